@@ -1,0 +1,38 @@
+import { defineConfig } from 'vitest/config';
+import { playwright } from '@vitest/browser-playwright';
+import { svelte } from '@sveltejs/vite-plugin-svelte';
+import { chromiumArgs, chromiumPath } from './chromium.config';
+
+export default defineConfig({
+  test: {
+    projects: [
+      {
+        test: {
+          name: 'node',
+          environment: 'node',
+          include: ['src/**/*.test.ts', 'test/**/*.test.ts'],
+          exclude: ['**/*.browser.test.ts', 'node_modules/**'],
+          testTimeout: 120_000,
+          hookTimeout: 120_000,
+        },
+      },
+      {
+        plugins: [svelte()],
+        test: {
+          name: 'browser',
+          include: ['src/**/*.browser.test.ts', 'test/**/*.browser.test.ts'],
+          testTimeout: 300_000,
+          hookTimeout: 300_000,
+          browser: {
+            enabled: true,
+            headless: true,
+            provider: playwright({
+              launchOptions: { executablePath: chromiumPath, args: chromiumArgs },
+            }),
+            instances: [{ browser: 'chromium' }],
+          },
+        },
+      },
+    ],
+  },
+});
