@@ -1,0 +1,172 @@
+/**
+ * Model configuration from a Hugging Face config.json, and the tensors it implies.
+ * Every llama-family variant the engine runs differs from Llama in a few flags, so one
+ * normalized config drives one forward pass.
+ */
+import { ModelConfigError, UnsupportedArchitectureError } from './errors';
+
+export type Family = 'llama' | 'qwen2' | 'qwen3';
+
+export interface ModelConfig {
+  family: Family;
+  /** The architecture string of config.json, kept for messages and exported adapters. */
+  architecture: string;
+  hiddenSize: number;
+  intermediateSize: number;
+  numLayers: number;
+  numHeads: number;
+  numKvHeads: number;
+  headDim: number;
+  vocabSize: number;
+  maxPositions: number;
+  rmsNormEps: number;
+  ropeTheta: number;
+  tieWordEmbeddings: boolean;
+  /** Qwen2 puts biases on q, k and v. */
+  qkvBias: boolean;
+  /** Qwen3 applies a per-head RMSNorm to q and k before RoPE. */
+  qkNorm: boolean;
+  bosTokenId: number | null;
+  eosTokenIds: number[];
+}
+
+const ARCHITECTURES: Record<string, Family> = {
+  LlamaForCausalLM: 'llama',
+  MistralForCausalLM: 'llama',
+  Qwen2ForCausalLM: 'qwen2',
+  Qwen3ForCausalLM: 'qwen3',
+};
+export const SUPPORTED_ARCHITECTURES = Object.keys(ARCHITECTURES);
+
+export function parseModelConfig(json: unknown): ModelConfig {
+  if (typeof json !== 'object' || json === null) throw new ModelConfigError('config.json is not a JSON object.');
+  const c = json as Record<string, unknown>;
+  const arch = Array.isArray(c.architectures) ? String(c.architectures[0]) : undefined;
+  const family = arch ? ARCHITECTURES[arch] : undefined;
+  if (!arch || !family) {
+    throw new UnsupportedArchitectureError(
+      `config.json names architecture ${arch ?? '(none)'}; the engine runs ${SUPPORTED_ARCHITECTURES.join(', ')} ` +
+        '(Llama, SmolLM, Qwen2, Qwen3). Pick a model of one of these families.',
+    );
+  }
+  const int = (key: string, fallback?: number): number => {
+    const v = c[key] ?? fallback;
+    if (typeof v !== 'number' || !Number.isInteger(v) || v <= 0) {
+      throw new ModelConfigError(`config.json: "${key}" must be a positive integer, found ${JSON.stringify(c[key])}.`);
+    }
+    return v;
+  };
+  const num = (key: string, fallback: number): number => {
+    const v = c[key] ?? fallback;
+    if (typeof v !== 'number' || !Number.isFinite(v) || v <= 0) {
+      throw new ModelConfigError(`config.json: "${key}" must be a positive number, found ${JSON.stringify(c[key])}.`);
+    }
+    return v;
+  };
+  const scaling = c.rope_scaling as { rope_type?: string; type?: string } | null | undefined;
+  const ropeType = scaling ? (scaling.rope_type ?? scaling.type) : undefined;
+  if (scaling && ropeType !== 'default') {
+    throw new UnsupportedArchitectureError(
+      `config.json uses rope_scaling "${ropeType}", which the engine does not implement yet; ` +
+        'use a model without rope_scaling (e.g. SmolLM2, Qwen2.5-0.5B, Qwen3-0.6B).',
+    );
+  }
+  if (c.mlp_bias === true) {
+    throw new UnsupportedArchitectureError('config.json sets mlp_bias; the engine supports bias-free MLPs only.');
+  }
+  const hiddenSize = int('hidden_size');
+  const numHeads = int('num_attention_heads');
+  const numKvHeads = int('num_key_value_heads', numHeads);
+  if (numHeads % numKvHeads !== 0) {
+    throw new ModelConfigError(`config.json: num_attention_heads (${numHeads}) is not a multiple of num_key_value_heads (${numKvHeads}).`);
+  }
+  const headDim = c.head_dim == null ? hiddenSize / numHeads : int('head_dim');
+  if (!Number.isInteger(headDim)) {
+    throw new ModelConfigError(`config.json: hidden_size ${hiddenSize} is not divisible by num_attention_heads ${numHeads}.`);
+  }
+  if (headDim % 2 !== 0) throw new ModelConfigError(`config.json: head_dim ${headDim} must be even for RoPE.`);
+  const eos = c.eos_token_id;
+  const eosTokenIds = Array.isArray(eos) ? eos.filter((x): x is number => typeof x === 'number') : typeof eos === 'number' ? [eos] : [];
+  return {
+    family,
+    architecture: arch,
+    hiddenSize,
+    intermediateSize: int('intermediate_size'),
+    numLayers: int('num_hidden_layers'),
+    numHeads,
+    numKvHeads,
+    headDim,
+    vocabSize: int('vocab_size'),
+    maxPositions: int('max_position_embeddings', 2048),
+    rmsNormEps: num('rms_norm_eps', 1e-6),
+    ropeTheta: num('rope_theta', 10000),
+    // LlamaConfig, Qwen2Config and Qwen3Config all default tie_word_embeddings to false.
+    tieWordEmbeddings: c.tie_word_embeddings === true,
+    qkvBias: family === 'qwen2' || c.attention_bias === true,
+    qkNorm: family === 'qwen3',
+    bosTokenId: typeof c.bos_token_id === 'number' ? c.bos_token_id : null,
+    eosTokenIds,
+  };
+}
+
+export interface ExpectedTensor {
+  name: string;
+  shape: number[];
+}
+
+/** The projections LoRA can target, by their HF module names. */
+export const PROJECTIONS = ['q_proj', 'k_proj', 'v_proj', 'o_proj', 'gate_proj', 'up_proj', 'down_proj'] as const;
+export type Projection = (typeof PROJECTIONS)[number];
+
+/** [out, in] of a projection's weight, as nn.Linear stores it. */
+export function projectionShape(c: ModelConfig, p: Projection): [number, number] {
+  const D = c.hiddenSize;
+  switch (p) {
+    case 'q_proj':
+      return [c.numHeads * c.headDim, D];
+    case 'k_proj':
+    case 'v_proj':
+      return [c.numKvHeads * c.headDim, D];
+    case 'o_proj':
+      return [D, c.numHeads * c.headDim];
+    case 'gate_proj':
+    case 'up_proj':
+      return [c.intermediateSize, D];
+    case 'down_proj':
+      return [D, c.intermediateSize];
+  }
+}
+
+export function projectionModule(p: Projection): 'self_attn' | 'mlp' {
+  return p === 'gate_proj' || p === 'up_proj' || p === 'down_proj' ? 'mlp' : 'self_attn';
+}
+
+/** Every tensor the forward pass reads, with the checkpoint key as its name (nanoGPT's habit). */
+export function expectedTensors(c: ModelConfig): ExpectedTensor[] {
+  const D = c.hiddenSize;
+  const out: ExpectedTensor[] = [{ name: 'model.embed_tokens.weight', shape: [c.vocabSize, D] }];
+  for (let i = 0; i < c.numLayers; i++) {
+    const p = `model.layers.${i}`;
+    out.push({ name: `${p}.input_layernorm.weight`, shape: [D] });
+    for (const proj of PROJECTIONS) {
+      out.push({ name: `${p}.${projectionModule(proj)}.${proj}.weight`, shape: projectionShape(c, proj) });
+    }
+    if (c.qkvBias) {
+      for (const proj of ['q_proj', 'k_proj', 'v_proj'] as const) {
+        out.push({ name: `${p}.self_attn.${proj}.bias`, shape: [projectionShape(c, proj)[0]] });
+      }
+    }
+    if (c.qkNorm) {
+      out.push({ name: `${p}.self_attn.q_norm.weight`, shape: [c.headDim] });
+      out.push({ name: `${p}.self_attn.k_norm.weight`, shape: [c.headDim] });
+    }
+    out.push({ name: `${p}.post_attention_layernorm.weight`, shape: [D] });
+  }
+  out.push({ name: 'model.norm.weight', shape: [D] });
+  if (!c.tieWordEmbeddings) out.push({ name: 'lm_head.weight', shape: [c.vocabSize, D] });
+  return out;
+}
+
+export function parameterCount(c: ModelConfig): number {
+  return expectedTensors(c).reduce((n, t) => n + t.shape.reduce((a, b) => a * b, 1), 0);
+}

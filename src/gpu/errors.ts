@@ -1,0 +1,31 @@
+/**
+ * One error class per failure of the engine, each with a message that says what to do
+ * (web-llm's habit). Callers branch on the class; people read the message.
+ */
+export class EngineError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = new.target.name;
+  }
+}
+
+/** config.json names an architecture the engine does not implement. */
+export class UnsupportedArchitectureError extends EngineError {}
+
+/** config.json is missing, unparseable or lacks a field the engine needs. */
+export class ModelConfigError extends EngineError {}
+
+/** A weights file is truncated, has a bad header, or a tensor has the wrong name/shape/dtype. */
+export class WeightsError extends EngineError {}
+
+/** A model file could not be fetched or read. */
+export class ModelSourceError extends EngineError {}
+
+/** The browser has no WebGPU, or the adapter lacks what the model needs. */
+export class WebGPUUnavailableError extends EngineError {}
+
+/** The GPU device was lost (driver reset, tab backgrounded too long, out of memory). */
+export class DeviceLostError extends EngineError {}
+
+/** A request exceeds what the loaded model or the engine's buffers allow. */
+export class EngineLimitError extends EngineError {}

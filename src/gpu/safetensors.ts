@@ -1,0 +1,128 @@
+/**
+ * The safetensors format: an 8-byte little-endian header length, a JSON header mapping tensor
+ * names to {dtype, shape, data_offsets}, then the raw bytes. Checkpoints are untrusted input,
+ * so every offset and size is checked before a byte is read.
+ */
+import { WeightsError } from './errors';
+import { bf16ArrayToFloat, floatArrayToHalf, halfArrayToFloat } from './dtype';
+
+export type SafetensorsDtype = 'F32' | 'F16' | 'BF16';
+const BYTES: Record<SafetensorsDtype, number> = { F32: 4, F16: 2, BF16: 2 };
+const MAX_HEADER_BYTES = 100 * 1024 * 1024;
+
+export interface TensorEntry {
+  name: string;
+  dtype: SafetensorsDtype;
+  shape: number[];
+  /** The tensor's bytes inside the file (a view, not a copy). */
+  bytes: Uint8Array;
+}
+
+export interface SafetensorsFile {
+  metadata: Record<string, string>;
+  tensors: Map<string, TensorEntry>;
+}
+
+export function parseSafetensors(file: Uint8Array, fileName = 'model.safetensors'): SafetensorsFile {
+  const fail = (why: string) =>
+    new WeightsError(`${fileName}: ${why}. The file may be truncated or not a safetensors file; download it again.`);
+  if (file.byteLength < 8) throw fail(`only ${file.byteLength} bytes`);
+  const view = new DataView(file.buffer, file.byteOffset, file.byteLength);
+  const headerLen = Number(view.getBigUint64(0, true));
+  if (headerLen > MAX_HEADER_BYTES || 8 + headerLen > file.byteLength) {
+    throw fail(`header claims ${headerLen} bytes but the file has ${file.byteLength}`);
+  }
+  let header: Record<string, unknown>;
+  try {
+    header = JSON.parse(new TextDecoder().decode(file.subarray(8, 8 + headerLen)));
+  } catch {
+    throw fail('header is not valid JSON');
+  }
+  if (typeof header !== 'object' || header === null || Array.isArray(header)) throw fail('header is not an object');
+  const dataStart = 8 + headerLen;
+  const dataLen = file.byteLength - dataStart;
+  const tensors = new Map<string, TensorEntry>();
+  let metadata: Record<string, string> = {};
+  for (const [name, raw] of Object.entries(header)) {
+    if (name === '__metadata__') {
+      metadata = (raw ?? {}) as Record<string, string>;
+      continue;
+    }
+    const info = raw as { dtype?: unknown; shape?: unknown; data_offsets?: unknown };
+    const dtype = info?.dtype;
+    if (dtype !== 'F32' && dtype !== 'F16' && dtype !== 'BF16') {
+      throw new WeightsError(
+        `${fileName}: tensor ${name} has dtype ${String(dtype)}; the engine reads F32, F16 and BF16. ` +
+          'Use an unquantized checkpoint.',
+      );
+    }
+    const shape = info.shape;
+    const offsets = info.data_offsets;
+    if (!Array.isArray(shape) || !shape.every((d) => Number.isSafeInteger(d) && d >= 0)) {
+      throw fail(`tensor ${name} has an invalid shape`);
+    }
+    if (!Array.isArray(offsets) || offsets.length !== 2 || !offsets.every((o) => Number.isSafeInteger(o) && o >= 0)) {
+      throw fail(`tensor ${name} has invalid data_offsets`);
+    }
+    const [begin, end] = offsets as [number, number];
+    const expected = shape.reduce((a: number, b: number) => a * b, 1) * BYTES[dtype];
+    if (end < begin || end - begin !== expected) {
+      throw fail(`tensor ${name} spans ${end - begin} bytes but shape ${JSON.stringify(shape)} needs ${expected}`);
+    }
+    if (end > dataLen) throw fail(`tensor ${name} ends at byte ${end} past the end of the data (${dataLen})`);
+    tensors.set(name, { name, dtype, shape: shape as number[], bytes: file.subarray(dataStart + begin, dataStart + end) });
+  }
+  return { metadata, tensors };
+}
+
+/** Decode a tensor to f32. Copies, because the file's bytes need not be 4-byte aligned. */
+export function tensorToFloat32(t: TensorEntry): Float32Array {
+  const aligned = t.bytes.slice();
+  switch (t.dtype) {
+    case 'F32':
+      return new Float32Array(aligned.buffer, 0, aligned.byteLength / 4);
+    case 'F16':
+      return halfArrayToFloat(new Uint16Array(aligned.buffer, 0, aligned.byteLength / 2));
+    case 'BF16':
+      return bf16ArrayToFloat(new Uint16Array(aligned.buffer, 0, aligned.byteLength / 2));
+  }
+}
+
+export interface TensorToWrite {
+  name: string;
+  shape: number[];
+  data: Float32Array;
+  /** Stored dtype; f32 data is converted. Default F32. */
+  dtype?: 'F32' | 'F16';
+}
+
+/** Serialize tensors (in the given order) to safetensors bytes. */
+export function writeSafetensors(tensors: TensorToWrite[], metadata?: Record<string, string>): Uint8Array {
+  const header: Record<string, unknown> = {};
+  if (metadata) header.__metadata__ = metadata;
+  const payloads: Uint8Array[] = [];
+  let offset = 0;
+  for (const t of tensors) {
+    const n = t.shape.reduce((a, b) => a * b, 1);
+    if (n !== t.data.length) throw new WeightsError(`${t.name}: shape ${JSON.stringify(t.shape)} does not match ${t.data.length} values`);
+    const dtype = t.dtype ?? 'F32';
+    const raw = dtype === 'F16' ? floatArrayToHalf(t.data) : t.data;
+    const bytes = new Uint8Array(raw.buffer, raw.byteOffset, raw.byteLength);
+    header[t.name] = { dtype, shape: t.shape, data_offsets: [offset, offset + bytes.byteLength] };
+    payloads.push(bytes);
+    offset += bytes.byteLength;
+  }
+  let json = JSON.stringify(header);
+  // Pad with spaces so the data starts 8-byte aligned, as the reference writer does.
+  json += ' '.repeat((8 - ((8 + new TextEncoder().encode(json).byteLength) % 8)) % 8);
+  const headerBytes = new TextEncoder().encode(json);
+  const out = new Uint8Array(8 + headerBytes.byteLength + offset);
+  new DataView(out.buffer).setBigUint64(0, BigInt(headerBytes.byteLength), true);
+  out.set(headerBytes, 8);
+  let at = 8 + headerBytes.byteLength;
+  for (const p of payloads) {
+    out.set(p, at);
+    at += p.byteLength;
+  }
+  return out;
+}
