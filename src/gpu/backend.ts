@@ -1,0 +1,120 @@
+/**
+ * The engine's one compute interface. The model, generation, scoring and training are written
+ * once against it; `CpuBackend` (the reference, plain TypeScript) and `WebGPUBackend` (WGSL
+ * kernels) implement it. Every op has a forward and, where training needs it, a backward
+ * (llm.c's habit), and every WebGPU kernel is tested against the CPU op of the same name.
+ *
+ * Shapes are row-major. Ops return new tensors and never mutate inputs, except the ones named
+ * `...InPlace` and `writeCache`. Integer inputs (token ids, positions) travel as Int32Array.
+ */
+
+export interface Tensor {
+  readonly shape: readonly number[];
+  /** Number of elements. */
+  readonly size: number;
+}
+
+/** Where a batch of new tokens sits in a KV cache of `maxT` slots per sequence. */
+export interface AttentionShape {
+  /** Sequences in the batch. */
+  B: number;
+  /** New tokens per sequence in this call (the batch is padded to the same T). */
+  T: number;
+  /** Cache slot of the first new token; queries sit at slots start..start+T-1. */
+  start: number;
+  /** Slots per sequence in the cache tensors [B, numKvHeads, maxT, headDim]. */
+  maxT: number;
+  numHeads: number;
+  numKvHeads: number;
+  headDim: number;
+  /**
+   * Left padding of each sequence: slots below padLeft[b] hold padding and are never attended.
+   * Left-aligned batches let every sequence decode into the same slot.
+   */
+  padLeft: Int32Array;
+}
+
+export interface AdamWParams {
+  lr: number;
+  beta1: number;
+  beta2: number;
+  eps: number;
+  weightDecay: number;
+  /** 1-based step count, for bias correction. */
+  step: number;
+  /** Multiplies the gradient first (global-norm clipping and accumulation averaging). */
+  gradScale: number;
+}
+
+export interface Backend {
+  readonly kind: 'cpu' | 'webgpu';
+
+  tensor(data: Float32Array, shape: readonly number[]): Tensor;
+  zeros(shape: readonly number[]): Tensor;
+  read(t: Tensor): Promise<Float32Array>;
+  dispose(t: Tensor): void;
+  /** Bytes currently allocated and the peak since creation or the last reset. */
+  memory(): { allocated: number; peak: number };
+  resetPeakMemory(): void;
+
+  /** table [V, D], ids [N] -> [N, D]. */
+  embedding(table: Tensor, ids: Int32Array): Tensor;
+  /** Rows of x picked by index: x [R, D], rows [N] -> [N, D]. */
+  gatherRows(x: Tensor, rows: Int32Array): Tensor;
+  /** Transposed flags as in BLAS: op(a) [M, K] @ op(b) [K, N] -> [M, N]. */
+  matmul(a: Tensor, b: Tensor, transA: boolean, transB: boolean): Tensor;
+  /** nn.Linear: x [M, K], w [N, K], bias [N] -> x w^T + bias, [M, N]. */
+  linear(x: Tensor, w: Tensor, bias?: Tensor): Tensor;
+  /** a + scale * b, same shapes. */
+  add(a: Tensor, b: Tensor, scale?: number): Tensor;
+  /** a += scale * b. */
+  addInPlace(a: Tensor, b: Tensor, scale?: number): void;
+
+  /** RMSNorm over rows of width w.size (also per head, for Qwen3's q/k norm). */
+  rmsnorm(x: Tensor, w: Tensor, eps: number): Tensor;
+  rmsnormBackward(x: Tensor, w: Tensor, eps: number, dy: Tensor): Tensor;
+
+  /**
+   * Rotate-half RoPE on x [N, heads * headDim] with positions [N]; `inverse` rotates by
+   * -angle, which is the backward pass (a rotation's transpose is its inverse).
+   */
+  rope(x: Tensor, positions: Int32Array, headDim: number, theta: number, inverse?: boolean): Tensor;
+
+  /** x [B*T, numKvHeads*headDim] into cache [B, numKvHeads, maxT, headDim] at slot `start`. */
+  writeCache(cache: Tensor, x: Tensor, shape: AttentionShape): void;
+  /** Causal GQA attention of q [B*T, numHeads*headDim] over the caches -> [B*T, numHeads*headDim]. */
+  attention(q: Tensor, kCache: Tensor, vCache: Tensor, shape: AttentionShape): Tensor;
+  /**
+   * Gradients of attention with start = 0 and maxT = T (training has no cache):
+   * dq [B*T, numHeads*headDim], dk and dv [B*T, numKvHeads*headDim].
+   */
+  attentionBackward(
+    q: Tensor,
+    k: Tensor,
+    v: Tensor,
+    dOut: Tensor,
+    shape: AttentionShape,
+  ): { dq: Tensor; dk: Tensor; dv: Tensor };
+
+  /** silu(gate) * up. */
+  siluMul(gate: Tensor, up: Tensor): Tensor;
+  siluMulBackward(gate: Tensor, up: Tensor, dh: Tensor): { dGate: Tensor; dUp: Tensor };
+
+  /** logits [R, V], targets [R] -> log p(target) [R] and the entropy of each row [R]. */
+  logSoftmaxGather(logits: Tensor, targets: Int32Array): { logp: Tensor; entropy: Tensor };
+  /** d(sum_r dlogp[r] * logp[r]) / dlogits. */
+  logSoftmaxGatherBackward(logits: Tensor, targets: Int32Array, dlogp: Tensor): Tensor;
+  /** Index of the largest logit per row [R] (greedy decoding without reading logits back). */
+  argmax(logits: Tensor): Promise<Int32Array>;
+
+  /** Sum of squares of all elements (gradient norms). */
+  sumSquares(t: Tensor): Promise<number>;
+  /** AdamW on param with its grad and moment buffers, all updated in place. */
+  adamwInPlace(param: Tensor, grad: Tensor, m: Tensor, v: Tensor, p: AdamWParams): void;
+}
+
+export function sizeOf(shape: readonly number[]): number {
+  let n = 1;
+  for (const d of shape) n *= d;
+  return n;
+}

@@ -1,0 +1,180 @@
+/**
+ * The CPU reference backend: every op is the plain-loop function in ../ops, so this file only
+ * adapts shapes. It is the oracle the WebGPU kernels are tested against, runs anywhere, and in
+ * f64 mode gives finite differences the precision gradient checks need.
+ */
+import { sizeOf, type AdamWParams, type AttentionShape, type Backend, type Tensor } from '../backend';
+import { EngineError } from '../errors';
+import { adamwUpdate } from '../ops/adamw';
+import { attentionBackward, attentionForward, writeCacheForward } from '../ops/attention';
+import { linearForward, matmulForward } from '../ops/matmul';
+import { rmsnormBackward, rmsnormForward } from '../ops/rmsnorm';
+import { ropeForward } from '../ops/rope';
+import { argmaxRows, logSoftmaxGatherBackward, logSoftmaxGatherForward } from '../ops/softmax';
+import { siluMulBackward, siluMulForward } from '../ops/swiglu';
+import type { Arr } from '../ops/types';
+
+export class CpuTensor implements Tensor {
+  readonly size: number;
+  constructor(
+    readonly data: Arr,
+    readonly shape: readonly number[],
+  ) {
+    this.size = sizeOf(shape);
+    if (this.size !== data.length) {
+      throw new EngineError(`tensor of shape [${shape}] needs ${this.size} values, got ${data.length}`);
+    }
+  }
+}
+
+export class CpuBackend implements Backend {
+  readonly kind = 'cpu' as const;
+  private allocated = 0;
+  private peak = 0;
+
+  constructor(readonly precision: 'f32' | 'f64' = 'f32') {}
+
+  private make(data: Arr, shape: readonly number[]): CpuTensor {
+    this.allocated += data.byteLength;
+    this.peak = Math.max(this.peak, this.allocated);
+    return new CpuTensor(data, shape);
+  }
+
+  private arr(n: number): Arr {
+    return this.precision === 'f64' ? new Float64Array(n) : new Float32Array(n);
+  }
+
+  tensor(data: Float32Array | Float64Array, shape: readonly number[]): CpuTensor {
+    const copy = this.arr(data.length);
+    copy.set(data);
+    return this.make(copy, shape);
+  }
+
+  zeros(shape: readonly number[]): CpuTensor {
+    return this.make(this.arr(sizeOf(shape)), shape);
+  }
+
+  async read(t: Tensor): Promise<Float32Array> {
+    return Float32Array.from(d(t));
+  }
+
+  dispose(t: Tensor): void {
+    this.allocated -= d(t).byteLength;
+  }
+
+  memory() {
+    return { allocated: this.allocated, peak: this.peak };
+  }
+
+  resetPeakMemory(): void {
+    this.peak = this.allocated;
+  }
+
+  embedding(table: Tensor, ids: Int32Array): Tensor {
+    return this.gatherRows(table, ids);
+  }
+
+  gatherRows(x: Tensor, rows: Int32Array): Tensor {
+    const D = x.shape[x.shape.length - 1];
+    const R = x.size / D;
+    const out = this.arr(rows.length * D);
+    const src = d(x);
+    rows.forEach((r, i) => {
+      if (r < 0 || r >= R) throw new EngineError(`row ${r} out of range [0, ${R})`);
+      out.set(src.subarray(r * D, (r + 1) * D), i * D);
+    });
+    return this.make(out, [rows.length, D]);
+  }
+
+  matmul(a: Tensor, b: Tensor, transA: boolean, transB: boolean): Tensor {
+    const [a0, a1] = a.shape;
+    const [b0, b1] = b.shape;
+    const [M, K] = transA ? [a1, a0] : [a0, a1];
+    const [K2, N] = transB ? [b1, b0] : [b0, b1];
+    if (K !== K2) throw new EngineError(`matmul: inner dimensions ${K} and ${K2} differ`);
+    return this.make(matmulForward(d(a), d(b), M, K, N, transA, transB), [M, N]);
+  }
+
+  linear(x: Tensor, w: Tensor, bias?: Tensor): Tensor {
+    const [N, K] = w.shape;
+    const M = x.size / K;
+    return this.make(linearForward(d(x), d(w), bias && d(bias), M, K, N), [M, N]);
+  }
+
+  add(a: Tensor, b: Tensor, scale = 1): Tensor {
+    const out = this.arr(a.size);
+    const x = d(a);
+    const y = d(b);
+    for (let i = 0; i < out.length; i++) out[i] = x[i] + scale * y[i];
+    return this.make(out, a.shape);
+  }
+
+  addInPlace(a: Tensor, b: Tensor, scale = 1): void {
+    const x = d(a);
+    const y = d(b);
+    for (let i = 0; i < x.length; i++) x[i] += scale * y[i];
+  }
+
+  rmsnorm(x: Tensor, w: Tensor, eps: number): Tensor {
+    return this.make(rmsnormForward(d(x), d(w), eps), x.shape);
+  }
+
+  rmsnormBackward(x: Tensor, w: Tensor, eps: number, dy: Tensor): Tensor {
+    return this.make(rmsnormBackward(d(x), d(w), eps, d(dy)), x.shape);
+  }
+
+  rope(x: Tensor, positions: Int32Array, headDim: number, theta: number, inverse = false): Tensor {
+    return this.make(ropeForward(d(x), positions, headDim, theta, inverse), x.shape);
+  }
+
+  writeCache(cache: Tensor, x: Tensor, shape: AttentionShape): void {
+    writeCacheForward(d(cache), d(x), shape);
+  }
+
+  attention(q: Tensor, kCache: Tensor, vCache: Tensor, shape: AttentionShape): Tensor {
+    return this.make(attentionForward(d(q), d(kCache), d(vCache), shape), q.shape);
+  }
+
+  attentionBackward(q: Tensor, k: Tensor, v: Tensor, dOut: Tensor, shape: AttentionShape) {
+    const g = attentionBackward(d(q), d(k), d(v), d(dOut), shape);
+    const kvShape = [shape.B * shape.T, shape.numKvHeads * shape.headDim];
+    return { dq: this.make(g.dq, q.shape), dk: this.make(g.dk, kvShape), dv: this.make(g.dv, kvShape) };
+  }
+
+  siluMul(gate: Tensor, up: Tensor): Tensor {
+    return this.make(siluMulForward(d(gate), d(up)), gate.shape);
+  }
+
+  siluMulBackward(gate: Tensor, up: Tensor, dh: Tensor) {
+    const g = siluMulBackward(d(gate), d(up), d(dh));
+    return { dGate: this.make(g.dGate, gate.shape), dUp: this.make(g.dUp, gate.shape) };
+  }
+
+  logSoftmaxGather(logits: Tensor, targets: Int32Array) {
+    const r = logSoftmaxGatherForward(d(logits), targets);
+    return { logp: this.make(r.logp, [targets.length]), entropy: this.make(r.entropy, [targets.length]) };
+  }
+
+  logSoftmaxGatherBackward(logits: Tensor, targets: Int32Array, dlogp: Tensor): Tensor {
+    return this.make(logSoftmaxGatherBackward(d(logits), targets, d(dlogp)), logits.shape);
+  }
+
+  async argmax(logits: Tensor): Promise<Int32Array> {
+    return argmaxRows(d(logits), logits.shape[0]);
+  }
+
+  async sumSquares(t: Tensor): Promise<number> {
+    let s = 0;
+    for (const x of d(t)) s += x * x;
+    return s;
+  }
+
+  adamwInPlace(param: Tensor, grad: Tensor, m: Tensor, v: Tensor, p: AdamWParams): void {
+    adamwUpdate(d(param), d(grad), d(m), d(v), p);
+  }
+}
+
+function d(t: Tensor): Arr {
+  if (!(t instanceof CpuTensor)) throw new EngineError('a tensor from another backend was passed to the CPU backend');
+  return t.data;
+}
