@@ -61,6 +61,8 @@ export interface Backend {
   embedding(table: Tensor, ids: Int32Array): Tensor;
   /** Rows of x picked by index: x [R, D], rows [N] -> [N, D]. */
   gatherRows(x: Tensor, rows: Int32Array): Tensor;
+  /** The backward of gatherRows: src [N, D] placed at `rows` of a zero [R, D] (rows distinct). */
+  scatterRows(src: Tensor, rows: Int32Array, R: number): Tensor;
   /** Transposed flags as in BLAS: op(a) [M, K] @ op(b) [K, N] -> [M, N]. */
   matmul(a: Tensor, b: Tensor, transA: boolean, transB: boolean): Tensor;
   /** nn.Linear: x [M, K], w [N, K], bias [N] -> x w^T + bias, [M, N]. */

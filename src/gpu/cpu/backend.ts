@@ -86,6 +86,14 @@ export class CpuBackend implements Backend {
     return this.make(out, [rows.length, D]);
   }
 
+  scatterRows(src: Tensor, rows: Int32Array, R: number): Tensor {
+    const D = src.shape[src.shape.length - 1];
+    const out = this.arr(R * D);
+    const s = d(src);
+    rows.forEach((r, i) => out.set(s.subarray(i * D, (i + 1) * D), r * D));
+    return this.make(out, [R, D]);
+  }
+
   matmul(a: Tensor, b: Tensor, transA: boolean, transB: boolean): Tensor {
     const [a0, a1] = a.shape;
     const [b0, b1] = b.shape;
