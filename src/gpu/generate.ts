@@ -1,0 +1,129 @@
+/**
+ * Batched generation: left-padded prefill of every prompt at once, then one decode step per
+ * token for the whole batch, each sequence with its own stops. Returns, per generated token,
+ * the log-prob under the model's raw distribution: the rollout log-prob PPO compares against.
+ */
+import { EngineError } from './errors';
+import type { LoraAdapter } from './lora';
+import type { CausalLM, ForwardBatch } from './model';
+import { mulberry32 } from './random';
+import { GREEDY, logProbOf, sampleToken, type SamplingOptions } from './sampler';
+
+export interface GenerateOptions {
+  maxNewTokens: number;
+  sampling?: SamplingOptions;
+  /** Sequence i samples with seed + i, so a batch is as reproducible as single requests. */
+  seed?: number;
+  /** Token ids that end a sequence (EOS, end of turn); the stop token is kept in `tokens`. */
+  stopIds?: number[];
+  /** Text that ends a sequence; `text` is cut before it. Needs `decode`. */
+  stopStrings?: string[];
+  decode?: (ids: number[]) => string;
+  lora?: LoraAdapter;
+  signal?: AbortSignal;
+  /** Called after every decode step with the tokens generated so far in the batch. */
+  onStep?: (generated: number) => void;
+  /** Pad id for left padding; any valid id works since padding is masked. */
+  padId?: number;
+}
+
+export type FinishReason = 'stop' | 'length' | 'aborted';
+
+export interface Generation {
+  tokens: number[];
+  logprobs: number[];
+  text: string;
+  finishReason: FinishReason;
+}
+
+/** Left-pads prompts to the longest: ids [B*T] and each sequence's padding. */
+export function leftPad(seqs: number[][], padId: number): { ids: Int32Array; T: number; padLeft: Int32Array } {
+  const T = Math.max(...seqs.map((s) => s.length));
+  const ids = new Int32Array(seqs.length * T).fill(padId);
+  const padLeft = new Int32Array(seqs.length);
+  seqs.forEach((s, b) => {
+    padLeft[b] = T - s.length;
+    ids.set(s, b * T + padLeft[b]);
+  });
+  return { ids, T, padLeft };
+}
+
+export async function generate(model: CausalLM, prompts: number[][], o: GenerateOptions): Promise<Generation[]> {
+  if (prompts.length === 0) return [];
+  if (prompts.some((p) => p.length === 0)) throw new EngineError('every prompt needs at least one token');
+  const be = model.backend;
+  const sampling = o.sampling ?? GREEDY;
+  const greedy = sampling.temperature <= 0;
+  const B = prompts.length;
+  const { ids, T, padLeft } = leftPad(prompts, o.padId ?? 0);
+  const cache = model.createCache(B, T + o.maxNewTokens);
+  const rands = prompts.map((_, i) => mulberry32((o.seed ?? 0) + i));
+  const stopIds = new Set(o.stopIds ?? []);
+  const out: Generation[] = prompts.map(() => ({ tokens: [], logprobs: [], text: '', finishReason: 'length' }));
+  const done = new Array<boolean>(B).fill(false);
+  try {
+    let batch: ForwardBatch = { ids, B, T, start: 0, padLeft };
+    for (let step = 0; step < o.maxNewTokens; step++) {
+      if (o.signal?.aborted) {
+        out.forEach((g, b) => !done[b] && (g.finishReason = 'aborted'));
+        break;
+      }
+      const hidden = model.forward(batch, cache, o.lora);
+      const lastRows = Int32Array.from({ length: B }, (_, b) => b * batch.T + batch.T - 1);
+      const logits = model.logits(hidden, lastRows);
+      be.dispose(hidden);
+      let next: Int32Array;
+      let logp: Float32Array;
+      if (greedy) {
+        next = await be.argmax(logits);
+        const g = be.logSoftmaxGather(logits, next);
+        logp = await be.read(g.logp);
+        be.dispose(g.logp);
+        be.dispose(g.entropy);
+      } else {
+        const all = await be.read(logits);
+        const V = all.length / B;
+        next = new Int32Array(B);
+        logp = new Float32Array(B);
+        for (let b = 0; b < B; b++) {
+          const row = all.subarray(b * V, (b + 1) * V);
+          next[b] = done[b] ? 0 : sampleToken(row, sampling, rands[b]);
+          logp[b] = logProbOf(row, next[b]);
+        }
+      }
+      be.dispose(logits);
+      for (let b = 0; b < B; b++) {
+        if (done[b]) continue;
+        const g = out[b];
+        g.tokens.push(next[b]);
+        g.logprobs.push(logp[b]);
+        if (stopIds.has(next[b])) {
+          done[b] = true;
+          g.finishReason = 'stop';
+        } else if (o.stopStrings?.length && o.decode) {
+          const text = o.decode(g.tokens);
+          if (o.stopStrings.some((s) => text.includes(s))) {
+            done[b] = true;
+            g.finishReason = 'stop';
+          }
+        }
+      }
+      o.onStep?.(step + 1);
+      if (done.every(Boolean)) break;
+      batch = { ids: next, B, T: 1, start: batch.start + batch.T, padLeft };
+    }
+  } finally {
+    model.disposeCache(cache);
+  }
+  if (o.decode) {
+    for (const g of out) {
+      let text = o.decode(g.tokens);
+      for (const s of o.stopStrings ?? []) {
+        const at = text.indexOf(s);
+        if (at >= 0) text = text.slice(0, at);
+      }
+      g.text = text;
+    }
+  }
+  return out;
+}

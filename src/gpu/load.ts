@@ -1,0 +1,101 @@
+/**
+ * Loading a checkpoint: config.json, then model.safetensors or a sharded index, every tensor
+ * checked against what the config implies before anything is allocated on the device.
+ */
+import type { Backend, Tensor } from './backend';
+import { expectedTensors, parseModelConfig, type ModelConfig } from './config';
+import { WeightsError } from './errors';
+import { CausalLM, type Weights } from './model';
+import { parseSafetensors, tensorToFloat32, type TensorEntry } from './safetensors';
+import { readJson, type FileProgress, type ModelSource } from './source';
+
+export interface LoadOptions {
+  onProgress?: (p: FileProgress) => void;
+  /** Weight storage on the device; 'auto' takes f16 where the backend supports it. */
+  weightDtype?: 'auto' | 'f32' | 'f16';
+}
+
+/** A backend that can store weights in another dtype than its f32 activations. */
+interface WeightStore {
+  weight(data: Float32Array, shape: readonly number[], dtype: 'f32' | 'f16'): Tensor;
+  readonly supportsF16: boolean;
+}
+
+function isWeightStore(b: Backend): b is Backend & WeightStore {
+  return typeof (b as Partial<WeightStore>).weight === 'function';
+}
+
+export async function loadConfig(source: ModelSource): Promise<ModelConfig> {
+  return parseModelConfig(await readJson(source, 'config.json'));
+}
+
+/** Reads every tensor of the checkpoint, from one file or from the shards an index names. */
+async function readTensors(source: ModelSource, onProgress?: (p: FileProgress) => void): Promise<Map<string, TensorEntry>> {
+  const files: string[] = [];
+  if (await source.has('model.safetensors.index.json')) {
+    const index = (await readJson(source, 'model.safetensors.index.json')) as { weight_map?: Record<string, string> };
+    if (!index?.weight_map || typeof index.weight_map !== 'object') {
+      throw new WeightsError('model.safetensors.index.json has no weight_map; the download may be incomplete.');
+    }
+    files.push(...new Set(Object.values(index.weight_map)));
+  } else {
+    files.push('model.safetensors');
+  }
+  const all = new Map<string, TensorEntry>();
+  for (const file of files) {
+    if (!/^[\w.-]+\.safetensors$/.test(file)) throw new WeightsError(`the index names an unexpected file "${file}"`);
+    const parsed = parseSafetensors(await source.bytes(file, onProgress), file);
+    for (const [name, t] of parsed.tensors) all.set(name, t);
+    // Real exports of tied models may store the embedding once under lm_head.weight and name
+    // the alias only in metadata (TinyStories-656K does).
+    for (const [alias, target] of Object.entries(parsed.metadata)) {
+      const t = parsed.tensors.get(target);
+      if (t && alias.endsWith('.weight') && !all.has(alias)) all.set(alias, { ...t, name: alias });
+    }
+  }
+  return all;
+}
+
+/** Checks names and shapes against the config; one message lists every problem. */
+export function validateTensors(config: ModelConfig, tensors: Map<string, TensorEntry>, sourceId: string): void {
+  if (config.tieWordEmbeddings && !tensors.has('model.embed_tokens.weight') && tensors.has('lm_head.weight')) {
+    tensors.set('model.embed_tokens.weight', { ...tensors.get('lm_head.weight')!, name: 'model.embed_tokens.weight' });
+  }
+  const problems: string[] = [];
+  for (const e of expectedTensors(config)) {
+    const t = tensors.get(e.name);
+    if (!t) problems.push(`missing ${e.name}`);
+    else if (t.shape.join(',') !== e.shape.join(',')) {
+      problems.push(`${e.name} has shape [${t.shape}] but config.json implies [${e.shape}]`);
+    }
+  }
+  if (problems.length) {
+    const shown = problems.slice(0, 8).join('; ') + (problems.length > 8 ? `; and ${problems.length - 8} more` : '');
+    throw new WeightsError(`${sourceId}: the weights do not match config.json: ${shown}. Check that config.json and the safetensors come from the same model.`);
+  }
+}
+
+export interface LoadedModel {
+  model: CausalLM;
+  config: ModelConfig;
+  /** Bytes of weights as stored on the device. */
+  weightBytes: number;
+}
+
+export async function loadModel(source: ModelSource, backend: Backend, options: LoadOptions = {}): Promise<LoadedModel> {
+  const config = await loadConfig(source);
+  const tensors = await readTensors(source, options.onProgress);
+  validateTensors(config, tensors, source.id);
+  const want = options.weightDtype ?? 'auto';
+  const useF16 = isWeightStore(backend) && (want === 'f16' || (want === 'auto' && backend.supportsF16));
+  const weights: Weights = new Map();
+  let weightBytes = 0;
+  for (const e of expectedTensors(config)) {
+    const data = tensorToFloat32(tensors.get(e.name)!);
+    // Norm weights and biases are tiny and precision-sensitive; only matrices go to f16.
+    const half = useF16 && e.shape.length === 2;
+    weights.set(e.name, half && isWeightStore(backend) ? backend.weight(data, e.shape, 'f16') : backend.tensor(data, e.shape));
+    weightBytes += data.length * (half ? 2 : 4);
+  }
+  return { model: new CausalLM(backend, config, weights), config, weightBytes };
+}

@@ -1,0 +1,59 @@
+/**
+ * A loaded policy: the model, its tokenizer and the text-level calls the rest of the app uses.
+ * Token-level work (generate, score, train) stays available through `model`.
+ */
+import type { ChatMessage } from '../rl/messages';
+import type { Backend } from './backend';
+import type { ModelConfig } from './config';
+import { generate, type Generation, type GenerateOptions } from './generate';
+import { loadModel, type LoadOptions } from './load';
+import type { LoraAdapter } from './lora';
+import type { CausalLM } from './model';
+import { score, type Scored } from './score';
+import type { ModelSource } from './source';
+import { Tokenizer } from './tokenizer';
+
+export class Policy {
+  private constructor(
+    readonly model: CausalLM,
+    readonly tokenizer: Tokenizer,
+    readonly source: ModelSource,
+    readonly weightBytes: number,
+  ) {}
+
+  static async load(source: ModelSource, backend: Backend, options: LoadOptions = {}): Promise<Policy> {
+    const loaded = await loadModel(source, backend, options);
+    const tokenizer = await Tokenizer.load(source, loaded.config.eosTokenIds);
+    return new Policy(loaded.model, tokenizer, source, loaded.weightBytes);
+  }
+
+  get config(): ModelConfig {
+    return this.model.config;
+  }
+
+  /** Prompt ids: the chat template for chat models, else the text as the tokenizer encodes it. */
+  promptIds(prompt: string | ChatMessage[]): number[] {
+    if (typeof prompt === 'string') return this.tokenizer.encode(prompt);
+    // The template already writes any BOS it wants.
+    return this.tokenizer.encode(this.tokenizer.chatPrompt(prompt), false);
+  }
+
+  async generate(prompts: (string | ChatMessage[])[], options: Omit<GenerateOptions, 'decode' | 'stopIds'> & { stopIds?: number[] }): Promise<Generation[]> {
+    return generate(
+      this.model,
+      prompts.map((p) => this.promptIds(p)),
+      {
+        ...options,
+        stopIds: options.stopIds ?? this.tokenizer.stopIds,
+        decode: (ids) => this.tokenizer.decode(ids),
+      },
+    );
+  }
+
+  /** Log-probs of each completion text after its prompt. */
+  async scoreText(items: { prompt: string | ChatMessage[]; completion: string }[], lora?: LoraAdapter): Promise<(Scored & { tokens: number[] })[]> {
+    const tokenized = items.map((it) => ({ prompt: this.promptIds(it.prompt), completion: this.tokenizer.encode(it.completion, false) }));
+    const scored = await score(this.model, tokenized, { lora });
+    return scored.map((s, i) => ({ ...s, tokens: tokenized[i].completion }));
+  }
+}

@@ -1,0 +1,76 @@
+/**
+ * Tokenizer and chat template through transformers.js, built from the same ModelSource as the
+ * weights so that a folder, picked files and the hub all work offline once the files are here.
+ */
+import * as transformers from '@huggingface/transformers';
+import type { ChatMessage } from '../rl/messages';
+import { ModelSourceError } from './errors';
+import { readJson, readText, type ModelSource } from './source';
+
+type HfTokenizer = transformers.PreTrainedTokenizer;
+
+export class Tokenizer {
+  private constructor(
+    private readonly tok: HfTokenizer,
+    /** Ids that end a generation: the config's EOS plus the template's end-of-turn token. */
+    readonly stopIds: number[],
+  ) {}
+
+  static async load(source: ModelSource, configEos: number[] = []): Promise<Tokenizer> {
+    for (const f of ['tokenizer.json', 'tokenizer_config.json']) {
+      if (!(await source.has(f))) {
+        throw new ModelSourceError(`${source.id} has no ${f}; a model folder needs tokenizer.json and tokenizer_config.json.`);
+      }
+    }
+    const json = await readJson(source, 'tokenizer.json');
+    const config = (await readJson(source, 'tokenizer_config.json')) as Record<string, unknown>;
+    if (config.chat_template == null && (await source.has('chat_template.jinja'))) {
+      config.chat_template = await readText(source, 'chat_template.jinja');
+    }
+    // The same class lookup AutoTokenizer does, without its own file loading.
+    const name = String(config.tokenizer_class ?? 'PreTrainedTokenizer').replace(/Fast$/, '');
+    const exports = transformers as unknown as Record<string, unknown>;
+    const Cls = (typeof exports[name] === 'function' ? exports[name] : transformers.PreTrainedTokenizer) as new (
+      json: unknown,
+      config: unknown,
+    ) => HfTokenizer;
+    const tok = new Cls(json, config);
+    const stop = new Set(configEos);
+    if (typeof tok.eos_token_id === 'number') stop.add(tok.eos_token_id);
+    for (const t of ['<|im_end|>', '<|eot_id|>', '<|end_of_text|>']) {
+      const id = tok.get_vocab().get(t);
+      if (id !== undefined) stop.add(id);
+    }
+    return new Tokenizer(tok, [...stop]);
+  }
+
+  get hasChatTemplate(): boolean {
+    return Boolean(this.tok.chat_template);
+  }
+
+  get vocabSize(): number {
+    return this.tok.get_vocab().size;
+  }
+
+  /** Token ids as the model's tokenizer gives them by default (BOS where its config adds one). */
+  encode(text: string, addSpecialTokens = true): number[] {
+    return this.tok.encode(text, { add_special_tokens: addSpecialTokens });
+  }
+
+  decode(ids: ArrayLike<number>, skipSpecialTokens = true): string {
+    return this.tok.decode(Array.from(ids), { skip_special_tokens: skipSpecialTokens });
+  }
+
+  /** The chat template rendered as text; Qwen3 gets enable_thinking=false unless asked. */
+  chatPrompt(messages: ChatMessage[], options: { addGenerationPrompt?: boolean; enableThinking?: boolean; tools?: object[] } = {}): string {
+    if (!this.hasChatTemplate) {
+      throw new ModelSourceError('this model has no chat template; it is a base model, so give it plain text prompts.');
+    }
+    return this.tok.apply_chat_template(messages as unknown as transformers.Message[], {
+      tokenize: false,
+      add_generation_prompt: options.addGenerationPrompt ?? true,
+      tools: options.tools as never,
+      enable_thinking: options.enableThinking ?? false,
+    } as never) as unknown as string;
+  }
+}
