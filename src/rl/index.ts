@@ -1,0 +1,104 @@
+/**
+ * The OpenClaw-RL method as a pure TypeScript library: judge prompts and parsing, votes,
+ * hints, advantages, PPO loss terms, sessions, sample batching, presets and the run log's
+ * record types. No browser APIs and no dependencies; runs unchanged in Node and the page.
+ */
+export type { ChatMessage, Role } from './messages';
+export { RlError, LengthMismatchError, InvalidArgumentError, PresetError, RecordValidationError } from './errors';
+export { buildBinaryJudgePrompt, buildHintJudgePrompt } from './judge';
+export { parseBoxedScore, lastBoxContent, type BoxedScore } from './boxed';
+export { majorityVote } from './votes';
+export {
+  parseHintVote,
+  selectBestHint,
+  appendHint,
+  MIN_HINT_CHARS,
+  HINT_HEADER,
+  type HintVote,
+  type AppendHintOptions,
+} from './hints';
+export {
+  opdAdvantages,
+  binaryAdvantages,
+  combinedAdvantages,
+  stepwiseRewards,
+  standardizeByStep,
+  summarizeAdvantages,
+  STD_EPSILON,
+  type AdvantageWeights,
+  type StepSample,
+  type AdvantageSummary,
+} from './advantages';
+export {
+  ppoTokenLoss,
+  k3,
+  aggregateLoss,
+  clipFractions,
+  ppoBatchLoss,
+  type LossAggregation,
+  type ClipStats,
+  type PpoSampleInput,
+  type PpoSettings,
+  type PpoBatchStats,
+} from './ppo';
+export {
+  SessionTracker,
+  DEFAULT_IDLE_TIMEOUT_MS,
+  type TurnType,
+  type TurnRequest,
+  type ObservedTurn,
+  type ClosedTurn,
+  type CloseReason,
+  type SessionEnd,
+  type SessionEndReason,
+  type TrackerEvents,
+  type ObserveResult,
+  type SessionTrackerOptions,
+} from './sessions';
+export {
+  SampleBuffer,
+  DEFAULT_BATCH_SIZE,
+  type ZeroAdvantagePolicy,
+  type BufferableSample,
+  type BufferedSample,
+  type Batch,
+  type BufferStats,
+  type SampleBufferOptions,
+} from './buffer';
+export {
+  assembleSample,
+  sampleRecord,
+  type PolicyResponse,
+  type TurnJudgement,
+  type TrainingSample,
+} from './samples';
+export {
+  makePreset,
+  parsePreset,
+  LR_FULL,
+  LR_LORA,
+  LORA_ALL_PROJECTIONS,
+  type MethodName,
+  type MethodPreset,
+  type PresetOverrides,
+  type TeacherSource,
+  type FinetuneMode,
+} from './presets';
+export {
+  RECORD_KINDS,
+  type RunRecord,
+  type RecordKind,
+  type RecordBase,
+  type JudgeKind,
+  type InteractionRecord,
+  type JudgeVoteRecord,
+  type JudgeResultRecord,
+  type SampleRecord,
+  type TrainStats,
+  type TrainStepRecord,
+  type ProblemScore,
+  type EvaluationRecord,
+  type VersionBoundaryRecord,
+  type SessionEndRecord,
+} from './records';
+export { validateRecord, RECORD_LIMITS } from './validate';

@@ -1,0 +1,241 @@
+import { InvalidArgumentError } from './errors';
+import { assertSameLength } from './numbers';
+
+/**
+ * PPO loss terms on plain number arrays. This is the CPU reference the GPU engine's loss is
+ * checked against, so every function is written for clarity over speed and returns the
+ * per-token values that the engine's kernels produce.
+ */
+
+function checkClip(epsLow: number, epsHigh: number): void {
+  if (!(epsLow >= 0 && epsLow < 1) || !(epsHigh >= 0 && Number.isFinite(epsHigh))) {
+    throw new InvalidArgumentError(
+      `clip range (epsLow=${epsLow}, epsHigh=${epsHigh}) is invalid; use 0 <= epsLow < 1 and ` +
+        `a finite epsHigh >= 0 (the reference uses 0.2 and 0.28).`,
+    );
+  }
+}
+
+function clamp(x: number, lo: number, hi: number): number {
+  return Math.min(Math.max(x, lo), hi);
+}
+
+/**
+ * Per-token clipped surrogate with an asymmetric clip range:
+ * L = -min(rho * A, clip(rho, 1 - epsLow, 1 + epsHigh) * A), rho = exp(logp - oldLogp).
+ *
+ * @param logp - log-probs of the response tokens under the policy being trained
+ * @param oldLogp - log-probs under the policy that sampled them
+ * @param adv - per-token advantages
+ */
+export function ppoTokenLoss(
+  logp: readonly number[],
+  oldLogp: readonly number[],
+  adv: readonly number[],
+  epsLow: number,
+  epsHigh: number,
+): number[] {
+  assertSameLength('ppoTokenLoss(logp, oldLogp)', logp, oldLogp);
+  assertSameLength('ppoTokenLoss(logp, adv)', logp, adv);
+  checkClip(epsLow, epsHigh);
+  return logp.map((lp, i) => {
+    const rho = Math.exp(lp - oldLogp[i]);
+    const a = adv[i];
+    return -Math.min(rho * a, clamp(rho, 1 - epsLow, 1 + epsHigh) * a) + 0;
+  });
+}
+
+/**
+ * Per-token k3 estimator of KL(pi_theta || pi_ref) ("low_var_kl"):
+ * exp(ref - logp) - 1 - (ref - logp). Non-negative, zero where the two agree.
+ *
+ * @param refLogp - log-probs under the reference policy
+ * @param logp - log-probs under the policy being trained
+ */
+export function k3(refLogp: readonly number[], logp: readonly number[]): number[] {
+  assertSameLength('k3(refLogp, logp)', logp, refLogp);
+  return logp.map((lp, i) => {
+    const d = refLogp[i] - lp;
+    return Math.exp(d) - 1 - d;
+  });
+}
+
+/**
+ * How per-token values become one loss.
+ * 'sample-mean' (reference): mean over each sample's tokens, then mean over the batch, so
+ * every sample weighs the same however long it is.
+ * 'token-mean': one mean over all tokens of the batch, so long responses weigh more.
+ */
+export type LossAggregation = 'sample-mean' | 'token-mean';
+
+/**
+ * Reduces per-token values of a batch to one number.
+ *
+ * With masks, masked tokens (0) are left out of both sums and counts. Under 'sample-mean' a
+ * fully masked sample contributes 0 but still counts in the batch mean, as in the reference
+ * (slime divides the sum of per-sample means by the batch size).
+ *
+ * @param perToken - one array per sample
+ * @param mode - the aggregation
+ * @param masks - optional 0/1 loss masks, same shapes as perToken
+ * @returns the aggregate; 0 for an empty batch or when no token is unmasked under 'token-mean'
+ */
+export function aggregateLoss(
+  perToken: readonly (readonly number[])[],
+  mode: LossAggregation,
+  masks?: readonly (readonly number[])[],
+): number {
+  if (masks) assertSameLength('aggregateLoss(perToken, masks) samples', perToken, masks);
+  let total = 0;
+  let count = 0;
+  perToken.forEach((values, s) => {
+    const mask = masks?.[s];
+    if (mask) assertSameLength(`aggregateLoss mask of sample ${s}`, values, mask);
+    let sum = 0;
+    let n = 0;
+    values.forEach((v, t) => {
+      const m = mask ? mask[t] : 1;
+      sum += v * m;
+      n += m;
+    });
+    if (mode === 'sample-mean') {
+      total += n > 0 ? sum / n : 0;
+      count += 1;
+    } else {
+      total += sum;
+      count += n;
+    }
+  });
+  return count > 0 ? total / count : 0;
+}
+
+/** How often the clip was active, TRL's definition: the clipped branch won the min. */
+export interface ClipStats {
+  /** Tokens with rho < 1 - epsLow and A < 0 (update pushed down no further). */
+  clippedLow: number;
+  /** Tokens with rho > 1 + epsHigh and A > 0 (update pushed up no further). */
+  clippedHigh: number;
+  tokens: number;
+  clipFracLow: number;
+  clipFracHigh: number;
+}
+
+/** Fractions of tokens clipped low and high for one sample's tokens. */
+export function clipFractions(
+  logp: readonly number[],
+  oldLogp: readonly number[],
+  adv: readonly number[],
+  epsLow: number,
+  epsHigh: number,
+): ClipStats {
+  assertSameLength('clipFractions(logp, oldLogp)', logp, oldLogp);
+  assertSameLength('clipFractions(logp, adv)', logp, adv);
+  checkClip(epsLow, epsHigh);
+  let clippedLow = 0;
+  let clippedHigh = 0;
+  logp.forEach((lp, i) => {
+    const rho = Math.exp(lp - oldLogp[i]);
+    if (rho < 1 - epsLow && adv[i] < 0) clippedLow++;
+    if (rho > 1 + epsHigh && adv[i] > 0) clippedHigh++;
+  });
+  return clipStatsOf(clippedLow, clippedHigh, logp.length);
+}
+
+function clipStatsOf(clippedLow: number, clippedHigh: number, tokens: number): ClipStats {
+  return {
+    clippedLow,
+    clippedHigh,
+    tokens,
+    clipFracLow: tokens > 0 ? clippedLow / tokens : 0,
+    clipFracHigh: tokens > 0 ? clippedHigh / tokens : 0,
+  };
+}
+
+/** One sample as the loss sees it. */
+export interface PpoSampleInput {
+  logp: readonly number[];
+  oldLogp: readonly number[];
+  advantages: readonly number[];
+  /** Reference-policy log-probs; needed only when klCoef > 0. */
+  refLogp?: readonly number[];
+  /** false = loss-masked (contributes no gradient); default true. */
+  trainable?: boolean;
+}
+
+/** The loss settings of a preset. */
+export interface PpoSettings {
+  epsLow: number;
+  epsHigh: number;
+  klCoef: number;
+  aggregation: LossAggregation;
+}
+
+/** The batch loss and the statistics the engine reports for a train step. */
+export interface PpoBatchStats {
+  /** policyLoss + klCoef * kl */
+  loss: number;
+  policyLoss: number;
+  kl: number;
+  clipFracLow: number;
+  clipFracHigh: number;
+  /** Mean |A| over trainable tokens. */
+  meanAbsAdv: number;
+  /** Mean |logp - oldLogp| over trainable tokens: how far the trainer has moved off-policy. */
+  logpGap: number;
+  /** Trainable tokens. */
+  tokens: number;
+}
+
+/**
+ * The full loss of one batch on the CPU: clipped surrogate plus klCoef times k3, each
+ * aggregated with the preset's mode; clip fractions and the other statistics are taken
+ * over trainable tokens.
+ */
+export function ppoBatchLoss(samples: readonly PpoSampleInput[], settings: PpoSettings): PpoBatchStats {
+  const useKl = settings.klCoef !== 0;
+  const policy: number[][] = [];
+  const kls: number[][] = [];
+  const masks: number[][] = [];
+  let clippedLow = 0;
+  let clippedHigh = 0;
+  let absAdv = 0;
+  let gap = 0;
+  let tokens = 0;
+  samples.forEach((s, i) => {
+    const { logp, oldLogp, advantages } = s;
+    policy.push(ppoTokenLoss(logp, oldLogp, advantages, settings.epsLow, settings.epsHigh));
+    if (useKl) {
+      if (!s.refLogp) {
+        throw new InvalidArgumentError(
+          `sample ${i} has no refLogp but klCoef is ${settings.klCoef}; score the batch with ` +
+            `the reference policy or set klCoef to 0.`,
+        );
+      }
+      kls.push(k3(s.refLogp, logp));
+    }
+    const on = s.trainable ?? true;
+    masks.push(new Array<number>(logp.length).fill(on ? 1 : 0));
+    if (!on) return;
+    const clip = clipFractions(logp, oldLogp, advantages, settings.epsLow, settings.epsHigh);
+    clippedLow += clip.clippedLow;
+    clippedHigh += clip.clippedHigh;
+    logp.forEach((lp, t) => {
+      absAdv += Math.abs(advantages[t]);
+      gap += Math.abs(lp - oldLogp[t]);
+    });
+    tokens += logp.length;
+  });
+  const policyLoss = aggregateLoss(policy, settings.aggregation, masks);
+  const kl = useKl ? aggregateLoss(kls, settings.aggregation, masks) : 0;
+  const clip = clipStatsOf(clippedLow, clippedHigh, tokens);
+  return {
+    loss: policyLoss + settings.klCoef * kl,
+    policyLoss,
+    kl,
+    clipFracLow: clip.clipFracLow,
+    clipFracHigh: clip.clipFracHigh,
+    meanAbsAdv: tokens > 0 ? absAdv / tokens : 0,
+    logpGap: tokens > 0 ? gap / tokens : 0,
+    tokens,
+  };
+}

@@ -1,0 +1,230 @@
+import type { AdvantageWeights } from './advantages';
+import { DEFAULT_BATCH_SIZE, type ZeroAdvantagePolicy } from './buffer';
+import {
+  above,
+  arrayOf,
+  bool,
+  FieldError,
+  int,
+  num,
+  object,
+  oneOf,
+  pair,
+  runChecker,
+  str,
+  type Checker,
+} from './check';
+import { PresetError } from './errors';
+import { MIN_HINT_CHARS, type AppendHintOptions } from './hints';
+import type { LossAggregation } from './ppo';
+import { DEFAULT_IDLE_TIMEOUT_MS } from './sessions';
+
+/** The three methods of the paper. */
+export type MethodName = 'binary' | 'opd' | 'combined';
+
+/**
+ * Which network scores the hint-conditioned teacher log-probs. 'initial' (reference): the
+ * frozen starting policy. 'current': the policy being trained, as the paper's wording reads.
+ */
+export type TeacherSource = 'initial' | 'current';
+
+/** 'lora' trains low-rank adapters (what the browser engine does); 'full' trains every weight. */
+export type FinetuneMode = 'lora' | 'full';
+
+/**
+ * Every number of a run's method. Plain JSON data: a preset is stored in the run file
+ * exactly as `JSON.stringify` writes it and read back with parsePreset.
+ */
+export interface MethodPreset {
+  method: MethodName;
+  judge: {
+    /** m for the binary judge; 0 = not used. */
+    binaryVotes: number;
+    /** m for the hint judge; 0 = not used. */
+    hintVotes: number;
+    temperature: number;
+    maxNewTokens: number;
+    /** A hint must be strictly longer than this many characters. */
+    minHintChars: number;
+  };
+  advantage: {
+    weights: AdvantageWeights;
+    teacher: TeacherSource;
+    /** How appendHint builds the teacher context. */
+    teacherContext: Required<AppendHintOptions>;
+  };
+  loss: {
+    epsLow: number;
+    epsHigh: number;
+    klCoef: number;
+    aggregation: LossAggregation;
+  };
+  optimizer: {
+    lr: number;
+    weightDecay: number;
+    betas: [number, number];
+    eps: number;
+  };
+  batch: {
+    size: number;
+    zeroAdvantage: ZeroAdvantagePolicy;
+  };
+  finetune: {
+    mode: FinetuneMode;
+    lora: { rank: number; alpha: number; targets: string[] };
+  };
+  session: {
+    idleTimeoutMs: number;
+  };
+}
+
+/** Deep partial of a preset: the shape of overrides. Arrays are replaced, not merged. */
+export type PresetOverrides = {
+  [K in Exclude<keyof MethodPreset, 'method'>]?: DeepPartial<MethodPreset[K]>;
+};
+type DeepPartial<T> = T extends readonly unknown[] ? T : T extends object ? { [K in keyof T]?: DeepPartial<T[K]> } : T;
+
+/** Learning rates of the reference: Adam on all weights, and around 1e-4 for LoRA runs. */
+export const LR_FULL = 1e-5;
+export const LR_LORA = 1e-4;
+
+/** Every projection of a llama-family block, by Hugging Face parameter name. */
+export const LORA_ALL_PROJECTIONS = ['q_proj', 'k_proj', 'v_proj', 'o_proj', 'gate_proj', 'up_proj', 'down_proj'];
+
+/** m per judge and the signal weights, per method (DESIGN.md section 1). */
+const METHOD_SHAPE: Record<MethodName, { binaryVotes: number; hintVotes: number; weights: AdvantageWeights }> = {
+  binary: { binaryVotes: 3, hintVotes: 0, weights: { binary: 1, opd: 0 } },
+  opd: { binaryVotes: 0, hintVotes: 1, weights: { binary: 0, opd: 1 } },
+  combined: { binaryVotes: 1, hintVotes: 1, weights: { binary: 1, opd: 1 } },
+};
+
+function basePreset(method: MethodName): MethodPreset {
+  const shape = METHOD_SHAPE[method];
+  return {
+    method,
+    judge: {
+      binaryVotes: shape.binaryVotes,
+      hintVotes: shape.hintVotes,
+      temperature: 0.6,
+      maxNewTokens: 4096,
+      minHintChars: MIN_HINT_CHARS,
+    },
+    advantage: {
+      weights: { ...shape.weights },
+      teacher: 'initial',
+      teacherContext: { noUserMessage: 'new-user-message', trim: true },
+    },
+    loss: { epsLow: 0.2, epsHigh: 0.28, klCoef: 0, aggregation: 'sample-mean' },
+    optimizer: { lr: LR_LORA, weightDecay: 0.1, betas: [0.9, 0.98], eps: 1e-8 },
+    batch: { size: DEFAULT_BATCH_SIZE, zeroAdvantage: 'at-least-one-per-session' },
+    finetune: { mode: 'lora', lora: { rank: 16, alpha: 32, targets: [...LORA_ALL_PROJECTIONS] } },
+    session: { idleTimeoutMs: DEFAULT_IDLE_TIMEOUT_MS },
+  };
+}
+
+function isPlainObject(v: unknown): v is Record<string, unknown> {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
+
+/** Copies `over` onto `base`; a key that base does not have is a typo and is refused. */
+function merge(base: Record<string, unknown>, over: Record<string, unknown>, path: string): Record<string, unknown> {
+  const out: Record<string, unknown> = { ...base };
+  for (const [key, value] of Object.entries(over)) {
+    const at = path ? `${path}.${key}` : key;
+    if (!Object.hasOwn(base, key)) throw new PresetError(at, 'is not a preset setting');
+    if (value === undefined) continue;
+    out[key] = isPlainObject(base[key]) && isPlainObject(value) ? merge(base[key], value, at) : structuredClone(value);
+  }
+  return out;
+}
+
+function get(obj: unknown, path: string[]): unknown {
+  return path.reduce<unknown>((o, k) => (isPlainObject(o) ? o[k] : undefined), obj);
+}
+
+/**
+ * A method preset with the defaults of DESIGN.md section 1 and optional overrides.
+ *
+ * binary: m = 3, weights 1/0. opd: m = 1 (hint judge), weights 0/1. combined: m = 1 for both
+ * judges, weights 1/1. All: judge temperature 0.6, eps 0.2/0.28, kl 0, sample-mean
+ * aggregation, batch 16, Adam weight decay 0.1, betas (0.9, 0.98), LoRA rank 16 on all
+ * projections. Values that follow from others unless overridden: lr is 1e-4 for LoRA and
+ * 1e-5 for full fine-tuning; LoRA alpha is twice the rank.
+ *
+ * @throws PresetError for an unknown setting or a value out of range
+ */
+export function makePreset(method: MethodName, overrides: PresetOverrides = {}): MethodPreset {
+  if (!Object.hasOwn(METHOD_SHAPE, method)) {
+    throw new PresetError('method', `is ${JSON.stringify(method)}; use "binary", "opd" or "combined"`);
+  }
+  const base = basePreset(method) as unknown as Record<string, unknown>;
+  const merged = merge(base, overrides as Record<string, unknown>, '') as unknown as MethodPreset;
+  if (get(overrides, ['optimizer', 'lr']) === undefined) {
+    merged.optimizer.lr = merged.finetune.mode === 'full' ? LR_FULL : LR_LORA;
+  }
+  if (get(overrides, ['finetune', 'lora', 'alpha']) === undefined) {
+    merged.finetune.lora.alpha = 2 * merged.finetune.lora.rank;
+  }
+  return checkPreset(merged);
+}
+
+const unit = num(0, 1);
+const below1 = (value: unknown, path: string): number => {
+  const n = unit(value, path);
+  if (n >= 1) throw new FieldError(path, `must be below 1, got ${n}`);
+  return n;
+};
+
+const presetShape: Checker<MethodPreset> = object({
+  method: oneOf('binary', 'opd', 'combined'),
+  judge: object({
+    binaryVotes: int(0, 64),
+    hintVotes: int(0, 64),
+    temperature: num(0, 10),
+    maxNewTokens: int(1, 1_000_000),
+    minHintChars: int(0, 100_000),
+  }),
+  advantage: object({
+    weights: object({ binary: num(), opd: num() }),
+    teacher: oneOf('initial', 'current'),
+    teacherContext: object({ noUserMessage: oneOf('new-user-message', 'last-message'), trim: bool }),
+  }),
+  loss: object({
+    epsLow: below1,
+    epsHigh: num(0, 10),
+    klCoef: num(0),
+    aggregation: oneOf('sample-mean', 'token-mean'),
+  }),
+  optimizer: object({ lr: above(0), weightDecay: num(0), betas: pair(below1), eps: above(0) }),
+  batch: object({
+    size: int(1, 1_000_000),
+    zeroAdvantage: oneOf('at-least-one-per-session', 'mask-all', 'train-all'),
+  }),
+  finetune: object({
+    mode: oneOf('lora', 'full'),
+    lora: object({ rank: int(1, 65_536), alpha: above(0), targets: arrayOf(str(100, 1), 64) }),
+  }),
+  session: object({ idleTimeoutMs: above(0) }),
+});
+
+/** Checks the judges the method needs are switched on. */
+function checkPreset(value: unknown): MethodPreset {
+  const preset = runChecker(presetShape, value, (e) => new PresetError(e.path, e.problem));
+  const { binaryVotes, hintVotes } = preset.judge;
+  if (preset.method !== 'opd' && binaryVotes < 1) {
+    throw new PresetError('judge.binaryVotes', `is 0 but method "${preset.method}" needs the binary judge; use 1 or more`);
+  }
+  if (preset.method !== 'binary' && hintVotes < 1) {
+    throw new PresetError('judge.hintVotes', `is 0 but method "${preset.method}" needs the hint judge; use 1 or more`);
+  }
+  return preset;
+}
+
+/**
+ * Reads a preset from a parsed run file.
+ *
+ * @throws PresetError naming the first bad field
+ */
+export function parsePreset(json: unknown): MethodPreset {
+  return checkPreset(json);
+}

@@ -1,0 +1,86 @@
+import { combinedAdvantages, summarizeAdvantages, type AdvantageWeights } from './advantages';
+import type { BufferedSample } from './buffer';
+import type { ChatMessage } from './messages';
+import { assertSameLength } from './numbers';
+import type { MethodName } from './presets';
+import type { SampleRecord } from './records';
+import type { ClosedTurn } from './sessions';
+
+/** What the policy returned for one request. */
+export interface PolicyResponse {
+  text: string;
+  tokenIds: readonly number[];
+  /** Sampling log-prob of every token in tokenIds. */
+  logprobs: readonly number[];
+}
+
+/** The judges' verdict on one closed turn. */
+export interface TurnJudgement {
+  /** r_final of the binary judge; null when it did not run (no next state, or OPD only). */
+  reward: number | null;
+  /** Per-token OPD advantages when a hint was accepted, else null. */
+  opd: readonly number[] | null;
+}
+
+/** A judged main turn, ready for the SampleBuffer. */
+export interface TrainingSample {
+  session: string;
+  turn: number;
+  version: number;
+  messages: ChatMessage[];
+  response: PolicyResponse;
+  nextState: ChatMessage | null;
+  reward: number | null;
+  advantages: number[];
+  judged: boolean;
+}
+
+/**
+ * Turns a closed main turn and its judgement into a training sample.
+ *
+ * binary: A = w_binary * r on every token (r = 0 when unjudged), always a sample, as the
+ * reference submits every turn and masks the zero ones later.
+ * opd: A = w_opd * A^OPD; no accepted hint means no sample (null), as in the reference.
+ * combined: A = w_binary * r + w_opd * A^OPD, with A^OPD = 0 where no hint was accepted.
+ *
+ * @throws LengthMismatchError when the OPD advantages do not cover the response tokens
+ */
+export function assembleSample(
+  turn: ClosedTurn<PolicyResponse>,
+  judgement: TurnJudgement,
+  method: MethodName,
+  weights: AdvantageWeights,
+): TrainingSample | null {
+  const tokens = turn.response.tokenIds.length;
+  const opd = method === 'binary' ? null : judgement.opd;
+  if (method === 'opd' && opd === null) return null;
+  if (opd) assertSameLength(`OPD advantages of ${turn.session}#${turn.turn}`, turn.response.tokenIds, opd);
+  const reward = method === 'opd' ? null : judgement.reward;
+  return {
+    session: turn.session,
+    turn: turn.turn,
+    version: turn.version,
+    messages: turn.messages,
+    response: turn.response,
+    nextState: turn.nextState,
+    reward,
+    advantages: combinedAdvantages(reward ?? 0, opd ?? new Array<number>(tokens).fill(0), weights),
+    judged: turn.nextState !== null,
+  };
+}
+
+/** The run-log record of a sample as the buffer tagged it. */
+export function sampleRecord(sample: BufferedSample<TrainingSample>, ts: number): SampleRecord {
+  return {
+    kind: 'sample',
+    version: sample.version,
+    ts,
+    session: sample.session,
+    turn: sample.turn,
+    trainable: sample.trainable,
+    promoted: sample.promoted,
+    reward: sample.reward,
+    advantages: summarizeAdvantages(sample.advantages),
+    perToken: [...sample.advantages],
+  };
+}

@@ -1,0 +1,249 @@
+import type { AdvantageSummary } from './advantages';
+import {
+  arrayOf,
+  bool,
+  FieldError,
+  int,
+  mapOf,
+  nullable,
+  num,
+  object,
+  oneOf,
+  runChecker,
+  str,
+  type Checker,
+} from './check';
+import { RecordValidationError } from './errors';
+import type { ChatMessage } from './messages';
+import {
+  RECORD_KINDS,
+  type EvaluationRecord,
+  type InteractionRecord,
+  type JudgeResultRecord,
+  type JudgeVoteRecord,
+  type RecordKind,
+  type RunRecord,
+  type SampleRecord,
+  type SessionEndRecord,
+  type TrainStats,
+  type TrainStepRecord,
+  type VersionBoundaryRecord,
+} from './records';
+
+/**
+ * Size limits for imported records. Generous for real runs (a 100 kB answer is fine) but
+ * bounded, so a hostile file cannot make the app hold gigabytes per record.
+ */
+export const RECORD_LIMITS = {
+  /** session ids, problem ids, evaluation and metric names */
+  id: 256,
+  /** message content, responses, raw judge text */
+  text: 1_000_000,
+  hint: 20_000,
+  /** skip reasons, per-problem details */
+  note: 20_000,
+  messages: 10_000,
+  /** token ids, log-probs, per-token advantages */
+  tokens: 1_000_000,
+  problems: 100_000,
+  metrics: 256,
+} as const;
+
+const L = RECORD_LIMITS;
+const id = str(L.id, 1);
+const count = int();
+const timestamp = num(0);
+const finiteNumbers = arrayOf(num(), L.tokens);
+const optionalStat = nullable(num());
+
+const message: Checker<ChatMessage> = object({
+  role: oneOf('system', 'user', 'assistant', 'tool'),
+  content: str(L.text),
+});
+
+/** Fields of RecordBase; `session` and `step` are optional unless a kind requires them. */
+const base = { version: count, ts: timestamp };
+const optionalBase = { session: id, step: count };
+const { session: _session, ...optionalStep } = optionalBase;
+const { step: _step, ...optionalSession } = optionalBase;
+void _session;
+void _step;
+
+const interaction = object(
+  {
+    ...base,
+    kind: oneOf('interaction'),
+    session: id,
+    turn: int(1),
+    turnType: oneOf('main', 'side'),
+    messages: arrayOf(message, L.messages),
+    response: str(L.text),
+    tokenIds: arrayOf(int(0, 2 ** 31 - 1), L.tokens),
+    logprobs: finiteNumbers,
+    startedAt: timestamp,
+    finishedAt: timestamp,
+  },
+  optionalStep,
+);
+
+const judgeTurn = { ...base, session: id, turn: int(1), judge: oneOf('binary', 'hint') };
+
+const judgeVote = object(
+  {
+    ...judgeTurn,
+    kind: oneOf('judge_vote'),
+    vote: count,
+    raw: str(L.text),
+    score: nullable(oneOf(1, 0, -1)),
+    hint: nullable(str(L.hint)),
+  },
+  optionalStep,
+);
+
+const judgeResult = object(
+  {
+    ...judgeTurn,
+    kind: oneOf('judge_result'),
+    score: num(-1, 1),
+    accepted: bool,
+    hint: nullable(str(L.hint)),
+    teacherLogpCount: count,
+  },
+  optionalStep,
+);
+
+const advantageSummary: Checker<AdvantageSummary> = object({
+  tokens: count,
+  mean: num(),
+  min: num(),
+  max: num(),
+  meanAbs: num(0),
+  nonZero: count,
+});
+
+const sample = object(
+  {
+    ...base,
+    kind: oneOf('sample'),
+    session: id,
+    turn: int(1),
+    trainable: bool,
+    promoted: bool,
+    reward: nullable(num()),
+    advantages: advantageSummary,
+    perToken: finiteNumbers,
+  },
+  optionalStep,
+);
+
+const trainStats: Checker<TrainStats> = object({
+  loss: optionalStat,
+  policyLoss: optionalStat,
+  kl: optionalStat,
+  clipFracLow: nullable(num(0, 1)),
+  clipFracHigh: nullable(num(0, 1)),
+  entropy: optionalStat,
+  meanAbsAdv: optionalStat,
+  gradNorm: optionalStat,
+  tokens: count,
+  stepMs: nullable(num(0)),
+  logpGap: optionalStat,
+});
+
+const trainStep = object(
+  {
+    ...base,
+    kind: oneOf('train_step'),
+    step: count,
+    samples: count,
+    stats: trainStats,
+    skipped: nullable(str(L.note, 1)),
+  },
+  optionalSession,
+);
+
+const evaluation = object(
+  {
+    ...base,
+    kind: oneOf('evaluation'),
+    name: id,
+    scores: mapOf(id, num(), L.metrics),
+    perProblem: arrayOf(object({ id, score: nullable(num()) }, { detail: str(L.note) }), L.problems),
+  },
+  optionalBase,
+);
+
+const versionBoundary = object({ ...base, kind: oneOf('version_boundary'), from: count, to: count }, optionalBase);
+
+const sessionEnd = object(
+  {
+    ...base,
+    kind: oneOf('session_end'),
+    session: id,
+    reason: oneOf('explicit', 'timeout'),
+    turns: count,
+    mainTurns: count,
+  },
+  optionalStep,
+);
+
+/** Cross-field rules a per-field check cannot see. */
+function checkConsistency(record: RunRecord): void {
+  switch (record.kind) {
+    case 'interaction':
+      if (record.logprobs.length !== record.tokenIds.length) {
+        throw new FieldError('logprobs', `has ${record.logprobs.length} entries but tokenIds has ${record.tokenIds.length}`);
+      }
+      if (record.finishedAt < record.startedAt) throw new FieldError('finishedAt', 'is earlier than startedAt');
+      break;
+    case 'sample':
+      if (record.perToken.length !== record.advantages.tokens) {
+        throw new FieldError('perToken', `has ${record.perToken.length} entries but advantages.tokens is ${record.advantages.tokens}`);
+      }
+      break;
+    case 'version_boundary':
+      if (record.to <= record.from) throw new FieldError('to', `is ${record.to}; it must be greater than from (${record.from})`);
+      break;
+    case 'session_end':
+      if (record.mainTurns > record.turns) throw new FieldError('mainTurns', `is ${record.mainTurns}, more than turns (${record.turns})`);
+      break;
+    default:
+      break;
+  }
+}
+
+const CHECKERS: { [K in RecordKind]: Checker<Extract<RunRecord, { kind: K }>> } = {
+  interaction: interaction satisfies Checker<InteractionRecord>,
+  judge_vote: judgeVote satisfies Checker<JudgeVoteRecord>,
+  judge_result: judgeResult satisfies Checker<JudgeResultRecord>,
+  sample: sample satisfies Checker<SampleRecord>,
+  train_step: trainStep satisfies Checker<TrainStepRecord>,
+  evaluation: evaluation satisfies Checker<EvaluationRecord>,
+  version_boundary: versionBoundary satisfies Checker<VersionBoundaryRecord>,
+  session_end: sessionEnd satisfies Checker<SessionEndRecord>,
+};
+
+const kind = oneOf(...RECORD_KINDS);
+
+const record: Checker<RunRecord> = (value, path) => {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) {
+    throw new FieldError('(record)', `must be a JSON object, got ${value === null ? 'null' : Array.isArray(value) ? 'an array' : typeof value}`);
+  }
+  const k = kind((value as { kind?: unknown }).kind, 'kind');
+  const checked = CHECKERS[k](value, path);
+  checkConsistency(checked);
+  return checked;
+};
+
+/**
+ * Checks that a parsed JSON value is a well-formed RunRecord: every field's type, ranges,
+ * string and array lengths (RECORD_LIMITS), no unknown fields, and cross-field consistency.
+ * The result is a fresh object holding only known fields.
+ *
+ * @param obj - the parsed JSON value (untrusted)
+ * @param where - where it came from, for the message (e.g. "run.jsonl line 12")
+ * @throws RecordValidationError naming the first bad field
+ */
+export function validateRecord(obj: unknown, where: string): RunRecord {
+  return runChecker(record, obj, (e) => new RecordValidationError(where, e.path, e.problem));
+}
