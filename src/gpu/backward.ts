@@ -1,0 +1,117 @@
+/**
+ * The backward pass of CausalLM.forward for LoRA training: gradients flow to the adapter's A
+ * and B only (base weights are frozen), through every op of the forward in reverse.
+ */
+import type { Backend, Tensor } from './backend';
+import { projectionModule, type Projection } from './config';
+import { LoraAdapter } from './lora';
+import type { CausalLM, LayerTape, Tape } from './model';
+
+export type LoraGrads = Map<string, { A: Tensor; B: Tensor }>;
+
+export function zeroGrads(be: Backend, adapter: LoraAdapter): LoraGrads {
+  const g: LoraGrads = new Map();
+  for (const [key, pair] of adapter.pairs) g.set(key, { A: be.zeros(pair.A.shape), B: be.zeros(pair.B.shape) });
+  return g;
+}
+
+/** Sums b into a and frees b: the way every gradient contribution is collected. */
+function accumulate(be: Backend, a: Tensor, b: Tensor): void {
+  be.addInPlace(a, b);
+  be.dispose(b);
+}
+
+/**
+ * Backward of one projection y = x W^T + b + s (x A^T) B^T given dy: accumulates dA and dB
+ * and returns dx.
+ */
+function projectBackward(
+  model: CausalLM,
+  layer: number,
+  p: Projection,
+  x: Tensor,
+  dy: Tensor,
+  tape: LayerTape,
+  adapter: LoraAdapter,
+  grads: LoraGrads,
+): Tensor {
+  const be = model.backend;
+  const W = model.w(`model.layers.${layer}.${projectionModule(p)}.${p}.weight`);
+  const dx = be.matmul(dy, W, false, false);
+  const pair = adapter.get(layer, p);
+  const u = tape.loraU.get(p);
+  if (!pair || !u) return dx;
+  const g = grads.get(LoraAdapter.key(layer, p))!;
+  const s = adapter.scale;
+  const dB = be.matmul(dy, u, true, false);
+  be.addInPlace(g.B, dB, s);
+  be.dispose(dB);
+  const du = be.matmul(dy, pair.B, false, false);
+  const dA = be.matmul(du, x, true, false);
+  be.addInPlace(g.A, dA, s);
+  be.dispose(dA);
+  const dxLora = be.matmul(du, pair.A, false, false);
+  be.addInPlace(dx, dxLora, s);
+  be.dispose(dxLora);
+  be.dispose(du);
+  return dx;
+}
+
+/**
+ * From d loss / d logits at the given rows of the final hidden states, back to every LoRA
+ * parameter. `dlogits` is [rows.length, V].
+ */
+export function backward(model: CausalLM, tape: Tape, rows: Int32Array, dlogits: Tensor, adapter: LoraAdapter, grads: LoraGrads): void {
+  const be = model.backend;
+  const c = model.config;
+  const N = tape.shape.B * tape.shape.T;
+  const dPicked = be.matmul(dlogits, model.lmHead, false, false);
+  const dHidden = be.scatterRows(dPicked, rows, N);
+  be.dispose(dPicked);
+  let dx = be.rmsnormBackward(tape.finalX, model.w('model.norm.weight'), c.rmsNormEps, dHidden);
+  be.dispose(dHidden);
+  for (let l = c.numLayers - 1; l >= 0; l--) {
+    const t = tape.layers[l];
+    const p = `model.layers.${l}`;
+    const proj = (name: Projection, x: Tensor, dy: Tensor) => projectBackward(model, l, name, x, dy, t, adapter, grads);
+    // MLP: x2 = x1 + down(silu(gate(xn2)) * up(xn2)), xn2 = norm(x1).
+    const dAct = proj('down_proj', t.act, dx);
+    const { dGate, dUp } = be.siluMulBackward(t.gate, t.up, dAct);
+    be.dispose(dAct);
+    const dXn2 = proj('gate_proj', t.xn2, dGate);
+    accumulate(be, dXn2, proj('up_proj', t.xn2, dUp));
+    be.dispose(dGate);
+    be.dispose(dUp);
+    const dX1 = be.rmsnormBackward(t.x1, model.w(`${p}.post_attention_layernorm.weight`), c.rmsNormEps, dXn2);
+    be.dispose(dXn2);
+    accumulate(be, dX1, dx);
+    // Attention: x1 = x + o(attn(rope(q), rope(k), v)), q/k/v from xn = norm(x).
+    const dAttn = proj('o_proj', t.attn, dX1);
+    const g = be.attentionBackward(t.q, tape.cache.k[l], tape.cache.v[l], dAttn, tape.shape);
+    be.dispose(dAttn);
+    let dq = be.rope(g.dq, tape.positions, c.headDim, c.ropeTheta, true);
+    let dk = be.rope(g.dk, tape.positions, c.headDim, c.ropeTheta, true);
+    be.dispose(g.dq);
+    be.dispose(g.dk);
+    if (t.qPre && t.kPre) {
+      const dqPre = be.rmsnormBackward(t.qPre, model.w(`${p}.self_attn.q_norm.weight`), c.rmsNormEps, dq);
+      const dkPre = be.rmsnormBackward(t.kPre, model.w(`${p}.self_attn.k_norm.weight`), c.rmsNormEps, dk);
+      be.dispose(dq);
+      be.dispose(dk);
+      dq = dqPre;
+      dk = dkPre;
+    }
+    const dXn = proj('q_proj', t.xn, dq);
+    accumulate(be, dXn, proj('k_proj', t.xn, dk));
+    accumulate(be, dXn, proj('v_proj', t.xn, g.dv));
+    be.dispose(dq);
+    be.dispose(dk);
+    be.dispose(g.dv);
+    const dX = be.rmsnormBackward(t.x, model.w(`${p}.input_layernorm.weight`), c.rmsNormEps, dXn);
+    be.dispose(dXn);
+    accumulate(be, dX, dX1);
+    dx = dX;
+  }
+  // The embedding is frozen, so the gradient stops here.
+  be.dispose(dx);
+}

@@ -1,0 +1,104 @@
+/**
+ * Every CPU reference backward against central finite differences of its forward, in f64.
+ * These are the gradients the WebGPU kernels are then checked against.
+ */
+import { describe, expect, it } from 'vitest';
+import type { AttentionShape } from '../backend';
+import { mulberry32 } from '../random';
+import { attentionBackward, attentionForward, writeCacheForward } from './attention';
+import { matmulForward } from './matmul';
+import { rmsnormBackward, rmsnormForward } from './rmsnorm';
+import { ropeForward } from './rope';
+import { logSoftmaxGatherBackward, logSoftmaxGatherForward } from './softmax';
+import { siluMulBackward, siluMulForward } from './swiglu';
+
+const rand = mulberry32(7);
+const randn = (n: number, scale = 1) => Float64Array.from({ length: n }, () => (rand() - 0.5) * 2 * scale);
+const dot = (a: ArrayLike<number>, b: ArrayLike<number>) => Array.from(a).reduce((s, x, i) => s + x * b[i], 0);
+
+/** d/dx of sum(f(x) * w), numerically, for every element of x. */
+function numericGrad(f: (x: Float64Array) => ArrayLike<number>, x: Float64Array, w: ArrayLike<number>, h = 1e-6): Float64Array {
+  const g = new Float64Array(x.length);
+  for (let i = 0; i < x.length; i++) {
+    const keep = x[i];
+    x[i] = keep + h;
+    const up = dot(f(x), w);
+    x[i] = keep - h;
+    const down = dot(f(x), w);
+    x[i] = keep;
+    g[i] = (up - down) / (2 * h);
+  }
+  return g;
+}
+
+function expectClose(a: ArrayLike<number>, b: ArrayLike<number>, tol = 1e-6) {
+  expect(a.length).toBe(b.length);
+  const scale = Math.max(1e-3, ...Array.from(b, Math.abs));
+  for (let i = 0; i < a.length; i++) expect(Math.abs(a[i] - b[i]) / scale).toBeLessThan(tol);
+}
+
+describe('CPU reference gradients vs finite differences (f64)', () => {
+  it('rmsnorm', () => {
+    const x = randn(3 * 8);
+    const w = randn(8);
+    const dy = randn(24);
+    expectClose(rmsnormBackward(x, w, 1e-5, dy), numericGrad((v) => rmsnormForward(v, w, 1e-5), x, dy));
+  });
+
+  it('rope: the inverse rotation is the backward pass', () => {
+    const pos = Int32Array.from([0, 3, 17]);
+    const x = randn(3 * 2 * 8);
+    const dy = randn(x.length);
+    expectClose(ropeForward(dy, pos, 8, 10000, true), numericGrad((v) => ropeForward(v, pos, 8, 10000), x, dy));
+  });
+
+  it('silu * up', () => {
+    const gate = randn(20, 3);
+    const up = randn(20);
+    const dh = randn(20);
+    const g = siluMulBackward(gate, up, dh);
+    expectClose(g.dGate, numericGrad((v) => siluMulForward(v, up), gate, dh));
+    expectClose(g.dUp, numericGrad((v) => siluMulForward(gate, v), up, dh));
+  });
+
+  it('log-softmax gather', () => {
+    const logits = randn(3 * 11, 2);
+    const targets = Int32Array.from([4, 0, 10]);
+    const dlogp = randn(3);
+    const fwd = (v: Float64Array) => logSoftmaxGatherForward(v, targets).logp;
+    expectClose(logSoftmaxGatherBackward(logits, targets, dlogp), numericGrad(fwd, logits, dlogp));
+  });
+
+  it('matmul with every transpose combination is consistent with the plain product', () => {
+    const a = randn(3 * 5);
+    const b = randn(5 * 4);
+    const plain = matmulForward(a, b, 3, 5, 4, false, false);
+    const aT = new Float64Array(15);
+    const bT = new Float64Array(20);
+    for (let i = 0; i < 3; i++) for (let k = 0; k < 5; k++) aT[k * 3 + i] = a[i * 5 + k];
+    for (let k = 0; k < 5; k++) for (let j = 0; j < 4; j++) bT[j * 5 + k] = b[k * 4 + j];
+    expectClose(matmulForward(aT, b, 3, 5, 4, true, false), plain);
+    expectClose(matmulForward(a, bT, 3, 5, 4, false, true), plain);
+    expectClose(matmulForward(aT, bT, 3, 5, 4, true, true), plain);
+  });
+
+  it('causal GQA attention with left padding: dq, dk, dv', () => {
+    const s: AttentionShape = { B: 2, T: 5, start: 0, maxT: 5, numHeads: 4, numKvHeads: 2, headDim: 4, padLeft: Int32Array.from([0, 2]) };
+    const N = s.B * s.T;
+    const q = randn(N * 16);
+    const kTok = randn(N * 8);
+    const vTok = randn(N * 8);
+    const toCache = (x: Float64Array) => {
+      const c = new Float64Array(s.B * s.numKvHeads * s.maxT * s.headDim);
+      writeCacheForward(c, x, s);
+      return c;
+    };
+    const dOut = randn(N * 16);
+    // Padding queries produce zeros by definition; their upstream gradient is irrelevant.
+    for (let t = 0; t < 2; t++) dOut.fill(0, (1 * s.T + t) * 16, (1 * s.T + t + 1) * 16);
+    const g = attentionBackward(q, toCache(kTok), toCache(vTok), dOut, s);
+    expectClose(g.dq, numericGrad((v) => attentionForward(v, toCache(kTok), toCache(vTok), s), q, dOut));
+    expectClose(g.dk, numericGrad((v) => attentionForward(q, toCache(v), toCache(vTok), s), kTok, dOut));
+    expectClose(g.dv, numericGrad((v) => attentionForward(q, toCache(kTok), toCache(v), s), vTok, dOut));
+  });
+});

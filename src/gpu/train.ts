@@ -1,0 +1,265 @@
+/**
+ * One training step of the method on LoRA adapters: score old (and reference) log-probs,
+ * forward with a tape and backward per micro-batch, accumulate gradients, clip the global
+ * norm, and apply AdamW, or skip the step untouched when anything is not finite.
+ */
+import type { PpoSampleInput, PpoSettings } from '../rl/ppo';
+import { ppoBatchLoss } from '../rl/ppo';
+import type { Tensor } from './backend';
+import { backward, zeroGrads, type LoraGrads } from './backward';
+import { EngineError } from './errors';
+import { leftPad } from './generate';
+import { batchNorm, ppoLossGrad } from './loss';
+import type { LoraAdapter } from './lora';
+import type { CausalLM, Tape } from './model';
+import { completionRows, score, type ScoreItem } from './score';
+
+export interface TrainSample extends ScoreItem {
+  /** One advantage per completion token (a sequence-level reward repeated is fine). */
+  advantages: number[];
+  /** Log-probs the rollout reported; only for the rollout-vs-train gap statistic. */
+  rolloutLogp?: number[];
+  /** Fixed old log-probs; by default the current weights score them before the step. */
+  oldLogp?: number[];
+}
+
+export interface TrainSettings extends PpoSettings {
+  lr: number;
+  betas: [number, number];
+  adamEps: number;
+  weightDecay: number;
+  /** Global gradient-norm clip; 0 disables. */
+  maxGradNorm: number;
+  /** Padded tokens per micro-batch: bounds activation memory. */
+  microBatchTokens: number;
+}
+
+export const DEFAULT_TRAIN: TrainSettings = {
+  epsLow: 0.2,
+  epsHigh: 0.28,
+  klCoef: 0,
+  aggregation: 'sample-mean',
+  lr: 1e-4,
+  betas: [0.9, 0.98],
+  adamEps: 1e-8,
+  weightDecay: 0.1,
+  maxGradNorm: 1,
+  microBatchTokens: 2048,
+};
+
+export interface StepStats {
+  step: number;
+  loss: number;
+  policyLoss: number;
+  kl: number;
+  clipFracLow: number;
+  clipFracHigh: number;
+  /** Mean entropy of the model's distribution at the sampled tokens. */
+  entropy: number;
+  meanAbsAdv: number;
+  gradNorm: number;
+  tokens: number;
+  stepMs: number;
+  /** Mean |rollout logp - old logp|, when rollouts reported log-probs. */
+  rolloutGap: number | null;
+  microBatches: number;
+  /** Why the step was skipped (adapter untouched), or null. */
+  skipped: string | null;
+}
+
+/** Where the reference log-probs of the KL term come from: the base model or a frozen adapter. */
+export type Reference = { kind: 'base' } | { kind: 'adapter'; adapter: LoraAdapter };
+
+export class LoraTrainer {
+  private step = 0;
+  private readonly m = new Map<string, Tensor>();
+  private readonly v = new Map<string, Tensor>();
+
+  constructor(
+    readonly model: CausalLM,
+    readonly adapter: LoraAdapter,
+    readonly settings: TrainSettings,
+    private readonly clock: () => number = () => performance.now(),
+  ) {
+    for (const { name, tensor } of adapter.parameters()) {
+      this.m.set(name, model.backend.zeros(tensor.shape));
+      this.v.set(name, model.backend.zeros(tensor.shape));
+    }
+  }
+
+  get stepsTaken(): number {
+    return this.step;
+  }
+
+  async trainStep(samples: TrainSample[], options: { reference?: Reference; onMicroBatch?: (i: number, n: number) => void } = {}): Promise<StepStats> {
+    const t0 = this.clock();
+    const be = this.model.backend;
+    const s = this.settings;
+    for (const [i, x] of samples.entries()) {
+      if (x.advantages.length !== x.completion.length) {
+        throw new EngineError(`sample ${i}: ${x.advantages.length} advantages for ${x.completion.length} completion tokens`);
+      }
+    }
+    const old = await this.oldLogprobs(samples);
+    const ref = s.klCoef !== 0 ? await this.referenceLogprobs(samples, options.reference ?? { kind: 'base' }) : undefined;
+    const norm = batchNorm(samples.map((x) => ({ logp: x.completion })));
+    const grads = zeroGrads(be, this.adapter);
+    const logp: Float32Array[] = new Array(samples.length);
+    const entropy: Float32Array[] = new Array(samples.length);
+    const batches = this.microBatches(samples);
+    try {
+      for (const [bi, idx] of batches.entries()) {
+        options.onMicroBatch?.(bi, batches.length);
+        const part = idx.map((i) => samples[i]);
+        const r = await this.forwardBackward(part, (lp) =>
+          ppoLossGrad(
+            idx.map((i, j) => ({ logp: Array.from(lp[j]), oldLogp: old[i], advantages: samples[i].advantages, refLogp: ref?.[i] })),
+            s,
+            norm,
+          ),
+          grads,
+        );
+        idx.forEach((i, j) => {
+          logp[i] = r.logp[j];
+          entropy[i] = r.entropy[j];
+        });
+      }
+      const inputs: PpoSampleInput[] = samples.map((x, i) => ({ logp: Array.from(logp[i]), oldLogp: old[i], advantages: x.advantages, refLogp: ref?.[i] }));
+      const stats = ppoBatchLoss(inputs, s);
+      let sq = 0;
+      for (const g of grads.values()) sq += (await be.sumSquares(g.A)) + (await be.sumSquares(g.B));
+      const gradNorm = Math.sqrt(sq);
+      const skipped = !Number.isFinite(stats.loss) ? `loss is ${stats.loss}` : !Number.isFinite(gradNorm) ? `gradient norm is ${gradNorm}` : null;
+      if (!skipped) this.applyAdamW(grads, gradNorm);
+      const allEntropy = entropy.flatMap((e) => Array.from(e));
+      const gaps = samples.flatMap((x, i) => (x.rolloutLogp ? x.rolloutLogp.map((lp, t) => Math.abs(lp - old[i][t])) : []));
+      return {
+        step: this.step,
+        loss: stats.loss,
+        policyLoss: stats.policyLoss,
+        kl: stats.kl,
+        clipFracLow: stats.clipFracLow,
+        clipFracHigh: stats.clipFracHigh,
+        entropy: mean(allEntropy),
+        meanAbsAdv: stats.meanAbsAdv,
+        gradNorm,
+        tokens: stats.tokens,
+        stepMs: this.clock() - t0,
+        rolloutGap: gaps.length ? mean(gaps) : null,
+        microBatches: batches.length,
+        skipped,
+      };
+    } finally {
+      for (const g of grads.values()) {
+        be.dispose(g.A);
+        be.dispose(g.B);
+      }
+    }
+  }
+
+  private async oldLogprobs(samples: TrainSample[]): Promise<number[][]> {
+    const missing = samples.map((x, i) => (x.oldLogp ? -1 : i)).filter((i) => i >= 0);
+    const scored = missing.length
+      ? await score(this.model, missing.map((i) => samples[i]), { lora: this.adapter, maxBatchTokens: this.settings.microBatchTokens })
+      : [];
+    const out = samples.map((x) => x.oldLogp ?? []);
+    missing.forEach((i, j) => (out[i] = Array.from(scored[j].logprobs)));
+    return out;
+  }
+
+  private async referenceLogprobs(samples: TrainSample[], ref: Reference): Promise<number[][]> {
+    const lora = ref.kind === 'adapter' ? ref.adapter : undefined;
+    const scored = await score(this.model, samples, { lora, maxBatchTokens: this.settings.microBatchTokens });
+    return scored.map((x) => Array.from(x.logprobs));
+  }
+
+  /** Sample indices grouped so each group's padded length stays within the token budget. */
+  private microBatches(samples: TrainSample[]): number[][] {
+    const out: number[][] = [];
+    let cur: number[] = [];
+    let maxLen = 0;
+    for (const [i, x] of samples.entries()) {
+      const len = Math.max(maxLen, x.prompt.length + x.completion.length);
+      if (cur.length && len * (cur.length + 1) > this.settings.microBatchTokens) {
+        out.push(cur);
+        cur = [];
+        maxLen = 0;
+      }
+      cur.push(i);
+      maxLen = Math.max(maxLen, x.prompt.length + x.completion.length);
+    }
+    if (cur.length) out.push(cur);
+    return out;
+  }
+
+  /** Forward with a tape, d loss / d logp from `lossGrad`, backward into `grads`. */
+  private async forwardBackward(
+    part: TrainSample[],
+    lossGrad: (logp: Float32Array[]) => Float32Array[],
+    grads: LoraGrads,
+  ): Promise<{ logp: Float32Array[]; entropy: Float32Array[] }> {
+    const be = this.model.backend;
+    const { ids, T, padLeft } = leftPad(part.map((x) => [...x.prompt, ...x.completion]), 0);
+    const cache = this.model.createCache(part.length, T);
+    const tapeBox: { value?: Tape } = {};
+    const hidden = this.model.forward({ ids, B: part.length, T, start: 0, padLeft }, cache, this.adapter, tapeBox);
+    const tape = tapeBox.value!;
+    try {
+      const { rows, targets } = completionRows(part, T, padLeft);
+      const logits = this.model.logits(hidden, rows);
+      const g = be.logSoftmaxGather(logits, targets);
+      const flatLogp = await be.read(g.logp);
+      const flatEnt = await be.read(g.entropy);
+      be.dispose(g.logp);
+      be.dispose(g.entropy);
+      const logp = split(flatLogp, part);
+      const dlogp = lossGrad(logp);
+      const flatD = new Float32Array(flatLogp.length);
+      let at = 0;
+      for (const d of dlogp) {
+        flatD.set(d, at);
+        at += d.length;
+      }
+      const dlogpT = be.tensor(flatD, [flatD.length]);
+      const dlogits = be.logSoftmaxGatherBackward(logits, targets, dlogpT);
+      be.dispose(dlogpT);
+      be.dispose(logits);
+      backward(this.model, tape, rows, dlogits, this.adapter, grads);
+      be.dispose(dlogits);
+      return { logp, entropy: split(flatEnt, part) };
+    } finally {
+      be.dispose(hidden);
+      this.model.disposeTape(tape);
+      this.model.disposeCache(cache);
+    }
+  }
+
+  private applyAdamW(grads: LoraGrads, gradNorm: number): void {
+    const s = this.settings;
+    this.step++;
+    const gradScale = s.maxGradNorm > 0 && gradNorm > s.maxGradNorm ? s.maxGradNorm / gradNorm : 1;
+    const params = { lr: s.lr, beta1: s.betas[0], beta2: s.betas[1], eps: s.adamEps, weightDecay: s.weightDecay, step: this.step, gradScale };
+    for (const [key, pair] of this.adapter.pairs) {
+      const g = grads.get(key)!;
+      this.model.backend.adamwInPlace(pair.A, g.A, this.m.get(`${key}.A`)!, this.v.get(`${key}.A`)!, params);
+      this.model.backend.adamwInPlace(pair.B, g.B, this.m.get(`${key}.B`)!, this.v.get(`${key}.B`)!, params);
+    }
+  }
+
+  dispose(): void {
+    for (const t of [...this.m.values(), ...this.v.values()]) this.model.backend.dispose(t);
+  }
+}
+
+function split(flat: Float32Array, part: ScoreItem[]): Float32Array[] {
+  let at = 0;
+  return part.map((x) => {
+    const r = flat.slice(at, at + x.completion.length);
+    at += x.completion.length;
+    return r;
+  });
+}
+
+function mean(xs: number[]): number {
+  return xs.length ? xs.reduce((a, b) => a + b, 0) / xs.length : 0;
+}

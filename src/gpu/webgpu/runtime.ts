@@ -1,0 +1,365 @@
+import { sizeOf } from '../backend';
+import { floatArrayToHalf, halfArrayToFloat } from '../dtype';
+import { DeviceLostError, EngineLimitError } from '../errors';
+import { ForeignTensorError, WebGPUValidationError } from './errors';
+import { BufferPool } from './pool';
+import { GpuTensor, planChunks, type Chunk, type StorageDType } from './tensor';
+import { grid, type Params } from './wgsl';
+
+export interface BufferBinding {
+  buffer: GPUBuffer;
+  offset: number;
+  size: number;
+}
+export type BindingArg = GPUBuffer | BufferBinding;
+
+export interface DispatchSpec<K extends string> {
+  /** Pipeline cache key: everything the WGSL text depends on, nothing else. */
+  key: string;
+  wgsl: () => string;
+  params: Params<K>;
+  values: Readonly<Record<K, number>>;
+  /** Storage bindings 1..n, in the order the WGSL declares them. */
+  buffers: readonly BindingArg[];
+  /** A count of workgroups (folded into a 2D grid) or an explicit grid. */
+  workgroups: number | readonly [number, number, number];
+}
+
+export interface RuntimeOptions {
+  /** Dispatches recorded before the batch is submitted without waiting for a read. */
+  maxDispatchesPerBatch: number;
+  /** Largest buffer a tensor may occupy before it is split by rows (tests force it small). */
+  splitBytes: number;
+  /** Per-batch staging for uniforms and small uploads. */
+  arenaBytes: number;
+}
+
+const ALIGN = 256; // minUniformBufferOffsetAlignment and minStorageBufferOffsetAlignment are at most 256
+/** Uploads larger than this skip the arena and get a buffer of their own. */
+const SMALL_UPLOAD = 256 * 1024;
+
+// GPUBufferUsage is a global of the WebGPU implementation, absent until one is installed (Node's
+// `webgpu` package assigns it), so flags are read when a runtime is built, never at import.
+function usage(...names: (keyof typeof GPUBufferUsage)[]): number {
+  return names.reduce((acc, n) => acc | (GPUBufferUsage[n] as number), 0);
+}
+
+const align = (n: number, a = ALIGN) => Math.ceil(n / a) * a;
+
+/**
+ * The command stream of one device: a lazily created command encoder shared by every op until a
+ * read (or the dispatch budget) submits it, a pipeline cache, a buffer pool, and an arena that
+ * stages this batch's uniforms and small uploads and lands on the GPU with one writeBuffer just
+ * before the submit (so those bytes are in place before any command of the batch runs).
+ */
+export class Runtime {
+  readonly maxPerDim: number;
+  private readonly storageUsage = usage('STORAGE', 'COPY_SRC', 'COPY_DST');
+  private readonly pipelines = new Map<string, { pipeline: GPUComputePipeline; layout: GPUBindGroupLayout }>();
+  private readonly pool: BufferPool;
+  private readonly readPool: BufferPool;
+  private encoder: GPUCommandEncoder | null = null;
+  private pass: GPUComputePassEncoder | null = null;
+  private dispatches = 0;
+  private batchOps = new Set<string>();
+  private readonly arenaGpu: GPUBuffer;
+  private readonly arenaCpu: ArrayBuffer;
+  private readonly arenaView: DataView;
+  private arenaUsed = 0;
+  private pendingDestroy: GPUBuffer[] = [];
+  private errors: Promise<void> = Promise.resolve();
+  private firstError: Error | null = null;
+  lostInfo: GPUDeviceLostInfo | null = null;
+  allocated = 0;
+  peak = 0;
+
+  constructor(
+    readonly device: GPUDevice,
+    readonly f16: boolean,
+    readonly options: RuntimeOptions,
+  ) {
+    this.maxPerDim = device.limits.maxComputeWorkgroupsPerDimension;
+    this.pool = new BufferPool(device, this.storageUsage, 'tensor');
+    this.readPool = new BufferPool(device, usage('MAP_READ', 'COPY_DST'), 'readback');
+    this.arenaCpu = new ArrayBuffer(options.arenaBytes);
+    this.arenaView = new DataView(this.arenaCpu);
+    this.arenaGpu = device.createBuffer({
+      size: options.arenaBytes,
+      usage: usage('UNIFORM', 'STORAGE', 'COPY_DST', 'COPY_SRC'),
+      label: 'arena',
+    });
+  }
+
+  get pooledBytes(): number {
+    return this.pool.cachedBytes;
+  }
+
+  private ensureBatch(): GPUCommandEncoder {
+    if (this.lostInfo) {
+      throw new DeviceLostError(
+        `the GPU device was lost (${this.lostInfo.reason}: ${this.lostInfo.message}); ` +
+          'create a new backend and reload the model',
+      );
+    }
+    if (!this.encoder) {
+      this.device.pushErrorScope('out-of-memory');
+      this.device.pushErrorScope('validation');
+      this.encoder = this.device.createCommandEncoder();
+    }
+    return this.encoder;
+  }
+
+  private endPass(): void {
+    this.pass?.end();
+    this.pass = null;
+  }
+
+  /** Submits everything recorded so far. Cheap when nothing is pending. */
+  flush(): void {
+    if (!this.encoder) return;
+    this.endPass();
+    if (this.arenaUsed > 0) this.device.queue.writeBuffer(this.arenaGpu, 0, this.arenaCpu, 0, this.arenaUsed);
+    this.device.queue.submit([this.encoder.finish()]);
+    // destroy() after submit waits for the submitted work, so deferred frees are safe here.
+    for (const b of this.pendingDestroy) b.destroy();
+    this.pendingDestroy = [];
+    const ops = [...this.batchOps].join(', ');
+    const validation = this.device.popErrorScope();
+    const oom = this.device.popErrorScope();
+    this.errors = Promise.all([this.errors, validation, oom]).then(([, v, o]) => {
+      if (this.firstError) return;
+      if (o) {
+        this.firstError = new EngineLimitError(
+          `the GPU ran out of memory during [${ops}]: ${o.message}. Free tensors, use a smaller model, ` +
+            'shorter sequences or smaller batches',
+        );
+      } else if (v) {
+        this.firstError = new WebGPUValidationError(`WebGPU rejected a command in [${ops}]: ${v.message}`);
+      }
+    });
+    this.encoder = null;
+    this.arenaUsed = 0;
+    this.dispatches = 0;
+    this.batchOps.clear();
+  }
+
+  /** Waits for every submitted batch's error report; throws the first error seen. */
+  async checkErrors(): Promise<void> {
+    await this.errors;
+    if (this.firstError) throw this.firstError;
+  }
+
+  async sync(): Promise<void> {
+    this.ensureBatch();
+    this.flush();
+    await this.device.queue.onSubmittedWorkDone();
+    await this.checkErrors();
+  }
+
+  // ---- arena -------------------------------------------------------------------------------
+
+  /** Reserves `bytes` of this batch's arena, submitting the batch first when it is full. */
+  private arenaAlloc(bytes: number): number {
+    const size = align(bytes);
+    if (size > this.options.arenaBytes) throw new Error(`arena request of ${bytes} bytes`);
+    if (this.arenaUsed + size > this.options.arenaBytes) this.flush();
+    this.ensureBatch();
+    const off = this.arenaUsed;
+    this.arenaUsed += size;
+    return off;
+  }
+
+  /** Int32 data bound read-only (ids, positions, targets): a slice of the arena, or its own buffer. */
+  uploadInts(data: Int32Array): BindingArg {
+    const bytes = Math.max(4, data.byteLength);
+    if (bytes > SMALL_UPLOAD) {
+      const buffer = this.device.createBuffer({ size: align(bytes, 4), usage: this.storageUsage, mappedAtCreation: true });
+      new Int32Array(buffer.getMappedRange()).set(data);
+      buffer.unmap();
+      this.ensureBatch();
+      this.pendingDestroy.push(buffer);
+      return buffer;
+    }
+    const off = this.arenaAlloc(bytes);
+    new Int32Array(this.arenaCpu, off, data.length).set(data);
+    return { buffer: this.arenaGpu, offset: off, size: align(bytes, 4) };
+  }
+
+  // ---- tensors -----------------------------------------------------------------------------
+
+  private track(t: GpuTensor): GpuTensor {
+    for (const c of t.chunks) this.allocated += c.buffer.size;
+    this.peak = Math.max(this.peak, this.allocated);
+    return t;
+  }
+
+  private plan(shape: readonly number[], dtype: StorageDType) {
+    const rows = shape.length === 0 ? 1 : shape[0];
+    const width = rows === 0 ? 0 : sizeOf(shape) / rows;
+    return planChunks(rows, width * (dtype === 'f16' ? 2 : 4), this.options.splitBytes);
+  }
+
+  /** An uninitialised f32 tensor from the pool (op outputs: every element gets written). */
+  alloc(shape: readonly number[]): GpuTensor {
+    this.ensureBatch();
+    const width = sizeOf(shape) / (shape.length === 0 ? 1 : shape[0] || 1);
+    const chunks: Chunk[] = this.plan(shape, 'f32').map((p) => ({
+      ...p,
+      buffer: this.pool.acquire(Math.max(4, p.rows * width * 4), this.device.limits.maxBufferSize),
+      pooled: true,
+    }));
+    return this.track(new GpuTensor(shape, 'f32', chunks));
+  }
+
+  zeros(shape: readonly number[]): GpuTensor {
+    const t = this.alloc(shape);
+    const enc = this.ensureBatch();
+    this.endPass();
+    for (const c of t.chunks) enc.clearBuffer(c.buffer);
+    return t;
+  }
+
+  /**
+   * Small uploads ride in the arena and a copy command, which keeps them in command order even
+   * when the pooled buffer was read earlier in this unsubmitted batch. Large ones get a fresh
+   * buffer mapped at creation: nothing recorded can name it yet, and nothing is copied twice.
+   */
+  upload(data: Float32Array, shape: readonly number[], dtype: StorageDType = 'f32', pooled = true): GpuTensor {
+    this.ensureBatch();
+    const width = sizeOf(shape) / (shape.length === 0 ? 1 : shape[0] || 1);
+    const bpe = dtype === 'f16' ? 2 : 4;
+    const chunks: Chunk[] = [];
+    for (const p of this.plan(shape, dtype)) {
+      const n = p.rows * width;
+      const src = data.subarray(p.rowStart * width, p.rowStart * width + n);
+      const bytes = align(Math.max(4, n * bpe), 4);
+      if (dtype === 'f32' && pooled && bytes <= SMALL_UPLOAD) {
+        const buffer = this.pool.acquire(bytes, this.device.limits.maxBufferSize);
+        const off = this.arenaAlloc(bytes);
+        new Float32Array(this.arenaCpu, off, n).set(src);
+        this.endPass();
+        this.ensureBatch().copyBufferToBuffer(this.arenaGpu, off, buffer, 0, bytes);
+        chunks.push({ ...p, buffer, pooled: true });
+        continue;
+      }
+      const size = pooled ? BufferPool.sizeClass(bytes) : bytes;
+      const buffer = this.device.createBuffer({ size, usage: this.storageUsage, mappedAtCreation: true, label: 'upload' });
+      const range = buffer.getMappedRange();
+      if (dtype === 'f16') new Uint16Array(range, 0, n).set(floatArrayToHalf(src));
+      else new Float32Array(range, 0, n).set(src);
+      buffer.unmap();
+      chunks.push({ ...p, buffer, pooled });
+    }
+    return this.track(new GpuTensor(shape, dtype, chunks));
+  }
+
+  free(t: GpuTensor): void {
+    if (t.disposed) return;
+    t.disposed = true;
+    for (const c of t.chunks) {
+      this.allocated -= c.buffer.size;
+      if (c.pooled) this.pool.release(c.buffer);
+      else if (this.encoder) this.pendingDestroy.push(c.buffer);
+      else c.buffer.destroy();
+    }
+  }
+
+  /** Destroys cached pool buffers (after submitting, since the batch may still name them). */
+  trim(): void {
+    this.flush();
+    this.pool.trim();
+    this.readPool.trim();
+  }
+
+  /** Reads a tensor back as f32, whatever its storage dtype and split. */
+  async read(t: GpuTensor): Promise<Float32Array> {
+    const bpe = t.bytesPerElement;
+    const width = t.rowWidth;
+    const bytes = align(Math.max(4, t.size * bpe), 4);
+    const staging = this.readPool.acquire(bytes, Number.MAX_SAFE_INTEGER);
+    const enc = this.ensureBatch();
+    this.endPass();
+    for (const c of t.chunks) {
+      const n = align(c.rows * width * bpe, 4);
+      if (n > 0) enc.copyBufferToBuffer(c.buffer, 0, staging, c.rowStart * width * bpe, Math.min(n, bytes - c.rowStart * width * bpe));
+    }
+    const raw = await this.mapRead(staging, bytes);
+    return bpe === 2 ? halfArrayToFloat(new Uint16Array(raw, 0, t.size)) : new Float32Array(raw, 0, t.size);
+  }
+
+  /** Reads `count` i32 values from the start of a buffer (argmax results). */
+  async readInts(buffer: GPUBuffer, count: number): Promise<Int32Array> {
+    const bytes = align(Math.max(4, count * 4), 4);
+    const staging = this.readPool.acquire(bytes, Number.MAX_SAFE_INTEGER);
+    const enc = this.ensureBatch();
+    this.endPass();
+    enc.copyBufferToBuffer(buffer, 0, staging, 0, bytes);
+    return new Int32Array(await this.mapRead(staging, bytes), 0, count);
+  }
+
+  private async mapRead(staging: GPUBuffer, bytes: number): Promise<ArrayBuffer> {
+    this.flush();
+    try {
+      await staging.mapAsync(GPUMapMode.READ, 0, bytes);
+    } catch (e) {
+      await this.checkErrors();
+      if (this.lostInfo) throw new DeviceLostError(`the GPU device was lost while reading: ${this.lostInfo.message}`);
+      throw e;
+    }
+    const copy = staging.getMappedRange(0, bytes).slice(0);
+    staging.unmap();
+    this.readPool.release(staging);
+    await this.checkErrors();
+    return copy;
+  }
+
+  // ---- commands ----------------------------------------------------------------------------
+
+  private pipeline(key: string, wgsl: () => string) {
+    let p = this.pipelines.get(key);
+    if (!p) {
+      const module = this.device.createShaderModule({ code: wgsl(), label: key });
+      const pipeline = this.device.createComputePipeline({ layout: 'auto', compute: { module, entryPoint: 'main' }, label: key });
+      p = { pipeline, layout: pipeline.getBindGroupLayout(0) };
+      this.pipelines.set(key, p);
+    }
+    return p;
+  }
+
+  /** The pipeline, compiled now; tests use it to compile kernels a device cannot run. */
+  compile(key: string, wgsl: () => string): GPUComputePipeline {
+    this.ensureBatch();
+    return this.pipeline(key, wgsl).pipeline;
+  }
+
+  dispatch<K extends string>(spec: DispatchSpec<K>): void {
+    const enc = this.ensureBatch();
+    const { pipeline, layout } = this.pipeline(spec.key, spec.wgsl);
+    const off = this.arenaAlloc(spec.params.bytes);
+    spec.params.write(this.arenaView, off, spec.values);
+    const entries: GPUBindGroupEntry[] = [
+      { binding: 0, resource: { buffer: this.arenaGpu, offset: off, size: spec.params.bytes } },
+      ...spec.buffers.map((b, i) => ({
+        binding: i + 1,
+        resource: 'buffer' in b ? { buffer: b.buffer, offset: b.offset, size: b.size } : { buffer: b },
+      })),
+    ];
+    const bindGroup = this.device.createBindGroup({ layout, entries });
+    const wg = typeof spec.workgroups === 'number' ? grid(spec.workgroups, this.maxPerDim) : spec.workgroups;
+    // arenaAlloc may have submitted the batch, so the encoder is fetched again.
+    const current = this.encoder ?? enc;
+    if (!this.pass) this.pass = current.beginComputePass();
+    this.pass.setPipeline(pipeline);
+    this.pass.setBindGroup(0, bindGroup);
+    this.pass.dispatchWorkgroups(wg[0], wg[1], wg[2]);
+    this.batchOps.add(spec.key.split(':')[0]);
+    if (++this.dispatches >= this.options.maxDispatchesPerBatch) this.flush();
+  }
+
+  /** Checks a tensor belongs here and is alive. */
+  own(t: unknown, op: string): GpuTensor {
+    if (!(t instanceof GpuTensor)) throw new ForeignTensorError(`${op}: a tensor from another backend was passed to the WebGPU backend`);
+    if (t.disposed) throw new ForeignTensorError(`${op}: the tensor of shape [${t.shape}] was already disposed`);
+    return t;
+  }
+}

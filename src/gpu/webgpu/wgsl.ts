@@ -1,0 +1,111 @@
+/**
+ * Shared WGSL building blocks. Kernels are template strings (0hq/WebGPT's habit); what more
+ * than one kernel needs lives here once, as functions returning WGSL text.
+ */
+
+export type ScalarType = 'u32' | 'i32' | 'f32';
+
+/**
+ * A flat uniform struct of 4-byte scalars at @binding(0). Flat scalars need no padding under
+ * WGSL's uniform layout rules (only arrays and nested structs round to 16), so field i sits at
+ * byte 4*i and the host writes it with a DataView.
+ */
+export class Params<K extends string> {
+  readonly names: readonly K[];
+  constructor(readonly fields: Readonly<Record<K, ScalarType>>) {
+    this.names = Object.keys(fields) as K[];
+  }
+
+  /** Binding size: a multiple of 16 keeps every backend's uniform block rules happy. */
+  get bytes(): number {
+    return Math.ceil((this.names.length * 4) / 16) * 16;
+  }
+
+  get wgsl(): string {
+    const members = this.names.map((n) => `  ${n}: ${this.fields[n]},`).join('\n');
+    return `struct Params {\n${members}\n}\n@group(0) @binding(0) var<uniform> P: Params;\n`;
+  }
+
+  write(view: DataView, offset: number, values: Readonly<Record<K, number>>): void {
+    this.names.forEach((n, i) => {
+      const v = values[n];
+      if (v === undefined || !Number.isFinite(v)) throw new Error(`uniform ${n} = ${v}`);
+      const o = offset + 4 * i;
+      if (this.fields[n] === 'f32') view.setFloat32(o, v, true);
+      else if (this.fields[n] === 'i32') view.setInt32(o, v, true);
+      else view.setUint32(o, v, true);
+    });
+  }
+}
+
+/** `enable f16;` must be the first directive of a module that names f16 anywhere. */
+export function header(f16: boolean): string {
+  return f16 ? 'enable f16;\n' : '';
+}
+
+/**
+ * A storage binding of scalars of `type`; weights stored as f16 are read through `load<Name>`
+ * (and `load<Name>4` for vec4 views), so a kernel body is the same for both storage types.
+ */
+export function weightBinding(binding: number, name: string, dtype: 'f32' | 'f16', vec4: boolean): string {
+  const t = dtype === 'f16' ? 'f16' : 'f32';
+  const Name = name[0].toUpperCase() + name.slice(1);
+  if (vec4) {
+    return `@group(0) @binding(${binding}) var<storage, read> ${name}: array<vec4<${t}>>;
+fn load${Name}4(i: u32) -> vec4<f32> { return vec4<f32>(${name}[i]); }
+`;
+  }
+  return `@group(0) @binding(${binding}) var<storage, read> ${name}: array<${t}>;
+fn load${Name}(i: u32) -> f32 { return f32(${name}[i]); }
+`;
+}
+
+/**
+ * Grids larger than maxComputeWorkgroupsPerDimension (65535) fold into x and y; this recovers
+ * the flat workgroup index. Workgroup ids are uniform, so branches on it may precede barriers.
+ */
+export const FLAT_WORKGROUP = /* wgsl */ `
+fn flatWorkgroup(wid: vec3<u32>, nwg: vec3<u32>) -> u32 { return wid.x + wid.y * nwg.x; }
+`;
+
+/** The usual entry-point signature: flat workgroup index `wg`, local index `lid`. */
+export function entry(wgSize: number): string {
+  return `@compute @workgroup_size(${wgSize})
+fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
+        @builtin(local_invocation_index) lid: u32) {
+  let wg = flatWorkgroup(wid, nwg);`;
+}
+
+/** Mid-range f32 "minus infinity": WGSL constants may not be infinite, and exp() of it is 0. */
+export const NEG_BIG = '-3.0e38';
+
+/**
+ * A tree reduction over the workgroup of values of `type` combined by WGSL function `combine`.
+ * Must be called from uniform control flow by every invocation; the result is uniform and the
+ * scratch array is free for the next call (workgroupUniformLoad ends with a barrier).
+ */
+export function workgroupReduce(name: string, type: string, wgSize: number, combine: string): string {
+  if ((wgSize & (wgSize - 1)) !== 0) throw new Error(`workgroup size ${wgSize} is not a power of two`);
+  return /* wgsl */ `
+var<workgroup> ${name}Scratch: array<${type}, ${wgSize}>;
+fn ${name}(lid: u32, v: ${type}) -> ${type} {
+  ${name}Scratch[lid] = v;
+  for (var s = ${wgSize / 2}u; s > 0u; s = s >> 1u) {
+    workgroupBarrier();
+    if (lid < s) { ${name}Scratch[lid] = ${combine}(${name}Scratch[lid], ${name}Scratch[lid + s]); }
+  }
+  return workgroupUniformLoad(&${name}Scratch[0]);
+}
+`;
+}
+
+export const ADD_F32 = 'fn addF32(a: f32, b: f32) -> f32 { return a + b; }\n';
+export const MAX_F32 = 'fn maxF32(a: f32, b: f32) -> f32 { return max(a, b); }\n';
+
+/** Workgroup count for a flat grid, folded to stay within the per-dimension limit. */
+export function grid(n: number, maxPerDim: number): [number, number, number] {
+  if (n <= maxPerDim) return [Math.max(1, n), 1, 1];
+  const y = Math.ceil(n / maxPerDim);
+  if (y > maxPerDim) throw new Error(`grid of ${n} workgroups is too large`);
+  return [Math.ceil(n / y), y, 1];
+}
