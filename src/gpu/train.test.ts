@@ -1,0 +1,96 @@
+/** The update step's direction on a real pretrained model (stories260K), CPU reference backend. */
+import { beforeAll, describe, expect, it } from 'vitest';
+import { requireShared } from '../../test/shared-dir';
+import { CpuBackend } from './cpu/backend';
+import { generate } from './generate';
+import { LoraAdapter } from './lora';
+import { Policy } from './policy';
+import { score } from './score';
+import { DirSource } from './source-node';
+import { DEFAULT_TRAIN, LoraTrainer, type TrainSample } from './train';
+
+const stories = requireShared('models/stories260K');
+const mean = (xs: ArrayLike<number>) => Array.from(xs).reduce((a, b) => a + b, 0) / xs.length;
+
+describe.skipIf(!stories)('PPO steps on stories260K', () => {
+  let policy: Policy;
+  let prompt: number[];
+  let completion: number[];
+
+  beforeAll(async () => {
+    policy = await Policy.load(new DirSource(stories!), new CpuBackend());
+    prompt = policy.promptIds('Once upon a time');
+    completion = policy.tokenizer.encode(' there was a dog named Max. Max liked to run.', false);
+  });
+
+  const fresh = (seed = 1) => LoraAdapter.init(policy.model.backend, policy.config, { rank: 4, alpha: 8, targets: ['q_proj', 'v_proj', 'o_proj', 'down_proj'] }, seed);
+  const meanLogp = async (adapter: LoraAdapter) => mean((await score(policy.model, [{ prompt, completion }], { lora: adapter }))[0].logprobs);
+  const sample = (a: number): TrainSample => ({ prompt, completion, advantages: completion.map(() => a) });
+  const settings = { ...DEFAULT_TRAIN, lr: 2e-3, weightDecay: 0 };
+
+  it('a fresh adapter (B = 0) is the base model', async () => {
+    const base = mean((await score(policy.model, [{ prompt, completion }]))[0].logprobs);
+    expect(await meanLogp(fresh())).toBeCloseTo(base, 6);
+  });
+
+  it('A = +1 raises the completion log-prob, A = -1 lowers it', async () => {
+    for (const [a, sign] of [[1, 1], [-1, -1]] as const) {
+      const adapter = fresh();
+      const before = await meanLogp(adapter);
+      const trainer = new LoraTrainer(policy.model, adapter, settings);
+      for (let i = 0; i < 3; i++) {
+        const stats = await trainer.trainStep([sample(a)]);
+        expect(stats.skipped).toBeNull();
+        expect(stats.gradNorm).toBeGreaterThan(0);
+      }
+      const after = await meanLogp(adapter);
+      expect(Math.sign(after - before)).toBe(sign);
+      expect(Math.abs(after - before)).toBeGreaterThan(0.01);
+    }
+  });
+
+  it('A = 0 with beta = 0 gives zero gradients and leaves the adapter unchanged', async () => {
+    const adapter = fresh();
+    const before = await Promise.all(adapter.parameters().map((p) => policy.model.backend.read(p.tensor)));
+    const trainer = new LoraTrainer(policy.model, adapter, settings);
+    const stats = await trainer.trainStep([sample(0)]);
+    expect(stats.gradNorm).toBe(0);
+    const after = await Promise.all(adapter.parameters().map((p) => policy.model.backend.read(p.tensor)));
+    after.forEach((t, i) => expect(Array.from(t)).toEqual(Array.from(before[i])));
+  });
+
+  it('clipping stops the update once rho leaves the band, in the direction of A only', async () => {
+    const adapter = fresh();
+    const current = (await score(policy.model, [{ prompt, completion }], { lora: adapter }))[0].logprobs;
+    // old = current - 1, so rho = e > 1 + 0.28 on every token.
+    const oldLogp = Array.from(current, (x) => x - 1);
+    const trainer = new LoraTrainer(policy.model, adapter, settings);
+    const up = await trainer.trainStep([{ ...sample(1), oldLogp }]);
+    expect(up.clipFracHigh).toBe(1);
+    expect(up.gradNorm).toBe(0);
+    const down = await trainer.trainStep([{ ...sample(-1), oldLogp }]);
+    expect(down.clipFracLow).toBe(0);
+    expect(down.gradNorm).toBeGreaterThan(0);
+  });
+
+  it('OPD advantages (teacher - student) shrink the log-ratio to a hint-conditioned teacher', async () => {
+    const adapter = fresh(3);
+    const [g] = await generate(policy.model, [prompt], { maxNewTokens: 20 });
+    const teacherPrompt = policy.promptIds('Max was a big brown dog. Once upon a time');
+    // The teacher is the frozen base model seeing the hint-like context.
+    const teacher = (await score(policy.model, [{ prompt: teacherPrompt, completion: g.tokens }]))[0].logprobs;
+    const gap = async () => {
+      const student = (await score(policy.model, [{ prompt, completion: g.tokens }], { lora: adapter }))[0].logprobs;
+      return { student, meanAbs: mean(student.map((s, t) => Math.abs(s - teacher[t]))) };
+    };
+    const trainer = new LoraTrainer(policy.model, adapter, { ...settings, lr: 1e-3 });
+    const start = await gap();
+    let last = start;
+    for (let i = 0; i < 4; i++) {
+      const advantages = Array.from(teacher, (t, k) => t - last.student[k]);
+      await trainer.trainStep([{ prompt, completion: g.tokens, advantages }]);
+      last = await gap();
+    }
+    expect(last.meanAbs).toBeLessThan(start.meanAbs * 0.9);
+  });
+});
