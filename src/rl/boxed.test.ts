@@ -1,0 +1,70 @@
+import { describe, it, expect } from 'vitest';
+import { lastBoxContent, parseBoxedScore } from './boxed';
+
+describe('parseBoxedScore', () => {
+  const cases: [string, string, 1 | 0 | -1 | null][] = [
+    ['progress', 'The user thanks the assistant. \\boxed{1}', 1],
+    ['correction', '\\boxed{-1}', -1],
+    ['ambiguous', '\\boxed{0}', 0],
+    ['no box', 'I cannot decide.', null],
+    ['empty text', '', null],
+    ['several boxes: the last counts', 'Options: \\boxed{1}, \\boxed{-1}. Final: \\boxed{-1}', -1],
+    ['several boxes: last is positive', '\\boxed{-1} ... on reflection \\boxed{1}', 1],
+    ['nested \\text', '\\boxed{\\text{1}}', 1],
+    ['nested \\textbf with minus', '\\boxed{\\textbf{-1}}', -1],
+    ['double braces', '\\boxed{{1}}', 1],
+    ['double braces negative', '\\boxed{{-1}}', -1],
+    ['box inside box', '\\boxed{\\boxed{0}}', 0],
+    ['explicit plus', '\\boxed{+1}', 1],
+    ['spaces around', '\\boxed{ -1 }', -1],
+    ['space after sign', '\\boxed{- 1}', -1],
+    ['empty box', '\\boxed{}', null],
+    ['blank box', '\\boxed{   }', null],
+    ['unicode minus U+2212', '\\boxed{\u22121}', -1],
+    ['en dash as minus', '\\boxed{\u20131}', -1],
+    ['unclosed last box is ignored', 'so \\boxed{1} and then \\boxed{', 1],
+    ['unreadable last box wins over an earlier valid one', '\\boxed{1} then \\boxed{}', null],
+    ['out of range', '\\boxed{2}', null],
+    ['two digits', '\\boxed{10}', null],
+    ['decimal', '\\boxed{1.0}', null],
+    ['word', '\\boxed{yes}', null],
+    ['space before brace is not a box', '\\boxed {1}', null],
+    ['escaped braces are literal', '\\boxed{\\{1\\}}', null],
+    ['stray open brace before the box', 'let S = {a, b and \\boxed{1}', 1],
+    ['stray close brace after the box', '\\boxed{-1}}}', -1],
+    ['box never closed because of an inner brace', '\\boxed{1{}', null],
+    ['inside math mode', 'Score: $\\boxed{-1}$.', -1],
+    ['minus zero', '\\boxed{-0}', 0],
+  ];
+  it.each(cases)('%s', (_name, text, expected) => {
+    expect(parseBoxedScore(text)).toBe(expected);
+  });
+
+  const big: [string, () => string, 1 | 0 | -1 | null][] = [
+    ['100 kB of prose then a box', () => 'x'.repeat(100_000) + '\\boxed{1}', 1],
+    ['100 kB inside one box', () => '\\boxed{' + '1'.repeat(100_000) + '}', null],
+    ['100 kB of open braces', () => '{'.repeat(100_000) + '\\boxed{-1}', -1],
+    ['14k unclosed boxes', () => '\\boxed{'.repeat(14_000), null],
+    ['deep nesting in a box', () => '\\boxed{' + '{'.repeat(50_000) + '1' + '}'.repeat(50_000) + '}', null],
+    ['many boxes', () => '\\boxed{0} '.repeat(10_000) + '\\boxed{1}', 1],
+  ];
+  it.each(big)('%s: fast and defined', (_name, make, expected) => {
+    const text = make();
+    const t0 = performance.now();
+    expect(parseBoxedScore(text)).toBe(expected);
+    expect(performance.now() - t0).toBeLessThan(200);
+  });
+});
+
+describe('lastBoxContent', () => {
+  const cases: [string, string | null][] = [
+    ['\\boxed{a} \\boxed{b}', 'b'],
+    ['\\boxed{\\frac{1}{2}}', '\\frac{1}{2}'],
+    ['\\boxed{x', null],
+    ['\\boxed{}', ''],
+    ['no box', null],
+  ];
+  it.each(cases)('%j -> %j', (text, expected) => {
+    expect(lastBoxContent(text)).toBe(expected);
+  });
+});
