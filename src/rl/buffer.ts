@@ -44,6 +44,14 @@ export interface Batch<S> {
   trainable: number;
 }
 
+/** The result of SampleBuffer.add. */
+export interface AddResult<S> {
+  /** The sample as queued, with its loss mask decided: log it as a sample record now. */
+  sample: BufferedSample<S>;
+  /** The batch this sample completed, or null. */
+  batch: Batch<S> | null;
+}
+
 /** Running counts, for the run log and the live charts. */
 export interface BufferStats {
   added: number;
@@ -89,9 +97,9 @@ export class SampleBuffer<S extends BufferableSample> {
   /**
    * Adds one sample (not mutated; a tagged copy is queued).
    *
-   * @returns a batch when this sample fills one, else null
+   * @returns the tagged copy, and the batch when this sample fills one
    */
-  add(sample: S): Batch<S> | null {
+  add(sample: S): AddResult<S> {
     if (!Number.isInteger(sample.version) || sample.version < 0) {
       throw new InvalidArgumentError(
         `sample ${sample.session}#${sample.turn} has policy version ${sample.version}; tag every ` +
@@ -117,8 +125,9 @@ export class SampleBuffer<S extends BufferableSample> {
     }
     if (trainable) this.effectiveSessions.add(sample.session);
     else this.counts.masked++;
-    this.queue.push({ ...sample, trainable, promoted });
-    return this.queue.length >= this.batchSize ? this.release(this.batchSize) : null;
+    const tagged: BufferedSample<S> = { ...sample, trainable, promoted };
+    this.queue.push(tagged);
+    return { sample: tagged, batch: this.queue.length >= this.batchSize ? this.release(this.batchSize) : null };
   }
 
   /** Releases whatever is queued as a short batch (end of a run); null when empty. */

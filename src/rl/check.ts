@@ -135,7 +135,7 @@ export function object<R extends Spec, O extends Spec = Record<never, never>>(
   optional?: O,
 ): Checker<Out<R> & Partial<Out<O>>> {
   return (value, path) => {
-    if (!isPlainObject(value)) fail(path === '' ? '(record)' : path, 'a JSON object', value);
+    if (!isPlainObject(value)) fail(path === '' ? '(root)' : path, 'a JSON object', value);
     for (const key of Object.keys(value)) {
       if (!Object.hasOwn(required, key) && !(optional && Object.hasOwn(optional, key))) {
         throw new FieldError(child(path, key), 'is not a known field');

@@ -63,6 +63,7 @@ export {
   type BufferedSample,
   type Batch,
   type BufferStats,
+  type AddResult,
   type SampleBufferOptions,
 } from './buffer';
 export {

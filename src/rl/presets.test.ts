@@ -1,0 +1,117 @@
+import { describe, it, expect } from 'vitest';
+import { PresetError } from './errors';
+import { makePreset, parsePreset, type MethodName, type PresetOverrides } from './presets';
+
+describe('makePreset', () => {
+  it('binary serialises exactly as stored in a run file', () => {
+    expect(JSON.stringify(makePreset('binary'))).toBe(
+      '{"method":"binary",' +
+        '"judge":{"binaryVotes":3,"hintVotes":0,"temperature":0.6,"maxNewTokens":4096,"minHintChars":10},' +
+        '"advantage":{"weights":{"binary":1,"opd":0},"teacher":"initial",' +
+        '"teacherContext":{"noUserMessage":"new-user-message","trim":true}},' +
+        '"loss":{"epsLow":0.2,"epsHigh":0.28,"klCoef":0,"aggregation":"sample-mean"},' +
+        '"optimizer":{"lr":0.0001,"weightDecay":0.1,"betas":[0.9,0.98],"eps":1e-8},' +
+        '"batch":{"size":16,"zeroAdvantage":"at-least-one-per-session"},' +
+        '"finetune":{"mode":"lora","lora":{"rank":16,"alpha":32,' +
+        '"targets":["q_proj","k_proj","v_proj","o_proj","gate_proj","up_proj","down_proj"]}},' +
+        '"session":{"idleTimeoutMs":1800000}}',
+    );
+  });
+
+  const shapes: [MethodName, number, number, number, number][] = [
+    ['binary', 3, 0, 1, 0],
+    ['opd', 0, 1, 0, 1],
+    ['combined', 1, 1, 1, 1],
+  ];
+  it.each(shapes)('%s: votes %d/%d, weights %d/%d, shared defaults', (method, bv, hv, wb, wo) => {
+    const p = makePreset(method);
+    expect(p.judge).toMatchObject({ binaryVotes: bv, hintVotes: hv, temperature: 0.6 });
+    expect(p.advantage.weights).toEqual({ binary: wb, opd: wo });
+    expect(p.advantage.teacher).toBe('initial');
+    expect(p.loss).toEqual({ epsLow: 0.2, epsHigh: 0.28, klCoef: 0, aggregation: 'sample-mean' });
+    expect(p.batch.size).toBe(16);
+    expect(p.optimizer).toEqual({ lr: 1e-4, weightDecay: 0.1, betas: [0.9, 0.98], eps: 1e-8 });
+  });
+
+  it.each(shapes.map(([m]) => m))('%s round-trips through JSON and parsePreset', (method) => {
+    const p = makePreset(method);
+    const back = JSON.parse(JSON.stringify(p));
+    expect(back).toEqual(p);
+    expect(parsePreset(back)).toEqual(p);
+  });
+
+  const overrides: [string, MethodName, PresetOverrides, (p: ReturnType<typeof makePreset>) => unknown, unknown][] = [
+    ['judge votes', 'binary', { judge: { binaryVotes: 5 } }, (p) => p.judge.binaryVotes, 5],
+    ['other judge fields kept', 'binary', { judge: { binaryVotes: 5 } }, (p) => p.judge.temperature, 0.6],
+    ['full fine-tune takes lr 1e-5', 'combined', { finetune: { mode: 'full' } }, (p) => p.optimizer.lr, 1e-5],
+    ['explicit lr wins', 'combined', { finetune: { mode: 'full' }, optimizer: { lr: 3e-5 } }, (p) => p.optimizer.lr, 3e-5],
+    ['alpha follows rank', 'opd', { finetune: { lora: { rank: 32 } } }, (p) => p.finetune.lora.alpha, 64],
+    ['explicit alpha wins', 'opd', { finetune: { lora: { rank: 32, alpha: 16 } } }, (p) => p.finetune.lora.alpha, 16],
+    ['arrays are replaced', 'opd', { finetune: { lora: { targets: ['q_proj', 'v_proj'] } } }, (p) => p.finetune.lora.targets, ['q_proj', 'v_proj']],
+    ['betas', 'binary', { optimizer: { betas: [0.8, 0.9] } }, (p) => p.optimizer.betas, [0.8, 0.9]],
+    ['teacher', 'opd', { advantage: { teacher: 'current' } }, (p) => p.advantage.teacher, 'current'],
+    ['aggregation', 'binary', { loss: { aggregation: 'token-mean' } }, (p) => p.loss.aggregation, 'token-mean'],
+    ['weights', 'combined', { advantage: { weights: { opd: 0.5 } } }, (p) => p.advantage.weights, { binary: 1, opd: 0.5 }],
+    ['zero policy', 'binary', { batch: { zeroAdvantage: 'mask-all' } }, (p) => p.batch.zeroAdvantage, 'mask-all'],
+  ];
+  it.each(overrides)('override: %s', (_name, method, over, pick, expected) => {
+    expect(pick(makePreset(method, over))).toEqual(expected);
+  });
+
+  it('returns independent objects', () => {
+    const a = makePreset('binary');
+    a.finetune.lora.targets.push('lm_head');
+    a.optimizer.betas[0] = 0;
+    expect(makePreset('binary').finetune.lora.targets).toHaveLength(7);
+    expect(makePreset('binary').optimizer.betas).toEqual([0.9, 0.98]);
+  });
+
+  const bad: [string, MethodName, unknown, string][] = [
+    ['unknown setting', 'binary', { judge: { votes: 3 } }, 'judge.votes'],
+    ['unknown section', 'binary', { trainer: {} }, 'trainer'],
+    ['epsLow of 1', 'binary', { loss: { epsLow: 1 } }, 'loss.epsLow'],
+    ['negative lr', 'binary', { optimizer: { lr: -1 } }, 'optimizer.lr'],
+    ['fractional votes', 'binary', { judge: { binaryVotes: 1.5 } }, 'judge.binaryVotes'],
+    ['binary judge switched off for binary', 'binary', { judge: { binaryVotes: 0 } }, 'judge.binaryVotes'],
+    ['hint judge switched off for combined', 'combined', { judge: { hintVotes: 0 } }, 'judge.hintVotes'],
+    ['unknown aggregation', 'binary', { loss: { aggregation: 'mean' } }, 'loss.aggregation'],
+    ['beta of 1', 'binary', { optimizer: { betas: [0.9, 1] } }, 'optimizer.betas[1]'],
+    ['empty LoRA target', 'binary', { finetune: { lora: { targets: [''] } } }, 'finetune.lora.targets[0]'],
+    ['batch size 0', 'binary', { batch: { size: 0 } }, 'batch.size'],
+  ];
+  it.each(bad)('refuses %s, naming the field', (_name, method, over, field) => {
+    let error: unknown;
+    try {
+      makePreset(method, over as PresetOverrides);
+    } catch (e) {
+      error = e;
+    }
+    expect(error).toBeInstanceOf(PresetError);
+    expect((error as PresetError).field).toBe(field);
+  });
+
+  it('refuses an unknown method', () => {
+    expect(() => makePreset('grpo' as MethodName)).toThrow(PresetError);
+  });
+});
+
+describe('parsePreset', () => {
+  const bad: [string, (p: Record<string, any>) => void, string][] = [
+    ['missing section', (p) => delete p.loss, 'loss'],
+    ['missing field', (p) => delete p.judge.temperature, 'judge.temperature'],
+    ['extra field', (p) => (p.loss.clip = 0.3), 'loss.clip'],
+    ['wrong type', (p) => (p.batch.size = '16'), 'batch.size'],
+    ['wrong method', (p) => (p.method = 'ppo'), 'method'],
+  ];
+  it.each(bad)('refuses %s', (_name, mutate, field) => {
+    const p = JSON.parse(JSON.stringify(makePreset('combined')));
+    mutate(p);
+    expect(() => parsePreset(p)).toThrow(PresetError);
+    expect(() => parsePreset(p)).toThrow(`"${field}"`);
+  });
+
+  it('refuses something that is not an object', () => {
+    expect(() => parsePreset(null)).toThrow(PresetError);
+    expect(() => parsePreset([1])).toThrow(PresetError);
+  });
+});

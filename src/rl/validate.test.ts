@@ -1,0 +1,207 @@
+import { describe, it, expect } from 'vitest';
+import { RecordValidationError } from './errors';
+import type { RunRecord } from './records';
+import { RECORD_LIMITS, validateRecord } from './validate';
+
+const good: RunRecord[] = [
+  {
+    kind: 'interaction',
+    version: 0,
+    ts: 1000,
+    session: 's1',
+    turn: 1,
+    turnType: 'main',
+    messages: [
+      { role: 'system', content: 'be kind' },
+      { role: 'user', content: 'Solve 2+2' },
+    ],
+    response: '4',
+    tokenIds: [19, 151645],
+    logprobs: [-0.25, -0.001],
+    startedAt: 990,
+    finishedAt: 1000,
+  },
+  { kind: 'judge_vote', version: 0, ts: 1100, session: 's1', turn: 1, judge: 'binary', vote: 0, raw: '\\boxed{-1}', score: -1, hint: null },
+  {
+    kind: 'judge_vote',
+    version: 0,
+    ts: 1101,
+    session: 's1',
+    turn: 1,
+    judge: 'hint',
+    vote: 0,
+    raw: '\\boxed{1}[HINT_START]Show steps.[HINT_END]',
+    score: 1,
+    hint: 'Show steps.',
+    step: 3,
+  },
+  { kind: 'judge_result', version: 0, ts: 1200, session: 's1', turn: 1, judge: 'hint', score: 1, accepted: true, hint: 'Show steps.', teacherLogpCount: 2 },
+  {
+    kind: 'sample',
+    version: 0,
+    ts: 1300,
+    session: 's1',
+    turn: 1,
+    trainable: true,
+    promoted: false,
+    reward: -1,
+    advantages: { tokens: 2, mean: -1.25, min: -1.5, max: -1, meanAbs: 1.25, nonZero: 2 },
+    perToken: [-1, -1.5],
+  },
+  {
+    kind: 'train_step',
+    version: 0,
+    ts: 1400,
+    step: 0,
+    samples: 16,
+    stats: {
+      loss: 0.5,
+      policyLoss: 0.5,
+      kl: 0,
+      clipFracLow: 0,
+      clipFracHigh: 0.01,
+      entropy: 1.2,
+      meanAbsAdv: 0.7,
+      gradNorm: 3.1,
+      tokens: 2048,
+      stepMs: 812,
+      logpGap: 0.002,
+    },
+    skipped: null,
+  },
+  {
+    kind: 'train_step',
+    version: 1,
+    ts: 1500,
+    step: 1,
+    samples: 16,
+    stats: {
+      loss: null,
+      policyLoss: null,
+      kl: null,
+      clipFracLow: null,
+      clipFracHigh: null,
+      entropy: null,
+      meanAbsAdv: null,
+      gradNorm: null,
+      tokens: 0,
+      stepMs: null,
+      logpGap: null,
+    },
+    skipped: 'no trainable tokens',
+  },
+  {
+    kind: 'evaluation',
+    version: 1,
+    ts: 1600,
+    step: 1,
+    name: 'personalization',
+    scores: { mean: 0.25 },
+    perProblem: [{ id: 'gsm8k-0', score: 0.5, detail: 'too formal' }, { id: 'gsm8k-1', score: null }],
+  },
+  { kind: 'version_boundary', version: 1, ts: 1450, step: 0, from: 0, to: 1 },
+  { kind: 'session_end', version: 1, ts: 1700, session: 's1', reason: 'timeout', turns: 5, mainTurns: 3 },
+];
+
+describe('validateRecord accepts well-formed records', () => {
+  it.each(good.map((r) => [r.kind, r] as const))('%s', (_kind, record) => {
+    const parsed = JSON.parse(JSON.stringify(record));
+    const out = validateRecord(parsed, 'run.jsonl line 1');
+    expect(out).toEqual(record);
+    expect(out).not.toBe(parsed);
+  });
+});
+
+type Mutation = (r: any) => void;
+const byKind = (kind: RunRecord['kind']) => structuredClone(good.find((r) => r.kind === kind)!) as any;
+
+describe('validateRecord rejects malformed records, naming the field', () => {
+  const cases: [string, RunRecord['kind'], Mutation, string][] = [
+    ['unknown kind', 'interaction', (r) => (r.kind = 'chat'), 'kind'],
+    ['missing kind', 'interaction', (r) => delete r.kind, 'kind'],
+    ['missing messages', 'interaction', (r) => delete r.messages, 'messages'],
+    ['bad role', 'interaction', (r) => (r.messages[1].role = 'bot'), 'messages[1].role'],
+    ['content not a string', 'interaction', (r) => (r.messages[0].content = 5), 'messages[0].content'],
+    ['content over the limit', 'interaction', (r) => (r.messages[0].content = 'x'.repeat(RECORD_LIMITS.text + 1)), 'messages[0].content'],
+    ['negative version', 'interaction', (r) => (r.version = -1), 'version'],
+    ['fractional version', 'interaction', (r) => (r.version = 1.5), 'version'],
+    ['ts as a string', 'interaction', (r) => (r.ts = 'now'), 'ts'],
+    ['empty session', 'interaction', (r) => (r.session = ''), 'session'],
+    ['session too long', 'interaction', (r) => (r.session = 's'.repeat(RECORD_LIMITS.id + 1)), 'session'],
+    ['missing session where required', 'interaction', (r) => delete r.session, 'session'],
+    ['turn 0', 'interaction', (r) => (r.turn = 0), 'turn'],
+    ['bad turn type', 'interaction', (r) => (r.turnType = 'background'), 'turnType'],
+    ['unknown field', 'interaction', (r) => (r.evil = true), 'evil'],
+    ['negative token id', 'interaction', (r) => (r.tokenIds[1] = -1), 'tokenIds[1]'],
+    ['null log-prob', 'interaction', (r) => (r.logprobs[0] = null), 'logprobs[0]'],
+    ['log-probs and tokens of different length', 'interaction', (r) => r.logprobs.push(-1), 'logprobs'],
+    ['finished before started', 'interaction', (r) => (r.finishedAt = 0), 'finishedAt'],
+    ['vote score 2', 'judge_vote', (r) => (r.score = 2), 'score'],
+    ['unknown judge', 'judge_vote', (r) => (r.judge = 'gpt'), 'judge'],
+    ['hint too long', 'judge_vote', (r) => (r.hint = 'h'.repeat(RECORD_LIMITS.hint + 1)), 'hint'],
+    ['accepted not boolean', 'judge_result', (r) => (r.accepted = 'yes'), 'accepted'],
+    ['result score out of range', 'judge_result', (r) => (r.score = 3), 'score'],
+    ['per-token length differs from summary', 'sample', (r) => r.perToken.push(0), 'perToken'],
+    ['summary field missing', 'sample', (r) => delete r.advantages.meanAbs, 'advantages.meanAbs'],
+    ['clip fraction above 1', 'train_step', (r) => (r.stats.clipFracLow = 1.5), 'stats.clipFracLow'],
+    ['stat missing', 'train_step', (r) => delete r.stats.entropy, 'stats.entropy'],
+    ['empty skip reason', 'train_step', (r) => (r.skipped = ''), 'skipped'],
+    ['missing step', 'train_step', (r) => delete r.step, 'step'],
+    ['score not a number', 'evaluation', (r) => (r.scores.mean = 'high'), 'scores.mean'],
+    ['empty problem id', 'evaluation', (r) => (r.perProblem[0].id = ''), 'perProblem[0].id'],
+    ['boundary going backwards', 'version_boundary', (r) => (r.to = 0), 'to'],
+    ['bad end reason', 'session_end', (r) => (r.reason = 'crash'), 'reason'],
+    ['more main turns than turns', 'session_end', (r) => (r.mainTurns = 9), 'mainTurns'],
+  ];
+  it.each(cases)('%s', (_name, kind, mutate, field) => {
+    const record = byKind(kind);
+    mutate(record);
+    let error: unknown;
+    try {
+      validateRecord(record, 'run.jsonl line 7');
+    } catch (e) {
+      error = e;
+    }
+    expect(error).toBeInstanceOf(RecordValidationError);
+    const e = error as RecordValidationError;
+    expect(e.field).toBe(field);
+    expect(e.where).toBe('run.jsonl line 7');
+    expect(e.message).toContain(`run.jsonl line 7: field "${field}"`);
+  });
+
+  const notObjects: [string, unknown][] = [
+    ['null', null],
+    ['an array', [1]],
+    ['a string', 'interaction'],
+    ['a number', 3],
+  ];
+  it.each(notObjects)('%s', (_name, value) => {
+    expect(() => validateRecord(value, 'x')).toThrow(RecordValidationError);
+  });
+});
+
+describe('validateRecord on hostile input', () => {
+  it('keeps a "__proto__" score key as plain data', () => {
+    const text = JSON.stringify(byKind('evaluation')).replace('"mean":0.25', '"__proto__":{"polluted":1}');
+    expect(() => validateRecord(JSON.parse(text), 'x')).toThrow(RecordValidationError);
+    const numeric = JSON.stringify(byKind('evaluation')).replace('"mean":0.25', '"__proto__":1');
+    const out = validateRecord(JSON.parse(numeric), 'x');
+    expect(out.kind === 'evaluation' && Object.hasOwn(out.scores, '__proto__')).toBe(true);
+    expect(Object.getPrototypeOf(out.kind === 'evaluation' ? out.scores : null)).toBe(Object.prototype);
+    expect(({} as Record<string, unknown>).polluted).toBeUndefined();
+  });
+
+  it('refuses a top-level "__proto__" field', () => {
+    const text = JSON.stringify(byKind('session_end')).replace('{', '{"__proto__":{"x":1},');
+    expect(() => validateRecord(JSON.parse(text), 'x')).toThrow(/"__proto__"/);
+  });
+
+  it('refuses an array over the limit without walking it', () => {
+    const r = byKind('sample');
+    r.perToken = new Array(RECORD_LIMITS.tokens + 1).fill(0);
+    r.advantages.tokens = r.perToken.length;
+    const t0 = performance.now();
+    expect(() => validateRecord(r, 'x')).toThrow(/limit is 1000000/);
+    expect(performance.now() - t0).toBeLessThan(100);
+  });
+});
