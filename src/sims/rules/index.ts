@@ -1,0 +1,52 @@
+import type { TextGenerator } from '../generator';
+import type { Scenario } from '../scenarios/scenario';
+import { normaliseSubject } from '../scenarios/storyteller';
+import { RulesEvaluator } from './evaluator';
+import { RulesJudge } from './judge';
+import type { RulesProfile } from './profile';
+import { storytellerRules } from './storyteller';
+import { STUDENT_RULES } from './student';
+import { TEACHER_RULES } from './teacher';
+import { RulesUser } from './user';
+
+/**
+ * The offline stand-ins for a scenario's models. The judges work for every scenario; the user and
+ * the evaluator exist only where the scenario's wishes are written down as rules (not for a
+ * custom persona, whose wishes are free text, nor for talk-yourself, where the person is the user).
+ */
+export interface ScenarioRules {
+  user: TextGenerator | null;
+  judge: TextGenerator;
+  hintJudge: TextGenerator;
+  evaluator: TextGenerator | null;
+}
+
+export function rulesProfileFor(scenario: Scenario): RulesProfile | null {
+  switch (scenario.config.id) {
+    case 'student':
+      return STUDENT_RULES;
+    case 'teacher':
+      return TEACHER_RULES;
+    case 'storyteller':
+      return storytellerRules(normaliseSubject(scenario.config.subject));
+    default:
+      return null;
+  }
+}
+
+export function createRules(scenario: Scenario): ScenarioRules {
+  const profile = rulesProfileFor(scenario);
+  return {
+    user: profile && new RulesUser(profile),
+    judge: new RulesJudge('binary', profile),
+    hintJudge: new RulesJudge('hint', profile),
+    evaluator: profile && new RulesEvaluator(profile),
+  };
+}
+
+export { RulesUser } from './user';
+export { RulesJudge, type JudgeMode } from './judge';
+export { RulesEvaluator } from './evaluator';
+export { RulesInputError, readNextState, readSimulatorView, type SimulatorView } from './reading';
+export { classifyReaction, type Reaction } from './reaction';
+export type { Issue, RulesProfile } from './profile';

@@ -1,0 +1,56 @@
+import type { ChatMessage } from '../../rl/messages';
+import type { GenerateOptions, TextGenerator } from '../generator';
+import { heardIssues, joinList, type RulesProfile } from './profile';
+import { classifyReaction } from './reaction';
+import { readNextState } from './reading';
+
+export type JudgeMode = 'binary' | 'hint';
+
+const QUOTE_CHARS = 200;
+
+/**
+ * A judge that reads the user's reply (the next state) in the judge prompt and answers in the LLM
+ * judge's format: a short reason, then `\boxed{1}`, `\boxed{-1}` or `\boxed{0}` (binary mode), or
+ * `\boxed{1}` with a `[HINT_START]...[HINT_END]` hint when the reply asks for a change, else
+ * `\boxed{-1}` (hint mode). Without a profile it works for any user: the hint restates the request.
+ */
+export class RulesJudge implements TextGenerator {
+  readonly kind = 'rules' as const;
+  readonly label: string;
+
+  constructor(
+    private readonly mode: JudgeMode,
+    private readonly profile: RulesProfile | null = null,
+  ) {
+    const role = mode === 'binary' ? 'judge' : 'hint judge';
+    this.label = profile ? `rules: ${role} (${profile.name})` : `rules: ${role}`;
+  }
+
+  async generate(messages: ChatMessage[], opts: GenerateOptions = {}): Promise<string> {
+    opts.signal?.throwIfAborted();
+    const reply = readNextState(messages);
+    const reaction = classifyReaction(reply);
+    if (this.mode === 'binary') {
+      if (reaction === 'progress') return 'The user accepts the answer and moves on, so the step succeeded.\n\n\\boxed{1}';
+      if (reaction === 'redo') return 'The user asks for the answer to be redone, so it was not what they wanted.\n\n\\boxed{-1}';
+      return 'The reply neither accepts nor rejects the answer.\n\n\\boxed{0}';
+    }
+    if (reaction !== 'redo') return 'The reply carries no instruction that would have improved the answer.\n\n\\boxed{-1}';
+    // The hint comes before the decision so that nothing quoted can be mistaken for the last \boxed{}.
+    return `The user says what was wrong with the answer.\n\n[HINT_START]${this.hint(reply)}[HINT_END]\n\n\\boxed{1}`;
+  }
+
+  private hint(reply: string): string {
+    const issues = this.profile ? heardIssues(this.profile, reply) : [];
+    if (issues.length > 0) {
+      const { hintLead, hintTail } = this.profile!;
+      return [`${hintLead} ${joinList(issues.map((i) => i.fix))}.`, hintTail].filter(Boolean).join(' ');
+    }
+    const request = reply
+      .replace(/\\boxed\{[^}]*\}|\[HINT_(?:START|END)\]/g, '')
+      .replace(/\s+/g, ' ')
+      .trim()
+      .slice(0, QUOTE_CHARS);
+    return `The user asked for a different answer: "${request}". Answer the way this request asks.`;
+  }
+}

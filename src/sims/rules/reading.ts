@@ -1,0 +1,55 @@
+import type { ChatMessage } from '../../rl/messages';
+import { AI_REPLY_PREFIX } from '../scenarios/simulator-view';
+
+/** Messages a rule-based generator cannot read; says how to build the right ones. */
+export class RulesInputError extends Error {
+  override name = 'RulesInputError';
+}
+
+export interface SimulatorView {
+  /** The user's first message: the task as they posed it. */
+  task: string;
+  /** The policy's latest answer. */
+  answer: string;
+  /** How many answers the policy has given so far. */
+  turn: number;
+}
+
+/** Reads a chat built by simulatorMessages(): the simulator's lines are `assistant`, the AI's `user`. */
+export function readSimulatorView(messages: ChatMessage[]): SimulatorView {
+  const answers = messages.filter((m) => m.role === 'user' && m.content.startsWith(AI_REPLY_PREFIX));
+  const last = messages.at(-1);
+  if (last === undefined || last !== answers.at(-1)) {
+    throw new RulesInputError(
+      'The rule-based user needs the AI\'s latest answer as the last message, prefixed "The AI assistant replied:"; ' +
+        'build its messages with simulatorMessages(scenario, transcript).',
+    );
+  }
+  return {
+    task: messages.find((m) => m.role === 'assistant')?.content ?? '',
+    answer: last.content.slice(AI_REPLY_PREFIX.length),
+    turn: answers.length,
+  };
+}
+
+/**
+ * The next state (the user's reply) inside a judge prompt. Judge prompts put it under a label such
+ * as "## Next state [role: user]" or "Next state (turn t+1):" and may close with an instruction
+ * paragraph ("Now assign ..."); the last such label counts. A prompt without a label is taken as
+ * the reply itself.
+ */
+export function readNextState(messages: ChatMessage[]): string {
+  const prompt = messages.findLast((m) => m.role === 'user')?.content ?? '';
+  const tagged = /<next_state>([\s\S]*)<\/next_state>/i.exec(prompt);
+  if (tagged) return tagged[1].trim();
+  const lines = prompt.split('\n');
+  const labelAt = lines.findLastIndex((line) => /^[\s#>*_-]*next[ _-]?state\b/i.test(line));
+  if (labelAt < 0) return prompt.trim();
+  // "Next state: thanks!" carries the reply on the label line; brackets may hold "role: user".
+  const inline = /next[ _-]?state\b[^:]*?:\s*(\S.*)$/i.exec(lines[labelAt].replace(/\[[^\]]*\]|\([^)]*\)/g, ''));
+  const body = [inline?.[1] ?? '', ...lines.slice(labelAt + 1)].join('\n');
+  const nextHeading = body.search(/\n#{1,6}[ \t]/);
+  const untilHeading = nextHeading >= 0 ? body.slice(0, nextHeading) : body;
+  const trailer = untilHeading.lastIndexOf('\n\nNow ');
+  return (trailer >= 0 ? untilHeading.slice(0, trailer) : untilHeading).trim();
+}

@@ -1,0 +1,30 @@
+import { customScenario } from './custom';
+import type { Scenario, ScenarioConfig, ScenarioId } from './scenario';
+import { ScenarioConfigError } from './scenario';
+import { storytellerScenario } from './storyteller';
+import { studentScenario } from './student';
+import { talkScenario } from './talk';
+import { teacherScenario } from './teacher';
+
+/** The scenario picker's entries, in display order. */
+export const SCENARIO_IDS: readonly ScenarioId[] = ['student', 'teacher', 'storyteller', 'custom', 'talk'];
+
+/** Recreates a scenario from its stored config; throws ScenarioConfigError for an unusable one. */
+export function createScenario(config: ScenarioConfig): Scenario {
+  switch (config.id) {
+    case 'student':
+      return studentScenario();
+    case 'teacher':
+      return teacherScenario();
+    case 'storyteller':
+      return storytellerScenario(config.subject);
+    case 'custom':
+      return customScenario(config);
+    case 'talk':
+      return talkScenario();
+    default:
+      throw new ScenarioConfigError(
+        `Unknown scenario "${(config as { id?: unknown }).id}"; choose one of ${SCENARIO_IDS.join(', ')}.`,
+      );
+  }
+}

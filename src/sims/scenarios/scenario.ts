@@ -1,0 +1,54 @@
+import type { Problem } from '../problems/problem';
+
+export type ScenarioId = 'student' | 'teacher' | 'storyteller' | 'custom' | 'talk';
+
+/** Where a scenario's tasks come from. */
+export type ProblemSource = 'gsm8k' | 'story-openings' | 'none';
+
+/** What a run stores to recreate its scenario: plain JSON. */
+export type ScenarioConfig =
+  | { id: 'student' }
+  | { id: 'teacher' }
+  | { id: 'storyteller'; subject?: string }
+  | CustomScenarioConfig
+  | { id: 'talk' };
+
+export interface CustomScenarioConfig {
+  id: 'custom';
+  /** Who the simulated user is and what they want, in the person's words. */
+  persona: string;
+  /** What a good first answer looks like to this user; the evaluator scores against it. */
+  preference: string;
+  doneMarker?: string;
+  maxTurns?: number;
+  problemSource?: 'gsm8k' | 'none';
+  /** The user's first message; `{question}` is replaced by the problem. */
+  firstMessageTemplate?: string;
+}
+
+/**
+ * A simulated-user setting, declared as data: the simulator's system prompt, how the first message
+ * is made from a problem, how the simulator says it is finished, and what the evaluator looks for.
+ */
+export interface Scenario {
+  /** With every default filled in. */
+  readonly config: ScenarioConfig;
+  readonly id: ScenarioId;
+  readonly title: string;
+  /** One line for the scenario picker. */
+  readonly summary: string;
+  /** System prompt of an LLM-simulated user; null when the person at the keyboard is the user. */
+  readonly persona: string | null;
+  readonly firstMessage: (problem: Problem) => string;
+  /** The simulator ends the conversation by writing this; null when only the person ends it. */
+  readonly doneMarker: string | null;
+  /** Policy answers per conversation; null for no limit. */
+  readonly maxTurns: number | null;
+  /** What the personalization evaluator rewards; null when the scenario has no score. */
+  readonly preference: string | null;
+  readonly problemSource: ProblemSource;
+}
+
+export class ScenarioConfigError extends Error {
+  override name = 'ScenarioConfigError';
+}

@@ -1,0 +1,150 @@
+import { readFileSync } from 'node:fs';
+import { describe, expect, it } from 'vitest';
+import { requireShared } from '../../../test/shared-dir';
+import { BUILT_IN_PROBLEMS } from '../problems/builtin';
+import { parseProblemsText } from '../problems/problem-file';
+import { storyOpenings } from '../problems/story-openings';
+import { createScenario, SCENARIO_IDS } from './registry';
+import { ScenarioConfigError, type ScenarioConfig } from './scenario';
+import { AI_REPLY_PREFIX, isDone, simulatorMessages, simulatorReply } from './simulator-view';
+import { studentWorkWithSlip } from './student-work';
+
+const gsm8kPath = requireShared('data/gsm8k/test.jsonl');
+const custom: ScenarioConfig = { id: 'custom', persona: 'You are a busy chef.', preference: 'Short answers in metric units.' };
+
+describe('scenario registry', () => {
+  it('creates every listed scenario, and each config recreates an equal scenario', () => {
+    const configs: ScenarioConfig[] = [{ id: 'student' }, { id: 'teacher' }, { id: 'storyteller' }, custom, { id: 'talk' }];
+    expect(configs.map((c) => c.id)).toEqual(SCENARIO_IDS);
+    for (const config of configs) {
+      const scenario = createScenario(config);
+      expect(scenario.id).toBe(config.id);
+      const again = createScenario(JSON.parse(JSON.stringify(scenario.config)) as ScenarioConfig);
+      expect(again.persona).toBe(scenario.persona);
+      expect(again.preference).toBe(scenario.preference);
+    }
+  });
+
+  it('rejects an unknown id with the list of known ones', () => {
+    expect(() => createScenario({ id: 'pirate' } as unknown as ScenarioConfig)).toThrow(/student, teacher, storyteller, custom, talk/);
+  });
+});
+
+describe('student scenario', () => {
+  const student = createScenario({ id: 'student' });
+
+  it('is the paper’s student: HOMEWORK_DONE, 8 turns, GSM8K, style rules in the persona', () => {
+    expect(student.doneMarker).toBe('HOMEWORK_DONE');
+    expect(student.maxTurns).toBe(8);
+    expect(student.problemSource).toBe('gsm8k');
+    for (const phrase of ['bold', 'numbered', 'Final Answer', 'every step', 'HOMEWORK_DONE', 'rewrite']) {
+      expect(student.persona).toContain(phrase);
+    }
+    expect(student.preference).toMatch(/no bold text, no numbered or bulleted lists/);
+  });
+
+  it('asks for the whole solution of the problem in its first message', () => {
+    const message = student.firstMessage(BUILT_IN_PROBLEMS[0]);
+    expect(message).toContain(BUILT_IN_PROBLEMS[0].question);
+    expect(message).toMatch(/whole solution/);
+  });
+});
+
+describe('teacher scenario', () => {
+  const teacher = createScenario({ id: 'teacher' });
+
+  it('gives the question, the correct answer and a student attempt with one slip', () => {
+    const problem = BUILT_IN_PROBLEMS[2];
+    const message = teacher.firstMessage(problem);
+    const work = studentWorkWithSlip(problem);
+    expect(message).toContain(`Question: ${problem.question}`);
+    expect(message).toContain('Correct answer: 10');
+    expect(message).toContain(`Student's work:\n${work.text}`);
+    expect(work.correctAnswer).toBe(10);
+    expect(work.studentAnswer).not.toBe(10);
+    expect(work.text).toContain(`So my answer is ${work.studentAnswer}.`);
+    expect(work.text).not.toContain('<<');
+    expect(work.text).not.toContain('####');
+    expect(teacher.doneMarker).toBe('GRADING_DONE');
+    expect(teacher.persona).toMatch(/what the student did well.*where the student went wrong.*right approach/s);
+  });
+
+  it.skipIf(!gsm8kPath)('makes a wrong student answer, of the same sign, for every GSM8K test problem', () => {
+    const problems = parseProblemsText(readFileSync(gsm8kPath!, 'utf8'), 'test.jsonl');
+    const first = studentWorkWithSlip(problems[0]);
+    expect(first.correctAnswer).toBe(18);
+    expect(first.text.split('\n').at(-2)).toContain(String(first.studentAnswer));
+    for (const problem of problems) {
+      const work = studentWorkWithSlip(problem);
+      expect(work.studentAnswer).not.toBe(work.correctAnswer);
+      expect(Math.sign(work.studentAnswer)).toBe(Math.sign(work.correctAnswer) || 1);
+      expect(work.text).toContain(`So my answer is ${work.studentAnswer}.`);
+    }
+  });
+});
+
+describe('storyteller scenario', () => {
+  it('defaults to the child’s dog and uses plain story openings as tasks', () => {
+    const story = createScenario({ id: 'storyteller' });
+    expect(story.config).toEqual({ id: 'storyteller', subject: 'dog' });
+    expect(story.problemSource).toBe('story-openings');
+    const opening = storyOpenings('dog')[0];
+    expect(story.firstMessage(opening)).toBe('Once upon a time, there was a little dog.');
+    expect(story.persona).toContain('your dog');
+    expect(story.persona).toContain('Once upon a time, there was a dog');
+    expect(story.doneMarker).toBe('STORY_DONE');
+  });
+
+  it('takes another subject, normalised, and refuses one it cannot put in a sentence', () => {
+    expect(createScenario({ id: 'storyteller', subject: '  Owl ' }).persona).toContain('an owl');
+    expect(() => createScenario({ id: 'storyteller', subject: 'dog</s>{{x}}' })).toThrow(ScenarioConfigError);
+    expect(() => createScenario({ id: 'storyteller', subject: '' })).toThrow(/one to forty letters/);
+  });
+});
+
+describe('custom persona and talk-yourself', () => {
+  it('adds the done instruction to the person’s persona and fills defaults', () => {
+    const scenario = createScenario(custom);
+    expect(scenario.persona).toMatch(/^You are a busy chef\.\n\n/);
+    expect(scenario.persona).toContain('end that message with exactly TASK_DONE');
+    expect(scenario.config).toMatchObject({ doneMarker: 'TASK_DONE', maxTurns: 8, problemSource: 'gsm8k' });
+    expect(scenario.firstMessage({ id: 'x', question: 'How much flour?', answer: '' })).toBe('How much flour?');
+  });
+
+  it('refuses an unusable custom config with a message saying what to change', () => {
+    expect(() => createScenario({ ...custom, persona: '  ' })).toThrow(/Describe the persona/);
+    expect(() => createScenario({ ...custom, doneMarker: 'done!' })).toThrow(/capital letters/);
+    expect(() => createScenario({ ...custom, maxTurns: 0 })).toThrow(/Max turns/);
+    expect(() => createScenario({ ...custom, firstMessageTemplate: 'hello' })).toThrow(/\{question\}/);
+  });
+
+  it('talk-yourself has no simulator, no end marker and no evaluator', () => {
+    const talk = createScenario({ id: 'talk' });
+    expect([talk.persona, talk.doneMarker, talk.maxTurns, talk.preference]).toEqual([null, null, null, null]);
+    expect(() => simulatorMessages(talk, [])).toThrow(/no simulated user/);
+  });
+});
+
+describe('the simulator’s view of the conversation', () => {
+  const student = createScenario({ id: 'student' });
+
+  it('puts the persona first and swaps roles, prefixing the policy’s answers', () => {
+    const view = simulatorMessages(student, [
+      { role: 'system', content: 'policy system prompt' },
+      { role: 'user', content: 'hey can you help' },
+      { role: 'assistant', content: '**Step 1** ...' },
+    ]);
+    expect(view).toEqual([
+      { role: 'system', content: student.persona },
+      { role: 'assistant', content: 'hey can you help' },
+      { role: 'user', content: `${AI_REPLY_PREFIX}**Step 1** ...` },
+    ]);
+  });
+
+  it('strips reasoning from a simulator reply and recognises the done marker', () => {
+    expect(simulatorReply('<think>they used bold</think>\nrewrite it pls')).toBe('rewrite it pls');
+    expect(simulatorReply('they used bold</think>rewrite it pls')).toBe('rewrite it pls');
+    expect(isDone(student, 'thanks! HOMEWORK_DONE')).toBe(true);
+    expect(isDone(student, 'rewrite it')).toBe(false);
+  });
+});
