@@ -38,6 +38,20 @@ export class Policy {
     return this.tokenizer.encode(this.tokenizer.chatPrompt(prompt), false);
   }
 
+  /**
+   * The completion's ids as they follow the prompt. Encoding the completion alone can differ
+   * (sentencepiece adds a leading-space piece, BPE merges across the boundary), so encode the
+   * joined text and cut at the prompt when its ids are a prefix.
+   */
+  completionIds(prompt: string | ChatMessage[], completion: string): number[] {
+    const promptIds = this.promptIds(prompt);
+    const joined = typeof prompt === 'string'
+      ? this.tokenizer.encode(prompt + completion)
+      : this.tokenizer.encode(this.tokenizer.chatPrompt(prompt) + completion, false);
+    const isPrefix = promptIds.every((id, i) => joined[i] === id);
+    return isPrefix ? joined.slice(promptIds.length) : this.tokenizer.encode(completion, false);
+  }
+
   async generate(prompts: (string | ChatMessage[])[], options: Omit<GenerateOptions, 'decode' | 'stopIds'> & { stopIds?: number[] }): Promise<Generation[]> {
     return generate(
       this.model,
@@ -52,7 +66,7 @@ export class Policy {
 
   /** Log-probs of each completion text after its prompt. */
   async scoreText(items: { prompt: string | ChatMessage[]; completion: string }[], lora?: LoraAdapter): Promise<(Scored & { tokens: number[] })[]> {
-    const tokenized = items.map((it) => ({ prompt: this.promptIds(it.prompt), completion: this.tokenizer.encode(it.completion, false) }));
+    const tokenized = items.map((it) => ({ prompt: this.promptIds(it.prompt), completion: this.completionIds(it.prompt, it.completion) }));
     const scored = await score(this.model, tokenized, { lora });
     return scored.map((s, i) => ({ ...s, tokens: tokenized[i].completion }));
   }

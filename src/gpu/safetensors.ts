@@ -77,7 +77,8 @@ export function parseSafetensors(file: Uint8Array, fileName = 'model.safetensors
 
 /** Decode a tensor to f32. Copies, because the file's bytes need not be 4-byte aligned. */
 export function tensorToFloat32(t: TensorEntry): Float32Array {
-  const aligned = t.bytes.slice();
+  // new Uint8Array(view) copies even for a Node Buffer, whose slice() would not.
+  const aligned = new Uint8Array(t.bytes);
   switch (t.dtype) {
     case 'F32':
       return new Float32Array(aligned.buffer, 0, aligned.byteLength / 4);

@@ -1,0 +1,40 @@
+/** Argument parsing shared by every subcommand: node's parseArgs with typed readers. */
+import { parseArgs, type ParseArgsConfig } from 'node:util';
+
+export class UsageError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'UsageError';
+  }
+}
+
+export type Options = NonNullable<ParseArgsConfig['options']>;
+
+export function parse(argv: string[], options: Options): Record<string, string | boolean | undefined> {
+  try {
+    return parseArgs({ args: argv, options, allowPositionals: true, strict: true }).values as Record<string, string | boolean | undefined>;
+  } catch (e) {
+    throw new UsageError((e as Error).message);
+  }
+}
+
+export function positionals(argv: string[], options: Options): string[] {
+  return parseArgs({ args: argv, options, allowPositionals: true, strict: false }).positionals;
+}
+
+export function required(v: Record<string, unknown>, name: string): string {
+  const x = v[name];
+  if (typeof x !== 'string' || x === '') throw new UsageError(`--${name} is required`);
+  return x;
+}
+
+export function number(v: Record<string, unknown>, name: string, fallback: number, check: (x: number) => boolean = Number.isFinite): number {
+  const x = v[name];
+  if (x === undefined) return fallback;
+  const n = Number(x);
+  if (typeof x !== 'string' || !check(n)) throw new UsageError(`--${name} must be a valid number, got ${JSON.stringify(x)}`);
+  return n;
+}
+
+export const isPositiveInt = (n: number) => Number.isInteger(n) && n > 0;
+export const isNonNegative = (n: number) => Number.isFinite(n) && n >= 0;

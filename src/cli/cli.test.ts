@@ -1,0 +1,86 @@
+import { execFileSync, spawnSync } from 'node:child_process';
+import { mkdtempSync, writeFileSync, existsSync, cpSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { requireShared } from '../../test/shared-dir';
+import { main } from './main';
+
+const stories = requireShared('models/stories260K');
+const bin = resolve(__dirname, '../../bin/nextstate.mjs');
+
+async function run(...argv: string[]) {
+  const out: string[] = [];
+  const err: string[] = [];
+  const code = await main(argv, (l) => out.push(l), (l) => err.push(l));
+  return { code, out, err };
+}
+
+describe.skipIf(!stories)('nextstate CLI on stories260K', () => {
+  it('generate --json prints the documented greedy continuation through the real bin', () => {
+    const stdout = execFileSync(process.execPath, [bin, 'generate', '--model', stories!, '--prompt', 'Once upon a time', '--max-new-tokens', '25', '--greedy', '--json'], { encoding: 'utf8' });
+    const r = JSON.parse(stdout);
+    expect(r.text.startsWith(', there was a little girl named Lily.')).toBe(true);
+    expect(r.tokens.length).toBe(r.logprobs.length);
+  });
+
+  it('seeded sampling repeats itself and differs across seeds', async () => {
+    const args = ['generate', '--model', stories!, '--prompt', 'Once upon a time', '--max-new-tokens', '20', '--temperature', '1', '--top-p', '0.9', '--json'];
+    const a = JSON.parse((await run(...args, '--seed', '7')).out[0]);
+    const b = JSON.parse((await run(...args, '--seed', '7')).out[0]);
+    const c = JSON.parse((await run(...args, '--seed', '8')).out[0]);
+    expect(a.tokens).toEqual(b.tokens);
+    expect(a.tokens).not.toEqual(c.tokens);
+  });
+
+  it('score --json gives the completion tokens, their log-probs and the sum; matches generate', async () => {
+    const gen = JSON.parse((await run('generate', '--model', stories!, '--prompt', 'Once upon a time', '--max-new-tokens', '12', '--json')).out[0]);
+    const r = await run('score', '--model', stories!, '--prompt', 'Once upon a time', '--completion', gen.text, '--json');
+    const s = JSON.parse(r.out[0]);
+    expect(s.tokens).toEqual(gen.tokens);
+    s.logprobs.forEach((lp: number, i: number) => expect(lp).toBeCloseTo(gen.logprobs[i], 4));
+    expect(s.sum).toBeCloseTo(s.logprobs.reduce((a: number, b: number) => a + b, 0), 6);
+  });
+
+  it('train raises the mean log-prob of positively rewarded completions, writes PEFT files, and score --adapter applies them', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'nextstate-train-'));
+    const data = join(dir, 'data.jsonl');
+    writeFileSync(data, [
+      { prompt: 'Once upon a time', completion: ' there was a dog named Max.', advantage: 1 },
+      { prompt: 'The cat', completion: ' sat on the big red mat.', advantage: 1 },
+    ].map((x) => JSON.stringify(x)).join('\n'));
+    const out = join(dir, 'adapter');
+    const r = await run('train', '--model', stories!, '--data', data, '--out', out, '--steps', '3', '--lr', '0.003', '--lora-rank', '4', '--json');
+    expect(r.code).toBe(0);
+    expect(r.out).toHaveLength(4);
+    const steps = r.out.slice(0, 3).map((l) => JSON.parse(l));
+    expect(steps.map((s) => s.step)).toEqual([1, 2, 3]);
+    const { before, after } = JSON.parse(r.out[3]);
+    expect(after).toBeGreaterThan(before);
+    expect(existsSync(join(out, 'adapter_model.safetensors'))).toBe(true);
+    expect(JSON.parse(readFileSync(join(out, 'adapter_config.json'), 'utf8')).r).toBe(4);
+    const base = JSON.parse((await run('score', '--model', stories!, '--prompt', 'The cat', '--completion', ' sat on the big red mat.', '--json')).out[0]);
+    const tuned = JSON.parse((await run('score', '--model', stories!, '--prompt', 'The cat', '--completion', ' sat on the big red mat.', '--adapter', out, '--json')).out[0]);
+    expect(tuned.sum).toBeGreaterThan(base.sum);
+  });
+
+  it('errors exit non-zero with one line naming the problem', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'nextstate-bad-'));
+    cpSync(stories!, dir, { recursive: true });
+    const cfg = JSON.parse(readFileSync(join(dir, 'config.json'), 'utf8'));
+    writeFileSync(join(dir, 'config.json'), JSON.stringify({ ...cfg, architectures: ['GPT2LMHeadModel'] }));
+    const bad = await run('generate', '--model', dir, '--prompt', 'x');
+    expect(bad.code).toBe(1);
+    expect(bad.err[0]).toMatch(/GPT2LMHeadModel.*Llama/);
+    writeFileSync(join(dir, 'config.json'), JSON.stringify({ ...cfg, hidden_size: 32 }));
+    expect((await run('score', '--model', dir, '--prompt', 'x', '--completion', 'y')).err[0]).toMatch(/do not match config.json/);
+    writeFileSync(join(dir, 'model.safetensors'), readFileSync(join(stories!, 'model.safetensors')).subarray(0, 5000));
+    writeFileSync(join(dir, 'config.json'), JSON.stringify(cfg));
+    expect((await run('generate', '--model', dir, '--prompt', 'x')).err[0]).toMatch(/truncated|past the end/);
+    const usage = await run('generate', '--model', stories!, '--prompt', 'x', '--max-new-tokens', 'lots');
+    expect(usage.code).toBe(2);
+    const proc = spawnSync(process.execPath, [bin, 'frobnicate'], { encoding: 'utf8' });
+    expect(proc.status).toBe(2);
+    expect(proc.stderr).toMatch(/unknown command "frobnicate"/);
+  });
+});

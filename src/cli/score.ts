@@ -1,0 +1,35 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { adapterFromPeft, PEFT_CONFIG, PEFT_WEIGHTS } from '../gpu/peft';
+import { BACKEND_OPTION, createBackend, loadPolicy } from './engine';
+import { parse, required } from './args';
+
+export const usage = `nextstate score --model DIR|ID --prompt TEXT --completion TEXT [--adapter DIR] [--backend cpu|webgpu] [--json]`;
+
+export async function scoreCommand(argv: string[], out: (line: string) => void): Promise<void> {
+  const v = parse(argv, {
+    model: { type: 'string' },
+    prompt: { type: 'string' },
+    completion: { type: 'string' },
+    adapter: { type: 'string' },
+    json: { type: 'boolean' },
+    ...BACKEND_OPTION,
+  });
+  const backend = await createBackend(v.backend);
+  const policy = await loadPolicy(required(v, 'model'), backend);
+  const lora = typeof v.adapter === 'string'
+    ? adapterFromPeft(backend, policy.config, {
+        weights: readFileSync(join(v.adapter, PEFT_WEIGHTS)),
+        config: readFileSync(join(v.adapter, PEFT_CONFIG), 'utf8'),
+      })
+    : undefined;
+  const [s] = await policy.scoreText([{ prompt: required(v, 'prompt'), completion: required(v, 'completion') }], lora);
+  const logprobs = Array.from(s.logprobs);
+  const sum = logprobs.reduce((a, b) => a + b, 0);
+  if (v.json) {
+    out(JSON.stringify({ tokens: s.tokens, logprobs, sum }));
+    return;
+  }
+  s.tokens.forEach((t, i) => out(`${String(t).padStart(7)}  ${logprobs[i].toFixed(5).padStart(10)}  ${JSON.stringify(policy.tokenizer.decode([t], false))}`));
+  out(`sum ${sum.toFixed(5)} over ${s.tokens.length} tokens`);
+}

@@ -1,0 +1,111 @@
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { PROJECTIONS, type Projection } from '../gpu/config';
+import { LoraAdapter } from '../gpu/lora';
+import { adapterToPeft, PEFT_CONFIG, PEFT_WEIGHTS } from '../gpu/peft';
+import { score } from '../gpu/score';
+import { DEFAULT_TRAIN, LoraTrainer, type TrainSample } from '../gpu/train';
+import { BACKEND_OPTION, createBackend, loadPolicy } from './engine';
+import { isNonNegative, isPositiveInt, number, parse, required, UsageError } from './args';
+import type { Policy } from '../gpu/policy';
+
+export const usage = `nextstate train --model DIR --data FILE.jsonl --out ADAPTER_DIR [--lora-rank R --lora-alpha A
+    --targets q,k,v,o,gate,up,down --lr LR --steps N --batch B --seed S --beta B --clip-low E --clip-high E
+    --backend cpu|webgpu] [--json]
+  Each data line: {"prompt": TEXT, "completion": TEXT, "advantage": NUMBER | [NUMBER per completion token]}`;
+
+interface DataLine {
+  prompt: string;
+  completion: string;
+  advantage: number | number[];
+}
+
+/** Reads the training file, naming the line and field of the first problem. */
+export function parseTrainData(text: string, file: string): DataLine[] {
+  const rows: DataLine[] = [];
+  text.split('\n').forEach((line, i) => {
+    if (!line.trim()) return;
+    const where = `${file}:${i + 1}`;
+    let o: Record<string, unknown>;
+    try {
+      o = JSON.parse(line);
+    } catch {
+      throw new UsageError(`${where}: not valid JSON`);
+    }
+    if (typeof o?.prompt !== 'string') throw new UsageError(`${where}: "prompt" must be a string`);
+    if (typeof o.completion !== 'string' || !o.completion) throw new UsageError(`${where}: "completion" must be a non-empty string`);
+    const a = o.advantage;
+    const ok = (typeof a === 'number' && Number.isFinite(a)) || (Array.isArray(a) && a.every((x) => typeof x === 'number' && Number.isFinite(x)));
+    if (!ok) throw new UsageError(`${where}: "advantage" must be a number or an array of numbers`);
+    rows.push(o as unknown as DataLine);
+  });
+  if (!rows.length) throw new UsageError(`${file} has no samples`);
+  return rows;
+}
+
+function toSample(policy: Policy, row: DataLine, index: number): TrainSample {
+  const prompt = policy.promptIds(row.prompt);
+  const completion = policy.completionIds(row.prompt, row.completion);
+  const advantages = Array.isArray(row.advantage) ? row.advantage : completion.map(() => row.advantage as number);
+  if (advantages.length !== completion.length) {
+    throw new UsageError(`sample ${index + 1}: ${advantages.length} advantages but the completion has ${completion.length} tokens`);
+  }
+  return { prompt, completion, advantages };
+}
+
+export async function trainCommand(argv: string[], out: (line: string) => void): Promise<void> {
+  const v = parse(argv, {
+    model: { type: 'string' },
+    data: { type: 'string' },
+    out: { type: 'string' },
+    'lora-rank': { type: 'string' },
+    'lora-alpha': { type: 'string' },
+    targets: { type: 'string' },
+    lr: { type: 'string' },
+    steps: { type: 'string' },
+    batch: { type: 'string' },
+    seed: { type: 'string' },
+    beta: { type: 'string' },
+    'clip-low': { type: 'string' },
+    'clip-high': { type: 'string' },
+    json: { type: 'boolean' },
+    ...BACKEND_OPTION,
+  });
+  const dataFile = required(v, 'data');
+  const outDir = required(v, 'out');
+  const rows = parseTrainData(readFileSync(dataFile, 'utf8'), dataFile);
+  const targets = String(v.targets ?? 'q,k,v,o,gate,up,down').split(',').map((t) => `${t.trim()}_proj`);
+  const bad = targets.filter((t) => !PROJECTIONS.includes(t as Projection));
+  if (bad.length) throw new UsageError(`--targets: unknown ${bad.join(', ')}; use q,k,v,o,gate,up,down`);
+  const rank = number(v, 'lora-rank', 16, isPositiveInt);
+  const backend = await createBackend(v.backend);
+  const policy = await loadPolicy(required(v, 'model'), backend);
+  const samples = rows.map((r, i) => toSample(policy, r, i));
+  const adapter = LoraAdapter.init(backend, policy.config, { rank, alpha: number(v, 'lora-alpha', 2 * rank, isNonNegative), targets: targets as Projection[] }, number(v, 'seed', 0, Number.isInteger));
+  const trainer = new LoraTrainer(policy.model, adapter, {
+    ...DEFAULT_TRAIN,
+    lr: number(v, 'lr', DEFAULT_TRAIN.lr, isNonNegative),
+    klCoef: number(v, 'beta', 0, isNonNegative),
+    epsLow: number(v, 'clip-low', DEFAULT_TRAIN.epsLow, isNonNegative),
+    epsHigh: number(v, 'clip-high', DEFAULT_TRAIN.epsHigh, isNonNegative),
+  });
+  const meanLogp = async () => {
+    const scored = await score(policy.model, samples, { lora: adapter });
+    const all = scored.flatMap((s) => Array.from(s.logprobs));
+    return all.reduce((a, b) => a + b, 0) / all.length;
+  };
+  const before = await meanLogp();
+  const steps = number(v, 'steps', 1, isPositiveInt);
+  const batch = number(v, 'batch', Math.min(16, samples.length), isPositiveInt);
+  for (let s = 0; s < steps; s++) {
+    const picked = Array.from({ length: batch }, (_, i) => samples[(s * batch + i) % samples.length]);
+    const stats = await trainer.trainStep(picked);
+    out(v.json ? JSON.stringify(stats) : `step ${stats.step}: loss ${stats.loss.toFixed(5)} grad-norm ${stats.gradNorm.toFixed(4)} entropy ${stats.entropy.toFixed(3)} ${stats.stepMs.toFixed(0)} ms${stats.skipped ? ` SKIPPED: ${stats.skipped}` : ''}`);
+  }
+  const after = await meanLogp();
+  const files = await adapterToPeft(backend, adapter, policy.source.id);
+  mkdirSync(outDir, { recursive: true });
+  writeFileSync(join(outDir, PEFT_WEIGHTS), files[PEFT_WEIGHTS]);
+  writeFileSync(join(outDir, PEFT_CONFIG), files[PEFT_CONFIG]);
+  out(JSON.stringify({ before, after }));
+}

@@ -1,0 +1,366 @@
+/**
+ * Causal GQA attention over the KV cache on the GPU; the reference is ./attention.ts, whose
+ * cache layout [B, numKvHeads, maxT, headDim] (cacheOffset) every kernel here indexes the same
+ * way. Query (b, t, h) sits at slot start+t and sees slots padLeft[b]..start+t.
+ *
+ * Forward has two paths with the same online softmax (running max m, normaliser l, rescaled
+ * accumulator): one invocation per (query, head) when there are many queries (prefill), and one
+ * workgroup per (query, head) splitting the keys when there are few (decode), so a single
+ * decoded token still spreads a long context across many threads.
+ *
+ * Backward recomputes probabilities (flash-attention style, nothing T x T is stored): a first
+ * kernel per (query, head) gives dq plus the row's log-sum-exp and D = sum_j p_j dp_j; a second
+ * per (batch, kv head, key slot) loops over the queries that see the key and over the query heads
+ * of its group, so dk and dv are summed without atomics.
+ */
+import type { AttentionShape } from '../backend';
+import { EngineError } from '../errors';
+import type { Runtime } from '../webgpu/runtime';
+import type { GpuTensor } from '../webgpu/tensor';
+import { entry, FLAT_WORKGROUP, MAX_F32, ADD_F32, NEG_BIG, Params, workgroupReduce } from '../webgpu/wgsl';
+
+const P_ATTN = new Params({
+  total: 'u32',
+  B: 'u32',
+  T: 'u32',
+  start: 'u32',
+  maxT: 'u32',
+  H: 'u32',
+  KVH: 'u32',
+  scale: 'f32',
+});
+
+function values(s: AttentionShape, total: number) {
+  return {
+    total,
+    B: s.B,
+    T: s.T,
+    start: s.start,
+    maxT: s.maxT,
+    H: s.numHeads,
+    KVH: s.numKvHeads,
+    scale: 1 / Math.sqrt(s.headDim),
+  };
+}
+
+/** Index math shared by every kernel: cache row of (b, kv head, slot), as cacheOffset. */
+const CACHE_ROW = (HD: number) => `
+fn cacheRow(b: u32, g: u32, slot: u32) -> u32 { return ((b * P.KVH + g) * P.maxT + slot) * ${HD}u; }
+`;
+
+// ---- writeCache ----------------------------------------------------------------------------
+
+const WRITE = (HD: number) => `${P_ATTN.wgsl}
+@group(0) @binding(1) var<storage, read> x: array<f32>;
+@group(0) @binding(2) var<storage, read_write> cache: array<f32>;
+${CACHE_ROW(HD)}
+${FLAT_WORKGROUP}
+${entry(256)}
+  let idx = wg * 256u + lid;
+  if (idx >= P.total) { return; }
+  let d = idx % ${HD}u;
+  let g = (idx / ${HD}u) % P.KVH;
+  let bt = idx / (${HD}u * P.KVH);
+  let b = bt / P.T;
+  let t = bt % P.T;
+  cache[cacheRow(b, g, P.start + t) + d] = x[idx];
+}`;
+
+// ---- forward, one invocation per (query, head) ---------------------------------------------
+
+const PREFILL_WG = 64;
+const FORWARD_PREFILL = (HD: number) => `${P_ATTN.wgsl}
+@group(0) @binding(1) var<storage, read> q: array<f32>;
+@group(0) @binding(2) var<storage, read> kc: array<f32>;
+@group(0) @binding(3) var<storage, read> vc: array<f32>;
+@group(0) @binding(4) var<storage, read> padLeft: array<i32>;
+@group(0) @binding(5) var<storage, read_write> out: array<f32>;
+${CACHE_ROW(HD)}
+${FLAT_WORKGROUP}
+${entry(PREFILL_WG)}
+  let idx = wg * ${PREFILL_WG}u + lid;
+  if (idx >= P.total) { return; }
+  let h = idx % P.H;
+  let bt = idx / P.H;
+  let b = bt / P.T;
+  let slot = P.start + bt % P.T;
+  let lo = u32(padLeft[b]);
+  let qo = idx * ${HD}u;
+  var qv: array<f32, ${HD}>;
+  var acc: array<f32, ${HD}>;
+  for (var d = 0u; d < ${HD}u; d++) { qv[d] = q[qo + d] * P.scale; acc[d] = 0.0; }
+  let g = h / (P.H / P.KVH);
+  var m = ${NEG_BIG};
+  var l = 0.0;
+  for (var j = lo; j <= slot; j++) {
+    let ko = cacheRow(b, g, j);
+    var s = 0.0;
+    for (var d = 0u; d < ${HD}u; d++) { s += qv[d] * kc[ko + d]; }
+    let mNew = max(m, s);
+    let c = exp(m - mNew);
+    let p = exp(s - mNew);
+    l = l * c + p;
+    for (var d = 0u; d < ${HD}u; d++) { acc[d] = acc[d] * c + p * vc[ko + d]; }
+    m = mNew;
+  }
+  // A query in the padding sees no key: l stays 0 and the row is written as zeros.
+  let invL = select(0.0, 1.0 / l, l > 0.0);
+  for (var d = 0u; d < ${HD}u; d++) { out[qo + d] = acc[d] * invL; }
+}`;
+
+// ---- forward, one workgroup per (query, head) ----------------------------------------------
+
+const DECODE_WG = 64;
+const FORWARD_DECODE = (HD: number) => {
+  const dpt = Math.ceil(HD / DECODE_WG);
+  return `${P_ATTN.wgsl}
+@group(0) @binding(1) var<storage, read> q: array<f32>;
+@group(0) @binding(2) var<storage, read> kc: array<f32>;
+@group(0) @binding(3) var<storage, read> vc: array<f32>;
+@group(0) @binding(4) var<storage, read> padLeft: array<i32>;
+@group(0) @binding(5) var<storage, read_write> out: array<f32>;
+${CACHE_ROW(HD)}
+${MAX_F32}${ADD_F32}
+${workgroupReduce('wgMax', 'f32', DECODE_WG, 'maxF32')}
+${workgroupReduce('wgSum', 'f32', DECODE_WG, 'addF32')}
+var<workgroup> qs: array<f32, ${HD}>;
+var<workgroup> ps: array<f32, ${DECODE_WG}>;
+${FLAT_WORKGROUP}
+${entry(DECODE_WG)}
+  // Everything that bounds a loop below derives from the workgroup id, uniforms and read-only
+  // storage, so the barriers inside those loops are in uniform control flow.
+  if (wg >= P.total) { return; }
+  let h = wg % P.H;
+  let bt = wg / P.H;
+  let b = bt / P.T;
+  let slot = P.start + bt % P.T;
+  let lo = u32(padLeft[b]);
+  let qo = wg * ${HD}u;
+  let g = h / (P.H / P.KVH);
+  for (var d = lid; d < ${HD}u; d += ${DECODE_WG}u) { qs[d] = q[qo + d] * P.scale; }
+  workgroupBarrier();
+  var acc: array<f32, ${dpt}>;
+  var m = ${NEG_BIG};
+  var l = 0.0;
+  for (var j0 = lo; j0 <= slot; j0 += ${DECODE_WG}u) {
+    let j = j0 + lid;
+    var s = ${NEG_BIG};
+    if (j <= slot) {
+      let ko = cacheRow(b, g, j);
+      s = 0.0;
+      for (var d = 0u; d < ${HD}u; d++) { s += qs[d] * kc[ko + d]; }
+    }
+    let mNew = max(m, wgMax(lid, s));
+    let p = select(0.0, exp(s - mNew), j <= slot);
+    ps[lid] = p;
+    let c = exp(m - mNew);
+    l = l * c + wgSum(lid, p);
+    let count = min(${DECODE_WG}u, slot + 1u - j0);
+    for (var e = 0u; e < ${dpt}u; e++) {
+      let d = lid + e * ${DECODE_WG}u;
+      if (d < ${HD}u) {
+        var a = acc[e] * c;
+        for (var jj = 0u; jj < count; jj++) { a += ps[jj] * vc[cacheRow(b, g, j0 + jj) + d]; }
+        acc[e] = a;
+      }
+    }
+    m = mNew;
+    workgroupBarrier();
+  }
+  let invL = select(0.0, 1.0 / l, l > 0.0);
+  for (var e = 0u; e < ${dpt}u; e++) {
+    let d = lid + e * ${DECODE_WG}u;
+    if (d < ${HD}u) { out[qo + d] = acc[e] * invL; }
+  }
+}`;
+};
+
+// ---- backward ------------------------------------------------------------------------------
+
+/** dq and per-row statistics (lse, D); one invocation per (b, t, h). */
+const BACKWARD_DQ = (HD: number) => `${P_ATTN.wgsl}
+@group(0) @binding(1) var<storage, read> q: array<f32>;
+@group(0) @binding(2) var<storage, read> kc: array<f32>;
+@group(0) @binding(3) var<storage, read> vc: array<f32>;
+@group(0) @binding(4) var<storage, read> dO: array<f32>;
+@group(0) @binding(5) var<storage, read> padLeft: array<i32>;
+@group(0) @binding(6) var<storage, read_write> dq: array<f32>;
+@group(0) @binding(7) var<storage, read_write> stats: array<vec2<f32>>;
+${CACHE_ROW(HD)}
+${FLAT_WORKGROUP}
+${entry(PREFILL_WG)}
+  let idx = wg * ${PREFILL_WG}u + lid;
+  if (idx >= P.total) { return; }
+  let h = idx % P.H;
+  let bt = idx / P.H;
+  let b = bt / P.T;
+  let slot = bt % P.T;
+  let lo = u32(padLeft[b]);
+  let qo = idx * ${HD}u;
+  let g = h / (P.H / P.KVH);
+  var qv: array<f32, ${HD}>;
+  var dov: array<f32, ${HD}>;
+  var acc: array<f32, ${HD}>;
+  for (var d = 0u; d < ${HD}u; d++) { qv[d] = q[qo + d] * P.scale; dov[d] = dO[qo + d]; acc[d] = 0.0; }
+  // Pass 1: online max, normaliser and sum of e^(s-m) * dp, all rescaled together.
+  var m = ${NEG_BIG};
+  var l = 0.0;
+  var sdp = 0.0;
+  for (var j = lo; j <= slot; j++) {
+    let ko = cacheRow(b, g, j);
+    var s = 0.0;
+    var dp = 0.0;
+    for (var d = 0u; d < ${HD}u; d++) { s += qv[d] * kc[ko + d]; dp += dov[d] * vc[ko + d]; }
+    let mNew = max(m, s);
+    let c = exp(m - mNew);
+    let p = exp(s - mNew);
+    l = l * c + p;
+    sdp = sdp * c + p * dp;
+    m = mNew;
+  }
+  let seen = l > 0.0;
+  let lse = select(0.0, m + log(l), seen);
+  let D = select(0.0, sdp / l, seen);
+  // Pass 2: dq = sum_j p_j (dp_j - D) scale k_j.
+  for (var j = lo; j <= slot; j++) {
+    let ko = cacheRow(b, g, j);
+    var s = 0.0;
+    var dp = 0.0;
+    for (var d = 0u; d < ${HD}u; d++) { s += qv[d] * kc[ko + d]; dp += dov[d] * vc[ko + d]; }
+    let ds = exp(s - lse) * (dp - D) * P.scale;
+    for (var d = 0u; d < ${HD}u; d++) { acc[d] += ds * kc[ko + d]; }
+  }
+  for (var d = 0u; d < ${HD}u; d++) { dq[qo + d] = acc[d]; }
+  stats[idx] = vec2<f32>(lse, D);
+}`;
+
+/** dk, dv token-major; one invocation per (b, kv head, key slot). */
+const BACKWARD_DKV = (HD: number) => `${P_ATTN.wgsl}
+@group(0) @binding(1) var<storage, read> q: array<f32>;
+@group(0) @binding(2) var<storage, read> kc: array<f32>;
+@group(0) @binding(3) var<storage, read> vc: array<f32>;
+@group(0) @binding(4) var<storage, read> dO: array<f32>;
+@group(0) @binding(5) var<storage, read> padLeft: array<i32>;
+@group(0) @binding(6) var<storage, read> stats: array<vec2<f32>>;
+@group(0) @binding(7) var<storage, read_write> dk: array<f32>;
+@group(0) @binding(8) var<storage, read_write> dv: array<f32>;
+${CACHE_ROW(HD)}
+${FLAT_WORKGROUP}
+${entry(PREFILL_WG)}
+  let idx = wg * ${PREFILL_WG}u + lid;
+  if (idx >= P.total) { return; }
+  let j = idx % P.T;
+  let g = (idx / P.T) % P.KVH;
+  let b = idx / (P.T * P.KVH);
+  let lo = u32(padLeft[b]);
+  let ko = cacheRow(b, g, j);
+  var kv: array<f32, ${HD}>;
+  var vv: array<f32, ${HD}>;
+  var dka: array<f32, ${HD}>;
+  var dva: array<f32, ${HD}>;
+  for (var d = 0u; d < ${HD}u; d++) { kv[d] = kc[ko + d]; vv[d] = vc[ko + d]; dka[d] = 0.0; dva[d] = 0.0; }
+  let group = P.H / P.KVH;
+  // Keys in the padding are never attended; their gradients stay zero.
+  let first = select(P.T, j, j >= lo);
+  for (var t = first; t < P.T; t++) {
+    for (var hh = 0u; hh < group; hh++) {
+      let row = (b * P.T + t) * P.H + g * group + hh;
+      let qo = row * ${HD}u;
+      var s = 0.0;
+      var dp = 0.0;
+      for (var d = 0u; d < ${HD}u; d++) { s += q[qo + d] * kv[d]; dp += dO[qo + d] * vv[d]; }
+      let st = stats[row];
+      let p = exp(s * P.scale - st.x);
+      let ds = p * (dp - st.y) * P.scale;
+      for (var d = 0u; d < ${HD}u; d++) {
+        dva[d] += p * dO[qo + d];
+        dka[d] += ds * q[qo + d];
+      }
+    }
+  }
+  let out = ((b * P.T + j) * P.KVH + g) * ${HD}u;
+  for (var d = 0u; d < ${HD}u; d++) { dk[out + d] = dka[d]; dv[out + d] = dva[d]; }
+}`;
+
+// ---- dispatch ------------------------------------------------------------------------------
+
+function check(s: AttentionShape, op: string): void {
+  if (s.numHeads % s.numKvHeads !== 0) {
+    throw new EngineError(`${op}: numHeads ${s.numHeads} is not a multiple of numKvHeads ${s.numKvHeads}`);
+  }
+  if (s.padLeft.length !== s.B) throw new EngineError(`${op}: padLeft has ${s.padLeft.length} entries for B = ${s.B}`);
+  if (s.start + s.T > s.maxT) throw new EngineError(`${op}: slots ${s.start}..${s.start + s.T - 1} exceed maxT ${s.maxT}`);
+}
+
+export function writeCacheWgsl(rt: Runtime, cache: GpuTensor, x: GpuTensor, s: AttentionShape): void {
+  check(s, 'writeCache');
+  const total = s.B * s.T * s.numKvHeads * s.headDim;
+  if (x.size !== total) throw new EngineError(`writeCache: x has ${x.size} elements, the shape needs ${total}`);
+  if (total === 0) return;
+  rt.dispatch({
+    key: `writeCache:${s.headDim}`,
+    wgsl: () => WRITE(s.headDim),
+    params: P_ATTN,
+    values: values(s, total),
+    buffers: [x.buffer('writeCache'), cache.buffer('writeCache')],
+    workgroups: Math.ceil(total / 256),
+  });
+}
+
+/**
+ * `decodeMaxQueries`: at or below this many (query, head) pairs the workgroup-per-query path
+ * runs; above it, the invocation-per-query one.
+ */
+export function attentionWgsl(rt: Runtime, q: GpuTensor, k: GpuTensor, v: GpuTensor, s: AttentionShape, decodeMaxQueries: number): GpuTensor {
+  check(s, 'attention');
+  const out = rt.alloc(q.shape);
+  const total = s.B * s.T * s.numHeads;
+  if (total === 0) return out;
+  const decode = total <= decodeMaxQueries;
+  const HD = s.headDim;
+  rt.dispatch({
+    key: `attention:${decode ? 'decode' : 'prefill'}:${HD}`,
+    wgsl: () => (decode ? FORWARD_DECODE(HD) : FORWARD_PREFILL(HD)),
+    params: P_ATTN,
+    values: values(s, total),
+    buffers: [q.buffer('attention'), k.buffer('attention'), v.buffer('attention'), rt.uploadInts(s.padLeft), out.buffer('attention')],
+    workgroups: decode ? total : Math.ceil(total / PREFILL_WG),
+  });
+  return out;
+}
+
+export function attentionBackwardWgsl(rt: Runtime, q: GpuTensor, k: GpuTensor, v: GpuTensor, dOut: GpuTensor, s: AttentionShape) {
+  check(s, 'attentionBackward');
+  if (s.start !== 0 || s.maxT !== s.T) {
+    throw new EngineError(`attentionBackward: needs start = 0 and maxT = T (training has no cache), got start ${s.start}, maxT ${s.maxT}`);
+  }
+  const HD = s.headDim;
+  const kvShape = [s.B * s.T, s.numKvHeads * HD];
+  const dq = rt.alloc(q.shape);
+  const dk = rt.alloc(kvShape);
+  const dv = rt.alloc(kvShape);
+  const rows = s.B * s.T * s.numHeads;
+  if (rows === 0) return { dq, dk, dv };
+  const stats = rt.alloc([rows, 2]);
+  const pad = rt.uploadInts(s.padLeft);
+  const [qb, kb, vb, db] = [q, k, v, dOut].map((t) => t.buffer('attentionBackward'));
+  rt.dispatch({
+    key: `attentionBackwardDq:${HD}`,
+    wgsl: () => BACKWARD_DQ(HD),
+    params: P_ATTN,
+    values: values(s, rows),
+    buffers: [qb, kb, vb, db, pad, dq.buffer('attentionBackward'), stats.buffer('attentionBackward')],
+    workgroups: Math.ceil(rows / PREFILL_WG),
+  });
+  const keys = s.B * s.numKvHeads * s.T;
+  rt.dispatch({
+    key: `attentionBackwardDkv:${HD}`,
+    wgsl: () => BACKWARD_DKV(HD),
+    params: P_ATTN,
+    values: values(s, keys),
+    buffers: [qb, kb, vb, db, pad, stats.buffer('attentionBackward'), dk.buffer('attentionBackward'), dv.buffer('attentionBackward')],
+    workgroups: Math.ceil(keys / PREFILL_WG),
+  });
+  rt.free(stats);
+  return { dq, dk, dv };
+}

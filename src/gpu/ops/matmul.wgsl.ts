@@ -1,0 +1,254 @@
+/**
+ * Matrix products on the GPU; the reference is ./matmul.ts. Two kernels:
+ *
+ * - tiled: 64x64 output tiles, K in slabs of 16 staged through workgroup memory, 4x4 outputs per
+ *   invocation. Tile loads are laid out per transpose flag so that neighbouring invocations read
+ *   neighbouring addresses whichever way the operand is stored. For prefill and training.
+ * - matvec: for a few rows x against weights [N, K] (decode). Eight weight rows per workgroup,
+ *   32 invocations per row reading vec4s along K (coalesced), a shared-memory tree per row.
+ *
+ * The weight operand b may be f16 (pipeline key `f16`) and may be split by rows across buffers:
+ * a split along N (b transposed, as nn.Linear stores weights) computes each chunk's output
+ * columns; a split along K (b not transposed) accumulates the chunks' partial products.
+ */
+import { EngineError } from '../errors';
+import type { Runtime } from '../webgpu/runtime';
+import type { GpuTensor, StorageDType } from '../webgpu/tensor';
+import { entry, FLAT_WORKGROUP, header, Params, weightBinding } from '../webgpu/wgsl';
+
+const P_MM = new Params({
+  M: 'u32',
+  N: 'u32',
+  K: 'u32',
+  lda: 'u32',
+  ldb: 'u32',
+  ldc: 'u32',
+  aOff: 'u32',
+  nOff: 'u32',
+  accumulate: 'u32',
+  tilesN: 'u32',
+});
+
+const BM = 64;
+const BN = 64;
+const BK = 16;
+
+interface TiledKey {
+  transA: boolean;
+  transB: boolean;
+  dtype: StorageDType;
+  bias: boolean;
+}
+
+/** Output epilogue shared by both kernels: bias, accumulation into c, store. */
+const EPILOGUE = (bias: boolean) => `
+fn store(i: u32, j: u32, v: f32) {
+  let o = i * P.ldc + P.nOff + j;
+  var r = v${bias ? ' + bias[P.nOff + j]' : ''};
+  if (P.accumulate != 0u) { r += c[o]; }
+  c[o] = r;
+}
+`;
+
+function outBindings(first: number, bias: boolean): string {
+  return (
+    (bias ? `@group(0) @binding(${first}) var<storage, read> bias: array<f32>;\n` : '') +
+    `@group(0) @binding(${first + (bias ? 1 : 0)}) var<storage, read_write> c: array<f32>;\n`
+  );
+}
+
+const TILED = (k: TiledKey) => {
+  // Element r (0..3) of this invocation's share of a 64 x 16 slab, as (row-in-tile, k-in-slab):
+  // k-contiguous storage walks k fastest, row-contiguous storage walks rows fastest.
+  const slab = (kContiguous: boolean) =>
+    kContiguous ? `let rr = lid / ${BK}u + ${256 / BK}u * r; let kk = lid % ${BK}u;` : `let kk = lid / ${BM}u + ${256 / BM}u * r; let rr = lid % ${BM}u;`;
+  return `${header(k.dtype === 'f16')}${P_MM.wgsl}
+@group(0) @binding(1) var<storage, read> a: array<f32>;
+${weightBinding(2, 'b', k.dtype, false)}
+${outBindings(3, k.bias)}
+var<workgroup> As: array<f32, ${BK * BM}>;
+var<workgroup> Bs: array<f32, ${BK * BN}>;
+${EPILOGUE(k.bias)}
+${FLAT_WORKGROUP}
+${entry(256)}
+  let tileRow = wg / P.tilesN;
+  let tileCol = wg % P.tilesN;
+  // Folded grids overshoot; the test depends only on the workgroup id, so it is uniform.
+  if (tileRow * ${BM}u >= P.M) { return; }
+  let tx = lid % 16u;
+  let ty = lid / 16u;
+  var acc: array<f32, 16>;
+  for (var k0 = 0u; k0 < P.K; k0 += ${BK}u) {
+    for (var r = 0u; r < 4u; r++) {
+      ${slab(!k.transA)}
+      let i = tileRow * ${BM}u + rr;
+      let kg = k0 + kk;
+      var v = 0.0;
+      if (i < P.M && kg < P.K) { v = a[P.aOff + ${k.transA ? 'kg * P.lda + i' : 'i * P.lda + kg'}]; }
+      As[kk * ${BM}u + rr] = v;
+    }
+    for (var r = 0u; r < 4u; r++) {
+      ${slab(k.transB)}
+      let j = tileCol * ${BN}u + rr;
+      let kg = k0 + kk;
+      var v = 0.0;
+      if (j < P.N && kg < P.K) { v = loadB(${k.transB ? 'j * P.ldb + kg' : 'kg * P.ldb + j'}); }
+      Bs[kk * ${BN}u + rr] = v;
+    }
+    workgroupBarrier();
+    for (var kk = 0u; kk < ${BK}u; kk++) {
+      var av: array<f32, 4>;
+      for (var r = 0u; r < 4u; r++) { av[r] = As[kk * ${BM}u + ty + 16u * r]; }
+      for (var cc = 0u; cc < 4u; cc++) {
+        let bv = Bs[kk * ${BN}u + tx + 16u * cc];
+        for (var r = 0u; r < 4u; r++) { acc[r * 4u + cc] += av[r] * bv; }
+      }
+    }
+    workgroupBarrier();
+  }
+  for (var r = 0u; r < 4u; r++) {
+    let i = tileRow * ${BM}u + ty + 16u * r;
+    for (var cc = 0u; cc < 4u; cc++) {
+      let j = tileCol * ${BN}u + tx + 16u * cc;
+      if (i < P.M && j < P.N) { store(i, j, acc[r * 4u + cc]); }
+    }
+  }
+}`;
+};
+
+const MV_ROWS = 8;
+const MV_LANES = 32;
+
+interface MatvecKey {
+  M: number;
+  vec4: boolean;
+  dtype: StorageDType;
+  bias: boolean;
+}
+
+/** c[m, nOff + n] = x[m, :] . w[n, :]; K is counted in vec4s when vec4 (P.K = K / 4). */
+const MATVEC = (k: MatvecKey) => {
+  const X = k.vec4 ? 'vec4<f32>' : 'f32';
+  const mac = k.vec4 ? 'dot(w4, a[m * P.lda + kk])' : 'w4 * a[m * P.lda + kk]';
+  return `${header(k.dtype === 'f16')}${P_MM.wgsl}
+@group(0) @binding(1) var<storage, read> a: array<${X}>;
+${weightBinding(2, 'b', k.dtype, k.vec4)}
+${outBindings(3, k.bias)}
+var<workgroup> red: array<f32, ${k.M * 256}>;
+${EPILOGUE(k.bias)}
+${FLAT_WORKGROUP}
+${entry(256)}
+  let row = lid / ${MV_LANES}u;
+  let lane = lid % ${MV_LANES}u;
+  let n = wg * ${MV_ROWS}u + row;
+  var acc: array<f32, ${k.M}>;
+  if (n < P.N) {
+    for (var kk = lane; kk < P.K; kk += ${MV_LANES}u) {
+      let w4 = ${k.vec4 ? 'loadB4' : 'loadB'}(n * P.ldb + kk);
+      for (var m = 0u; m < ${k.M}u; m++) { acc[m] += ${mac}; }
+    }
+  }
+  for (var m = 0u; m < ${k.M}u; m++) { red[m * 256u + lid] = acc[m]; }
+  for (var s = ${MV_LANES / 2}u; s > 0u; s = s >> 1u) {
+    workgroupBarrier();
+    if (lane < s) {
+      for (var m = 0u; m < ${k.M}u; m++) { red[m * 256u + lid] += red[m * 256u + lid + s]; }
+    }
+  }
+  if (lane == 0u && n < P.N) {
+    for (var m = 0u; m < ${k.M}u; m++) { store(m, n, red[m * 256u + lid]); }
+  }
+}`;
+};
+
+export interface MatmulOptions {
+  /** Up to this many rows of x, a transposed-b product uses the matrix-vector kernel. */
+  matvecMaxRows: number;
+}
+
+interface Job {
+  a: GpuTensor;
+  b: GpuTensor;
+  bias?: GpuTensor;
+  M: number;
+  N: number;
+  K: number;
+  transA: boolean;
+  transB: boolean;
+}
+
+/** op(a) [M, K] @ op(b) [K, N] (+ bias) -> [M, N], with b possibly f16 and/or row-split. */
+export function matmulWgsl(rt: Runtime, job: Job, opts: MatmulOptions, op: string): GpuTensor {
+  const { a, b, bias, M, N, K, transA, transB } = job;
+  if (a.dtype !== 'f32') throw new EngineError(`${op}: the first operand must be f32; pass f16 weights as the second`);
+  if (b.dtype === 'f16' && !rt.f16) throw new EngineError(`${op}: f16 weights on a device without shader-f16`);
+  const out = rt.alloc([M, N]);
+  const cBuf = out.buffer(op);
+  if (M === 0 || N === 0) return out;
+  if (K === 0) {
+    rt.free(out);
+    return rt.zeros([M, N]);
+  }
+  const aBuf = a.buffer(op);
+  const extra = bias ? [bias.buffer(op)] : [];
+  b.chunks.forEach((chunk, ci) => {
+    // Along N when b is [N, K] (transposed), along K when b is [K, N].
+    const Nc = transB ? chunk.rows : N;
+    const Kc = transB ? K : chunk.rows;
+    const nOff = transB ? chunk.rowStart : 0;
+    const kOff = transB ? 0 : chunk.rowStart;
+    const base = {
+      M,
+      N: Nc,
+      K: Kc,
+      ldc: N,
+      nOff,
+      accumulate: !transB && ci > 0 ? 1 : 0,
+    };
+    const useBias = !!bias && (transB || ci === 0);
+    const buffers = [aBuf, chunk.buffer, ...(useBias ? extra : []), cBuf];
+    if (transB && !transA && M <= opts.matvecMaxRows && kOff === 0) {
+      const vec4 = K % 4 === 0;
+      const key: MatvecKey = { M, vec4, dtype: b.dtype, bias: useBias };
+      const units = vec4 ? K / 4 : K;
+      rt.dispatch({
+        key: `matvec:${M}:${vec4 ? 'v4' : 's'}:${b.dtype}:${useBias ? 'bias' : ''}`,
+        wgsl: () => MATVEC(key),
+        params: P_MM,
+        values: { ...base, K: units, lda: units, ldb: units, aOff: 0, tilesN: 0 },
+        buffers,
+        workgroups: Math.ceil(Nc / MV_ROWS),
+      });
+      return;
+    }
+    const key: TiledKey = { transA, transB, dtype: b.dtype, bias: useBias };
+    const tilesN = Math.ceil(Nc / BN);
+    rt.dispatch({
+      key: `matmul:${transA ? 'T' : 'N'}${transB ? 'T' : 'N'}:${b.dtype}:${useBias ? 'bias' : ''}`,
+      wgsl: () => TILED(key),
+      params: P_MM,
+      values: {
+        ...base,
+        lda: transA ? M : K,
+        ldb: transB ? K : N,
+        aOff: transA ? kOff * M : kOff,
+        tilesN,
+      },
+      buffers,
+      workgroups: Math.ceil(M / BM) * tilesN,
+    });
+  });
+  return out;
+}
+
+/** WGSL of every matmul variant for a dtype: lets a test compile the f16 kernels it cannot run. */
+export function matmulVariantsForTest(dtype: StorageDType): { key: string; wgsl: string }[] {
+  const out: { key: string; wgsl: string }[] = [];
+  for (const transA of [false, true]) {
+    for (const transB of [false, true]) {
+      out.push({ key: `tiled:${transA}${transB}:${dtype}`, wgsl: TILED({ transA, transB, dtype, bias: true }) });
+    }
+  }
+  for (const vec4 of [false, true]) out.push({ key: `matvec:${vec4}:${dtype}`, wgsl: MATVEC({ M: 3, vec4, dtype, bias: true }) });
+  return out;
+}

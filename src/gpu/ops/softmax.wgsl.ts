@@ -1,0 +1,159 @@
+/**
+ * Log-softmax over the vocabulary on the GPU, one workgroup per row; the reference is
+ * ./softmax.ts. Each invocation folds its strided share of the row into an online triple
+ * (max m, s = sum e^(x-m), t = sum e^(x-m)(x-m)), then a workgroup tree merges the triples:
+ * log-sum-exp and entropy (H = log s - t/s) need a single pass over the logits.
+ */
+import { EngineError } from '../errors';
+import type { Runtime } from '../webgpu/runtime';
+import type { GpuTensor } from '../webgpu/tensor';
+import { entry, FLAT_WORKGROUP, NEG_BIG, Params, workgroupReduce } from '../webgpu/wgsl';
+
+const WG = 256;
+const P_ROWS = new Params({ rows: 'u32', V: 'u32' });
+
+const ONLINE = /* wgsl */ `
+struct Online { m: f32, s: f32, t: f32 }
+fn merge(a: Online, b: Online) -> Online {
+  // An empty side (s = 0) must not bring its sentinel max into the arithmetic.
+  if (a.s == 0.0) { return b; }
+  if (b.s == 0.0) { return a; }
+  let m = max(a.m, b.m);
+  let ea = exp(a.m - m);
+  let eb = exp(b.m - m);
+  return Online(m, a.s * ea + b.s * eb, ea * (a.t + (a.m - m) * a.s) + eb * (b.t + (b.m - m) * b.s));
+}
+${workgroupReduce('reduceOnline', 'Online', WG, 'merge')}
+/** The row's triple, for rows of logits[o .. o+V). */
+fn rowOnline(o: u32, lid: u32) -> Online {
+  var acc = Online(${NEG_BIG}, 0.0, 0.0);
+  for (var i = lid; i < P.V; i += ${WG}u) { acc = merge(acc, Online(logits[o + i], 1.0, 0.0)); }
+  return reduceOnline(lid, acc);
+}
+`;
+
+const FORWARD = () => `${P_ROWS.wgsl}
+@group(0) @binding(1) var<storage, read> logits: array<f32>;
+@group(0) @binding(2) var<storage, read> targets: array<i32>;
+@group(0) @binding(3) var<storage, read_write> logp: array<f32>;
+@group(0) @binding(4) var<storage, read_write> entropy: array<f32>;
+${ONLINE}
+${FLAT_WORKGROUP}
+${entry(WG)}
+  if (wg >= P.rows) { return; }
+  let o = wg * P.V;
+  let r = rowOnline(o, lid);
+  if (lid == 0u) {
+    let logS = log(r.s);
+    logp[wg] = logits[o + u32(targets[wg])] - r.m - logS;
+    entropy[wg] = logS - r.t / r.s;
+  }
+}`;
+
+const BACKWARD = () => `${P_ROWS.wgsl}
+@group(0) @binding(1) var<storage, read> logits: array<f32>;
+@group(0) @binding(2) var<storage, read> targets: array<i32>;
+@group(0) @binding(3) var<storage, read> dlogp: array<f32>;
+@group(0) @binding(4) var<storage, read_write> dlogits: array<f32>;
+${ONLINE}
+${FLAT_WORKGROUP}
+${entry(WG)}
+  if (wg >= P.rows) { return; }
+  let o = wg * P.V;
+  let r = rowOnline(o, lid);
+  let lse = r.m + log(r.s);
+  let g = dlogp[wg];
+  let tgt = u32(targets[wg]);
+  for (var i = lid; i < P.V; i += ${WG}u) {
+    dlogits[o + i] = -g * exp(logits[o + i] - lse) + select(0.0, g, i == tgt);
+  }
+}`;
+
+// Ties go to the lower index, as the reference's strict '>' scan keeps the first maximum.
+const ARGMAX = () => `${P_ROWS.wgsl}
+@group(0) @binding(1) var<storage, read> logits: array<f32>;
+@group(0) @binding(2) var<storage, read_write> ids: array<i32>;
+struct Best { v: f32, i: u32 }
+fn better(a: Best, b: Best) -> Best {
+  if (b.v > a.v || (b.v == a.v && b.i < a.i)) { return b; }
+  return a;
+}
+${workgroupReduce('reduceBest', 'Best', WG, 'better')}
+${FLAT_WORKGROUP}
+${entry(WG)}
+  if (wg >= P.rows) { return; }
+  let o = wg * P.V;
+  var best = Best(${NEG_BIG}, 0xffffffffu);
+  for (var i = lid; i < P.V; i += ${WG}u) { best = better(best, Best(logits[o + i], i)); }
+  let r = reduceBest(lid, best);
+  if (lid == 0u) { ids[wg] = i32(min(r.i, P.V - 1u)); }
+}`;
+
+function checkTargets(targets: Int32Array, V: number, op: string): void {
+  for (const t of targets) {
+    if (t < 0 || t >= V || !Number.isInteger(t)) throw new EngineError(`${op}: target ${t} out of range [0, ${V})`);
+  }
+}
+
+function rowsOf(logits: GpuTensor, R: number, op: string): number {
+  if (R === 0 || logits.size % R !== 0) throw new EngineError(`${op}: ${logits.size} logits are not ${R} rows`);
+  return logits.size / R;
+}
+
+export function logSoftmaxGatherWgsl(rt: Runtime, logits: GpuTensor, targets: Int32Array) {
+  const R = targets.length;
+  const V = rowsOf(logits, R, 'logSoftmaxGather');
+  checkTargets(targets, V, 'logSoftmaxGather');
+  const logp = rt.alloc([R]);
+  const entropy = rt.alloc([R]);
+  rt.dispatch({
+    key: 'logSoftmaxGather',
+    wgsl: FORWARD,
+    params: P_ROWS,
+    values: { rows: R, V },
+    buffers: [logits.buffer('logSoftmaxGather'), rt.uploadInts(targets), logp.buffer('logSoftmaxGather'), entropy.buffer('logSoftmaxGather')],
+    workgroups: R,
+  });
+  return { logp, entropy };
+}
+
+export function logSoftmaxGatherBackwardWgsl(rt: Runtime, logits: GpuTensor, targets: Int32Array, dlogp: GpuTensor): GpuTensor {
+  const R = targets.length;
+  const V = rowsOf(logits, R, 'logSoftmaxGatherBackward');
+  checkTargets(targets, V, 'logSoftmaxGatherBackward');
+  const out = rt.alloc(logits.shape);
+  rt.dispatch({
+    key: 'logSoftmaxGatherBackward',
+    wgsl: BACKWARD,
+    params: P_ROWS,
+    values: { rows: R, V },
+    buffers: [
+      logits.buffer('logSoftmaxGatherBackward'),
+      rt.uploadInts(targets),
+      dlogp.buffer('logSoftmaxGatherBackward'),
+      out.buffer('logSoftmaxGatherBackward'),
+    ],
+    workgroups: R,
+  });
+  return out;
+}
+
+/** Greedy ids per row; only R int32 values cross back to the host. */
+export async function argmaxWgsl(rt: Runtime, logits: GpuTensor): Promise<Int32Array> {
+  const R = logits.shape[0];
+  const V = rowsOf(logits, R, 'argmax');
+  const ids = rt.alloc([R]);
+  rt.dispatch({
+    key: 'argmax',
+    wgsl: ARGMAX,
+    params: P_ROWS,
+    values: { rows: R, V },
+    buffers: [logits.buffer('argmax'), ids.buffer('argmax')],
+    workgroups: R,
+  });
+  try {
+    return await rt.readInts(ids.buffer('argmax'), R);
+  } finally {
+    rt.free(ids);
+  }
+}

@@ -1,0 +1,66 @@
+import { describe, expect, it } from 'vitest';
+import { floatToBf16, floatToHalf, halfToFloat, bf16ToFloat } from './dtype';
+import { WeightsError } from './errors';
+import { parseSafetensors, tensorToFloat32, writeSafetensors } from './safetensors';
+
+const header = (obj: unknown, data = new Uint8Array(0)) => {
+  const json = new TextEncoder().encode(JSON.stringify(obj));
+  const out = new Uint8Array(8 + json.length + data.length);
+  new DataView(out.buffer).setBigUint64(0, BigInt(json.length), true);
+  out.set(json, 8);
+  out.set(data, 8 + json.length);
+  return out;
+};
+
+describe('safetensors', () => {
+  it('round-trips F32 and F16 tensors, with metadata, 8-byte aligned data', () => {
+    const a = Float32Array.from([1, -2.5, 3.25, 0]);
+    const bytes = writeSafetensors([{ name: 'a', shape: [2, 2], data: a }, { name: 'h', shape: [4], data: a, dtype: 'F16' }], { format: 'pt' });
+    const headerLen = Number(new DataView(bytes.buffer).getBigUint64(0, true));
+    expect((8 + headerLen) % 8).toBe(0);
+    const f = parseSafetensors(bytes);
+    expect(f.metadata).toEqual({ format: 'pt' });
+    expect(Array.from(tensorToFloat32(f.tensors.get('a')!))).toEqual([1, -2.5, 3.25, 0]);
+    expect(Array.from(tensorToFloat32(f.tensors.get('h')!))).toEqual([1, -2.5, 3.25, 0]);
+  });
+
+  it('reads tensors from a Node Buffer view into a larger pool (slice() does not copy there)', () => {
+    const bytes = writeSafetensors([{ name: 'x', shape: [3], data: Float32Array.from([7, 8, 9]) }]);
+    const pool = Buffer.alloc(bytes.length + 13);
+    pool.set(bytes, 13);
+    const view = pool.subarray(13);
+    expect(Array.from(tensorToFloat32(parseSafetensors(view).tensors.get('x')!))).toEqual([7, 8, 9]);
+  });
+
+  it.each([
+    ['a file shorter than its length prefix', new Uint8Array(4), /only 4 bytes/],
+    ['a header longer than the file', (() => { const b = new Uint8Array(16); new DataView(b.buffer).setBigUint64(0, 1000n, true); return b; })(), /header claims 1000/],
+    ['a header that is not JSON', (() => { const b = header({}); b[8] = 0x7b; b[9] = 0x7b; return b; })(), /not valid JSON/],
+    ['an unsupported dtype', header({ x: { dtype: 'I8', shape: [1], data_offsets: [0, 1] } }, new Uint8Array(1)), /dtype I8/],
+    ['offsets that disagree with the shape', header({ x: { dtype: 'F32', shape: [2], data_offsets: [0, 4] } }, new Uint8Array(8)), /spans 4 bytes but shape \[2\] needs 8/],
+    ['a tensor past the end (truncated download)', header({ x: { dtype: 'F32', shape: [4], data_offsets: [0, 16] } }, new Uint8Array(8)), /past the end/],
+    ['a negative offset', header({ x: { dtype: 'F32', shape: [1], data_offsets: [-4, 0] } }), /invalid data_offsets/],
+  ])('rejects %s with a WeightsError that says what to do', (_, bytes, message) => {
+    expect(() => parseSafetensors(bytes)).toThrow(WeightsError);
+    expect(() => parseSafetensors(bytes)).toThrow(message);
+    expect(() => parseSafetensors(bytes)).toThrow(String(message).includes('I8') ? /unquantized checkpoint/ : /download it again/);
+  });
+});
+
+describe('f16 and bf16 conversions', () => {
+  it.each([
+    [0, 0x0000], [1, 0x3c00], [-2, 0xc000], [65504, 0x7bff], [6.103515625e-5, 0x0400], [5.960464477539063e-8, 0x0001], [Infinity, 0x7c00], [1e6, 0x7c00],
+  ])('half %f <-> 0x%s', (x, h) => {
+    expect(floatToHalf(x)).toBe(h);
+    expect(halfToFloat(h)).toBe(x === 1e6 ? Infinity : x);
+  });
+
+  it('rounds to nearest even and handles NaN', () => {
+    expect(floatToHalf(1 + 2 ** -11)).toBe(0x3c00); // tie -> even
+    expect(floatToHalf(1 + 3 * 2 ** -11)).toBe(0x3c02);
+    expect(Number.isNaN(halfToFloat(floatToHalf(NaN)))).toBe(true);
+    expect(bf16ToFloat(floatToBf16(3.140625))).toBe(3.140625);
+    expect(bf16ToFloat(floatToBf16(1 + 2 ** -8))).toBe(1); // tie -> even
+    expect(Number.isNaN(bf16ToFloat(floatToBf16(NaN)))).toBe(true);
+  });
+});

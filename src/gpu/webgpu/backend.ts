@@ -1,0 +1,249 @@
+/**
+ * The WebGPU implementation of the engine's Backend: WGSL kernels in ../ops/*.wgsl.ts, one
+ * command encoder per batch of ops (submitted when something is read, or after
+ * maxDispatchesPerBatch dispatches), pooled buffers, cached pipelines.
+ */
+import { sizeOf, type AdamWParams, type AttentionShape, type Backend, type Tensor } from '../backend';
+import { EngineError } from '../errors';
+import { adamwWgsl } from '../ops/adamw.wgsl';
+import { attentionBackwardWgsl, attentionWgsl, writeCacheWgsl } from '../ops/attention.wgsl';
+import { addInPlaceWgsl, addWgsl } from '../ops/elementwise.wgsl';
+import { gatherRowsWgsl, scatterRowsWgsl } from '../ops/embedding.wgsl';
+import { matmulWgsl } from '../ops/matmul.wgsl';
+import { rmsnormBackwardWgsl, rmsnormWgsl } from '../ops/rmsnorm.wgsl';
+import { ropeWgsl } from '../ops/rope.wgsl';
+import { argmaxWgsl, logSoftmaxGatherBackwardWgsl, logSoftmaxGatherWgsl } from '../ops/softmax.wgsl';
+import { sumSquaresWgsl } from '../ops/sumsq.wgsl';
+import { siluMulBackwardWgsl, siluMulWgsl } from '../ops/swiglu.wgsl';
+import { acquireDevice, type DeviceRequest } from './device';
+import { Runtime } from './runtime';
+import { GpuTensor, type StorageDType } from './tensor';
+
+export interface WebGPUBackendOptions extends DeviceRequest {
+  /**
+   * Largest buffer one tensor may occupy before it is split by rows; defaults to the device's
+   * maxStorageBufferBindingSize (and maxBufferSize). Tests force it small to exercise splits.
+   */
+  splitBytes?: number;
+  /** Dispatches recorded before a submit that no read asked for (default 128). */
+  maxDispatchesPerBatch?: number;
+  /** Up to this many rows, linear / matmul with transposed b use the matrix-vector kernel (default 4). */
+  matvecMaxRows?: number;
+  /**
+   * Up to this many (query, head) pairs, attention uses one workgroup per pair (decode);
+   * above, one invocation per pair (prefill). Default 1024.
+   */
+  attentionDecodeMaxQueries?: number;
+}
+
+export class WebGPUBackend implements Backend {
+  readonly kind = 'webgpu' as const;
+  readonly rt: Runtime;
+  /** Resolves when the device is lost; every op afterwards throws DeviceLostError. */
+  readonly lost: Promise<GPUDeviceLostInfo>;
+  private readonly matvecMaxRows: number;
+  private readonly decodeMaxQueries: number;
+
+  constructor(
+    readonly device: GPUDevice,
+    readonly adapter: GPUAdapter | null,
+    /** shader-f16 is enabled: weight(..., 'f16') stores halves and kernels read them. */
+    readonly f16: boolean,
+    opts: WebGPUBackendOptions = {},
+  ) {
+    const limit = Math.min(device.limits.maxStorageBufferBindingSize, device.limits.maxBufferSize);
+    this.rt = new Runtime(device, f16, {
+      maxDispatchesPerBatch: opts.maxDispatchesPerBatch ?? 128,
+      splitBytes: Math.min(opts.splitBytes ?? limit, limit),
+      arenaBytes: 4 * 1024 * 1024,
+    });
+    this.matvecMaxRows = opts.matvecMaxRows ?? 4;
+    this.decodeMaxQueries = opts.attentionDecodeMaxQueries ?? 1024;
+    this.lost = device.lost.then((info) => {
+      this.rt.lostInfo = info;
+      return info;
+    });
+  }
+
+  private t(x: Tensor, op: string): GpuTensor {
+    return this.rt.own(x, op);
+  }
+
+  /** Ops without an f16 kernel take f32 tensors only (f16 is for weights read by matmul/gather). */
+  private f32(x: Tensor, op: string): GpuTensor {
+    const g = this.rt.own(x, op);
+    if (g.dtype !== 'f32') throw new EngineError(`${op}: takes f32 tensors; an f16 weight of shape [${g.shape}] was passed`);
+    return g;
+  }
+
+  // ---- tensors -------------------------------------------------------------------------------
+
+  tensor(data: Float32Array, shape: readonly number[]): GpuTensor {
+    if (data.length !== sizeOf(shape)) {
+      throw new EngineError(`tensor of shape [${shape}] needs ${sizeOf(shape)} values, got ${data.length}`);
+    }
+    return this.rt.upload(data, shape);
+  }
+
+  /**
+   * A long-lived weight, stored as f16 when asked and the device has shader-f16 (otherwise f32:
+   * the same kernels run, selected by pipeline key). Created at its exact size, outside the pool.
+   */
+  weight(data: Float32Array, shape: readonly number[], dtype: StorageDType): GpuTensor {
+    if (data.length !== sizeOf(shape)) {
+      throw new EngineError(`weight of shape [${shape}] needs ${sizeOf(shape)} values, got ${data.length}`);
+    }
+    return this.rt.upload(data, shape, dtype === 'f16' && this.f16 ? 'f16' : 'f32', false);
+  }
+
+  zeros(shape: readonly number[]): GpuTensor {
+    return this.rt.zeros(shape);
+  }
+
+  read(t: Tensor): Promise<Float32Array> {
+    return this.rt.read(this.t(t, 'read'));
+  }
+
+  dispose(t: Tensor): void {
+    this.rt.free(this.t(t, 'dispose'));
+  }
+
+  memory() {
+    return { allocated: this.rt.allocated, peak: this.rt.peak };
+  }
+
+  resetPeakMemory(): void {
+    this.rt.peak = this.rt.allocated;
+  }
+
+  /** Submits pending work and waits for the GPU; throws any error WebGPU reported. */
+  sync(): Promise<void> {
+    return this.rt.sync();
+  }
+
+  /** Frees buffers the pool keeps for reuse (after a model is unloaded, say). */
+  trim(): void {
+    this.rt.trim();
+  }
+
+  /** Destroys the device; the backend is unusable afterwards (`lost` resolves). */
+  destroy(): void {
+    this.rt.flush();
+    this.device.destroy();
+  }
+
+  // ---- ops -----------------------------------------------------------------------------------
+
+  embedding(table: Tensor, ids: Int32Array): Tensor {
+    return gatherRowsWgsl(this.rt, this.t(table, 'embedding'), ids, 'embedding');
+  }
+
+  gatherRows(x: Tensor, rows: Int32Array): Tensor {
+    return gatherRowsWgsl(this.rt, this.t(x, 'gatherRows'), rows, 'gatherRows');
+  }
+
+  scatterRows(src: Tensor, rows: Int32Array, R: number): Tensor {
+    return scatterRowsWgsl(this.rt, this.f32(src, 'scatterRows'), rows, R);
+  }
+
+  matmul(a: Tensor, b: Tensor, transA: boolean, transB: boolean): Tensor {
+    const A = this.f32(a, 'matmul');
+    const B = this.t(b, 'matmul');
+    if (A.shape.length !== 2 || B.shape.length !== 2) throw new EngineError(`matmul: needs 2-D operands, got [${A.shape}] and [${B.shape}]`);
+    const [a0, a1] = A.shape;
+    const [b0, b1] = B.shape;
+    const [M, K] = transA ? [a1, a0] : [a0, a1];
+    const [K2, N] = transB ? [b1, b0] : [b0, b1];
+    if (K !== K2) throw new EngineError(`matmul: inner dimensions ${K} and ${K2} differ`);
+    return matmulWgsl(this.rt, { a: A, b: B, M, N, K, transA, transB }, { matvecMaxRows: this.matvecMaxRows }, 'matmul');
+  }
+
+  linear(x: Tensor, w: Tensor, bias?: Tensor): Tensor {
+    const X = this.f32(x, 'linear');
+    const W = this.t(w, 'linear');
+    const [N, K] = W.shape;
+    if (W.shape.length !== 2 || X.size % K !== 0) throw new EngineError(`linear: x [${X.shape}] does not match w [${W.shape}]`);
+    const B = bias ? this.f32(bias, 'linear') : undefined;
+    if (B && B.size !== N) throw new EngineError(`linear: bias has ${B.size} values for ${N} outputs`);
+    return matmulWgsl(
+      this.rt,
+      { a: X, b: W, bias: B, M: X.size / K, N, K, transA: false, transB: true },
+      { matvecMaxRows: this.matvecMaxRows },
+      'linear',
+    );
+  }
+
+  add(a: Tensor, b: Tensor, scale = 1): Tensor {
+    return addWgsl(this.rt, this.f32(a, 'add'), this.f32(b, 'add'), scale);
+  }
+
+  addInPlace(a: Tensor, b: Tensor, scale = 1): void {
+    addInPlaceWgsl(this.rt, this.f32(a, 'addInPlace'), this.f32(b, 'addInPlace'), scale);
+  }
+
+  rmsnorm(x: Tensor, w: Tensor, eps: number): Tensor {
+    return rmsnormWgsl(this.rt, this.f32(x, 'rmsnorm'), this.f32(w, 'rmsnorm'), eps);
+  }
+
+  rmsnormBackward(x: Tensor, w: Tensor, eps: number, dy: Tensor): Tensor {
+    return rmsnormBackwardWgsl(this.rt, this.f32(x, 'rmsnormBackward'), this.f32(w, 'rmsnormBackward'), eps, this.f32(dy, 'rmsnormBackward'));
+  }
+
+  rope(x: Tensor, positions: Int32Array, headDim: number, theta: number, inverse = false): Tensor {
+    return ropeWgsl(this.rt, this.f32(x, 'rope'), positions, headDim, theta, inverse);
+  }
+
+  writeCache(cache: Tensor, x: Tensor, shape: AttentionShape): void {
+    writeCacheWgsl(this.rt, this.f32(cache, 'writeCache'), this.f32(x, 'writeCache'), shape);
+  }
+
+  attention(q: Tensor, kCache: Tensor, vCache: Tensor, shape: AttentionShape): Tensor {
+    const op = 'attention';
+    return attentionWgsl(this.rt, this.f32(q, op), this.f32(kCache, op), this.f32(vCache, op), shape, this.decodeMaxQueries);
+  }
+
+  attentionBackward(q: Tensor, k: Tensor, v: Tensor, dOut: Tensor, shape: AttentionShape) {
+    const op = 'attentionBackward';
+    return attentionBackwardWgsl(this.rt, this.f32(q, op), this.f32(k, op), this.f32(v, op), this.f32(dOut, op), shape);
+  }
+
+  siluMul(gate: Tensor, up: Tensor): Tensor {
+    return siluMulWgsl(this.rt, this.f32(gate, 'siluMul'), this.f32(up, 'siluMul'));
+  }
+
+  siluMulBackward(gate: Tensor, up: Tensor, dh: Tensor) {
+    const op = 'siluMulBackward';
+    return siluMulBackwardWgsl(this.rt, this.f32(gate, op), this.f32(up, op), this.f32(dh, op));
+  }
+
+  logSoftmaxGather(logits: Tensor, targets: Int32Array) {
+    return logSoftmaxGatherWgsl(this.rt, this.f32(logits, 'logSoftmaxGather'), targets);
+  }
+
+  logSoftmaxGatherBackward(logits: Tensor, targets: Int32Array, dlogp: Tensor): Tensor {
+    const op = 'logSoftmaxGatherBackward';
+    return logSoftmaxGatherBackwardWgsl(this.rt, this.f32(logits, op), targets, this.f32(dlogp, op));
+  }
+
+  argmax(logits: Tensor): Promise<Int32Array> {
+    return argmaxWgsl(this.rt, this.f32(logits, 'argmax'));
+  }
+
+  sumSquares(t: Tensor): Promise<number> {
+    return sumSquaresWgsl(this.rt, this.f32(t, 'sumSquares'));
+  }
+
+  adamwInPlace(param: Tensor, grad: Tensor, m: Tensor, v: Tensor, p: AdamWParams): void {
+    const op = 'adamwInPlace';
+    adamwWgsl(this.rt, this.f32(param, op), this.f32(grad, op), this.f32(m, op), this.f32(v, op), p);
+  }
+}
+
+/**
+ * A WebGPU backend on the given device, adapter or navigator.gpu's default adapter. Throws
+ * WebGPUUnavailableError (with what to do) when the environment has no WebGPU.
+ */
+export async function createWebGPUBackend(opts: WebGPUBackendOptions = {}): Promise<WebGPUBackend> {
+  const { device, adapter, f16 } = await acquireDevice(opts);
+  return new WebGPUBackend(device, adapter, f16, opts);
+}
