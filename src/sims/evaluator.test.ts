@@ -56,10 +56,10 @@ describe('scoreEvaluation', () => {
       'oops', '\\boxed{7}', '\\boxed{}', // p2: no valid vote -> 0, failed
     ]);
     const result = await scoreEvaluation(generator, items, { preference: 'Be brief.', votes: 3 });
-    expect(result.problems.map((p) => p.score)).toEqual([0.75, 0.25, 0]);
-    expect(result.problems.map((p) => p.failed)).toEqual([false, false, true]);
-    expect(result.problems[1].votes).toEqual([0, null, 0.5]);
-    expect(result.problems[2].texts).toEqual(['oops', '\\boxed{7}', '\\boxed{}']);
+    expect(result.perProblem.map((p) => p.score)).toEqual([0.75, 0.25, 0]);
+    expect(result.perProblem.map((p) => p.failed)).toEqual([false, false, true]);
+    expect(result.perProblem[1].votes).toEqual([0, null, 0.5]);
+    expect(result.perProblem[2].texts).toEqual(['oops', '\\boxed{7}', '\\boxed{}']);
     expect(result.failedProblems).toBe(1);
     expect(result.score).toBeCloseTo((0.75 + 0.25 + 0) / 3, 12);
     expect(calls).toHaveLength(9);

@@ -41,7 +41,7 @@ export interface ProblemEvaluation {
 export interface EvaluationResult {
   /** Mean over problems of each problem's score: the personalization score. */
   score: number;
-  problems: ProblemEvaluation[];
+  perProblem: ProblemEvaluation[];
   failedProblems: number;
 }
 
@@ -86,7 +86,7 @@ export async function scoreEvaluation(
   }
   return {
     score: mean(problems.map((p) => p.score)),
-    problems,
+    perProblem: problems,
     failedProblems: problems.filter((p) => p.failed).length,
   };
 }

@@ -34,9 +34,9 @@ export function readSimulatorView(messages: ChatMessage[]): SimulatorView {
 
 /**
  * The next state (the user's reply) inside a judge prompt. Judge prompts put it under a label such
- * as "## Next state [role: user]" or "Next state (turn t+1):" and may close with an instruction
- * paragraph ("Now assign ..."); the last such label counts. A prompt without a label is taken as
- * the reply itself.
+ * as "## Next state (turn t+1, role: user)" or "Next state: ..." and close with an instruction to
+ * the judge ("Now assign \\boxed{1}, ..."); the last label counts and the closing instruction is
+ * dropped. A prompt without a label is taken as the reply itself.
  */
 export function readNextState(messages: ChatMessage[]): string {
   const prompt = messages.findLast((m) => m.role === 'user')?.content ?? '';
@@ -50,6 +50,12 @@ export function readNextState(messages: ChatMessage[]): string {
   const body = [inline?.[1] ?? '', ...lines.slice(labelAt + 1)].join('\n');
   const nextHeading = body.search(/\n#{1,6}[ \t]/);
   const untilHeading = nextHeading >= 0 ? body.slice(0, nextHeading) : body;
-  const trailer = untilHeading.lastIndexOf('\n\nNow ');
-  return (trailer >= 0 ? untilHeading.slice(0, trailer) : untilHeading).trim();
+  const trailer = untilHeading.lastIndexOf('\n\n');
+  const closing = trailer >= 0 && isJudgeInstruction(untilHeading.slice(trailer + 2));
+  return (closing ? untilHeading.slice(0, trailer) : untilHeading).trim();
+}
+
+/** A paragraph addressed to the judge rather than written by the user. */
+function isJudgeInstruction(paragraph: string): boolean {
+  return paragraph.includes('\\boxed') || /^\s*(?:Now|Classify|Give|Decide|Output|Assign|Rate)\b/.test(paragraph);
 }

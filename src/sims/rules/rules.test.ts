@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { ChatMessage } from '../../rl/messages';
+import { buildBinaryJudgePrompt, buildHintJudgePrompt, parseBoxedScore, parseHintVote, selectBestHint, type ChatMessage } from '../../rl/index';
 import { buildEvaluatorPrompt, parseEvaluatorScore } from '../evaluator-prompt';
 import { BUILT_IN_PROBLEMS } from '../problems/builtin';
 import { storyOpenings } from '../problems/story-openings';
@@ -11,30 +11,26 @@ import { heardIssues } from './profile';
 import { classifyReaction } from './reaction';
 import { readNextState, RulesInputError } from './reading';
 
-/** The judge prompts of the reference implementation, which src/rl's prompts follow. */
-function binaryJudgePrompt(answer: string, nextState: string): ChatMessage[] {
-  return [
-    { role: 'system', content: 'You are a process reward model (PRM) evaluating an AI assistant.\n...' },
-    {
-      role: 'user',
-      content:
-        `## Assistant output\n${answer}\n\n## Next state [role: user]\n${nextState}\n\n` +
-        'Now assign \\boxed{1}, \\boxed{-1}, or \\boxed{0}.',
-    },
-  ];
-}
+/** The judge prompts the run loop sends, from the method library. */
+const binaryJudgePrompt = (answer: string, reply: string) =>
+  buildBinaryJudgePrompt(answer, { role: 'user', content: reply });
+const hintJudgePrompt = (answer: string, reply: string) => buildHintJudgePrompt(answer, { role: 'user', content: reply });
 
-function hintJudgePrompt(answer: string, nextState: string): ChatMessage[] {
-  return [
-    { role: 'system', content: 'You are a process reward model used for hindsight hint extraction.\n...' },
-    {
-      role: 'user',
-      content:
-        `## Assistant response (turn t)\n${answer}\n\n## Next state (turn t+1)\n${nextState}\n\n` +
-        'Now output your decision and (if positive) the hint in the required format.',
-    },
-  ];
-}
+/** The reference implementation's layouts, which an endpoint-era prompt may still use. */
+const referenceBinaryPrompt = (answer: string, reply: string): ChatMessage[] => [
+  { role: 'system', content: 'You are a process reward model (PRM) evaluating an AI assistant.' },
+  {
+    role: 'user',
+    content: `## Assistant output\n${answer}\n\n## Next state [role: user]\n${reply}\n\nNow assign \\boxed{1}, \\boxed{-1}, or \\boxed{0}.`,
+  },
+];
+const referenceHintPrompt = (answer: string, reply: string): ChatMessage[] => [
+  { role: 'system', content: 'You are a process reward model used for hindsight hint extraction.' },
+  {
+    role: 'user',
+    content: `## Assistant response (turn t)\n${answer}\n\n## Next state (turn t+1)\n${reply}\n\nNow output your decision and (if positive) the hint in the required format.`,
+  },
+];
 
 /** What the rule-based user says to `answer` as the policy's first reply to `task`. */
 async function userReply(scenario: Scenario, rules: ScenarioRules, task: string, answer: string, seed = 0) {
@@ -45,11 +41,9 @@ async function userReply(scenario: Scenario, rules: ScenarioRules, task: string,
   return rules.user!.generate(view, { seed });
 }
 
-function hintOf(text: string): string | null {
-  return /\[HINT_START\]([\s\S]*?)\[HINT_END\]/.exec(text)?.[1] ?? null;
-}
-
-const lastBox = (text: string) => [...text.matchAll(/\\boxed\{([^}]*)\}/g)].at(-1)?.[1];
+/** The judge's decision and hint as the method library reads them. */
+const lastBox = (text: string) => String(parseBoxedScore(text));
+const hintOf = (text: string) => parseHintVote(text).hint;
 
 const AI_LOOKING = `**Solution:**
 
@@ -94,8 +88,17 @@ describe('student rules', () => {
     expect(hint).toMatch(/numbered or bulleted list/);
     expect(hint).toMatch(/"Final Answer" label/);
     expect(hint).toMatch(/every step/);
-    expect(hint.trim().length).toBeGreaterThan(10);
     expect(hint).not.toMatch(/headings|LaTeX/);
+    expect(selectBestHint([parseHintVote(hinted)])).toBe(hint);
+  });
+
+  it('reads the reference implementation’s judge prompts the same way', async () => {
+    const redo = await userReply(scenario, rules, task, AI_LOOKING);
+    const done = await userReply(scenario, rules, task, CLEAN);
+    expect(lastBox(await rules.judge.generate(referenceBinaryPrompt(AI_LOOKING, redo)))).toBe('-1');
+    expect(lastBox(await rules.judge.generate(referenceBinaryPrompt(CLEAN, done)))).toBe('1');
+    const hinted = await rules.hintJudge.generate(referenceHintPrompt(AI_LOOKING, redo));
+    expect(hintOf(hinted)).toBe(hintOf(await rules.hintJudge.generate(hintJudgePrompt(AI_LOOKING, redo))));
   });
 
   it('a clean answer gets HOMEWORK_DONE, +1 from the judge and no hint', async () => {
@@ -255,9 +258,11 @@ describe('generic judges (custom persona, talk-yourself)', () => {
 });
 
 describe('reading the next state out of a judge prompt', () => {
-  it('handles the reference layouts, an inline label, tags and a bare reply', () => {
+  it('handles the method library’s and the reference layouts, an inline label, tags and a bare reply', () => {
     expect(readNextState(binaryJudgePrompt('**x**\n## Heading in the answer', 'redo it pls'))).toBe('redo it pls');
-    expect(readNextState(hintJudgePrompt('x', 'line one\nline two'))).toBe('line one\nline two');
+    expect(readNextState(hintJudgePrompt('x', 'line one\n\nline two'))).toBe('line one\n\nline two');
+    expect(readNextState(referenceBinaryPrompt('**x**\n## Next state in the answer', 'redo it pls'))).toBe('redo it pls');
+    expect(readNextState(referenceHintPrompt('x', 'line one\nline two'))).toBe('line one\nline two');
     expect(readNextState([{ role: 'user', content: 'Response: x\nNext state (user): thanks a lot\nScore it.' }])).toBe(
       'thanks a lot\nScore it.',
     );
