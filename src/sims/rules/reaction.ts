@@ -8,7 +8,7 @@ export type Reaction = 'progress' | 'redo' | 'unclear';
 /** The scenarios' end markers (HOMEWORK_DONE, GRADING_DONE, STORY_DONE, a custom TASK_DONE). */
 const DONE_MARKER = /\b[A-Z][A-Z0-9]*_DONE\b/;
 const REDO =
-  /\b(?:re-?write|re-?do|try again|again|fix|change|new one|another one|new story|instead|wrong|incorrect|mistake|not what i|don'?t (?:use|do|write|put|add|want)|do not|stop|shorter|too (?:long|short|much))\b|^\s*no\b/i;
+  /\b(?:re-?write|re-?do|try again|fix|change|new one|another one|new story|instead|wrong|incorrect|mistake|not what i|don'?t (?:use|do|write|put|add|want)|do not|stop|shorter|too (?:long|short|much))\b|^\s*no\b/i;
 const PROGRESS =
   /\b(?:thanks|thank you|perfect|great|love it|looks good|awesome|exactly|nice|good job|well done|that works|it works)\b/i;
 
