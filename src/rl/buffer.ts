@@ -70,6 +70,7 @@ export interface SampleBufferOptions {
   zeroAdvantage?: ZeroAdvantagePolicy;
 }
 
+/** The reference's rollout batch: one optimizer step per 16 samples. */
 export const DEFAULT_BATCH_SIZE = 16;
 
 /**

@@ -16,6 +16,7 @@ export class FieldError extends Error {
   }
 }
 
+/** Checks `value` found at `path`; returns it typed or throws FieldError. */
 export type Checker<T> = (value: unknown, path: string) => T;
 
 function describe(value: unknown): string {
@@ -35,6 +36,7 @@ function child(path: string, key: string | number): string {
   return path === '' ? key : `${path}.${key}`;
 }
 
+/** String of at most `maxLength` (and at least `minLength`) UTF-16 units. */
 export function str(maxLength: number, minLength = 0): Checker<string> {
   return (value, path) => {
     if (typeof value !== 'string') fail(path, 'a string', value);
@@ -74,11 +76,13 @@ export function int(min = 0, max = Number.MAX_SAFE_INTEGER): Checker<number> {
   };
 }
 
+/** true or false; no truthy strings, since a run file says exactly what it means. */
 export const bool: Checker<boolean> = (value, path) => {
   if (typeof value !== 'boolean') fail(path, 'true or false', value);
   return value;
 };
 
+/** One of a fixed set of literals. */
 export function oneOf<const T extends readonly (string | number)[]>(...allowed: T): Checker<T[number]> {
   const list = allowed.map((a) => JSON.stringify(a)).join(', ');
   return (value, path) => {
@@ -87,10 +91,12 @@ export function oneOf<const T extends readonly (string | number)[]>(...allowed: 
   };
 }
 
+/** null, or what `check` accepts. */
 export function nullable<T>(check: Checker<T>): Checker<T | null> {
   return (value, path) => (value === null ? null : check(value, path));
 }
 
+/** Array of at most `maxLength` entries, each checked; the length is checked before any entry. */
 export function arrayOf<T>(check: Checker<T>, maxLength: number): Checker<T[]> {
   return (value, path) => {
     if (!Array.isArray(value)) fail(path, 'an array', value);
@@ -101,6 +107,7 @@ export function arrayOf<T>(check: Checker<T>, maxLength: number): Checker<T[]> {
   };
 }
 
+/** Array of exactly two checked values (Adam betas). */
 export function pair<T>(check: Checker<T>): Checker<[T, T]> {
   return (value, path) => {
     if (!Array.isArray(value) || value.length !== 2) fail(path, 'an array of two values', value);

@@ -115,3 +115,15 @@ describe('parsePreset', () => {
     expect(() => parsePreset([1])).toThrow(PresetError);
   });
 });
+
+describe('makePreset isolation from overrides', () => {
+  it('does not share arrays with the overrides', () => {
+    const targets = ['q_proj'];
+    const betas: [number, number] = [0.8, 0.9];
+    const p = makePreset('binary', { finetune: { lora: { targets } }, optimizer: { betas } });
+    targets.push('k_proj');
+    betas[0] = 0;
+    expect(p.finetune.lora.targets).toEqual(['q_proj']);
+    expect(p.optimizer.betas).toEqual([0.8, 0.9]);
+  });
+});

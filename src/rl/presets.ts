@@ -84,8 +84,9 @@ export type PresetOverrides = {
 };
 type DeepPartial<T> = T extends readonly unknown[] ? T : T extends object ? { [K in keyof T]?: DeepPartial<T[K]> } : T;
 
-/** Learning rates of the reference: Adam on all weights, and around 1e-4 for LoRA runs. */
+/** Learning rate of the reference's full fine-tune (Adam on all weights). */
 export const LR_FULL = 1e-5;
+/** Learning rate of the reference's LoRA runs (around 1e-4). */
 export const LR_LORA = 1e-4;
 
 /** Every projection of a llama-family block, by Hugging Face parameter name. */
@@ -133,7 +134,9 @@ function merge(base: Record<string, unknown>, over: Record<string, unknown>, pat
     const at = path ? `${path}.${key}` : key;
     if (!Object.hasOwn(base, key)) throw new PresetError(at, 'is not a preset setting');
     if (value === undefined) continue;
-    out[key] = isPlainObject(base[key]) && isPlainObject(value) ? merge(base[key], value, at) : structuredClone(value);
+    // Arrays and values are taken as given: checkPreset rebuilds every object and array, so
+    // the returned preset never shares structure with the caller's overrides.
+    out[key] = isPlainObject(base[key]) && isPlainObject(value) ? merge(base[key], value, at) : value;
   }
   return out;
 }

@@ -146,8 +146,10 @@ export type RunRecord =
   | VersionBoundaryRecord
   | SessionEndRecord;
 
+/** The `kind` tags of RunRecord. */
 export type RecordKind = RunRecord['kind'];
 
+/** Every record kind, for runtime checks. */
 export const RECORD_KINDS = [
   'interaction',
   'judge_vote',

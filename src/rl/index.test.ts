@@ -1,0 +1,31 @@
+import { describe, it, expect } from 'vitest';
+import * as rl from './index';
+
+describe('src/rl public API', () => {
+  it('exports every runtime name the issue asks for', () => {
+    const names = [
+      'buildBinaryJudgePrompt',
+      'parseBoxedScore',
+      'majorityVote',
+      'buildHintJudgePrompt',
+      'parseHintVote',
+      'selectBestHint',
+      'appendHint',
+      'opdAdvantages',
+      'combinedAdvantages',
+      'stepwiseRewards',
+      'standardizeByStep',
+      'SessionTracker',
+      'SampleBuffer',
+      'makePreset',
+      'parsePreset',
+      'ppoTokenLoss',
+      'k3',
+      'aggregateLoss',
+      'clipFractions',
+      'validateRecord',
+      'RecordValidationError',
+    ];
+    for (const name of names) expect(typeof (rl as Record<string, unknown>)[name], name).toBe('function');
+  });
+});
