@@ -8,12 +8,15 @@ import type { LoraAdapter } from './lora';
 import type { CausalLM, ForwardBatch } from './model';
 import { mulberry32 } from './random';
 import { GREEDY, logProbOf, sampleToken, type SamplingOptions } from './sampler';
+import { yieldToEventLoop } from './yield';
 
 export interface GenerateOptions {
   maxNewTokens: number;
   sampling?: SamplingOptions;
   /** Sequence i samples with seed + i, so a batch is as reproducible as single requests. */
   seed?: number;
+  /** One seed per sequence, overriding `seed` (a batcher merges requests with their own seeds). */
+  seeds?: number[];
   /** Token ids that end a sequence (EOS, end of turn); the stop token is kept in `tokens`. */
   stopIds?: number[];
   /** Text that ends a sequence; `text` is cut before it. Needs `decode`. */
@@ -57,7 +60,7 @@ export async function generate(model: CausalLM, prompts: number[][], o: Generate
   const B = prompts.length;
   const { ids, T, padLeft } = leftPad(prompts, o.padId ?? 0);
   const cache = model.createCache(B, T + o.maxNewTokens);
-  const rands = prompts.map((_, i) => mulberry32((o.seed ?? 0) + i));
+  const rands = prompts.map((_, i) => mulberry32(o.seeds?.[i] ?? (o.seed ?? 0) + i));
   const stopIds = new Set(o.stopIds ?? []);
   const out: Generation[] = prompts.map(() => ({ tokens: [], logprobs: [], text: '', finishReason: 'length' }));
   const done = new Array<boolean>(B).fill(false);
@@ -110,6 +113,7 @@ export async function generate(model: CausalLM, prompts: number[][], o: Generate
       }
       o.onStep?.(step + 1);
       if (done.every(Boolean)) break;
+      await yieldToEventLoop();
       batch = { ids: next, B, T: 1, start: batch.start + batch.T, padLeft };
     }
   } finally {

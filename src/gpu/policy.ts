@@ -33,9 +33,20 @@ export class Policy {
 
   /** Prompt ids: the chat template for chat models, else the text as the tokenizer encodes it. */
   promptIds(prompt: string | ChatMessage[]): number[] {
-    if (typeof prompt === 'string') return this.tokenizer.encode(prompt);
-    // The template already writes any BOS it wants.
-    return this.tokenizer.encode(this.tokenizer.chatPrompt(prompt), false);
+    const text = this.promptText(prompt);
+    // A chat template already writes any BOS it wants.
+    return typeof prompt === 'string' || !this.tokenizer.hasChatTemplate ? this.tokenizer.encode(text) : this.tokenizer.encode(text, false);
+  }
+
+  /**
+   * The prompt as text. A base model (no chat template, e.g. TinyStories) continues text, so a
+   * conversation becomes its last user message: the story beginning it should continue.
+   */
+  promptText(prompt: string | ChatMessage[]): string {
+    if (typeof prompt === 'string') return prompt;
+    if (this.tokenizer.hasChatTemplate) return this.tokenizer.chatPrompt(prompt);
+    const lastUser = [...prompt].reverse().find((m) => m.role === 'user');
+    return lastUser?.content ?? prompt[prompt.length - 1]?.content ?? '';
   }
 
   /**
@@ -45,9 +56,8 @@ export class Policy {
    */
   completionIds(prompt: string | ChatMessage[], completion: string): number[] {
     const promptIds = this.promptIds(prompt);
-    const joined = typeof prompt === 'string'
-      ? this.tokenizer.encode(prompt + completion)
-      : this.tokenizer.encode(this.tokenizer.chatPrompt(prompt) + completion, false);
+    const text = this.promptText(prompt) + completion;
+    const joined = typeof prompt === 'string' || !this.tokenizer.hasChatTemplate ? this.tokenizer.encode(text) : this.tokenizer.encode(text, false);
     const isPrefix = promptIds.every((id, i) => joined[i] === id);
     return isPrefix ? joined.slice(promptIds.length) : this.tokenizer.encode(completion, false);
   }

@@ -10,6 +10,7 @@ import { backward, zeroGrads, type LoraGrads } from './backward';
 import { EngineError } from './errors';
 import { leftPad } from './generate';
 import { batchNorm, ppoLossGrad } from './loss';
+import { yieldToEventLoop } from './yield';
 import type { LoraAdapter } from './lora';
 import type { CausalLM, Tape } from './model';
 import { completionRows, score, type ScoreItem } from './score';
@@ -109,6 +110,7 @@ export class LoraTrainer {
     const batches = this.microBatches(samples);
     try {
       for (const [bi, idx] of batches.entries()) {
+        await yieldToEventLoop();
         options.onMicroBatch?.(bi, batches.length);
         const part = idx.map((i) => samples[i]);
         const r = await this.forwardBackward(part, (lp) =>
