@@ -1,0 +1,62 @@
+import { describe, it, expect } from 'vitest';
+import { LengthMismatchError } from './errors';
+import type { MethodName } from './presets';
+import { assembleSample, sampleRecord, type PolicyResponse, type TurnJudgement } from './samples';
+import type { ClosedTurn } from './sessions';
+import { validateRecord } from './validate';
+
+const turn = (judged: boolean): ClosedTurn<PolicyResponse> => ({
+  session: 's',
+  turn: 3,
+  turnType: 'main',
+  version: 2,
+  messages: [{ role: 'user', content: 'q' }],
+  response: { text: 'ab', tokenIds: [5, 6], logprobs: [-0.5, -0.25] },
+  at: 10,
+  nextState: judged ? { role: 'user', content: 'redo' } : null,
+  closedBy: judged ? 'next-request' : 'session-end',
+  closedAt: 20,
+});
+
+describe('assembleSample', () => {
+  const w = { binary: 1, opd: 1 };
+  const cases: [string, MethodName, boolean, TurnJudgement, number[] | null, number | null][] = [
+    ['binary: reward on every token', 'binary', true, { reward: -1, opd: null }, [-1, -1], -1],
+    ['binary ignores OPD', 'binary', true, { reward: 1, opd: [5, 5] }, [1, 1], 1],
+    ['binary, unjudged: zeros', 'binary', false, { reward: null, opd: null }, [0, 0], null],
+    ['opd with a hint', 'opd', true, { reward: 1, opd: [0.5, -0.25] }, [0.5, -0.25], null],
+    ['opd without a hint: no sample', 'opd', true, { reward: 1, opd: null }, null, null],
+    ['combined with a hint', 'combined', true, { reward: -1, opd: [0.5, -0.25] }, [-0.5, -1.25], -1],
+    ['combined without a hint', 'combined', true, { reward: 1, opd: null }, [1, 1], 1],
+  ];
+  it.each(cases)('%s', (_name, method, judged, judgement, advantages, reward) => {
+    const sample = assembleSample(turn(judged), judgement, method, w);
+    if (advantages === null) {
+      expect(sample).toBeNull();
+      return;
+    }
+    expect(sample).toMatchObject({ session: 's', turn: 3, version: 2, advantages, reward, judged });
+  });
+
+  it('refuses OPD advantages that do not cover the response', () => {
+    expect(() => assembleSample(turn(true), { reward: 0, opd: [1] }, 'combined', w)).toThrow(LengthMismatchError);
+  });
+
+  it('makes a valid sample record', () => {
+    const sample = assembleSample(turn(true), { reward: -1, opd: [0.5, -0.25] }, 'combined', w)!;
+    const record = sampleRecord({ ...sample, trainable: true, promoted: false }, 30);
+    expect(record).toEqual({
+      kind: 'sample',
+      version: 2,
+      ts: 30,
+      session: 's',
+      turn: 3,
+      trainable: true,
+      promoted: false,
+      reward: -1,
+      advantages: { tokens: 2, mean: -0.875, min: -1.25, max: -0.5, meanAbs: 0.875, nonZero: 2 },
+      perToken: [-0.5, -1.25],
+    });
+    expect(validateRecord(JSON.parse(JSON.stringify(record)), 'test')).toEqual(record);
+  });
+});
