@@ -60,6 +60,16 @@ describe('SessionTracker', () => {
     expect(tracker.endSession('never-seen')).toEqual({ closed: [], ended: [] });
   });
 
+  it("closes the last turn with the user's final word when the session ends with one", () => {
+    const { tracker, req } = setup();
+    tracker.observe(req('s', 'main', [u('q1')]), 'r1');
+    const final = u('perfect, thanks! HOMEWORK_DONE');
+    const events = tracker.endSession('s', final);
+    expect(events.closed.map((c) => [c.turn, c.nextState, c.closedBy])).toEqual([[1, final, 'session-end']]);
+    expect(events.closed[0].nextState).not.toBe(final);
+    expect(events.ended.map((e) => e.reason)).toEqual(['explicit']);
+  });
+
   it('times out a session that never continues, with the injected clock', () => {
     const { tracker, req, at } = setup(1000);
     tracker.observe(req('s', 'main', [u('q1')]), 'r1');

@@ -168,13 +168,14 @@ export class SessionTracker<R> {
   }
 
   /**
-   * Ends a session now, closing its pending turn without a next state. Ending a session the
-   * tracker does not know (never seen, already ended) does nothing.
+   * Ends a session now, closing its pending turn with `finalState` as next state (a user's
+   * last word that asks for no answer, e.g. a simulator's "thanks, done"), or without one.
+   * Ending a session the tracker does not know (never seen, already ended) does nothing.
    */
-  endSession(session: string): TrackerEvents<R> {
+  endSession(session: string, finalState?: ChatMessage): TrackerEvents<R> {
     const events = this.sweep();
     const state = this.sessions.get(session);
-    if (state) this.end(session, state, 'explicit', this.now(), events);
+    if (state) this.end(session, state, 'explicit', this.now(), events, finalState ? copyMessage(finalState) : null);
     return events;
   }
 
@@ -225,9 +226,10 @@ export class SessionTracker<R> {
     reason: SessionEndReason,
     at: number,
     events: TrackerEvents<R>,
+    finalState: ChatMessage | null = null,
   ): void {
     if (state.pending) {
-      events.closed.push(this.close(state.pending, null, reason === 'explicit' ? 'session-end' : 'timeout', at));
+      events.closed.push(this.close(state.pending, finalState, reason === 'explicit' ? 'session-end' : 'timeout', at));
     }
     this.sessions.delete(session);
     events.ended.push({ session, reason, at, turns: state.turns, mainTurns: state.mainTurns });

@@ -1,0 +1,185 @@
+/**
+ * The policy as the run loop sees it: serve generations, score completions for OPD teachers,
+ * train on batches. EnginePolicyService runs the engine in this thread (Node, or inside the
+ * browser's policy worker, which exposes this same interface over comlink).
+ *
+ * Serving and training use different adapters: the server answers with the snapshot of
+ * version v while the trainer updates its own copy; the swap to v+1 happens between two
+ * generation calls, so no request ever waits for training (DESIGN.md section 3).
+ */
+import type { ChatMessage } from '../../rl/messages';
+import type { MethodPreset, TeacherSource } from '../../rl/presets';
+import type { Projection } from '../../gpu/config';
+import { LoraAdapter } from '../../gpu/lora';
+import { adapterFromPeft, adapterToPeft, type PeftFiles } from '../../gpu/peft';
+import type { Policy } from '../../gpu/policy';
+import type { SamplingOptions } from '../../gpu/sampler';
+import { score } from '../../gpu/score';
+import { LoraTrainer, type StepStats } from '../../gpu/train';
+
+export interface PolicyRequest {
+  messages: ChatMessage[];
+  maxNewTokens: number;
+  sampling: SamplingOptions;
+  seed: number;
+}
+
+export interface PolicyReply {
+  text: string;
+  tokenIds: number[];
+  logprobs: number[];
+  /** The adapter version that generated the reply. */
+  version: number;
+  startedAt: number;
+  finishedAt: number;
+}
+
+export interface TrainItem {
+  messages: ChatMessage[];
+  tokenIds: number[];
+  advantages: number[];
+  rolloutLogp: number[];
+  /** false: takes a slot, contributes no loss (the buffer's loss mask). */
+  trainable: boolean;
+}
+
+export interface TrainResult {
+  /** The version the step produced; it serves from the next generation call on. */
+  version: number;
+  stats: StepStats;
+  startedAt: number;
+  finishedAt: number;
+}
+
+export interface PolicyService {
+  readonly label: string;
+  /** The version generations are served with now. */
+  servingVersion(): number;
+  generate(requests: PolicyRequest[], signal?: AbortSignal): Promise<PolicyReply[]>;
+  /** Log-probs of each completion after its prompt, under the initial or the current policy. */
+  score(items: { messages: ChatMessage[]; tokenIds: number[] }[], teacher: TeacherSource): Promise<number[][]>;
+  train(items: TrainItem[], onMicroBatch?: (i: number, n: number) => void): Promise<TrainResult>;
+  /** The serving adapter as PEFT files, for checkpoints and export. */
+  exportAdapter(): Promise<PeftFiles>;
+  /** Continue from a saved adapter (resume after reload, or after a lost GPU device). */
+  restore(files: PeftFiles, version: number): Promise<void>;
+}
+
+export class EnginePolicyService implements PolicyService {
+  private version = 0;
+  private serving: LoraAdapter;
+  private pending: LoraAdapter | null = null;
+  private inFlight = 0;
+  private trainer: LoraTrainer;
+  private training: LoraAdapter;
+
+  constructor(
+    readonly policy: Policy,
+    private readonly preset: MethodPreset,
+    private readonly seed: number,
+    private readonly clock: () => number = Date.now,
+  ) {
+    const lora = preset.finetune.lora;
+    this.training = LoraAdapter.init(policy.model.backend, policy.config, { rank: lora.rank, alpha: lora.alpha, targets: lora.targets as Projection[] }, seed);
+    this.serving = this.training;
+    this.trainer = this.makeTrainer();
+    this.label = `engine: ${policy.source.id} (${policy.model.backend.kind})`;
+  }
+
+  readonly label: string;
+
+  private makeTrainer(): LoraTrainer {
+    const p = this.preset;
+    return new LoraTrainer(this.policy.model, this.training, {
+      epsLow: p.loss.epsLow,
+      epsHigh: p.loss.epsHigh,
+      klCoef: p.loss.klCoef,
+      aggregation: p.loss.aggregation,
+      lr: p.optimizer.lr,
+      betas: p.optimizer.betas,
+      adamEps: p.optimizer.eps,
+      weightDecay: p.optimizer.weightDecay,
+      maxGradNorm: 1,
+      microBatchTokens: 2048,
+    });
+  }
+
+  servingVersion(): number {
+    return this.version;
+  }
+
+  /** Swaps in a finished step's adapter when no generation is using the old one. */
+  private swapIfReady(): void {
+    if (!this.pending || this.inFlight > 0) return;
+    if (this.serving !== this.training) this.serving.dispose(this.policy.model.backend);
+    this.serving = this.pending;
+    this.pending = null;
+    this.version++;
+  }
+
+  async generate(requests: PolicyRequest[], signal?: AbortSignal): Promise<PolicyReply[]> {
+    this.swapIfReady();
+    const version = this.version;
+    this.inFlight++;
+    const startedAt = this.clock();
+    try {
+      const s = requests[0].sampling;
+      const gens = await this.policy.generate(requests.map((r) => r.messages), {
+        maxNewTokens: Math.max(...requests.map((r) => r.maxNewTokens)),
+        sampling: s,
+        seeds: requests.map((r) => r.seed),
+        lora: this.serving,
+        signal,
+      });
+      const finishedAt = this.clock();
+      return gens.map((g) => ({ text: g.text, tokenIds: g.tokens, logprobs: g.logprobs, version, startedAt, finishedAt }));
+    } finally {
+      this.inFlight--;
+      this.swapIfReady();
+    }
+  }
+
+  async score(items: { messages: ChatMessage[]; tokenIds: number[] }[], teacher: TeacherSource): Promise<number[][]> {
+    // The initial adapter has B = 0, so the frozen initial policy is the base model itself.
+    const lora = teacher === 'current' ? this.serving : undefined;
+    const scored = await score(this.policy.model, items.map((it) => ({ prompt: this.policy.promptIds(it.messages), completion: it.tokenIds })), { lora });
+    return scored.map((s) => Array.from(s.logprobs));
+  }
+
+  async train(items: TrainItem[], onMicroBatch?: (i: number, n: number) => void): Promise<TrainResult> {
+    const startedAt = this.clock();
+    if (this.serving === this.training) this.serving = await this.training.clone(this.policy.model.backend);
+    const stats = await this.trainer.trainStep(
+      items.map((it) => ({
+        prompt: this.policy.promptIds(it.messages),
+        completion: it.tokenIds,
+        // A masked sample keeps its slot in the batch mean with zero advantage.
+        advantages: it.trainable ? it.advantages : it.advantages.map(() => 0),
+        rolloutLogp: it.rolloutLogp,
+      })),
+      { onMicroBatch },
+    );
+    if (this.pending) this.pending.dispose(this.policy.model.backend);
+    this.pending = await this.training.clone(this.policy.model.backend);
+    this.swapIfReady();
+    return { version: this.version + (this.pending ? 1 : 0), stats, startedAt, finishedAt: this.clock() };
+  }
+
+  async exportAdapter(): Promise<PeftFiles> {
+    return adapterToPeft(this.policy.model.backend, this.serving, this.policy.source.id);
+  }
+
+  async restore(files: PeftFiles, version: number): Promise<void> {
+    const be = this.policy.model.backend;
+    const loaded = adapterFromPeft(be, this.policy.config, { weights: files['adapter_model.safetensors'], config: files['adapter_config.json'] });
+    this.trainer.dispose();
+    if (this.serving !== this.training) this.serving.dispose(be);
+    this.training.dispose(be);
+    this.pending?.dispose(be);
+    this.pending = null;
+    this.training = loaded;
+    this.serving = loaded;
+    this.trainer = this.makeTrainer();
+    this.version = version;
+  }
+}
