@@ -313,7 +313,7 @@ export function writeCacheWgsl(rt: Runtime, cache: GpuTensor, x: GpuTensor, s: A
  */
 export function attentionWgsl(rt: Runtime, q: GpuTensor, k: GpuTensor, v: GpuTensor, s: AttentionShape, decodeMaxQueries: number): GpuTensor {
   check(s, 'attention');
-  const out = rt.alloc(q.shape);
+  const out = rt.allocOut(q.shape, 'attention');
   const total = s.B * s.T * s.numHeads;
   if (total === 0) return out;
   const decode = total <= decodeMaxQueries;
@@ -336,12 +336,12 @@ export function attentionBackwardWgsl(rt: Runtime, q: GpuTensor, k: GpuTensor, v
   }
   const HD = s.headDim;
   const kvShape = [s.B * s.T, s.numKvHeads * HD];
-  const dq = rt.alloc(q.shape);
-  const dk = rt.alloc(kvShape);
-  const dv = rt.alloc(kvShape);
+  const dq = rt.allocOut(q.shape, 'attentionBackward');
+  const dk = rt.allocOut(kvShape, 'attentionBackward');
+  const dv = rt.allocOut(kvShape, 'attentionBackward');
   const rows = s.B * s.T * s.numHeads;
   if (rows === 0) return { dq, dk, dv };
-  const stats = rt.alloc([rows, 2]);
+  const stats = rt.allocOut([rows, 2], 'attentionBackward');
   const pad = rt.uploadInts(s.padLeft);
   const [qb, kb, vb, db] = [q, k, v, dOut].map((t) => t.buffer('attentionBackward'));
   rt.dispatch({

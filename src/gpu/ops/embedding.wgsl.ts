@@ -32,7 +32,7 @@ export function gatherRowsWgsl(rt: Runtime, table: GpuTensor, ids: Int32Array, o
   if (table.rowWidth !== D) throw new EngineError(`${op}: the table must be 2-D [rows, D], got [${table.shape}]`);
   for (const r of ids) if (r < 0 || r >= R || !Number.isInteger(r)) throw new EngineError(`${op}: row ${r} out of range [0, ${R})`);
   if (table.dtype === 'f16' && !rt.f16) throw new EngineError(`${op}: f16 table on a device without shader-f16`);
-  const out = rt.alloc([ids.length, D]);
+  const out = rt.allocOut([ids.length, D], op);
   const total = ids.length * D;
   if (total === 0) return out;
   const idBuf = rt.uploadInts(ids);

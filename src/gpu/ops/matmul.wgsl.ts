@@ -182,7 +182,7 @@ export function matmulWgsl(rt: Runtime, job: Job, opts: MatmulOptions, op: strin
   const { a, b, bias, M, N, K, transA, transB } = job;
   if (a.dtype !== 'f32') throw new EngineError(`${op}: the first operand must be f32; pass f16 weights as the second`);
   if (b.dtype === 'f16' && !rt.f16) throw new EngineError(`${op}: f16 weights on a device without shader-f16`);
-  const out = rt.alloc([M, N]);
+  const out = rt.allocOut([M, N], op);
   const cBuf = out.buffer(op);
   if (M === 0 || N === 0) return out;
   if (K === 0) {

@@ -51,7 +51,7 @@ function rows(x: GpuTensor, w: GpuTensor, op: string): number {
 }
 
 export function rmsnormWgsl(rt: Runtime, x: GpuTensor, w: GpuTensor, eps: number): GpuTensor {
-  const y = rt.alloc(x.shape);
+  const y = rt.allocOut(x.shape, 'rmsnorm');
   const R = rows(x, w, 'rmsnorm');
   if (R > 0) {
     rt.dispatch({
@@ -67,7 +67,7 @@ export function rmsnormWgsl(rt: Runtime, x: GpuTensor, w: GpuTensor, eps: number
 }
 
 export function rmsnormBackwardWgsl(rt: Runtime, x: GpuTensor, w: GpuTensor, eps: number, dy: GpuTensor): GpuTensor {
-  const dx = rt.alloc(x.shape);
+  const dx = rt.allocOut(x.shape, 'rmsnormBackward');
   const R = rows(x, w, 'rmsnormBackward');
   if (R > 0) {
     rt.dispatch({

@@ -72,7 +72,7 @@ export function ropeWgsl(rt: Runtime, x: GpuTensor, positions: Int32Array, headD
   if (N === 0 || x.size % N !== 0 || (x.size / N) % headDim !== 0) {
     throw new EngineError(`rope: ${x.size} elements are not ${N} rows of whole heads of ${headDim}`);
   }
-  const y = rt.alloc(x.shape);
+  const y = rt.allocOut(x.shape, 'rope');
   let maxPos = 0;
   for (const p of positions) maxPos = Math.max(maxPos, Math.abs(p));
   const table = ropeTable(rt, headDim, theta, maxPos);

@@ -104,8 +104,8 @@ export function logSoftmaxGatherWgsl(rt: Runtime, logits: GpuTensor, targets: In
   const R = targets.length;
   const V = rowsOf(logits, R, 'logSoftmaxGather');
   checkTargets(targets, V, 'logSoftmaxGather');
-  const logp = rt.alloc([R]);
-  const entropy = rt.alloc([R]);
+  const logp = rt.allocOut([R], 'logSoftmaxGather');
+  const entropy = rt.allocOut([R], 'logSoftmaxGather');
   rt.dispatch({
     key: 'logSoftmaxGather',
     wgsl: FORWARD,
@@ -121,7 +121,7 @@ export function logSoftmaxGatherBackwardWgsl(rt: Runtime, logits: GpuTensor, tar
   const R = targets.length;
   const V = rowsOf(logits, R, 'logSoftmaxGatherBackward');
   checkTargets(targets, V, 'logSoftmaxGatherBackward');
-  const out = rt.alloc(logits.shape);
+  const out = rt.allocOut(logits.shape, 'logSoftmaxGatherBackward');
   rt.dispatch({
     key: 'logSoftmaxGatherBackward',
     wgsl: BACKWARD,
@@ -142,7 +142,7 @@ export function logSoftmaxGatherBackwardWgsl(rt: Runtime, logits: GpuTensor, tar
 export async function argmaxWgsl(rt: Runtime, logits: GpuTensor): Promise<Int32Array> {
   const R = logits.shape[0];
   const V = rowsOf(logits, R, 'argmax');
-  const ids = rt.alloc([R]);
+  const ids = rt.allocOut([R], 'argmax');
   rt.dispatch({
     key: 'argmax',
     wgsl: ARGMAX,

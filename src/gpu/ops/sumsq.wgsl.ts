@@ -30,7 +30,7 @@ export async function sumSquaresWgsl(rt: Runtime, t: GpuTensor): Promise<number>
     return { c, n, groups: Math.max(1, Math.min(MAX_GROUPS, Math.ceil(n / (WG * 8)))) };
   });
   const total = plan.reduce((a, p) => a + p.groups, 0);
-  const partial = rt.alloc([total]);
+  const partial = rt.allocOut([total], 'sumSquares');
   let offset = 0;
   for (const p of plan) {
     rt.dispatch({

@@ -10,10 +10,20 @@ import { createWebGPUBackend, type WebGPUBackend, type WebGPUBackendOptions } fr
 export const SWIFTSHADER_ICD = '/usr/lib/chromium/vk_swiftshader_icd.json';
 
 /**
+ * Dawn's instance must outlive every adapter and device made from it: once the GPU object is
+ * garbage collected its worker threads go away under live devices and the process aborts (seen
+ * as futex / mutex assertion failures). So it is created once and held here for good.
+ */
+const instances = new Map<string, GPU>();
+
+/**
  * A navigator.gpu for Node. Dawn reads VK_ICD_FILENAMES when it creates its Vulkan instance, so
  * setting it here (if the caller did not) is early enough.
  */
 export async function nodeGPU(dawnOptions: string[] = []): Promise<GPU> {
+  const key = dawnOptions.join('\n');
+  const have = instances.get(key);
+  if (have) return have;
   if (!process.env.VK_ICD_FILENAMES && existsSync(SWIFTSHADER_ICD)) process.env.VK_ICD_FILENAMES = SWIFTSHADER_ICD;
   let mod: typeof import('webgpu');
   try {
@@ -22,7 +32,9 @@ export async function nodeGPU(dawnOptions: string[] = []): Promise<GPU> {
     throw new WebGPUUnavailableError(`the 'webgpu' package (Dawn for Node) failed to load: ${(e as Error).message}`);
   }
   Object.assign(globalThis, mod.globals);
-  return mod.create(dawnOptions);
+  const gpu = mod.create(dawnOptions);
+  instances.set(key, gpu);
+  return gpu;
 }
 
 /** Why Dawn gave no adapter, as far as this machine shows it. */

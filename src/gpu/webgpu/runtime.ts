@@ -193,17 +193,37 @@ export class Runtime {
     return t;
   }
 
-  private plan(shape: readonly number[], dtype: StorageDType) {
+  private plan(shape: readonly number[], dtype: StorageDType, maxBytes = this.options.splitBytes) {
     const rows = shape.length === 0 ? 1 : shape[0];
     const width = rows === 0 ? 0 : sizeOf(shape) / rows;
-    return planChunks(rows, width * (dtype === 'f16' ? 2 : 4), this.options.splitBytes);
+    return planChunks(rows, width * (dtype === 'f16' ? 2 : 4), maxBytes);
   }
 
-  /** An uninitialised f32 tensor from the pool (op outputs: every element gets written). */
+  /**
+   * An uninitialised f32 tensor from the pool, split like any tensor of its shape (outputs of
+   * elementwise ops, which follow their inputs' chunks).
+   */
   alloc(shape: readonly number[]): GpuTensor {
+    return this.allocChunks(shape, this.plan(shape, 'f32'));
+  }
+
+  /** An output that `op` writes as one buffer: up to the device's binding limit, never split. */
+  allocOut(shape: readonly number[], op: string): GpuTensor {
+    const limit = Math.min(this.device.limits.maxStorageBufferBindingSize, this.device.limits.maxBufferSize);
+    const bytes = sizeOf(shape) * 4;
+    if (bytes > limit) {
+      throw new EngineLimitError(
+        `${op}: its output [${shape}] needs ${bytes} bytes, over this adapter's storage binding limit of ${limit}; ` +
+          'use fewer rows per call (smaller batches or shorter chunks)',
+      );
+    }
+    return this.allocChunks(shape, this.plan(shape, 'f32', limit));
+  }
+
+  private allocChunks(shape: readonly number[], plan: { rowStart: number; rows: number }[]): GpuTensor {
     this.ensureBatch();
     const width = sizeOf(shape) / (shape.length === 0 ? 1 : shape[0] || 1);
-    const chunks: Chunk[] = this.plan(shape, 'f32').map((p) => ({
+    const chunks: Chunk[] = plan.map((p) => ({
       ...p,
       buffer: this.pool.acquire(Math.max(4, p.rows * width * 4), this.device.limits.maxBufferSize),
       pooled: true,

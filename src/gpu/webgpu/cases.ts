@@ -1,0 +1,298 @@
+/**
+ * The op-by-op conformance cases: each builds the same inputs (from a seeded PRNG) on a backend
+ * and returns the outputs to compare, so one list drives the CPU reference and the WebGPU
+ * backend alike, in the browser test and in the Node (Dawn) test. Shapes are deliberately not
+ * multiples of any tile or workgroup size.
+ */
+import type { AttentionShape, Backend, Tensor } from '../backend';
+import { writeCacheForward } from '../ops/attention';
+import { mulberry32 } from '../random';
+
+export type Output = Tensor | Int32Array | number;
+export interface OpCase {
+  name: string;
+  /** Relative error allowed (max abs difference over max |reference|). */
+  tol?: number;
+  run(be: Backend): Output[] | Promise<Output[]>;
+}
+
+export function randn(seed: number, n: number, scale = 1): Float32Array {
+  const r = mulberry32(seed);
+  return Float32Array.from({ length: n }, () => (r() - 0.5) * 2 * scale);
+}
+
+const ints = (...v: number[]) => Int32Array.from(v);
+
+function matmulCase(M: number, K: number, N: number, transA: boolean, transB: boolean): OpCase {
+  return {
+    name: `matmul ${M}x${K}x${N} ${transA ? 'T' : 'N'}${transB ? 'T' : 'N'}`,
+    run: (be) => {
+      const a = be.tensor(randn(M * 100 + K, M * K), transA ? [K, M] : [M, K]);
+      const b = be.tensor(randn(N * 100 + K, K * N), transB ? [N, K] : [K, N]);
+      return [be.matmul(a, b, transA, transB)];
+    },
+  };
+}
+
+function linearCase(M: number, K: number, N: number, bias: boolean, xShape?: number[]): OpCase {
+  return {
+    name: `linear ${M}x${K} -> ${N}${bias ? ' + bias' : ''}`,
+    run: (be) => {
+      const x = be.tensor(randn(1, M * K), xShape ?? [M, K]);
+      const w = be.tensor(randn(2, N * K, 0.3), [N, K]);
+      return [be.linear(x, w, bias ? be.tensor(randn(3, N), [N]) : undefined)];
+    },
+  };
+}
+
+/** Token-major k/v written into [B, KVH, maxT, HD] caches the way the model fills them. */
+function caches(be: Backend, s: AttentionShape, seed: number): { k: Tensor; v: Tensor } {
+  const n = s.B * s.numKvHeads * s.maxT * s.headDim;
+  const full: AttentionShape = { ...s, T: s.start + s.T, start: 0 };
+  const fill = (sd: number) => {
+    const c = new Float32Array(n);
+    writeCacheForward(c, randn(sd, s.B * full.T * s.numKvHeads * s.headDim), full);
+    return c;
+  };
+  return { k: be.tensor(fill(seed), [s.B, s.numKvHeads, s.maxT, s.headDim]), v: be.tensor(fill(seed + 1), [s.B, s.numKvHeads, s.maxT, s.headDim]) };
+}
+
+function attentionCase(name: string, s: AttentionShape): OpCase {
+  return {
+    name: `attention ${name}`,
+    run: (be) => {
+      const { k, v } = caches(be, s, 11);
+      const q = be.tensor(randn(12, s.B * s.T * s.numHeads * s.headDim), [s.B * s.T, s.numHeads * s.headDim]);
+      return [be.attention(q, k, v, s)];
+    },
+  };
+}
+
+const shape = (o: Partial<AttentionShape> & Pick<AttentionShape, 'B' | 'T' | 'padLeft'>): AttentionShape => ({
+  start: 0,
+  maxT: o.T,
+  numHeads: 4,
+  numKvHeads: 2,
+  headDim: 8,
+  ...o,
+});
+
+export const opCases: OpCase[] = [
+  matmulCase(37, 29, 70, false, false),
+  matmulCase(37, 29, 70, true, false),
+  matmulCase(37, 29, 70, false, true),
+  matmulCase(37, 29, 70, true, true),
+  matmulCase(130, 17, 65, false, false),
+  matmulCase(3, 29, 41, false, true),
+  matmulCase(2, 32, 41, false, true),
+  matmulCase(1, 40, 9, true, true),
+  linearCase(5, 48, 67, true),
+  linearCase(1, 64, 100, true),
+  linearCase(3, 30, 19, false),
+  linearCase(6, 20, 13, true, [2, 3, 20]),
+  {
+    name: 'embedding, gatherRows, scatterRows',
+    run: (be) => {
+      const table = be.tensor(randn(4, 23 * 10), [23, 10]);
+      const rows = ints(3, 0, 22, 7, 3);
+      const src = be.tensor(randn(5, 3 * 10), [3, 10]);
+      return [be.embedding(table, rows), be.gatherRows(table, ints(5)), be.scatterRows(src, ints(9, 0, 4), 11)];
+    },
+  },
+  {
+    name: 'add, addInPlace',
+    run: (be) => {
+      const a = be.tensor(randn(6, 1001), [7, 143]);
+      const b = be.tensor(randn(7, 1001), [7, 143]);
+      const sum = be.add(a, b, -0.75);
+      be.addInPlace(a, b, 2.5);
+      return [sum, a, be.add(a, b)];
+    },
+  },
+  {
+    name: 'rmsnorm and its backward (rows, and per head)',
+    run: (be) => {
+      const x = be.tensor(randn(8, 5 * 37, 3), [5, 37]);
+      const w = be.tensor(randn(9, 37), [37]);
+      const dy = be.tensor(randn(10, 5 * 37), [5, 37]);
+      const xh = be.tensor(randn(11, 3 * 4 * 6), [3, 24]);
+      const wh = be.tensor(randn(12, 6), [6]);
+      return [be.rmsnorm(x, w, 1e-5), be.rmsnormBackward(x, w, 1e-6, dy), be.rmsnorm(xh, wh, 1e-6)];
+    },
+  },
+  {
+    name: 'rope, inverse rope, large positions',
+    run: (be) => {
+      const pos = ints(0, 5, 17, 300, 2047);
+      const x = be.tensor(randn(13, 5 * 3 * 10), [5, 30]);
+      const y = be.rope(x, pos, 10, 10000);
+      return [y, be.rope(x, pos, 10, 1e6, true), be.rope(y, pos, 10, 10000, true)];
+    },
+  },
+  {
+    name: 'writeCache at start > 0 with GQA',
+    run: (be) => {
+      const s = shape({ B: 2, T: 3, start: 4, maxT: 9, padLeft: ints(0, 1) });
+      const cache = be.tensor(randn(14, s.B * 2 * 9 * 8), [s.B, 2, 9, 8]);
+      be.writeCache(cache, be.tensor(randn(15, s.B * 3 * 16), [6, 16]), s);
+      return [cache];
+    },
+  },
+  attentionCase('prefill B=2 T=5 GQA 4/2, padLeft [0, 2]', shape({ B: 2, T: 5, padLeft: ints(0, 2) })),
+  attentionCase('chunk at start=3 of maxT=12, padLeft [1, 3]', shape({ B: 2, T: 4, start: 3, maxT: 12, padLeft: ints(1, 3) })),
+  attentionCase('decode start=140 of 150, headDim 72, 3 kv heads of 2', {
+    B: 2,
+    T: 1,
+    start: 140,
+    maxT: 150,
+    numHeads: 6,
+    numKvHeads: 3,
+    headDim: 72,
+    padLeft: ints(0, 67),
+  }),
+  attentionCase('MHA, query in padding', shape({ B: 1, T: 4, numKvHeads: 4, padLeft: ints(2) })),
+  {
+    name: 'attentionBackward GQA with padding',
+    run: (be) => {
+      const s = shape({ B: 2, T: 6, padLeft: ints(0, 2) });
+      const { k, v } = caches(be, s, 16);
+      const N = s.B * s.T;
+      const q = be.tensor(randn(17, N * 32), [N, 32]);
+      const d = randn(18, N * 32);
+      // Padding queries output zeros by definition; their upstream gradient is never used.
+      d.fill(0, (1 * s.T) * 32, (1 * s.T + 2) * 32);
+      const g = be.attentionBackward(q, k, v, be.tensor(d, [N, 32]), s);
+      return [g.dq, g.dk, g.dv];
+    },
+  },
+  {
+    name: 'attentionBackward MHA headDim 12, T=9',
+    run: (be) => {
+      const s = shape({ B: 1, T: 9, numHeads: 3, numKvHeads: 3, headDim: 12, padLeft: ints(0) });
+      const { k, v } = caches(be, s, 19);
+      const q = be.tensor(randn(20, 9 * 36), [9, 36]);
+      const g = be.attentionBackward(q, k, v, be.tensor(randn(21, 9 * 36), [9, 36]), s);
+      return [g.dq, g.dk, g.dv];
+    },
+  },
+  {
+    name: 'siluMul and its backward',
+    run: (be) => {
+      const gate = be.tensor(randn(22, 3 * 77, 6), [3, 77]);
+      const up = be.tensor(randn(23, 3 * 77), [3, 77]);
+      const g = be.siluMulBackward(gate, up, be.tensor(randn(24, 3 * 77), [3, 77]));
+      return [be.siluMul(gate, up), g.dGate, g.dUp];
+    },
+  },
+  {
+    name: 'logSoftmaxGather and backward, V = 5000',
+    run: (be) => {
+      const logits = be.tensor(randn(25, 3 * 5000, 8), [3, 5000]);
+      const targets = ints(4999, 0, 1234);
+      const r = be.logSoftmaxGather(logits, targets);
+      return [r.logp, r.entropy, be.logSoftmaxGatherBackward(logits, targets, be.tensor(randn(26, 3), [3]))];
+    },
+  },
+  {
+    name: 'logSoftmaxGather, V = 37 (fewer logits than threads)',
+    run: (be) => {
+      const logits = be.tensor(randn(27, 2 * 37, 3), [2, 37]);
+      const r = be.logSoftmaxGather(logits, ints(36, 5));
+      return [r.logp, r.entropy, be.logSoftmaxGatherBackward(logits, ints(1, 2), be.tensor(randn(28, 2), [2]))];
+    },
+  },
+  {
+    name: 'argmax over 5000 with a tie',
+    run: async (be) => {
+      const data = randn(29, 4 * 5000);
+      data[2 * 5000 + 10] = 5;
+      data[2 * 5000 + 4000] = 5;
+      return [await be.argmax(be.tensor(data, [4, 5000]))];
+    },
+  },
+  {
+    name: 'sumSquares of 100003',
+    tol: 1e-5,
+    run: async (be) => [await be.sumSquares(be.tensor(randn(30, 100003), [100003]))],
+  },
+  {
+    name: 'adamwInPlace, two steps',
+    run: (be) => {
+      const n = 1001;
+      const p = be.tensor(randn(31, n), [n]);
+      const m = be.zeros([n]);
+      const v = be.zeros([n]);
+      const base = { lr: 1e-2, beta1: 0.9, beta2: 0.999, eps: 1e-8, weightDecay: 0.01, gradScale: 0.5 };
+      be.adamwInPlace(p, be.tensor(randn(32, n), [n]), m, v, { ...base, step: 1 });
+      be.adamwInPlace(p, be.tensor(randn(33, n), [n]), m, v, { ...base, step: 2 });
+      return [p, m, v];
+    },
+  },
+];
+
+/**
+ * Cases for a backend built with a tiny split threshold (1 KiB): embeddings and weights are
+ * split into several buffers by rows.
+ */
+export const splitCases: OpCase[] = [
+  {
+    name: 'split: embedding and read of a table in 4 chunks',
+    run: (be) => {
+      const table = be.tensor(randn(40, 50 * 16), [50, 16]);
+      return [table, be.embedding(table, ints(49, 0, 16, 15, 31, 32, 7))];
+    },
+  },
+  {
+    name: 'split: linear with a row-split weight (matvec and tiled)',
+    run: (be) => {
+      const w = be.tensor(randn(41, 70 * 16), [70, 16]);
+      const bias = be.tensor(randn(42, 70), [70]);
+      const x1 = be.tensor(randn(43, 3 * 16), [3, 16]);
+      const x2 = be.tensor(randn(44, 9 * 16), [9, 16]);
+      return [be.linear(x1, w, bias), be.linear(x2, w)];
+    },
+  },
+  {
+    name: 'split: matmul with b split along K (accumulated) and along N',
+    run: (be) => {
+      const b = be.tensor(randn(45, 50 * 8), [50, 8]);
+      const a = be.tensor(randn(46, 5 * 50), [5, 50]);
+      const aT = be.tensor(randn(47, 50 * 5), [50, 5]);
+      return [be.matmul(a, b, false, false), be.matmul(aT, b, true, false), be.matmul(be.tensor(randn(48, 4 * 8), [4, 8]), b, false, true)];
+    },
+  },
+  {
+    name: 'split: elementwise ops, sumSquares and scatterRows on split tensors',
+    run: async (be) => {
+      const a = be.tensor(randn(49, 40 * 12), [40, 12]);
+      const b = be.tensor(randn(50, 40 * 12), [40, 12]);
+      be.addInPlace(a, b, 0.5);
+      const src = be.tensor(randn(51, 3 * 12), [3, 12]);
+      return [a, be.siluMul(a, b), await be.sumSquares(a), be.scatterRows(src, ints(39, 2, 21), 40)];
+    },
+  },
+];
+
+/** Reads every output of a case as plain numbers. */
+export async function readOutputs(be: Backend, outs: Output[]): Promise<Float64Array[]> {
+  const res: Float64Array[] = [];
+  for (const o of outs) {
+    if (typeof o === 'number') res.push(Float64Array.of(o));
+    else if (o instanceof Int32Array) res.push(Float64Array.from(o));
+    else res.push(Float64Array.from(await be.read(o)));
+  }
+  return res;
+}
+
+/** max |got - want| / max |want|: the relative error the tests bound. */
+export function relError(got: ArrayLike<number>, want: ArrayLike<number>): number {
+  if (got.length !== want.length) return Infinity;
+  let diff = 0;
+  let scale = 0;
+  for (let i = 0; i < want.length; i++) {
+    const d = Math.abs(got[i] - want[i]);
+    diff = Number.isNaN(d) ? Infinity : Math.max(diff, d);
+    scale = Math.max(scale, Math.abs(want[i]));
+  }
+  return diff / Math.max(scale, 1e-6);
+}

@@ -1,0 +1,128 @@
+/**
+ * The WebGPU-vs-CPU conformance suite, shared by the browser test (Chromium's WebGPU) and the
+ * Node test (Dawn). Test-only module: it registers vitest suites.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { CpuBackend } from '../cpu/backend';
+import { DeviceLostError } from '../errors';
+import { WebGPUBackend, type WebGPUBackendOptions } from './backend';
+import { benchMatmul } from './bench';
+import { opCases, randn, readOutputs, relError, splitCases, type OpCase } from './cases';
+import { GpuTensor } from './tensor';
+
+const TOL = 1e-4;
+
+async function expectSame(c: OpCase, gpu: WebGPUBackend): Promise<void> {
+  const cpu = new CpuBackend();
+  const want = await readOutputs(cpu, await c.run(cpu));
+  const got = await readOutputs(gpu, await c.run(gpu));
+  expect(got.length).toBe(want.length);
+  got.forEach((g, i) => {
+    const err = relError(g, want[i]);
+    expect(err, `${c.name}: output ${i} (${want[i].length} values) relative error ${err}`).toBeLessThan(c.tol ?? TOL);
+  });
+}
+
+export function defineWebGPUSuite(title: string, create: () => Promise<WebGPUBackend>): void {
+  describe(title, () => {
+    let gpu: WebGPUBackend;
+    const variant = (opts: WebGPUBackendOptions) => new WebGPUBackend(gpu.device, gpu.adapter, gpu.f16, opts);
+
+    beforeAll(async () => {
+      gpu = await create();
+    });
+    afterAll(() => gpu?.destroy());
+
+    describe('every op against the CPU reference', () => {
+      for (const c of opCases) it(c.name, () => expectSame(c, gpu));
+    });
+
+    describe('attention, invocation-per-query (prefill) path', () => {
+      for (const c of opCases.filter((c) => c.name.startsWith('attention '))) {
+        it(c.name, () => expectSame(c, variant({ attentionDecodeMaxQueries: 0 })));
+      }
+    });
+
+    describe('matmul and linear, tiled kernel only', () => {
+      for (const c of opCases.filter((c) => /^(matmul|linear)/.test(c.name))) {
+        it(c.name, () => expectSame(c, variant({ matvecMaxRows: 0 })));
+      }
+    });
+
+    describe('tensors split by rows (1 KiB threshold)', () => {
+      it('splits a 50 x 16 table into 4 buffers', () => {
+        const be = variant({ splitBytes: 1024 });
+        const t = be.tensor(randn(1, 800), [50, 16]) as GpuTensor;
+        expect(t.chunks.map((c) => c.rows)).toEqual([16, 16, 16, 2]);
+      });
+      for (const c of splitCases) it(c.name, () => expectSame(c, variant({ splitBytes: 1024 })));
+    });
+
+    it('f16 weights: stored as f16 where shader-f16 exists, else f32, and linear/embedding agree', async () => {
+      const w = randn(60, 40 * 24, 0.5);
+      const x = randn(61, 3 * 24);
+      const weight = gpu.weight(w, [40, 24], 'f16');
+      expect(weight.dtype).toBe(gpu.f16 ? 'f16' : 'f32');
+      // The reference sees the weights as the GPU holds them: rounded to f16 when stored so.
+      const held = await gpu.read(weight);
+      const cpu = new CpuBackend();
+      const want = await cpu.read(cpu.linear(cpu.tensor(x, [3, 24]), cpu.tensor(held, [40, 24])));
+      const got = await gpu.read(gpu.linear(gpu.tensor(x, [3, 24]), weight));
+      expect(relError(got, want)).toBeLessThan(TOL);
+      const rows = Int32Array.from([39, 0, 7]);
+      expect(relError(await gpu.read(gpu.embedding(weight, rows)), await cpu.read(cpu.embedding(cpu.tensor(held, [40, 24]), rows)))).toBe(0);
+    });
+
+    it('memory(): live bytes rise and fall with tensors, peak keeps the high-water mark', () => {
+      const be = variant({});
+      const before = be.memory().allocated;
+      const t = be.zeros([1000]);
+      const u = be.zeros([3000]);
+      expect(be.memory().allocated - before).toBeGreaterThanOrEqual(16000);
+      be.dispose(t);
+      be.dispose(u);
+      expect(be.memory().allocated).toBe(before);
+      expect(be.memory().peak).toBeGreaterThanOrEqual(before + 16000);
+      be.resetPeakMemory();
+      expect(be.memory().peak).toBe(before);
+    });
+
+    it('a long chain of ops spans several submits and recycles buffers', async () => {
+      const be = variant({ maxDispatchesPerBatch: 7 });
+      const cpu = new CpuBackend();
+      // Each fresh upload likely lands in the buffer just freed while a pending add still reads
+      // it: the upload must stay behind that add in command order.
+      const run = async (b: CpuBackend | WebGPUBackend) => {
+        let x = b.tensor(randn(70, 333), [333]);
+        const y = b.tensor(randn(71, 333), [333]);
+        for (let i = 0; i < 40; i++) {
+          const next = b.add(x, y, 0.1);
+          b.dispose(x);
+          x = b.tensor(randn(72 + i, 333), [333]);
+          b.addInPlace(x, next, 0.5);
+          b.dispose(next);
+          if (i % 10 === 9) await b.read(x);
+        }
+        return b.read(x);
+      };
+      expect(relError(await run(be), await run(cpu))).toBeLessThan(TOL);
+    });
+
+    it('benchMatmul reports GFLOP/s', async () => {
+      const gflops = await benchMatmul(gpu, 128, 300);
+      console.log(`[${title}] matmul 128^3: ${gflops.toFixed(3)} GFLOP/s`);
+      expect(gflops).toBeGreaterThan(0);
+    });
+
+    it('after device loss, ops throw DeviceLostError', async () => {
+      const adapter = gpu.adapter ?? (await navigator.gpu.requestAdapter());
+      const device = await adapter!.requestDevice();
+      const be = new WebGPUBackend(device, adapter, false);
+      const t = be.tensor(randn(80, 8), [8]);
+      device.destroy();
+      const info = await be.lost;
+      expect(info.reason).toBe('destroyed');
+      expect(() => be.add(t, t)).toThrow(DeviceLostError);
+    });
+  });
+}
