@@ -2,6 +2,7 @@
  * A loaded policy: the model, its tokenizer and the text-level calls the rest of the app uses.
  * Token-level work (generate, score, train) stays available through `model`.
  */
+import { HINT_HEADER } from '../rl/hints';
 import type { ChatMessage } from '../rl/messages';
 import type { Backend } from './backend';
 import type { ModelConfig } from './config';
@@ -40,13 +41,20 @@ export class Policy {
 
   /**
    * The prompt as text. A base model (no chat template, e.g. TinyStories) continues text, so a
-   * conversation becomes its last user message: the story beginning it should continue.
+   * conversation becomes its last user message: the story beginning it should continue. An
+   * OPD hint appended to that message would sit between the beginning and its continuation,
+   * so for base models it is moved in front: still before the answer, as a chat template
+   * would place it, without breaking the text the model continues.
    */
   promptText(prompt: string | ChatMessage[]): string {
     if (typeof prompt === 'string') return prompt;
     if (this.tokenizer.hasChatTemplate) return this.tokenizer.chatPrompt(prompt);
     const lastUser = [...prompt].reverse().find((m) => m.role === 'user');
-    return lastUser?.content ?? prompt[prompt.length - 1]?.content ?? '';
+    const text = lastUser?.content ?? prompt[prompt.length - 1]?.content ?? '';
+    const at = text.lastIndexOf(`\n\n${HINT_HEADER}\n`);
+    if (at < 0) return text;
+    const hint = text.slice(at + HINT_HEADER.length + 3).trim();
+    return `${hint}\n\n${text.slice(0, at)}`;
   }
 
   /**

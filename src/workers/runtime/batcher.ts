@@ -1,0 +1,81 @@
+/**
+ * Merges generation requests that arrive together into one batched generate call: sessions
+ * run concurrently, and a batch of B sequences costs far less than B single calls. Requests
+ * that arrive while a batch is running wait for the next one; requests with different
+ * sampling settings go to different batches.
+ */
+import type { PolicyReply, PolicyRequest, PolicyService } from './policy-service';
+
+interface Waiting {
+  request: PolicyRequest;
+  resolve: (r: PolicyReply) => void;
+  reject: (e: unknown) => void;
+  signal?: AbortSignal;
+}
+
+export class GenerationBatcher {
+  private queue: Waiting[] = [];
+  private running = false;
+  private scheduled = false;
+
+  constructor(
+    private readonly policy: PolicyService,
+    private readonly maxBatch = 16,
+    private readonly onBatch?: (size: number) => void,
+  ) {}
+
+  get queued(): number {
+    return this.queue.length;
+  }
+
+  request(request: PolicyRequest, signal?: AbortSignal): Promise<PolicyReply> {
+    if (signal?.aborted) return Promise.reject(signal.reason ?? new DOMException('aborted', 'AbortError'));
+    return new Promise((resolve, reject) => {
+      this.queue.push({ request, resolve, reject, signal });
+      this.schedule();
+    });
+  }
+
+  private schedule(): void {
+    if (this.scheduled || this.running) return;
+    this.scheduled = true;
+    // One macrotask of slack lets every session that is ready in this turn join the batch.
+    setTimeout(() => {
+      this.scheduled = false;
+      void this.drain();
+    }, 0);
+  }
+
+  private async drain(): Promise<void> {
+    if (this.running) return;
+    this.running = true;
+    try {
+      while (this.queue.length) {
+        this.queue = this.queue.filter((w) => {
+          if (!w.signal?.aborted) return true;
+          w.reject(w.signal.reason ?? new DOMException('aborted', 'AbortError'));
+          return false;
+        });
+        if (!this.queue.length) break;
+        const key = JSON.stringify(this.queue[0].request.sampling);
+        const batch = this.queue.filter((w) => JSON.stringify(w.request.sampling) === key).slice(0, this.maxBatch);
+        this.queue = this.queue.filter((w) => !batch.includes(w));
+        this.onBatch?.(batch.length);
+        // A batch is aborted only when every request in it is.
+        const controller = new AbortController();
+        const onAbort = () => batch.every((w) => w.signal?.aborted) && controller.abort();
+        for (const w of batch) w.signal?.addEventListener('abort', onAbort);
+        try {
+          const replies = await this.policy.generate(batch.map((w) => w.request), controller.signal);
+          batch.forEach((w, i) => (w.signal?.aborted ? w.reject(w.signal.reason) : w.resolve(replies[i])));
+        } catch (e) {
+          for (const w of batch) w.reject(e);
+        } finally {
+          for (const w of batch) w.signal?.removeEventListener('abort', onAbort);
+        }
+      }
+    } finally {
+      this.running = false;
+    }
+  }
+}

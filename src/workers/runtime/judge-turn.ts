@@ -1,0 +1,85 @@
+/**
+ * Judging one closed main turn: the binary judge's m votes become r_final, the hint judge's
+ * votes may give a hint, and a hint gives OPD advantages from the teacher's log-probs under
+ * the hint-enhanced context (DESIGN.md section 1). Every vote and decision becomes a record.
+ */
+import { opdAdvantages } from '../../rl/advantages';
+import { parseBoxedScore } from '../../rl/boxed';
+import { appendHint, parseHintVote, selectBestHint, type HintVote } from '../../rl/hints';
+import { buildBinaryJudgePrompt, buildHintJudgePrompt } from '../../rl/judge';
+import type { MethodPreset } from '../../rl/presets';
+import type { JudgeResultRecord, JudgeVoteRecord } from '../../rl/records';
+import type { PolicyResponse, TurnJudgement } from '../../rl/samples';
+import type { ClosedTurn } from '../../rl/sessions';
+import { majorityVote } from '../../rl/votes';
+import type { TextGenerator } from '../../sims/generator';
+import type { PolicyService } from './policy-service';
+
+export interface JudgeDeps {
+  judge: TextGenerator;
+  hintJudge: TextGenerator;
+  policy: Pick<PolicyService, 'score'>;
+  preset: MethodPreset;
+  seed: number;
+  now: () => number;
+  signal?: AbortSignal;
+}
+
+export interface JudgedTurn {
+  judgement: TurnJudgement;
+  records: (JudgeVoteRecord | JudgeResultRecord)[];
+}
+
+type Turn = ClosedTurn<PolicyResponse>;
+
+export async function judgeTurn(turn: Turn, d: JudgeDeps): Promise<JudgedTurn> {
+  const records: JudgedTurn['records'] = [];
+  if (!turn.nextState) return { judgement: { reward: null, opd: null }, records };
+  const { binaryVotes, hintVotes, temperature, maxNewTokens } = d.preset.judge;
+  const base = { version: turn.version, session: turn.session, turn: turn.turn };
+  const opts = (vote: number) => ({ temperature, maxNewTokens, seed: d.seed + turn.turn * 1000 + vote, signal: d.signal });
+  const action = turn.response.text;
+  const nextState = turn.nextState;
+
+  const [binaryTexts, hintTexts] = await Promise.all([
+    Promise.all(Array.from({ length: binaryVotes }, (_, i) => d.judge.generate(buildBinaryJudgePrompt(action, nextState), opts(i)))),
+    Promise.all(Array.from({ length: hintVotes }, (_, i) => d.hintJudge.generate(buildHintJudgePrompt(action, nextState), opts(100 + i)))),
+  ]);
+
+  let reward: number | null = null;
+  if (binaryVotes > 0) {
+    const scores = binaryTexts.map((raw, vote) => {
+      const score = parseBoxedScore(raw);
+      records.push({ kind: 'judge_vote', ...base, ts: d.now(), judge: 'binary', vote, raw, score, hint: null });
+      return score;
+    });
+    reward = majorityVote(scores);
+    records.push({ kind: 'judge_result', ...base, ts: d.now(), judge: 'binary', score: reward, accepted: reward !== 0, hint: null, teacherLogpCount: 0 });
+  }
+
+  let opd: number[] | null = null;
+  if (hintVotes > 0) {
+    const votes: HintVote[] = hintTexts.map((raw, vote) => {
+      const v = parseHintVote(raw);
+      records.push({ kind: 'judge_vote', ...base, ts: d.now(), judge: 'hint', vote, raw, score: v.score, hint: v.hint });
+      return v;
+    });
+    const hint = selectBestHint(votes, d.preset.judge.minHintChars);
+    if (hint !== null && turn.response.tokenIds.length > 0) {
+      const teacherMessages = appendHint(turn.messages, hint, d.preset.advantage.teacherContext);
+      const [teacher] = await d.policy.score([{ messages: teacherMessages, tokenIds: [...turn.response.tokenIds] }], d.preset.advantage.teacher);
+      opd = opdAdvantages(teacher, turn.response.logprobs);
+    }
+    records.push({
+      kind: 'judge_result',
+      ...base,
+      ts: d.now(),
+      judge: 'hint',
+      score: hint === null ? 0 : 1,
+      accepted: opd !== null,
+      hint,
+      teacherLogpCount: opd?.length ?? 0,
+    });
+  }
+  return { judgement: { reward, opd }, records };
+}
