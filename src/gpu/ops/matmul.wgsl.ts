@@ -32,6 +32,7 @@ const P_MM = new Params({
 const BM = 64;
 const BN = 64;
 const BK = 16;
+const R4 = [0, 1, 2, 3];
 
 interface TiledKey {
   transA: boolean;
@@ -60,8 +61,8 @@ function outBindings(first: number, bias: boolean): string {
 const TILED = (k: TiledKey) => {
   // Element r (0..3) of this invocation's share of a 64 x 16 slab, as (row-in-tile, k-in-slab):
   // k-contiguous storage walks k fastest, row-contiguous storage walks rows fastest.
-  const slab = (kContiguous: boolean) =>
-    kContiguous ? `let rr = lid / ${BK}u + ${256 / BK}u * r; let kk = lid % ${BK}u;` : `let kk = lid / ${BM}u + ${256 / BM}u * r; let rr = lid % ${BM}u;`;
+  const slab = (kContiguous: boolean, r: number) =>
+    kContiguous ? `let rr = lid / ${BK}u + ${(256 / BK) * r}u; let kk = lid % ${BK}u;` : `let kk = lid / ${BM}u + ${(256 / BM) * r}u; let rr = lid % ${BM}u;`;
   return `${header(k.dtype === 'f16')}${P_MM.wgsl}
 @group(0) @binding(1) var<storage, read> a: array<f32>;
 ${weightBinding(2, 'b', k.dtype, false)}
@@ -77,42 +78,41 @@ ${entry(256)}
   if (tileRow * ${BM}u >= P.M) { return; }
   let tx = lid % 16u;
   let ty = lid / 16u;
-  var acc: array<f32, 16>;
+  // Accumulators are four vec4 (row r, columns c..c+3) spelled out by the template: private
+  // arrays indexed in loops stay in memory on some compilers (SwiftShader's among them).
+${R4.map((r) => `  var acc${r} = vec4<f32>(0.0);`).join('\n')}
   for (var k0 = 0u; k0 < P.K; k0 += ${BK}u) {
-    for (var r = 0u; r < 4u; r++) {
-      ${slab(!k.transA)}
+${R4.map(
+  (r) => `    {
+      ${slab(!k.transA, r)}
       let i = tileRow * ${BM}u + rr;
       let kg = k0 + kk;
       var v = 0.0;
       if (i < P.M && kg < P.K) { v = a[P.aOff + ${k.transA ? 'kg * P.lda + i' : 'i * P.lda + kg'}]; }
       As[kk * ${BM}u + rr] = v;
     }
-    for (var r = 0u; r < 4u; r++) {
-      ${slab(k.transB)}
+    {
+      ${slab(k.transB, r)}
       let j = tileCol * ${BN}u + rr;
       let kg = k0 + kk;
       var v = 0.0;
       if (j < P.N && kg < P.K) { v = loadB(${k.transB ? 'j * P.ldb + kg' : 'kg * P.ldb + j'}); }
       Bs[kk * ${BN}u + rr] = v;
-    }
+    }`,
+).join('\n')}
     workgroupBarrier();
     for (var kk = 0u; kk < ${BK}u; kk++) {
-      var av: array<f32, 4>;
-      for (var r = 0u; r < 4u; r++) { av[r] = As[kk * ${BM}u + ty + 16u * r]; }
-      for (var cc = 0u; cc < 4u; cc++) {
-        let bv = Bs[kk * ${BN}u + tx + 16u * cc];
-        for (var r = 0u; r < 4u; r++) { acc[r * 4u + cc] += av[r] * bv; }
-      }
+      let b4 = vec4<f32>(${R4.map((c) => `Bs[kk * ${BN}u + tx + ${16 * c}u]`).join(', ')});
+${R4.map((r) => `      acc${r} += As[kk * ${BM}u + ty + ${16 * r}u] * b4;`).join('\n')}
     }
     workgroupBarrier();
   }
-  for (var r = 0u; r < 4u; r++) {
-    let i = tileRow * ${BM}u + ty + 16u * r;
-    for (var cc = 0u; cc < 4u; cc++) {
-      let j = tileCol * ${BN}u + tx + 16u * cc;
-      if (i < P.M && j < P.N) { store(i, j, acc[r * 4u + cc]); }
-    }
-  }
+${R4.map(
+  (r) => `  {
+    let i = tileRow * ${BM}u + ty + ${16 * r}u;
+${R4.map((c) => `    if (i < P.M && tileCol * ${BN}u + tx + ${16 * c}u < P.N) { store(i, tileCol * ${BN}u + tx + ${16 * c}u, acc${r}[${c}]); }`).join('\n')}
+  }`,
+).join('\n')}
 }`;
 };
 

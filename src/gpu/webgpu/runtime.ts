@@ -46,6 +46,13 @@ function usage(...names: (keyof typeof GPUBufferUsage)[]): number {
 
 const align = (n: number, a = ALIGN) => Math.ceil(n / a) * a;
 
+interface CachedPipeline {
+  pipeline: GPUComputePipeline;
+  layout: GPUBindGroupLayout;
+}
+/** Per device, not per runtime: backends sharing a device (a serving and a test copy) compile once. */
+const pipelineCaches = new WeakMap<GPUDevice, Map<string, CachedPipeline>>();
+
 /**
  * The command stream of one device: a lazily created command encoder shared by every op until a
  * read (or the dispatch budget) submits it, a pipeline cache, a buffer pool, and an arena that
@@ -55,7 +62,7 @@ const align = (n: number, a = ALIGN) => Math.ceil(n / a) * a;
 export class Runtime {
   readonly maxPerDim: number;
   private readonly storageUsage = usage('STORAGE', 'COPY_SRC', 'COPY_DST');
-  private readonly pipelines = new Map<string, { pipeline: GPUComputePipeline; layout: GPUBindGroupLayout }>();
+  private readonly pipelines: Map<string, CachedPipeline>;
   private readonly pool: BufferPool;
   private readonly readPool: BufferPool;
   private encoder: GPUCommandEncoder | null = null;
@@ -79,6 +86,9 @@ export class Runtime {
     readonly options: RuntimeOptions,
   ) {
     this.maxPerDim = device.limits.maxComputeWorkgroupsPerDimension;
+    let cache = pipelineCaches.get(device);
+    if (!cache) pipelineCaches.set(device, (cache = new Map()));
+    this.pipelines = cache;
     this.pool = new BufferPool(device, this.storageUsage, 'tensor');
     this.readPool = new BufferPool(device, usage('MAP_READ', 'COPY_DST'), 'readback');
     this.arenaCpu = new ArrayBuffer(options.arenaBytes);

@@ -115,14 +115,14 @@ export function defineWebGPUSuite(title: string, create: () => Promise<WebGPUBac
     });
 
     it('after device loss, ops throw DeviceLostError', async () => {
-      const adapter = gpu.adapter ?? (await navigator.gpu.requestAdapter());
-      const device = await adapter!.requestDevice();
-      const be = new WebGPUBackend(device, adapter, false);
+      // A backend of its own: adapters are single-use, and the shared device must survive.
+      const be = await create();
       const t = be.tensor(randn(80, 8), [8]);
-      device.destroy();
+      be.device.destroy();
       const info = await be.lost;
       expect(info.reason).toBe('destroyed');
       expect(() => be.add(t, t)).toThrow(DeviceLostError);
+      await expect(be.read(t)).rejects.toThrow(DeviceLostError);
     });
   });
 }
