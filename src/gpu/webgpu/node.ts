@@ -3,11 +3,37 @@
  * (CLI, tests): it loads a native addon.
  */
 import { existsSync } from 'node:fs';
+import { constants } from 'node:os';
 import { WebGPUUnavailableError } from '../errors';
 import { createWebGPUBackend, type WebGPUBackend, type WebGPUBackendOptions } from './backend';
 
 /** Chromium's SwiftShader ICD: a software Vulkan driver for machines without a GPU driver. */
 export const SWIFTSHADER_ICD = '/usr/lib/chromium/vk_swiftshader_icd.json';
+const CHROMIUM_VULKAN_LOADER = '/usr/lib/chromium/libvulkan.so.1';
+const LOADER_DIRS = ['/usr/lib/x86_64-linux-gnu', '/usr/lib/aarch64-linux-gnu', '/usr/lib64', '/usr/lib', '/lib/x86_64-linux-gnu', '/lib64'];
+/** glibc's RTLD_NODELETE, which node's os.constants.dlopen does not list. */
+const RTLD_NODELETE = 0x1000;
+
+function systemVulkanLoader(): boolean {
+  const ldPath = (process.env.LD_LIBRARY_PATH ?? '').split(':').filter(Boolean);
+  return [...LOADER_DIRS, ...ldPath].some((d) => existsSync(`${d}/libvulkan.so.1`));
+}
+
+/**
+ * Dawn dlopen()s "libvulkan.so.1" by name. Machines with Chromium but without the libvulkan1
+ * package have the loader only in Chromium's private directory, which LD_LIBRARY_PATH can no
+ * longer reach once node runs. Loading Chromium's copy first, pinned with RTLD_NODELETE, makes
+ * Dawn's later dlopen find it by soname. process.dlopen then rejects it as "not a node module",
+ * which is expected: only the side effect of loading is wanted.
+ */
+function preloadChromiumVulkanLoader(): void {
+  if (process.platform !== 'linux' || systemVulkanLoader() || !existsSync(CHROMIUM_VULKAN_LOADER)) return;
+  try {
+    process.dlopen({ exports: {} }, CHROMIUM_VULKAN_LOADER, constants.dlopen.RTLD_NOW | RTLD_NODELETE);
+  } catch {
+    // "Module did not self-register": the library is loaded and stays loaded.
+  }
+}
 
 /**
  * Dawn's instance must outlive every adapter and device made from it: once the GPU object is
@@ -25,6 +51,7 @@ export async function nodeGPU(dawnOptions: string[] = []): Promise<GPU> {
   const have = instances.get(key);
   if (have) return have;
   if (!process.env.VK_ICD_FILENAMES && existsSync(SWIFTSHADER_ICD)) process.env.VK_ICD_FILENAMES = SWIFTSHADER_ICD;
+  preloadChromiumVulkanLoader();
   let mod: typeof import('webgpu');
   try {
     mod = await import('webgpu');
@@ -40,12 +67,9 @@ export async function nodeGPU(dawnOptions: string[] = []): Promise<GPU> {
 /** Why Dawn gave no adapter, as far as this machine shows it. */
 function diagnose(): string {
   const hints: string[] = [];
-  const loaderDirs = ['/usr/lib/x86_64-linux-gnu', '/usr/lib/aarch64-linux-gnu', '/usr/lib64', '/usr/lib', '/lib/x86_64-linux-gnu'];
-  const ldPath = (process.env.LD_LIBRARY_PATH ?? '').split(':').filter(Boolean);
-  if (![...loaderDirs, ...ldPath].some((d) => existsSync(`${d}/libvulkan.so.1`))) {
+  if (!systemVulkanLoader() && !existsSync(CHROMIUM_VULKAN_LOADER)) {
     hints.push(
-      'the Vulkan loader libvulkan.so.1 is not installed: `apt-get install libvulkan1`, or start node with ' +
-        'LD_LIBRARY_PATH=/usr/lib/chromium (Chromium ships a copy)',
+      'the Vulkan loader libvulkan.so.1 is not installed: `apt-get install libvulkan1` (or chromium, which ships a copy)',
     );
   }
   if (!process.env.VK_ICD_FILENAMES) {
