@@ -6,6 +6,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { WebGPUUnavailableError } from '../errors';
+import { randn } from './cases';
 import { acquireDevice } from './device';
 import { createNodeWebGPUBackend } from './node';
 import { defineWebGPUSuite } from './suite';
@@ -24,5 +25,27 @@ describe('device acquisition', () => {
       if (saved) Object.defineProperty(globalThis, 'navigator', saved);
       else delete g.navigator;
     }
+  });
+});
+
+describe('f16 weight kernels (Dawn null backend: validates, does not execute)', () => {
+  // SwiftShader has no shader-f16, so the f16 variants cannot run here; Dawn's null backend
+  // offers the feature and puts every shader and binding through Tint and WebGPU validation.
+  it('every f16 variant of linear, matmul and embedding compiles and binds', async () => {
+    const be = await createNodeWebGPUBackend({ dawnOptions: ['backend=null'], splitBytes: 1024 });
+    expect(be.f16).toBe(true);
+    const w = be.weight(randn(1, 70 * 16), [70, 16], 'f16');
+    const wOdd = be.weight(randn(2, 9 * 7), [9, 7], 'f16');
+    expect(w.dtype).toBe('f16');
+    expect(w.chunks.length).toBeGreaterThan(1);
+    const x = (m: number, k: number) => be.tensor(randn(m, m * k), [m, k]);
+    be.linear(x(2, 16), w, be.tensor(randn(3, 70), [70])); // matvec, vec4 loads of f16
+    be.linear(x(9, 16), w); // tiled
+    be.linear(x(1, 7), wOdd); // matvec, scalar loads
+    be.matmul(x(3, 70), w, false, false); // split along K, accumulated
+    be.matmul(x(3, 9), wOdd, false, false);
+    be.embedding(w, Int32Array.from([0, 69, 33]));
+    await be.sync();
+    be.destroy();
   });
 });
