@@ -132,7 +132,9 @@ export function tokenize(s: string): Token[] {
 
 function readNumber(s: string, start: number, insideCall: boolean, tokens: Token[]): number {
   let i = readDigits(s, start);
-  if (s[i] === ',' && i > start) {
+  // A comma followed by a digit is meant to group thousands or to separate arguments; any
+  // other comma is left to the caller's general comma rule.
+  if (s[i] === ',' && i > start && isDigit(s[i + 1])) {
     if (insideCall) {
       if (thousandsGroupAt(s, i + 1)) {
         throw new ArithmeticError(
@@ -145,7 +147,7 @@ function readNumber(s: string, start: number, insideCall: boolean, tokens: Token
       }
     } else {
       if (i - start > 3) throw groupingError(s, start);
-      while (s[i] === ',') {
+      while (s[i] === ',' && isDigit(s[i + 1])) {
         if (!thousandsGroupAt(s, i + 1)) throw groupingError(s, start);
         i += 4;
       }

@@ -5,7 +5,13 @@ import type { Problem } from '../problems/problem';
 import { parseGsm8kAnswer } from '../problems/gsm8k-answer';
 import { readFinalAnswer, sameAnswer, type FinalAnswer } from './answer';
 import { CALCULATOR_NAME, runCalculator, toolError, type ToolOutcome } from './calculator';
-import { TOOL_CALL_CLOSE, TOOL_CALL_OPEN, parseToolCalls, type CalculatorCall, type ParsedToolCalls } from './calls';
+import {
+  TOOL_CALL_CLOSE,
+  TOOL_CALL_OPEN,
+  parseToolCalls,
+  type CalculatorCall,
+  type ParsedToolCalls,
+} from './calls';
 
 /**
  * One tool-call episode on a GSM8K problem: the policy answers, every `<tool_call>` in its
@@ -99,22 +105,18 @@ export function episodeMessages(question: string, systemPrompt: string = TOOL_SY
   ];
 }
 
-/** Runs every block of one output, in order, at most `maxCalls` of them. */
+/** Runs the blocks of one output in order; blocks past `maxCalls` are answered with an error, not run. */
 export function runToolCalls(parsed: ParsedToolCalls, maxCalls: number = DEFAULT_MAX_CALLS_PER_STEP): ToolResult[] {
-  const results: ToolResult[] = [
-    ...parsed.calls.map((call) => ({ index: call.index, call, outcome: runCalculator(call.expression) })),
-    ...parsed.errors.map((e) => ({ index: e.index, call: null, outcome: toolError(e.message) })),
-  ].sort((a, b) => a.index - b.index);
-  return results.map((r) =>
-    r.index < maxCalls
-      ? r
-      : {
-          ...r,
-          outcome: toolError(
-            `Tool call ${r.index + 1} was not run: at most ${maxCalls} calls are run per step. Make fewer calls at a time.`,
-          ),
-        },
-  );
+  const blocks = [...parsed.calls, ...parsed.errors].sort((a, b) => a.index - b.index);
+  return blocks.map((block) => {
+    const call = 'expression' in block ? block : null;
+    if (block.index >= maxCalls) {
+      const message = `Tool call ${block.index + 1} was not run: at most ${maxCalls} calls are run per step. Make fewer calls at a time.`;
+      return { index: block.index, call, outcome: toolError(message) };
+    }
+    const outcome = 'expression' in block ? runCalculator(block.expression) : toolError(block.message);
+    return { index: block.index, call, outcome };
+  });
 }
 
 /**
