@@ -284,7 +284,13 @@ ${entry(PREFILL_WG)}
 
 // ---- dispatch ------------------------------------------------------------------------------
 
-function check(s: AttentionShape, op: string): void {
+const cacheSize = (s: AttentionShape) => s.B * s.numKvHeads * s.maxT * s.headDim;
+
+/** Checks the shape and, when given, that each tensor has the size the shape implies. */
+function check(s: AttentionShape, op: string, sizes: [GpuTensor, number, string][] = []): void {
+  for (const [t, n, what] of sizes) {
+    if (t.size !== n) throw new EngineError(`${op}: ${what} has ${t.size} elements, the attention shape needs ${n}`);
+  }
   if (s.numHeads % s.numKvHeads !== 0) {
     throw new EngineError(`${op}: numHeads ${s.numHeads} is not a multiple of numKvHeads ${s.numKvHeads}`);
   }
@@ -293,9 +299,11 @@ function check(s: AttentionShape, op: string): void {
 }
 
 export function writeCacheWgsl(rt: Runtime, cache: GpuTensor, x: GpuTensor, s: AttentionShape): void {
-  check(s, 'writeCache');
   const total = s.B * s.T * s.numKvHeads * s.headDim;
-  if (x.size !== total) throw new EngineError(`writeCache: x has ${x.size} elements, the shape needs ${total}`);
+  check(s, 'writeCache', [
+    [x, total, 'x'],
+    [cache, cacheSize(s), 'the cache'],
+  ]);
   if (total === 0) return;
   rt.dispatch({
     key: `writeCache:${s.headDim}`,
@@ -312,7 +320,11 @@ export function writeCacheWgsl(rt: Runtime, cache: GpuTensor, x: GpuTensor, s: A
  * runs; above it, the invocation-per-query one.
  */
 export function attentionWgsl(rt: Runtime, q: GpuTensor, k: GpuTensor, v: GpuTensor, s: AttentionShape, decodeMaxQueries: number): GpuTensor {
-  check(s, 'attention');
+  check(s, 'attention', [
+    [q, s.B * s.T * s.numHeads * s.headDim, 'q'],
+    [k, cacheSize(s), 'the k cache'],
+    [v, cacheSize(s), 'the v cache'],
+  ]);
   const out = rt.allocOut(q.shape, 'attention');
   const total = s.B * s.T * s.numHeads;
   if (total === 0) return out;
@@ -330,7 +342,12 @@ export function attentionWgsl(rt: Runtime, q: GpuTensor, k: GpuTensor, v: GpuTen
 }
 
 export function attentionBackwardWgsl(rt: Runtime, q: GpuTensor, k: GpuTensor, v: GpuTensor, dOut: GpuTensor, s: AttentionShape) {
-  check(s, 'attentionBackward');
+  check(s, 'attentionBackward', [
+    [q, s.B * s.T * s.numHeads * s.headDim, 'q'],
+    [dOut, s.B * s.T * s.numHeads * s.headDim, 'dOut'],
+    [k, cacheSize(s), 'k'],
+    [v, cacheSize(s), 'v'],
+  ]);
   if (s.start !== 0 || s.maxT !== s.T) {
     throw new EngineError(`attentionBackward: needs start = 0 and maxT = T (training has no cache), got start ${s.start}, maxT ${s.maxT}`);
   }

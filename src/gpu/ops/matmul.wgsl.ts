@@ -240,15 +240,3 @@ export function matmulWgsl(rt: Runtime, job: Job, opts: MatmulOptions, op: strin
   });
   return out;
 }
-
-/** WGSL of every matmul variant for a dtype: lets a test compile the f16 kernels it cannot run. */
-export function matmulVariantsForTest(dtype: StorageDType): { key: string; wgsl: string }[] {
-  const out: { key: string; wgsl: string }[] = [];
-  for (const transA of [false, true]) {
-    for (const transB of [false, true]) {
-      out.push({ key: `tiled:${transA}${transB}:${dtype}`, wgsl: TILED({ transA, transB, dtype, bias: true }) });
-    }
-  }
-  for (const vec4 of [false, true]) out.push({ key: `matvec:${vec4}:${dtype}`, wgsl: MATVEC({ M: 3, vec4, dtype, bias: true }) });
-  return out;
-}

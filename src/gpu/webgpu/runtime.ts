@@ -171,7 +171,8 @@ export class Runtime {
   /** Reserves `bytes` of this batch's arena, submitting the batch first when it is full. */
   private arenaAlloc(bytes: number): number {
     const size = align(bytes);
-    if (size > this.options.arenaBytes) throw new Error(`arena request of ${bytes} bytes`);
+    // Callers send anything larger through a buffer of its own; this guards that contract.
+    if (size > this.options.arenaBytes) throw new EngineLimitError(`an upload of ${bytes} bytes exceeds the ${this.options.arenaBytes}-byte arena`);
     if (this.arenaUsed + size > this.options.arenaBytes) this.flush();
     this.ensureBatch();
     const off = this.arenaUsed;
@@ -354,12 +355,6 @@ export class Runtime {
       this.pipelines.set(key, p);
     }
     return p;
-  }
-
-  /** The pipeline, compiled now; tests use it to compile kernels a device cannot run. */
-  compile(key: string, wgsl: () => string): GPUComputePipeline {
-    this.ensureBatch();
-    return this.pipeline(key, wgsl).pipeline;
   }
 
   dispatch<K extends string>(spec: DispatchSpec<K>): void {

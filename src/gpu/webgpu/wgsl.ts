@@ -1,3 +1,5 @@
+import { EngineError, EngineLimitError } from '../errors';
+
 /**
  * Shared WGSL building blocks. Kernels are template strings (0hq/WebGPT's habit); what more
  * than one kernel needs lives here once, as functions returning WGSL text.
@@ -29,7 +31,9 @@ export class Params<K extends string> {
   write(view: DataView, offset: number, values: Readonly<Record<K, number>>): void {
     this.names.forEach((n, i) => {
       const v = values[n];
-      if (v === undefined || !Number.isFinite(v)) throw new Error(`uniform ${n} = ${v}`);
+      if (v === undefined || !Number.isFinite(v)) {
+        throw new EngineError(`kernel parameter ${n} is ${v}; check the op's numeric arguments (a NaN learning rate, say)`);
+      }
       const o = offset + 4 * i;
       if (this.fields[n] === 'f32') view.setFloat32(o, v, true);
       else if (this.fields[n] === 'i32') view.setInt32(o, v, true);
@@ -85,7 +89,7 @@ export const NEG_BIG = '-3.0e38';
  * scratch array is free for the next call (workgroupUniformLoad ends with a barrier).
  */
 export function workgroupReduce(name: string, type: string, wgSize: number, combine: string): string {
-  if ((wgSize & (wgSize - 1)) !== 0) throw new Error(`workgroup size ${wgSize} is not a power of two`);
+  if ((wgSize & (wgSize - 1)) !== 0) throw new EngineError(`workgroup size ${wgSize} is not a power of two`);
   return /* wgsl */ `
 var<workgroup> ${name}Scratch: array<${type}, ${wgSize}>;
 fn ${name}(lid: u32, v: ${type}) -> ${type} {
@@ -106,6 +110,6 @@ export const MAX_F32 = 'fn maxF32(a: f32, b: f32) -> f32 { return max(a, b); }\n
 export function grid(n: number, maxPerDim: number): [number, number, number] {
   if (n <= maxPerDim) return [Math.max(1, n), 1, 1];
   const y = Math.ceil(n / maxPerDim);
-  if (y > maxPerDim) throw new Error(`grid of ${n} workgroups is too large`);
+  if (y > maxPerDim) throw new EngineLimitError(`${n} workgroups exceed this adapter's dispatch limit; split the op into smaller calls`);
   return [Math.ceil(n / y), y, 1];
 }
