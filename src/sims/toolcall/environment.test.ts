@@ -114,6 +114,7 @@ describe('runToolEpisode', () => {
 
   it('refuses bad settings and bad policy output', async () => {
     await expect(runToolEpisode(MAYA, scriptedPolicy(['48']), { maxSteps: 0 })).rejects.toThrow(InvalidArgumentError);
+    await expect(runToolEpisode(MAYA, scriptedPolicy(['48']), { maxCallsPerStep: 1.5 })).rejects.toThrow(/maxCallsPerStep is 1.5/);
     const broken = async () => ({ text: 42 as unknown as string });
     await expect(runToolEpisode(MAYA, broken)).rejects.toThrow(PolicyOutputError);
   });

@@ -5,13 +5,7 @@ import type { Problem } from '../problems/problem';
 import { parseGsm8kAnswer } from '../problems/gsm8k-answer';
 import { readFinalAnswer, sameAnswer, type FinalAnswer } from './answer';
 import { CALCULATOR_NAME, runCalculator, toolError, type ToolOutcome } from './calculator';
-import {
-  TOOL_CALL_CLOSE,
-  TOOL_CALL_OPEN,
-  parseToolCalls,
-  type CalculatorCall,
-  type ParsedToolCalls,
-} from './calls';
+import { TOOL_CALL_CLOSE, TOOL_CALL_OPEN, parseToolCalls, type CalculatorCall, type ParsedToolCalls } from './calls';
 
 /**
  * One tool-call episode on a GSM8K problem: the policy answers, every `<tool_call>` in its
@@ -55,7 +49,7 @@ export interface EpisodeOptions {
 /** The result of one `<tool_call>` block, in block order. */
 export interface ToolResult {
   index: number;
-  /** The call that ran, or null when the block could not be read as a call. */
+  /** The call read from the block (run unless past the per-step cap), or null when it could not be read. */
   call: CalculatorCall | null;
   outcome: ToolOutcome;
 }
@@ -125,7 +119,8 @@ export function runToolCalls(parsed: ParsedToolCalls, maxCalls: number = DEFAULT
  * @param problem - question and GSM8K-style answer ending in `#### N`
  * @param policy - called once per step with a copy of the conversation so far
  * @throws Gsm8kAnswerError (before any policy call) when the answer has no `#### N`;
- *   InvalidArgumentError (maxSteps); PolicyOutputError; whatever the policy throws; the signal's reason when aborted
+ *   InvalidArgumentError (maxSteps, maxCallsPerStep); PolicyOutputError; whatever the policy throws;
+ *   the signal's reason when aborted (checked before every step)
  */
 export async function runToolEpisode<O extends PolicyOutput>(
   problem: Pick<Problem, 'question' | 'answer'>,
@@ -134,11 +129,19 @@ export async function runToolEpisode<O extends PolicyOutput>(
 ): Promise<Trajectory<O>> {
   const expected = parseGsm8kAnswer(problem.answer);
   const maxSteps = opts.maxSteps ?? DEFAULT_MAX_STEPS;
-  if (!Number.isInteger(maxSteps) || maxSteps < 1) {
-    throw new InvalidArgumentError(`maxSteps is ${maxSteps}; it must be a whole number of at least 1.`);
+  const maxCalls = opts.maxCallsPerStep ?? DEFAULT_MAX_CALLS_PER_STEP;
+  for (const [name, value] of [['maxSteps', maxSteps], ['maxCallsPerStep', maxCalls]] as const) {
+    if (!Number.isInteger(value) || value < 1) {
+      throw new InvalidArgumentError(`${name} is ${value}; it must be a whole number of at least 1.`);
+    }
   }
   const messages = episodeMessages(problem.question, opts.systemPrompt);
   const steps: TrajectoryStep<O>[] = [];
+  const trajectory = (end: EpisodeEnd, finalText: string | null): Trajectory<O> => {
+    const finalAnswer = finalText === null ? null : readFinalAnswer(finalText);
+    const correct = finalAnswer !== null && sameAnswer(finalAnswer.value, expected);
+    return { question: problem.question, expected, steps, outcome: correct ? 1 : -1, end, finalText, finalAnswer, messages };
+  };
   for (let index = 0; index < maxSteps; index++) {
     opts.signal?.throwIfAborted();
     const seen = copyMessages(messages);
@@ -149,17 +152,13 @@ export async function runToolEpisode<O extends PolicyOutput>(
     const parsed = parseToolCalls(output.text);
     messages.push({ role: 'assistant', content: output.text });
     const final = parsed.blocks === 0;
-    const results = final ? [] : runToolCalls(parsed, opts.maxCallsPerStep);
+    const results = final ? [] : runToolCalls(parsed, maxCalls);
     const toolMessages: ChatMessage[] = results.map((r) => ({ role: 'tool', content: r.outcome.content }));
     messages.push(...toolMessages);
     steps.push({ index, messages: seen, output, parsed, results, toolMessages, final });
-    if (final) {
-      const finalAnswer = readFinalAnswer(output.text);
-      const correct = finalAnswer !== null && sameAnswer(finalAnswer.value, expected);
-      return { question: problem.question, expected, steps, outcome: correct ? 1 : -1, end: 'answered', finalText: output.text, finalAnswer, messages };
-    }
+    if (final) return trajectory('answered', output.text);
   }
-  return { question: problem.question, expected, steps, outcome: -1, end: 'step-limit', finalText: null, finalAnswer: null, messages };
+  return trajectory('step-limit', null);
 }
 
 /**
