@@ -1,0 +1,96 @@
+/**
+ * The run log in the ecosystem's formats, as pure functions over records: training samples as
+ * TRL/slime-style JSONL rows, and the records as plain JSONL. A sample record carries the
+ * advantages but not the text; the text is in the main-turn interaction with the same
+ * session and turn, which the log always writes first, so one pass joins them.
+ */
+import type { ChatMessage, InteractionRecord, RunRecord } from '../rl';
+
+/**
+ * One training example. prompt/completion use TRL's conversational format; the rest is what
+ * an offline PPO/GRPO trainer needs to reproduce the online update.
+ */
+export interface TrainingSampleRow {
+  prompt: ChatMessage[];
+  completion: ChatMessage[];
+  /** r_final of the binary judge; null for OPD-only runs or unjudged turns. */
+  reward: number | null;
+  /** Per-token advantages of the completion tokens. */
+  advantages: number[];
+  /** Policy version that generated the completion. */
+  policy_version: number;
+  /** Loss mask decided by the buffer: false means the sample contributed no loss. */
+  trainable: boolean;
+  completion_ids: number[];
+  /** Sampling log-probs of completion_ids under policy_version (the PPO "old" log-probs). */
+  logprobs: number[];
+  session: string;
+  turn: number;
+}
+
+/**
+ * Joins sample records to their interactions one record at a time, for logs read from a
+ * stream. Interactions wait in a map until their sample arrives; side turns never do and are
+ * not kept.
+ */
+export class SampleJoiner {
+  private readonly waiting = new Map<string, InteractionRecord>();
+  /** "session#turn" of samples whose interaction was not seen before them. */
+  readonly unmatched: string[] = [];
+
+  push(record: RunRecord): TrainingSampleRow | null {
+    if (record.kind === 'interaction') {
+      if (record.turnType === 'main') this.waiting.set(`${record.session}#${record.turn}`, record);
+      return null;
+    }
+    if (record.kind !== 'sample') return null;
+    const key = `${record.session}#${record.turn}`;
+    const turn = this.waiting.get(key);
+    if (!turn) {
+      this.unmatched.push(key);
+      return null;
+    }
+    this.waiting.delete(key);
+    return {
+      prompt: turn.messages.map((m) => ({ ...m })),
+      completion: [{ role: 'assistant', content: turn.response }],
+      reward: record.reward,
+      advantages: [...record.perToken],
+      policy_version: record.version,
+      trainable: record.trainable,
+      completion_ids: [...turn.tokenIds],
+      logprobs: [...turn.logprobs],
+      session: record.session,
+      turn: record.turn,
+    };
+  }
+}
+
+export interface TrainingSamples {
+  rows: TrainingSampleRow[];
+  /** Samples without an interaction (a log cut short at the start); left out of rows. */
+  unmatched: string[];
+}
+
+/** Every training sample of a log, in the order the samples entered the buffer. */
+export function trainingSamples(records: Iterable<RunRecord>, options: { trainableOnly?: boolean } = {}): TrainingSamples {
+  const joiner = new SampleJoiner();
+  const rows: TrainingSampleRow[] = [];
+  for (const record of records) {
+    const row = joiner.push(record);
+    if (row && (row.trainable || !options.trainableOnly)) rows.push(row);
+  }
+  return { rows, unmatched: joiner.unmatched };
+}
+
+/** JSON Lines: one compact JSON value per line, newline-terminated. */
+export function toJsonl(values: Iterable<unknown>): string {
+  let out = '';
+  for (const v of values) out += JSON.stringify(v) + '\n';
+  return out;
+}
+
+/** The records as plain JSONL, exactly as they appear in a run file's body. */
+export function recordsJsonl(records: Iterable<RunRecord>): string {
+  return toJsonl(records);
+}

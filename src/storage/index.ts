@@ -1,0 +1,63 @@
+/**
+ * Storage: runs in IndexedDB (Dexie) and run files. The database half runs in the page and,
+ * with fake-indexeddb, in Node; the run-file half (readRunFile, inspectRunFile,
+ * extractAdapter, the JSONL exports) needs no database and serves the CLI.
+ */
+export {
+  RunStore,
+  type RunInfo,
+  type StoredRecord,
+  type RecordQuery,
+  type StoredAdapter,
+  type ResumePoint,
+  type BufferedRecords,
+  type StartupReport,
+  type RunStoreOptions,
+  type ImportWriter,
+  type ImportedRunMeta,
+} from './store';
+export { NextStateDB, DEFAULT_DB_NAME, SCHEMAS, SCHEMA_VERSION, RUN_STATUSES, type RunStatus } from './db';
+export { parseRunConfig, RunConfigError, type RunConfig, type ModelRef } from './config';
+export type { Metric } from './metrics';
+export type { RunSummary, EvaluationSummary } from './summary';
+export {
+  StorageError,
+  RunNotFoundError,
+  ReadOnlyRunError,
+  InvalidRunDataError,
+  StorageFullError,
+  RunFileError,
+  type DeletableRun,
+} from './errors';
+export { storageStatus, requestPersistence, isQuotaError, type StorageStatus } from './quota';
+export { stripSecrets, isSecretKey } from './secrets';
+export {
+  exportRun,
+  exportRunStream,
+  parseHeader,
+  RUN_FILE_FORMAT,
+  RUN_FILE_VERSION,
+  RUN_FILE_EXTENSION,
+  APP_VERSION,
+  type RunFileHeader,
+  type RunFileAdapter,
+  type ExportOptions,
+} from './runfile';
+export {
+  readRunFile,
+  DEFAULT_MAX_BYTES,
+  DEFAULT_MAX_LINE_CHARS,
+  type ReadOptions,
+  type RunFileItem,
+  type FileAdapter,
+} from './reader';
+export { importRun, inspectRunFile, extractAdapter, type ImportOptions, type RunFileInfo } from './import';
+export type { ByteInput } from './streams';
+export {
+  trainingSamples,
+  SampleJoiner,
+  toJsonl,
+  recordsJsonl,
+  type TrainingSampleRow,
+  type TrainingSamples,
+} from './exports';

@@ -1,0 +1,235 @@
+/**
+ * The `.nsrun` run file: gzip of JSON lines. Line 1 is the header (format, versions, the run's
+ * config without secrets, models, seeds, summary); then one record per line in seq order;
+ * optionally a last line `{"adapter": {version, config, safetensorsBase64}}` holding the final
+ * PEFT adapter. JSON lines keep the file greppable after `gunzip` and let readers stream it.
+ *
+ * This module has no DOM or database dependency beyond the RunStore it reads from, so the CLI
+ * and the headless runner use it in Node.
+ */
+import { version as packageVersion } from '../../package.json';
+import { PEFT_CONFIG, PEFT_WEIGHTS } from '../gpu/peft';
+import { RECORD_KINDS } from '../rl';
+import { int, mapOf, nullable, num, object, oneOf, runChecker, str, type Checker } from '../rl/check';
+import { encodeBase64 } from './base64';
+import { parseRunConfig, RunConfigError, type ModelRef, type RunConfig } from './config';
+import { RUN_STATUSES, type RunStatus } from './db';
+import { RunFileError, RunNotFoundError } from './errors';
+import { stripSecrets } from './secrets';
+import type { RunStore, StoredAdapter, StoredRecord } from './store';
+import { Summarizer, type EvaluationSummary, type RunSummary } from './summary';
+
+export const RUN_FILE_FORMAT = 'nextstate-run';
+/** Bump when a reader of the previous version would misread the file. */
+export const RUN_FILE_VERSION = 1;
+export const RUN_FILE_EXTENSION = '.nsrun';
+export const APP_VERSION: string = packageVersion;
+
+export interface RunFileHeader {
+  format: typeof RUN_FILE_FORMAT;
+  formatVersion: number;
+  appVersion: string;
+  /** When the file was written (ms since the epoch). */
+  exported: number;
+  run: { config: RunConfig; label: string; notes: string; created: number; status: RunStatus };
+  /** Copied from the config for readers that only want to know what to download. */
+  models: Record<string, ModelRef>;
+  seeds: Record<string, number>;
+  summary: RunSummary;
+  /** The adapter line at the end of the file, if any. */
+  adapter: { version: number; bytes: number } | null;
+}
+
+/** The last line's payload. */
+export interface RunFileAdapter {
+  version: number;
+  /** adapter_config.json as written by PEFT. */
+  config: string;
+  safetensorsBase64: string;
+}
+
+// ---- reading the header ----
+
+const evaluationSummary: Checker<EvaluationSummary> = object({
+  name: str(256),
+  step: nullable(int()),
+  version: int(),
+  scores: mapOf(str(256), num(), 256),
+});
+
+const count = int();
+const summaryChecker: Checker<RunSummary> = object({
+  records: count,
+  byKind: (value, path) => {
+    const kinds = mapOf(oneOf(...RECORD_KINDS), count, RECORD_KINDS.length)(value, path);
+    return Object.fromEntries(RECORD_KINDS.map((k) => [k, kinds[k] ?? 0])) as RunSummary['byKind'];
+  },
+  steps: count,
+  skippedSteps: count,
+  lastStep: nullable(count),
+  evaluations: count,
+  sessions: count,
+  lastVersion: count,
+  firstEvaluation: nullable(evaluationSummary),
+  lastEvaluation: nullable(evaluationSummary),
+});
+
+const headerRest = object({
+  appVersion: str(64, 1),
+  exported: num(0),
+  run: object({
+    config: (v: unknown) => v,
+    label: str(10_000),
+    notes: str(1_000_000),
+    created: num(0),
+    status: oneOf(...RUN_STATUSES),
+  }),
+  // Taken from run.config on import; checked here only so inspect can trust their shape.
+  models: mapOf(str(256, 1), object({ id: str(1024, 1) }, { revision: str(256), files: mapOf(str(1024, 1), str(128, 1), 10_000) }), 64),
+  seeds: mapOf(str(256, 1), int(Number.MIN_SAFE_INTEGER, Number.MAX_SAFE_INTEGER), 64),
+  summary: summaryChecker,
+  adapter: nullable(object({ version: count, bytes: count })),
+});
+
+const HEADER_FIELDS = ['appVersion', 'exported', 'run', 'models', 'seeds', 'summary', 'adapter'];
+
+/**
+ * Checks line 1 of a run file. Unknown top-level fields are ignored, so a later app can add
+ * informational fields without a format bump; anything that changes meaning bumps
+ * formatVersion and is refused here.
+ *
+ * @throws RunFileError naming the field
+ */
+export function parseHeader(value: unknown): RunFileHeader {
+  const obj = typeof value === 'object' && value !== null && !Array.isArray(value) ? (value as Record<string, unknown>) : null;
+  if (!obj || obj.format !== RUN_FILE_FORMAT) {
+    throw new RunFileError(
+      `This is not a Next-State Lab run file: its first line has no "format": "${RUN_FILE_FORMAT}". Choose a ${RUN_FILE_EXTENSION} file exported from the lab.`,
+      1,
+      'format',
+    );
+  }
+  const v = obj.formatVersion;
+  if (typeof v !== 'number' || !Number.isInteger(v) || v < 1) {
+    throw new RunFileError(`Run file header field "formatVersion" must be a positive integer, got ${JSON.stringify(v)}. The file is damaged.`, 1, 'formatVersion');
+  }
+  if (v > RUN_FILE_VERSION) {
+    throw new RunFileError(
+      `This run file was made by a newer Next-State Lab (run file format ${v}, app ${String(obj.appVersion)}); ` +
+        `this app (${APP_VERSION}) reads format ${RUN_FILE_VERSION}. Update Next-State Lab to open it.`,
+      1,
+      'formatVersion',
+    );
+  }
+  const known = Object.fromEntries(HEADER_FIELDS.filter((k) => Object.hasOwn(obj, k)).map((k) => [k, obj[k]]));
+  const rest = runChecker(headerRest, known, (e) => headerError(e.path, e.problem));
+  let config: RunConfig;
+  try {
+    config = parseRunConfig(rest.run.config);
+  } catch (e) {
+    if (e instanceof RunConfigError) throw headerError(`run.config.${e.field}`, e.problem);
+    throw e;
+  }
+  return { format: RUN_FILE_FORMAT, formatVersion: v, ...rest, run: { ...rest.run, config } };
+}
+
+function headerError(field: string, problem: string): RunFileError {
+  return new RunFileError(`Run file line 1 (header): field "${field}" ${problem}. The file is damaged or was edited; export it again.`, 1, field);
+}
+
+// ---- writing ----
+
+export interface ExportOptions {
+  /** Append the run's latest adapter as the last line (default false). */
+  includeAdapter?: boolean;
+  /** Written into the header (default: this app's version). */
+  appVersion?: string;
+  /** Records read from the database per transaction (default 500). */
+  pageSize?: number;
+  now?: () => number;
+}
+
+/** The run's records up to `lastSeq`, a page at a time, so memory stays flat for long runs. */
+async function* pages(store: RunStore, runId: string, lastSeq: number, pageSize: number): AsyncGenerator<StoredRecord[]> {
+  for (let from = 1; from <= lastSeq; ) {
+    const page = await store.records(runId, { fromSeq: from, toSeq: lastSeq, limit: pageSize });
+    if (page.length === 0) return;
+    yield page;
+    from = page[page.length - 1].seq + 1;
+  }
+}
+
+export function adapterLine(adapter: StoredAdapter): string {
+  const payload: RunFileAdapter = {
+    version: adapter.version,
+    config: adapter.files[PEFT_CONFIG],
+    safetensorsBase64: encodeBase64(adapter.files[PEFT_WEIGHTS]),
+  };
+  return JSON.stringify({ adapter: payload });
+}
+
+/**
+ * The file's lines. The summary needs every record before the header is written, so the log
+ * is read twice; both passes stop at the seq the export started at, so a run that keeps
+ * appending exports a consistent snapshot.
+ */
+async function* runFileLines(store: RunStore, runId: string, options: ExportOptions): AsyncGenerator<string> {
+  const run = await store.getRun(runId);
+  if (!run) throw new RunNotFoundError(runId);
+  const pageSize = options.pageSize ?? 500;
+  const lastSeq = await store.lastSeq(runId);
+  const summarizer = new Summarizer();
+  for await (const page of pages(store, runId, lastSeq, pageSize)) for (const r of page) summarizer.add(r.record);
+  const adapter = options.includeAdapter ? await store.latestAdapter(runId) : undefined;
+  const config = stripSecrets(run.config);
+  const header: RunFileHeader = {
+    format: RUN_FILE_FORMAT,
+    formatVersion: RUN_FILE_VERSION,
+    appVersion: options.appVersion ?? APP_VERSION,
+    exported: (options.now ?? Date.now)(),
+    run: { config, label: run.label, notes: run.notes, created: run.created, status: run.status },
+    models: config.models ?? {},
+    seeds: config.seeds ?? {},
+    summary: summarizer.result(),
+    adapter: adapter ? { version: adapter.version, bytes: adapter.files[PEFT_WEIGHTS].byteLength } : null,
+  };
+  yield JSON.stringify(header) + '\n';
+  for await (const page of pages(store, runId, lastSeq, pageSize)) {
+    yield page.map((r) => JSON.stringify(r.record) + '\n').join('');
+  }
+  if (adapter) yield adapterLine(adapter) + '\n';
+}
+
+/** Text chunks -> gzip bytes, pulled on demand so a slow writer (a file) sets the pace. */
+export function gzipText(chunks: AsyncIterator<string>): ReadableStream<Uint8Array> {
+  const encoder = new TextEncoder();
+  // Typed as BufferSource: what CompressionStream's writable side declares.
+  const text = new ReadableStream<BufferSource>({
+    async pull(controller) {
+      const { value, done } = await chunks.next();
+      if (done) controller.close();
+      else controller.enqueue(encoder.encode(value));
+    },
+    async cancel() {
+      await chunks.return?.(undefined);
+    },
+  });
+  return text.pipeThrough(new CompressionStream('gzip'));
+}
+
+/** The run file as a stream of gzip bytes (for the CLI writing to disk). */
+export function exportRunStream(store: RunStore, runId: string, options: ExportOptions = {}): ReadableStream<Uint8Array> {
+  return gzipText(runFileLines(store, runId, options));
+}
+
+/** The run file as a Blob (for a download link in the page). */
+export async function exportRun(store: RunStore, runId: string, options: ExportOptions = {}): Promise<Blob> {
+  const parts: Uint8Array<ArrayBuffer>[] = [];
+  const reader = exportRunStream(store, runId, options).getReader();
+  for (;;) {
+    const { value, done } = await reader.read();
+    if (done) break;
+    parts.push(value as Uint8Array<ArrayBuffer>);
+  }
+  return new Blob(parts, { type: 'application/gzip' });
+}

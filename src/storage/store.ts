@@ -1,0 +1,554 @@
+/**
+ * RunStore: the app's and the run loop's only door to the database. Appends are validated,
+ * numbered and committed before their promise resolves, so whatever the UI shows or the run
+ * loop acts on is already on disk; a quota failure rejects with StorageFullError and keeps
+ * nothing of the failed write, so no record is ever dropped silently.
+ */
+import Dexie from 'dexie';
+import { PEFT_CONFIG, PEFT_WEIGHTS, type PeftFiles } from '../gpu/peft';
+import {
+  RecordValidationError,
+  validateRecord,
+  type InteractionRecord,
+  type RecordKind,
+  type RunRecord,
+  type SampleRecord,
+} from '../rl';
+import { utf8Length } from './bytes';
+import { parseRunConfig, type RunConfig } from './config';
+import {
+  adapterBytes,
+  NextStateDB,
+  recordBytes,
+  RUN_STATUSES,
+  runRange,
+  type AdapterRow,
+  type MetricRow,
+  type RecordRow,
+  type RunRow,
+  type RunStatus,
+} from './db';
+import { InvalidRunDataError, ReadOnlyRunError, RunNotFoundError, StorageFullError, type DeletableRun } from './errors';
+import { metricOf, type Metric } from './metrics';
+import { isQuotaError, storageStatus, type StorageStatus } from './quota';
+import { findResumeStep } from './resume';
+
+/** A run as the app lists it. */
+export type RunInfo = Omit<RunRow, 'importing'>;
+
+export interface StoredRecord<R extends RunRecord = RunRecord> {
+  seq: number;
+  record: R;
+}
+
+/** Filters for records(); all optional and combined with AND. Results are in seq order. */
+export interface RecordQuery {
+  kind?: RecordKind;
+  session?: string;
+  step?: number;
+  version?: number;
+  /** First seq to return (inclusive). */
+  fromSeq?: number;
+  /** Last seq to return (inclusive). */
+  toSeq?: number;
+  limit?: number;
+}
+
+export interface StoredAdapter {
+  version: number;
+  ts: number;
+  files: PeftFiles;
+}
+
+/** A sample that entered the buffer and was not trained on, with the turn that produced it. */
+export interface BufferedRecords {
+  sample: StoredRecord<SampleRecord>;
+  /** The main-turn interaction with the sample's session and turn; null if it is missing. */
+  interaction: StoredRecord<InteractionRecord> | null;
+}
+
+export interface ResumePoint {
+  /** The last completed train step, or null to start from the base model. */
+  lastStep: number | null;
+  /** The step number to use next. */
+  nextStep: number;
+  /** Policy version to serve after resuming. */
+  version: number;
+  /** The adapter of `version`; null for version 0 (the base model). */
+  adapter: StoredAdapter | null;
+  /** Records up to this seq are the resumed state; later ones were in flight and are dropped. */
+  throughSeq: number;
+  /** Samples to put back into the SampleBuffer, oldest first. */
+  buffered: BufferedRecords[];
+}
+
+export interface StartupReport {
+  /** Runs left 'running' by a closed tab, now 'interrupted'. */
+  interrupted: string[];
+  /** Imports that never finished (tab closed mid-import), now removed. */
+  discardedImports: string[];
+}
+
+export interface RunStoreOptions {
+  /** Database name (tests use one per test). */
+  name?: string;
+  /** Passed to Dexie: `{ indexedDB, IDBKeyRange }` to use a non-global IndexedDB. */
+  dexie?: ConstructorParameters<typeof Dexie>[1];
+  now?: () => number;
+  newId?: () => string;
+  /** Where StorageFullError reads usage and quota from. */
+  storageStatus?: () => Promise<StorageStatus>;
+}
+
+/** Writes into an imported (read-only) run before it becomes visible; see RunStore.beginImport. */
+export interface ImportWriter {
+  readonly runId: string;
+  append(records: readonly RunRecord[]): Promise<number[]>;
+  saveAdapter(version: number, files: PeftFiles): Promise<void>;
+  /** Makes the run visible. */
+  commit(): Promise<void>;
+  /** Removes everything written so far. */
+  abort(): Promise<void>;
+}
+
+/** What an import knows about the run before its records. */
+export interface ImportedRunMeta {
+  config: unknown;
+  label: string;
+  notes: string;
+  created: number;
+}
+
+/** Candidate runs listed in a StorageFullError. */
+const DELETABLE_SHOWN = 5;
+
+function toRecord(row: RecordRow): StoredRecord {
+  const { runId: _runId, seq, ...record } = row;
+  return { seq, record: record as RunRecord };
+}
+
+function toInfo(row: RunRow): RunInfo {
+  const { importing: _importing, ...info } = row;
+  return info;
+}
+
+function toAdapter(row: AdapterRow): StoredAdapter {
+  return { version: row.version, ts: row.ts, files: { [PEFT_WEIGHTS]: row.weights, [PEFT_CONFIG]: row.config } };
+}
+
+function jsonBytes(value: unknown): number {
+  return utf8Length(JSON.stringify(value) ?? '');
+}
+
+function checkVersion(version: number): void {
+  if (!Number.isSafeInteger(version) || version < 0) {
+    throw new InvalidRunDataError(`adapter version must be a non-negative integer, got ${version}`);
+  }
+}
+
+export class RunStore {
+  readonly db: NextStateDB;
+  private readonly now: () => number;
+  private readonly newId: () => string;
+  private readonly status: () => Promise<StorageStatus>;
+
+  constructor(options: RunStoreOptions = {}) {
+    this.db = new NextStateDB(options.name, options.dexie);
+    this.now = options.now ?? Date.now;
+    this.newId = options.newId ?? (() => crypto.randomUUID());
+    this.status = options.storageStatus ?? storageStatus;
+  }
+
+  /** Opens (and if needed upgrades) the database. Other methods open it lazily too. */
+  async open(): Promise<this> {
+    await this.db.open();
+    return this;
+  }
+
+  close(): void {
+    this.db.close();
+  }
+
+  // ---- runs ----
+
+  /**
+   * Creates a run in status 'running'. Secret-named keys are dropped from the config (API
+   * keys belong in settings).
+   *
+   * @throws RunConfigError for a config the run file format could not carry
+   */
+  async createRun(config: RunConfig, label: string, status: RunStatus = 'running'): Promise<string> {
+    this.checkStatus(status);
+    const t = this.now();
+    const row: RunRow = {
+      id: this.newId(),
+      config: parseRunConfig(config),
+      status,
+      created: t,
+      updated: t,
+      label,
+      notes: '',
+      readOnly: false,
+      bytes: 0,
+    };
+    await this.guardQuota(null, jsonBytes(row), () => this.db.runs.add(row));
+    return row.id;
+  }
+
+  /** Visible runs, most recently updated first. */
+  async listRuns(): Promise<RunInfo[]> {
+    const rows = await this.db.runs.orderBy('updated').reverse().toArray();
+    return rows.filter((r) => !r.importing).map(toInfo);
+  }
+
+  async getRun(runId: string): Promise<RunInfo | undefined> {
+    const row = await this.db.runs.get(runId);
+    return row && !row.importing ? toInfo(row) : undefined;
+  }
+
+  /** @throws ReadOnlyRunError for imported runs, whose status stays 'imported' */
+  async setStatus(runId: string, status: RunStatus): Promise<void> {
+    this.checkStatus(status);
+    if (status === 'imported') throw new InvalidRunDataError(`status "imported" is set by importRun only`);
+    await this.updateRun(runId, { status }, 'change its status');
+  }
+
+  async rename(runId: string, label: string): Promise<void> {
+    await this.updateRun(runId, { label });
+  }
+
+  async setNotes(runId: string, notes: string): Promise<void> {
+    await this.updateRun(runId, { notes });
+  }
+
+  /** Deletes a run with its records, metrics and adapters, all or nothing. */
+  async deleteRun(runId: string): Promise<void> {
+    const db = this.db;
+    await db.transaction('rw', [db.runs, db.records, db.metrics, db.adapters], async () => {
+      const [lo, hi] = runRange(runId);
+      await db.records.where('[runId+seq]').between(lo, hi, true, true).delete();
+      await db.metrics.where('[runId+seq]').between(lo, hi, true, true).delete();
+      await db.adapters.where('[runId+version]').between(lo, hi, true, true).delete();
+      await db.runs.delete(runId);
+    });
+  }
+
+  /**
+   * Call once when the app starts, before any run loop: a run still 'running' belonged to a
+   * tab that closed, so it becomes 'interrupted' (resumable with resumePoint); an import that
+   * was still writing is removed.
+   */
+  async markInterruptedOnStartup(): Promise<StartupReport> {
+    const db = this.db;
+    return db.transaction('rw', [db.runs, db.records, db.metrics, db.adapters], async () => {
+      const stale = db.runs.where('status').equals('running').filter((r) => !r.importing);
+      const running = await stale.primaryKeys();
+      await stale.modify({ status: 'interrupted', updated: this.now() });
+      const partial = await db.runs.filter((r) => r.importing === true).primaryKeys();
+      for (const id of partial) await this.deleteRun(id);
+      return { interrupted: running, discardedImports: partial };
+    });
+  }
+
+  // ---- records ----
+
+  /**
+   * Appends one record; resolves with its seq once committed.
+   *
+   * @throws InvalidRunDataError for a malformed record (a bug in whatever built it)
+   * @throws StorageFullError when the browser's quota is used up (nothing was written)
+   * @throws ReadOnlyRunError, RunNotFoundError
+   */
+  async append(runId: string, record: RunRecord): Promise<number> {
+    return (await this.appendMany(runId, [record]))[0];
+  }
+
+  /** Appends records in one transaction (all or none); resolves with their seqs once committed. */
+  appendMany(runId: string, records: readonly RunRecord[]): Promise<number[]> {
+    return this.writeRecords(runId, records, false);
+  }
+
+  /** The run's records in seq order. */
+  records<K extends RecordKind>(
+    runId: string,
+    query: RecordQuery & { kind: K },
+  ): Promise<StoredRecord<Extract<RunRecord, { kind: K }>>[]>;
+  records(runId: string, query?: RecordQuery): Promise<StoredRecord[]>;
+  async records(runId: string, query: RecordQuery = {}): Promise<StoredRecord[]> {
+    const { kind, session, step, version, limit } = query;
+    const from = query.fromSeq ?? Dexie.minKey;
+    const to = query.toSeq ?? Dexie.maxKey;
+    const t = this.db.records;
+    // The most selective index leads; remaining conditions filter within it.
+    let rows =
+      kind !== undefined
+        ? t.where('[runId+kind+seq]').between([runId, kind, from], [runId, kind, to], true, true)
+        : session !== undefined
+          ? t.where('[runId+session+seq]').between([runId, session, from], [runId, session, to], true, true)
+          : step !== undefined
+            ? t.where('[runId+step]').equals([runId, step])
+            : version !== undefined
+              ? t.where('[runId+version]').equals([runId, version])
+              : t.where('[runId+seq]').between([runId, from], [runId, to], true, true);
+    const lo = query.fromSeq ?? -Infinity;
+    const hi = query.toSeq ?? Infinity;
+    rows = rows.filter(
+      (r) =>
+        (session === undefined || r.session === session) &&
+        (step === undefined || r.step === step) &&
+        (version === undefined || r.version === version) &&
+        r.seq >= lo &&
+        r.seq <= hi,
+    );
+    if (limit !== undefined) rows = rows.limit(limit);
+    return (await rows.toArray()).map(toRecord);
+  }
+
+  /** The highest seq of the run (0 when it has no records). */
+  async lastSeq(runId: string): Promise<number> {
+    const [lo, hi] = runRange(runId);
+    const key = await this.db.records.where('[runId+seq]').between(lo, hi, true, true).lastKey();
+    return key === undefined ? 0 : (key as unknown as [string, number])[1];
+  }
+
+  /** Chart rows (train steps and evaluations) in seq order. */
+  async metrics(runId: string): Promise<Metric[]> {
+    const [lo, hi] = runRange(runId);
+    const rows = await this.db.metrics.where('[runId+seq]').between(lo, hi, true, true).toArray();
+    return rows.map(({ runId: _runId, ...m }) => m);
+  }
+
+  // ---- adapters ----
+
+  /**
+   * Saves the PEFT files of a policy version (replacing an earlier save of that version).
+   *
+   * @throws StorageFullError, ReadOnlyRunError, RunNotFoundError
+   */
+  async saveAdapter(runId: string, version: number, files: PeftFiles): Promise<void> {
+    await this.writeAdapter(runId, version, files, false);
+  }
+
+  /** The adapter of the highest saved version. */
+  async latestAdapter(runId: string): Promise<StoredAdapter | undefined> {
+    const [lo, hi] = runRange(runId);
+    const row = await this.db.adapters.where('[runId+version]').between(lo, hi, true, true).last();
+    return row && toAdapter(row);
+  }
+
+  async adapter(runId: string, version: number): Promise<StoredAdapter | undefined> {
+    const row = await this.db.adapters.get([runId, version]);
+    return row && toAdapter(row);
+  }
+
+  /** Versions with a saved adapter, ascending. */
+  async adapterVersions(runId: string): Promise<number[]> {
+    const [lo, hi] = runRange(runId);
+    const keys = await this.db.adapters.where('[runId+version]').between(lo, hi, true, true).primaryKeys();
+    return keys.map((k) => k[1]);
+  }
+
+  // ---- resume ----
+
+  /** Where an interrupted run continues; see resume.ts for the rules. */
+  async resumePoint(runId: string): Promise<ResumePoint> {
+    await this.requireRun(runId);
+    const [steps, boundaries, versions, samples] = await Promise.all([
+      this.records(runId, { kind: 'train_step' }),
+      this.records(runId, { kind: 'version_boundary' }),
+      this.adapterVersions(runId),
+      this.records(runId, { kind: 'sample' }),
+    ]);
+    const point = findResumeStep(steps, boundaries, new Set(versions));
+    const pending = samples.slice(point.consumedSamples);
+    const interactions = await this.mainInteractions(runId, new Set(pending.map((s) => s.record.session)));
+    return {
+      lastStep: point.lastStep,
+      nextStep: point.lastStep === null ? 0 : point.lastStep + 1,
+      version: point.version,
+      adapter: point.version === 0 ? null : ((await this.adapter(runId, point.version)) ?? null),
+      throughSeq: point.throughSeq,
+      buffered: pending.map((sample) => ({
+        sample,
+        interaction: interactions.get(`${sample.record.session}#${sample.record.turn}`) ?? null,
+      })),
+    };
+  }
+
+  private async mainInteractions(runId: string, sessions: Set<string>) {
+    const byTurn = new Map<string, StoredRecord<InteractionRecord>>();
+    for (const session of sessions) {
+      for (const r of await this.records(runId, { session })) {
+        if (r.record.kind === 'interaction' && r.record.turnType === 'main') {
+          byTurn.set(`${session}#${r.record.turn}`, r as StoredRecord<InteractionRecord>);
+        }
+      }
+    }
+    return byTurn;
+  }
+
+  // ---- settings ----
+
+  /** Settings never leave the browser: no export reads this table (endpoint API keys live here). */
+  async getSetting<T = unknown>(key: string): Promise<T | undefined> {
+    return (await this.db.settings.get(key))?.value as T | undefined;
+  }
+
+  async setSetting(key: string, value: unknown): Promise<void> {
+    await this.guardQuota(null, jsonBytes({ key, value }), () => this.db.settings.put({ key, value }));
+  }
+
+  async deleteSetting(key: string): Promise<void> {
+    await this.db.settings.delete(key);
+  }
+
+  // ---- import ----
+
+  /**
+   * Starts writing an imported run. It stays invisible (listRuns, getRun) until commit, and
+   * abort or a restart (markInterruptedOnStartup) removes it, so a failed import leaves
+   * nothing behind.
+   *
+   * @throws RunConfigError for an unusable config
+   */
+  async beginImport(meta: ImportedRunMeta): Promise<ImportWriter> {
+    const row: RunRow = {
+      id: this.newId(),
+      config: parseRunConfig(meta.config),
+      status: 'imported',
+      created: meta.created,
+      updated: this.now(),
+      label: meta.label,
+      notes: meta.notes,
+      readOnly: true,
+      bytes: 0,
+      importing: true,
+    };
+    await this.guardQuota(null, jsonBytes(row), () => this.db.runs.add(row));
+    const runId = row.id;
+    return {
+      runId,
+      append: (records) => this.writeRecords(runId, records, true),
+      saveAdapter: (version, files) => this.writeAdapter(runId, version, files, true),
+      commit: async () => {
+        await this.db.runs.where(':id').equals(runId).modify((r) => {
+          delete r.importing;
+          r.updated = this.now();
+        });
+      },
+      abort: () => this.deleteRun(runId),
+    };
+  }
+
+  // ---- internals ----
+
+  private checkStatus(status: RunStatus): void {
+    if (!RUN_STATUSES.includes(status)) {
+      throw new InvalidRunDataError(`run status must be one of ${RUN_STATUSES.join(', ')}; got ${JSON.stringify(status)}`);
+    }
+  }
+
+  private async requireRun(runId: string): Promise<RunRow> {
+    const row = await this.db.runs.get(runId);
+    if (!row || row.importing) throw new RunNotFoundError(runId);
+    return row;
+  }
+
+  /** `readOnlyAction` names what a read-only run refuses; omitted for label and notes. */
+  private async updateRun(runId: string, change: Partial<RunRow>, readOnlyAction?: string): Promise<void> {
+    await this.guardQuota(runId, jsonBytes(change), () =>
+      this.db.transaction('rw', this.db.runs, async () => {
+        const run = await this.requireRun(runId);
+        if (readOnlyAction && run.readOnly) throw new ReadOnlyRunError(runId, readOnlyAction);
+        await this.db.runs.update(runId, { ...change, updated: this.now() });
+      }),
+    );
+  }
+
+  /** Checks a writer may touch the run: visible and writable, or the import writing it. */
+  private async writableRun(runId: string, importing: boolean, action: string): Promise<RunRow> {
+    const run = await this.db.runs.get(runId);
+    if (!run || Boolean(run.importing) !== importing) throw new RunNotFoundError(runId);
+    if (run.readOnly && !importing) throw new ReadOnlyRunError(runId, action);
+    return run;
+  }
+
+  private async writeRecords(runId: string, records: readonly RunRecord[], importing: boolean): Promise<number[]> {
+    if (records.length === 0) return [];
+    const checked = records.map((r, i) => {
+      try {
+        return validateRecord(r, `record ${i} of ${records.length} appended to run ${runId}`);
+      } catch (e) {
+        if (!(e instanceof RecordValidationError)) throw e;
+        throw new InvalidRunDataError(
+          `Cannot append to run ${runId}: record ${i} (${String((r as { kind?: unknown }).kind)}) field "${e.field}" ${e.problem}. ` +
+            'Nothing was written. This is a bug in the code that built the record (e.g. a NaN statistic must be written as null).',
+          { cause: e },
+        );
+      }
+    });
+    const sizes = checked.map(recordBytes);
+    const bytes = sizes.reduce((a, b) => a + b, 0);
+    const db = this.db;
+    return this.guardQuota(runId, bytes, () =>
+      db.transaction('rw', [db.runs, db.records, db.metrics], async () => {
+        const run = await this.writableRun(runId, importing, 'take new records');
+        const first = (await this.lastSeq(runId)) + 1;
+        const rows: RecordRow[] = checked.map((r, i) => ({ ...r, runId, seq: first + i }));
+        const metrics: MetricRow[] = [];
+        rows.forEach((row, i) => {
+          const m = metricOf(row.seq, checked[i]);
+          if (m) metrics.push({ ...m, runId });
+        });
+        await db.records.bulkAdd(rows);
+        if (metrics.length) await db.metrics.bulkAdd(metrics);
+        await db.runs.update(runId, { bytes: run.bytes + bytes, updated: this.now() });
+        return rows.map((r) => r.seq);
+      }),
+    );
+  }
+
+  private async writeAdapter(runId: string, version: number, files: PeftFiles, importing: boolean): Promise<void> {
+    checkVersion(version);
+    const weights = files[PEFT_WEIGHTS];
+    const config = files[PEFT_CONFIG];
+    if (!(weights instanceof Uint8Array) || typeof config !== 'string') {
+      throw new InvalidRunDataError(`saveAdapter needs "${PEFT_WEIGHTS}" as bytes and "${PEFT_CONFIG}" as a string`);
+    }
+    // A copy: the caller may reuse or transfer its buffer, and a Node Buffer view would drag
+    // its whole pool slab into the database.
+    const row: AdapterRow = { runId, version, weights: weights.slice(), config, ts: this.now() };
+    const bytes = adapterBytes(row);
+    const db = this.db;
+    await this.guardQuota(runId, bytes, () =>
+      db.transaction('rw', [db.runs, db.adapters], async () => {
+        const run = await this.writableRun(runId, importing, 'save adapters');
+        const old = await db.adapters.get([runId, version]);
+        await db.adapters.put(row);
+        await db.runs.update(runId, { bytes: run.bytes + bytes - (old ? adapterBytes(old) : 0), updated: this.now() });
+      }),
+    );
+  }
+
+  /** Runs a write; a quota failure becomes StorageFullError naming runs to delete. */
+  private async guardQuota<T>(runId: string | null, bytes: number, write: () => Promise<T>): Promise<T> {
+    try {
+      return await write();
+    } catch (e) {
+      if (!isQuotaError(e)) throw e;
+      throw await this.storageFull(runId, bytes, e);
+    }
+  }
+
+  private async storageFull(runId: string | null, bytes: number, cause: unknown): Promise<StorageFullError> {
+    // Best effort: the error must reach the caller even if these reads fail too.
+    const runs = await this.db.runs.toArray().catch(() => [] as RunRow[]);
+    const deletable: DeletableRun[] = runs
+      .filter((r) => r.id !== runId && !r.importing)
+      .sort((a, b) => b.bytes - a.bytes)
+      .slice(0, DELETABLE_SHOWN)
+      .map((r) => ({ id: r.id, label: r.label, bytes: r.bytes }));
+    const status = await this.status().catch(() => null);
+    return new StorageFullError(runId, Math.max(bytes, 1), deletable, status?.usage ?? null, status?.quota ?? null, cause);
+  }
+}

@@ -1,0 +1,67 @@
+/**
+ * The numbers a run file's header advertises (and `nextstate inspect` prints), accumulated
+ * one record at a time so export and import compute them the same way without holding the
+ * log in memory.
+ */
+import { RECORD_KINDS, type RecordKind, type RunRecord } from '../rl';
+
+export interface EvaluationSummary {
+  name: string;
+  step: number | null;
+  version: number;
+  scores: Record<string, number>;
+}
+
+export interface RunSummary {
+  records: number;
+  byKind: Record<RecordKind, number>;
+  /** train_step records, skipped ones included. */
+  steps: number;
+  skippedSteps: number;
+  lastStep: number | null;
+  evaluations: number;
+  /** session_end records. */
+  sessions: number;
+  /** Highest policy version any record carries. */
+  lastVersion: number;
+  firstEvaluation: EvaluationSummary | null;
+  lastEvaluation: EvaluationSummary | null;
+}
+
+export class Summarizer {
+  private s: RunSummary = {
+    records: 0,
+    byKind: Object.fromEntries(RECORD_KINDS.map((k) => [k, 0])) as Record<RecordKind, number>,
+    steps: 0,
+    skippedSteps: 0,
+    lastStep: null,
+    evaluations: 0,
+    sessions: 0,
+    lastVersion: 0,
+    firstEvaluation: null,
+    lastEvaluation: null,
+  };
+
+  add(record: RunRecord): void {
+    const s = this.s;
+    s.records++;
+    s.byKind[record.kind]++;
+    s.lastVersion = Math.max(s.lastVersion, record.version);
+    if (record.kind === 'train_step') {
+      s.steps++;
+      if (record.skipped !== null) s.skippedSteps++;
+      s.lastStep = Math.max(s.lastStep ?? record.step, record.step);
+    } else if (record.kind === 'evaluation') {
+      s.evaluations++;
+      const e = { name: record.name, step: record.step ?? null, version: record.version, scores: { ...record.scores } };
+      s.firstEvaluation ??= e;
+      s.lastEvaluation = e;
+    } else if (record.kind === 'session_end') {
+      s.sessions++;
+    }
+  }
+
+  result(): RunSummary {
+    return structuredClone(this.s);
+  }
+}
