@@ -18,7 +18,8 @@ export interface LoadOptions {
 /** A backend that can store weights in another dtype than its f32 activations. */
 interface WeightStore {
   weight(data: Float32Array, shape: readonly number[], dtype: 'f32' | 'f16'): Tensor;
-  readonly supportsF16: boolean;
+  /** The device has shader-f16, so f16 weights can be stored and read. */
+  readonly f16: boolean;
 }
 
 function isWeightStore(b: Backend): b is Backend & WeightStore {
@@ -87,7 +88,7 @@ export async function loadModel(source: ModelSource, backend: Backend, options: 
   const tensors = await readTensors(source, options.onProgress);
   validateTensors(config, tensors, source.id);
   const want = options.weightDtype ?? 'auto';
-  const useF16 = isWeightStore(backend) && (want === 'f16' || (want === 'auto' && backend.supportsF16));
+  const useF16 = isWeightStore(backend) && (want === 'f16' || (want === 'auto' && backend.f16));
   const weights: Weights = new Map();
   let weightBytes = 0;
   for (const e of expectedTensors(config)) {

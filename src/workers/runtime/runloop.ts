@@ -354,7 +354,6 @@ export class RunLoop {
     const n = Math.min(this.config.schedule.evalProblems, this.problems.length);
     const problems = this.problems.slice(0, n);
     const sp = this.config.sampling.policy;
-    const version = this.services.policy.servingVersion();
     // Greedy, so that two evaluations differ only by the policy, not by sampling luck.
     const replies = await Promise.all(
       problems.map((p) =>
@@ -376,7 +375,8 @@ export class RunLoop {
     );
     const record: EvaluationRecord = {
       kind: 'evaluation',
-      version,
+      // The version that wrote the answers (a finished step swaps in at the next generation).
+      version: Math.min(...replies.map((r) => r.version)),
       ts: this.now(),
       step: this.step,
       name: 'personalization',
