@@ -45,6 +45,10 @@ describe('f16 weight kernels (Dawn null backend: validates, does not execute)', 
     be.matmul(x(3, 70), w, false, false); // split along K, accumulated
     be.matmul(x(3, 9), wOdd, false, false);
     be.embedding(w, Int32Array.from([0, 69, 33]));
+    // Chunks of 73 halves (146 bytes) end mid-word: read() must still copy in 4-byte units.
+    const odd = be.weight(randn(4, 9 * 73), [9, 73], 'f16');
+    expect(odd.chunks.length).toBeGreaterThan(1);
+    expect((await be.read(odd)).length).toBe(9 * 73);
     await be.sync();
     be.destroy();
   });

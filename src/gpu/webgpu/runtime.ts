@@ -306,16 +306,28 @@ export class Runtime {
   async read(t: GpuTensor): Promise<Float32Array> {
     const bpe = t.bytesPerElement;
     const width = t.rowWidth;
-    const bytes = align(Math.max(4, t.size * bpe), 4);
+    // Copies need 4-byte offsets and sizes; an f16 chunk can end mid-word, so each chunk gets
+    // its own aligned slot in the staging buffer and the halves are stitched together here.
+    const slots = t.chunks.map((c) => align(c.rows * width * bpe, 4));
+    const bytes = Math.max(4, slots.reduce((a, n) => a + n, 0));
     const staging = this.readPool.acquire(bytes, Number.MAX_SAFE_INTEGER);
     const enc = this.ensureBatch();
     this.endPass();
-    for (const c of t.chunks) {
-      const n = align(c.rows * width * bpe, 4);
-      if (n > 0) enc.copyBufferToBuffer(c.buffer, 0, staging, c.rowStart * width * bpe, Math.min(n, bytes - c.rowStart * width * bpe));
-    }
+    let off = 0;
+    t.chunks.forEach((c, i) => {
+      if (slots[i] > 0) enc.copyBufferToBuffer(c.buffer, 0, staging, off, slots[i]);
+      off += slots[i];
+    });
     const raw = await this.mapRead(staging, bytes);
-    return bpe === 2 ? halfArrayToFloat(new Uint16Array(raw, 0, t.size)) : new Float32Array(raw, 0, t.size);
+    const out = new Float32Array(t.size);
+    off = 0;
+    t.chunks.forEach((c, i) => {
+      const n = c.rows * width;
+      const part = bpe === 2 ? halfArrayToFloat(new Uint16Array(raw, off, n)) : new Float32Array(raw, off, n);
+      out.set(part, c.rowStart * width);
+      off += slots[i];
+    });
+    return out;
   }
 
   /** Reads `count` i32 values from the start of a buffer (argmax results). */
