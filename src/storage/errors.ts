@@ -49,6 +49,7 @@ export interface DeletableRun {
 export class StorageFullError extends StorageError {
   constructor(
     readonly runId: string | null,
+    runLabel: string | null,
     /** Bytes the failed write needed (an estimate of what must be freed at least). */
     readonly neededBytes: number,
     /** Other runs, largest first. */
@@ -58,7 +59,7 @@ export class StorageFullError extends StorageError {
     cause: unknown,
   ) {
     const used = usage !== null && quota !== null ? ` (${formatBytes(usage)} of ${formatBytes(quota)} used)` : '';
-    const what = runId === null ? 'this write' : `run "${runId}"`;
+    const what = runId === null ? 'this write' : `run "${runLabel ?? runId}"`;
     const advice =
       deletable.length > 0
         ? `Free space by deleting runs you no longer need, largest first: ${deletable

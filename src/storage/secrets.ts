@@ -43,10 +43,11 @@ function strip(value: unknown, path: string, depth: number): unknown {
   if (typeof value === 'object' && value !== null) {
     const out: Record<string, unknown> = {};
     for (const [key, v] of Object.entries(value)) {
-      if (isSecretKey(key)) continue;
+      // "__proto__" is never app data; dropped so that no later copy by assignment (Dexie
+      // clones objects that way) can turn it into a prototype.
+      if (isSecretKey(key) || key === '__proto__') continue;
       const copy = strip(v, path ? `${path}.${key}` : key, depth + 1);
-      // defineProperty, not assignment: a JSON key "__proto__" stays a plain own property.
-      if (copy !== undefined) Object.defineProperty(out, key, { value: copy, enumerable: true, writable: true, configurable: true });
+      if (copy !== undefined) out[key] = copy;
     }
     return out;
   }

@@ -549,6 +549,7 @@ export class RunStore {
       .slice(0, DELETABLE_SHOWN)
       .map((r) => ({ id: r.id, label: r.label, bytes: r.bytes }));
     const status = await this.status().catch(() => null);
-    return new StorageFullError(runId, Math.max(bytes, 1), deletable, status?.usage ?? null, status?.quota ?? null, cause);
+    const label = runs.find((r) => r.id === runId)?.label ?? null;
+    return new StorageFullError(runId, label, Math.max(bytes, 1), deletable, status?.usage ?? null, status?.quota ?? null, cause);
   }
 }

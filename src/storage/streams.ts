@@ -35,8 +35,10 @@ function guarded<T>(
   source: ReadableStream<T>,
   onChunk: (chunk: T) => void,
   mapError: (error: unknown) => unknown,
+  stop?: (reason: unknown) => void,
 ): ReadableStream<T> {
   const reader = source.getReader();
+  const halt = stop ?? ((reason: unknown) => void reader.cancel(reason).catch(() => {}));
   return new ReadableStream<T>({
     async pull(controller) {
       let result: ReadableStreamReadResult<T>;
@@ -46,11 +48,18 @@ function guarded<T>(
         throw e instanceof RunFileError ? e : mapError(e);
       }
       if (result.done) return controller.close();
-      onChunk(result.value);
+      try {
+        onChunk(result.value);
+      } catch (e) {
+        // Erroring this stream does not stop the one it reads: stop it, or a gzip bomb keeps
+        // inflating in the background after the limit was hit.
+        halt(e);
+        throw e;
+      }
       controller.enqueue(result.value);
     },
     cancel(reason) {
-      return reader.cancel(reason);
+      halt(reason);
     },
   });
 }
@@ -95,8 +104,13 @@ export function gunzipText(input: ByteInput, maxBytes: number): ReadableStream<s
     (e) => e,
   );
   let inflated = 0;
+  // Stopping decompression goes through the pipe's signal, not a cancel of its output: Node
+  // 20's DecompressionStream throws an uncaught "Controller is already closed" when its
+  // readable side is cancelled while zlib still has output. Aborting the pipe cancels the
+  // input and destroys the inflater in browsers and Node alike.
+  const stop = new AbortController();
   const plain = guarded(
-    bytes.pipeThrough(new DecompressionStream('gzip') as ReadableWritablePair<Uint8Array, Uint8Array>),
+    bytes.pipeThrough(new DecompressionStream('gzip') as ReadableWritablePair<Uint8Array, Uint8Array>, { signal: stop.signal }),
     (chunk) => {
       inflated += chunk.byteLength;
       if (inflated > maxBytes) throw tooLarge(`more than that once decompressed`, maxBytes);
@@ -109,6 +123,7 @@ export function gunzipText(input: ByteInput, maxBytes: number): ReadableStream<s
         null,
         { cause: e },
       ),
+    (reason) => stop.abort(reason),
   );
   const text = plain.pipeThrough(new TextDecoderStream('utf-8', { fatal: true }) as ReadableWritablePair<string, Uint8Array>);
   return guarded(

@@ -1,0 +1,67 @@
+import { describe, expect, it } from 'vitest';
+import type { RunRecord } from '../rl';
+import { recordsJsonl, SampleJoiner, toJsonl, trainingSamples } from './exports';
+import { sampleRun, turnRecords } from './fixtures';
+
+describe('trainingSamples', () => {
+  it('joins every sample with its main-turn interaction into TRL-style rows', () => {
+    const { rows, unmatched } = trainingSamples(sampleRun());
+    expect(unmatched).toEqual([]);
+    expect(rows.map((r) => `${r.session}#${r.turn}@v${r.policy_version}`)).toEqual(['alice#1@v0', 'bob#1@v0', 'alice#2@v1', 'bob#2@v1', 'alice#3@v2']);
+    expect(rows[0]).toEqual({
+      prompt: [
+        { role: 'system', content: 'You are a tutor.' },
+        { role: 'user', content: 'Solve 2+2 Two plus two is four.' },
+      ],
+      completion: [{ role: 'assistant', content: 'Two plus two is four.' }],
+      reward: 1,
+      advantages: [1, 1.5],
+      policy_version: 0,
+      trainable: true,
+      completion_ids: [11, 12],
+      logprobs: [-0.25, -0.5],
+      session: 'alice',
+      turn: 1,
+    });
+  });
+
+  it('never uses side turns and can keep only trainable samples', () => {
+    const side = turnRecords('carol', 1, 0, 5).map((r) => (r.kind === 'interaction' ? { ...r, turnType: 'side' as const } : r));
+    const masked = turnRecords('dave', 1, 0, 6).map((r) => (r.kind === 'sample' ? { ...r, trainable: false } : r));
+    const { rows, unmatched } = trainingSamples([...side, ...masked], { trainableOnly: true });
+    expect(rows).toEqual([]);
+    expect(unmatched).toEqual(['carol#1']);
+    expect(trainingSamples(masked).rows.map((r) => r.trainable)).toEqual([false]);
+  });
+
+  it('reports samples whose interaction came later or never', () => {
+    const [interaction, ...rest] = turnRecords('eve', 2, 0, 1);
+    expect(trainingSamples([...rest, interaction]).unmatched).toEqual(['eve#2']);
+  });
+
+  it('joins one record at a time, for logs read from a stream', () => {
+    const joiner = new SampleJoiner();
+    const out = sampleRun().map((r) => joiner.push(r)).filter((r) => r !== null);
+    expect(out).toHaveLength(5);
+  });
+
+  it('copies rather than aliases the records', () => {
+    const records = turnRecords('f', 1, 0, 1);
+    const [row] = trainingSamples(records).rows;
+    row.advantages[0] = 99;
+    row.prompt[0].content = 'changed';
+    expect((records[5] as Extract<RunRecord, { kind: 'sample' }>).perToken[0]).toBe(1);
+    expect((records[0] as Extract<RunRecord, { kind: 'interaction' }>).messages[0].content).toBe('You are a tutor.');
+  });
+});
+
+describe('JSONL', () => {
+  it('writes one compact JSON value per line', () => {
+    const records = sampleRun();
+    const text = recordsJsonl(records);
+    expect(text.endsWith('\n')).toBe(true);
+    expect(text.split('\n').slice(0, -1).map((l) => JSON.parse(l))).toEqual(records);
+    expect(toJsonl([{ a: '<b>\n</b>' }, 1, 'x'])).toBe('{"a":"<b>\\n</b>"}\n1\n"x"\n');
+    expect(toJsonl([])).toBe('');
+  });
+});

@@ -1,0 +1,254 @@
+/**
+ * Run files from strangers: every broken or malicious file is refused with a RunFileError
+ * that says what is wrong (and where), and leaves nothing in the database.
+ */
+import 'fake-indexeddb/auto';
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { gunzip, gzip, peftFiles, sampleRun, testConfig, uniqueDbName } from './fixtures';
+import { importRun, inspectRunFile } from './import';
+import { exportRun } from './runfile';
+import { RunStore } from './store';
+import { RunFileError } from './errors';
+import type { ImportOptions } from './import';
+import type { ByteInput } from './streams';
+
+const stores: RunStore[] = [];
+function newStore(): RunStore {
+  const store = new RunStore({ name: uniqueDbName('hostile') });
+  stores.push(store);
+  return store;
+}
+afterEach(() => {
+  for (const s of stores.splice(0)) s.close();
+  vi.unstubAllGlobals();
+});
+
+/** The lines of a genuine export, for tests to damage. */
+async function genuineLines(includeAdapter = false): Promise<string[]> {
+  const store = newStore();
+  const id = await store.createRun(testConfig(), 'genuine');
+  await store.appendMany(id, sampleRun());
+  await store.saveAdapter(id, 2, peftFiles());
+  const text = await gunzip(await exportRun(store, id, { includeAdapter }));
+  return text.split('\n').slice(0, -1);
+}
+
+const fileOf = (lines: string[]) => gzip(lines.join('\n') + '\n');
+
+/** Imports into a fresh store; returns the error and checks nothing was left behind. */
+async function refused(input: ByteInput | Promise<ByteInput>, options?: ImportOptions): Promise<RunFileError> {
+  const store = newStore();
+  const err = await importRun(store, await input, options).catch((e) => e);
+  expect(err, `expected a RunFileError, got ${err}`).toBeInstanceOf(RunFileError);
+  expect(await store.db.runs.count()).toBe(0);
+  expect(await store.db.records.count()).toBe(0);
+  expect(await store.db.metrics.count()).toBe(0);
+  expect(await store.db.adapters.count()).toBe(0);
+  return err as RunFileError;
+}
+
+describe('hostile run files', () => {
+  it('truncated gzip', async () => {
+    const good = await fileOf(await genuineLines(true));
+    for (const cut of [good.length - 4, Math.floor(good.length / 2), 12]) {
+      const err = await refused(good.subarray(0, cut));
+      expect(err.message).toMatch(/truncated or damaged \(gzip: .+\)\. It was probably cut off/);
+    }
+  });
+
+  it('a file from a newer format version', async () => {
+    const [header, ...rest] = await genuineLines();
+    const newer = { ...JSON.parse(header), formatVersion: 2, appVersion: '9.0.0' };
+    const err = await refused(fileOf([JSON.stringify(newer), ...rest]));
+    expect(err.message).toBe(
+      `This run file was made by a newer Next-State Lab (run file format 2, app 9.0.0); this app (${(await import('./runfile')).APP_VERSION}) reads format 1. Update Next-State Lab to open it.`,
+    );
+    expect([err.line, err.field]).toEqual([1, 'formatVersion']);
+  });
+
+  it('something that is not a run file', async () => {
+    expect((await refused(gzip('{"hello": "world"}\n'))).message).toMatch(/^This is not a Next-State Lab run file: its first line has no "format": "nextstate-run"/);
+    expect((await refused(new TextEncoder().encode('{"format": "nextstate-run"}\n'))).message).toMatch(/plain JSON, not a run file/);
+    expect((await refused(new TextEncoder().encode('PK\u0003\u0004 a zip'))).message).toMatch(/not gzip-compressed/);
+    expect((await refused(gzip(''))).message).toBe('This run file is empty.');
+    expect((await refused(gzip('\u0000\u0001not json'))).message).toMatch(/^Run file line 1 is not valid JSON/);
+    expect((await refused(gzip(new Uint8Array([0x7b, 0xff, 0xfe, 0x7d, 0x0a])))).message).toMatch(/not valid UTF-8/);
+  });
+
+  it('a 10 MB single line is rejected by the per-line limit, with its line number', async () => {
+    const [header, first, ...rest] = await genuineLines();
+    const huge = JSON.stringify({ ...JSON.parse(first), kind: 'interaction', response: 'x'.repeat(10_000_000) });
+    const err = await refused(fileOf([header, first, huge, ...rest]));
+    expect(err.line).toBe(3);
+    expect(err.message).toBe('Run file line 3 is longer than the limit of 4,000,000 characters for one line; the file is damaged or not a run file.');
+    // The limit is an option.
+    const small = await refused(fileOf([header, first, ...rest]), { maxLineChars: 100 });
+    expect(small.line).toBe(1);
+  });
+
+  it('an invalid record at line N names the line and the field', async () => {
+    const lines = await genuineLines();
+    const n = 7; // 1-based: line 7 is the 6th record
+    const record = JSON.parse(lines[n - 1]);
+    lines[n - 1] = JSON.stringify({ ...record, turn: -1 });
+    const err = await refused(fileOf(lines));
+    expect([err.line, err.field]).toEqual([7, 'turn']);
+    expect(err.message).toMatch(/^Run file line 7: record field "turn" must be an integer in \[1, \d+\], got -1\. The file is damaged or was edited/);
+
+    lines[n - 1] = JSON.stringify({ ...record, kind: 'telemetry' });
+    expect((await refused(fileOf(lines))).field).toBe('kind');
+    lines[n - 1] = JSON.stringify({ ...record, extra: 1 });
+    expect((await refused(fileOf(lines))).message).toMatch(/field "extra" is not a known field/);
+    lines[n - 1] = '{"kind": "interaction",';
+    expect((await refused(fileOf(lines))).message).toMatch(/^Run file line 7 is not valid JSON/);
+    lines[n - 1] = '';
+    expect((await refused(fileOf(lines))).message).toBe('Run file line 7 is empty; the file is damaged.');
+  });
+
+  it('fails even on the very last record, after earlier batches were written (nothing left behind)', async () => {
+    const lines = await genuineLines();
+    lines[lines.length - 1] = JSON.stringify({ ...JSON.parse(lines.at(-1)!), version: -3 });
+    const err = await refused(fileOf(lines), { batchRecords: 2 });
+    expect(err.line).toBe(lines.length);
+  });
+
+  it('a gzip bomb stops inflating at the decompressed-size limit', async () => {
+    // Valid records, many times over: about 60 MB decompressed from well under 1 MB.
+    const [header, ...records] = await genuineLines();
+    const body = records.join('\n') + '\n';
+    const chunk = new TextEncoder().encode(body.repeat(Math.ceil(1_000_000 / body.length)));
+    const compressed = await gzipRepeated(new TextEncoder().encode(header + '\n'), chunk, 60);
+    expect(compressed.length).toBeLessThan(1_000_000);
+    const inflated = countInflated();
+    const err = await refused(compressed, { maxBytes: 5_000_000 });
+    expect(err.message).toBe('This run file is larger than the import limit of 5.0 MB (more than that once decompressed). If you trust it, raise the limit (maxBytes) and import it again.');
+    expect(inflated()).toBeGreaterThan(5_000_000);
+    expect(inflated()).toBeLessThan(5_000_000 + 1_000_000);
+  });
+
+  it('a gzip bomb in the one long line a file may have (the adapter) stops at the default 200 MB', async () => {
+    const [header, ...records] = await genuineLines();
+    const start = new TextEncoder().encode([header, ...records, '{"adapter":{"version":2,"config":"{}","safetensorsBase64":"'].join('\n'));
+    const compressed = await gzipRepeated(start, new Uint8Array(1_000_000).fill(65), 300);
+    expect(compressed.length).toBeLessThan(2_000_000);
+    const inflated = countInflated();
+    const err = await refused(compressed);
+    expect(err.message).toMatch(/larger than the import limit of 200 MB \(more than that once decompressed\)/);
+    expect(inflated()).toBeLessThan(200_000_000 + 1_000_000);
+  });
+
+  it('a compressed file over the limit is refused before decompressing', async () => {
+    const file = await fileOf(await genuineLines());
+    const err = await refused(new Blob([file as Uint8Array<ArrayBuffer>]), { maxBytes: 100 });
+    expect(err.message).toMatch(/larger than the import limit of 100 bytes/);
+    expect((await refused(file, { maxBytes: 100 })).message).toMatch(/larger than the import limit of 100 bytes \(compressed\)/);
+  });
+
+  it('a body that does not match its header (records removed, adapter removed or added)', async () => {
+    const lines = await genuineLines(true);
+    const dropped = await refused(fileOf([...lines.slice(0, 3), ...lines.slice(5)]));
+    expect(dropped.message).toMatch(/header promises 37 records but the file holds 35; it was cut off or edited/);
+    expect((await refused(fileOf(lines.slice(0, -1)))).message).toMatch(/promises the adapter of version 2 but the file has none/);
+    const header = JSON.stringify({ ...JSON.parse(lines[0]), adapter: null });
+    expect((await refused(fileOf([header, ...lines.slice(1)]))).message).toMatch(/ends with an adapter its header does not mention/);
+  });
+
+  it('anything after the adapter line, or a damaged adapter', async () => {
+    const lines = await genuineLines(true);
+    const after = await refused(fileOf([...lines, lines[1]]));
+    expect(after.message).toMatch(/line \d+ follows the adapter line, which must be last/);
+    const adapter = JSON.parse(lines.at(-1)!);
+    const bad = (a: object) => fileOf([...lines.slice(0, -1), JSON.stringify({ adapter: { ...adapter.adapter, ...a } })]);
+    expect((await refused(bad({ safetensorsBase64: 'not base64!' }))).field).toBe('adapter.safetensorsBase64');
+    expect((await refused(bad({ safetensorsBase64: 'AAAAAAAAAAAA' }))).message).toMatch(/does not hold a safetensors file/);
+    expect((await refused(bad({ config: '[1,2]' }))).field).toBe('adapter.config');
+    expect((await refused(bad({ version: 1.5 }))).field).toBe('adapter.version');
+  });
+
+  it('header fields are checked, and a config cannot smuggle secrets or pollute prototypes', async () => {
+    const [header, ...rest] = await genuineLines();
+    const h = JSON.parse(header);
+    const missing = { ...h };
+    delete missing.summary;
+    expect((await refused(fileOf([JSON.stringify(missing), ...rest]))).message).toMatch(/line 1 \(header\): field "summary" is missing/);
+    const badPreset = { ...h, run: { ...h.run, config: { ...h.run.config, preset: { ...h.run.config.preset, method: 'ppo' } } } };
+    expect((await refused(fileOf([JSON.stringify(badPreset), ...rest]))).field).toBe('run.config.preset.method');
+    const deep = { ...h, run: { ...h.run, config: { ...h.run.config, deep: JSON.parse('['.repeat(100) + ']'.repeat(100)) } } };
+    expect((await refused(fileOf([JSON.stringify(deep), ...rest]))).message).toMatch(/nests deeper than 32 levels/);
+
+    const sneaky = `{"__proto__":{"polluted":true},"apiKey":"sk-smuggled","endpoint":"http://x"}`;
+    const withSneaky = header.replace('"scenario":', `"extra":${sneaky},"scenario":`);
+    const store = newStore();
+    const id = await importRun(store, await fileOf([withSneaky, ...rest]));
+    const config = (await store.getRun(id))!.config;
+    expect(config.extra).toEqual({ endpoint: 'http://x' });
+    expect(Object.getPrototypeOf(config.extra)).toBe(Object.prototype);
+    expect(({} as Record<string, unknown>).polluted).toBeUndefined();
+    expect(JSON.stringify(config)).not.toContain('sk-smuggled');
+  });
+
+  it('HTML in every text field stays inert text, byte for byte', async () => {
+    const html = '<iframe srcdoc="<script>parent.x=1</script>"></iframe><b onmouseover=alert(1)>hi</b>';
+    const [header, ...rest] = await genuineLines();
+    const edited = rest.map((l) => l.replaceAll('Two plus two is four.', JSON.stringify(html).slice(1, -1)));
+    const store = newStore();
+    const id = await importRun(store, await fileOf([header, ...edited]));
+    const texts = (await store.records(id)).flatMap(({ record: r }) =>
+      r.kind === 'interaction' ? [r.response, ...r.messages.map((m) => m.content)] : r.kind === 'judge_vote' ? [r.raw, r.hint ?? ''] : [],
+    );
+    expect(texts.filter((t) => t.includes(html)).length).toBeGreaterThan(10);
+    const out = await gunzip(await exportRun(store, id));
+    expect(out.split('\n').slice(1, -1)).toEqual(edited);
+  });
+
+  it('inspect refuses the same files', async () => {
+    const lines = await genuineLines();
+    lines[4] = '{}';
+    const err = await inspectRunFile(await fileOf(lines)).catch((e) => e);
+    expect(err).toBeInstanceOf(RunFileError);
+    expect(err.line).toBe(5);
+    // The header alone is fine.
+    expect((await inspectRunFile(await fileOf(lines), { headerOnly: true })).header.run.label).toBe('genuine');
+  });
+});
+
+/** gzip of `head` followed by `chunk` repeated `times` times, without holding the whole text. */
+async function gzipRepeated(head: Uint8Array<ArrayBuffer>, chunk: Uint8Array<ArrayBuffer>, times: number): Promise<Uint8Array> {
+  let i = -1;
+  const text = new ReadableStream<BufferSource>({
+    pull(c) {
+      if (i === -1) c.enqueue(head);
+      else if (i < times) c.enqueue(chunk);
+      else c.close();
+      i++;
+    },
+  });
+  return new Uint8Array(await new Response(text.pipeThrough(new CompressionStream('gzip'))).arrayBuffer());
+}
+
+/**
+ * Counts what DecompressionStream hands out, to show the import stopped inflating at the
+ * limit. Decompression is pulled, so output not handed out was never inflated.
+ */
+function countInflated(): () => number {
+  const Real = globalThis.DecompressionStream;
+  let total = 0;
+  class Counting {
+    readonly writable: WritableStream<BufferSource>;
+    readonly readable: ReadableStream<Uint8Array>;
+    constructor(format: CompressionFormat) {
+      const real = new Real(format);
+      this.writable = real.writable;
+      this.readable = real.readable.pipeThrough(
+        new TransformStream<Uint8Array, Uint8Array>({
+          transform(chunk, controller) {
+            total += chunk.byteLength;
+            controller.enqueue(chunk);
+          },
+        }),
+      );
+    }
+  }
+  vi.stubGlobal('DecompressionStream', Counting);
+  return () => total;
+}

@@ -1,0 +1,46 @@
+import { describe, expect, it } from 'vitest';
+import { decodeBase64, encodeBase64 } from './base64';
+import { formatBytes, utf8Length } from './bytes';
+import { isSecretKey, stripSecrets } from './secrets';
+
+describe('isSecretKey', () => {
+  it.each(['apiKey', 'api_key', 'API-KEY', 'x-api-key', 'openaiApiKey', 'Authorization', 'token', 'hf_token', 'accessToken', 'secret', 'client_secret', 'password', 'cookie'])(
+    '%s is a secret',
+    (k) => expect(isSecretKey(k)).toBe(true),
+  );
+  it.each(['maxNewTokens', 'tokens', 'tokenIds', 'endpoint', 'model', 'keyboard', 'author', 'teacherLogpCount'])('%s is not', (k) =>
+    expect(isSecretKey(k)).toBe(false),
+  );
+});
+
+describe('stripSecrets', () => {
+  it('drops secret keys at any depth, in objects and arrays, without touching the input', () => {
+    const input = { a: 1, apiKey: 'x', list: [{ token: 'y', keep: [1, { secret: 'z', ok: true }] }], nested: { headers: { Authorization: 'b', Accept: 'json' } } };
+    expect(stripSecrets(input)).toEqual({ a: 1, list: [{ keep: [1, { ok: true }] }], nested: { headers: { Accept: 'json' } } });
+    expect(input.apiKey).toBe('x');
+  });
+});
+
+describe('base64', () => {
+  it('round-trips every length and byte value, matching the platform encoder', () => {
+    for (let n = 0; n < 70; n++) {
+      const bytes = Uint8Array.from({ length: n }, (_, i) => (i * 37 + n * 11) % 256);
+      const text = encodeBase64(bytes);
+      expect(text).toBe(btoa(String.fromCharCode(...bytes)));
+      expect(decodeBase64(text)).toEqual(bytes);
+    }
+    const big = Uint8Array.from({ length: 200_003 }, (_, i) => i % 251);
+    expect(decodeBase64(encodeBase64(big))).toEqual(big);
+  });
+
+  it('refuses anything but canonical base64', () => {
+    for (const bad of ['A', 'AAA', 'AA=A', '=AAA', 'A\u00e9AA', 'AA AA', 'AAA==AAA']) expect(() => decodeBase64(bad), bad).toThrow(/base64/);
+  });
+});
+
+describe('bytes', () => {
+  it('formats sizes in decimal units and counts UTF-8 bytes', () => {
+    expect([0, 999, 1000, 12_345, 999_000_000, 1e9, 2.5e12].map(formatBytes)).toEqual(['0 bytes', '999 bytes', '1.0 kB', '12 kB', '999 MB', '1.0 GB', '2.5 TB']);
+    for (const s of ['', 'abc', 'é', '€', '\u{1F389}', 'a\u{1F389}b€é', '\ud800 lone']) expect(utf8Length(s)).toBe(new TextEncoder().encode(s).length);
+  });
+});
