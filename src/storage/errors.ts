@@ -18,6 +18,13 @@ export class RunNotFoundError extends StorageError {
   }
 }
 
+/** Another tab (or another run loop in this one) is driving the run. */
+export class RunBusyError extends StorageError {
+  constructor(readonly runId: string) {
+    super(`Run "${runId}" is already running in another tab of Next-State Lab. Switch to that tab, or close it and try again.`);
+  }
+}
+
 /** Imported runs are a record of someone else's work: their log and adapters stay as imported. */
 export class ReadOnlyRunError extends StorageError {
   constructor(

@@ -23,6 +23,7 @@ export type { RunSummary, EvaluationSummary } from './summary';
 export {
   StorageError,
   RunNotFoundError,
+  RunBusyError,
   ReadOnlyRunError,
   InvalidRunDataError,
   StorageFullError,

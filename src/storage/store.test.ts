@@ -1,7 +1,7 @@
 import 'fake-indexeddb/auto';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { evaluation, peftFiles, sampleRun, testConfig, trainStep, turnRecords, uniqueDbName } from './fixtures';
-import { InvalidRunDataError, ReadOnlyRunError, RunNotFoundError } from './errors';
+import { InvalidRunDataError, ReadOnlyRunError, RunBusyError, RunNotFoundError } from './errors';
 import { RunConfigError } from './config';
 import { RunStore } from './store';
 import { PEFT_CONFIG, PEFT_WEIGHTS } from '../gpu/peft';
@@ -14,7 +14,29 @@ function newStore(now?: () => number): RunStore {
 }
 afterEach(() => {
   for (const s of stores.splice(0)) s.close();
+  vi.unstubAllGlobals();
 });
+
+/** A minimal Web Locks API (Node has none): exclusive locks, ifAvailable, query. */
+function fakeLocks() {
+  const held = new Set<string>();
+  const locks = {
+    async request(name: string, _options: { ifAvailable: boolean }, callback: (lock: { name: string } | null) => unknown) {
+      if (held.has(name)) return callback(null);
+      held.add(name);
+      try {
+        return await callback({ name });
+      } finally {
+        held.delete(name);
+      }
+    },
+    async query() {
+      return { held: [...held].map((name) => ({ name, mode: 'exclusive' })), pending: [] };
+    },
+  };
+  vi.stubGlobal('navigator', { locks });
+  return held;
+}
 
 describe('runs', () => {
   it('creates, lists (most recently updated first), renames, annotates and changes status', async () => {
@@ -212,6 +234,37 @@ describe('markInterruptedOnStartup', () => {
     expect(report.discardedImports).toEqual([writer.runId]);
     expect(await store.db.records.count()).toBe(0);
     expect(await store.db.runs.count()).toBe(0);
+  });
+});
+
+describe('runs driven by a live tab (Web Locks)', () => {
+  it('are left running by another tab\'s startup, and cannot be claimed twice', async () => {
+    const held = fakeLocks();
+    const store = newStore();
+    const live = await store.createRun(testConfig(), 'live');
+    const orphan = await store.createRun(testConfig(), 'orphan');
+    const release = await store.claimRun(live);
+    expect(held.size).toBe(1);
+    await expect(store.claimRun(live)).rejects.toBeInstanceOf(RunBusyError);
+    await expect(store.claimRun('missing')).rejects.toBeInstanceOf(RunNotFoundError);
+    expect((await store.markInterruptedOnStartup()).interrupted).toEqual([orphan]);
+    expect((await store.getRun(live))!.status).toBe('running');
+    // The tab closes: the browser drops its locks.
+    release();
+    await vi.waitFor(() => expect(held.size).toBe(0));
+    expect((await store.markInterruptedOnStartup()).interrupted).toEqual([live]);
+    const again = await store.claimRun(live);
+    again();
+  });
+
+  it('keep an import that another tab is still writing', async () => {
+    fakeLocks();
+    const store = newStore();
+    const writer = await store.beginImport({ config: testConfig(), label: 'in progress', notes: '', created: 1 });
+    await writer.append(sampleRun().slice(0, 3));
+    expect((await store.markInterruptedOnStartup()).discardedImports).toEqual([]);
+    await writer.commit();
+    expect((await store.getRun(writer.runId))!.label).toBe('in progress');
   });
 });
 

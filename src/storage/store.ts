@@ -28,8 +28,9 @@ import {
   type RunRow,
   type RunStatus,
 } from './db';
-import { InvalidRunDataError, ReadOnlyRunError, RunNotFoundError, StorageFullError, type DeletableRun } from './errors';
+import { InvalidRunDataError, ReadOnlyRunError, RunBusyError, RunNotFoundError, StorageFullError, type DeletableRun } from './errors';
 import { metricOf, type Metric } from './metrics';
+import { heldLocks, tryHold } from './locks';
 import { isQuotaError, storageStatus, type StorageStatus } from './quota';
 import { findResumeStep } from './resume';
 
@@ -234,19 +235,35 @@ export class RunStore {
   }
 
   /**
-   * Call once when the app starts, before any run loop: a run still 'running' belonged to a
-   * tab that closed, so it becomes 'interrupted' (resumable with resumePoint); an import that
-   * was still writing is removed.
+   * Call when a run loop starts driving a run, and call the returned function when it stops.
+   * While held (the browser also lets go when the tab closes), other tabs see the run as
+   * live: markInterruptedOnStartup leaves it alone and claimRun refuses it.
+   *
+   * @throws RunBusyError when another tab (or this one) already drives the run
+   */
+  async claimRun(runId: string): Promise<() => void> {
+    await this.requireRun(runId);
+    const release = await tryHold(this.lockName('run', runId));
+    if (!release) throw new RunBusyError(runId);
+    return release;
+  }
+
+  /**
+   * Call once when the app starts, before any run loop: a run still 'running' that no live
+   * tab has claimed belonged to a tab that closed, so it becomes 'interrupted' (resumable with
+   * resumePoint); an import that no live tab is still writing is removed.
    */
   async markInterruptedOnStartup(): Promise<StartupReport> {
+    const held = await heldLocks();
+    const live = (kind: 'run' | 'import', id: string) => held.has(this.lockName(kind, id));
     const db = this.db;
     return db.transaction('rw', [db.runs, db.records, db.metrics, db.adapters], async () => {
-      const stale = db.runs.where('status').equals('running').filter((r) => !r.importing);
-      const running = await stale.primaryKeys();
+      const stale = db.runs.where('status').equals('running').filter((r) => !r.importing && !live('run', r.id));
+      const interrupted = await stale.primaryKeys();
       await stale.modify({ status: 'interrupted', updated: this.now() });
-      const partial = await db.runs.filter((r) => r.importing === true).primaryKeys();
-      for (const id of partial) await this.deleteRun(id);
-      return { interrupted: running, discardedImports: partial };
+      const discardedImports = await db.runs.filter((r) => r.importing === true && !live('import', r.id)).primaryKeys();
+      for (const id of discardedImports) await this.deleteRun(id);
+      return { interrupted, discardedImports };
     });
   }
 
@@ -424,7 +441,14 @@ export class RunStore {
       bytes: 0,
       importing: true,
     };
-    await this.guardQuota(null, jsonBytes(row), () => this.db.runs.add(row));
+    // Held until commit or abort, so another tab's startup does not take it for abandoned.
+    const release = (await tryHold(this.lockName('import', row.id))) ?? (() => {});
+    try {
+      await this.guardQuota(null, jsonBytes(row), () => this.db.runs.add(row));
+    } catch (e) {
+      release();
+      throw e;
+    }
     const runId = row.id;
     return {
       runId,
@@ -435,12 +459,24 @@ export class RunStore {
           delete r.importing;
           r.updated = this.now();
         });
+        release();
       },
-      abort: () => this.deleteRun(runId),
+      abort: async () => {
+        try {
+          await this.deleteRun(runId);
+        } finally {
+          release();
+        }
+      },
     };
   }
 
   // ---- internals ----
+
+  /** Scoped by database name, so test databases and the app's never share locks. */
+  private lockName(kind: 'run' | 'import', id: string): string {
+    return `nextstate:${this.db.name}:${kind}:${id}`;
+  }
 
   private checkStatus(status: RunStatus): void {
     if (!RUN_STATUSES.includes(status)) {
