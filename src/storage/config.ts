@@ -33,8 +33,9 @@ const modelRef: Checker<ModelRef> = object(
   { id: str(1024, 1) },
   { revision: str(256), files: mapOf(str(1024, 1), str(128, 1), 10_000) },
 );
-const models = mapOf(name, modelRef, 64);
-const seeds = mapOf(name, int(Number.MIN_SAFE_INTEGER, Number.MAX_SAFE_INTEGER), 64);
+/** Checkers shared with the run file header, which repeats models and seeds for readers. */
+export const modelsChecker = mapOf(name, modelRef, 64);
+export const seedsChecker = mapOf(name, int(Number.MIN_SAFE_INTEGER, Number.MAX_SAFE_INTEGER), 64);
 
 /** Field-level error from checking a config; `field` is relative to the config. */
 export class RunConfigError extends InvalidRunDataError {
@@ -72,7 +73,7 @@ export function parseRunConfig(value: unknown): RunConfig {
     if (copy[key] === undefined) return;
     copy[key] = runChecker(checker, copy[key], (e: FieldError) => new RunConfigError(`${key}${e.path ? `.${e.path}` : ''}`, e.problem));
   };
-  check('models', models);
-  check('seeds', seeds);
+  check('models', modelsChecker);
+  check('seeds', seedsChecker);
   return copy as RunConfig;
 }

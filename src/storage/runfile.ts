@@ -12,7 +12,7 @@ import { PEFT_CONFIG, PEFT_WEIGHTS } from '../gpu/peft';
 import { RECORD_KINDS } from '../rl';
 import { int, mapOf, nullable, num, object, oneOf, runChecker, str, type Checker } from '../rl/check';
 import { encodeBase64 } from './base64';
-import { parseRunConfig, RunConfigError, type ModelRef, type RunConfig } from './config';
+import { modelsChecker, parseRunConfig, RunConfigError, seedsChecker, type ModelRef, type RunConfig } from './config';
 import { RUN_STATUSES, type RunStatus } from './db';
 import { RunFileError, RunNotFoundError } from './errors';
 import { stripSecrets } from './secrets';
@@ -85,8 +85,8 @@ const headerRest = object({
     status: oneOf(...RUN_STATUSES),
   }),
   // Taken from run.config on import; checked here only so inspect can trust their shape.
-  models: mapOf(str(256, 1), object({ id: str(1024, 1) }, { revision: str(256), files: mapOf(str(1024, 1), str(128, 1), 10_000) }), 64),
-  seeds: mapOf(str(256, 1), int(Number.MIN_SAFE_INTEGER, Number.MAX_SAFE_INTEGER), 64),
+  models: modelsChecker,
+  seeds: seedsChecker,
   summary: summaryChecker,
   adapter: nullable(object({ version: count, bytes: count })),
 });
@@ -115,7 +115,7 @@ export function parseHeader(value: unknown): RunFileHeader {
   }
   if (v > RUN_FILE_VERSION) {
     throw new RunFileError(
-      `This run file was made by a newer Next-State Lab (run file format ${v}, app ${String(obj.appVersion)}); ` +
+      `This run file was made by a newer Next-State Lab (run file format ${v}${madeBy(obj.appVersion)}); ` +
         `this app (${APP_VERSION}) reads format ${RUN_FILE_VERSION}. Update Next-State Lab to open it.`,
       1,
       'formatVersion',
@@ -131,6 +131,11 @@ export function parseHeader(value: unknown): RunFileHeader {
     throw e;
   }
   return { format: RUN_FILE_FORMAT, formatVersion: v, ...rest, run: { ...rest.run, config } };
+}
+
+/** ", app 1.2.3" when the file names a plausible app version (it is untrusted text). */
+function madeBy(appVersion: unknown): string {
+  return typeof appVersion === 'string' && /^[\w.+-]{1,32}$/.test(appVersion) ? `, app ${appVersion}` : '';
 }
 
 function headerError(field: string, problem: string): RunFileError {

@@ -28,8 +28,9 @@ export function byteStream(input: ByteInput): ReadableStream<Uint8Array> {
 }
 
 /**
- * Re-exposes a stream, counting bytes and mapping its errors. Stopping is the consumer's
- * job: cancelling the returned stream cancels the source.
+ * Re-exposes a stream, checking each chunk (onChunk throws to refuse it) and mapping the
+ * source's errors. When a chunk is refused or the result is cancelled, `stop` (default:
+ * cancel the source) halts whatever feeds it.
  */
 function guarded<T>(
   source: ReadableStream<T>,
