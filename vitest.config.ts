@@ -2,6 +2,8 @@ import { defineConfig } from 'vitest/config';
 import { playwright } from '@vitest/browser-playwright';
 import { svelte } from '@sveltejs/vite-plugin-svelte';
 import { chromiumArgs, chromiumPath } from './chromium.config.ts';
+import { TINY_MODEL_ROOT } from './test/fixtures/tiny-model.ts';
+import { sharedDir } from './test/shared-dir.ts';
 
 export default defineConfig({
   test: {
@@ -18,8 +20,13 @@ export default defineConfig({
       },
       {
         plugins: [svelte()],
+        // Browser tests fetch the generated fixtures and ../shared models through /@fs/.
+        server: { fs: { allow: ['.', TINY_MODEL_ROOT, sharedDir] } },
+        // Pre-bundled up front: discovering them mid-run makes Vite reload the test page.
+        optimizeDeps: { include: ['comlink', '@huggingface/transformers', 'dexie'] },
         test: {
           name: 'browser',
+          globalSetup: ['test/browser-setup.ts'],
           include: ['src/**/*.browser.test.ts', 'test/**/*.browser.test.ts'],
           testTimeout: 300_000,
           hookTimeout: 300_000,

@@ -33,14 +33,16 @@ export async function loadConfig(source: ModelSource): Promise<ModelConfig> {
 /** Reads every tensor of the checkpoint, from one file or from the shards an index names. */
 async function readTensors(source: ModelSource, onProgress?: (p: FileProgress) => void): Promise<Map<string, TensorEntry>> {
   const files: string[] = [];
-  if (await source.has('model.safetensors.index.json')) {
+  if (await source.has('model.safetensors')) {
+    files.push('model.safetensors');
+  } else if (await source.has('model.safetensors.index.json')) {
     const index = (await readJson(source, 'model.safetensors.index.json')) as { weight_map?: Record<string, string> };
     if (!index?.weight_map || typeof index.weight_map !== 'object') {
       throw new WeightsError('model.safetensors.index.json has no weight_map; the download may be incomplete.');
     }
     files.push(...new Set(Object.values(index.weight_map)));
   } else {
-    files.push('model.safetensors');
+    throw new WeightsError(`${source.id} has neither model.safetensors nor model.safetensors.index.json; the engine loads safetensors checkpoints (not .bin or .gguf).`);
   }
   const all = new Map<string, TensorEntry>();
   for (const file of files) {

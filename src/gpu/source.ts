@@ -96,7 +96,8 @@ export class HubSource implements ModelSource {
     const cache = await this.cacheStorage?.open(CACHE_NAME);
     if (await cache?.match(this.url(name))) return true;
     const res = await this.fetch(this.url(name), { method: 'HEAD' });
-    return res.ok;
+    // Single-page-app servers answer any path with their index.html: that is not the file.
+    return res.ok && !(res.headers.get('content-type') ?? '').startsWith('text/html');
   }
 
   private async fetch(url: string, init?: RequestInit): Promise<Response> {

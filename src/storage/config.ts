@@ -20,8 +20,11 @@ export interface ModelRef {
 
 export interface RunConfig {
   preset: MethodPreset;
-  /** Role ("policy", "judge", "user") -> model. */
-  models?: Record<string, ModelRef>;
+  /**
+   * Role ("policy", "judge", "user") -> the model it loaded, for the run file's header. Named
+   * apart from the app's own `models` settings, which storage keeps as opaque JSON.
+   */
+  modelRefs?: Record<string, ModelRef>;
   /** Name ("sampling", "problems", ...) -> seed. */
   seeds?: Record<string, number>;
   /** Anything else the app needs to repeat the run. Never credentials (see secrets.ts). */
@@ -73,7 +76,7 @@ export function parseRunConfig(value: unknown): RunConfig {
     if (copy[key] === undefined) return;
     copy[key] = runChecker(checker, copy[key], (e: FieldError) => new RunConfigError(`${key}${e.path ? `.${e.path}` : ''}`, e.problem));
   };
-  check('models', modelsChecker);
+  check('modelRefs', modelsChecker);
   check('seeds', seedsChecker);
   return copy as RunConfig;
 }

@@ -16,7 +16,7 @@ export function uniqueDbName(prefix = 'test'): string {
 export function testConfig(extra: Record<string, unknown> = {}): RunConfig {
   return {
     preset: makePreset('combined', { batch: { size: 2 } }),
-    models: { policy: { id: 'test/tiny-qwen3', files: { 'model.safetensors': 'ab'.repeat(32) } } },
+    modelRefs: { policy: { id: 'test/tiny-qwen3', files: { 'model.safetensors': 'ab'.repeat(32) } } },
     seeds: { sampling: 7, problems: 11 },
     scenario: { name: 'student', maxTurns: 8 },
     ...extra,

@@ -106,7 +106,7 @@ describe('the file format', () => {
       appVersion: APP_VERSION,
       exported: 1234,
       run: { label: `label ${HTML}`, status: 'finished' },
-      models: testConfig().models,
+      models: testConfig().modelRefs,
       seeds: testConfig().seeds,
       adapter: { version: 2, bytes: peftFiles(2)[PEFT_WEIGHTS].byteLength },
     });

@@ -193,7 +193,7 @@ async function* runFileLines(store: RunStore, runId: string, options: ExportOpti
     appVersion: options.appVersion ?? APP_VERSION,
     exported: (options.now ?? Date.now)(),
     run: { config, label: run.label, notes: run.notes, created: run.created, status: run.status },
-    models: config.models ?? {},
+    models: config.modelRefs ?? {},
     seeds: config.seeds ?? {},
     summary: summarizer.result(),
     adapter: adapter ? { version: adapter.version, bytes: adapter.files[PEFT_WEIGHTS].byteLength } : null,

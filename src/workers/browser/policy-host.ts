@@ -1,0 +1,172 @@
+/**
+ * What runs inside the policy worker: the engine on one GPUDevice, serving and training
+ * (DESIGN.md section 3). Plain class so it can be tested without a worker; policy.worker.ts
+ * only exposes it with comlink.
+ *
+ * A lost GPU device (driver reset, out of memory, a tab in the background too long) is caught
+ * here: the next call reloads the model and the last finished step's adapter on a fresh device
+ * and goes on, and the page is told so it can log the event.
+ */
+import type { ChatMessage } from '../../rl/messages';
+import type { MethodPreset, TeacherSource } from '../../rl/presets';
+import type { Backend } from '../../gpu/backend';
+import { CpuBackend } from '../../gpu/cpu/backend';
+import { DeviceLostError } from '../../gpu/errors';
+import type { PeftFiles } from '../../gpu/peft';
+import { Policy } from '../../gpu/policy';
+import { FileListSource, HubSource, type FileProgress, type ModelSource } from '../../gpu/source';
+import { createWebGPUBackend, type WebGPUBackend } from '../../gpu/webgpu/backend';
+import { EnginePolicyService, type PolicyReply, type PolicyRequest, type TrainItem, type TrainResult } from '../runtime/policy-service';
+
+/** Where the policy's files are: a hub id or URL (cached in Cache Storage), or picked files. */
+export type ModelLocation = { kind: 'hub'; id: string } | { kind: 'files'; files: File[] };
+
+export interface PolicyLoadRequest {
+  location: ModelLocation;
+  backend: 'webgpu' | 'cpu';
+  preset: MethodPreset;
+  seed: number;
+}
+
+export interface PolicyInfo {
+  label: string;
+  backend: 'webgpu' | 'cpu';
+  architecture: string;
+  parameters: number;
+  weightBytes: number;
+  hasChatTemplate: boolean;
+  f16: boolean;
+}
+
+export type PolicyEvent =
+  | { type: 'progress'; progress: FileProgress }
+  | { type: 'device-lost'; message: string }
+  | { type: 'recovered'; version: number };
+
+export class PolicyHost {
+  private service: EnginePolicyService | null = null;
+  private backend: Backend | null = null;
+  private request: PolicyLoadRequest | null = null;
+  private lastCheckpoint: { files: PeftFiles; version: number } | null = null;
+  private lost = false;
+  private recovering: Promise<void> | null = null;
+  private readonly aborts = new Map<string, AbortController>();
+  private listener: ((e: PolicyEvent) => void) | null = null;
+
+  /** One listener (a comlink proxy from the page) for progress and device events. */
+  onEvent(listener: (e: PolicyEvent) => void): void {
+    this.listener = listener;
+  }
+
+  private emit(e: PolicyEvent): void {
+    this.listener?.(e);
+  }
+
+  async load(request: PolicyLoadRequest): Promise<PolicyInfo> {
+    this.request = request;
+    this.lastCheckpoint = null;
+    await this.build();
+    const p = this.service!.policy;
+    const parameters = [...p.model.weights.values()].reduce((n, t) => n + t.size, 0);
+    return {
+      label: this.service!.label,
+      backend: request.backend,
+      architecture: p.config.architecture,
+      parameters,
+      weightBytes: p.weightBytes,
+      hasChatTemplate: p.tokenizer.hasChatTemplate,
+      f16: (this.backend as Partial<WebGPUBackend>).f16 === true,
+    };
+  }
+
+  private async build(): Promise<void> {
+    const req = this.request!;
+    const backend = req.backend === 'webgpu' ? await createWebGPUBackend() : new CpuBackend();
+    const source: ModelSource = req.location.kind === 'hub' ? new HubSource(req.location.id) : new FileListSource(req.location.files);
+    const policy = await Policy.load(source, backend, { onProgress: (progress) => this.emit({ type: 'progress', progress }) });
+    this.backend = backend;
+    this.service = new EnginePolicyService(policy, req.preset, req.seed);
+    this.lost = false;
+    const gpu = backend as Partial<WebGPUBackend>;
+    void gpu.lost?.then((info) => {
+      if (this.backend !== backend) return;
+      this.lost = true;
+      this.emit({ type: 'device-lost', message: info.message || String(info.reason) });
+    });
+  }
+
+  /** Rebuilds after a lost device: same model, last checkpoint, then the call goes on. */
+  private async ready(): Promise<EnginePolicyService> {
+    if (!this.service) throw new Error('no policy is loaded: call load() first');
+    if (this.lost) {
+      this.recovering ??= (async () => {
+        await this.build();
+        if (this.lastCheckpoint) await this.service!.restore(this.lastCheckpoint.files, this.lastCheckpoint.version);
+        this.emit({ type: 'recovered', version: this.service!.servingVersion() });
+      })().finally(() => (this.recovering = null));
+      await this.recovering;
+    }
+    return this.service!;
+  }
+
+  /** Runs fn; if the device was lost under it, recovers once and runs it again. */
+  private async withRecovery<T>(fn: (s: EnginePolicyService) => Promise<T>): Promise<T> {
+    try {
+      return await fn(await this.ready());
+    } catch (e) {
+      if (!(e instanceof DeviceLostError) && !this.lost) throw e;
+      this.lost = true;
+      return fn(await this.ready());
+    }
+  }
+
+  servingVersion(): number {
+    return this.service?.servingVersion() ?? 0;
+  }
+
+  async generate(requests: PolicyRequest[], requestId?: string): Promise<PolicyReply[]> {
+    const controller = new AbortController();
+    if (requestId) this.aborts.set(requestId, controller);
+    try {
+      return await this.withRecovery((s) => s.generate(requests, controller.signal));
+    } finally {
+      if (requestId) this.aborts.delete(requestId);
+    }
+  }
+
+  /** Aborts can't cross the worker boundary as signals, so requests carry an id. */
+  abort(requestId: string): void {
+    this.aborts.get(requestId)?.abort(new DOMException('aborted', 'AbortError'));
+  }
+
+  async score(items: { messages: ChatMessage[]; tokenIds: number[] }[], teacher: TeacherSource): Promise<number[][]> {
+    return this.withRecovery((s) => s.score(items, teacher));
+  }
+
+  async train(items: TrainItem[], onMicroBatch?: (i: number, n: number) => void): Promise<TrainResult> {
+    const result = await this.withRecovery((s) => s.train(items, onMicroBatch));
+    // Checkpoint every finished step so a lost device costs at most the step in flight.
+    this.lastCheckpoint = { files: await this.service!.exportAdapter(), version: result.version };
+    return result;
+  }
+
+  async exportAdapter(): Promise<PeftFiles> {
+    return this.withRecovery((s) => s.exportAdapter());
+  }
+
+  async restore(files: PeftFiles, version: number): Promise<void> {
+    await this.withRecovery((s) => s.restore(files, version));
+    this.lastCheckpoint = { files, version };
+  }
+
+  memory(): { allocated: number; peak: number } {
+    return this.backend?.memory() ?? { allocated: 0, peak: 0 };
+  }
+
+  /** For tests and the lab's "simulate device loss" button: destroys the device. */
+  simulateDeviceLoss(): void {
+    const gpu = this.backend as Partial<WebGPUBackend>;
+    if (!gpu.destroy) throw new Error('the policy runs on the CPU backend; there is no GPU device to lose');
+    gpu.destroy();
+  }
+}

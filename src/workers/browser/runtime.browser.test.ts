@@ -1,0 +1,125 @@
+/**
+ * The live runtime in real Chromium: the policy in a web worker on WebGPU (SwiftShader), the
+ * run loop on the page with rules judge/user/evaluator, on the tiny fixture model.
+ */
+import { afterAll, describe, expect, inject, it } from 'vitest';
+import { makePreset } from '../../rl/presets';
+import type { InteractionRecord, RunRecord, TrainStepRecord } from '../../rl/records';
+import { BUILT_IN_PROBLEMS } from '../../sims/problems/index';
+import { createRules } from '../../sims/rules/index';
+import { createScenario } from '../../sims/scenarios/index';
+import type { RunConfig } from '../runtime/run-config';
+import { RunLoop } from '../runtime/runloop';
+import { PolicyClient } from './policy-client';
+import type { PolicyEvent } from './policy-host';
+
+const modelUrl = `${location.origin}/@fs${inject('tinyModelDir')}`;
+
+function config(steps: number): RunConfig {
+  return {
+    format: 'nextstate-run-config',
+    formatVersion: 1,
+    scenario: { id: 'student' },
+    method: 'combined',
+    preset: makePreset('combined', { batch: { size: 4 }, finetune: { lora: { rank: 2 } }, optimizer: { lr: 1e-3 }, judge: { maxNewTokens: 64 } }),
+    models: { policy: { model: modelUrl, backend: 'webgpu' }, user: { kind: 'rules' }, judge: { kind: 'rules' }, evaluator: { kind: 'rules' } },
+    seed: 3,
+    problems: { source: 'builtin', count: 12 },
+    schedule: { concurrentSessions: 4, steps, evalEvery: 0, evalProblems: 2, evalVotes: 1 },
+    sampling: { policy: { temperature: 1, topP: 1, topK: 0, maxNewTokens: 6 }, user: { temperature: 0.7, maxNewTokens: 64 } },
+  };
+}
+
+const events: PolicyEvent[] = [];
+const policy = PolicyClient.create((e) => events.push(e));
+let loaded: Promise<unknown> | null = null;
+const ensureLoaded = () => (loaded ??= policy.load({ location: { kind: 'hub', id: modelUrl }, backend: 'webgpu', preset: config(1).preset, seed: 3 }));
+afterAll(() => policy.terminate());
+
+function services() {
+  const rules = createRules(createScenario({ id: 'student' }));
+  return { policy, user: rules.user, judge: rules.judge, hintJudge: rules.hintJudge, evaluator: rules.evaluator };
+}
+
+function collect() {
+  const records: RunRecord[] = [];
+  return { records, sink: { append: async (r: RunRecord[]) => void records.push(...r) } };
+}
+
+describe('the live runtime in a browser', () => {
+  it('serves generations while a training step runs, with consistent version tags', async () => {
+    await ensureLoaded();
+    const { records, sink } = collect();
+    const loop = new RunLoop(config(2), services(), [...BUILT_IN_PROBLEMS], sink);
+    const result = await loop.run();
+    expect(result).toMatchObject({ status: 'finished', step: 2, version: 2 });
+
+    const steps = records.filter((r): r is TrainStepRecord => r.kind === 'train_step');
+    const interactions = records.filter((r): r is InteractionRecord => r.kind === 'interaction');
+    expect(steps.map((s) => [s.step, s.version])).toEqual([[1, 0], [2, 1]]);
+    expect(records.filter((r) => r.kind === 'version_boundary').map((r) => r.kind === 'version_boundary' && [r.from, r.to])).toEqual([[0, 1], [1, 2]]);
+
+    // Some generation started and finished inside a training step, served by the old version.
+    const overlapping = steps.flatMap((s) => {
+      const start = s.ts - s.stats.stepMs!;
+      return interactions.filter((i) => i.startedAt > start && i.finishedAt < s.ts && i.version === s.version);
+    });
+    expect(overlapping.length).toBeGreaterThan(0);
+
+    // Every vote and sample carries the version of the interaction it is about.
+    const versionOf = new Map(interactions.map((i) => [`${i.session}#${i.turn}`, i.version]));
+    for (const r of records) {
+      if (r.kind === 'judge_vote' || r.kind === 'judge_result' || r.kind === 'sample') {
+        expect(r.version).toBe(versionOf.get(`${r.session}#${r.turn}`));
+      }
+    }
+    // Versions never go backwards within a session.
+    const bySession = new Map<string, number[]>();
+    for (const i of interactions) bySession.set(i.session, [...(bySession.get(i.session) ?? []), i.version]);
+    for (const v of bySession.values()) expect(v).toEqual([...v].sort((a, b) => a - b));
+  });
+
+  it('pauses, resumes and stops without orphan requests', async () => {
+    await ensureLoaded();
+    const { records, sink } = collect();
+    const loop = new RunLoop(config(50), services(), [...BUILT_IN_PROBLEMS], sink);
+    const running = loop.run();
+    while (!records.some((r) => r.kind === 'interaction')) await new Promise((r) => setTimeout(r, 20));
+    loop.pause();
+    await new Promise((r) => setTimeout(r, 1500));
+    const atPause = records.filter((r) => r.kind === 'interaction').length;
+    await new Promise((r) => setTimeout(r, 1500));
+    expect(records.filter((r) => r.kind === 'interaction').length).toBe(atPause);
+    expect(loop.snapshot().status).toBe('paused');
+    loop.resume();
+    while (records.filter((r) => r.kind === 'interaction').length <= atPause) await new Promise((r) => setTimeout(r, 20));
+    loop.stop();
+    const result = await running;
+    expect(result.status).toBe('stopped');
+    const snap = loop.snapshot();
+    expect(snap.generationQueue).toBe(0);
+    expect(snap.judgeInFlight).toBe(0);
+    const settled = records.length;
+    await new Promise((r) => setTimeout(r, 500));
+    expect(records.length).toBe(settled);
+  });
+
+  it('recovers from a lost GPU device and the run goes on', async () => {
+    await ensureLoaded();
+    const { records, sink } = collect();
+    let lostOnce = false;
+    const loop = new RunLoop(config(2), services(), [...BUILT_IN_PROBLEMS], sink, {
+      onRecord: (r) => {
+        if (r.kind === 'train_step' && !lostOnce) {
+          lostOnce = true;
+          void policy.simulateDeviceLoss();
+        }
+      },
+    });
+    const result = await loop.run();
+    expect(lostOnce).toBe(true);
+    expect(result).toMatchObject({ status: 'finished', step: 2 });
+    expect(events.some((e) => e.type === 'device-lost')).toBe(true);
+    expect(events.some((e) => e.type === 'recovered')).toBe(true);
+  });
+});
