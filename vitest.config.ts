@@ -2,7 +2,7 @@ import { defineConfig } from 'vitest/config';
 import { playwright } from '@vitest/browser-playwright';
 import { svelte } from '@sveltejs/vite-plugin-svelte';
 import { chromiumArgs, chromiumPath } from './chromium.config.ts';
-import { TINY_MODEL_ROOT } from './test/fixtures/tiny-model.ts';
+import { TINY_MODEL_ROOT } from './test/fixtures/paths.ts';
 import { sharedDir } from './test/shared-dir.ts';
 
 export default defineConfig({

@@ -84,3 +84,39 @@ describe.skipIf(!stories)('nextstate CLI on stories260K', () => {
     expect(proc.stderr).toMatch(/unknown command "frobnicate"/);
   });
 });
+
+describe.skipIf(!stories)('nextstate run, inspect and export', () => {
+  it('prints an example config, runs it headless with JSON events, and writes a run file the other commands read', async () => {
+    const example = await run('run', '--example', 'storyteller');
+    const config = JSON.parse(example.out.join('\n'));
+    expect(config).toMatchObject({ format: 'nextstate-run-config', method: 'combined', scenario: { id: 'storyteller' } });
+    config.schedule = { ...config.schedule, steps: 1, evalEvery: 1, evalProblems: 3, evalVotes: 1 };
+    config.preset.batch.size = 4;
+    const dir = mkdtempSync(join(tmpdir(), 'nextstate-run-'));
+    writeFileSync(join(dir, 'run.json'), JSON.stringify(config));
+    const file = join(dir, 'run.nsrun');
+    const r = await run('run', '--config', join(dir, 'run.json'), '--policy', stories!, '--out', file, '--json');
+    expect(r.code).toBe(0);
+    const events = r.out.map((l) => JSON.parse(l));
+    expect(events.map((e) => e.type)).toEqual(['evaluation', 'train_step', 'evaluation']);
+    expect(events[1]).toMatchObject({ step: 1, version: 1, samples: 4, skipped: null });
+    expect(events[2]).toMatchObject({ step: 1, version: 1, n: 3 });
+
+    const inspected = JSON.parse((await run('inspect', file, '--json')).out[0]);
+    expect(inspected.header.run.config.models.policy.model).toBe(stories);
+    expect(inspected.summary).toMatchObject({ steps: 1, evaluations: 2, lastVersion: 1 });
+    expect(inspected.adapter.version).toBe(1);
+
+    const peft = join(dir, 'peft');
+    const samples = join(dir, 'samples.jsonl');
+    expect((await run('export', file, '--peft', peft, '--samples', samples)).code).toBe(0);
+    expect(JSON.parse(readFileSync(join(peft, 'adapter_config.json'), 'utf8')).peft_type).toBe('LORA');
+    const rows = readFileSync(samples, 'utf8').trim().split('\n').map((l) => JSON.parse(l));
+    expect(rows.length).toBeGreaterThanOrEqual(4);
+    for (const row of rows) expect(row.advantages.length).toBe(row.completion_ids.length);
+    // The trained adapter from the file changes the policy's scores.
+    const base = JSON.parse((await run('score', '--model', stories!, '--prompt', 'Once upon a time', '--completion', ' the dog was happy.', '--json')).out[0]);
+    const tuned = JSON.parse((await run('score', '--model', stories!, '--prompt', 'Once upon a time', '--completion', ' the dog was happy.', '--adapter', peft, '--json')).out[0]);
+    expect(tuned.sum).not.toBeCloseTo(base.sum, 6);
+  });
+});

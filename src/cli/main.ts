@@ -6,6 +6,9 @@ import { UsageError } from './args';
 import { generateCommand, usage as generateUsage } from './generate';
 import { scoreCommand, usage as scoreUsage } from './score';
 import { trainCommand, usage as trainUsage } from './train';
+import { runCommand, usage as runUsage } from './run';
+import { inspectCommand, usage as inspectUsage } from './inspect';
+import { exportCommand, usage as exportUsage } from './export';
 
 type Command = (argv: string[], out: (line: string) => void) => Promise<void>;
 
@@ -13,6 +16,9 @@ const COMMANDS: Record<string, { run: Command; usage: string }> = {
   generate: { run: generateCommand, usage: generateUsage },
   score: { run: scoreCommand, usage: scoreUsage },
   train: { run: trainCommand, usage: trainUsage },
+  run: { run: runCommand, usage: runUsage },
+  inspect: { run: inspectCommand, usage: inspectUsage },
+  export: { run: exportCommand, usage: exportUsage },
 };
 
 export function help(): string {

@@ -35,6 +35,10 @@ export { stripSecrets, isSecretKey } from './secrets';
 export {
   exportRun,
   exportRunStream,
+  runFileStream,
+  storeSource,
+  memorySource,
+  type RunFileSource,
   parseHeader,
   RUN_FILE_FORMAT,
   RUN_FILE_VERSION,

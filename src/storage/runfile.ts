@@ -9,14 +9,14 @@
  */
 import { version as packageVersion } from '../../package.json';
 import { PEFT_CONFIG, PEFT_WEIGHTS } from '../gpu/peft';
-import { RECORD_KINDS } from '../rl';
+import { RECORD_KINDS, type RunRecord } from '../rl';
 import { int, mapOf, nullable, num, object, oneOf, runChecker, str, type Checker } from '../rl/check';
 import { encodeBase64 } from './base64';
 import { modelsChecker, parseRunConfig, RunConfigError, seedsChecker, type ModelRef, type RunConfig } from './config';
 import { RUN_STATUSES, type RunStatus } from './db';
 import { RunFileError, RunNotFoundError } from './errors';
 import { stripSecrets } from './secrets';
-import type { RunStore, StoredAdapter, StoredRecord } from './store';
+import type { RunInfo, RunStore, StoredAdapter, StoredRecord } from './store';
 import { Summarizer, type EvaluationSummary, type RunSummary } from './summary';
 
 export const RUN_FILE_FORMAT = 'nextstate-run';
@@ -154,10 +154,47 @@ export interface ExportOptions {
   now?: () => number;
 }
 
+/** What a run file is written from: a run in the database, or a headless run held in memory. */
+export interface RunFileSource {
+  run(): Promise<Pick<RunInfo, 'config' | 'label' | 'notes' | 'created' | 'status'>>;
+  lastSeq(): Promise<number>;
+  /** Records with fromSeq <= seq <= toSeq, at most `limit`, in seq order. */
+  records(fromSeq: number, toSeq: number, limit: number): Promise<StoredRecord[]>;
+  latestAdapter(): Promise<StoredAdapter | undefined>;
+}
+
+export function storeSource(store: RunStore, runId: string): RunFileSource {
+  return {
+    run: async () => {
+      const run = await store.getRun(runId);
+      if (!run) throw new RunNotFoundError(runId);
+      return run;
+    },
+    lastSeq: () => store.lastSeq(runId),
+    records: (fromSeq, toSeq, limit) => store.records(runId, { fromSeq, toSeq, limit }),
+    latestAdapter: () => store.latestAdapter(runId),
+  };
+}
+
+/** A run held in memory (the CLI's headless runs): records get seq 1, 2, ... in order. */
+export function memorySource(
+  run: Pick<RunInfo, 'config' | 'label' | 'notes' | 'created' | 'status'>,
+  records: readonly RunRecord[],
+  adapter?: StoredAdapter,
+): RunFileSource {
+  return {
+    run: async () => ({ ...run, config: parseRunConfig(run.config) }),
+    lastSeq: async () => records.length,
+    records: async (fromSeq, toSeq, limit) =>
+      records.slice(fromSeq - 1, Math.min(toSeq, fromSeq - 1 + limit)).map((record, i) => ({ seq: fromSeq + i, record })),
+    latestAdapter: async () => adapter,
+  };
+}
+
 /** The run's records up to `lastSeq`, a page at a time, so memory stays flat for long runs. */
-async function* pages(store: RunStore, runId: string, lastSeq: number, pageSize: number): AsyncGenerator<StoredRecord[]> {
+async function* pages(source: RunFileSource, lastSeq: number, pageSize: number): AsyncGenerator<StoredRecord[]> {
   for (let from = 1; from <= lastSeq; ) {
-    const page = await store.records(runId, { fromSeq: from, toSeq: lastSeq, limit: pageSize });
+    const page = await source.records(from, lastSeq, pageSize);
     if (page.length === 0) return;
     yield page;
     from = page[page.length - 1].seq + 1;
@@ -178,14 +215,13 @@ export function adapterLine(adapter: StoredAdapter): string {
  * is read twice; both passes stop at the seq the export started at, so a run that keeps
  * appending exports a consistent snapshot.
  */
-async function* runFileLines(store: RunStore, runId: string, options: ExportOptions): AsyncGenerator<string> {
-  const run = await store.getRun(runId);
-  if (!run) throw new RunNotFoundError(runId);
+async function* runFileLines(source: RunFileSource, options: ExportOptions): AsyncGenerator<string> {
+  const run = await source.run();
   const pageSize = options.pageSize ?? 500;
-  const lastSeq = await store.lastSeq(runId);
+  const lastSeq = await source.lastSeq();
   const summarizer = new Summarizer();
-  for await (const page of pages(store, runId, lastSeq, pageSize)) for (const r of page) summarizer.add(r.record);
-  const adapter = options.includeAdapter ? await store.latestAdapter(runId) : undefined;
+  for await (const page of pages(source, lastSeq, pageSize)) for (const r of page) summarizer.add(r.record);
+  const adapter = options.includeAdapter ? await source.latestAdapter() : undefined;
   const config = stripSecrets(run.config);
   const header: RunFileHeader = {
     format: RUN_FILE_FORMAT,
@@ -199,7 +235,7 @@ async function* runFileLines(store: RunStore, runId: string, options: ExportOpti
     adapter: adapter ? { version: adapter.version, bytes: adapter.files[PEFT_WEIGHTS].byteLength } : null,
   };
   yield JSON.stringify(header) + '\n';
-  for await (const page of pages(store, runId, lastSeq, pageSize)) {
+  for await (const page of pages(source, lastSeq, pageSize)) {
     yield page.map((r) => JSON.stringify(r.record) + '\n').join('');
   }
   if (adapter) yield adapterLine(adapter) + '\n';
@@ -224,7 +260,12 @@ export function gzipText(chunks: AsyncIterator<string>): ReadableStream<Uint8Arr
 
 /** The run file as a stream of gzip bytes (for the CLI writing to disk). */
 export function exportRunStream(store: RunStore, runId: string, options: ExportOptions = {}): ReadableStream<Uint8Array> {
-  return gzipText(runFileLines(store, runId, options));
+  return runFileStream(storeSource(store, runId), options);
+}
+
+/** The run file of any source as gzip bytes. */
+export function runFileStream(source: RunFileSource, options: ExportOptions = {}): ReadableStream<Uint8Array> {
+  return gzipText(runFileLines(source, options));
 }
 
 /** The run file as a Blob (for a download link in the page). */

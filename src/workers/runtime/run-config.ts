@@ -65,7 +65,7 @@ export function exampleConfig(name: ExampleName, policyModel?: string): RunConfi
     scenario: story ? { id: 'storyteller', subject: 'dog' } : { id: name },
     method: 'combined',
     preset: makePreset('combined', {
-      optimizer: { lr: story ? 1e-3 : 1e-4 },
+      optimizer: { lr: story ? 5e-4 : 1e-4 },
       batch: { size: story ? 8 : 16 },
       finetune: { lora: { rank: story ? 8 : 16 } },
       judge: { maxNewTokens: 512 },

@@ -1,0 +1,37 @@
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { PEFT_CONFIG, PEFT_WEIGHTS } from '../gpu/peft';
+import type { RunRecord } from '../rl/records';
+import { extractAdapter, readRunFile, recordsJsonl, toJsonl, trainingSamples } from '../storage/index';
+import { parse, positionals, UsageError } from './args';
+
+export const usage = `nextstate export RUN_FILE (--peft DIR | --samples FILE.jsonl | --records FILE.jsonl)`;
+
+export async function exportCommand(argv: string[], out: (line: string) => void): Promise<void> {
+  const options = { peft: { type: 'string' as const }, samples: { type: 'string' as const }, records: { type: 'string' as const } };
+  const v = parse(argv, options);
+  const [file] = positionals(argv, options);
+  if (!file) throw new UsageError('name the run file to export from');
+  if (!v.peft && !v.samples && !v.records) throw new UsageError('choose --peft DIR, --samples FILE.jsonl or --records FILE.jsonl');
+  const bytes = readFileSync(file);
+  if (typeof v.peft === 'string') {
+    const adapter = await extractAdapter(bytes);
+    mkdirSync(v.peft, { recursive: true });
+    writeFileSync(join(v.peft, PEFT_WEIGHTS), adapter.files[PEFT_WEIGHTS]);
+    writeFileSync(join(v.peft, PEFT_CONFIG), adapter.files[PEFT_CONFIG]);
+    out(`adapter of version ${adapter.version} written to ${v.peft}`);
+  }
+  if (typeof v.samples === 'string' || typeof v.records === 'string') {
+    const records: RunRecord[] = [];
+    for await (const item of readRunFile(bytes)) if (item.kind === 'record') records.push(item.record);
+    if (typeof v.samples === 'string') {
+      const { rows } = trainingSamples(records);
+      writeFileSync(v.samples, toJsonl(rows));
+      out(`${rows.length} training samples written to ${v.samples}`);
+    }
+    if (typeof v.records === 'string') {
+      writeFileSync(v.records, recordsJsonl(records));
+      out(`${records.length} records written to ${v.records}`);
+    }
+  }
+}
