@@ -66,6 +66,8 @@ export interface StepStats {
   microBatches: number;
   /** Why the step was skipped (adapter untouched), or null. */
   skipped: string | null;
+  /** With `scoreAfter`: each sample's log-probs before (old policy) and after the update. */
+  perSample?: { before: number[]; after: number[] }[];
 }
 
 /** Where the reference log-probs of the KL term come from: the base model or a frozen adapter. */
@@ -92,7 +94,10 @@ export class LoraTrainer {
     return this.step;
   }
 
-  async trainStep(samples: TrainSample[], options: { reference?: Reference; onMicroBatch?: (i: number, n: number) => void } = {}): Promise<StepStats> {
+  async trainStep(
+    samples: TrainSample[],
+    options: { reference?: Reference; onMicroBatch?: (i: number, n: number) => void; scoreAfter?: boolean } = {},
+  ): Promise<StepStats> {
     const t0 = this.clock();
     const be = this.model.backend;
     const s = this.settings;
@@ -133,6 +138,8 @@ export class LoraTrainer {
       const gradNorm = Math.sqrt(sq);
       const skipped = !Number.isFinite(stats.loss) ? `loss is ${stats.loss}` : !Number.isFinite(gradNorm) ? `gradient norm is ${gradNorm}` : null;
       if (!skipped) this.applyAdamW(grads, gradNorm);
+      // One more forward pass shows how far the update moved each token (the token view).
+      const after = options.scoreAfter && !skipped ? await this.oldLogprobs(samples.map(({ oldLogp: _, ...x }) => x)) : null;
       const allEntropy = entropy.flatMap((e) => Array.from(e));
       const gaps = samples.flatMap((x, i) => (x.rolloutLogp ? x.rolloutLogp.map((lp, t) => Math.abs(lp - old[i][t])) : []));
       return {
@@ -150,6 +157,7 @@ export class LoraTrainer {
         rolloutGap: gaps.length ? mean(gaps) : null,
         microBatches: batches.length,
         skipped,
+        ...(after ? { perSample: samples.map((_, i) => ({ before: old[i], after: after[i] })) } : {}),
       };
     } finally {
       for (const g of grads.values()) {

@@ -101,5 +101,8 @@ export {
   type EvaluationRecord,
   type VersionBoundaryRecord,
   type SessionEndRecord,
+  type ToolStepRecord,
+  type TokenUpdateRecord,
+  type RuntimeEventRecord,
 } from './records';
 export { validateRecord, RECORD_LIMITS } from './validate';

@@ -35,6 +35,11 @@ export interface InteractionRecord extends RecordBase {
   tokenIds: number[];
   /** Sampling log-prob of every response token, same length as tokenIds. */
   logprobs: number[];
+  /**
+   * Each response token decoded on its own, same length as tokenIds, so a run file shows its
+   * token view without the model's tokenizer.
+   */
+  tokenTexts?: string[];
   startedAt: number;
   finishedAt: number;
 }
@@ -65,6 +70,8 @@ export interface JudgeResultRecord extends RecordBase {
   hint: string | null;
   /** Teacher log-probs scored for the hint (0 when no hint). */
   teacherLogpCount: number;
+  /** log pi_teacher(a_t | s_enhanced) per response token, when a hint was accepted. */
+  teacherLogp?: number[];
 }
 
 /** A training sample as it entered the buffer. */
@@ -126,6 +133,61 @@ export interface VersionBoundaryRecord extends RecordBase {
   to: number;
 }
 
+/**
+ * How one trained sample's tokens moved in a step: log-probs under the weights before the
+ * update (the PPO old policy) and after it. Their ratio and the clip band show which tokens
+ * the update pushed and where clipping stopped it.
+ */
+export interface TokenUpdateRecord extends RecordBase {
+  kind: 'token_update';
+  session: string;
+  turn: number;
+  step: number;
+  before: number[];
+  after: number[];
+}
+
+/** Something happened to the runtime itself: a lost GPU device, a recovery, a pause, a resume. */
+export interface RuntimeEventRecord extends RecordBase {
+  kind: 'runtime_event';
+  event: 'device_lost' | 'recovered' | 'paused' | 'resumed' | 'stopped' | 'storage_full' | 'error';
+  message: string;
+}
+
+/**
+ * One step of a tool-call trajectory (the general-agent track) once its group is scored: the
+ * step's PRM votes, its reward r_t and its advantage, standardized among the group's steps that
+ * share its index. The step's policy call is the interaction record with the same session and
+ * turn; `version` is the version that generated it.
+ */
+export interface ToolStepRecord extends RecordBase {
+  kind: 'tool_step';
+  /** The trajectory (one rollout). */
+  session: string;
+  /** stepIndex + 1, the turn of the step's interaction record. */
+  turn: number;
+  /** The rollouts of one problem; advantages are standardized within a group. */
+  group: string;
+  problem: string;
+  /** 0-based step index within the trajectory. */
+  stepIndex: number;
+  /** The step made no tool call: it is the trajectory's final answer. */
+  final: boolean;
+  /** What the environment returned for each tool call of the step; empty for the final answer. */
+  toolResults: string[];
+  /** o: +1 when the trajectory's final answer is right, else -1. */
+  outcome: 1 | -1;
+  /** integrated: r_t = o + mean(valid votes); outcome: r_t = o (the judge is not asked). */
+  mode: 'integrated' | 'outcome';
+  /** The PRM's m votes; null is a reply without a usable \boxed{}. Empty in outcome mode. */
+  votes: (1 | -1 | null)[];
+  /** The judge's replies, one per vote. */
+  raw: string[];
+  reward: number;
+  /** null when the steps sharing this index all had the same reward (no ranking). */
+  advantage: number | null;
+}
+
 /** A session ended. */
 export interface SessionEndRecord extends RecordBase {
   kind: 'session_end';
@@ -144,7 +206,10 @@ export type RunRecord =
   | TrainStepRecord
   | EvaluationRecord
   | VersionBoundaryRecord
-  | SessionEndRecord;
+  | SessionEndRecord
+  | ToolStepRecord
+  | TokenUpdateRecord
+  | RuntimeEventRecord;
 
 /** The `kind` tags of RunRecord. */
 export type RecordKind = RunRecord['kind'];
@@ -159,6 +224,9 @@ export const RECORD_KINDS = [
   'evaluation',
   'version_boundary',
   'session_end',
+  'tool_step',
+  'token_update',
+  'runtime_event',
 ] as const satisfies readonly RecordKind[];
 
 // Fails to compile when a kind is added to RunRecord but not to RECORD_KINDS.

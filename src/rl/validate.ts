@@ -24,7 +24,10 @@ import {
   type RecordKind,
   type RunRecord,
   type SampleRecord,
+  type RuntimeEventRecord,
   type SessionEndRecord,
+  type ToolStepRecord,
+  type TokenUpdateRecord,
   type TrainStats,
   type TrainStepRecord,
   type VersionBoundaryRecord,
@@ -81,7 +84,7 @@ const interaction = object(
     startedAt: timestamp,
     finishedAt: timestamp,
   },
-  optionalStep,
+  { ...optionalStep, tokenTexts: arrayOf(str(L.id * 4), L.tokens) },
 );
 
 const judgeTurn = { ...base, session: id, turn: int(1), judge: oneOf('binary', 'hint') };
@@ -107,7 +110,7 @@ const judgeResult = object(
     hint: nullable(str(L.hint)),
     teacherLogpCount: count,
   },
-  optionalStep,
+  { ...optionalStep, teacherLogp: finiteNumbers },
 );
 
 const advantageSummary: Checker<AdvantageSummary> = object({
@@ -185,6 +188,42 @@ const sessionEnd = object(
   optionalStep,
 );
 
+const tokenUpdate = object(
+  { ...base, kind: oneOf('token_update'), session: id, turn: int(1), step: count, before: finiteNumbers, after: finiteNumbers },
+  {},
+);
+
+const runtimeEvent = object(
+  {
+    ...base,
+    kind: oneOf('runtime_event'),
+    event: oneOf('device_lost', 'recovered', 'paused', 'resumed', 'stopped', 'storage_full', 'error'),
+    message: str(L.note),
+  },
+  optionalBase,
+);
+
+const toolStep = object(
+  {
+    ...base,
+    kind: oneOf('tool_step'),
+    session: id,
+    turn: int(1),
+    group: id,
+    problem: id,
+    stepIndex: count,
+    final: bool,
+    toolResults: arrayOf(str(L.text), L.messages),
+    outcome: oneOf(1, -1),
+    mode: oneOf('integrated', 'outcome'),
+    votes: arrayOf(nullable(oneOf(1, -1)), 64),
+    raw: arrayOf(str(L.text), 64),
+    reward: num(),
+    advantage: nullable(num()),
+  },
+  optionalStep,
+);
+
 /** Cross-field rules a per-field check cannot see. */
 function checkConsistency(record: RunRecord): void {
   switch (record.kind) {
@@ -193,11 +232,32 @@ function checkConsistency(record: RunRecord): void {
         throw new FieldError('logprobs', `has ${record.logprobs.length} entries but tokenIds has ${record.tokenIds.length}`);
       }
       if (record.finishedAt < record.startedAt) throw new FieldError('finishedAt', 'is earlier than startedAt');
+      if (record.tokenTexts && record.tokenTexts.length !== record.tokenIds.length) {
+        throw new FieldError('tokenTexts', `has ${record.tokenTexts.length} entries but tokenIds has ${record.tokenIds.length}`);
+      }
+      break;
+    case 'judge_result':
+      if (record.teacherLogp && record.teacherLogp.length !== record.teacherLogpCount) {
+        throw new FieldError('teacherLogp', `has ${record.teacherLogp.length} entries but teacherLogpCount is ${record.teacherLogpCount}`);
+      }
+      break;
+    case 'token_update':
+      if (record.after.length !== record.before.length) {
+        throw new FieldError('after', `has ${record.after.length} entries but before has ${record.before.length}`);
+      }
       break;
     case 'sample':
       if (record.perToken.length !== record.advantages.tokens) {
         throw new FieldError('perToken', `has ${record.perToken.length} entries but advantages.tokens is ${record.advantages.tokens}`);
       }
+      break;
+    case 'tool_step':
+      if (record.turn !== record.stepIndex + 1) throw new FieldError('turn', `is ${record.turn}; it must be stepIndex + 1 (${record.stepIndex + 1})`);
+      if (record.raw.length !== record.votes.length) {
+        throw new FieldError('raw', `has ${record.raw.length} entries but votes has ${record.votes.length}`);
+      }
+      if (record.mode === 'outcome' && record.votes.length > 0) throw new FieldError('votes', 'must be empty in outcome mode');
+      if (record.final && record.toolResults.length > 0) throw new FieldError('toolResults', 'must be empty for a final answer');
       break;
     case 'version_boundary':
       if (record.to <= record.from) throw new FieldError('to', `is ${record.to}; it must be greater than from (${record.from})`);
@@ -219,6 +279,9 @@ const CHECKERS: { [K in RecordKind]: Checker<Extract<RunRecord, { kind: K }>> } 
   evaluation: evaluation satisfies Checker<EvaluationRecord>,
   version_boundary: versionBoundary satisfies Checker<VersionBoundaryRecord>,
   session_end: sessionEnd satisfies Checker<SessionEndRecord>,
+  tool_step: toolStep satisfies Checker<ToolStepRecord>,
+  token_update: tokenUpdate satisfies Checker<TokenUpdateRecord>,
+  runtime_event: runtimeEvent satisfies Checker<RuntimeEventRecord>,
 };
 
 const kind = oneOf(...RECORD_KINDS);

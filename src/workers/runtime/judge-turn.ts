@@ -58,6 +58,7 @@ export async function judgeTurn(turn: Turn, d: JudgeDeps): Promise<JudgedTurn> {
   }
 
   let opd: number[] | null = null;
+  let teacherLogp: number[] | null = null;
   if (hintVotes > 0) {
     const votes: HintVote[] = hintTexts.map((raw, vote) => {
       const v = parseHintVote(raw);
@@ -67,8 +68,8 @@ export async function judgeTurn(turn: Turn, d: JudgeDeps): Promise<JudgedTurn> {
     const hint = selectBestHint(votes, d.preset.judge.minHintChars);
     if (hint !== null && turn.response.tokenIds.length > 0) {
       const teacherMessages = appendHint(turn.messages, hint, d.preset.advantage.teacherContext);
-      const [teacher] = await d.policy.score([{ messages: teacherMessages, tokenIds: [...turn.response.tokenIds] }], d.preset.advantage.teacher);
-      opd = opdAdvantages(teacher, turn.response.logprobs);
+      [teacherLogp] = await d.policy.score([{ messages: teacherMessages, tokenIds: [...turn.response.tokenIds] }], d.preset.advantage.teacher);
+      opd = opdAdvantages(teacherLogp, turn.response.logprobs);
     }
     records.push({
       kind: 'judge_result',
@@ -79,6 +80,7 @@ export async function judgeTurn(turn: Turn, d: JudgeDeps): Promise<JudgedTurn> {
       accepted: opd !== null,
       hint,
       teacherLogpCount: opd?.length ?? 0,
+      ...(teacherLogp ? { teacherLogp } : {}),
     });
   }
   return { judgement: { reward, opd }, records };

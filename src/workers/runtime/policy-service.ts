@@ -19,6 +19,8 @@ import { LoraTrainer, type StepStats } from '../../gpu/train';
 
 export interface PolicyRequest {
   messages: ChatMessage[];
+  /** Tools the chat template lists (the tool-call track's calculator); absent: none. */
+  tools?: readonly object[];
   maxNewTokens: number;
   sampling: SamplingOptions;
   seed: number;
@@ -28,6 +30,8 @@ export interface PolicyReply {
   text: string;
   tokenIds: number[];
   logprobs: number[];
+  /** Each token decoded alone, for the token view. */
+  tokenTexts: string[];
   /** The adapter version that generated the reply. */
   version: number;
   startedAt: number;
@@ -36,6 +40,8 @@ export interface PolicyReply {
 
 export interface TrainItem {
   messages: ChatMessage[];
+  /** The tools the prompt was rendered with when it was generated (see PolicyRequest). */
+  tools?: readonly object[];
   tokenIds: number[];
   advantages: number[];
   rolloutLogp: number[];
@@ -128,11 +134,21 @@ export class EnginePolicyService implements PolicyService {
         maxNewTokens: Math.max(...requests.map((r) => r.maxNewTokens)),
         sampling: s,
         seeds: requests.map((r) => r.seed),
+        tools: requests.map((r) => r.tools),
         lora: this.serving,
         signal,
       });
       const finishedAt = this.clock();
-      return gens.map((g) => ({ text: g.text, tokenIds: g.tokens, logprobs: g.logprobs, version, startedAt, finishedAt }));
+      const tok = this.policy.tokenizer;
+      return gens.map((g) => ({
+        text: g.text,
+        tokenIds: g.tokens,
+        logprobs: g.logprobs,
+        tokenTexts: g.tokens.map((id) => tok.decode([id], false)),
+        version,
+        startedAt,
+        finishedAt,
+      }));
     } finally {
       this.inFlight--;
       this.swapIfReady();
@@ -151,13 +167,13 @@ export class EnginePolicyService implements PolicyService {
     if (this.serving === this.training) this.serving = await this.training.clone(this.policy.model.backend);
     const stats = await this.trainer.trainStep(
       items.map((it) => ({
-        prompt: this.policy.promptIds(it.messages),
+        prompt: this.policy.promptIds(it.messages, { tools: it.tools }),
         completion: it.tokenIds,
         // A masked sample keeps its slot in the batch mean with zero advantage.
         advantages: it.trainable ? it.advantages : it.advantages.map(() => 0),
         rolloutLogp: it.rolloutLogp,
       })),
-      { onMicroBatch },
+      { onMicroBatch, scoreAfter: true },
     );
     if (this.pending) this.pending.dispose(this.policy.model.backend);
     this.pending = await this.training.clone(this.policy.model.backend);

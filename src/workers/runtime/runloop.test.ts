@@ -98,7 +98,9 @@ describe('student scenario end to end on the tiny fixture (2 steps)', () => {
     for (const r of results.filter((x) => x.judge === 'hint' && x.accepted)) {
       expect(r.hint!.length).toBeGreaterThan(10);
       expect(r.teacherLogpCount).toBe(byTurn.get(key(r))!.tokenIds.length);
+      expect(r.teacherLogp).toHaveLength(r.teacherLogpCount);
     }
+    expect(interactions.every((i) => i.tokenTexts!.length === i.tokenIds.length)).toBe(true);
     // Samples: per-token advantages for each response token, tagged with the generating version.
     for (const s of samples) {
       const i = byTurn.get(key(s))!;
@@ -109,6 +111,14 @@ describe('student scenario end to end on the tiny fixture (2 steps)', () => {
     expect(steps.map((s) => [s.step, s.samples, s.version])).toEqual([[1, 4, 0], [2, 4, 1]]);
     expect(steps.every((s) => s.skipped === null && s.stats.gradNorm! > 0)).toBe(true);
     expect(of(records, 'version_boundary').map((b) => [b.from, b.to])).toEqual([[0, 1], [1, 2]]);
+    // Each trained sample reports how the step moved its tokens.
+    const updates = of(records, 'token_update');
+    expect(updates.length).toBeGreaterThan(0);
+    for (const u of updates) {
+      expect(u.before).toHaveLength(byTurn.get(key(u))!.tokenIds.length);
+      expect(u.after).toHaveLength(u.before.length);
+    }
+    expect(updates.some((u) => u.after.some((x, t) => Math.abs(x - u.before[t]) > 1e-6))).toBe(true);
     // Records are in commit order: no interaction of version 2 before the second step.
     const secondStep = records.indexOf(steps[1]);
     expect(records.slice(0, secondStep).some((r) => r.kind === 'interaction' && r.version === 2)).toBe(false);

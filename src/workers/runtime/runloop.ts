@@ -9,7 +9,7 @@
  */
 import { SampleBuffer, type Batch, type BufferedSample } from '../../rl/buffer';
 import type { ChatMessage } from '../../rl/messages';
-import type { EvaluationRecord, InteractionRecord, RunRecord, TrainStats } from '../../rl/records';
+import type { EvaluationRecord, InteractionRecord, RunRecord, RuntimeEventRecord, TokenUpdateRecord, TrainStats } from '../../rl/records';
 import { assembleSample, sampleRecord, type PolicyResponse, type TrainingSample } from '../../rl/samples';
 import { SessionTracker, type ClosedTurn, type TrackerEvents } from '../../rl/sessions';
 import { scoreEvaluation } from '../../sims/evaluator';
@@ -125,12 +125,19 @@ export class RunLoop {
     if (this.status !== 'running') return;
     this.gate.pause();
     this.setStatus('paused');
+    void this.event('paused', 'paused: sessions wait before their next request; work in flight completes');
   }
 
   resume(): void {
     if (this.status !== 'paused') return;
     this.gate.resume();
     this.setStatus('running');
+    void this.event('resumed', 'resumed');
+  }
+
+  /** Logs something that happened to the runtime (also used by the page: a lost GPU device). */
+  async event(event: RuntimeEventRecord['event'], message: string): Promise<void> {
+    await this.commit([{ kind: 'runtime_event', version: this.version, ts: this.now(), step: this.step, event, message }]).catch((e) => this.fail(e));
   }
 
   /** Stops sessions and drops work in flight; committed records stay. */
@@ -211,6 +218,7 @@ export class RunLoop {
         response: reply.text,
         tokenIds: reply.tokenIds,
         logprobs: reply.logprobs,
+        tokenTexts: reply.tokenTexts,
         startedAt: reply.startedAt,
         finishedAt: reply.finishedAt,
       };
@@ -339,8 +347,14 @@ export class RunLoop {
       stepMs: finite(s.stepMs),
       logpGap: finite(s.rolloutGap),
     };
+    const updates: TokenUpdateRecord[] = (s.perSample ?? []).flatMap((t, i) => {
+      const sample = batch.samples[i];
+      if (!sample.trainable) return [];
+      return [{ kind: 'token_update' as const, version: sample.version, ts: result.finishedAt, session: sample.session, turn: sample.turn, step: this.step, before: t.before, after: t.after }];
+    });
     await this.commit([
       { kind: 'train_step', version: from, ts: result.finishedAt, step: this.step, samples: batch.samples.length, stats, skipped: s.skipped },
+      ...updates,
       { kind: 'version_boundary', version: this.version, ts: result.finishedAt, step: this.step, from, to: this.version },
     ]);
     this.options.onSnapshot?.(this.snapshot());

@@ -22,27 +22,41 @@ export function nodeModelSource(model: string): ModelSource {
   return existsSync(model) ? new DirSource(model) : new HubSource(model, { cacheStorage: null });
 }
 
+/** What building a model-backed generator needs: the loaded policy and a cache of other engine models. */
+export interface GeneratorContext {
+  policyModel: Policy;
+  /** The policy's folder or hub id, for labels. */
+  policyId: string;
+  backend: Backend;
+  /** Engine models loaded so far, by folder or hub id (a model shared by two roles loads once). */
+  engines: Map<string, Policy>;
+}
+
+/** A judge, user or evaluator from a spec that is not rules (each track has its own rules). */
+export async function nodeGenerator(role: string, spec: Exclude<GeneratorSpec, { kind: 'rules' }>, ctx: GeneratorContext): Promise<TextGenerator> {
+  switch (spec.kind) {
+    case 'policy':
+      return new EngineGenerator(ctx.policyModel, `engine: ${ctx.policyId} (frozen base)`);
+    case 'engine': {
+      if (!ctx.engines.has(spec.model)) ctx.engines.set(spec.model, await Policy.load(nodeModelSource(spec.model), ctx.backend));
+      return new EngineGenerator(ctx.engines.get(spec.model)!);
+    }
+    case 'endpoint':
+      // Keys never live in a run config: Node takes them from the environment.
+      return new OpenAICompatibleGenerator({ baseUrl: spec.baseUrl, model: spec.model, apiKey: process.env.NEXTSTATE_API_KEY });
+    case 'transformers':
+      throw new Error(`models.${role}: transformers.js models run in the lab page; for headless runs use rules, policy, engine or endpoint`);
+  }
+}
+
 export async function createNodeServices(config: RunConfig, backend: Backend): Promise<RunServices & { policyModel: Policy }> {
   const scenario = createScenario(config.scenario);
   const rules = createRules(scenario);
   const policyModel = await Policy.load(nodeModelSource(config.models.policy.model), backend);
-  const engines = new Map<string, Policy>();
+  const ctx: GeneratorContext = { policyModel, policyId: config.models.policy.model, backend, engines: new Map() };
   const make = async (role: 'user' | 'judge' | 'evaluator', spec: GeneratorSpec): Promise<TextGenerator | null> => {
-    switch (spec.kind) {
-      case 'rules':
-        return role === 'user' ? rules.user : role === 'evaluator' ? rules.evaluator : rules.judge;
-      case 'policy':
-        return new EngineGenerator(policyModel, `engine: ${config.models.policy.model} (frozen base)`);
-      case 'engine': {
-        if (!engines.has(spec.model)) engines.set(spec.model, await Policy.load(nodeModelSource(spec.model), backend));
-        return new EngineGenerator(engines.get(spec.model)!);
-      }
-      case 'endpoint':
-        // Keys never live in a run config: Node takes them from the environment.
-        return new OpenAICompatibleGenerator({ baseUrl: spec.baseUrl, model: spec.model, apiKey: process.env.NEXTSTATE_API_KEY });
-      case 'transformers':
-        throw new Error(`models.${role}: transformers.js models run in the lab page; for headless runs use rules, policy, engine or endpoint`);
-    }
+    if (spec.kind !== 'rules') return nodeGenerator(role, spec, ctx);
+    return role === 'user' ? rules.user : role === 'evaluator' ? rules.evaluator : rules.judge;
   };
   const judge = (await make('judge', config.models.judge))!;
   return {

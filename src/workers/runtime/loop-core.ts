@@ -1,0 +1,326 @@
+/**
+ * What every track's run loop shares: concurrent workers whose generation requests are merged
+ * by one GenerationBatcher, judging off the workers' path with back-pressure, the sample buffer
+ * that releases batches of N, the trainer (PolicyService.train, then train_step, token_update
+ * and version_boundary records), the evaluation schedule (before training, every K steps and at
+ * the last step), pause/resume/stop, snapshots, and the record sink.
+ *
+ * A track supplies its workers (what a session or a group of rollouts is, how it is judged, what
+ * samples it buffers) and its evaluation. Plain TypeScript with injected services and clock: it
+ * runs unchanged in Node (the CLI) and in the page.
+ */
+import { SampleBuffer, type Batch, type BufferedSample, type ZeroAdvantagePolicy } from '../../rl/buffer';
+import type { RunRecord, RuntimeEventRecord, TokenUpdateRecord, TrainStats } from '../../rl/records';
+import { sampleRecord, type TrainingSample } from '../../rl/samples';
+import { GenerationBatcher } from './batcher';
+import { PauseGate, Semaphore } from './gate';
+import type { PolicyReply, PolicyRequest, PolicyService } from './policy-service';
+
+/** Where records go; `append` resolves only once they are committed (storage, a file). */
+export interface RecordSink {
+  append(records: RunRecord[]): Promise<void>;
+}
+
+export type RunStatus = 'running' | 'paused' | 'stopping' | 'finished' | 'stopped' | 'failed';
+
+export interface RunSnapshot {
+  status: RunStatus;
+  step: number;
+  version: number;
+  /** Sessions (personal track) or rollout groups (tool-call track) started. */
+  sessionsStarted: number;
+  generationQueue: number;
+  judgeInFlight: number;
+  judgeWaiting: number;
+  bufferedSamples: number;
+  batchesWaiting: number;
+  /** Generated tokens per second over the last few seconds. */
+  tokensPerSecond: number;
+}
+
+export interface RunLoopOptions {
+  now?: () => number;
+  /** Called after each record is committed: the UI shows only what storage holds. */
+  onRecord?: (r: RunRecord) => void;
+  onSnapshot?: (s: RunSnapshot) => void;
+  onProgress?: (p: { phase: 'train' | 'evaluate'; done: number; total: number }) => void;
+  /** Continue a saved run: its step and version (the adapter is restored by the caller). */
+  resume?: { step: number; version: number; sessionsStarted: number };
+}
+
+export interface RunResult {
+  status: RunStatus;
+  step: number;
+  version: number;
+}
+
+/** What the CLI and the page drive, whatever the track. */
+export interface RunController {
+  run(): Promise<RunResult>;
+  pause(): void;
+  resume(): void;
+  stop(): void;
+  snapshot(): RunSnapshot;
+}
+
+/** The numbers the shared machinery needs from a track's config. */
+export interface LoopSettings {
+  /** Training steps before the run finishes. */
+  steps: number;
+  /** Evaluate before training and after every K steps (and at the last step); 0 = never. */
+  evalEvery: number;
+  /** Concurrent workers (sessions, or rollout groups). */
+  workers: number;
+  batchSize: number;
+  zeroAdvantage: ZeroAdvantagePolicy;
+  /** Tools every prompt of this track is rendered with, for training on the same prompt it was sampled from. */
+  tools?: readonly object[];
+}
+
+const JUDGE_CONCURRENCY = 8;
+const MAX_WAITING_BATCHES = 1;
+const MAX_GENERATION_BATCH = 32;
+
+export function isAbort(e: unknown): boolean {
+  return (e as { name?: string })?.name === 'AbortError';
+}
+
+/** Evaluations happen before the first step and after every K steps, and after the last one. */
+export function evaluationDue(step: number, evalEvery: number, steps: number): boolean {
+  return evalEvery > 0 && (step === 0 || step % evalEvery === 0 || step === steps);
+}
+
+const finite = (x: number | null) => (x !== null && Number.isFinite(x) ? x : null);
+
+export abstract class RunLoopCore implements RunController {
+  protected readonly gate = new PauseGate();
+  protected readonly abort = new AbortController();
+  protected readonly batcher: GenerationBatcher;
+  protected readonly now: () => number;
+  private readonly buffer: SampleBuffer<TrainingSample>;
+  private readonly judgeSlots = new Semaphore(JUDGE_CONCURRENCY);
+  private readonly batches: Batch<TrainingSample>[] = [];
+  private batchWaiters: (() => void)[] = [];
+  private status: RunStatus = 'running';
+  protected step: number;
+  protected version: number;
+  protected sessionsStarted: number;
+  private tokenLog: { at: number; tokens: number }[] = [];
+  private failure: unknown = null;
+  private trainerWake: (() => void) | null = null;
+  private readonly judging = new Set<Promise<void>>();
+
+  constructor(
+    private readonly settings: LoopSettings,
+    protected readonly policyService: PolicyService,
+    private readonly sink: RecordSink,
+    protected readonly options: RunLoopOptions = {},
+  ) {
+    this.now = options.now ?? Date.now;
+    this.batcher = new GenerationBatcher(policyService, MAX_GENERATION_BATCH);
+    this.buffer = new SampleBuffer({ batchSize: settings.batchSize, zeroAdvantage: settings.zeroAdvantage });
+    this.step = options.resume?.step ?? 0;
+    this.version = options.resume?.version ?? 0;
+    this.sessionsStarted = options.resume?.sessionsStarted ?? 0;
+  }
+
+  /** One worker: starts sessions (or groups) until the run stops. `settings.workers` run at once. */
+  protected abstract worker(): Promise<void>;
+
+  /** The track's evaluation of the current policy; it commits its own records. */
+  protected abstract evaluate(): Promise<void>;
+
+  snapshot(): RunSnapshot {
+    const t = this.now();
+    this.tokenLog = this.tokenLog.filter((e) => t - e.at < 5000);
+    const span = this.tokenLog.length ? Math.max(1000, t - this.tokenLog[0].at) : 1000;
+    return {
+      status: this.status,
+      step: this.step,
+      version: this.version,
+      sessionsStarted: this.sessionsStarted,
+      generationQueue: this.batcher.queued,
+      judgeInFlight: this.judgeSlots.inUse,
+      judgeWaiting: this.judgeSlots.waiting,
+      bufferedSamples: this.buffer.size,
+      batchesWaiting: this.batches.length,
+      tokensPerSecond: (this.tokenLog.reduce((n, e) => n + e.tokens, 0) * 1000) / span,
+    };
+  }
+
+  pause(): void {
+    if (this.status !== 'running') return;
+    this.gate.pause();
+    this.setStatus('paused');
+    void this.event('paused', 'paused: workers wait before their next request; work in flight completes');
+  }
+
+  resume(): void {
+    if (this.status !== 'paused') return;
+    this.gate.resume();
+    this.setStatus('running');
+    void this.event('resumed', 'resumed');
+  }
+
+  /** Logs something that happened to the runtime (also used by the page: a lost GPU device). */
+  async event(event: RuntimeEventRecord['event'], message: string): Promise<void> {
+    await this.commit([{ kind: 'runtime_event', version: this.version, ts: this.now(), step: this.step, event, message }]).catch((e) => this.fail(e));
+  }
+
+  /** Stops workers and drops work in flight; committed records stay. */
+  stop(): void {
+    if (this.status === 'finished' || this.status === 'stopped') return;
+    this.setStatus('stopping');
+    this.abort.abort(new DOMException('run stopped', 'AbortError'));
+    this.gate.resume();
+    this.trainerWake?.();
+    for (const w of this.batchWaiters.splice(0)) w();
+  }
+
+  private setStatus(s: RunStatus): void {
+    this.status = s;
+    this.options.onSnapshot?.(this.snapshot());
+  }
+
+  protected get stopping(): boolean {
+    return this.abort.signal.aborted;
+  }
+
+  protected async commit(records: RunRecord[]): Promise<void> {
+    if (!records.length) return;
+    await this.sink.append(records);
+    for (const r of records) this.options.onRecord?.(r);
+  }
+
+  /** Runs until the configured number of steps (and the last evaluation) is done, or stop(). */
+  async run(): Promise<RunResult> {
+    const trainer = this.trainLoop().catch((e) => this.fail(e));
+    const workers = Array.from({ length: this.settings.workers }, () => this.worker().catch((e) => this.fail(e)));
+    await trainer;
+    this.stop();
+    await Promise.all(workers);
+    await Promise.allSettled([...this.judging]);
+    if (this.failure) {
+      this.status = 'failed';
+      throw this.failure;
+    }
+    this.setStatus(this.step >= this.settings.steps ? 'finished' : 'stopped');
+    return { status: this.status, step: this.step, version: this.version };
+  }
+
+  protected fail(e: unknown): void {
+    if (isAbort(e) && this.stopping) return;
+    this.failure ??= e;
+    this.stop();
+  }
+
+  /** One generation through the batcher; null when the run stopped meanwhile. */
+  protected async generate(request: PolicyRequest): Promise<PolicyReply | null> {
+    try {
+      const reply = await this.batcher.request(request, this.abort.signal);
+      this.tokenLog.push({ at: this.now(), tokens: reply.tokenIds.length });
+      return reply;
+    } catch (e) {
+      if (isAbort(e) && this.stopping) return null;
+      throw e;
+    }
+  }
+
+  /** Workers wait while paused or while batches pile up faster than training takes them. */
+  protected async waitForCapacity(): Promise<void> {
+    await this.gate.wait();
+    while (!this.stopping && this.batches.length > MAX_WAITING_BATCHES) {
+      await new Promise<void>((r) => this.batchWaiters.push(r));
+    }
+  }
+
+  /**
+   * Runs judging work off the worker's path: waits for one of a bounded number of slots
+   * (back-pressure), then returns while the task runs. A failing task fails the run.
+   */
+  protected async offPath(task: () => Promise<void>): Promise<void> {
+    await this.judgeSlots.acquire();
+    const running: Promise<void> = task()
+      .catch((e) => this.fail(e))
+      .finally(() => {
+        this.judgeSlots.release();
+        this.judging.delete(running);
+      });
+    this.judging.add(running);
+  }
+
+  /** Queues a judged sample, logs it as the buffer tagged it, and hands a full batch to the trainer. */
+  protected async addSample(sample: TrainingSample): Promise<void> {
+    const added = this.buffer.add(sample);
+    await this.commit([sampleRecord(added.sample, this.now())]);
+    if (added.batch) {
+      this.batches.push(added.batch);
+      this.trainerWake?.();
+    }
+  }
+
+  private async trainLoop(): Promise<void> {
+    const { steps, evalEvery } = this.settings;
+    if (this.step === 0 && evaluationDue(0, evalEvery, steps)) await this.evaluate();
+    while (!this.stopping && this.step < steps) {
+      const batch = await this.nextBatch();
+      if (!batch) return;
+      await this.gate.wait();
+      if (this.stopping) return;
+      await this.train(batch);
+      if (evaluationDue(this.step, evalEvery, steps)) await this.evaluate();
+    }
+  }
+
+  private async nextBatch(): Promise<Batch<TrainingSample> | null> {
+    while (!this.batches.length) {
+      if (this.stopping) return null;
+      await new Promise<void>((r) => (this.trainerWake = r));
+      this.trainerWake = null;
+    }
+    const batch = this.batches.shift()!;
+    for (const w of this.batchWaiters.splice(0)) w();
+    return batch;
+  }
+
+  private async train(batch: Batch<TrainingSample>): Promise<void> {
+    const tools = this.settings.tools;
+    const items = batch.samples.map((s: BufferedSample<TrainingSample>) => ({
+      messages: s.messages,
+      ...(tools ? { tools } : {}),
+      tokenIds: [...s.response.tokenIds],
+      advantages: s.advantages,
+      rolloutLogp: [...s.response.logprobs],
+      trainable: s.trainable,
+    }));
+    const result = await this.policyService.train(items, (i, n) => this.options.onProgress?.({ phase: 'train', done: i, total: n }));
+    const from = this.version;
+    this.step++;
+    this.version = result.version;
+    const s = result.stats;
+    const stats: TrainStats = {
+      loss: finite(s.loss),
+      policyLoss: finite(s.policyLoss),
+      kl: finite(s.kl),
+      clipFracLow: finite(s.clipFracLow),
+      clipFracHigh: finite(s.clipFracHigh),
+      entropy: finite(s.entropy),
+      meanAbsAdv: finite(s.meanAbsAdv),
+      gradNorm: finite(s.gradNorm),
+      tokens: s.tokens,
+      stepMs: finite(s.stepMs),
+      logpGap: finite(s.rolloutGap),
+    };
+    const updates: TokenUpdateRecord[] = (s.perSample ?? []).flatMap((t, i) => {
+      const sample = batch.samples[i];
+      if (!sample.trainable) return [];
+      return [{ kind: 'token_update' as const, version: sample.version, ts: result.finishedAt, session: sample.session, turn: sample.turn, step: this.step, before: t.before, after: t.after }];
+    });
+    await this.commit([
+      { kind: 'train_step', version: from, ts: result.finishedAt, step: this.step, samples: batch.samples.length, stats, skipped: s.skipped },
+      ...updates,
+      { kind: 'version_boundary', version: this.version, ts: result.finishedAt, step: this.step, from, to: this.version },
+    ]);
+    this.options.onSnapshot?.(this.snapshot());
+  }
+}

@@ -1,0 +1,264 @@
+/**
+ * The tool-call track's run loop (DESIGN.md section 1, general agents). Each worker takes the
+ * next training problem and samples a group of n rollouts of it concurrently: every policy step
+ * is one generation through the shared batcher, rendered with the calculator in the chat
+ * template's `tools`, and logged as an interaction record (session = the rollout, turn = step
+ * index + 1). A finished group goes to the PRM off the worker's path: every step gets m votes
+ * and the reward r_t = o + mean(votes) (integrated) or o (outcome); advantages are standardized
+ * among the group's steps that share a step index, and a tool_step record logs all of it.
+ *
+ * Each step becomes one training sample: prompt = the messages before the step (with the same
+ * tools), completion = the step's generated tokens, every token carrying the step's advantage
+ * (zero where its index had no ranking). A trajectory of S steps gives S samples. Batching,
+ * training, versions and the evaluation schedule are the shared RunLoopCore's; the evaluation
+ * here is greedy accuracy on held-out problems.
+ */
+import type { ChatMessage } from '../../../rl/messages';
+import type { EvaluationRecord, InteractionRecord, ToolStepRecord } from '../../../rl/records';
+import type { TrainingSample } from '../../../rl/samples';
+import type { TextGenerator } from '../../../sims/generator';
+import type { Problem } from '../../../sims/problems/problem';
+import { CALCULATOR_TOOL, groupAdvantages, runToolEpisode, scoreTrajectory, type PolicyStep, type Trajectory } from '../../../sims/toolcall/index';
+import { isAbort, RunLoopCore, type RecordSink, type RunLoopOptions } from '../loop-core';
+import type { PolicyReply, PolicyService } from '../policy-service';
+import type { ToolCallRunConfig } from '../run-config';
+
+export interface ToolCallServices {
+  policy: PolicyService;
+  /** The step judge (PRM); unused in outcome mode. */
+  judge: TextGenerator;
+}
+
+/** Training problems and the held-out evaluation problems (disjoint). */
+export interface ToolCallProblems {
+  train: Problem[];
+  heldOut: Problem[];
+}
+
+/** The tools every policy prompt of the track lists. */
+export const TOOL_TRACK_TOOLS: readonly object[] = [CALCULATOR_TOOL];
+
+/** Greedy decoding: two evaluations differ only by the policy, not by sampling luck. */
+const GREEDY = { temperature: 0, topP: 1, topK: 0 };
+
+/** Longest per-problem detail kept in an evaluation record. */
+const DETAIL_CHARS = 4000;
+
+/** The sampling seed of one policy step: distinct for every rollout of every group. */
+export function rolloutSeed(runSeed: number, group: number, rollout: number, step: number): number {
+  return runSeed * 1_000_003 + group * 10_007 + rollout * 101 + step;
+}
+
+/** The judge's base seed for one rollout (vote k of step t adds t * m + k). */
+export function judgeSeed(runSeed: number, group: number, rollout: number): number {
+  return runSeed * 7_919 + group * 104_729 + rollout * 4_099;
+}
+
+export const groupId = (index: number) => `g${index}`;
+export const rolloutId = (index: number, rollout: number) => `g${index}.r${rollout}`;
+
+export class ToolCallRunLoop extends RunLoopCore {
+  constructor(
+    readonly config: ToolCallRunConfig,
+    private readonly services: ToolCallServices,
+    private readonly problems: ToolCallProblems,
+    sink: RecordSink,
+    options: RunLoopOptions = {},
+  ) {
+    super(
+      {
+        steps: config.schedule.steps,
+        evalEvery: config.schedule.evalEvery,
+        workers: config.schedule.concurrentGroups,
+        batchSize: config.preset.batch.size,
+        zeroAdvantage: config.preset.batch.zeroAdvantage,
+        tools: TOOL_TRACK_TOOLS,
+      },
+      services.policy,
+      sink,
+      options,
+    );
+    if (problems.train.length === 0) throw new Error('the run has no training problems');
+    if (config.schedule.evalEvery > 0 && problems.heldOut.length === 0) {
+      throw new Error('the run evaluates (schedule.evalEvery > 0) but has no held-out problems; raise toolcall.evalHeldOut or load more problems');
+    }
+  }
+
+  protected async worker(): Promise<void> {
+    while (!this.stopping) {
+      const index = this.sessionsStarted++;
+      await this.runGroup(index, this.problems.train[index % this.problems.train.length]);
+    }
+  }
+
+  /** Samples the group's n rollouts, then hands them to the PRM off this worker's path. */
+  private async runGroup(index: number, problem: Problem): Promise<void> {
+    const { groupSize, maxSteps } = this.config.toolcall;
+    let trajectories: Trajectory<PolicyReply>[];
+    try {
+      trajectories = await Promise.all(
+        Array.from({ length: groupSize }, (_, r) => runToolEpisode(problem, this.rolloutPolicy(index, r), { maxSteps, signal: this.abort.signal })),
+      );
+    } catch (e) {
+      if (isAbort(e) && this.stopping) return;
+      throw e;
+    }
+    if (this.stopping) return;
+    await this.offPath(() => this.scoreGroup(index, problem, trajectories));
+  }
+
+  /** One rollout's policy: each step waits for capacity, generates through the batcher and is logged. */
+  private rolloutPolicy(index: number, rollout: number): PolicyStep<PolicyReply> {
+    const session = rolloutId(index, rollout);
+    const sp = this.config.sampling.policy;
+    let step = 0;
+    return async (messages: ChatMessage[]) => {
+      const t = step++;
+      await this.waitForCapacity();
+      if (this.stopping) throw this.abort.signal.reason;
+      const reply = await this.generate({
+        messages,
+        tools: TOOL_TRACK_TOOLS,
+        maxNewTokens: sp.maxNewTokens,
+        sampling: { temperature: sp.temperature, topP: sp.topP, topK: sp.topK },
+        seed: rolloutSeed(this.config.seed, index, rollout, t),
+      });
+      if (!reply) throw this.abort.signal.reason;
+      const interaction: InteractionRecord = {
+        kind: 'interaction',
+        version: reply.version,
+        ts: this.now(),
+        session,
+        turn: t + 1,
+        turnType: 'main',
+        messages: messages.map((m) => ({ ...m })),
+        response: reply.text,
+        tokenIds: reply.tokenIds,
+        logprobs: reply.logprobs,
+        tokenTexts: reply.tokenTexts,
+        startedAt: reply.startedAt,
+        finishedAt: reply.finishedAt,
+      };
+      await this.commit([interaction]);
+      return reply;
+    };
+  }
+
+  /** PRM votes and rewards for every step, advantages per step index, then one sample per step. */
+  private async scoreGroup(index: number, problem: Problem, trajectories: Trajectory<PolicyReply>[]): Promise<void> {
+    if (this.stopping) return;
+    const { judge } = this.config.preset;
+    const mode = this.config.toolcall.rewardMode;
+    const scored = await Promise.all(
+      trajectories.map((trajectory, r) =>
+        scoreTrajectory(trajectory, this.services.judge, {
+          votes: judge.binaryVotes,
+          mode,
+          temperature: judge.temperature,
+          maxNewTokens: judge.maxNewTokens,
+          seed: judgeSeed(this.config.seed, index, r),
+          signal: this.abort.signal,
+        }),
+      ),
+    );
+    if (this.stopping) return;
+    const advantages = groupAdvantages(scored);
+    const ts = this.now();
+    const records: ToolStepRecord[] = [];
+    const samples: TrainingSample[] = [];
+    scored.forEach((s, r) => {
+      const session = rolloutId(index, r);
+      s.trajectory.steps.forEach((step, t) => {
+        const { reward, advantage } = advantages[r][t];
+        const score = s.steps[t];
+        const reply = step.output;
+        records.push({
+          kind: 'tool_step',
+          version: reply.version,
+          ts,
+          session,
+          turn: step.index + 1,
+          group: groupId(index),
+          problem: problem.id,
+          stepIndex: step.index,
+          final: step.final,
+          toolResults: step.toolMessages.map((m) => m.content),
+          outcome: s.trajectory.outcome,
+          mode,
+          votes: [...score.votes],
+          raw: [...score.texts],
+          reward,
+          advantage,
+        });
+        samples.push({
+          session,
+          turn: step.index + 1,
+          version: reply.version,
+          messages: step.messages,
+          response: { text: reply.text, tokenIds: reply.tokenIds, logprobs: reply.logprobs },
+          nextState: step.toolMessages[0] ?? null,
+          reward,
+          // The step's advantage on each of its tokens; a step whose index carried no ranking gets 0.
+          advantages: new Array<number>(reply.tokenIds.length).fill(advantage ?? 0),
+          judged: true,
+        });
+      });
+    });
+    await this.commit(records);
+    for (const sample of samples) {
+      if (this.stopping) return;
+      await this.addSample(sample);
+    }
+  }
+
+  /** Greedy accuracy on the held-out problems: the share whose final answer equals `#### N`. */
+  protected async evaluate(): Promise<void> {
+    const problems = this.problems.heldOut;
+    if (problems.length === 0) return;
+    const { maxSteps } = this.config.toolcall;
+    const maxNewTokens = this.config.sampling.policy.maxNewTokens;
+    const versions: number[] = [];
+    let done = 0;
+    const trajectories = await Promise.all(
+      problems.map(async (problem) => {
+        const policy: PolicyStep<PolicyReply> = async (messages) => {
+          const reply = await this.batcher.request({ messages, tools: TOOL_TRACK_TOOLS, maxNewTokens, sampling: GREEDY, seed: 0 }, this.abort.signal);
+          versions.push(reply.version);
+          return reply;
+        };
+        const trajectory = await runToolEpisode(problem, policy, { maxSteps, signal: this.abort.signal });
+        this.options.onProgress?.({ phase: 'evaluate', done: ++done, total: problems.length });
+        return trajectory;
+      }),
+    );
+    const n = trajectories.length;
+    const calls = trajectories.flatMap((t) => t.steps.flatMap((s) => s.results));
+    const scores: Record<string, number> = {
+      accuracy: trajectories.filter((t) => t.outcome === 1).length / n,
+      /** Share of episodes that ended with a final answer rather than the step limit. */
+      answered: trajectories.filter((t) => t.end === 'answered').length / n,
+      meanSteps: trajectories.reduce((k, t) => k + t.steps.length, 0) / n,
+      meanToolCalls: calls.length / n,
+    };
+    if (calls.length > 0) scores.toolSuccess = calls.filter((c) => c.outcome.ok).length / calls.length;
+    const record: EvaluationRecord = {
+      kind: 'evaluation',
+      // The version that wrote the answers (a finished step swaps in at the next generation).
+      version: Math.min(...versions),
+      ts: this.now(),
+      step: this.step,
+      name: 'accuracy',
+      scores,
+      perProblem: trajectories.map((t, i) => ({ id: problems[i].id, score: t.outcome === 1 ? 1 : 0, detail: evaluationDetail(t) })),
+    };
+    await this.commit([record]);
+  }
+}
+
+function evaluationDetail(t: Trajectory): string {
+  const calls = t.steps.reduce((k, s) => k + s.results.length, 0);
+  const answer = t.finalAnswer ? String(t.finalAnswer.value) : 'none';
+  const head = `answer ${answer} (expected ${t.expected}); ${t.steps.length} step(s), ${calls} tool call(s)${t.end === 'step-limit' ? ', step limit reached' : ''}`;
+  const text = t.finalText === null ? head : `${head}\n${t.finalText}`;
+  return text.length > DETAIL_CHARS ? text.slice(0, DETAIL_CHARS) : text;
+}
