@@ -1,0 +1,6 @@
+export { default as MetricsCharts } from './MetricsCharts.svelte';
+export { default as ConversationFeed } from './ConversationFeed.svelte';
+export { default as TokenView } from './TokenView.svelte';
+export { default as BeforeAfter } from './BeforeAfter.svelte';
+export { default as HowItWorks } from './HowItWorks.svelte';
+export * from './derive';
