@@ -22,6 +22,8 @@ export class EngineGenerator implements TextGenerator {
       seed: opts.seed ?? 0,
       signal: opts.signal,
     });
+    // A cut-off answer is not an answer: callers must not take it for the model's reply.
+    if (g.finishReason === 'aborted') throw opts.signal?.reason ?? new DOMException('generation aborted', 'AbortError');
     return g.text;
   }
 }
