@@ -26,6 +26,18 @@ describe.skipIf(!stories)('stories260K on the CPU reference backend', () => {
     s.logprobs.forEach((lp, i) => expect(lp).toBeCloseTo(g.logprobs[i], 4));
   });
 
+  it('stops at a stop string (cut from the text) and at a stop token (kept in the tokens)', async () => {
+    const policy = await Policy.load(new DirSource(stories!), new CpuBackend());
+    const [g] = await policy.generate(['Once upon a time'], { maxNewTokens: 40, stopStrings: ['Lily'] });
+    expect(g.finishReason).toBe('stop');
+    expect(g.text).toBe(', there was a little girl named ');
+    const prompt = policy.promptIds('Once upon a time');
+    const [full] = await generate(policy.model, [prompt], { maxNewTokens: 6 });
+    const [cut] = await generate(policy.model, [prompt], { maxNewTokens: 40, stopIds: [full.tokens[3]] });
+    expect(cut.tokens).toEqual(full.tokens.slice(0, 4));
+    expect(cut.finishReason).toBe('stop');
+  });
+
   it('gives each sequence of a padded batch the tokens it gets alone (greedy)', async () => {
     const policy = await Policy.load(new DirSource(stories!), new CpuBackend());
     const prompts = ['Once upon a time', 'The cat', 'Tom and his mom went to the big'].map((p) => policy.promptIds(p));

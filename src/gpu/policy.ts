@@ -14,6 +14,15 @@ import { score, type Scored } from './score';
 import type { ModelSource } from './source';
 import { Tokenizer } from './tokenizer';
 
+/** How a conversation is rendered besides its messages. */
+export interface PromptOptions {
+  /**
+   * Tools (OpenAI function format) the chat template lists, as Qwen's `<tools>` block; a
+   * template without tool support ignores them. Not used for base models or plain text.
+   */
+  tools?: readonly object[];
+}
+
 export class Policy {
   private constructor(
     readonly model: CausalLM,
@@ -33,8 +42,8 @@ export class Policy {
   }
 
   /** Prompt ids: the chat template for chat models, else the text as the tokenizer encodes it. */
-  promptIds(prompt: string | ChatMessage[]): number[] {
-    const text = this.promptText(prompt);
+  promptIds(prompt: string | ChatMessage[], options: PromptOptions = {}): number[] {
+    const text = this.promptText(prompt, options);
     // A chat template already writes any BOS it wants.
     return typeof prompt === 'string' || !this.tokenizer.hasChatTemplate ? this.tokenizer.encode(text) : this.tokenizer.encode(text, false);
   }
@@ -46,9 +55,11 @@ export class Policy {
    * so for base models it is moved in front: still before the answer, as a chat template
    * would place it, without breaking the text the model continues.
    */
-  promptText(prompt: string | ChatMessage[]): string {
+  promptText(prompt: string | ChatMessage[], options: PromptOptions = {}): string {
     if (typeof prompt === 'string') return prompt;
-    if (this.tokenizer.hasChatTemplate) return this.tokenizer.chatPrompt(prompt);
+    if (this.tokenizer.hasChatTemplate) {
+      return this.tokenizer.chatPrompt(prompt, options.tools?.length ? { tools: [...options.tools] } : {});
+    }
     const lastUser = [...prompt].reverse().find((m) => m.role === 'user');
     const text = lastUser?.content ?? prompt[prompt.length - 1]?.content ?? '';
     const at = text.lastIndexOf(`\n\n${HINT_HEADER}\n`);
@@ -70,12 +81,17 @@ export class Policy {
     return isPrefix ? joined.slice(promptIds.length) : this.tokenizer.encode(completion, false);
   }
 
-  async generate(prompts: (string | ChatMessage[])[], options: Omit<GenerateOptions, 'decode' | 'stopIds'> & { stopIds?: number[] }): Promise<Generation[]> {
+  /** `options.tools[i]`: the tools the chat template lists for prompt i (see PromptOptions). */
+  async generate(
+    prompts: (string | ChatMessage[])[],
+    options: Omit<GenerateOptions, 'decode' | 'stopIds'> & { stopIds?: number[]; tools?: (readonly object[] | undefined)[] },
+  ): Promise<Generation[]> {
+    const { tools, ...rest } = options;
     return generate(
       this.model,
-      prompts.map((p) => this.promptIds(p)),
+      prompts.map((p, i) => this.promptIds(p, { tools: tools?.[i] })),
       {
-        ...options,
+        ...rest,
         stopIds: options.stopIds ?? this.tokenizer.stopIds,
         decode: (ids) => this.tokenizer.decode(ids),
       },

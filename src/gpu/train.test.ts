@@ -73,6 +73,21 @@ describe.skipIf(!stories)('PPO steps on stories260K', () => {
     expect(down.gradNorm).toBeGreaterThan(0);
   });
 
+  it('skips a step with a non-finite loss and leaves the adapter untouched, saying why', async () => {
+    const adapter = fresh();
+    const before = await Promise.all(adapter.parameters().map((p) => policy.model.backend.read(p.tensor)));
+    const trainer = new LoraTrainer(policy.model, adapter, settings);
+    const bad = sample(1);
+    bad.advantages[2] = Number.NaN;
+    const stats = await trainer.trainStep([bad]);
+    expect(stats.skipped).toMatch(/NaN/);
+    expect(trainer.stepsTaken).toBe(0);
+    const after = await Promise.all(adapter.parameters().map((p) => policy.model.backend.read(p.tensor)));
+    after.forEach((t, i) => expect(Array.from(t)).toEqual(Array.from(before[i])));
+    // The next good step goes through.
+    expect((await trainer.trainStep([sample(1)])).skipped).toBeNull();
+  });
+
   it('OPD advantages (teacher - student) shrink the log-ratio to a hint-conditioned teacher', async () => {
     const adapter = fresh(3);
     const [g] = await generate(policy.model, [prompt], { maxNewTokens: 20 });

@@ -1,0 +1,91 @@
+/** Checkpoint loading beyond the single-file case: shards, the hub with its cache, bad folders. */
+import { copyFileSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { requireShared } from '../../test/shared-dir';
+import { CpuBackend } from './cpu/backend';
+import { ModelSourceError, WeightsError } from './errors';
+import { Policy } from './policy';
+import { parseSafetensors, tensorToFloat32, writeSafetensors } from './safetensors';
+import { HubSource, type FileProgress } from './source';
+import { DirSource } from './source-node';
+
+const stories = requireShared('models/stories260K');
+const documented = ', there was a little girl named Lily. She loved to play outside in the park.';
+
+function copyTokenizer(to: string) {
+  for (const f of ['config.json', 'tokenizer.json', 'tokenizer_config.json']) copyFileSync(join(stories!, f), join(to, f));
+}
+
+describe.skipIf(!stories)('loading checkpoints', () => {
+  it('loads a sharded checkpoint (model.safetensors.index.json) with F16 and BF16 shards', async () => {
+    const { tensors } = parseSafetensors(readFileSync(join(stories!, 'model.safetensors')));
+    const entries = [...tensors.values()];
+    const dir = mkdtempSync(join(tmpdir(), 'sharded-'));
+    copyTokenizer(dir);
+    const half = Math.ceil(entries.length / 2);
+    const shards = [entries.slice(0, half), entries.slice(half)];
+    const weightMap: Record<string, string> = {};
+    shards.forEach((part, i) => {
+      const name = `model-0000${i + 1}-of-00002.safetensors`;
+      // The second shard in F16: loading converts whatever dtype each tensor has.
+      writeFileSync(join(dir, name), writeSafetensors(part.map((t) => ({ name: t.name, shape: t.shape, data: tensorToFloat32(t), dtype: i === 1 ? 'F16' : 'F32' }))));
+      for (const t of part) weightMap[t.name] = name;
+    });
+    writeFileSync(join(dir, 'model.safetensors.index.json'), JSON.stringify({ metadata: {}, weight_map: weightMap }));
+    const policy = await Policy.load(new DirSource(dir), new CpuBackend());
+    const [g] = await policy.generate(['Once upon a time'], { maxNewTokens: 12 });
+    // F16 rounding of half the weights may change late tokens, not the opening words.
+    expect(g.text.startsWith(', there was a little')).toBe(true);
+  });
+
+  it('downloads from the hub once, with byte progress, then serves from Cache Storage', async () => {
+    const files = new Map<string, Uint8Array>();
+    for (const f of ['config.json', 'tokenizer.json', 'tokenizer_config.json', 'model.safetensors']) files.set(f, readFileSync(join(stories!, f)));
+    let gets = 0;
+    const fetchFn = (async (url: string, init?: RequestInit) => {
+      const name = String(url).split('/').pop()!;
+      const body = files.get(name);
+      if (!body) return new Response('not found', { status: 404 });
+      if (init?.method === 'HEAD') return new Response(null, { status: 200, headers: { 'content-length': String(body.byteLength) } });
+      gets++;
+      // Stream in small chunks, as a real download arrives.
+      const stream = new ReadableStream({
+        start(c) {
+          for (let i = 0; i < body.byteLength; i += 65536) c.enqueue(body.subarray(i, i + 65536));
+          c.close();
+        },
+      });
+      return new Response(stream, { status: 200, headers: { 'content-length': String(body.byteLength) } });
+    }) as typeof fetch;
+    const store = new Map<string, Response>();
+    const cache = { match: async (u: string) => store.get(u)?.clone(), put: async (u: string, r: Response) => void store.set(u, r) };
+    const cacheStorage = { open: async () => cache } as unknown as CacheStorage;
+    const progress: FileProgress[] = [];
+    const source = new HubSource('karpathy/stories260K', { fetchFn, cacheStorage });
+    const policy = await Policy.load(source, new CpuBackend(), { onProgress: (p) => progress.push(p) });
+    const weights = progress.filter((p) => p.file === 'model.safetensors');
+    expect(weights.length).toBeGreaterThan(2);
+    expect(weights.at(-1)).toMatchObject({ loaded: files.get('model.safetensors')!.byteLength, total: files.get('model.safetensors')!.byteLength, fromCache: false });
+    const [g] = await policy.generate(['Once upon a time'], { maxNewTokens: 20 });
+    expect(documented.startsWith(g.text)).toBe(true);
+
+    const before = gets;
+    progress.length = 0;
+    await Policy.load(new HubSource('karpathy/stories260K', { fetchFn, cacheStorage }), new CpuBackend(), { onProgress: (p) => progress.push(p) });
+    expect(gets).toBe(before);
+    expect(progress.every((p) => p.fromCache)).toBe(true);
+  });
+
+  it('names what is wrong with a folder that is not a safetensors checkpoint', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'nosafetensors-'));
+    copyTokenizer(dir);
+    await expect(Policy.load(new DirSource(dir), new CpuBackend())).rejects.toThrow(WeightsError);
+    await expect(Policy.load(new DirSource(dir), new CpuBackend())).rejects.toThrow(/neither model.safetensors nor model.safetensors.index.json/);
+    await expect(Policy.load(new DirSource(join(dir, 'missing')), new CpuBackend())).rejects.toThrow(ModelSourceError);
+    const failing = new HubSource('owner/gated', { fetchFn: (async () => new Response('', { status: 401 })) as typeof fetch, cacheStorage: null });
+    await expect(failing.bytes('config.json')).rejects.toThrow(/HTTP 401.*gated/);
+    expect(() => new HubSource('not a model id')).toThrow(/not a hub model id/);
+  });
+});
