@@ -50,6 +50,10 @@ export interface RunSnapshot {
   batchesWaiting: number;
   /** Generated tokens per second over the last few seconds. */
   tokensPerSecond: number;
+  /** Tokens per second of the last training step (forward, backward and optimizer). */
+  trainTokensPerSecond: number | null;
+  /** The policy engine's device memory, as of the last per-second update. */
+  memory: { allocated: number; peak: number } | null;
 }
 
 export interface RunLoopOptions {
@@ -58,8 +62,32 @@ export interface RunLoopOptions {
   onRecord?: (r: RunRecord) => void;
   onSnapshot?: (s: RunSnapshot) => void;
   onProgress?: (p: { phase: 'train' | 'evaluate'; done: number; total: number }) => void;
+  /** How often onSnapshot fires while the run goes (default every second; 0 = only on changes). */
+  snapshotEveryMs?: number;
   /** Continue a saved run: its step and version (the adapter is restored by the caller). */
-  resume?: { step: number; version: number; sessionsStarted: number };
+  resume?: {
+    step: number;
+    version: number;
+    sessionsStarted: number;
+    /**
+     * Samples that were buffered but not trained on when the run stopped (storage's
+     * resumePoint().buffered), oldest first. They go back into the buffer with the loss mask
+     * they were logged with, and no new sample record is written: their records are in the log.
+     */
+    samples?: BufferedSample<TrainingSample>[];
+  };
+}
+
+/**
+ * Thrown (or rejected with) by a user's generator to end the conversation on request: the
+ * session ends explicitly, its last answer closes without a next state, and the worker starts
+ * the next session. Talk yourself's "New conversation" button uses it.
+ */
+export class EndSessionRequest extends Error {
+  override name = 'EndSessionRequest';
+  constructor(message = 'the user ended the conversation') {
+    super(message);
+  }
 }
 
 const JUDGE_CONCURRENCY = 8;
@@ -84,6 +112,8 @@ export class RunLoop {
   private failure: unknown = null;
   private trainerWake: (() => void) | null = null;
   private readonly judging = new Set<Promise<void>>();
+  private trainRate: number | null = null;
+  private memory: RunSnapshot['memory'] = null;
 
   constructor(
     readonly config: RunConfig,
@@ -101,6 +131,19 @@ export class RunLoop {
     this.version = options.resume?.version ?? 0;
     this.sessionsStarted = options.resume?.sessionsStarted ?? 0;
     if (problems.length === 0) throw new Error('the run has no problems to start sessions from');
+    for (const s of options.resume?.samples ?? []) this.rebuffer(s);
+  }
+
+  /** Puts a logged, untrained sample back into the buffer, keeping its logged loss mask. */
+  private rebuffer(s: BufferedSample<TrainingSample>): void {
+    const { trainable, promoted, ...sample } = s;
+    const added = this.buffer.add(sample);
+    added.sample.trainable = trainable;
+    added.sample.promoted = promoted;
+    if (added.batch) {
+      added.batch.trainable = added.batch.samples.filter((x) => x.trainable).length;
+      this.batches.push(added.batch);
+    }
   }
 
   snapshot(): RunSnapshot {
@@ -118,7 +161,15 @@ export class RunLoop {
       bufferedSamples: this.buffer.size,
       batchesWaiting: this.batches.length,
       tokensPerSecond: (this.tokenLog.reduce((n, e) => n + e.tokens, 0) * 1000) / span,
+      trainTokensPerSecond: this.trainRate,
+      memory: this.memory,
     };
+  }
+
+  /** The per-second metrics update: throughput, queues and device memory. */
+  private async tick(): Promise<void> {
+    this.memory = (await this.services.policy.memory?.().catch(() => null)) ?? this.memory;
+    this.options.onSnapshot?.(this.snapshot());
   }
 
   pause(): void {
@@ -167,12 +218,15 @@ export class RunLoop {
 
   /** Runs until the configured number of steps (and the last evaluation) is done, or stop(). */
   async run(): Promise<{ status: RunStatus; step: number; version: number }> {
+    const every = this.options.snapshotEveryMs ?? 1000;
+    const ticker = every > 0 && this.options.onSnapshot ? setInterval(() => void this.tick(), every) : null;
     const trainer = this.trainLoop().catch((e) => this.fail(e));
     const sessions = Array.from({ length: this.config.schedule.concurrentSessions }, () => this.sessionWorker().catch((e) => this.fail(e)));
     await trainer;
     this.stop();
     await Promise.all(sessions);
     await Promise.allSettled([...this.judging]);
+    if (ticker) clearInterval(ticker);
     if (this.failure) {
       this.status = 'failed';
       throw this.failure;
@@ -197,8 +251,18 @@ export class RunLoop {
   private async runSession(session: string, problem: Problem, index: number): Promise<void> {
     const { user } = this.services;
     if (!user) throw new Error(`the ${this.scenario.title} scenario needs a simulated user; talk-yourself runs take replies from the page`);
-    const transcript: ChatMessage[] = [{ role: 'user', content: this.scenario.firstMessage(problem) }];
-    const maxTurns = this.scenario.maxTurns ?? 8;
+    // No persona: the person at the keyboard is the user (talk yourself). They write the first
+    // message too, see the conversation as it is, and only they end it.
+    const human = this.scenario.persona === null;
+    const transcript: ChatMessage[] = [];
+    if (human) {
+      const first = await this.userSays(user, transcript, index, 0);
+      if (!first || 'ended' in first) return;
+      transcript.push({ role: 'user', content: first.text });
+    } else {
+      transcript.push({ role: 'user', content: this.scenario.firstMessage(problem) });
+    }
+    const maxTurns = this.scenario.maxTurns ?? (human ? Infinity : 8);
     const sp = this.config.sampling.policy;
     for (let turn = 1; turn <= maxTurns; turn++) {
       await this.waitForCapacity();
@@ -225,19 +289,31 @@ export class RunLoop {
       await this.commit([interaction]);
       await this.handleTracker(observed);
       transcript.push({ role: 'assistant', content: reply.text });
-      let said: string;
-      try {
-        said = simulatorReply(await user.generate(simulatorMessages(this.scenario, transcript), { ...this.config.sampling.user, seed: this.config.seed + index * 7919 + turn, signal: this.abort.signal }));
-      } catch (e) {
-        if (isAbort(e)) return;
-        throw e;
+      const next = await this.userSays(user, transcript, index, turn);
+      if (!next) return;
+      if ('ended' in next) {
+        await this.handleTracker(this.tracker.endSession(session));
+        return;
       }
+      const said = next.text;
       const finalWord: ChatMessage = { role: 'user', content: said };
       if (isDone(this.scenario, said) || turn === maxTurns) {
         await this.handleTracker(this.tracker.endSession(session, finalWord));
         return;
       }
       transcript.push(finalWord);
+    }
+  }
+
+  /** The user's next message; null when the run stops, `ended` when the user ends the session. */
+  private async userSays(user: TextGenerator, transcript: ChatMessage[], index: number, turn: number): Promise<{ text: string } | { ended: true } | null> {
+    const messages = this.scenario.persona === null ? transcript.map((m) => ({ ...m })) : simulatorMessages(this.scenario, transcript);
+    try {
+      return { text: simulatorReply(await user.generate(messages, { ...this.config.sampling.user, seed: this.config.seed + index * 7919 + turn, signal: this.abort.signal })) };
+    } catch (e) {
+      if (isAbort(e)) return null;
+      if ((e as { name?: string })?.name === 'EndSessionRequest') return { ended: true };
+      throw e;
     }
   }
 
@@ -331,6 +407,7 @@ export class RunLoop {
     const result = await this.services.policy.train(items, (i, n) => this.options.onProgress?.({ phase: 'train', done: i, total: n }));
     const from = this.version;
     this.step++;
+    if (result.stats.stepMs > 0) this.trainRate = (result.stats.tokens * 1000) / result.stats.stepMs;
     this.version = result.version;
     const s = result.stats;
     const finite = (x: number | null) => (x !== null && Number.isFinite(x) ? x : null);
