@@ -69,10 +69,18 @@ export interface PolicyService {
   exportAdapter(): Promise<PeftFiles>;
   /** Continue from a saved adapter (resume after reload, or after a lost GPU device). */
   restore(files: PeftFiles, version: number): Promise<void>;
+  /** Device memory the engine holds now and at its peak (where the service can tell). */
+  memory?(): Promise<{ allocated: number; peak: number }>;
 }
 
 export class EnginePolicyService implements PolicyService {
   private version = 0;
+  /**
+   * The version of the newest trained adapter. Two steps can finish before a generation call
+   * lets the first swap in; the second then replaces the pending adapter, and numbering by the
+   * trained steps (not by swaps) keeps version = steps taken.
+   */
+  private latest = 0;
   private serving: LoraAdapter;
   private pending: LoraAdapter | null = null;
   private inFlight = 0;
@@ -120,7 +128,7 @@ export class EnginePolicyService implements PolicyService {
     if (this.serving !== this.training) this.serving.dispose(this.policy.model.backend);
     this.serving = this.pending;
     this.pending = null;
-    this.version++;
+    this.version = this.latest;
   }
 
   async generate(requests: PolicyRequest[], signal?: AbortSignal): Promise<PolicyReply[]> {
@@ -177,8 +185,13 @@ export class EnginePolicyService implements PolicyService {
     );
     if (this.pending) this.pending.dispose(this.policy.model.backend);
     this.pending = await this.training.clone(this.policy.model.backend);
+    this.latest++;
     this.swapIfReady();
-    return { version: this.version + (this.pending ? 1 : 0), stats, startedAt, finishedAt: this.clock() };
+    return { version: this.latest, stats, startedAt, finishedAt: this.clock() };
+  }
+
+  async memory(): Promise<{ allocated: number; peak: number }> {
+    return this.policy.model.backend.memory();
   }
 
   async exportAdapter(): Promise<PeftFiles> {
@@ -197,5 +210,6 @@ export class EnginePolicyService implements PolicyService {
     this.serving = loaded;
     this.trainer = this.makeTrainer();
     this.version = version;
+    this.latest = version;
   }
 }
