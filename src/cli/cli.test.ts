@@ -3,6 +3,7 @@ import { mkdtempSync, writeFileSync, existsSync, cpSync, readFileSync } from 'no
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { tinyModel } from '../../test/fixtures/tiny-model';
 import { requireShared } from '../../test/shared-dir';
 import { main } from './main';
 
@@ -83,6 +84,51 @@ describe.skipIf(!stories)('nextstate CLI on stories260K', () => {
     expect(proc.status).toBe(2);
     expect(proc.stderr).toMatch(/unknown command "frobnicate"/);
   });
+});
+
+describe('nextstate run on the tool-call track', () => {
+  it('prints a complete tool-call example, and refuses a config of it with a bad track option, naming the field', async () => {
+    const example = await run('run', '--example', 'toolcall');
+    expect(example.code).toBe(0);
+    const config = JSON.parse(example.out.join('\n'));
+    expect(config).toMatchObject({
+      format: 'nextstate-run-config',
+      track: 'toolcall',
+      method: 'binary',
+      models: { policy: { model: 'Qwen/Qwen3-0.6B' }, judge: { kind: 'rules' } },
+      toolcall: { rewardMode: 'integrated', groupSize: 8, maxSteps: 8, evalHeldOut: 50 },
+    });
+    const dir = mkdtempSync(join(tmpdir(), 'nextstate-toolcall-'));
+    writeFileSync(join(dir, 'run.json'), JSON.stringify({ ...config, toolcall: { ...config.toolcall, rewardMode: 'prm-only' } }));
+    const bad = await run('run', '--config', join(dir, 'run.json'));
+    expect(bad.code).toBe(1);
+    expect(bad.err[0]).toMatch(/toolcall\.rewardMode/);
+  });
+
+  it('runs a tool-call config headless on the tiny Qwen3 fixture and writes a run file inspect reads', async () => {
+    const { dir: model } = await tinyModel({ family: 'qwen3' });
+    const config = JSON.parse((await run('run', '--example', 'toolcall')).out.join('\n'));
+    config.problems = { source: 'builtin', count: 2 };
+    config.toolcall = { ...config.toolcall, groupSize: 2, maxSteps: 1, evalHeldOut: 1 };
+    config.schedule = { concurrentGroups: 1, steps: 1, evalEvery: 1 };
+    config.preset.batch.size = 2;
+    config.sampling.policy.maxNewTokens = 4;
+    const dir = mkdtempSync(join(tmpdir(), 'nextstate-toolcall-run-'));
+    writeFileSync(join(dir, 'run.json'), JSON.stringify(config));
+    const file = join(dir, 'run.nsrun');
+    const r = await run('run', '--config', join(dir, 'run.json'), '--policy', model, '--out', file, '--json');
+    expect(r.err).toEqual([]);
+    expect(r.code).toBe(0);
+    const events = r.out.map((l) => JSON.parse(l));
+    expect(events.map((e) => e.type)).toEqual(['evaluation', 'train_step', 'evaluation']);
+    expect(events[0]).toMatchObject({ name: 'accuracy', step: 0, version: 0, n: 1 });
+    expect(events[0].score).toBe(events[0].scores.accuracy);
+    expect(events[1]).toMatchObject({ step: 1, version: 1, samples: 2, skipped: null });
+    const inspected = JSON.parse((await run('inspect', file, '--json')).out[0]);
+    expect(inspected.header.run.config.track).toBe('toolcall');
+    expect(inspected.summary).toMatchObject({ steps: 1, evaluations: 2, lastVersion: 1 });
+    expect(inspected.summary.byKind.tool_step).toBeGreaterThanOrEqual(2);
+  }, 120_000);
 });
 
 describe.skipIf(!stories)('nextstate run, inspect and export', () => {

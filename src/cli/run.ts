@@ -4,22 +4,56 @@ import { pipeline } from 'node:stream/promises';
 import type { ReadableStream as NodeReadableStream } from 'node:stream/web';
 import type { RunRecord } from '../rl/records';
 import { memorySource, runFileStream } from '../storage/index';
+import type { Backend } from '../gpu/backend';
 import { createScenario } from '../sims/scenarios/index';
+import type { RecordSink, RunController, RunLoopOptions } from '../workers/runtime/loop-core';
+import type { PolicyService } from '../workers/runtime/policy-service';
 import { loadProblems } from '../workers/runtime/problems';
-import { EXAMPLES, exampleConfig, parseRunConfig, type ExampleName, type RunConfig } from '../workers/runtime/run-config';
+import { EXAMPLES, exampleConfig, parseAnyRunConfig, trackOf, type AnyRunConfig, type ExampleName } from '../workers/runtime/run-config';
 import { RunLoop } from '../workers/runtime/runloop';
 import { createNodeServices, readTextFile } from '../workers/runtime/services-node';
+import { ToolCallRunLoop } from '../workers/runtime/toolcall/loop';
+import { loadToolCallProblems } from '../workers/runtime/toolcall/problems';
+import { createToolCallNodeServices } from '../workers/runtime/toolcall/services-node';
 import { createBackend } from './engine';
 import { isPositiveInt, number, parse, UsageError } from './args';
 
 export const usage = `nextstate run --config RUN.json [--out RUN_FILE] [--steps N] [--policy DIR|ID] [--backend cpu|webgpu] [--json]
   nextstate run --example ${EXAMPLES.join('|')}     print a complete example config`;
 
-/** The JSON lines a script follows: one per training step and per evaluation. */
+/**
+ * The JSON lines a script follows: one per training step and per evaluation. An evaluation's
+ * `score` is its headline number (personalization score, or tool-call accuracy); `scores` has all.
+ */
 export function eventLine(r: RunRecord): object | null {
   if (r.kind === 'train_step') return { type: 'train_step', step: r.step, version: r.version + 1, samples: r.samples, skipped: r.skipped, ...r.stats };
-  if (r.kind === 'evaluation') return { type: 'evaluation', step: r.step ?? 0, version: r.version, score: r.scores.score, n: r.perProblem.length };
+  if (r.kind === 'evaluation') {
+    const score = r.scores.score ?? r.scores.accuracy;
+    return { type: 'evaluation', name: r.name, step: r.step ?? 0, version: r.version, score, scores: r.scores, n: r.perProblem.length };
+  }
   return null;
+}
+
+/** The run loop of the config's track, with its Node services and problems. */
+async function createRun(
+  config: AnyRunConfig,
+  backend: Backend,
+  sink: RecordSink,
+  options: RunLoopOptions,
+): Promise<{ loop: RunController; policy: PolicyService }> {
+  if (config.track === 'toolcall') {
+    const services = await createToolCallNodeServices(config, backend);
+    const problems = await loadToolCallProblems(config, readTextFile);
+    return { loop: new ToolCallRunLoop(config, services, problems, sink, options), policy: services.policy };
+  }
+  const services = await createNodeServices(config, backend);
+  const problems = await loadProblems(config, createScenario(config.scenario), readTextFile);
+  return { loop: new RunLoop(config, services, problems, sink, options), policy: services.policy };
+}
+
+/** What a run is called in file names and labels: its scenario, or its track. */
+function runName(config: AnyRunConfig): string {
+  return config.track === 'toolcall' ? trackOf(config) : config.scenario.id;
 }
 
 export async function runCommand(argv: string[], out: (line: string) => void): Promise<void> {
@@ -44,16 +78,14 @@ export async function runCommand(argv: string[], out: (line: string) => void): P
   } catch (e) {
     throw new UsageError(`${v.config}: ${(e as Error).message}`);
   }
-  const config: RunConfig = parseRunConfig(raw);
+  const config: AnyRunConfig = parseAnyRunConfig(raw);
   if (typeof v.policy === 'string') config.models.policy.model = v.policy;
   if (typeof v.backend === 'string') config.models.policy.backend = v.backend as 'cpu' | 'webgpu';
   config.schedule.steps = number(v, 'steps', config.schedule.steps, isPositiveInt);
 
-  const services = await createNodeServices(config, await createBackend(config.models.policy.backend ?? 'cpu'));
-  const problems = await loadProblems(config, createScenario(config.scenario), readTextFile);
   const records: RunRecord[] = [];
   const created = Date.now();
-  const loop = new RunLoop(config, services, problems, {
+  const { loop, policy } = await createRun(config, await createBackend(config.models.policy.backend ?? 'cpu'), {
     append: async (rs) => void records.push(...rs),
   }, {
     onRecord: (r) => {
@@ -70,12 +102,12 @@ export async function runCommand(argv: string[], out: (line: string) => void): P
   } finally {
     process.off('SIGINT', stop);
   }
-  const file = typeof v.out === 'string' ? v.out : `nextstate-${config.scenario.id}-${new Date(created).toISOString().replace(/[:.]/g, '-')}.nsrun`;
-  const adapter = { version: services.policy.servingVersion(), ts: Date.now(), files: await services.policy.exportAdapter() };
+  const file = typeof v.out === 'string' ? v.out : `nextstate-${runName(config)}-${new Date(created).toISOString().replace(/[:.]/g, '-')}.nsrun`;
+  const adapter = { version: policy.servingVersion(), ts: Date.now(), files: await policy.exportAdapter() };
   const source = memorySource(
     {
       config: { ...config, modelRefs: { policy: { id: config.models.policy.model } }, seeds: { run: config.seed } },
-      label: config.label ?? config.scenario.id,
+      label: config.label ?? runName(config),
       notes: '',
       created,
       status: status === 'finished' ? 'finished' : 'stopped',
@@ -88,7 +120,14 @@ export async function runCommand(argv: string[], out: (line: string) => void): P
 }
 
 function describe(line: Record<string, unknown>): string {
-  if (line.type === 'evaluation') return `evaluation at step ${line.step} (v${line.version}): score ${(line.score as number).toFixed(3)} over ${line.n} problems`;
+  if (line.type === 'evaluation') {
+    const scores = line.scores as Record<string, number>;
+    const extra = Object.entries(scores)
+      .filter(([k]) => k !== 'score' && k !== line.name)
+      .map(([k, x]) => `, ${k} ${x.toFixed(3)}`)
+      .join('');
+    return `evaluation at step ${line.step} (v${line.version}): ${line.name} ${(line.score as number).toFixed(3)} over ${line.n} problems${extra}`;
+  }
   const f = (x: unknown, d = 4) => (typeof x === 'number' ? x.toFixed(d) : 'n/a');
   return `step ${line.step} -> v${line.version}: loss ${f(line.loss)} kl ${f(line.kl)} grad-norm ${f(line.gradNorm)} entropy ${f(line.entropy, 3)} |A| ${f(line.meanAbsAdv, 3)}${line.skipped ? ` SKIPPED: ${line.skipped}` : ''}`;
 }
