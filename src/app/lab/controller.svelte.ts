@@ -1,0 +1,588 @@
+/**
+ * The lab's one controller: it holds the RunStore, the policy worker and the running RunLoop,
+ * and exposes what the page shows as Svelte 5 runes state. Components read this state and call
+ * its methods; none of them talks to storage or workers directly, so every record the page
+ * shows has gone through RunStore first (the loop's onRecord fires after the commit).
+ */
+import type { RunRecord } from '../../rl/records';
+import {
+  exportRun,
+  importRun,
+  requestPersistence,
+  RunStore,
+  StorageFullError,
+  toJsonl,
+  trainingSamples,
+  type RunInfo,
+} from '../../storage/index';
+import { PEFT_CONFIG, PEFT_WEIGHTS } from '../../gpu/peft';
+import { createScenario } from '../../sims/scenarios/index';
+import { loadProblems } from '../../workers/runtime/problems';
+import type { RunConfig } from '../../workers/runtime/run-config';
+import { RunLoop, type RunLoopOptions, type RunSnapshot } from '../../workers/runtime/runloop';
+import { PolicyClient } from '../../workers/browser/policy-client';
+import type { ModelLocation, PolicyEvent, PolicyInfo } from '../../workers/browser/policy-host';
+import { errorText } from '../adapter';
+import { CheckpointingPolicy } from './checkpoint';
+import { DownloadTracker, type DownloadRow } from './downloads';
+import { HumanUser, type HumanTurn } from './human-user';
+import { resumePlan } from './resume';
+import { apiKeySetting, buildServices } from './services';
+import { defaultSetup, pickedFolderName, restoreSetup, setupProblems, toRunConfig, type LabRunConfig, type LabSetup } from './setup';
+
+export type Page = 'setup' | 'runs' | 'run' | 'system';
+export const PAGES: Page[] = ['setup', 'runs', 'run', 'system'];
+
+/** Where the live run is: loading models, running, paused (by the person or a full disk), stopping. */
+export type LivePhase = 'idle' | 'loading' | 'running' | 'paused' | 'stopping';
+
+export interface RunRecords {
+  id: string;
+  label: string;
+  records: readonly RunRecord[];
+}
+
+const SETUP_KEY = 'lab.setup';
+/** How often committed records are handed to the views: often enough to feel live, rarely enough not to re-render per record. */
+const FLUSH_MS = 250;
+
+interface Live {
+  runId: string;
+  loop: RunLoop;
+  policy: PolicyClient;
+  human: HumanUser | null;
+  /** Set while a loss pressed in the debug menu is in progress (it is logged when pressed). */
+  loss: { simulated: boolean };
+  dispose: () => void;
+}
+
+export class LabController {
+  page = $state<Page>('setup');
+  ready = $state(false);
+  /** null until probed; decides the default backend. */
+  webgpu = $state<boolean | null>(null);
+  setup = $state<LabSetup>(defaultSetup());
+  /** The policy's picked folder (File objects cannot be remembered across reloads). */
+  pickedFiles = $state.raw<File[]>([]);
+
+  runs = $state.raw<RunInfo[]>([]);
+  /** The run on the Run page and its committed records. */
+  openRun = $state.raw<RunInfo | null>(null);
+  records = $state.raw<RunRecord[]>([]);
+  /** Other runs ticked for the charts' overlay. */
+  compareIds = $state.raw<string[]>([]);
+  compared = $state.raw<RunRecords[]>([]);
+
+  liveRunId = $state<string | null>(null);
+  phase = $state<LivePhase>('idle');
+  snapshot = $state.raw<RunSnapshot | null>(null);
+  downloads = $state.raw<DownloadRow[]>([]);
+  trainProgress = $state.raw<{ done: number; total: number } | null>(null);
+  evalProgress = $state.raw<{ done: number; total: number } | null>(null);
+  policyInfo = $state.raw<PolicyInfo | null>(null);
+  roleLabels = $state.raw<Record<string, string> | null>(null);
+  talkTurn = $state.raw<HumanTurn | null>(null);
+
+  /** One polite line for the aria-live status region. */
+  announcement = $state('');
+  error = $state<string | null>(null);
+  /** StorageFullError's message while a run waits for space. */
+  storageFull = $state<string | null>(null);
+
+  readonly store: RunStore;
+  private live: Live | null = null;
+  private liveRecords: RunRecord[] = [];
+  private pendingRecords: RunRecord[] = [];
+  private flushTimer: ReturnType<typeof setTimeout> | null = null;
+  private snapshotTimer: ReturnType<typeof setInterval> | null = null;
+  private storageWaiters: (() => void)[] = [];
+  private readonly tracker = new DownloadTracker();
+  private readonly recordCache = new Map<string, RunRecord[]>();
+  private saveTimer: ReturnType<typeof setTimeout> | null = null;
+
+  constructor(store: RunStore = new RunStore()) {
+    this.store = store;
+  }
+
+  // ---- start-up and navigation ----
+
+  async init(options: { webgpu: boolean }): Promise<void> {
+    this.webgpu = options.webgpu;
+    try {
+      await this.store.open();
+      const report = await this.store.markInterruptedOnStartup();
+      this.setup = restoreSetup(await this.store.getSetting(SETUP_KEY), { webgpu: options.webgpu });
+      if (!options.webgpu && this.setup.policy.backend === 'webgpu') this.setup.policy.backend = 'cpu';
+      await this.refreshRuns();
+      if (report.interrupted.length) this.announce(`${report.interrupted.length} run(s) were interrupted when the page closed; resume them from Runs.`);
+    } catch (e) {
+      this.error = `Could not open the browser's run storage: ${errorText(e)}`;
+    }
+    this.ready = true;
+  }
+
+  /** Page and open run from the URL hash ("#/run/<id>"), so reload and Back land where they were. */
+  async fromHash(hash: string): Promise<void> {
+    const [, page, id] = /^#\/(setup|runs|run|system)(?:\/(.+))?$/.exec(hash) ?? [];
+    if (!page) return;
+    if (page === 'run' && id && id !== this.openRun?.id) await this.open(decodeURIComponent(id));
+    else this.page = page as Page;
+  }
+
+  hash(): string {
+    return this.page === 'run' && this.openRun ? `#/run/${encodeURIComponent(this.openRun.id)}` : `#/${this.page}`;
+  }
+
+  go(page: Page): void {
+    this.page = page;
+  }
+
+  private announce(text: string): void {
+    this.announcement = text;
+  }
+
+  /** Remembers the form (debounced): the next visit starts from the same choices. */
+  rememberSetup(): void {
+    if (!this.ready) return;
+    if (this.saveTimer) clearTimeout(this.saveTimer);
+    const snapshot = $state.snapshot(this.setup);
+    this.saveTimer = setTimeout(() => void this.store.setSetting(SETUP_KEY, snapshot).catch(() => {}), 400);
+  }
+
+  async setApiKey(baseUrl: string, key: string): Promise<void> {
+    if (key) await this.store.setSetting(apiKeySetting(baseUrl), key);
+    else await this.store.deleteSetting(apiKeySetting(baseUrl));
+  }
+
+  async hasApiKey(baseUrl: string): Promise<boolean> {
+    return Boolean(await this.store.getSetting<string>(apiKeySetting(baseUrl)));
+  }
+
+  // ---- runs ----
+
+  async refreshRuns(): Promise<void> {
+    this.runs = await this.store.listRuns();
+    if (this.openRun) this.openRun = this.runs.find((r) => r.id === this.openRun!.id) ?? this.openRun;
+  }
+
+  private async loadRecords(id: string): Promise<RunRecord[]> {
+    if (id === this.liveRunId) return this.liveRecords.slice();
+    const cached = this.recordCache.get(id);
+    if (cached) return cached;
+    const records = (await this.store.records(id)).map((r) => r.record);
+    this.recordCache.set(id, records);
+    return records;
+  }
+
+  /** Opens a run on the Run page (live, stored or imported). */
+  async open(id: string): Promise<void> {
+    try {
+      const info = await this.store.getRun(id);
+      if (!info) throw new Error(`No run with id ${id} in this browser; it may have been deleted.`);
+      this.openRun = info;
+      this.records = await this.loadRecords(id);
+      this.compareIds = this.compareIds.filter((c) => c !== id);
+      await this.loadCompared();
+      this.page = 'run';
+    } catch (e) {
+      this.error = errorText(e);
+    }
+  }
+
+  async toggleCompare(id: string, on: boolean): Promise<void> {
+    this.compareIds = on ? [...new Set([...this.compareIds, id])] : this.compareIds.filter((c) => c !== id);
+    await this.loadCompared();
+  }
+
+  private async loadCompared(): Promise<void> {
+    const out: RunRecords[] = [];
+    for (const id of this.compareIds) {
+      const info = this.runs.find((r) => r.id === id);
+      if (info) out.push({ id, label: info.label, records: await this.loadRecords(id) });
+    }
+    this.compared = out;
+  }
+
+  async rename(id: string, label: string): Promise<void> {
+    const clean = label.trim();
+    if (!clean) return;
+    await this.store.rename(id, clean);
+    await this.refreshRuns();
+    this.announce(`Renamed to ${clean}.`);
+  }
+
+  async remove(id: string): Promise<void> {
+    if (id === this.liveRunId) {
+      this.error = 'Stop the run before deleting it.';
+      return;
+    }
+    await this.store.deleteRun(id);
+    this.recordCache.delete(id);
+    this.compareIds = this.compareIds.filter((c) => c !== id);
+    this.compared = this.compared.filter((c) => c.id !== id);
+    if (this.openRun?.id === id) {
+      this.openRun = null;
+      this.records = [];
+    }
+    await this.refreshRuns();
+    this.announce('Run deleted.');
+  }
+
+  async exportFile(id: string): Promise<void> {
+    const info = await this.store.getRun(id);
+    const blob = await exportRun(this.store, id, { includeAdapter: true });
+    download(blob, `${fileStem(info?.label ?? id)}.nsrun`);
+    this.announce(`Exported ${info?.label ?? id}.`);
+  }
+
+  /** The last adapter in the PEFT layout: adapter_model.safetensors and adapter_config.json. */
+  async exportAdapter(id: string): Promise<void> {
+    const adapter = await this.store.latestAdapter(id);
+    if (!adapter) {
+      this.error = 'This run has no saved adapter yet: adapters are saved after each training step.';
+      return;
+    }
+    const weights = adapter.files[PEFT_WEIGHTS];
+    download(new Blob([weights.slice().buffer as ArrayBuffer], { type: 'application/octet-stream' }), PEFT_WEIGHTS);
+    download(new Blob([adapter.files[PEFT_CONFIG]], { type: 'application/json' }), PEFT_CONFIG);
+    this.announce(`Exported the adapter of version ${adapter.version}.`);
+  }
+
+  /** Training samples as TRL-style JSONL rows. */
+  async exportSamples(id: string): Promise<void> {
+    const info = await this.store.getRun(id);
+    const { rows } = trainingSamples(await this.loadRecords(id));
+    download(new Blob([toJsonl(rows)], { type: 'application/jsonl' }), `${fileStem(info?.label ?? id)}-samples.jsonl`);
+    this.announce(`Exported ${rows.length} training samples.`);
+  }
+
+  /** Imports a .nsrun file as a read-only run and opens it. */
+  async importFile(file: File): Promise<void> {
+    this.error = null;
+    this.announce(`Importing ${file.name}…`);
+    try {
+      const id = await importRun(this.store, file);
+      await this.refreshRuns();
+      await this.open(id);
+      this.announce(`Imported ${file.name} as a read-only run.`);
+    } catch (e) {
+      this.error = `Could not import ${file.name}: ${errorText(e)}`;
+      this.announce('');
+    }
+  }
+
+  /** Whether a stored run can continue: interrupted by a reload, paused, or stopped early. */
+  canResume(info: RunInfo): boolean {
+    return !info.readOnly && info.id !== this.liveRunId && (info.status === 'interrupted' || info.status === 'paused' || info.status === 'stopped');
+  }
+
+  /** Runs whose policy came from picked files need those files again to resume. */
+  needsFiles(info: RunInfo): boolean {
+    return (info.config as Partial<LabRunConfig>).lab?.policySource === 'files';
+  }
+
+  // ---- the live run ----
+
+  get busy(): boolean {
+    return this.live !== null || this.phase === 'loading';
+  }
+
+  /** Starts a new run from the setup form. */
+  async start(): Promise<void> {
+    if (this.busy) return;
+    this.error = null;
+    const setup = $state.snapshot(this.setup) as LabSetup;
+    const problems = setupProblems(setup, { pickedFiles: this.pickedFiles.length });
+    if (problems.length) {
+      this.error = problems.join(' ');
+      return;
+    }
+    const files = this.pickedFiles;
+    const fromFiles = setup.policy.source === 'files';
+    const policyModel = fromFiles ? pickedFolderName(files) : setup.policy.hubId.trim();
+    const config = toRunConfig(setup, policyModel);
+    void this.store.setSetting(SETUP_KEY, setup).catch(() => {});
+    void requestPersistence();
+    const location: ModelLocation = fromFiles ? { kind: 'files', files } : { kind: 'hub', id: policyModel };
+    await this.launch(config, location, null);
+  }
+
+  /** Continues a stored run: the adapter of its last saved step, the samples that waited, new sessions after the old ones. */
+  async resumeRun(id: string, files: File[] = []): Promise<void> {
+    if (this.busy) return;
+    this.error = null;
+    const info = await this.store.getRun(id);
+    if (!info || !this.canResume(info)) {
+      this.error = 'This run cannot be resumed.';
+      return;
+    }
+    if (this.needsFiles(info) && files.length === 0) {
+      this.error = 'This run\u2019s policy came from picked files: pick the same model folder to resume it.';
+      return;
+    }
+    const config = info.config as unknown as LabRunConfig;
+    const location: ModelLocation = this.needsFiles(info) ? { kind: 'files', files } : { kind: 'hub', id: config.models.policy.model };
+    await this.launch(config, location, info);
+  }
+
+  private async launch(config: RunConfig, location: ModelLocation, resuming: RunInfo | null): Promise<void> {
+    this.phase = 'loading';
+    this.tracker.clear();
+    this.downloads = [];
+    this.trainProgress = null;
+    this.evalProgress = null;
+    this.snapshot = null;
+    this.policyInfo = null;
+    this.roleLabels = null;
+    this.talkTurn = null;
+    this.storageFull = null;
+    this.announce(resuming ? `Resuming ${resuming.label}: loading the policy…` : 'Loading the policy model…');
+    if (resuming) {
+      this.openRun = resuming;
+      this.records = await this.loadRecords(resuming.id);
+    }
+    this.page = 'run';
+
+    let policy: PolicyClient | null = null;
+    let dispose = () => {};
+    let release: (() => void) | null = null;
+    try {
+      const backend = config.models.policy.backend ?? 'webgpu';
+      const loss = { simulated: false };
+      policy = PolicyClient.create((e) => this.onPolicyEvent('policy', e, loss));
+      this.policyInfo = await policy.load({ location, backend, preset: config.preset, seed: config.seed });
+
+      this.announce('Loading the judge, user and evaluator…');
+      const built = await buildServices(config, {
+        policyLocation: location,
+        backend,
+        apiKey: (baseUrl) => this.store.getSetting<string>(apiKeySetting(baseUrl)),
+        onProgress: (model, e) => (this.downloads = this.tracker.update(model, e)),
+      });
+      dispose = built.dispose;
+      this.roleLabels = built.labels;
+      const scenario = createScenario(config.scenario);
+      const problems = await loadProblems(config, scenario, () => Promise.reject(new Error('problem files are not supported in the lab yet; use builtin or gsm8k-hub')));
+      if (problems.length === 0) problems.push({ id: 'talk', question: '', answer: '' });
+
+      let runId: string;
+      let resume: RunLoopOptions['resume'];
+      if (resuming) {
+        runId = resuming.id;
+        const point = await this.store.resumePoint(runId);
+        if (point.adapter) await policy.restore(point.adapter.files, point.version);
+        const plan = resumePlan(point, this.records);
+        resume = { step: plan.step, version: plan.version, sessionsStarted: plan.sessionsStarted, samples: plan.samples };
+        release = await this.store.claimRun(runId);
+        await this.store.setStatus(runId, 'running');
+      } else {
+        runId = await this.store.createRun(config as LabRunConfig, config.label ?? 'run');
+        release = await this.store.claimRun(runId);
+        resume = undefined;
+        this.records = [];
+      }
+      this.liveRecords = this.records.slice();
+      this.recordCache.delete(runId);
+      this.openRun = (await this.store.getRun(runId)) ?? null;
+
+      const human = scenario.persona === null ? new HumanUser((t) => (this.talkTurn = t)) : null;
+      const checkpointing = new CheckpointingPolicy(policy, (version, files) => this.durably(() => this.store.saveAdapter(runId, version, files)));
+      const loop: RunLoop = new RunLoop(
+        config,
+        { ...built.services, policy: checkpointing, user: human ?? built.services.user },
+        problems,
+        { append: (records) => this.durably(async () => void (await this.store.appendMany(runId, records))) },
+        {
+          onRecord: (r) => this.onRecord(r),
+          onSnapshot: (s) => this.onSnapshot(s),
+          onProgress: (p) => {
+            if (p.phase === 'train') this.trainProgress = p.done >= p.total ? null : { done: p.done, total: p.total };
+            else this.evalProgress = p.done >= p.total ? null : { done: p.done, total: p.total };
+          },
+          resume,
+        },
+      );
+      const liveRelease = release;
+      const livePolicy = policy;
+      this.live = { runId, loop, policy, human, loss, dispose };
+      this.liveRunId = runId;
+      this.phase = 'running';
+      this.announce(resuming ? `Resumed at step ${resume?.step ?? 0}.` : 'Run started.');
+      await this.refreshRuns();
+      this.snapshotTimer = setInterval(() => {
+        if (this.live) this.snapshot = this.live.loop.snapshot();
+      }, 1000);
+      void loop
+        .run()
+        .then(async (result) => {
+          await this.store.setStatus(runId, result.status === 'finished' ? 'finished' : 'stopped').catch(() => {});
+          this.announce(result.status === 'finished' ? `Run finished after ${result.step} steps.` : `Run stopped at step ${result.step}.`);
+        })
+        .catch(async (e) => {
+          this.error = `The run failed: ${errorText(e)}`;
+          await this.store.setStatus(runId, 'stopped').catch(() => {});
+        })
+        .finally(() => this.finish(livePolicy, dispose, liveRelease));
+    } catch (e) {
+      this.error = `Could not start the run: ${errorText(e)}`;
+      policy?.terminate();
+      dispose();
+      release?.();
+      this.phase = 'idle';
+      this.announce('');
+      if (resuming) await this.store.setStatus(resuming.id, resuming.status === 'running' ? 'interrupted' : resuming.status).catch(() => {});
+      await this.refreshRuns().catch(() => {});
+    }
+  }
+
+  private finish(policy: PolicyClient, dispose: () => void, release: () => void): void {
+    this.flush();
+    if (this.snapshotTimer) clearInterval(this.snapshotTimer);
+    this.snapshotTimer = null;
+    if (this.live) this.snapshot = this.live.loop.snapshot();
+    const id = this.liveRunId;
+    if (id) this.recordCache.set(id, this.liveRecords.slice());
+    this.live = null;
+    this.liveRunId = null;
+    this.phase = 'idle';
+    this.trainProgress = null;
+    this.evalProgress = null;
+    this.talkTurn = null;
+    policy.terminate();
+    dispose();
+    release();
+    void this.refreshRuns();
+  }
+
+  private onPolicyEvent(model: string, e: PolicyEvent, state: { simulated: boolean }): void {
+    if (e.type === 'progress') {
+      this.downloads = this.tracker.update(model, e.progress);
+      return;
+    }
+    const loop = this.live?.loop;
+    if (e.type === 'device-lost') {
+      this.announce('The GPU device was lost; the policy reloads on a fresh device from the last saved step.');
+      // A simulated loss was logged when the button was pressed.
+      if (!state.simulated) void loop?.event('device_lost', `GPU device lost: ${e.message}`);
+    } else {
+      state.simulated = false;
+      this.announce(`Recovered from the lost device at version ${e.version}.`);
+      void loop?.event('recovered', `policy reloaded on a fresh device at version ${e.version}`);
+    }
+  }
+
+  private onRecord(r: RunRecord): void {
+    this.pendingRecords.push(r);
+    this.flushTimer ??= setTimeout(() => this.flush(), FLUSH_MS);
+  }
+
+  /** Hands the records committed since the last flush to the views, in one update. */
+  private flush(): void {
+    if (this.flushTimer) clearTimeout(this.flushTimer);
+    this.flushTimer = null;
+    if (!this.pendingRecords.length) return;
+    this.liveRecords.push(...this.pendingRecords);
+    this.pendingRecords = [];
+    if (this.openRun?.id === this.liveRunId) this.records = this.liveRecords.slice();
+  }
+
+  private onSnapshot(s: RunSnapshot): void {
+    this.snapshot = s;
+    if (this.phase === 'idle') return;
+    if (s.status === 'paused') this.phase = 'paused';
+    else if (s.status === 'running') this.phase = 'running';
+    else if (s.status === 'stopping') this.phase = 'stopping';
+  }
+
+  /**
+   * Runs a storage write until it succeeds. A full disk pauses the run and shows the message;
+   * the write is tried again when the person has made room, so no record is dropped.
+   */
+  private async durably<T>(write: () => Promise<T>): Promise<T> {
+    for (;;) {
+      try {
+        return await write();
+      } catch (e) {
+        if (!(e instanceof StorageFullError)) throw e;
+        this.storageFull = e.message;
+        this.live?.loop.pause();
+        await new Promise<void>((r) => this.storageWaiters.push(r));
+      }
+    }
+  }
+
+  /** After freeing space: retry the writes that failed and continue the run. */
+  retryStorage(): void {
+    this.storageFull = null;
+    for (const w of this.storageWaiters.splice(0)) w();
+    this.resume();
+  }
+
+  pause(): void {
+    if (!this.live) return;
+    this.live.loop.pause();
+    void this.store.setStatus(this.live.runId, 'paused').catch(() => {});
+    this.announce('Paused: sessions wait; work already in flight completes.');
+  }
+
+  resume(): void {
+    if (!this.live || this.storageFull) return;
+    this.live.loop.resume();
+    void this.store.setStatus(this.live.runId, 'running').catch(() => {});
+    this.announce('Resumed.');
+  }
+
+  stop(): void {
+    if (!this.live) return;
+    this.phase = 'stopping';
+    this.live.loop.stop();
+    // A stop while storage waits would otherwise hang on the waiting write.
+    if (this.storageFull) {
+      this.storageFull = null;
+      for (const w of this.storageWaiters.splice(0)) w();
+    }
+    this.announce('Stopping: work in flight is dropped, saved records stay.');
+  }
+
+  /** Debug menu: destroys the policy's GPU device to show recovery from the last saved step. */
+  async simulateDeviceLoss(): Promise<void> {
+    const live = this.live;
+    if (!live) return;
+    live.loss.simulated = true;
+    await live.loop.event('device_lost', 'simulated GPU device loss (debug menu): the device was destroyed on purpose');
+    try {
+      await live.policy.simulateDeviceLoss();
+    } catch (e) {
+      live.loss.simulated = false;
+      this.error = errorText(e);
+    }
+  }
+
+  // ---- talk yourself ----
+
+  sendReply(text: string): boolean {
+    return this.live?.human?.submit(text) ?? false;
+  }
+
+  newConversation(): void {
+    this.live?.human?.endConversation();
+    this.announce('Conversation ended; write a new first message.');
+  }
+}
+
+/** Saves a blob through a temporary link (the browser's download). */
+function download(blob: Blob, name: string): void {
+  const url = URL.createObjectURL(blob);
+  const a = document.createElement('a');
+  a.href = url;
+  a.download = name;
+  a.rel = 'noopener';
+  document.body.append(a);
+  a.click();
+  a.remove();
+  setTimeout(() => URL.revokeObjectURL(url), 60_000);
+}
+
+function fileStem(label: string): string {
+  return label.replace(/[^\w.-]+/g, '-').replace(/^-+|-+$/g, '').slice(0, 80) || 'run';
+}

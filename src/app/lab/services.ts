@@ -1,0 +1,115 @@
+/**
+ * The run loop's services in the page: the judge, simulated user and evaluator from their
+ * specs. Models for those roles run in their own policy workers (never trained, so frozen);
+ * transformers.js models load in the page; endpoints take their API key from the settings
+ * table, never from the run config.
+ */
+import type { RunConfig, GeneratorSpec } from '../../workers/runtime/run-config';
+import type { RunServices } from '../../workers/runtime/runloop';
+import type { ChatMessage } from '../../rl/messages';
+import type { GenerateOptions, TextGenerator } from '../../sims/generator';
+import { OpenAICompatibleGenerator } from '../../sims/endpoint';
+import { TransformersGenerator } from '../../sims/transformers';
+import { createRules } from '../../sims/rules/index';
+import { createScenario } from '../../sims/scenarios/index';
+import { PolicyClient } from '../../workers/browser/policy-client';
+import type { ModelLocation, PolicyEvent } from '../../workers/browser/policy-host';
+import type { FileEvent } from './downloads';
+
+/** A frozen model in its own policy worker, as a judge, user or evaluator. */
+export class WorkerGenerator implements TextGenerator {
+  readonly kind = 'engine' as const;
+
+  constructor(
+    private readonly client: PolicyClient,
+    readonly label: string,
+  ) {}
+
+  async generate(messages: ChatMessage[], opts: GenerateOptions = {}): Promise<string> {
+    const [reply] = await this.client.generate(
+      [{ messages, maxNewTokens: opts.maxNewTokens ?? 512, sampling: { temperature: opts.temperature ?? 0.6, topP: opts.topP ?? 1, topK: 0 }, seed: opts.seed ?? 0 }],
+      opts.signal,
+    );
+    return reply.text;
+  }
+}
+
+export interface ServiceDeps {
+  /** Where the policy's own files are, for roles that use a frozen copy of it. */
+  policyLocation: ModelLocation;
+  backend: 'webgpu' | 'cpu';
+  /** The endpoint's API key from settings, if the person gave one. */
+  apiKey: (baseUrl: string) => Promise<string | undefined>;
+  onProgress: (model: string, e: FileEvent) => void;
+  onPolicyEvent?: (model: string, e: PolicyEvent) => void;
+}
+
+export interface BuiltServices {
+  services: Omit<RunServices, 'policy'>;
+  /** What each role runs on, for the page. */
+  labels: Record<'user' | 'judge' | 'evaluator', string>;
+  dispose: () => void;
+}
+
+export async function buildServices(config: RunConfig, deps: ServiceDeps): Promise<BuiltServices> {
+  const scenario = createScenario(config.scenario);
+  const rules = createRules(scenario);
+  const workers: PolicyClient[] = [];
+  const made = new Map<string, Promise<TextGenerator>>();
+  const make = (role: 'user' | 'judge' | 'evaluator', spec: Exclude<GeneratorSpec, { kind: 'rules' }>): Promise<TextGenerator> => {
+    // Two roles on the same model share one copy of it.
+    const key = JSON.stringify(spec);
+    if (!made.has(key)) made.set(key, load(role, spec));
+    return made.get(key)!;
+  };
+  const load = async (role: string, spec: Exclude<GeneratorSpec, { kind: 'rules' }>): Promise<TextGenerator> => {
+    switch (spec.kind) {
+      case 'policy':
+      case 'engine': {
+        const name = spec.kind === 'policy' ? `${role}: frozen policy` : `${role}: ${spec.model}`;
+        const client = PolicyClient.create((e) => {
+          if (e.type === 'progress') deps.onProgress(name, e.progress);
+          deps.onPolicyEvent?.(name, e);
+        });
+        workers.push(client);
+        const location: ModelLocation = spec.kind === 'policy' ? deps.policyLocation : { kind: 'hub', id: spec.model };
+        const info = await client.load({ location, backend: deps.backend, preset: config.preset, seed: config.seed });
+        return new WorkerGenerator(client, spec.kind === 'policy' ? `engine: ${info.label} (frozen copy of the policy)` : `engine: ${info.label} (frozen)`);
+      }
+      case 'transformers':
+        return TransformersGenerator.load({
+          modelId: spec.model,
+          onProgress: (p) => deps.onProgress(`${role}: ${spec.model}`, { file: p.file, loaded: p.loaded, total: p.total || null, fromCache: false }),
+        });
+      case 'endpoint':
+        return new OpenAICompatibleGenerator({ baseUrl: spec.baseUrl, model: spec.model, apiKey: await deps.apiKey(spec.baseUrl) });
+    }
+  };
+  const pick = async (role: 'user' | 'judge' | 'evaluator'): Promise<TextGenerator | null> => {
+    const spec = config.models[role];
+    if (spec.kind !== 'rules') return make(role, spec);
+    return role === 'user' ? rules.user : role === 'evaluator' ? rules.evaluator : rules.judge;
+  };
+  const dispose = () => workers.forEach((w) => w.terminate());
+  try {
+    const talk = scenario.persona === null;
+    const judge = (await pick('judge'))!;
+    const user = talk ? null : await pick('user');
+    const evaluator = talk ? null : await pick('evaluator');
+    return {
+      services: { user, judge, hintJudge: config.models.judge.kind === 'rules' ? rules.hintJudge : judge, evaluator },
+      labels: {
+        user: talk ? 'you' : (user?.label ?? 'none'),
+        judge: judge.label,
+        evaluator: evaluator?.label ?? 'none (no score for this scenario)',
+      },
+      dispose,
+    };
+  } catch (e) {
+    dispose();
+    throw e;
+  }
+}
+
+/** Where an endpoint's key lives in the settings table (never in a run config or export). */
+export const apiKeySetting = (baseUrl: string) => `endpoint-key:${baseUrl.trim().replace(/\/+$/, '')}`;

@@ -1,0 +1,97 @@
+import { describe, expect, it } from 'vitest';
+import { makePreset } from '../../rl/presets';
+import { parseRunConfig as parseStoredConfig } from '../../storage/config';
+import { parseRunConfig } from '../../workers/runtime/run-config';
+import { defaultSetup, pickedFolderName, restoreSetup, rolesFor, setupProblems, STORY_MODEL, toRunConfig, withMethod, withScenario } from './setup';
+
+describe('the default setup', () => {
+  it('is a storyteller on a tiny hub story model with rules for every role, which runs in a laptop browser', () => {
+    const s = defaultSetup();
+    expect(s.scenario).toBe('storyteller');
+    expect(s.policy).toEqual({ source: 'hub', hubId: STORY_MODEL, backend: 'webgpu' });
+    expect(Object.values(s.roles).map((r) => r.kind)).toEqual(['rules', 'rules', 'rules']);
+    expect(s.method).toBe('combined');
+    expect(setupProblems(s)).toEqual([]);
+    expect(defaultSetup({ webgpu: false }).policy.backend).toBe('cpu');
+  });
+
+  it('becomes a run config both the run loop and storage accept, with the model reference and seed', () => {
+    const config = toRunConfig(defaultSetup());
+    expect(() => parseRunConfig(config)).not.toThrow();
+    const stored = parseStoredConfig(config);
+    expect(stored.modelRefs).toEqual({ policy: { id: STORY_MODEL } });
+    expect(stored.seeds).toEqual({ run: 1 });
+    expect(config.scenario).toEqual({ id: 'storyteller', subject: 'dog' });
+    expect(config.models).toEqual({ policy: { model: STORY_MODEL, backend: 'webgpu' }, user: { kind: 'rules' }, judge: { kind: 'rules' }, evaluator: { kind: 'rules' } });
+    expect(config.lab).toEqual({ policySource: 'hub' });
+    expect(config.label).toBe('storyteller · Combined · TinyStories-656K');
+    // The preset is the paper's combined preset with the laptop batch, rank and lr.
+    expect(config.preset).toEqual(makePreset('combined', { optimizer: { lr: 5e-4 }, batch: { size: 8 }, finetune: { lora: { rank: 8 } }, judge: { maxNewTokens: 512 } }));
+  });
+
+  it('names a picked folder as the policy model', () => {
+    const files = [{ name: 'config.json', webkitRelativePath: 'stories260K/config.json' }];
+    expect(pickedFolderName(files)).toBe('stories260K');
+    expect(pickedFolderName([{ name: 'config.json', webkitRelativePath: '' }])).toBe('picked files');
+    const s = { ...defaultSetup(), policy: { source: 'files' as const, hubId: '', backend: 'cpu' as const } };
+    expect(setupProblems(s)).toHaveLength(1);
+    expect(setupProblems(s, { pickedFiles: 5 })).toEqual([]);
+    const config = toRunConfig(s, 'stories260K');
+    expect(config.models.policy).toEqual({ model: 'stories260K', backend: 'cpu' });
+    expect(config.lab.policySource).toBe('files');
+  });
+});
+
+describe('changing scenario and method', () => {
+  it('a scenario brings its model, problems and schedule; the method keeps its paper preset shape', () => {
+    const student = withScenario(defaultSetup(), 'student');
+    expect(student.policy.hubId).toBe('HuggingFaceTB/SmolLM2-135M-Instruct');
+    expect(student.preset.batch.size).toBe(16);
+    const binary = withMethod(student, 'binary');
+    expect(binary.preset.judge.binaryVotes).toBe(3);
+    expect(binary.preset.judge.hintVotes).toBe(0);
+    expect(binary.preset.advantage.weights).toEqual({ binary: 1, opd: 0 });
+    const opd = withMethod(student, 'opd');
+    expect(opd.preset.advantage.weights).toEqual({ binary: 0, opd: 1 });
+    expect(toRunConfig(opd).method).toBe('opd');
+  });
+
+  it('talk yourself runs one session, never evaluates, and asks only for the judge', () => {
+    const talk = withScenario(defaultSetup(), 'talk');
+    expect(rolesFor('talk')).toEqual(['judge']);
+    const config = toRunConfig(talk);
+    expect(config.scenario).toEqual({ id: 'talk' });
+    expect(config.schedule.concurrentSessions).toBe(1);
+    expect(config.schedule.evalEvery).toBe(0);
+  });
+
+  it('a custom persona needs a model to play the user', () => {
+    const custom = withScenario(defaultSetup(), 'custom');
+    expect(custom.roles.user.kind).toBe('policy');
+    expect(setupProblems(custom)).toEqual([]);
+    const rulesUser = { ...custom, roles: { ...custom.roles, user: { kind: 'rules' as const } } };
+    expect(setupProblems(rulesUser).join(' ')).toMatch(/needs a model to play it/);
+    const noPreference = { ...custom, custom: { ...custom.custom, preference: ' ' } };
+    expect(setupProblems(noPreference).join(' ')).toMatch(/preference/);
+  });
+
+  it('reports bad endpoint and preset values in words', () => {
+    const s = defaultSetup();
+    const endpoint = { ...s, roles: { ...s.roles, judge: { kind: 'endpoint' as const, baseUrl: 'localhost', model: '' } } };
+    expect(setupProblems(endpoint).join(' ')).toMatch(/judge’s endpoint a base URL/);
+    const badPreset = { ...s, preset: { ...s.preset, loss: { ...s.preset.loss, epsLow: 2 } } };
+    expect(setupProblems(badPreset).join(' ')).toMatch(/epsLow/);
+  });
+});
+
+describe('remembering the setup', () => {
+  it('restores a saved setup and falls back to defaults for anything unusable', () => {
+    const s = withMethod(withScenario(defaultSetup(), 'teacher'), 'binary');
+    s.seed = 42;
+    const restored = restoreSetup(JSON.parse(JSON.stringify(s)));
+    expect(restored).toEqual(s);
+    expect(restoreSetup(null)).toEqual(defaultSetup());
+    expect(restoreSetup({ version: 99 })).toEqual(defaultSetup());
+    expect(restoreSetup({ ...s, preset: { method: 'nope' } })).toEqual(defaultSetup());
+  });
+});

@@ -1,0 +1,292 @@
+/**
+ * The setup form's model: what the person chose, as plain JSON that can be remembered in the
+ * settings table, and how it becomes a RunConfig. Pure, so defaults and the mapping to a run
+ * config are tested in Node; the Svelte form only edits a LabSetup.
+ */
+import { makePreset, type MethodName, type MethodPreset, type PresetOverrides } from '../../rl/presets';
+import { createScenario, type ScenarioConfig, type ScenarioId } from '../../sims/scenarios/index';
+import { parseRunConfig, type GeneratorSpec, type RunConfig } from '../../workers/runtime/run-config';
+
+/** Where a judge, simulated user or evaluator gets its text (the run config's GeneratorSpec). */
+export type RoleChoice = GeneratorSpec;
+export type Role = 'user' | 'judge' | 'evaluator';
+export type Backend = 'webgpu' | 'cpu';
+
+export interface CustomPersona {
+  persona: string;
+  preference: string;
+  doneMarker: string;
+  maxTurns: number;
+}
+
+export interface LabSetup {
+  /** Bumped when the shape changes, so a remembered setup from an older app is dropped. */
+  version: 1;
+  label: string;
+  scenario: ScenarioId;
+  storySubject: string;
+  custom: CustomPersona;
+  method: MethodName;
+  /** The method's preset; the advanced panel edits every field of it. */
+  preset: MethodPreset;
+  policy: {
+    /** hub: a hub id or https URL; files: a folder or files the person picks (not remembered). */
+    source: 'hub' | 'files';
+    hubId: string;
+    backend: Backend;
+  };
+  roles: Record<Role, RoleChoice>;
+  seed: number;
+  problems: { source: 'builtin' | 'gsm8k-hub'; count: number };
+  schedule: RunConfig['schedule'];
+  sampling: RunConfig['sampling'];
+}
+
+export const SCENARIO_CHOICES: { id: ScenarioId; title: string; summary: string }[] = (
+  ['storyteller', 'student', 'teacher', 'custom', 'talk'] as const
+).map((id) => {
+  const s = createScenario(id === 'custom' ? { id, persona: 'x', preference: 'x' } : { id });
+  return { id, title: s.title, summary: s.summary };
+});
+
+export const METHOD_CHOICES: { id: MethodName; title: string; summary: string }[] = [
+  { id: 'binary', title: 'Binary RL', summary: 'The judge scores each answer +1, -1 or 0 from the next state; m = 3 votes.' },
+  { id: 'opd', title: 'OPD', summary: 'Hindsight hints from the next state; per-token teacher minus student log-probs.' },
+  { id: 'combined', title: 'Combined', summary: 'Both signals added per token (the paper\u2019s best).' },
+];
+
+/** Small hub models that fit a laptop browser. */
+export const STORY_MODEL = 'raincandy-u/TinyStories-656K';
+export const CHAT_MODEL = 'HuggingFaceTB/SmolLM2-135M-Instruct';
+
+/**
+ * Preset overrides that suit a laptop browser: the paper's method shapes (votes, weights, clip,
+ * KL 0, Adam betas, decay) with smaller batches and LoRA ranks than a cluster run.
+ */
+export function laptopOverrides(scenario: ScenarioId): PresetOverrides {
+  const story = scenario === 'storyteller';
+  const talk = scenario === 'talk';
+  return {
+    optimizer: { lr: story || talk ? 5e-4 : 1e-4 },
+    batch: { size: talk ? 4 : story ? 8 : 16 },
+    finetune: { lora: { rank: story || talk ? 8 : 16 } },
+    judge: { maxNewTokens: 512 },
+  };
+}
+
+export function presetFor(method: MethodName, scenario: ScenarioId): MethodPreset {
+  return makePreset(method, laptopOverrides(scenario));
+}
+
+/** What a scenario brings with it when picked: model, problems, schedule, sampling. */
+function scenarioParts(scenario: ScenarioId): Pick<LabSetup, 'problems' | 'schedule' | 'sampling'> & { hubId: string; roles: Record<Role, RoleChoice> } {
+  const rules: RoleChoice = { kind: 'rules' };
+  switch (scenario) {
+    case 'storyteller':
+      return {
+        hubId: STORY_MODEL,
+        roles: { user: rules, judge: rules, evaluator: rules },
+        problems: { source: 'builtin', count: 12 },
+        schedule: { concurrentSessions: 4, steps: 8, evalEvery: 4, evalProblems: 12, evalVotes: 3 },
+        sampling: { policy: { temperature: 1, topP: 1, topK: 0, maxNewTokens: 48 }, user: { temperature: 0.7, maxNewTokens: 256 } },
+      };
+    case 'talk':
+      return {
+        hubId: CHAT_MODEL,
+        // The person is the user and there is no score to evaluate; only the judge is chosen.
+        roles: { user: rules, judge: rules, evaluator: rules },
+        problems: { source: 'builtin', count: 1 },
+        schedule: { concurrentSessions: 1, steps: 1000, evalEvery: 0, evalProblems: 1, evalVotes: 1 },
+        sampling: { policy: { temperature: 0.7, topP: 1, topK: 0, maxNewTokens: 128 }, user: { temperature: 0.7, maxNewTokens: 256 } },
+      };
+    case 'custom':
+      return {
+        hubId: CHAT_MODEL,
+        // Rules know only the built-in users: a described persona needs a model to play it.
+        roles: { user: { kind: 'policy' }, judge: rules, evaluator: { kind: 'policy' } },
+        problems: { source: 'builtin', count: 12 },
+        schedule: { concurrentSessions: 4, steps: 8, evalEvery: 4, evalProblems: 12, evalVotes: 1 },
+        sampling: { policy: { temperature: 1, topP: 1, topK: 0, maxNewTokens: 256 }, user: { temperature: 0.7, maxNewTokens: 256 } },
+      };
+    default:
+      return {
+        hubId: CHAT_MODEL,
+        roles: { user: rules, judge: rules, evaluator: rules },
+        problems: { source: 'builtin', count: 12 },
+        schedule: { concurrentSessions: 4, steps: 8, evalEvery: 4, evalProblems: 12, evalVotes: 3 },
+        sampling: { policy: { temperature: 1, topP: 1, topK: 0, maxNewTokens: 256 }, user: { temperature: 0.7, maxNewTokens: 256 } },
+      };
+  }
+}
+
+/** The first setup a person sees: a storyteller on a tiny story model with rules, which runs anywhere. */
+export function defaultSetup(options: { webgpu?: boolean } = {}): LabSetup {
+  const parts = scenarioParts('storyteller');
+  return {
+    version: 1,
+    label: '',
+    scenario: 'storyteller',
+    storySubject: 'dog',
+    custom: {
+      persona: 'A busy parent who wants short, practical answers without jargon.',
+      preference: 'Short (under 80 words), practical, no jargon, ends with one concrete next step.',
+      doneMarker: 'TASK_DONE',
+      maxTurns: 6,
+    },
+    method: 'combined',
+    preset: presetFor('combined', 'storyteller'),
+    policy: { source: 'hub', hubId: parts.hubId, backend: options.webgpu === false ? 'cpu' : 'webgpu' },
+    roles: parts.roles,
+    seed: 1,
+    problems: parts.problems,
+    schedule: parts.schedule,
+    sampling: parts.sampling,
+  };
+}
+
+/** Picking another scenario brings its defaults; the method, backend, seed and label stay. */
+export function withScenario(setup: LabSetup, scenario: ScenarioId): LabSetup {
+  if (scenario === setup.scenario) return setup;
+  const parts = scenarioParts(scenario);
+  return {
+    ...setup,
+    scenario,
+    preset: presetFor(setup.method, scenario),
+    policy: { ...setup.policy, hubId: parts.hubId },
+    roles: { ...parts.roles, judge: setup.roles.judge.kind === 'rules' ? parts.roles.judge : setup.roles.judge },
+    problems: parts.problems,
+    schedule: parts.schedule,
+    sampling: parts.sampling,
+  };
+}
+
+/** Another method resets the preset to that method's paper preset (laptop batch and rank). */
+export function withMethod(setup: LabSetup, method: MethodName): LabSetup {
+  return { ...setup, method, preset: presetFor(method, setup.scenario) };
+}
+
+export function scenarioConfig(setup: LabSetup): ScenarioConfig {
+  switch (setup.scenario) {
+    case 'storyteller':
+      return { id: 'storyteller', subject: setup.storySubject.trim() || 'dog' };
+    case 'custom':
+      return {
+        id: 'custom',
+        persona: setup.custom.persona,
+        preference: setup.custom.preference,
+        doneMarker: setup.custom.doneMarker,
+        maxTurns: setup.custom.maxTurns,
+        problemSource: 'gsm8k',
+      };
+    default:
+      return { id: setup.scenario };
+  }
+}
+
+/** Which roles the person chooses a model for in this scenario. */
+export function rolesFor(scenario: ScenarioId): Role[] {
+  return scenario === 'talk' ? ['judge'] : ['user', 'judge', 'evaluator'];
+}
+
+/** Problems in the form that block a start, in words; empty when the setup can run. */
+export function setupProblems(setup: LabSetup, options: { pickedFiles?: number } = {}): string[] {
+  const out: string[] = [];
+  if (setup.policy.source === 'hub' && !setup.policy.hubId.trim()) out.push('Name the policy model: a hub id such as HuggingFaceTB/SmolLM2-135M-Instruct, or a URL.');
+  if (setup.policy.source === 'files' && !options.pickedFiles) out.push('Pick the policy model\u2019s folder (config.json, model.safetensors, tokenizer.json, tokenizer_config.json).');
+  if (setup.scenario === 'custom' && setup.roles.user.kind === 'rules') out.push('A custom persona needs a model to play it: choose the policy model, another model or an endpoint for the user.');
+  for (const role of rolesFor(setup.scenario)) {
+    const r = setup.roles[role];
+    if ((r.kind === 'engine' || r.kind === 'transformers') && !r.model.trim()) out.push(`Name the ${role}\u2019s model.`);
+    if (r.kind === 'endpoint' && (!/^https?:\/\/\S+$/.test(r.baseUrl.trim()) || !r.model.trim())) out.push(`Give the ${role}\u2019s endpoint a base URL (http:// or https://) and a model name.`);
+  }
+  try {
+    toRunConfig(setup, 'check');
+  } catch (e) {
+    out.push((e as Error).message);
+  }
+  return out;
+}
+
+/** The folder name of picked files ("stories260K/config.json" -> "stories260K"). */
+export function pickedFolderName(files: readonly { name: string; webkitRelativePath?: string }[]): string {
+  const path = files.find((f) => f.webkitRelativePath)?.webkitRelativePath ?? '';
+  return path.includes('/') ? path.split('/')[0] : 'picked files';
+}
+
+/** What the lab keeps in a run's config beside the run loop's fields (storage keeps it as JSON). */
+export interface LabConfigExtras {
+  /** Whether the policy came from picked files: resuming such a run asks for them again. */
+  lab: { policySource: 'hub' | 'files' };
+  modelRefs: { policy: { id: string } };
+  seeds: { run: number };
+}
+
+export type LabRunConfig = RunConfig & LabConfigExtras;
+
+/**
+ * The run config of a setup. `policyModel` is the hub id or URL, or the picked folder's name.
+ *
+ * @throws RunConfigError / PresetError / ScenarioConfigError naming the first bad field
+ */
+export function toRunConfig(setup: LabSetup, policyModel = setup.policy.source === 'hub' ? setup.policy.hubId.trim() : 'picked files'): LabRunConfig {
+  const talk = setup.scenario === 'talk';
+  const config: RunConfig = {
+    format: 'nextstate-run-config',
+    formatVersion: 1,
+    label: setup.label.trim() || defaultLabel(setup, policyModel),
+    scenario: scenarioConfig(setup),
+    method: setup.method,
+    preset: setup.preset,
+    models: {
+      policy: { model: policyModel || 'policy', backend: setup.policy.backend },
+      // Talk yourself: the person is the user and nothing is evaluated; rules stand in, unused.
+      user: talk ? { kind: 'rules' } : setup.roles.user,
+      judge: setup.roles.judge,
+      evaluator: talk ? { kind: 'rules' } : setup.roles.evaluator,
+    },
+    seed: setup.seed,
+    problems: { ...setup.problems },
+    schedule: talk ? { ...setup.schedule, concurrentSessions: 1, evalEvery: 0 } : { ...setup.schedule },
+    sampling: { policy: { ...setup.sampling.policy }, user: { ...setup.sampling.user } },
+  };
+  const checked = parseRunConfig(config);
+  return {
+    ...checked,
+    lab: { policySource: setup.policy.source },
+    modelRefs: { policy: { id: policyModel || 'policy' } },
+    seeds: { run: setup.seed },
+  };
+}
+
+function defaultLabel(setup: LabSetup, policyModel: string): string {
+  const method = METHOD_CHOICES.find((m) => m.id === setup.method)?.title ?? setup.method;
+  const model = policyModel.split('/').pop() || policyModel;
+  return `${setup.scenario} \u00b7 ${method} \u00b7 ${model}`;
+}
+
+/**
+ * A remembered setup, checked: anything from another app version or hand-edited falls back to
+ * the defaults field by field rather than breaking the form.
+ */
+export function restoreSetup(saved: unknown, options: { webgpu?: boolean } = {}): LabSetup {
+  const base = defaultSetup(options);
+  if (typeof saved !== 'object' || saved === null || (saved as LabSetup).version !== 1) return base;
+  const s = saved as Partial<LabSetup>;
+  const merged: LabSetup = {
+    ...base,
+    ...s,
+    version: 1,
+    custom: { ...base.custom, ...s.custom },
+    policy: { ...base.policy, ...s.policy },
+    roles: { ...base.roles, ...s.roles },
+    problems: { ...base.problems, ...s.problems },
+    schedule: { ...base.schedule, ...s.schedule },
+    sampling: { policy: { ...base.sampling.policy, ...s.sampling?.policy }, user: { ...base.sampling.user, ...s.sampling?.user } },
+  } as LabSetup;
+  try {
+    toRunConfig(merged);
+    return merged;
+  } catch {
+    return base;
+  }
+}
