@@ -5,6 +5,11 @@ export interface Problem {
   question: string;
   /** GSM8K-style worked solution ending in `#### <number>`; empty where a task has no answer. */
   answer: string;
+  /**
+   * A student's attempt, for the teacher scenario: written once by the policy at the start of
+   * a run and logged as a side turn, so the run file holds what the teacher graded.
+   */
+  studentWork?: string;
 }
 
 /** Limits on what a person may load, so that a wrong file fails fast instead of filling memory. */

@@ -24,10 +24,11 @@ export function teacherScenario(): Scenario {
     summary: "A teacher wants detailed, patient, encouraging comments on a student's GSM8K solution.",
     persona: PERSONA,
     firstMessage: (problem) => {
+      // Without a policy-written attempt (tests, previews) a scripted one with a slip stands in.
       const work = studentWorkWithSlip(problem);
       return (
         "I'm grading a student's homework. Here is the question, the correct answer and what the student wrote.\n\n" +
-        `Question: ${problem.question}\n\nCorrect answer: ${work.correctAnswer}\n\nStudent's work:\n${work.text}\n\n` +
+        `Question: ${problem.question}\n\nCorrect answer: ${work.correctAnswer}\n\nStudent's work:\n${problem.studentWork ?? work.text}\n\n` +
         'Please write the grading comments directly, as if you are writing them on the paper: no intro, no summary.'
       );
     },

@@ -125,3 +125,26 @@ describe('student scenario end to end on the tiny fixture (2 steps)', () => {
     expect((of(records, 'evaluation') as EvaluationRecord[]).map((e) => e.step)).toEqual([0, 2]);
   }, 300_000);
 });
+
+describe('teacher scenario', () => {
+  it('has the policy write each student attempt once, as a logged side turn the teacher then grades', async () => {
+    const { dir } = await tinyModel({ family: 'qwen3' });
+    const config: RunConfig = {
+      ...exampleConfig('teacher', dir),
+      problems: { source: 'builtin', count: 3 },
+      schedule: { concurrentSessions: 2, steps: 1, evalEvery: 0, evalProblems: 1, evalVotes: 1 },
+    };
+    config.preset.batch.size = 2;
+    config.sampling.policy.maxNewTokens = 6;
+    const { records } = await runHeadless(config);
+    const interactions = of(records, 'interaction') as InteractionRecord[];
+    const attempts = interactions.filter((i) => i.turnType === 'side');
+    expect(attempts.map((a) => [a.session, a.turn])).toEqual([['student-work', 1], ['student-work', 2], ['student-work', 3]]);
+    // The teacher's first message quotes the policy's attempt at that problem.
+    const firstTurns = interactions.filter((i) => i.turnType === 'main' && i.turn === 1);
+    expect(firstTurns.length).toBeGreaterThan(0);
+    for (const t of firstTurns) expect(attempts.some((a) => t.messages[0].content.includes(`Student's work:\n${a.response}\n`))).toBe(true);
+    // Side turns are never judged or trained on.
+    expect(records.some((r) => (r.kind === 'sample' || r.kind === 'judge_vote') && r.session === 'student-work')).toBe(false);
+  }, 300_000);
+});

@@ -91,6 +91,8 @@ export class EndSessionRequest extends Error {
 }
 
 const JUDGE_CONCURRENCY = 8;
+/** The side session in which the policy writes the teacher scenario's student attempts. */
+export const STUDENT_WORK_SESSION = 'student-work';
 const MAX_WAITING_BATCHES = 1;
 
 export class RunLoop {
@@ -220,6 +222,7 @@ export class RunLoop {
   async run(): Promise<{ status: RunStatus; step: number; version: number }> {
     const every = this.options.snapshotEveryMs ?? 1000;
     const ticker = every > 0 && this.options.onSnapshot ? setInterval(() => void this.tick(), every) : null;
+    await this.prepareStudentWork().catch((e) => this.fail(e));
     const trainer = this.trainLoop().catch((e) => this.fail(e));
     const sessions = Array.from({ length: this.config.schedule.concurrentSessions }, () => this.sessionWorker().catch((e) => this.fail(e)));
     await trainer;
@@ -233,6 +236,42 @@ export class RunLoop {
     }
     this.setStatus(this.step >= this.config.schedule.steps ? 'finished' : 'stopped');
     return { status: this.status, step: this.step, version: this.version };
+  }
+
+  /**
+   * The teacher grades a student's attempt at each problem: the policy writes it once, before
+   * any session, as a logged side turn (never trained on), so the run holds what was graded.
+   * Problems that already carry an attempt (a resumed run) keep it.
+   */
+  private async prepareStudentWork(): Promise<void> {
+    if (this.scenario.id !== 'teacher') return;
+    const sp = this.config.sampling.policy;
+    await Promise.all(
+      this.problems.map(async (problem, i) => {
+        if (problem.studentWork !== undefined) return;
+        const messages: ChatMessage[] = [{ role: 'user', content: `Solve this math problem and show your work.\n\n${problem.question}` }];
+        const reply = await this.generate(messages, this.config.seed * 1_000_003 + 7 * i, sp);
+        if (!reply) return;
+        this.problems[i] = { ...problem, studentWork: reply.text };
+        await this.commit([
+          {
+            kind: 'interaction',
+            version: reply.version,
+            ts: this.now(),
+            session: STUDENT_WORK_SESSION,
+            turn: i + 1,
+            turnType: 'side',
+            messages,
+            response: reply.text,
+            tokenIds: reply.tokenIds,
+            logprobs: reply.logprobs,
+            tokenTexts: reply.tokenTexts,
+            startedAt: reply.startedAt,
+            finishedAt: reply.finishedAt,
+          },
+        ]);
+      }),
+    );
   }
 
   private fail(e: unknown): void {
