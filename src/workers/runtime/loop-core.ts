@@ -16,37 +16,11 @@ import { GenerationBatcher } from './batcher';
 import { PauseGate, Semaphore } from './gate';
 import type { PolicyReply, PolicyRequest, PolicyService } from './policy-service';
 
-/** Where records go; `append` resolves only once they are committed (storage, a file). */
-export interface RecordSink {
-  append(records: RunRecord[]): Promise<void>;
-}
-
-export type RunStatus = 'running' | 'paused' | 'stopping' | 'finished' | 'stopped' | 'failed';
-
-export interface RunSnapshot {
-  status: RunStatus;
-  step: number;
-  version: number;
-  /** Sessions (personal track) or rollout groups (tool-call track) started. */
-  sessionsStarted: number;
-  generationQueue: number;
-  judgeInFlight: number;
-  judgeWaiting: number;
-  bufferedSamples: number;
-  batchesWaiting: number;
-  /** Generated tokens per second over the last few seconds. */
-  tokensPerSecond: number;
-}
-
-export interface RunLoopOptions {
-  now?: () => number;
-  /** Called after each record is committed: the UI shows only what storage holds. */
-  onRecord?: (r: RunRecord) => void;
-  onSnapshot?: (s: RunSnapshot) => void;
-  onProgress?: (p: { phase: 'train' | 'evaluate'; done: number; total: number }) => void;
-  /** Continue a saved run: its step and version (the adapter is restored by the caller). */
-  resume?: { step: number; version: number; sessionsStarted: number };
-}
+// The run's public types are the personal loop's, so that both tracks stay interchangeable for
+// the page and the CLI (a field added to RunSnapshot there must be filled here too).
+// Type-only: nothing is imported at run time.
+import type { RecordSink, RunLoopOptions, RunSnapshot, RunStatus } from './runloop';
+export type { RecordSink, RunLoopOptions, RunSnapshot, RunStatus };
 
 export interface RunResult {
   status: RunStatus;
@@ -109,6 +83,8 @@ export abstract class RunLoopCore implements RunController {
   private failure: unknown = null;
   private trainerWake: (() => void) | null = null;
   private readonly judging = new Set<Promise<void>>();
+  private trainRate: number | null = null;
+  private memory: RunSnapshot['memory'] = null;
 
   constructor(
     private readonly settings: LoopSettings,
@@ -122,6 +98,19 @@ export abstract class RunLoopCore implements RunController {
     this.step = options.resume?.step ?? 0;
     this.version = options.resume?.version ?? 0;
     this.sessionsStarted = options.resume?.sessionsStarted ?? 0;
+    for (const s of options.resume?.samples ?? []) this.rebuffer(s);
+  }
+
+  /** Puts a logged, untrained sample back into the buffer, keeping its logged loss mask. */
+  private rebuffer(s: BufferedSample<TrainingSample>): void {
+    const { trainable, promoted, ...sample } = s;
+    const added = this.buffer.add(sample);
+    added.sample.trainable = trainable;
+    added.sample.promoted = promoted;
+    if (added.batch) {
+      added.batch.trainable = added.batch.samples.filter((x) => x.trainable).length;
+      this.batches.push(added.batch);
+    }
   }
 
   /** One worker: starts sessions (or groups) until the run stops. `settings.workers` run at once. */
@@ -145,7 +134,15 @@ export abstract class RunLoopCore implements RunController {
       bufferedSamples: this.buffer.size,
       batchesWaiting: this.batches.length,
       tokensPerSecond: (this.tokenLog.reduce((n, e) => n + e.tokens, 0) * 1000) / span,
+      trainTokensPerSecond: this.trainRate,
+      memory: this.memory,
     };
+  }
+
+  /** The per-second metrics update: throughput, queues and device memory. */
+  private async tick(): Promise<void> {
+    this.memory = (await this.policyService.memory?.().catch(() => null)) ?? this.memory;
+    this.options.onSnapshot?.(this.snapshot());
   }
 
   pause(): void {
@@ -194,12 +191,15 @@ export abstract class RunLoopCore implements RunController {
 
   /** Runs until the configured number of steps (and the last evaluation) is done, or stop(). */
   async run(): Promise<RunResult> {
+    const every = this.options.snapshotEveryMs ?? 1000;
+    const ticker = every > 0 && this.options.onSnapshot ? setInterval(() => void this.tick(), every) : null;
     const trainer = this.trainLoop().catch((e) => this.fail(e));
     const workers = Array.from({ length: this.settings.workers }, () => this.worker().catch((e) => this.fail(e)));
     await trainer;
     this.stop();
     await Promise.all(workers);
     await Promise.allSettled([...this.judging]);
+    if (ticker) clearInterval(ticker);
     if (this.failure) {
       this.status = 'failed';
       throw this.failure;
@@ -296,6 +296,7 @@ export abstract class RunLoopCore implements RunController {
     const result = await this.policyService.train(items, (i, n) => this.options.onProgress?.({ phase: 'train', done: i, total: n }));
     const from = this.version;
     this.step++;
+    if (result.stats.stepMs > 0) this.trainRate = (result.stats.tokens * 1000) / result.stats.stepMs;
     this.version = result.version;
     const s = result.stats;
     const stats: TrainStats = {
