@@ -41,7 +41,8 @@ describe.each(['llama', 'qwen2', 'qwen3'] as const)('LoRA backward through a ran
     const { logits, rows, targets } = objective(model, adapter, tapeBox);
     const grads = zeroGrads(be, adapter);
     const dlogits = be.logSoftmaxGatherBackward(logits, targets, be.tensor(Float64Array.from(weightsPerToken) as never, [7]));
-    backward(model, tapeBox.value!, rows, dlogits, adapter, grads);
+    const N = tapeBox.value!.shape.B * tapeBox.value!.shape.T;
+    backward(model, tapeBox.value!, be.scatterRows(be.matmul(dlogits, model.lmHead, false, false), rows, N), adapter, grads);
 
     let checked = 0;
     for (const [key, pair] of adapter.pairs) {

@@ -58,18 +58,13 @@ function projectBackward(
 }
 
 /**
- * From d loss / d logits at the given rows of the final hidden states, back to every LoRA
- * parameter. `dlogits` is [rows.length, V].
+ * From d loss / d (final normed hidden states) [B*T, D] back to every LoRA parameter; the
+ * trainer brings the gradient through the LM head and the log-softmax.
  */
-export function backward(model: CausalLM, tape: Tape, rows: Int32Array, dlogits: Tensor, adapter: LoraAdapter, grads: LoraGrads): void {
+export function backward(model: CausalLM, tape: Tape, dHidden: Tensor, adapter: LoraAdapter, grads: LoraGrads): void {
   const be = model.backend;
   const c = model.config;
-  const N = tape.shape.B * tape.shape.T;
-  const dPicked = be.matmul(dlogits, model.lmHead, false, false);
-  const dHidden = be.scatterRows(dPicked, rows, N);
-  be.dispose(dPicked);
   let dx = be.rmsnormBackward(tape.finalX, model.w('model.norm.weight'), c.rmsNormEps, dHidden);
-  be.dispose(dHidden);
   for (let l = c.numLayers - 1; l >= 0; l--) {
     const t = tape.layers[l];
     const p = `model.layers.${l}`;

@@ -13,7 +13,7 @@ import { batchNorm, ppoLossGrad } from './loss';
 import { yieldToEventLoop } from './yield';
 import type { LoraAdapter } from './lora';
 import type { CausalLM, Tape } from './model';
-import { completionRows, score, type ScoreItem } from './score';
+import { completionRows, LOGITS_CHUNK_FLOATS, score, type ScoreItem } from './score';
 
 export interface TrainSample extends ScoreItem {
   /** One advantage per completion token (a sequence-level reward repeated is fine). */
@@ -33,6 +33,8 @@ export interface TrainSettings extends PpoSettings {
   maxGradNorm: number;
   /** Padded tokens per micro-batch: bounds activation memory. */
   microBatchTokens: number;
+  /** Largest logits block (rows x vocabulary) computed at once; default LOGITS_CHUNK_FLOATS. */
+  logitsChunkFloats?: number;
 }
 
 export const DEFAULT_TRAIN: TrainSettings = {
@@ -216,26 +218,48 @@ export class LoraTrainer {
     const tape = tapeBox.value!;
     try {
       const { rows, targets } = completionRows(part, T, padLeft);
-      const logits = this.model.logits(hidden, rows);
-      const g = be.logSoftmaxGather(logits, targets);
-      const flatLogp = await be.read(g.logp);
-      const flatEnt = await be.read(g.entropy);
-      be.dispose(g.logp);
-      be.dispose(g.entropy);
+      // Logits are rows x vocabulary: in chunks of rows, so a 150k vocabulary never needs one
+      // huge buffer. With one chunk the logits are kept for the backward; with more they are
+      // recomputed there rather than all held at once.
+      const chunks = rowChunks(rows.length, this.model.config.vocabSize, this.settings.logitsChunkFloats ?? LOGITS_CHUNK_FLOATS);
+      const flatLogp = new Float32Array(rows.length);
+      const flatEnt = new Float32Array(rows.length);
+      let kept: Tensor | null = null;
+      for (const [a, b] of chunks) {
+        const logits = this.model.logits(hidden, rows.subarray(a, b));
+        const g = be.logSoftmaxGather(logits, targets.subarray(a, b));
+        flatLogp.set(await be.read(g.logp), a);
+        flatEnt.set(await be.read(g.entropy), a);
+        be.dispose(g.logp);
+        be.dispose(g.entropy);
+        if (chunks.length === 1) kept = logits;
+        else be.dispose(logits);
+      }
       const logp = split(flatLogp, part);
-      const dlogp = lossGrad(logp);
       const flatD = new Float32Array(flatLogp.length);
       let at = 0;
-      for (const d of dlogp) {
+      for (const d of lossGrad(logp)) {
         flatD.set(d, at);
         at += d.length;
       }
-      const dlogpT = be.tensor(flatD, [flatD.length]);
-      const dlogits = be.logSoftmaxGatherBackward(logits, targets, dlogpT);
-      be.dispose(dlogpT);
-      be.dispose(logits);
-      backward(this.model, tape, rows, dlogits, this.adapter, grads);
-      be.dispose(dlogits);
+      const N = part.length * T;
+      const dHidden = be.zeros([N, this.model.config.hiddenSize]);
+      for (const [a, b] of chunks) {
+        const logits = kept ?? this.model.logits(hidden, rows.subarray(a, b));
+        const dlogp = be.tensor(flatD.subarray(a, b), [b - a]);
+        const dlogits = be.logSoftmaxGatherBackward(logits, targets.subarray(a, b), dlogp);
+        be.dispose(dlogp);
+        be.dispose(logits);
+        // Through the LM head (frozen): d hidden = d logits @ W, placed back at the rows.
+        const dPicked = be.matmul(dlogits, this.model.lmHead, false, false);
+        be.dispose(dlogits);
+        const dRows = be.scatterRows(dPicked, rows.subarray(a, b), N);
+        be.dispose(dPicked);
+        be.addInPlace(dHidden, dRows);
+        be.dispose(dRows);
+      }
+      backward(this.model, tape, dHidden, this.adapter, grads);
+      be.dispose(dHidden);
       return { logp, entropy: split(flatEnt, part) };
     } finally {
       be.dispose(hidden);
@@ -259,6 +283,14 @@ export class LoraTrainer {
   dispose(): void {
     for (const t of [...this.m.values(), ...this.v.values()]) this.model.backend.dispose(t);
   }
+}
+
+/** [start, end) row ranges whose logits stay within maxFloats. */
+function rowChunks(rows: number, vocab: number, maxFloats: number): [number, number][] {
+  const size = Math.max(1, Math.floor(maxFloats / vocab));
+  const out: [number, number][] = [];
+  for (let a = 0; a < rows; a += size) out.push([a, Math.min(rows, a + size)]);
+  return out;
 }
 
 function split(flat: Float32Array, part: ScoreItem[]): Float32Array[] {
