@@ -28,7 +28,8 @@ test.describe('boot page (built app under vite preview)', () => {
     page.on('pageerror', (e) => problems.push(`page error: ${e.message}`));
     page.on('requestfailed', (r) => problems.push(`request failed: ${r.url()} ${r.failure()?.errorText ?? ''}`));
 
-    await page.goto('/');
+    // The adapter report and the self-check live on the lab's System page.
+    await page.goto('/#/system');
     await expect(page).toHaveTitle('Next-State Lab');
     await expect(page.getByRole('heading', { level: 1, name: 'Next-State Lab' })).toBeVisible();
 

@@ -71,4 +71,8 @@ export class CheckpointingPolicy implements PolicyService {
   restore(files: PeftFiles, version: number): Promise<void> {
     return this.inner.restore(files, version);
   }
+
+  memory(): Promise<{ allocated: number; peak: number }> {
+    return this.inner.memory?.() ?? Promise.resolve({ allocated: 0, peak: 0 });
+  }
 }

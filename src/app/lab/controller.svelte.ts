@@ -14,6 +14,7 @@ import {
   toJsonl,
   trainingSamples,
   type RunInfo,
+  type RunConfig as StoredRunConfig,
 } from '../../storage/index';
 import { PEFT_CONFIG, PEFT_WEIGHTS } from '../../gpu/peft';
 import { createScenario } from '../../sims/scenarios/index';
@@ -376,7 +377,7 @@ export class LabController {
         release = await this.store.claimRun(runId);
         await this.store.setStatus(runId, 'running');
       } else {
-        runId = await this.store.createRun(config as LabRunConfig, config.label ?? 'run');
+        runId = await this.store.createRun(config as unknown as StoredRunConfig, config.label ?? 'run');
         release = await this.store.claimRun(runId);
         resume = undefined;
         this.records = [];

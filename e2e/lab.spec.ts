@@ -1,0 +1,127 @@
+/**
+ * The lab end to end in real Chromium against the built app: a storyteller run on the real
+ * stories260K model loaded through the file picker, rules for every role, two training steps
+ * with evaluations, the token view of a judged turn, the run found again after a reload, and its
+ * exported .nsrun file imported into a fresh browser profile. Screenshots of the main views go to
+ * e2e/artifacts/.
+ */
+import { existsSync, mkdirSync, readdirSync } from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { expect, test, type ConsoleMessage, type Page } from '@playwright/test';
+
+const ARTIFACTS = 'e2e/artifacts';
+const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), '..');
+const shared = resolve(repoRoot, process.env.NEXTSTATE_SHARED ?? '../shared');
+const modelDir = join(shared, 'models', 'stories260K');
+const haveModel = existsSync(join(modelDir, 'model.safetensors'));
+if (!haveModel) {
+  console.warn(`!!! ${modelDir} not found: the lab end-to-end test is SKIPPED. Put the shared folder beside the repository or set NEXTSTATE_SHARED.`);
+}
+
+function watchProblems(page: Page): string[] {
+  const problems: string[] = [];
+  page.on('console', (m: ConsoleMessage) => {
+    if (m.type() === 'error') problems.push(`console.error: ${m.text()}`);
+  });
+  page.on('pageerror', (e) => problems.push(`page error: ${e.message}`));
+  return problems;
+}
+
+test.describe('the lab (built app under vite preview)', () => {
+  test.skip(!haveModel, 'stories260K is not in the shared folder');
+
+  test('configures, runs, reloads, exports and imports a storyteller run on stories260K', async ({ page, browser }) => {
+    test.setTimeout(360_000);
+    mkdirSync(ARTIFACTS, { recursive: true });
+    const problems = watchProblems(page);
+    await page.setViewportSize({ width: 1280, height: 900 });
+    await page.goto('/#/setup');
+    await expect(page.getByRole('heading', { name: 'Set up a run' })).toBeVisible();
+
+    // Scenario and method: the defaults are storyteller and Combined.
+    await expect(page.getByRole('radio', { name: /Storyteller/ })).toBeChecked();
+    await expect(page.getByRole('radio', { name: /^Combined/ })).toBeChecked();
+
+    // The policy from the shared folder, through the file picker.
+    await page.getByRole('radio', { name: 'A folder on this computer' }).check();
+    const files = readdirSync(modelDir).map((f) => join(modelDir, f));
+    await page.getByTestId('policy-files').setInputFiles(files);
+    await expect(page.getByTestId('model-estimate')).toContainText('260,032 parameters');
+
+    await page.getByRole('radio', { name: /^CPU/ }).check();
+    await page.getByLabel('Training steps').fill('2');
+    await page.getByLabel('Evaluate every K steps (0 = never)').fill('1');
+    await page.getByLabel('Evaluation problems').fill('3');
+    await page.getByLabel('Evaluator votes').fill('1');
+    await page.getByLabel('Answer length (max new tokens)').fill('12');
+    await page.getByLabel('Run label (optional)').fill('e2e storyteller');
+    await page.getByText('Advanced: every hyperparameter').click();
+    await page.getByLabel('Samples per step').fill('4');
+    await page.getByLabel('Rank', { exact: true }).fill('2');
+    await page.screenshot({ path: `${ARTIFACTS}/lab-setup.png`, fullPage: true });
+
+    await page.getByRole('button', { name: 'Start the run' }).click();
+    await expect(page.getByRole('heading', { name: 'e2e storyteller' })).toBeVisible();
+    // Live: the status bar and the training progress appear while it runs.
+    await expect(page.getByTestId('status-bar')).toBeVisible({ timeout: 60_000 });
+    await page.screenshot({ path: `${ARTIFACTS}/lab-run-live.png`, fullPage: true });
+
+    const summary = page.getByTestId('run-summary');
+    await expect(summary).toContainText('2 training steps', { timeout: 240_000 });
+    await expect(summary).toContainText(/[1-9]\d* evaluations?/);
+    await expect(page.getByTestId('run-status')).toHaveText('finished', { timeout: 60_000 });
+    // The charts show both steps and the evaluations.
+    const charts = page.getByRole('region', { name: 'Training metrics' });
+    await expect(charts).toBeVisible();
+
+    // The token view of a judged turn.
+    const picker = page.getByTestId('turn-picker');
+    await expect(picker.locator('option')).not.toHaveCount(1);
+    const first = await picker.locator('option:not([disabled])').first().getAttribute('value');
+    await picker.selectOption(first!);
+    const tokens = page.getByRole('region', { name: 'Token view' });
+    await expect(tokens.getByRole('region', { name: /Token advantages/ })).toBeVisible();
+    await page.screenshot({ path: `${ARTIFACTS}/lab-run-finished.png`, fullPage: true });
+    await tokens.screenshot({ path: `${ARTIFACTS}/lab-token-view.png` });
+
+    // After a reload the run and its data are still there.
+    await page.reload();
+    await page.getByRole('link', { name: 'Runs' }).click();
+    const item = page.getByTestId('run-item').filter({ hasText: 'e2e storyteller' });
+    await expect(item).toBeVisible();
+    await expect(item).toContainText('finished');
+    await page.screenshot({ path: `${ARTIFACTS}/lab-runs.png`, fullPage: true });
+    await item.getByRole('button', { name: 'e2e storyteller' }).click();
+    await expect(page.getByTestId('run-summary')).toContainText('2 training steps');
+
+    // Export the run file...
+    await page.getByRole('link', { name: 'Runs' }).click();
+    const [download] = await Promise.all([page.waitForEvent('download'), item.getByRole('button', { name: 'Export .nsrun' }).click()]);
+    const file = join(ARTIFACTS, 'e2e-storyteller.nsrun');
+    await download.saveAs(file);
+
+    // ...and import it into a fresh browser profile, where it opens read-only with its data.
+    const fresh = await browser.newContext({ viewport: { width: 1280, height: 900 } });
+    const other = await fresh.newPage();
+    const otherProblems = watchProblems(other);
+    await other.goto('/#/runs');
+    await expect(other.getByText('No runs yet')).toBeVisible();
+    await other.getByTestId('import-file').setInputFiles(file);
+    await expect(other.getByRole('heading', { name: 'e2e storyteller' })).toBeVisible();
+    await expect(other.getByText('read-only (imported)')).toBeVisible();
+    await expect(other.getByTestId('run-summary')).toContainText('2 training steps');
+    await expect(other.getByTestId('run-summary')).toContainText(/[1-9]\d* evaluations?/);
+    await other.screenshot({ path: `${ARTIFACTS}/lab-imported.png`, fullPage: true });
+
+    // A narrow window still works: one column, nothing cut off.
+    await other.setViewportSize({ width: 420, height: 900 });
+    await other.screenshot({ path: `${ARTIFACTS}/lab-imported-narrow.png`, fullPage: true });
+    const overflow = await other.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
+    expect(overflow).toBeLessThanOrEqual(0);
+    await fresh.close();
+
+    expect(problems).toEqual([]);
+    expect(otherProblems).toEqual([]);
+  });
+});
