@@ -1,0 +1,58 @@
+import { describe, expect, it } from 'vitest';
+import { flushSync } from 'svelte';
+import BeforeAfter from './BeforeAfter.svelte';
+import HowItWorks, { type HowTopic } from './HowItWorks.svelte';
+import { HOSTILE, hostileTurn, recordedRun, render } from './testing';
+
+describe('BeforeAfter', () => {
+  const records = recordedRun();
+  const evals = records.filter((r) => r.kind === 'evaluation');
+
+  it('puts the baseline and the latest answer side by side, per problem', () => {
+    using view = render(BeforeAfter, { records });
+    const select = view.target.querySelector('select')!;
+    expect([...select.options].map((o) => o.value)).toEqual(['story#0', 'story#1', 'story#2']);
+    const [before, after] = [...view.target.querySelectorAll('article')];
+    expect(before.querySelector('.text')!.textContent).toBe(evals[0].perProblem[0].detail);
+    expect(after.querySelector('.text')!.textContent).toBe(evals[1].perProblem[0].detail);
+    expect(before.textContent).toContain('step 0 · policy v0');
+    expect(after.textContent).toContain('step 2 · policy v2');
+    expect(after.textContent).toContain(`score ${evals[1].perProblem[0].score!.toFixed(2)}`);
+
+    select.value = 'story#2';
+    select.dispatchEvent(new Event('change', { bubbles: true }));
+    flushSync();
+    const [b2, a2] = [...view.target.querySelectorAll('article')];
+    expect(b2.querySelector('.text')!.textContent).toBe(evals[0].perProblem[2].detail);
+    expect(a2.querySelector('.text')!.textContent).toBe(evals[1].perProblem[2].detail);
+  });
+
+  it('waits for a later evaluation and shows text literally', () => {
+    using view = render(BeforeAfter, { records: hostileTurn() });
+    expect(view.target.querySelector('img, b, script, i')).toBeNull();
+    const [before, after] = [...view.target.querySelectorAll('article')];
+    expect(before.querySelector('.text')!.textContent).toBe(HOSTILE);
+    expect(after.textContent).toContain('No later evaluation yet');
+    expect(view.target.querySelector('option')!.textContent).toContain('p<i>1</i>');
+  });
+
+  it('says so when there is no evaluation', () => {
+    using view = render(BeforeAfter, { records: [] });
+    expect(view.target.textContent).toContain('No evaluation yet');
+  });
+});
+
+describe('HowItWorks', () => {
+  it.each(['setup', 'charts', 'feed', 'tokens', 'before-after', 'talk'] as HowTopic[])('explains %s', (topic) => {
+    using view = render(HowItWorks, { topic });
+    const d = view.target.querySelector('details')!;
+    expect(d.dataset.topic).toBe(topic);
+    expect(d.querySelector('summary')!.textContent!.length).toBeGreaterThan(5);
+    expect(d.querySelector('p')!.textContent!.length).toBeGreaterThan(40);
+    if (topic !== 'feed' && topic !== 'before-after') {
+      const math = d.querySelector('math')!;
+      expect(math.namespaceURI).toBe('http://www.w3.org/1998/Math/MathML');
+      expect(math.getAttribute('aria-label')).toBeTruthy();
+    }
+  });
+});

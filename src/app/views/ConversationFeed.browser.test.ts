@@ -1,0 +1,98 @@
+import { describe, expect, it } from 'vitest';
+import { flushSync } from 'svelte';
+import { userEvent } from 'vitest/browser';
+import type { RunRecord } from '../../rl/records';
+import ConversationFeed from './ConversationFeed.svelte';
+import { HOSTILE, hostileTurn, recordedRun, render } from './testing';
+import { reactive } from './testing-state.svelte';
+
+function turnEl(target: HTMLElement, session: string, turn: number): HTMLElement {
+  const el = target.querySelector<HTMLElement>(`[data-session="${session}"] [data-turn="${turn}"]`);
+  if (!el) throw new Error(`no turn ${session}/${turn}`);
+  return el;
+}
+
+describe('ConversationFeed', () => {
+  const records = recordedRun();
+
+  it('shows each session’s turns with votes, final score, hint and version', () => {
+    using view = render(ConversationFeed, { records });
+    const sessions = [...view.target.querySelectorAll('[data-session]')].map((s) => s.getAttribute('data-session'));
+    expect(sessions).toEqual(['s0', 's1', 's2', 's3', 's4']);
+    expect(view.target.querySelectorAll('[data-session="s0"] [data-turn]')).toHaveLength(4);
+
+    const t = turnEl(view.target, 's0', 1);
+    expect(t.querySelector('.user .text')!.textContent).toBe('Once upon a time, there was a little dog.');
+    expect(t.querySelector('.assistant .text')!.textContent).toMatch(/^The dog liked to eat fud\./);
+    expect(t.querySelector('.ver')!.textContent).toBe('v0');
+    expect([...t.querySelectorAll('.vote')].map((v) => v.textContent)).toEqual(['\u22121', '+1']);
+    expect(t.querySelector('.final')!.textContent!.replace(/\s+/g, '')).toBe('rfinal=\u22121');
+    expect(t.querySelector('.status')!.textContent!.trim()).toBe('hint accepted');
+    expect(t.querySelector('.hinttext')!.textContent).toContain('The child wants a bedtime story');
+    // Raw judge replies sit in closed <details>.
+    const det = t.querySelectorAll('details');
+    expect(det).toHaveLength(2);
+    expect(det[0].open).toBe(false);
+    expect(det[0].textContent).toContain('\\boxed{-1}');
+    expect(t.textContent).toContain('trained at step 1');
+
+    const rejected = turnEl(view.target, 's1', 1);
+    expect(rejected.querySelector('.status')!.textContent!.trim()).toBe('no usable hint');
+    expect(rejected.querySelector('.hinttext')).toBeNull();
+    // The last turn of a session has no next state yet: no judges, no button.
+    expect(turnEl(view.target, 's0', 4).querySelector('button')).toBeNull();
+    expect(view.target.querySelector('[data-session="s1"] h4')!.textContent).toContain('ended (explicit)');
+  });
+
+  it('greys side turns', () => {
+    const side: RunRecord = {
+      kind: 'interaction', version: 0, ts: 1, session: 's0', turn: 9, turnType: 'side',
+      messages: [{ role: 'user', content: 'update memory' }], response: 'noted', tokenIds: [1], logprobs: [-1],
+      startedAt: 0, finishedAt: 1,
+    };
+    using view = render(ConversationFeed, { records: [...records, side] });
+    const t = turnEl(view.target, 's0', 9);
+    expect(t.classList.contains('side')).toBe(true);
+    expect(Number(getComputedStyle(t).opacity)).toBeLessThan(1);
+    expect(t.textContent).toContain('side turn, not trained');
+  });
+
+  it('selects a judged turn by click and by keyboard', async () => {
+    const picked: { session: string; turn: number }[] = [];
+    const props = reactive({
+      records,
+      selected: null as { session: string; turn: number } | null,
+      onselect: (t: { session: string; turn: number }) => {
+        picked.push(t);
+        props.selected = t;
+      },
+    });
+    using view = render(ConversationFeed, props);
+    const btn = turnEl(view.target, 's2', 1).querySelector<HTMLButtonElement>('button.inspect')!;
+    expect(btn.getAttribute('aria-pressed')).toBe('false');
+    await userEvent.click(btn);
+    flushSync();
+    expect(picked).toEqual([{ session: 's2', turn: 1 }]);
+    expect(btn.getAttribute('aria-pressed')).toBe('true');
+    expect(turnEl(view.target, 's2', 1).classList.contains('selected')).toBe(true);
+
+    const other = turnEl(view.target, 's3', 2).querySelector<HTMLButtonElement>('button.inspect')!;
+    other.focus();
+    await userEvent.keyboard('{Enter}');
+    flushSync();
+    expect(picked.at(-1)).toEqual({ session: 's3', turn: 2 });
+    expect(btn.getAttribute('aria-pressed')).toBe('false');
+  });
+
+  it('shows record text literally, never as HTML', () => {
+    (window as unknown as { __pwned?: number }).__pwned = 0;
+    using view = render(ConversationFeed, { records: hostileTurn() });
+    expect(view.target.querySelector('img, b, script')).toBeNull();
+    const t = turnEl(view.target, 'h', 1);
+    expect(t.querySelector('.user .text')!.textContent).toBe(`question ${HOSTILE}`);
+    expect(t.querySelector('.assistant .text')!.textContent).toBe(`${HOSTILE} end`);
+    expect(t.querySelector('.hinttext')!.textContent).toContain(HOSTILE);
+    expect(t.querySelector('details pre')!.textContent).toContain(HOSTILE);
+    expect((window as unknown as { __pwned?: number }).__pwned).toBe(0);
+  });
+});

@@ -1,0 +1,126 @@
+import { describe, expect, it } from 'vitest';
+import { flushSync, tick } from 'svelte';
+import type { RunRecord } from '../../rl/records';
+import MetricsCharts from './MetricsCharts.svelte';
+import { recordedRun, render } from './testing';
+import { reactive } from './testing-state.svelte';
+
+function charts(target: HTMLElement): HTMLElement[] {
+  return [...target.querySelectorAll<HTMLElement>('figure.chart')];
+}
+function chart(target: HTMLElement, title: string): HTMLElement {
+  const c = charts(target).find((f) => f.querySelector('h4')?.textContent === title);
+  if (!c) throw new Error(`no chart ${title}`);
+  return c;
+}
+/** uPlot's legend rows minus the x row: the drawn series. */
+function seriesLabels(fig: HTMLElement): string[] {
+  return [...fig.querySelectorAll('.u-legend .u-series')].slice(1).map((s) => s.querySelector('.u-label')?.textContent ?? '');
+}
+/** The visually-hidden table: series -> [x, value]. */
+function latest(fig: HTMLElement): Record<string, [string, string]> {
+  const out: Record<string, [string, string]> = {};
+  for (const tr of fig.querySelectorAll('table tbody tr')) {
+    const [x, v] = [...tr.querySelectorAll('td')].map((td) => td.textContent ?? '');
+    out[tr.querySelector('th')!.textContent!] = [x, v];
+  }
+  return out;
+}
+
+/** A second run: the recorded one with its rewards and losses changed. */
+function otherRun(): RunRecord[] {
+  return recordedRun().map((r) =>
+    r.kind === 'train_step' ? { ...r, stats: { ...r.stats, loss: (r.stats.loss ?? 0) + 1 } } : r,
+  );
+}
+
+describe('MetricsCharts', () => {
+  it('draws every chart with a heading, an aria-label and one series per run', async () => {
+    using view = render(
+      MetricsCharts,
+      {
+        runs: [
+          { id: 'a', label: 'combined', records: recordedRun() },
+          { id: 'b', label: 'binary', records: otherRun() },
+        ],
+      },
+      { width: '1200px' },
+    );
+    await tick();
+    const figs = charts(view.target);
+    expect(figs.map((f) => f.querySelector('h4')!.textContent)).toEqual([
+      'Personalization score',
+      'Mean reward of the trained samples',
+      'Binary judge votes',
+      'OPD hint acceptance',
+      'Mean |A|',
+      'Loss',
+      'KL to the reference',
+      'Clip fractions',
+      'Entropy',
+      'Rollout–train log-prob gap',
+      'Tokens per second',
+    ]);
+    for (const f of figs) {
+      expect(f.querySelector('canvas')).not.toBeNull();
+      expect(f.querySelector('[role="img"]')!.getAttribute('aria-label')).toMatch(/\S+\./);
+    }
+    expect(seriesLabels(chart(view.target, 'Loss'))).toEqual(['combined', 'binary']);
+    expect(seriesLabels(chart(view.target, 'Personalization score'))).toEqual([
+      'combined',
+      'combined · baseline',
+      'binary',
+      'binary · baseline',
+    ]);
+    expect(seriesLabels(chart(view.target, 'Binary judge votes'))).toHaveLength(6);
+    // Latest values, in the hidden table: loss at step 2 of each run.
+    const loss = latest(chart(view.target, 'Loss'));
+    expect(loss.combined[0]).toBe('2');
+    expect(Number(loss.binary[1]) - Number(loss.combined[1])).toBeCloseTo(1, 3);
+    expect(latest(chart(view.target, 'Personalization score'))['combined · baseline'][1]).toBe('0.750');
+    // Runs differ by colour.
+    const strokes = [...view.target.querySelectorAll('.u-legend')][5].querySelectorAll('.u-series .u-marker');
+    expect(getComputedStyle(strokes[1]).borderColor).not.toBe(getComputedStyle(strokes[2]).borderColor);
+  });
+
+  it('updates in place when records are appended', async () => {
+    const records = recordedRun();
+    const cut = records.findIndex((r) => r.kind === 'train_step' && r.step === 2);
+    const props = reactive({ runs: [{ id: 'a', label: 'live', records: records.slice(0, cut) }] });
+    using view = render(MetricsCharts, props, { width: '900px' });
+    await tick();
+    const loss = chart(view.target, 'Loss');
+    const canvas = loss.querySelector('canvas');
+    expect(latest(loss).live[0]).toBe('1');
+
+    for (const r of records.slice(cut)) props.runs[0].records = [...props.runs[0].records, r];
+    flushSync();
+    await tick();
+    expect(latest(loss).live[0]).toBe('2');
+    expect(latest(chart(view.target, 'Personalization score')).live[0]).toBe('2');
+    // Same chart and canvas: updated through setData, not rebuilt.
+    expect(chart(view.target, 'Loss')).toBe(loss);
+    expect(loss.querySelector('canvas')).toBe(canvas);
+    expect(seriesLabels(loss)).toEqual(['live']);
+  });
+
+  it('follows its container’s width at a fixed height', async () => {
+    using view = render(MetricsCharts, { runs: [{ id: 'a', label: 'r', records: recordedRun() }] }, { width: '1000px' });
+    await tick();
+    const canvas = () => chart(view.target, 'Loss').querySelector('canvas')!;
+    const h = canvas().getBoundingClientRect().height;
+    const w = canvas().getBoundingClientRect().width;
+    view.target.style.width = '420px';
+    await new Promise((r) => setTimeout(r, 100));
+    expect(canvas().getBoundingClientRect().width).toBeLessThan(w);
+    expect(canvas().getBoundingClientRect().width).toBeLessThanOrEqual(420);
+    expect(canvas().getBoundingClientRect().height).toBe(h);
+  });
+
+  it('shows empty charts before the first step', async () => {
+    using view = render(MetricsCharts, { runs: [{ id: 'a', label: 'r', records: [] }] });
+    await tick();
+    expect(charts(view.target)).toHaveLength(11);
+    expect(chart(view.target, 'Loss').querySelector('[role="img"]')!.getAttribute('aria-label')).toContain('No data yet');
+  });
+});

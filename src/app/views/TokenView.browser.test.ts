@@ -1,0 +1,132 @@
+import { describe, expect, it } from 'vitest';
+import { flushSync } from 'svelte';
+import { userEvent } from 'vitest/browser';
+import type { RunRecord } from '../../rl/records';
+import TokenView from './TokenView.svelte';
+import { tokenTable } from './derive';
+import { HOSTILE, hostileTurn, recordedRun, render } from './testing';
+import { reactive } from './testing-state.svelte';
+
+const EPS = { epsLow: 0.2, epsHigh: 0.28 };
+
+function tokens(target: HTMLElement): HTMLButtonElement[] {
+  return [...target.querySelectorAll<HTMLButtonElement>('button.tok')];
+}
+function details(target: HTMLElement): HTMLElement {
+  return target.querySelector<HTMLElement>('[data-testid="token-details"]')!;
+}
+function field(target: HTMLElement, name: string): string {
+  return details(target).querySelector(`[data-field="${name}"]`)?.textContent?.replace(/\s+/g, ' ').trim() ?? '';
+}
+function pick(target: HTMLElement, kind: 'opd' | 'binary' | 'combined'): void {
+  target.querySelector<HTMLInputElement>(`input[type="radio"][value="${kind}"]`)!.click();
+  flushSync();
+}
+const num = (s: string) => s.replace('\u2212', '-');
+
+describe('TokenView on the recorded run', () => {
+  const records = recordedRun();
+  const table = tokenTable(records, 's0', 1, EPS)!;
+
+  it('colours every token by the chosen advantage', () => {
+    using view = render(TokenView, { records, session: 's0', turn: 1, ...EPS });
+    const btns = tokens(view.target);
+    expect(btns).toHaveLength(48);
+    // The answer reads as the model wrote it.
+    expect(btns.map((b) => b.textContent).join('')).toBe(table.response);
+
+    // Combined by default: the trained advantage.
+    expect(btns.map((b) => Number(b.dataset.advantage))).toEqual(table.rows.map((r) => r.combined));
+    const combinedBg = btns.map((b) => getComputedStyle(b).backgroundColor);
+
+    pick(view.target, 'opd');
+    expect(btns.map((b) => Number(b.dataset.advantage))).toEqual(table.rows.map((r) => r.opd));
+    const opdBg = btns.map((b) => getComputedStyle(b).backgroundColor);
+    expect(opdBg).not.toEqual(combinedBg);
+    // Diverging scale: a positive and a negative OPD token get different hues, and a larger |A|
+    // a stronger colour than a smaller one of the same sign.
+    const pos = table.rows.filter((r) => r.opd! > 0).sort((a, b) => b.opd! - a.opd!);
+    const neg = table.rows.find((r) => r.opd! < 0)!;
+    expect(btns[pos[0].index].classList.contains('pos')).toBe(true);
+    expect(btns[neg.index].classList.contains('neg')).toBe(true);
+    expect(opdBg[pos[0].index]).not.toBe(opdBg[neg.index]);
+    expect(opdBg[pos[0].index]).not.toBe(opdBg[pos[pos.length - 1].index]);
+
+    pick(view.target, 'binary');
+    // Binary RL: r_final = -1 on every token, one colour.
+    expect(new Set(btns.map((b) => b.dataset.advantage))).toEqual(new Set(['-1']));
+    expect(new Set(btns.map((b) => getComputedStyle(b).backgroundColor)).size).toBe(1);
+  });
+
+  it('shows a focused token’s log-probs, advantages, hint and clip state', () => {
+    using view = render(TokenView, { records, session: 's0', turn: 1, ...EPS });
+    const clipped = table.rows.find((r) => r.clip === 'low')!;
+    const btn = tokens(view.target)[clipped.index];
+    expect(btn.dataset.clip).toBe('low');
+    expect(getComputedStyle(btn).textDecorationLine).toContain('underline');
+    btn.focus();
+    flushSync();
+    expect(details(view.target).getAttribute('aria-live')).toBe('polite');
+    expect(num(field(view.target, 'student'))).toContain(clipped.student.toFixed(3));
+    expect(num(field(view.target, 'teacher'))).toContain(clipped.teacher!.toFixed(3));
+    expect(num(field(view.target, 'opd'))).toContain(clipped.opd!.toFixed(3));
+    expect(num(field(view.target, 'combined'))).toContain(clipped.combined!.toFixed(3));
+    expect(field(view.target, 'hint')).toBe(table.hint);
+    expect(field(view.target, 'clip')).toContain('clipped low');
+    expect(field(view.target, 'clip')).toContain(clipped.ratio!.toFixed(3));
+  });
+
+  it('follows the mouse and the arrow keys (roving tabindex)', async () => {
+    using view = render(TokenView, { records, session: 's1', turn: 1, ...EPS });
+    const btns = tokens(view.target);
+    expect(btns.filter((b) => b.tabIndex === 0)).toHaveLength(1);
+    const high = tokenTable(records, 's1', 1, EPS)!.rows.find((r) => r.clip === 'high')!;
+
+    await userEvent.hover(btns[high.index]);
+    expect(field(view.target, 'clip')).toContain('clipped high');
+    await userEvent.unhover(btns[high.index]);
+
+    btns[0].focus();
+    await userEvent.keyboard('{ArrowRight}{ArrowRight}');
+    expect(document.activeElement).toBe(btns[2]);
+    expect(btns[2].tabIndex).toBe(0);
+    expect(btns[0].tabIndex).toBe(-1);
+    expect(details(view.target).textContent).toContain('Token 3 of 48');
+    await userEvent.keyboard('{End}');
+    expect(document.activeElement).toBe(btns[47]);
+  });
+
+  it('says "not trained yet" for a turn no step has used', () => {
+    using view = render(TokenView, { records, session: 's0', turn: 3, ...EPS });
+    tokens(view.target)[0].focus();
+    flushSync();
+    expect(field(view.target, 'clip')).toBe('not trained yet');
+  });
+
+  it('follows a new session/turn and records appended later', () => {
+    const props = reactive({ records: records.filter((r) => r.kind !== 'token_update') as RunRecord[], session: 's0', turn: 1, ...EPS });
+    using view = render(TokenView, props);
+    tokens(view.target)[5].focus();
+    flushSync();
+    expect(field(view.target, 'clip')).toBe('not trained yet');
+    props.records = records;
+    flushSync();
+    expect(field(view.target, 'clip')).toContain('ρ');
+    props.session = 's2';
+    flushSync();
+    expect(view.target.querySelector('h3')!.textContent).toContain('session s2, turn 1');
+    expect(details(view.target).textContent).toContain('Hover over a token');
+  });
+
+  it('shows record text literally, never as HTML', () => {
+    (window as unknown as { __pwned?: number }).__pwned = 0;
+    using view = render(TokenView, { records: hostileTurn(), session: 'h', turn: 1, ...EPS });
+    expect(view.target.querySelector('img, b, script')).toBeNull();
+    expect(view.target.textContent).toContain(HOSTILE);
+    expect(tokens(view.target)[0].textContent).toBe('<img src=x onerror="window.__pwned=1">');
+    tokens(view.target)[1].focus();
+    flushSync();
+    expect(field(view.target, 'hint')).toBe(HOSTILE);
+    expect((window as unknown as { __pwned?: number }).__pwned).toBe(0);
+  });
+});
