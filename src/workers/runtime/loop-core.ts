@@ -16,11 +16,53 @@ import { GenerationBatcher } from './batcher';
 import { PauseGate, Semaphore } from './gate';
 import type { PolicyReply, PolicyRequest, PolicyService } from './policy-service';
 
-// The run's public types are the personal loop's, so that both tracks stay interchangeable for
-// the page and the CLI (a field added to RunSnapshot there must be filled here too).
-// Type-only: nothing is imported at run time.
-import type { RecordSink, RunLoopOptions, RunSnapshot, RunStatus } from './runloop';
-export type { RecordSink, RunLoopOptions, RunSnapshot, RunStatus };
+/** Where records go; `append` resolves only once they are committed (storage, a file). */
+export interface RecordSink {
+  append(records: RunRecord[]): Promise<void>;
+}
+
+export type RunStatus = 'running' | 'paused' | 'stopping' | 'finished' | 'stopped' | 'failed';
+
+export interface RunSnapshot {
+  status: RunStatus;
+  step: number;
+  version: number;
+  /** Sessions (personal track) or rollout groups (tool-call track) started. */
+  sessionsStarted: number;
+  generationQueue: number;
+  judgeInFlight: number;
+  judgeWaiting: number;
+  bufferedSamples: number;
+  batchesWaiting: number;
+  /** Generated tokens per second over the last few seconds. */
+  tokensPerSecond: number;
+  /** Tokens per second of the last training step (forward, backward and optimizer). */
+  trainTokensPerSecond: number | null;
+  /** The policy engine's device memory, as of the last per-second update. */
+  memory: { allocated: number; peak: number } | null;
+}
+
+export interface RunLoopOptions {
+  now?: () => number;
+  /** Called after each record is committed: the UI shows only what storage holds. */
+  onRecord?: (r: RunRecord) => void;
+  onSnapshot?: (s: RunSnapshot) => void;
+  onProgress?: (p: { phase: 'train' | 'evaluate'; done: number; total: number }) => void;
+  /** How often onSnapshot fires while the run goes (default every second; 0 = only on changes). */
+  snapshotEveryMs?: number;
+  /** Continue a saved run: its step and version (the adapter is restored by the caller). */
+  resume?: {
+    step: number;
+    version: number;
+    sessionsStarted: number;
+    /**
+     * Samples that were buffered but not trained on when the run stopped (storage's
+     * resumePoint().buffered), oldest first. They go back into the buffer with the loss mask
+     * they were logged with, and no new sample record is written: their records are in the log.
+     */
+    samples?: BufferedSample<TrainingSample>[];
+  };
+}
 
 export interface RunResult {
   status: RunStatus;
@@ -116,6 +158,9 @@ export abstract class RunLoopCore implements RunController {
   /** One worker: starts sessions (or groups) until the run stops. `settings.workers` run at once. */
   protected abstract worker(): Promise<void>;
 
+  /** Work before the workers and the trainer start (e.g. the teacher scenario's student attempts). */
+  protected async prepare(): Promise<void> {}
+
   /** The track's evaluation of the current policy; it commits its own records. */
   protected abstract evaluate(): Promise<void>;
 
@@ -193,6 +238,7 @@ export abstract class RunLoopCore implements RunController {
   async run(): Promise<RunResult> {
     const every = this.options.snapshotEveryMs ?? 1000;
     const ticker = every > 0 && this.options.onSnapshot ? setInterval(() => void this.tick(), every) : null;
+    await this.prepare().catch((e) => this.fail(e));
     const trainer = this.trainLoop().catch((e) => this.fail(e));
     const workers = Array.from({ length: this.settings.workers }, () => this.worker().catch((e) => this.fail(e)));
     await trainer;
