@@ -48,6 +48,7 @@ test.describe('the lab (built app under vite preview)', () => {
     const files = readdirSync(modelDir).map((f) => join(modelDir, f));
     await page.getByTestId('policy-files').setInputFiles(files);
     await expect(page.getByTestId('model-estimate')).toContainText('260,032 parameters');
+    await page.getByLabel(/^Model name/).fill('stories260K');
 
     await page.getByRole('radio', { name: /^CPU/ }).check();
     await page.getByLabel('Training steps').fill('2');
@@ -109,7 +110,7 @@ test.describe('the lab (built app under vite preview)', () => {
     await expect(other.getByText('No runs yet')).toBeVisible();
     await other.getByTestId('import-file').setInputFiles(file);
     await expect(other.getByRole('heading', { name: 'e2e storyteller' })).toBeVisible();
-    await expect(other.getByText('read-only (imported)')).toBeVisible();
+    await expect(other.getByTestId('read-only')).toBeVisible();
     await expect(other.getByTestId('run-summary')).toContainText('2 training steps');
     await expect(other.getByTestId('run-summary')).toContainText(/[1-9]\d* evaluations?/);
     await other.screenshot({ path: `${ARTIFACTS}/lab-imported.png`, fullPage: true });
@@ -123,5 +124,87 @@ test.describe('the lab (built app under vite preview)', () => {
 
     expect(problems).toEqual([]);
     expect(otherProblems).toEqual([]);
+  });
+});
+
+test.describe('talk yourself (built app)', () => {
+  test.skip(!haveModel, 'stories260K is not in the shared folder');
+
+  test('the person chats, the judge reads each reply, and New conversation starts over', async ({ page }) => {
+    test.setTimeout(240_000);
+    mkdirSync(ARTIFACTS, { recursive: true });
+    const problems = watchProblems(page);
+    await page.setViewportSize({ width: 1280, height: 900 });
+    await page.goto('/#/setup');
+    await page.getByRole('radio', { name: /Talk yourself/ }).check();
+    await page.getByRole('radio', { name: 'A folder on this computer' }).check();
+    await page.getByTestId('policy-files').setInputFiles(readdirSync(modelDir).map((f) => join(modelDir, f)));
+    await page.getByLabel(/^Model name/).fill('stories260K');
+    await page.getByRole('radio', { name: /^CPU/ }).check();
+    await page.getByLabel('Answer length (max new tokens)').fill('10');
+    await page.getByLabel('Run label (optional)').fill('e2e talk');
+    await page.getByText('Advanced: every hyperparameter').click();
+    await page.getByLabel('Samples per step').fill('2');
+    await page.getByRole('button', { name: 'Start the run' }).click();
+
+    const reply = page.getByLabel('Your reply');
+    const chat = page.getByRole('list', { name: 'Conversation with the policy' });
+    await expect(reply).toBeEnabled({ timeout: 60_000 });
+    await reply.fill('Once upon a time there was a little cat.');
+    await reply.press('Enter');
+    await expect(chat).toContainText('Policy v0', { timeout: 60_000 });
+    await expect(reply).toBeEnabled();
+    await reply.fill('No, that is wrong. Please redo it with a dog.');
+    await page.getByRole('button', { name: 'Send' }).click();
+    // The reply was the next state of the first answer: once the policy answers again, the
+    // judge's reading of it shows under that first answer.
+    await expect(chat).toContainText(/reward −1/, { timeout: 60_000 });
+    await page.screenshot({ path: `${ARTIFACTS}/lab-talk.png`, fullPage: true });
+
+    await expect(reply).toBeEnabled();
+    await page.getByRole('button', { name: 'New conversation' }).click();
+    await expect(chat).toContainText('Write the first message of a new conversation.');
+    // Two answers of the first conversation filled a batch of 2: a training step followed.
+    await expect(page.getByTestId('run-summary')).toContainText('1 training step', { timeout: 120_000 });
+    await page.getByRole('button', { name: 'Stop' }).click();
+    await expect(page.getByTestId('run-status')).toHaveText('stopped', { timeout: 60_000 });
+    expect(problems).toEqual([]);
+  });
+});
+
+test.describe('resume after a reload (built app)', () => {
+  test.skip(!haveModel, 'stories260K is not in the shared folder');
+
+  test('a run interrupted by a reload resumes from its last saved step and finishes', async ({ page }) => {
+    test.setTimeout(240_000);
+    const problems = watchProblems(page);
+    await page.goto('/#/setup');
+    await page.getByRole('radio', { name: 'A folder on this computer' }).check();
+    await page.getByTestId('policy-files').setInputFiles(readdirSync(modelDir).map((f) => join(modelDir, f)));
+    await page.getByLabel(/^Model name/).fill('stories260K');
+    await page.getByRole('radio', { name: /^CPU/ }).check();
+    await page.getByLabel('Training steps').fill('3');
+    await page.getByLabel('Evaluate every K steps (0 = never)').fill('0');
+    await page.getByLabel('Answer length (max new tokens)').fill('8');
+    await page.getByLabel('Run label (optional)').fill('e2e resume');
+    await page.getByText('Advanced: every hyperparameter').click();
+    await page.getByLabel('Samples per step').fill('4');
+    await page.getByRole('button', { name: 'Start the run' }).click();
+    await expect(page.getByTestId('run-summary')).toContainText(/[12] training steps?/, { timeout: 120_000 });
+
+    // The tab "closes" mid-run: after the reload the run is interrupted and can resume.
+    await page.reload();
+    await page.getByRole('link', { name: 'Runs' }).click();
+    const item = page.getByTestId('run-item').filter({ hasText: 'e2e resume' });
+    await expect(item).toContainText('interrupted');
+    // Its policy came from picked files: Resume asks for the folder again.
+    const [chooser] = await Promise.all([page.waitForEvent('filechooser'), item.getByRole('button', { name: /^Resume/ }).click()]);
+    await chooser.setFiles(modelDir);
+    await expect(page.getByRole('heading', { name: 'e2e resume' })).toBeVisible();
+    await expect(page.getByTestId('run-status')).toHaveText('finished', { timeout: 180_000 });
+    // Steps 1..3 each logged once: the resumed loop continued the numbering (a step whose
+    // adapter was not saved would have been repeated and counted twice).
+    await expect(page.getByTestId('run-summary')).toContainText('3 training steps');
+    expect(problems).toEqual([]);
   });
 });

@@ -29,7 +29,7 @@ import { DownloadTracker, type DownloadRow } from './downloads';
 import { HumanUser, type HumanTurn } from './human-user';
 import { resumePlan } from './resume';
 import { apiKeySetting, buildServices } from './services';
-import { defaultSetup, pickedFolderName, restoreSetup, setupProblems, toRunConfig, type LabRunConfig, type LabSetup } from './setup';
+import { defaultSetup, policyModelName, restoreSetup, setupProblems, toRunConfig, type LabRunConfig, type LabSetup } from './setup';
 
 export type Page = 'setup' | 'runs' | 'run' | 'system';
 export const PAGES: Page[] = ['setup', 'runs', 'run', 'system'];
@@ -300,7 +300,7 @@ export class LabController {
     }
     const files = this.pickedFiles;
     const fromFiles = setup.policy.source === 'files';
-    const policyModel = fromFiles ? pickedFolderName(files) : setup.policy.hubId.trim();
+    const policyModel = policyModelName(setup, files);
     const config = toRunConfig(setup, policyModel);
     void this.store.setSetting(SETUP_KEY, setup).catch(() => {});
     void requestPersistence();

@@ -2,13 +2,13 @@ import { describe, expect, it } from 'vitest';
 import { makePreset } from '../../rl/presets';
 import { parseRunConfig as parseStoredConfig } from '../../storage/config';
 import { parseRunConfig } from '../../workers/runtime/run-config';
-import { defaultSetup, pickedFolderName, restoreSetup, rolesFor, setupProblems, STORY_MODEL, toRunConfig, withMethod, withScenario } from './setup';
+import { defaultSetup, pickedFolderName, policyModelName, restoreSetup, rolesFor, setupProblems, STORY_MODEL, toRunConfig, withMethod, withScenario } from './setup';
 
 describe('the default setup', () => {
   it('is a storyteller on a tiny hub story model with rules for every role, which runs in a laptop browser', () => {
     const s = defaultSetup();
     expect(s.scenario).toBe('storyteller');
-    expect(s.policy).toEqual({ source: 'hub', hubId: STORY_MODEL, backend: 'webgpu' });
+    expect(s.policy).toEqual({ source: 'hub', hubId: STORY_MODEL, localName: '', backend: 'webgpu' });
     expect(Object.values(s.roles).map((r) => r.kind)).toEqual(['rules', 'rules', 'rules']);
     expect(s.method).toBe('combined');
     expect(setupProblems(s)).toEqual([]);
@@ -33,9 +33,12 @@ describe('the default setup', () => {
     const files = [{ name: 'config.json', webkitRelativePath: 'stories260K/config.json' }];
     expect(pickedFolderName(files)).toBe('stories260K');
     expect(pickedFolderName([{ name: 'config.json', webkitRelativePath: '' }])).toBe('picked files');
-    const s = { ...defaultSetup(), policy: { source: 'files' as const, hubId: '', backend: 'cpu' as const } };
+    const s = { ...defaultSetup(), policy: { source: 'files' as const, hubId: '', localName: '', backend: 'cpu' as const } };
     expect(setupProblems(s)).toHaveLength(1);
     expect(setupProblems(s, { pickedFiles: 5 })).toEqual([]);
+    expect(policyModelName(s, files)).toBe('stories260K');
+    expect(policyModelName({ ...s, policy: { ...s.policy, localName: ' my model ' } }, files)).toBe('my model');
+    expect(policyModelName(defaultSetup())).toBe(STORY_MODEL);
     const config = toRunConfig(s, 'stories260K');
     expect(config.models.policy).toEqual({ model: 'stories260K', backend: 'cpu' });
     expect(config.lab.policySource).toBe('files');

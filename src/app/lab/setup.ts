@@ -33,6 +33,8 @@ export interface LabSetup {
     /** hub: a hub id or https URL; files: a folder or files the person picks (not remembered). */
     source: 'hub' | 'files';
     hubId: string;
+    /** The name picked files are recorded under (the folder's name unless the person changes it). */
+    localName: string;
     backend: Backend;
   };
   roles: Record<Role, RoleChoice>;
@@ -135,7 +137,7 @@ export function defaultSetup(options: { webgpu?: boolean } = {}): LabSetup {
     },
     method: 'combined',
     preset: presetFor('combined', 'storyteller'),
-    policy: { source: 'hub', hubId: parts.hubId, backend: options.webgpu === false ? 'cpu' : 'webgpu' },
+    policy: { source: 'hub', hubId: parts.hubId, localName: '', backend: options.webgpu === false ? 'cpu' : 'webgpu' },
     roles: parts.roles,
     seed: 1,
     problems: parts.problems,
@@ -213,6 +215,12 @@ export function pickedFolderName(files: readonly { name: string; webkitRelativeP
   return path.includes('/') ? path.split('/')[0] : 'picked files';
 }
 
+/** The policy's name in the run config: the hub id or URL, or the name given to the picked files. */
+export function policyModelName(setup: LabSetup, files: readonly { name: string; webkitRelativePath?: string }[] = []): string {
+  if (setup.policy.source === 'hub') return setup.policy.hubId.trim();
+  return setup.policy.localName.trim() || (files.length ? pickedFolderName(files) : 'picked files');
+}
+
 /** What the lab keeps in a run's config beside the run loop's fields (storage keeps it as JSON). */
 export interface LabConfigExtras {
   /** Whether the policy came from picked files: resuming such a run asks for them again. */
@@ -228,7 +236,7 @@ export type LabRunConfig = RunConfig & LabConfigExtras;
  *
  * @throws RunConfigError / PresetError / ScenarioConfigError naming the first bad field
  */
-export function toRunConfig(setup: LabSetup, policyModel = setup.policy.source === 'hub' ? setup.policy.hubId.trim() : 'picked files'): LabRunConfig {
+export function toRunConfig(setup: LabSetup, policyModel = policyModelName(setup)): LabRunConfig {
   const talk = setup.scenario === 'talk';
   const config: RunConfig = {
     format: 'nextstate-run-config',
