@@ -18,6 +18,9 @@ describe('BeforeAfter', () => {
     expect(before.textContent).toContain('step 0 · policy v0');
     expect(after.textContent).toContain('step 2 · policy v2');
     expect(after.textContent).toContain(`score ${evals[1].perProblem[0].score!.toFixed(2)}`);
+    expect(after.querySelector('.delta')!.textContent).toBe(
+      `+${(evals[1].perProblem[0].score! - evals[0].perProblem[0].score!).toFixed(2)} vs baseline`,
+    );
 
     select.value = 'story#2';
     select.dispatchEvent(new Event('change', { bubbles: true }));
@@ -53,6 +56,12 @@ describe('HowItWorks', () => {
       const math = d.querySelector('math')!;
       expect(math.namespaceURI).toBe('http://www.w3.org/1998/Math/MathML');
       expect(math.getAttribute('aria-label')).toBeTruthy();
+      // Laid out as a formula, on one line (not one box per symbol).
+      const first = math.firstElementChild!.getBoundingClientRect();
+      const last = math.lastElementChild!.getBoundingClientRect();
+      expect(last.left).toBeGreaterThan(first.left);
+      const mid = (r: DOMRect) => r.top + r.height / 2;
+      expect(Math.abs(mid(last) - mid(first))).toBeLessThan(Math.max(first.height, last.height) / 2);
     }
   });
 });

@@ -20,7 +20,7 @@ function seriesLabels(fig: HTMLElement): string[] {
 /** The visually-hidden table: series -> [x, value]. */
 function latest(fig: HTMLElement): Record<string, [string, string]> {
   const out: Record<string, [string, string]> = {};
-  for (const tr of fig.querySelectorAll('table tbody tr')) {
+  for (const tr of fig.querySelectorAll('.nsv-visually-hidden tbody tr')) {
     const [x, v] = [...tr.querySelectorAll('td')].map((td) => td.textContent ?? '');
     out[tr.querySelector('th')!.textContent!] = [x, v];
   }
@@ -115,6 +115,18 @@ describe('MetricsCharts', () => {
     expect(canvas().getBoundingClientRect().width).toBeLessThan(w);
     expect(canvas().getBoundingClientRect().width).toBeLessThanOrEqual(420);
     expect(canvas().getBoundingClientRect().height).toBe(h);
+  });
+
+  it('copes with two runs of the same label', async () => {
+    using view = render(MetricsCharts, {
+      runs: [
+        { id: 'a', label: 'same', records: recordedRun() },
+        { id: 'b', label: 'same', records: otherRun() },
+      ],
+    });
+    await tick();
+    expect(seriesLabels(chart(view.target, 'Loss'))).toEqual(['same', 'same']);
+    expect(chart(view.target, 'Loss').querySelectorAll('.nsv-visually-hidden tbody tr')).toHaveLength(2);
   });
 
   it('shows empty charts before the first step', async () => {
