@@ -23,7 +23,7 @@ export default defineConfig({
         // Browser tests fetch the generated fixtures and ../shared models through /@fs/.
         server: { fs: { allow: ['.', TINY_MODEL_ROOT, sharedDir] } },
         // Pre-bundled up front: discovering them mid-run makes Vite reload the test page.
-        optimizeDeps: { include: ['comlink', '@huggingface/transformers', 'dexie'] },
+        optimizeDeps: { include: ['comlink', '@huggingface/transformers', 'dexie', 'uplot'] },
         test: {
           name: 'browser',
           globalSetup: ['test/browser-setup.ts'],
