@@ -52,7 +52,7 @@ describe('TrajectoryView', () => {
     expect(s.querySelector('pre.output')!.textContent).toBe(inter?.kind === 'interaction' ? inter.response : '');
     expect(text(s.querySelector('.stephead'))).toBe('Step 1 final answer v1');
     expect([...s.querySelectorAll('.votes .vote')].map((v) => v.textContent)).toEqual(['\u22121', '\u22121', '\u22121']);
-    expect(text(s.querySelector('[data-field="reward"]'))).toBe('rt = o + mean(votes) = \u22121 + \u22121.000 = \u22122.000');
+    expect(text(s.querySelector('[data-field="reward"]'))).toBe('rt = o + mean(votes) = \u22121 + (\u22121.000) = \u22122.000');
     expect(text(s.querySelector('[data-field="advantage"]'))).toMatch(/^At = none \(every rollout’s step 1 got the same reward/);
     expect(text(s.querySelector('.answer'))).toBe('Final answer: no number in it');
     const det = s.querySelector('details')!;
@@ -89,8 +89,8 @@ describe('TrajectoryView', () => {
     expect(s0.querySelector('.call')!.getAttribute('data-ok')).toBe('true');
     const s1 = stepEl(view.target, 1);
     expect([...s1.querySelectorAll('.vote')].map((v) => v.textContent)).toEqual(['+1', '+1', 'failed']);
-    expect(text(s1.querySelector('[data-field="reward"]'))).toBe('rt = o + mean(votes) = +1 + +1.000 = +2.000');
-    expect(text(s1.querySelector('[data-field="advantage"]'))).toBe('At = +1.408');
+    expect(text(s1.querySelector('[data-field="reward"]'))).toBe('rt = o + mean(votes) = +1 + (+1.000) = +2.000');
+    expect(text(s1.querySelector('[data-field="advantage"]'))).toBe('At = +1.408 (standardized among 3 rollouts’ step 2)');
     expect(text(stepEl(view.target, 2).querySelector('.answer'))).toBe('Final answer: 79 (read from “answer … N”)');
     expect(text(view.target.querySelector('[data-field="outcome"]'))).toBe('Outcome o = +1: the final answer is right.');
   });
@@ -157,7 +157,9 @@ describe('TrajectoryView', () => {
     flushSync();
     expect(select(view.target).value).toBe('g2');
     expect(table(view.target)['g2.r0']).toEqual(['+1', 'r +2.00 A +1.00', 'r +2.00 A +2.00']);
-    expect(text(stepEl(view.target, 1).querySelector('[data-field="advantage"]'))).toBe('At = +2.000');
+    expect(text(stepEl(view.target, 1).querySelector('[data-field="advantage"]'))).toBe(
+      'At = +2.000 (the only rollout that reached step 2: nothing to compare with, its reward is kept)',
+    );
     expect(text(view.target.querySelector('[data-field="outcome"]'))).toBe('Outcome o = +1: the final answer is right.');
   });
 

@@ -131,6 +131,11 @@ describe('toolTrajectories (hand-written run)', () => {
     expect(r0.steps[2].advantage).toBeCloseTo(1, 5);
     expect(r2.steps[2].advantage).toBeCloseTo(-1, 5);
     expect(r0.steps.every((s) => s.scored)).toBe(true);
+    expect([r0, r1, r2].map((r) => r.steps.map((s) => s.peers))).toEqual([
+      [3, 3, 2],
+      [3, 3],
+      [3, 3, 2],
+    ]);
   });
 
   it('marks the steps a train step used', () => {
@@ -189,6 +194,7 @@ describe('toolTrajectories (hand-written run)', () => {
     const s = g.rollouts[0].steps[0];
     expect([s.stepIndex, s.output, s.version, s.calls, s.toolResults, s.final, s.reward]).toEqual([1, null, 3, [], ['5'], false, -1]);
     expect(g.rollouts[0].end).toBe('step-limit');
+    expect(s.peers).toBe(1);
   });
 
   it('is empty without records', () => {

@@ -92,6 +92,11 @@ export interface ToolStepView {
   reward: number | null;
   /** Standardized among the group's steps with this index; null: no ranking, or not scored yet. */
   advantage: number | null;
+  /**
+   * Rollouts of the group that reached this step index, this one included: the steps the
+   * advantage is standardized among. With 1 there is nothing to compare; the reward is kept as is.
+   */
+  peers: number;
   /** The group has been scored: reward, votes and advantage are final. */
   scored: boolean;
   /** Train step(s) whose token_update records include this step. */
@@ -180,6 +185,7 @@ function stepView(
     voteMean: valid.length ? valid.reduce((a, b) => a + b, 0) / valid.length : null,
     reward: ts ? finite(ts.reward) : null,
     advantage: ts ? finite(ts.advantage) : null,
+    peers: 1,
     scored: !!ts,
     trainedAt,
   };
@@ -266,6 +272,9 @@ export function toolTrajectories(records: readonly RunRecord[]): GroupView[] {
   }
   for (const g of groups.values()) {
     g.rollouts.sort((a, b) => a.rollout - b.rollout);
+    const reached = new Map<number, number>();
+    for (const r of g.rollouts) for (const s of r.steps) reached.set(s.stepIndex, (reached.get(s.stepIndex) ?? 0) + 1);
+    for (const r of g.rollouts) for (const s of r.steps) s.peers = reached.get(s.stepIndex) ?? 1;
     g.scored = g.rollouts.length > 0 && g.rollouts.every((r) => r.outcome !== null);
     g.solved = g.rollouts.filter((r) => r.outcome === 1).length;
   }
