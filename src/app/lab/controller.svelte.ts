@@ -95,7 +95,6 @@ export class LabController {
   private liveRecords: RunRecord[] = [];
   private pendingRecords: RunRecord[] = [];
   private flushTimer: ReturnType<typeof setTimeout> | null = null;
-  private snapshotTimer: ReturnType<typeof setInterval> | null = null;
   private storageWaiters: (() => void)[] = [];
   private readonly tracker = new DownloadTracker();
   private readonly recordCache = new Map<string, RunRecord[]>();
@@ -103,6 +102,14 @@ export class LabController {
 
   constructor(store: RunStore = new RunStore()) {
     this.store = store;
+  }
+
+  /** Stops timers (tests, and a page that unmounts the lab); a live run is stopped too. */
+  dispose(): void {
+    if (this.saveTimer) clearTimeout(this.saveTimer);
+    if (this.flushTimer) clearTimeout(this.flushTimer);
+    this.saveTimer = this.flushTimer = null;
+    this.live?.loop.stop();
   }
 
   // ---- start-up and navigation ----
@@ -410,9 +417,7 @@ export class LabController {
       this.phase = 'running';
       this.announce(resuming ? `Resumed at step ${resume?.step ?? 0}.` : 'Run started.');
       await this.refreshRuns();
-      this.snapshotTimer = setInterval(() => {
-        if (this.live) this.snapshot = this.live.loop.snapshot();
-      }, 1000);
+      // The loop itself reports a snapshot every second (RunLoopOptions.snapshotEveryMs).
       void loop
         .run()
         .then(async (result) => {
@@ -438,8 +443,6 @@ export class LabController {
 
   private finish(policy: PolicyClient, dispose: () => void, release: () => void): void {
     this.flush();
-    if (this.snapshotTimer) clearInterval(this.snapshotTimer);
-    this.snapshotTimer = null;
     if (this.live) this.snapshot = this.live.loop.snapshot();
     const id = this.liveRunId;
     if (id) this.recordCache.set(id, this.liveRecords.slice());
@@ -473,6 +476,9 @@ export class LabController {
   }
 
   private onRecord(r: RunRecord): void {
+    // The milestones a screen-reader user wants to hear about, through the aria-live line.
+    if (r.kind === 'train_step') this.announce(r.skipped ? `Training step ${r.step} skipped: ${r.skipped}` : `Training step ${r.step} done; the policy is now version ${r.version + 1}.`);
+    else if (r.kind === 'evaluation') this.announce(`Evaluation at step ${r.step ?? 0}: score ${(r.scores.score ?? NaN).toFixed(2)}.`);
     this.pendingRecords.push(r);
     this.flushTimer ??= setTimeout(() => this.flush(), FLUSH_MS);
   }

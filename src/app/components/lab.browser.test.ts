@@ -1,0 +1,248 @@
+/**
+ * The lab's components with a real LabController on a real (per-test) IndexedDB in Chromium:
+ * the setup form (method presets, every hyperparameter, problems in words, remembered choices),
+ * the run list (rename, compare, delete), a stored run's view (summary, judged turns, token
+ * view), hostile imported text shown as text, and a full disk pausing writes until retried.
+ */
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { flushSync } from 'svelte';
+import { userEvent } from 'vitest/browser';
+import type { RunRecord } from '../../rl/records';
+import { validateRecord } from '../../rl/validate';
+import { RunStore, StorageFullError } from '../../storage/index';
+import { LabController } from '../lab/controller.svelte';
+import { defaultSetup, toRunConfig, withScenario } from '../lab/setup';
+import { hostileTurn, recordedRun, render } from '../views/testing';
+import RunList from './RunList.svelte';
+import RunView from './RunView.svelte';
+import Setup from './Setup.svelte';
+
+// Nothing here is slow: a stuck interaction should fail fast, not after the suite's 5 minutes.
+vi.setConfig({ testTimeout: 30_000 });
+
+let n = 0;
+const labs: LabController[] = [];
+async function controller(name = `lab-test-${Date.now()}-${n++}`): Promise<LabController> {
+  const lab = new LabController(new RunStore({ name }));
+  labs.push(lab);
+  await lab.init({ webgpu: false });
+  return lab;
+}
+afterEach(async () => {
+  for (const lab of labs.splice(0)) {
+    lab.dispose();
+    lab.store.close();
+    await lab.store.db.delete().catch(() => {});
+  }
+});
+
+/** The advanced panel is a closed <details>: open it before using its fields. */
+async function openAdvanced(t: HTMLElement) {
+  await userEvent.click(t.querySelector('.advanced > summary')!);
+  flushSync();
+}
+
+const settle = async () => {
+  await new Promise((r) => setTimeout(r, 0));
+  flushSync();
+};
+
+function field(target: HTMLElement, label: string | RegExp): HTMLInputElement {
+  const labels = [...target.querySelectorAll('label')].filter((l) => {
+    const t = (l.querySelector('span')?.textContent ?? l.textContent ?? '').trim();
+    return typeof label === 'string' ? t === label : label.test(t);
+  });
+  const input = labels[0]?.querySelector('input, select, textarea');
+  if (!input) throw new Error(`no field labelled ${label}`);
+  return input as HTMLInputElement;
+}
+
+async function seedRun(lab: LabController, label: string, records: RunRecord[]): Promise<string> {
+  const id = await lab.store.createRun(toRunConfig(defaultSetup({ webgpu: false })) as never, label, 'finished');
+  await lab.store.appendMany(id, records);
+  await lab.refreshRuns();
+  return id;
+}
+
+describe('Setup', () => {
+  it('starts from the storyteller defaults, on the CPU when there is no WebGPU', async () => {
+    const lab = await controller();
+    using view = render(Setup, { lab });
+    const t = view.target;
+    expect((t.querySelector('input[value="storyteller"]') as HTMLInputElement).checked).toBe(true);
+    expect((t.querySelector('input[value="combined"]') as HTMLInputElement).checked).toBe(true);
+    expect((t.querySelector('input[value="webgpu"]') as HTMLInputElement).disabled).toBe(true);
+    expect((t.querySelector('input[value="cpu"]') as HTMLInputElement).checked).toBe(true);
+    expect(t.querySelector('button[type="submit"]')!.hasAttribute('disabled')).toBe(false);
+    expect(t.querySelector('.problems')).toBeNull();
+  });
+
+  it('a method brings its paper preset; bad values block the start with the reason', async () => {
+    const lab = await controller();
+    using view = render(Setup, { lab });
+    const t = view.target;
+    await userEvent.click(t.querySelector('input[value="binary"]')!);
+    flushSync();
+    await openAdvanced(t);
+    expect(field(t, 'Binary votes m').valueAsNumber).toBe(3);
+    expect(field(t, 'Hint votes m').valueAsNumber).toBe(0);
+    expect(field(t, 'w OPD').valueAsNumber).toBe(0);
+    await userEvent.fill(field(t, 'ε low'), '2');
+    flushSync();
+    expect(t.querySelector('.problems')!.textContent).toMatch(/epsLow/);
+    expect(t.querySelector('button[type="submit"]')!.hasAttribute('disabled')).toBe(true);
+    await userEvent.click(t.querySelector('.advanced button')!);
+    flushSync();
+    expect(t.querySelector('.problems')).toBeNull();
+    expect(field(t, 'ε low').valueAsNumber).toBe(0.2);
+  });
+
+  it('alpha follows the rank, and LoRA targets are chosen one by one', async () => {
+    const lab = await controller();
+    using view = render(Setup, { lab });
+    const t = view.target;
+    await openAdvanced(t);
+    expect(field(t, 'Alpha').valueAsNumber).toBe(16);
+    await userEvent.fill(field(t, 'Rank'), '4');
+    flushSync();
+    expect(lab.setup.preset.finetune.lora).toMatchObject({ rank: 4, alpha: 8 });
+    const q = [...t.querySelectorAll<HTMLInputElement>('.targets input')][0];
+    await userEvent.click(q);
+    flushSync();
+    expect(lab.setup.preset.finetune.lora.targets).not.toContain('q_proj');
+  });
+
+  it('a custom persona needs a model for the user; an endpoint needs a URL', async () => {
+    const lab = await controller();
+    using view = render(Setup, { lab });
+    const t = view.target;
+    await userEvent.click(t.querySelector('input[value="custom"]')!);
+    flushSync();
+    const user = field(t, 'Simulated user') as unknown as HTMLSelectElement;
+    expect(user.value).toBe('policy');
+    await userEvent.selectOptions(user, 'rules');
+    flushSync();
+    expect(t.querySelector('.problems')!.textContent).toMatch(/needs a model to play it/);
+    await userEvent.selectOptions(field(t, /^Judge/) as unknown as HTMLSelectElement, 'endpoint');
+    flushSync();
+    await userEvent.fill(field(t, 'judge: base URL'), 'not a url');
+    flushSync();
+    expect(t.querySelector('.problems')!.textContent).toMatch(/judge’s endpoint a base URL/);
+    // The API key field is a password field, and the key never enters the setup or the config.
+    const key = field(t, /API key/);
+    expect(key.type).toBe('password');
+    expect(JSON.stringify(lab.setup)).not.toMatch(/sk-/);
+  });
+
+  it('remembers the choices for the next visit', async () => {
+    const name = `lab-remember-${Date.now()}`;
+    const lab = await controller(name);
+    lab.setup = withScenario(lab.setup, 'teacher');
+    lab.setup.seed = 7;
+    lab.rememberSetup();
+    await new Promise((r) => setTimeout(r, 600));
+    const again = await controller(name);
+    expect(again.setup.scenario).toBe('teacher');
+    expect(again.setup.seed).toBe(7);
+  });
+});
+
+describe('RunList', () => {
+  it('lists runs, renames, ticks for comparison and deletes', async () => {
+    const lab = await controller();
+    const a = await seedRun(lab, 'first run', recordedRun());
+    await seedRun(lab, 'second run', recordedRun());
+    using view = render(RunList, { lab });
+    const t = view.target;
+    const items = () => [...t.querySelectorAll('[data-testid="run-item"]')];
+    expect(items().map((i) => i.querySelector('.open')!.textContent)).toEqual(['second run', 'first run']);
+
+    const first = items()[1] as HTMLElement;
+    await userEvent.click([...first.querySelectorAll('button')].find((b) => b.textContent === 'Rename')!);
+    flushSync();
+    const input = first.querySelector('form.rename input') as HTMLInputElement;
+    await userEvent.fill(input, 'renamed run');
+    await userEvent.keyboard('{Enter}');
+    await settle();
+    await expect.poll(async () => (await lab.store.getRun(a))?.label).toBe('renamed run');
+    await expect.poll(() => items().map((i) => i.querySelector('.open')?.textContent)).toContain('renamed run');
+
+    await userEvent.click(items()[0].querySelector('input[type="checkbox"]')!);
+    await expect.poll(() => lab.compared.length).toBe(1);
+
+    const confirm = window.confirm;
+    window.confirm = () => true;
+    try {
+      const del = [...(items()[0] as HTMLElement).querySelectorAll('button')].find((b) => b.textContent === 'Delete')!;
+      await userEvent.click(del);
+      await expect.poll(() => lab.runs.length).toBe(1);
+      await settle();
+      expect(items()).toHaveLength(1);
+      expect(lab.compareIds).toEqual([]);
+    } finally {
+      window.confirm = confirm;
+    }
+  });
+});
+
+describe('RunView of a stored run', () => {
+  it('shows the summary, the charts, the judged turns and a token view', async () => {
+    const lab = await controller();
+    const id = await seedRun(lab, 'recorded', recordedRun());
+    await lab.open(id);
+    using view = render(RunView, { lab });
+    await settle();
+    const t = view.target;
+    expect(t.querySelector('[data-testid="run-summary"]')!.textContent!.replace(/\s+/g, ' ')).toMatch(/2 training steps · 2 evaluations · 5 conversations/);
+    expect(t.querySelector('[data-testid="status-bar"]')).toBeNull();
+    const picker = t.querySelector('[data-testid="turn-picker"]') as HTMLSelectElement;
+    const options = [...picker.options].filter((o) => !o.disabled);
+    expect(options.length).toBeGreaterThan(3);
+    await userEvent.selectOptions(picker, options[0].value);
+    flushSync();
+    expect(t.querySelector('[aria-labelledby="tokens-heading"]')!.textContent).toMatch(/Token advantages/);
+    // Landmarks: every view is a labelled region.
+    for (const heading of ['charts-heading', 'feed-heading', 'tokens-heading', 'ba-heading']) {
+      expect(t.querySelector(`section[aria-labelledby="${heading}"]`)).not.toBeNull();
+    }
+  });
+
+  it('shows hostile text from an imported log as text', async () => {
+    const lab = await controller();
+    // Only the records the store accepts (the views' helper also has a deliberately odd one).
+    const valid = hostileTurn().filter((r) => {
+      try {
+        validateRecord(r, 'hostile');
+        return true;
+      } catch {
+        return false;
+      }
+    });
+    const id = await seedRun(lab, '<b>label</b>', valid);
+    await lab.open(id);
+    using view = render(RunView, { lab });
+    await settle();
+    expect(view.target.querySelector('h2#run-heading')!.textContent).toBe('<b>label</b>');
+    expect(view.target.querySelector('img, script, b')).toBeNull();
+    expect((window as { __pwned?: number }).__pwned).toBeUndefined();
+  });
+});
+
+describe('a full disk', () => {
+  it('pauses writes, shows the message, and retries the same write after "retry"', async () => {
+    const lab = await controller();
+    let calls = 0;
+    const write = async () => {
+      calls++;
+      if (calls === 1) throw new StorageFullError('r', 'a run', 1000, [], 10, 10, new DOMException('full', 'QuotaExceededError'));
+      return 'saved';
+    };
+    const pending = (lab as unknown as { durably: (w: () => Promise<string>) => Promise<string> }).durably(write);
+    await expect.poll(() => lab.storageFull).toMatch(/Browser storage is full/);
+    expect(calls).toBe(1);
+    lab.retryStorage();
+    await expect(pending).resolves.toBe('saved');
+    expect(calls).toBe(2);
+    expect(lab.storageFull).toBeNull();
+  });
+});
