@@ -1,0 +1,42 @@
+/** Command-line flags of `npm run bench -- ...`. */
+import { parseArgs } from 'node:util';
+
+export interface BenchArgs {
+  quick: boolean;
+  models: string[];
+  budgetS?: number;
+  browser: boolean;
+  dawn: boolean;
+}
+
+export const USAGE = `npm run bench -- [--quick] [--model DIR]... [--budget SECONDS] [--no-browser] [--no-dawn]
+
+  --quick        256^3 matmul, shorter prompts and decodes, 20 s per measurement (default: 1024^3, 45 s)
+  --model DIR    also measure this Hugging Face model folder (repeatable); the tiny fixture and
+                 stories260K from ../shared (or NEXTSTATE_SHARED) are always measured
+  --budget S     most seconds one measurement may take; slower ones are reported as skipped
+  --no-browser   skip headless Chromium (the engine there and the transformers.js peer)
+  --no-dawn      skip the engine's WebGPU backend in Node
+
+Prints one JSON object to stdout and writes it to bench/results/latest.json; progress goes to stderr.`;
+
+export function parseBenchArgs(argv: string[]): BenchArgs {
+  const { values } = parseArgs({
+    args: argv,
+    options: {
+      quick: { type: 'boolean', default: false },
+      model: { type: 'string', multiple: true, default: [] },
+      budget: { type: 'string' },
+      'no-browser': { type: 'boolean', default: false },
+      'no-dawn': { type: 'boolean', default: false },
+      help: { type: 'boolean', default: false },
+    },
+  });
+  if (values.help) {
+    console.error(USAGE);
+    process.exit(0);
+  }
+  const budgetS = values.budget === undefined ? undefined : Number(values.budget);
+  if (budgetS !== undefined && !(budgetS > 0)) throw new Error(`--budget takes a positive number of seconds, got "${values.budget}"`);
+  return { quick: values.quick, models: values.model, budgetS, browser: !values['no-browser'], dawn: !values['no-dawn'] };
+}

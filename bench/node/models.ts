@@ -1,0 +1,112 @@
+/**
+ * The models a run measures: the tiny fixture, stories260K from ../shared, and any --model
+ * folders. transformers.js needs an ONNX graph beside the weights; a folder without one gets a
+ * copy under the temp dir with onnx/model.onnx built from its safetensors (buildDecoderOnnx,
+ * the same builder the tests' onnxruntime oracle uses), so the peer runs on the same weights.
+ */
+import { createHash } from 'node:crypto';
+import { existsSync } from 'node:fs';
+import { copyFile, mkdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { basename, join, resolve } from 'node:path';
+import { expectedTensors, parseModelConfig, type ModelConfig } from '../../src/gpu/config';
+import { validateTensors } from '../../src/gpu/load';
+import { parseSafetensors, tensorToFloat32 } from '../../src/gpu/safetensors';
+import { buildDecoderOnnx } from '../../test/fixtures/onnx-decoder';
+import { tinyModel } from '../../test/fixtures/tiny-model';
+import { sharedDir } from '../../test/shared-dir';
+import type { Maybe, Skipped } from '../lib/types';
+import { log, loud } from './log';
+
+export interface BenchModel {
+  name: string;
+  /** URL-safe name the bench page reaches the folders under. */
+  key: string;
+  dir: string;
+  /** A folder in transformers.js's layout (config.json, onnx/model.onnx) with the same weights. */
+  peerDir: Maybe<string>;
+  summary: ModelSummary;
+}
+
+export interface ModelSummary {
+  architecture: string;
+  parameters: number;
+  hiddenSize: number;
+  layers: number;
+  vocabSize: number;
+}
+
+const PEER_CACHE = join(tmpdir(), 'next-state-lab-bench');
+const ONNX_BUILDER = new URL('../../test/fixtures/onnx-decoder.ts', import.meta.url);
+/** protobuf's 2 GiB message limit; buildDecoderOnnx stores weights inline. */
+const ONNX_INLINE_LIMIT = 1.8e9;
+const PEER_FILES = ['config.json', 'generation_config.json', 'tokenizer.json', 'tokenizer_config.json'];
+
+async function readConfig(dir: string): Promise<{ raw: Buffer; config: ModelConfig }> {
+  const raw = await readFile(join(dir, 'config.json'));
+  return { raw, config: parseModelConfig(JSON.parse(raw.toString('utf8'))) };
+}
+
+function summarize(config: ModelConfig, raw: Buffer): ModelSummary {
+  const parameters = expectedTensors(config).reduce((n, t) => n + t.shape.reduce((a, b) => a * b, 1), 0);
+  const arch = (JSON.parse(raw.toString('utf8')) as { architectures?: string[] }).architectures?.[0] ?? 'unknown';
+  return { architecture: arch, parameters, hiddenSize: config.hiddenSize, layers: config.numLayers, vocabSize: config.vocabSize };
+}
+
+/** The ONNX copy for `dir`, built once per content (config, weights, graph builder). */
+async function peerCopy(name: string, dir: string, config: ModelConfig, rawConfig: Buffer): Promise<Maybe<string>> {
+  if (existsSync(join(dir, 'onnx', 'model.onnx'))) return dir;
+  const weightsPath = join(dir, 'model.safetensors');
+  if (!existsSync(weightsPath)) return { skipped: `${dir} has no onnx/model.onnx and no single model.safetensors to build one from` };
+  if (4 * expectedTensors(config).reduce((n, t) => n + t.shape.reduce((a, b) => a * b, 1), 0) > ONNX_INLINE_LIMIT) {
+    return { skipped: 'its f32 weights exceed the 2 GB an inline ONNX file can hold; give a folder with onnx/model.onnx' };
+  }
+  const weights = await readFile(weightsPath);
+  const hash = createHash('sha256').update(rawConfig).update(weights).update(await readFile(ONNX_BUILDER)).digest('hex').slice(0, 10);
+  const out = join(PEER_CACHE, `${name}-${hash}`);
+  if (existsSync(out)) return out;
+  log(`${name}: building an ONNX copy for transformers.js in ${out}`);
+  const tensors = parseSafetensors(new Uint8Array(weights.buffer, weights.byteOffset, weights.byteLength)).tensors;
+  validateTensors(config, tensors, dir);
+  const scratch = `${out}.tmp-${process.pid}`;
+  await mkdir(join(scratch, 'onnx'), { recursive: true });
+  for (const f of PEER_FILES) if (existsSync(join(dir, f))) await copyFile(join(dir, f), join(scratch, f));
+  await writeFile(join(scratch, 'onnx', 'model.onnx'), buildDecoderOnnx(config, (n) => ({ shape: tensors.get(n)!.shape, data: tensorToFloat32(tensors.get(n)!) })));
+  await rename(scratch, out).catch(async (e) => {
+    // Another run built the same copy first; theirs is identical.
+    await rm(scratch, { recursive: true, force: true });
+    if (!existsSync(out)) throw e;
+  });
+  return out;
+}
+
+async function benchModel(name: string, dir: string): Promise<BenchModel> {
+  const { raw, config } = await readConfig(dir);
+  const key = name.replace(/[^\w.-]/g, '_');
+  return { name, key, dir, peerDir: await peerCopy(key, dir, config, raw), summary: summarize(config, raw) };
+}
+
+export type ModelEntry = BenchModel | (Skipped & { name: string });
+
+export async function benchModels(extra: string[]): Promise<ModelEntry[]> {
+  const tiny = await tinyModel({ family: 'qwen3', onnx: true });
+  const out: ModelEntry[] = [await benchModel('tiny-qwen3-fixture', tiny.dir)];
+  const stories = resolve(sharedDir, 'models/stories260K');
+  if (existsSync(join(stories, 'config.json'))) out.push(await benchModel('stories260K', stories));
+  else {
+    loud(`../shared not found: ${stories} does not exist, so stories260K is NOT measured. Put the shared folder beside the repository or set NEXTSTATE_SHARED.`);
+    out.push({ name: 'stories260K', skipped: `${stories} does not exist (set NEXTSTATE_SHARED)` });
+  }
+  for (const dir of extra) {
+    const abs = resolve(dir);
+    const ok = await stat(join(abs, 'config.json')).then(
+      (s) => s.isFile(),
+      () => false,
+    );
+    if (!ok) {
+      loud(`--model ${dir}: no config.json there; not measured`);
+      out.push({ name: basename(abs), skipped: `${abs} has no config.json` });
+    } else out.push(await benchModel(basename(abs), abs));
+  }
+  return out;
+}

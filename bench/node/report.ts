@@ -1,0 +1,96 @@
+/** Puts the Node and browser halves of a run together into the one JSON object it prints. */
+import { ratio } from '../lib/ratios';
+import { isSkipped, type Maybe } from '../lib/types';
+import type { Workload } from '../lib/workload';
+import type { PageModelResult, PageResult } from '../page/protocol';
+import type { BrowserRun } from './chromium';
+import { machineInfo, type LoadWatch } from './machine';
+import type { ModelEntry } from './models';
+import type { NodeRun } from './suite';
+
+export const NOTES = [
+  'Rates are medians over `reps` timed repetitions after `warmups` untimed calls; decode repetitions are single steps of one long generation.',
+  'Prefill is timed to the first token: forward over the prompt, logits and greedy pick. transformers.js computes logits at every prompt position (its ONNX graph returns them all); the engine only at the last.',
+  'A measurement whose warm-up shows it would run past the time budget is reported as skipped with the warm-up time; --budget raises the limit.',
+  'Ratios are engine / peer, like with like in the same Chromium: engine WebGPU over onnxruntime-web WebGPU, engine CPU (TypeScript, one thread) over onnxruntime-web WASM (SIMD; threads in machine.chromium.peerRuntime). Above 1: the engine is faster.',
+  'Training: one full LoRA step (forward with tape, backward, AdamW; old log-probs given, so no scoring pass) on a batch of the largest inference batch\'s shape; ratioToPrefill divides by that batch\'s prefill rate (mark to beat: 0.33).',
+  'Memory: backend.memory() bytes. load.allocatedBytes is the loaded model on the device; training.peakBytes the peak during a step.',
+];
+
+export interface Report {
+  benchmark: string;
+  startedAt: string;
+  durationS: number;
+  mode: 'full' | 'quick';
+  workload: Omit<Workload, 'budgetMs'> & { budgetS: number };
+  machine: ReturnType<typeof machineInfo> & {
+    load: ReturnType<LoadWatch['stop']>;
+    chromium: Maybe<Record<string, unknown>>;
+    dawn: NodeRun['dawnAdapter'];
+  };
+  matmul: Record<string, unknown>;
+  models: unknown[];
+  notes: string[];
+}
+
+export function buildReport(o: {
+  startedAt: Date;
+  workload: Workload;
+  models: ModelEntry[];
+  node: NodeRun;
+  browser: Maybe<BrowserRun>;
+  load: ReturnType<LoadWatch['stop']>;
+}): Report {
+  const { budgetMs, ...w } = o.workload;
+  const page: Maybe<PageResult> = isSkipped(o.browser) ? o.browser : o.browser.page;
+  const chromium = isSkipped(o.browser)
+    ? o.browser
+    : {
+        version: o.browser.chromiumVersion,
+        userAgent: o.browser.page.userAgent,
+        hardwareConcurrency: o.browser.page.hardwareConcurrency,
+        crossOriginIsolated: o.browser.page.crossOriginIsolated,
+        webgpuAdapter: o.browser.page.adapter,
+        peerRuntime: o.browser.page.peerRuntime,
+      };
+  return {
+    benchmark: 'next-state-lab engine vs transformers.js',
+    startedAt: o.startedAt.toISOString(),
+    durationS: Math.round((Date.now() - o.startedAt.getTime()) / 1000),
+    mode: w.quick ? 'quick' : 'full',
+    workload: { ...w, budgetS: budgetMs / 1000 },
+    machine: { ...machineInfo(), load: o.load, chromium, dawn: o.node.dawnAdapter },
+    matmul: { 'webgpu-node': o.node.matmul, 'webgpu-chromium': isSkipped(page) ? page : page.matmul },
+    models: o.models.map((m) => modelReport(m, o.node, page)),
+    notes: NOTES,
+  };
+}
+
+function modelReport(m: ModelEntry, node: NodeRun, page: Maybe<PageResult>) {
+  if (isSkipped(m)) return m;
+  const inPage: Maybe<PageModelResult> = isSkipped(page) ? page : (page.models[m.key] ?? { skipped: 'the page did not report this model' });
+  const fromPage = <T>(pick: (r: PageModelResult) => Maybe<T>): Maybe<T> => (isSkipped(inPage) ? inPage : pick(inPage));
+  const engine = {
+    'cpu-node': node.models[m.key]['cpu-node'],
+    'webgpu-node': node.models[m.key]['webgpu-node'],
+    'webgpu-chromium': fromPage((r) => r['webgpu-chromium']),
+    'cpu-chromium': fromPage((r) => r['cpu-chromium']),
+  };
+  const peer = {
+    'transformers.js-webgpu': fromPage((r) => r.peer['transformers.js-webgpu']),
+    'transformers.js-wasm': fromPage((r) => r.peer['transformers.js-wasm']),
+  };
+  return {
+    name: m.name,
+    dir: m.dir,
+    ...m.summary,
+    peerOnnx: m.peerDir,
+    engine,
+    peer,
+    ratios: {
+      'engine webgpu-chromium / transformers.js-webgpu': ratio(engine['webgpu-chromium'], peer['transformers.js-webgpu']),
+      'engine cpu-chromium / transformers.js-wasm': ratio(engine['cpu-chromium'], peer['transformers.js-wasm']),
+      'engine cpu-node / transformers.js-wasm': ratio(engine['cpu-node'], peer['transformers.js-wasm']),
+    },
+  };
+}

@@ -1,0 +1,67 @@
+/**
+ * The bench page: the engine (WebGPU and CPU backends) and the transformers.js peer, run one
+ * after the other in this tab on the models the Node side serves. The Node side calls
+ * window.__bench.run(plan) and reads back the result; progress goes to the console.
+ */
+import { CpuBackend } from '../../src/gpu/cpu/backend';
+import { HubSource } from '../../src/gpu/source';
+import { createWebGPUBackend, type WebGPUBackend } from '../../src/gpu/webgpu/backend';
+import { adapterReport } from '../lib/adapter';
+import { attempt as attemptLogged } from '../lib/attempt';
+import { measureEngine } from '../lib/engine';
+import { measureMatmul } from '../lib/matmul';
+import { isSkipped, type Maybe, type PeerRun } from '../lib/types';
+import { measurePeer, transformers } from './peer';
+import { FILES_ROUTE, type PageModelResult, type PagePlan, type PageResult, type PeerKey } from './protocol';
+
+const log = (line: string) => console.log(line);
+const attempt = <T>(what: string, fn: () => Promise<T>) => attemptLogged(what, fn, log);
+
+/** A fresh device per use, destroyed after, so memory figures start from zero. */
+async function withWebGPU<T>(fn: (be: WebGPUBackend) => Promise<T>): Promise<T> {
+  const be = await createWebGPUBackend();
+  try {
+    return await fn(be);
+  } finally {
+    be.device.destroy();
+  }
+}
+
+async function run(plan: PagePlan): Promise<PageResult> {
+  const w = plan.workload;
+  const adapter = await attempt('requesting a WebGPU adapter', async () => {
+    const a = await navigator.gpu?.requestAdapter({ powerPreference: 'high-performance' });
+    if (!a) throw new Error('navigator.gpu gave no adapter');
+    return adapterReport(a);
+  });
+  const matmul = await attempt('the WebGPU matmul', () => withWebGPU((be) => measureMatmul(be, w)));
+  log(`matmul ${w.matmulN}^3: ${JSON.stringify(matmul)}`);
+  const models: Record<string, PageModelResult> = {};
+  for (const m of plan.models) {
+    const source = () => new HubSource(`${location.origin}${FILES_ROUTE}${m.key}`, { cacheStorage: null });
+    const webgpu = await attempt(`the engine on WebGPU (${m.name})`, () => withWebGPU((be) => measureEngine(source(), be, 'chromium', w, log)));
+    const cpu = await attempt(`the engine on CPU (${m.name})`, () => measureEngine(source(), new CpuBackend(), 'chromium', w, log));
+    const peer = {} as Record<PeerKey, Maybe<PeerRun>>;
+    for (const device of ['webgpu', 'wasm'] as const) {
+      const name: PeerKey = `transformers.js-${device}`;
+      const peerKey = m.peerKey;
+      peer[name] = isSkipped(peerKey) ? peerKey : await attempt(`${name} (${m.name})`, () => measurePeer(peerKey, device, w, log));
+    }
+    models[m.key] = { 'webgpu-chromium': webgpu, 'cpu-chromium': cpu, peer };
+  }
+  const peerRuntime = await attempt('loading transformers.js', async () => {
+    const { env } = await transformers();
+    return { transformers: env.version, ortWasmThreads: env.backends.onnx.wasm?.numThreads ?? 'default' };
+  });
+  return {
+    userAgent: navigator.userAgent,
+    hardwareConcurrency: navigator.hardwareConcurrency,
+    crossOriginIsolated,
+    adapter,
+    matmul,
+    peerRuntime,
+    models,
+  };
+}
+
+window.__bench = { run };

@@ -1,0 +1,38 @@
+/** What the Node side asks of the bench page and what the page answers (types only). */
+import type { AdapterReport, EngineRun, MatmulCell, Maybe, PeerRun } from '../lib/types';
+import type { Workload } from '../lib/workload';
+
+/** Every model folder is served at `${FILES_ROUTE}${key}/`, onnxruntime-web's dist at `${FILES_ROUTE}${ORT_KEY}/`. */
+export const FILES_ROUTE = '/bench-files/';
+export const ORT_KEY = 'onnxruntime-web';
+
+export interface PagePlan {
+  workload: Workload;
+  /** `key` serves the engine's folder (safetensors), `peerKey` transformers.js's (onnx/model.onnx). */
+  models: { key: string; name: string; peerKey: Maybe<string> }[];
+}
+
+export type PeerKey = 'transformers.js-webgpu' | 'transformers.js-wasm';
+
+export interface PageModelResult {
+  'webgpu-chromium': Maybe<EngineRun>;
+  'cpu-chromium': Maybe<EngineRun>;
+  peer: Record<PeerKey, Maybe<PeerRun>>;
+}
+
+export interface PageResult {
+  userAgent: string;
+  hardwareConcurrency: number;
+  crossOriginIsolated: boolean;
+  adapter: Maybe<AdapterReport>;
+  matmul: Maybe<MatmulCell>;
+  /** transformers.js's version and onnxruntime-web's WASM thread count as the page ran them. */
+  peerRuntime: Maybe<{ transformers: string; ortWasmThreads: number | string }>;
+  models: Record<string, PageModelResult>;
+}
+
+declare global {
+  interface Window {
+    __bench?: { run(plan: PagePlan): Promise<PageResult> };
+  }
+}

@@ -1,0 +1,49 @@
+/**
+ * `npm run bench`: the engine's speed and memory on CPU and WebGPU, in Node and in headless
+ * Chromium, against transformers.js on the same weights. One JSON object on stdout (also
+ * bench/results/latest.json); progress on stderr. Flags: see node/args.ts or --help.
+ */
+import { mkdir, writeFile } from 'node:fs/promises';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { attempt } from './lib/attempt';
+import { isSkipped, type Maybe } from './lib/types';
+import { workloadFor } from './lib/workload';
+import { parseBenchArgs } from './node/args';
+import { runInChromium, type BrowserRun } from './node/chromium';
+import { log } from './node/log';
+import { LoadWatch } from './node/machine';
+import { benchModels, type BenchModel } from './node/models';
+import { buildReport } from './node/report';
+import { runInNode } from './node/suite';
+
+const RESULTS = join(dirname(fileURLToPath(import.meta.url)), 'results', 'latest.json');
+
+async function main(): Promise<void> {
+  const startedAt = new Date();
+  const load = new LoadWatch();
+  const args = parseBenchArgs(process.argv.slice(2));
+  const workload = workloadFor(args.quick, args.budgetS);
+  log(`${args.quick ? 'quick' : 'full'} run, ${workload.budgetMs / 1000} s budget per measurement`);
+  const models = await benchModels(args.models);
+  const measured = models.filter((m): m is BenchModel => !isSkipped(m));
+  const node = await runInNode(measured, workload, { dawn: args.dawn });
+  const browser: Maybe<BrowserRun> = args.browser
+    ? await attempt('the headless Chromium run', () => runInChromium(measured, workload), log)
+    : { skipped: '--no-browser' };
+  const report = buildReport({ startedAt, workload, models, node, browser, load: load.stop() });
+  const json = JSON.stringify(report, null, 2);
+  await mkdir(dirname(RESULTS), { recursive: true });
+  await writeFile(RESULTS, json + '\n');
+  process.stdout.write(json + '\n');
+  log(`done in ${report.durationS} s; written to ${RESULTS}`);
+}
+
+main().then(
+  // Dawn keeps worker threads alive for good (src/gpu/webgpu/node.ts), so exit explicitly.
+  () => process.exit(0),
+  (e) => {
+    log(`failed: ${(e as Error).stack ?? e}`);
+    process.exit(1);
+  },
+);
