@@ -4,8 +4,10 @@
  * - tiled: 64x64 output tiles, K in slabs of 16 staged through workgroup memory, 4x4 outputs per
  *   invocation. Tile loads are laid out per transpose flag so that neighbouring invocations read
  *   neighbouring addresses whichever way the operand is stored. For prefill and training.
- * - matvec: for a few rows x against weights [N, K] (decode). Eight weight rows per workgroup,
- *   32 invocations per row reading vec4s along K (coalesced), a shared-memory tree per row.
+ * - matvec: for a few rows x against weights [N, K] (decode). Along a long K, 32 invocations
+ *   per weight row read vec4s (coalesced) and reduce through a shared-memory tree, eight rows per
+ *   workgroup. Along a short K (a small model's LM head: 151,936 rows of 32) that would leave
+ *   most lanes idle and launch ~20k workgroups, so each invocation takes whole rows instead.
  *
  * The weight operand b may be f16 (pipeline key `f16`) and may be split by rows across buffers:
  * a split along N (b transposed, as nn.Linear stores weights) computes each chunk's output
@@ -116,40 +118,37 @@ ${R4.map((c) => `    if (i < P.M && tileCol * ${BN}u + tx + ${16 * c}u < P.N) { 
 }`;
 };
 
-const MV_ROWS = 8;
-const MV_LANES = 32;
+const MV_THREADS = 256;
+/** Up to this many K units (vec4s or scalars) per row, one invocation computes a whole row. */
+const MV_SHORT_K = 16;
+/** Rows of x a short-row matvec takes at once (each invocation keeps M accumulators). */
+const MV_SHORT_ROWS = 16;
 
 interface MatvecKey {
   M: number;
   vec4: boolean;
   dtype: StorageDType;
   bias: boolean;
+  /** Invocations sharing one weight row: 32, or 1 for short rows. */
+  lanes: number;
+}
+
+function matvecLanes(units: number): number {
+  return units <= MV_SHORT_K ? 1 : 32;
 }
 
 /** c[m, nOff + n] = x[m, :] . w[n, :]; K is counted in vec4s when vec4 (P.K = K / 4). */
 const MATVEC = (k: MatvecKey) => {
   const X = k.vec4 ? 'vec4<f32>' : 'f32';
   const mac = k.vec4 ? 'dot(w4, a[m * P.lda + kk])' : 'w4 * a[m * P.lda + kk]';
-  return `${header(k.dtype === 'f16')}${P_MM.wgsl}
-@group(0) @binding(1) var<storage, read> a: array<${X}>;
-${weightBinding(2, 'b', k.dtype, k.vec4)}
-${outBindings(3, k.bias)}
-var<workgroup> red: array<f32, ${k.M * 256}>;
-${EPILOGUE(k.bias)}
-${FLAT_WORKGROUP}
-${entry(256)}
-  let row = lid / ${MV_LANES}u;
-  let lane = lid % ${MV_LANES}u;
-  let n = wg * ${MV_ROWS}u + row;
-  var acc: array<f32, ${k.M}>;
-  if (n < P.N) {
-    for (var kk = lane; kk < P.K; kk += ${MV_LANES}u) {
-      let w4 = ${k.vec4 ? 'loadB4' : 'loadB'}(n * P.ldb + kk);
-      for (var m = 0u; m < ${k.M}u; m++) { acc[m] += ${mac}; }
-    }
-  }
-  for (var m = 0u; m < ${k.M}u; m++) { red[m * 256u + lid] = acc[m]; }
-  for (var s = ${MV_LANES / 2}u; s > 0u; s = s >> 1u) {
+  // Whole rows per invocation need no reduction, and so no workgroup memory.
+  const reduce =
+    k.lanes === 1
+      ? `  if (n < P.N) {
+    for (var m = 0u; m < ${k.M}u; m++) { store(m, n, acc[m]); }
+  }`
+      : `  for (var m = 0u; m < ${k.M}u; m++) { red[m * 256u + lid] = acc[m]; }
+  for (var s = ${k.lanes / 2}u; s > 0u; s = s >> 1u) {
     workgroupBarrier();
     if (lane < s) {
       for (var m = 0u; m < ${k.M}u; m++) { red[m * 256u + lid] += red[m * 256u + lid + s]; }
@@ -157,7 +156,26 @@ ${entry(256)}
   }
   if (lane == 0u && n < P.N) {
     for (var m = 0u; m < ${k.M}u; m++) { store(m, n, red[m * 256u + lid]); }
+  }`;
+  return `${header(k.dtype === 'f16')}${P_MM.wgsl}
+@group(0) @binding(1) var<storage, read> a: array<${X}>;
+${weightBinding(2, 'b', k.dtype, k.vec4)}
+${outBindings(3, k.bias)}
+${k.lanes === 1 ? '' : `var<workgroup> red: array<f32, ${k.M * 256}>;`}
+${EPILOGUE(k.bias)}
+${FLAT_WORKGROUP}
+${entry(256)}
+  let row = lid / ${k.lanes}u;
+  let lane = lid % ${k.lanes}u;
+  let n = wg * ${MV_THREADS / k.lanes}u + row;
+  var acc: array<f32, ${k.M}>;
+  if (n < P.N) {
+    for (var kk = lane; kk < P.K; kk += ${k.lanes}u) {
+      let w4 = ${k.vec4 ? 'loadB4' : 'loadB'}(n * P.ldb + kk);
+      for (var m = 0u; m < ${k.M}u; m++) { acc[m] += ${mac}; }
+    }
   }
+${reduce}
 }`;
 };
 
@@ -207,17 +225,20 @@ export function matmulWgsl(rt: Runtime, job: Job, opts: MatmulOptions, op: strin
     };
     const useBias = !!bias && (transB || ci === 0);
     const buffers = [aBuf, chunk.buffer, ...(useBias ? extra : []), cBuf];
-    if (transB && !transA && M <= opts.matvecMaxRows && kOff === 0) {
-      const vec4 = K % 4 === 0;
-      const key: MatvecKey = { M, vec4, dtype: b.dtype, bias: useBias };
-      const units = vec4 ? K / 4 : K;
+    const vec4 = K % 4 === 0;
+    const units = vec4 ? K / 4 : K;
+    // Short rows also take the matvec path for a decode batch of up to 16: the tiled kernel's
+    // 64-wide tiles would stage a whole slab of K for a handful of rows.
+    const rowsForMatvec = units <= MV_SHORT_K ? Math.max(opts.matvecMaxRows, MV_SHORT_ROWS) : opts.matvecMaxRows;
+    if (transB && !transA && M <= rowsForMatvec && kOff === 0) {
+      const key: MatvecKey = { M, vec4, dtype: b.dtype, bias: useBias, lanes: matvecLanes(units) };
       rt.dispatch({
-        key: `matvec:${M}:${vec4 ? 'v4' : 's'}:${b.dtype}:${useBias ? 'bias' : ''}`,
+        key: `matvec:${M}:${vec4 ? 'v4' : 's'}:${b.dtype}:${useBias ? 'bias' : ''}:${key.lanes}`,
         wgsl: () => MATVEC(key),
         params: P_MM,
         values: { ...base, K: units, lda: units, ldb: units, aOff: 0, tilesN: 0 },
         buffers,
-        workgroups: Math.ceil(Nc / MV_ROWS),
+        workgroups: Math.ceil(Nc / (MV_THREADS / key.lanes)),
       });
       return;
     }

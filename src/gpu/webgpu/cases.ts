@@ -90,6 +90,10 @@ export const opCases: OpCase[] = [
   linearCase(1, 64, 100, true),
   linearCase(3, 30, 19, false),
   linearCase(6, 20, 13, true, [2, 3, 20]),
+  // Short rows (a small model's LM head): whole rows per invocation, batches of up to 16.
+  linearCase(16, 32, 700, true),
+  linearCase(11, 12, 300, false),
+  linearCase(17, 32, 70, false),
   {
     name: 'embedding, gatherRows, scatterRows',
     run: (be) => {
