@@ -91,7 +91,9 @@ describe.skipIf(!shared)('the live runtime in a browser', () => {
     const running = loop.run();
     while (!records.some((r) => r.kind === 'interaction')) await new Promise((r) => setTimeout(r, 20));
     loop.pause();
-    await new Promise((r) => setTimeout(r, 1500));
+    // Work in flight completes after a pause; then nothing new may start.
+    while (loop.snapshot().generating > 0 || loop.snapshot().generationQueue > 0) await new Promise((r) => setTimeout(r, 50));
+    await new Promise((r) => setTimeout(r, 100));
     const atPause = records.filter((r) => r.kind === 'interaction').length;
     await new Promise((r) => setTimeout(r, 1500));
     expect(records.filter((r) => r.kind === 'interaction').length).toBe(atPause);

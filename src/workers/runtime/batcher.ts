@@ -17,6 +17,7 @@ export class GenerationBatcher {
   private queue: Waiting[] = [];
   private running = false;
   private scheduled = false;
+  private current = 0;
 
   constructor(
     private readonly policy: PolicyService,
@@ -26,6 +27,11 @@ export class GenerationBatcher {
 
   get queued(): number {
     return this.queue.length;
+  }
+
+  /** Requests in the batch being generated now. */
+  get generating(): number {
+    return this.current;
   }
 
   request(request: PolicyRequest, signal?: AbortSignal): Promise<PolicyReply> {
@@ -65,12 +71,14 @@ export class GenerationBatcher {
         const controller = new AbortController();
         const onAbort = () => batch.every((w) => w.signal?.aborted) && controller.abort();
         for (const w of batch) w.signal?.addEventListener('abort', onAbort);
+        this.current = batch.length;
         try {
           const replies = await this.policy.generate(batch.map((w) => w.request), controller.signal);
           batch.forEach((w, i) => (w.signal?.aborted ? w.reject(w.signal.reason) : w.resolve(replies[i])));
         } catch (e) {
           for (const w of batch) w.reject(e);
         } finally {
+          this.current = 0;
           for (const w of batch) w.signal?.removeEventListener('abort', onAbort);
         }
       }

@@ -30,6 +30,8 @@ export interface RunSnapshot {
   /** Sessions (personal track) or rollout groups (tool-call track) started. */
   sessionsStarted: number;
   generationQueue: number;
+  /** Requests in the generation batch running now. */
+  generating: number;
   judgeInFlight: number;
   judgeWaiting: number;
   bufferedSamples: number;
@@ -174,6 +176,7 @@ export abstract class RunLoopCore implements RunController {
       version: this.version,
       sessionsStarted: this.sessionsStarted,
       generationQueue: this.batcher.queued,
+      generating: this.batcher.generating,
       judgeInFlight: this.judgeSlots.inUse,
       judgeWaiting: this.judgeSlots.waiting,
       bufferedSamples: this.buffer.size,
