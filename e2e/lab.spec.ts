@@ -5,7 +5,7 @@
  * exported .nsrun file imported into a fresh browser profile. Screenshots of the main views go to
  * e2e/artifacts/.
  */
-import { existsSync, mkdirSync, readdirSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, readdirSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { expect, test, type ConsoleMessage, type Page } from '@playwright/test';
@@ -101,6 +101,15 @@ test.describe('the lab (built app under vite preview)', () => {
     const [download] = await Promise.all([page.waitForEvent('download'), item.getByRole('button', { name: 'Export .nsrun' }).click()]);
     const file = join(ARTIFACTS, 'e2e-storyteller.nsrun');
     await download.saveAs(file);
+    // ...the adapter in the PEFT layout (two files) and the training samples as JSONL.
+    const adapterFiles: string[] = [];
+    page.on('download', (d) => adapterFiles.push(d.suggestedFilename()));
+    await item.getByRole('button', { name: 'Adapter (PEFT)' }).click();
+    await expect.poll(() => adapterFiles.sort()).toEqual(['adapter_config.json', 'adapter_model.safetensors']);
+    const [samples] = await Promise.all([page.waitForEvent('download'), item.getByRole('button', { name: 'Samples (JSONL)' }).click()]);
+    const jsonl = readFileSync(await samples.path(), 'utf8').trim().split('\n');
+    expect(jsonl.length).toBeGreaterThanOrEqual(8);
+    expect(Object.keys(JSON.parse(jsonl[0]))).toEqual(expect.arrayContaining(['prompt', 'completion', 'advantages', 'policy_version']));
 
     // ...and import it into a fresh browser profile, where it opens read-only with its data.
     const fresh = await browser.newContext({ viewport: { width: 1280, height: 900 } });
@@ -183,14 +192,15 @@ test.describe('resume after a reload (built app)', () => {
     await page.getByTestId('policy-files').setInputFiles(readdirSync(modelDir).map((f) => join(modelDir, f)));
     await page.getByLabel(/^Model name/).fill('stories260K');
     await page.getByRole('radio', { name: /^CPU/ }).check();
-    await page.getByLabel('Training steps').fill('3');
+    // Enough steps that the reload comes well before the end.
+    await page.getByLabel('Training steps').fill('5');
     await page.getByLabel('Evaluate every K steps (0 = never)').fill('0');
     await page.getByLabel('Answer length (max new tokens)').fill('8');
     await page.getByLabel('Run label (optional)').fill('e2e resume');
     await page.getByText('Advanced: every hyperparameter').click();
     await page.getByLabel('Samples per step').fill('4');
     await page.getByRole('button', { name: 'Start the run' }).click();
-    await expect(page.getByTestId('run-summary')).toContainText(/[12] training steps?/, { timeout: 120_000 });
+    await expect(page.getByTestId('run-summary')).toContainText(/[1-3] training steps?/, { timeout: 120_000 });
 
     // The tab "closes" mid-run: after the reload the run is interrupted and can resume.
     await page.reload();
@@ -202,9 +212,44 @@ test.describe('resume after a reload (built app)', () => {
     await chooser.setFiles(modelDir);
     await expect(page.getByRole('heading', { name: 'e2e resume' })).toBeVisible();
     await expect(page.getByTestId('run-status')).toHaveText('finished', { timeout: 180_000 });
-    // Steps 1..3 each logged once: the resumed loop continued the numbering (a step whose
+    // Steps 1..5 each logged once: the resumed loop continued the numbering (a step whose
     // adapter was not saved would have been repeated and counted twice).
-    await expect(page.getByTestId('run-summary')).toContainText('3 training steps');
+    await expect(page.getByTestId('run-summary')).toContainText('5 training steps');
+    expect(problems).toEqual([]);
+  });
+});
+
+test.describe('GPU device loss (built app, WebGPU)', () => {
+  test.skip(!haveModel, 'stories260K is not in the shared folder');
+
+  test('the debug menu destroys the device; the run logs it, recovers and finishes', async ({ page }) => {
+    test.setTimeout(300_000);
+    const problems = watchProblems(page);
+    await page.goto('/#/setup');
+    await page.getByRole('radio', { name: 'A folder on this computer' }).check();
+    await page.getByTestId('policy-files').setInputFiles(readdirSync(modelDir).map((f) => join(modelDir, f)));
+    await page.getByLabel(/^Model name/).fill('stories260K');
+    await page.getByRole('radio', { name: /^WebGPU/ }).check();
+    await page.getByLabel('Training steps').fill('1');
+    await page.getByLabel('Evaluate every K steps (0 = never)').fill('0');
+    await page.getByLabel('Answer length (max new tokens)').fill('6');
+    await page.getByLabel('Run label (optional)').fill('e2e device loss');
+    await page.getByText('Advanced: every hyperparameter').click();
+    await page.getByLabel('Samples per step').fill('4');
+    await page.getByLabel('Rank', { exact: true }).fill('2');
+    await page.getByRole('button', { name: 'Start the run' }).click();
+    await expect(page.getByTestId('run-summary')).toContainText(/[1-9]\d* conversations?/, { timeout: 120_000 });
+    await page.getByText('Debug', { exact: true }).click();
+    await page.getByRole('button', { name: 'Simulate GPU device loss' }).click();
+    await expect(page.getByTestId('run-status')).toHaveText(/finished|stopped/, { timeout: 240_000 });
+    // A failed run says why in the alert; show it in the test's own failure.
+    await expect(page.getByTestId('error')).toHaveCount(0);
+    await expect(page.getByTestId('run-status')).toHaveText('finished');
+    await expect(page.getByTestId('run-summary')).toContainText('1 training step');
+    const events = page.getByTestId('runtime-events');
+    await events.getByText(/Runtime events/).click();
+    await expect(events).toContainText('device lost');
+    await expect(events).toContainText('recovered');
     expect(problems).toEqual([]);
   });
 });

@@ -25,6 +25,7 @@ import { PolicyClient } from '../../workers/browser/policy-client';
 import type { ModelLocation, PolicyEvent, PolicyInfo } from '../../workers/browser/policy-host';
 import { errorText } from '../adapter';
 import { CheckpointingPolicy } from './checkpoint';
+import { RecoveringPolicy } from './recovering';
 import { DownloadTracker, type DownloadRow } from './downloads';
 import { HumanUser, type HumanTurn } from './human-user';
 import { resumePlan } from './resume';
@@ -134,14 +135,18 @@ export class LabController {
     const [, page, id] = /^#\/(setup|runs|run|system)(?:\/(.+))?$/.exec(hash) ?? [];
     if (!page) return;
     if (page === 'run' && id && id !== this.openRun?.id) await this.open(decodeURIComponent(id));
-    else this.page = page as Page;
+    else this.go(page as Page);
   }
 
   hash(): string {
     return this.page === 'run' && this.openRun ? `#/run/${encodeURIComponent(this.openRun.id)}` : `#/${this.page}`;
   }
 
+  /** Counts navigations, so a run that finishes opening after the person went elsewhere does not pull them back. */
+  private navigations = 0;
+
   go(page: Page): void {
+    this.navigations++;
     this.page = page;
   }
 
@@ -184,6 +189,7 @@ export class LabController {
 
   /** Opens a run on the Run page (live, stored or imported). */
   async open(id: string): Promise<void> {
+    const nav = ++this.navigations;
     try {
       const info = await this.store.getRun(id);
       if (!info) throw new Error(`No run with id ${id} in this browser; it may have been deleted.`);
@@ -191,7 +197,7 @@ export class LabController {
       this.records = await this.loadRecords(id);
       this.compareIds = this.compareIds.filter((c) => c !== id);
       await this.loadCompared();
-      this.page = 'run';
+      if (nav === this.navigations) this.page = 'run';
     } catch (e) {
       this.error = errorText(e);
     }
@@ -349,7 +355,7 @@ export class LabController {
       this.openRun = resuming;
       this.records = await this.loadRecords(resuming.id);
     }
-    this.page = 'run';
+    this.go('run');
 
     let policy: PolicyClient | null = null;
     let dispose = () => {};
@@ -357,7 +363,12 @@ export class LabController {
     try {
       const backend = config.models.policy.backend ?? 'webgpu';
       const loss = { simulated: false };
-      policy = PolicyClient.create((e) => this.onPolicyEvent('policy', e, loss));
+      let recovering: RecoveringPolicy | null = null;
+      policy = PolicyClient.create((e) => {
+        if (e.type === 'device-lost') recovering?.deviceLost();
+        this.onPolicyEvent('policy', e, loss);
+      });
+      recovering = new RecoveringPolicy(policy);
       this.policyInfo = await policy.load({ location, backend, preset: config.preset, seed: config.seed });
 
       this.announce('Loading the judge, user and evaluator…');
@@ -394,7 +405,7 @@ export class LabController {
       this.openRun = (await this.store.getRun(runId)) ?? null;
 
       const human = scenario.persona === null ? new HumanUser((t) => (this.talkTurn = t)) : null;
-      const checkpointing = new CheckpointingPolicy(policy, (version, files) => this.durably(() => this.store.saveAdapter(runId, version, files)));
+      const checkpointing = new CheckpointingPolicy(recovering, (version, files) => this.durably(() => this.store.saveAdapter(runId, version, files)));
       const loop: RunLoop = new RunLoop(
         config,
         { ...built.services, policy: checkpointing, user: human ?? built.services.user },
