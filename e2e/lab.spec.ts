@@ -61,6 +61,11 @@ test.describe('the lab (built app under vite preview)', () => {
     await page.getByLabel('Samples per step').fill('4');
     await page.getByLabel('Rank', { exact: true }).fill('2');
     await page.screenshot({ path: `${ARTIFACTS}/lab-setup.png`, fullPage: true });
+    // A narrow window: one column, nothing wider than the screen.
+    await page.setViewportSize({ width: 420, height: 900 });
+    await page.screenshot({ path: `${ARTIFACTS}/lab-setup-narrow.png`, fullPage: true });
+    expect(await page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth)).toBeLessThanOrEqual(0);
+    await page.setViewportSize({ width: 1280, height: 900 });
 
     await page.getByRole('button', { name: 'Start the run' }).click();
     await expect(page.getByRole('heading', { name: 'e2e storyteller' })).toBeVisible();

@@ -415,7 +415,8 @@ export class LabController {
           onRecord: (r) => this.onRecord(r),
           onSnapshot: (s) => this.onSnapshot(s),
           onProgress: (p) => {
-            if (p.phase === 'train') this.trainProgress = p.done >= p.total ? null : { done: p.done, total: p.total };
+            // Training reports the 0-based micro-batch it starts; evaluation the problems done.
+            if (p.phase === 'train') this.trainProgress = { done: p.done, total: p.total };
             else this.evalProgress = p.done >= p.total ? null : { done: p.done, total: p.total };
           },
           resume,
@@ -488,6 +489,8 @@ export class LabController {
 
   private onRecord(r: RunRecord): void {
     // The milestones a screen-reader user wants to hear about, through the aria-live line.
+    if (r.kind === 'train_step') this.trainProgress = null;
+    if (r.kind === 'evaluation') this.evalProgress = null;
     if (r.kind === 'train_step') this.announce(r.skipped ? `Training step ${r.step} skipped: ${r.skipped}` : `Training step ${r.step} done; the policy is now version ${r.version + 1}.`);
     else if (r.kind === 'evaluation') this.announce(`Evaluation at step ${r.step ?? 0}: score ${(r.scores.score ?? NaN).toFixed(2)}.`);
     this.pendingRecords.push(r);
