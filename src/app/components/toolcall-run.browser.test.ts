@@ -1,0 +1,42 @@
+/**
+ * A tool-call run (as `nextstate run --example toolcall` writes it, imported into the lab)
+ * opens with its accuracy chart and trajectory view instead of the personal-agent views.
+ */
+import { afterEach, describe, expect, it } from 'vitest';
+import { flushSync } from 'svelte';
+import { validateRecord } from '../../rl/validate';
+import { RunStore } from '../../storage/index';
+import { LabController } from '../lab/controller.svelte';
+import { defaultSetup, toRunConfig } from '../lab/setup';
+import { render } from '../views/testing';
+import { handToolRun } from '../views/testing-toolcall';
+import RunView from './RunView.svelte';
+
+const labs: LabController[] = [];
+afterEach(async () => {
+  for (const lab of labs.splice(0)) {
+    lab.dispose();
+    lab.store.close();
+    await lab.store.db.delete().catch(() => {});
+  }
+});
+
+describe('RunView of a tool-call run', () => {
+  it('shows the accuracy chart and the trajectories, not before/after', async () => {
+    const lab = new LabController(new RunStore({ name: `toolcall-view-${Date.now()}` }));
+    labs.push(lab);
+    await lab.init({ webgpu: false });
+    const config = { ...toRunConfig(defaultSetup({ webgpu: false })), track: 'toolcall' };
+    const id = await lab.store.createRun(config as never, 'tool calls', 'finished');
+    await lab.store.appendMany(id, handToolRun().map((r, i) => validateRecord(JSON.parse(JSON.stringify(r)), `record ${i}`)));
+    await lab.refreshRuns();
+    await lab.open(id);
+    using view = render(RunView, { lab });
+    await new Promise((r) => setTimeout(r, 0));
+    flushSync();
+    const t = view.target;
+    expect(t.querySelector('section[aria-labelledby="accuracy-heading"]')).not.toBeNull();
+    expect(t.querySelector('section[aria-labelledby="trajectory-heading"]')!.textContent).toMatch(/calculator|tool/i);
+    expect(t.querySelector('section[aria-labelledby="ba-heading"]')).toBeNull();
+  });
+});
