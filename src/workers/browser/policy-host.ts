@@ -19,6 +19,9 @@ import { createWebGPUBackend, type WebGPUBackend } from '../../gpu/webgpu/backen
 import { EnginePolicyService, type PolicyReply, type PolicyRequest, type TrainItem, type TrainResult } from '../runtime/policy-service';
 
 /** Where the policy's files are: a hub id or URL (cached in Cache Storage), or picked files. */
+/** How long a failed GPU call waits for device.lost to settle before it is a real error. */
+const LOSS_GRACE_MS = 1000;
+
 export type ModelLocation = { kind: 'hub'; id: string } | { kind: 'files'; files: File[] };
 
 export interface PolicyLoadRequest {
@@ -114,10 +117,21 @@ export class PolicyHost {
     try {
       return await fn(await this.ready());
     } catch (e) {
-      if (!(e instanceof DeviceLostError) && !this.lost) throw e;
+      if (!(e instanceof DeviceLostError) && !this.lost && !(await this.lostSoon())) throw e;
       this.lost = true;
       return fn(await this.ready());
     }
+  }
+
+  /**
+   * A lost device can fail a pending mapAsync (an AbortError) before device.lost settles, so a
+   * failure on a GPU backend waits briefly for the loss to show before it counts as real.
+   */
+  private async lostSoon(): Promise<boolean> {
+    const gpu = this.backend as Partial<WebGPUBackend> | null;
+    if (!gpu?.lost) return false;
+    const lost = await Promise.race([gpu.lost.then(() => true), new Promise<boolean>((r) => setTimeout(() => r(false), LOSS_GRACE_MS))]);
+    return lost;
   }
 
   servingVersion(): number {
