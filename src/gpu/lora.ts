@@ -74,13 +74,14 @@ export class LoraAdapter {
     return out;
   }
 
+  /**
+   * A copy on the device (x + 0 * x), without reading the tensors back: the serving snapshot
+   * is taken every step, and a readback per tensor would wait behind all queued GPU work.
+   */
   async clone(backend: Backend): Promise<LoraAdapter> {
     const copy = new LoraAdapter(this.config, this.modelConfig);
     for (const [key, pair] of this.pairs) {
-      copy.pairs.set(key, {
-        A: backend.tensor(await backend.read(pair.A), pair.A.shape),
-        B: backend.tensor(await backend.read(pair.B), pair.B.shape),
-      });
+      copy.pairs.set(key, { A: backend.add(pair.A, pair.A, 0), B: backend.add(pair.B, pair.B, 0) });
     }
     return copy;
   }

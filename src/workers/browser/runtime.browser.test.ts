@@ -69,6 +69,7 @@ describe.skipIf(!shared)('the live runtime in a browser', () => {
       const start = s.ts - s.stats.stepMs!;
       return interactions.filter((i) => i.startedAt < s.ts && i.finishedAt > start && i.version === s.version);
     });
+    if (!overlapping.length) console.log(JSON.stringify({ steps: steps.map((s) => [s.ts - s.stats.stepMs!, s.ts, s.version]), gens: interactions.map((i) => [i.startedAt, i.finishedAt, i.version]) }));
     expect(overlapping.length).toBeGreaterThan(0);
 
     // Every vote and sample carries the version of the interaction it is about.
