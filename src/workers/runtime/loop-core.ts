@@ -10,11 +10,36 @@
  * runs unchanged in Node (the CLI) and in the page.
  */
 import { SampleBuffer, type Batch, type BufferedSample, type ZeroAdvantagePolicy } from '../../rl/buffer';
-import type { RunRecord, RuntimeEventRecord, TokenUpdateRecord, TrainStats } from '../../rl/records';
+import type { ChatMessage } from '../../rl/messages';
+import type { InteractionRecord, RunRecord, RuntimeEventRecord, TokenUpdateRecord, TrainStats } from '../../rl/records';
+import type { TurnType } from '../../rl/sessions';
 import { sampleRecord, type TrainingSample } from '../../rl/samples';
 import { GenerationBatcher } from './batcher';
 import { PauseGate, Semaphore } from './gate';
 import type { PolicyReply, PolicyRequest, PolicyService } from './policy-service';
+
+/** The run-log record of one policy call: the prompt as sent and the reply with its tokens. */
+export function interactionRecord(
+  reply: PolicyReply,
+  ts: number,
+  where: { session: string; turn: number; turnType: TurnType; messages: readonly ChatMessage[] },
+): InteractionRecord {
+  return {
+    kind: 'interaction',
+    version: reply.version,
+    ts,
+    session: where.session,
+    turn: where.turn,
+    turnType: where.turnType,
+    messages: where.messages.map((m) => ({ ...m })),
+    response: reply.text,
+    tokenIds: reply.tokenIds,
+    logprobs: reply.logprobs,
+    tokenTexts: reply.tokenTexts,
+    startedAt: reply.startedAt,
+    finishedAt: reply.finishedAt,
+  };
+}
 
 /** Where records go; `append` resolves only once they are committed (storage, a file). */
 export interface RecordSink {

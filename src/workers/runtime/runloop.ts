@@ -10,7 +10,7 @@
  * headless runs) and in the page, where the services are web workers.
  */
 import type { ChatMessage } from '../../rl/messages';
-import type { EvaluationRecord, InteractionRecord } from '../../rl/records';
+import type { EvaluationRecord } from '../../rl/records';
 import { assembleSample, type PolicyResponse } from '../../rl/samples';
 import { SessionTracker, type ClosedTurn, type TrackerEvents } from '../../rl/sessions';
 import { scoreEvaluation } from '../../sims/evaluator';
@@ -18,7 +18,7 @@ import type { TextGenerator } from '../../sims/generator';
 import type { Problem } from '../../sims/problems/problem';
 import { createScenario, isDone, simulatorMessages, simulatorReply, type Scenario } from '../../sims/scenarios/index';
 import { judgeTurn } from './judge-turn';
-import { isAbort, RunLoopCore, type RecordSink, type RunLoopOptions } from './loop-core';
+import { interactionRecord, isAbort, RunLoopCore, type RecordSink, type RunLoopOptions } from './loop-core';
 import type { PolicyService } from './policy-service';
 import type { RunConfig } from './run-config';
 
@@ -91,23 +91,7 @@ export class RunLoop extends RunLoopCore {
         const reply = await this.generateReply(messages, this.config.seed * 1_000_003 + 7 * i, sp);
         if (!reply) return;
         this.problems[i] = { ...problem, studentWork: reply.text };
-        await this.commit([
-          {
-            kind: 'interaction',
-            version: reply.version,
-            ts: this.now(),
-            session: STUDENT_WORK_SESSION,
-            turn: i + 1,
-            turnType: 'side',
-            messages,
-            response: reply.text,
-            tokenIds: reply.tokenIds,
-            logprobs: reply.logprobs,
-            tokenTexts: reply.tokenTexts,
-            startedAt: reply.startedAt,
-            finishedAt: reply.finishedAt,
-          },
-        ]);
+        await this.commit([interactionRecord(reply, this.now(), { session: STUDENT_WORK_SESSION, turn: i + 1, turnType: 'side', messages })]);
       }),
     );
   }
@@ -142,21 +126,7 @@ export class RunLoop extends RunLoopCore {
       if (!reply) return;
       const response: PolicyResponse = { text: reply.text, tokenIds: reply.tokenIds, logprobs: reply.logprobs };
       const observed = this.tracker.observe({ session, turnType: 'main', messages: transcript, version: reply.version }, response);
-      const interaction: InteractionRecord = {
-        kind: 'interaction',
-        version: reply.version,
-        ts: this.now(),
-        session,
-        turn: observed.turn.turn,
-        turnType: 'main',
-        messages: transcript.map((m) => ({ ...m })),
-        response: reply.text,
-        tokenIds: reply.tokenIds,
-        logprobs: reply.logprobs,
-        tokenTexts: reply.tokenTexts,
-        startedAt: reply.startedAt,
-        finishedAt: reply.finishedAt,
-      };
+      const interaction = interactionRecord(reply, this.now(), { session, turn: observed.turn.turn, turnType: 'main', messages: transcript });
       await this.commit([interaction]);
       await this.handleTracker(observed);
       transcript.push({ role: 'assistant', content: reply.text });

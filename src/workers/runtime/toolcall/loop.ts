@@ -14,12 +14,12 @@
  * here is greedy accuracy on held-out problems.
  */
 import type { ChatMessage } from '../../../rl/messages';
-import type { EvaluationRecord, InteractionRecord, ToolStepRecord } from '../../../rl/records';
+import type { EvaluationRecord, ToolStepRecord } from '../../../rl/records';
 import type { TrainingSample } from '../../../rl/samples';
 import type { TextGenerator } from '../../../sims/generator';
 import type { Problem } from '../../../sims/problems/problem';
 import { CALCULATOR_TOOL, groupAdvantages, runToolEpisode, scoreTrajectory, type PolicyStep, type Trajectory } from '../../../sims/toolcall/index';
-import { isAbort, RunLoopCore, type RecordSink, type RunLoopOptions } from '../loop-core';
+import { interactionRecord, isAbort, RunLoopCore, type RecordSink, type RunLoopOptions } from '../loop-core';
 import type { PolicyReply, PolicyService } from '../policy-service';
 import type { ToolCallRunConfig } from '../run-config';
 
@@ -124,21 +124,7 @@ export class ToolCallRunLoop extends RunLoopCore {
         seed: rolloutSeed(this.config.seed, index, rollout, t),
       });
       if (!reply) throw this.abort.signal.reason;
-      const interaction: InteractionRecord = {
-        kind: 'interaction',
-        version: reply.version,
-        ts: this.now(),
-        session,
-        turn: t + 1,
-        turnType: 'main',
-        messages: messages.map((m) => ({ ...m })),
-        response: reply.text,
-        tokenIds: reply.tokenIds,
-        logprobs: reply.logprobs,
-        tokenTexts: reply.tokenTexts,
-        startedAt: reply.startedAt,
-        finishedAt: reply.finishedAt,
-      };
+      const interaction = interactionRecord(reply, this.now(), { session, turn: t + 1, turnType: 'main', messages });
       await this.commit([interaction]);
       return reply;
     };
