@@ -5,8 +5,12 @@
  * (llm.c's habit), and every WebGPU kernel is tested against the CPU op of the same name.
  *
  * Shapes are row-major. Ops return new tensors and never mutate inputs, except the ones named
- * `...InPlace` and `writeCache`. Integer inputs (token ids, positions) travel as Int32Array.
+ * `...InPlace` and `ropeWriteCache` (which fills the caches). Integer inputs (token ids,
+ * positions) travel as Int32Array.
  */
+
+import type { Picks } from './ops/sample';
+import type { SamplingOptions } from './sampler';
 
 export interface Tensor {
   readonly shape: readonly number[];
@@ -82,8 +86,16 @@ export interface Backend {
    */
   rope(x: Tensor, positions: Int32Array, headDim: number, theta: number, inverse?: boolean): Tensor;
 
-  /** x [B*T, numKvHeads*headDim] into cache [B, numKvHeads, maxT, headDim] at slot `start`. */
-  writeCache(cache: Tensor, x: Tensor, shape: AttentionShape): void;
+  /**
+   * One layer's attention inputs at once: returns rope(q) and writes rope(k) and v into the
+   * caches at the batch's slots (one GPU launch where rope, rope and two copies would take four).
+   */
+  ropeWriteCache(
+    x: { q: Tensor; k: Tensor; v: Tensor; kCache: Tensor; vCache: Tensor },
+    positions: Int32Array,
+    theta: number,
+    shape: AttentionShape,
+  ): Tensor;
   /** Causal GQA attention of q [B*T, numHeads*headDim] over the caches -> [B*T, numHeads*headDim]. */
   attention(q: Tensor, kCache: Tensor, vCache: Tensor, shape: AttentionShape): Tensor;
   /**
@@ -106,11 +118,14 @@ export interface Backend {
   logSoftmaxGather(logits: Tensor, targets: Int32Array): { logp: Tensor; entropy: Tensor };
   /** d(sum_r dlogp[r] * logp[r]) / dlogits. */
   logSoftmaxGatherBackward(logits: Tensor, targets: Int32Array, dlogp: Tensor): Tensor;
-  /** Index of the largest logit per row [R] (greedy decoding without reading logits back). */
-  argmax(logits: Tensor): Promise<Int32Array>;
+  /**
+   * The next token of each row of logits [R, V] and its raw log-prob (ops/sample.ts defines the
+   * pick): greedy, or sampled with `uniforms[r]` in [0, 1) for row r. Only 2R numbers are read.
+   */
+  sample(logits: Tensor, o: SamplingOptions, uniforms: Float32Array): Promise<Picks>;
 
-  /** Sum of squares of all elements (gradient norms). */
-  sumSquares(t: Tensor): Promise<number>;
+  /** Sum of squares of every element of every tensor (a global gradient norm: one read). */
+  sumSquares(ts: readonly Tensor[]): Promise<number>;
   /** AdamW on param with its grad and moment buffers, all updated in place. */
   adamwInPlace(param: Tensor, grad: Tensor, m: Tensor, v: Tensor, p: AdamWParams): void;
 }

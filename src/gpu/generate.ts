@@ -6,8 +6,9 @@
 import { EngineError } from './errors';
 import type { LoraAdapter } from './lora';
 import type { CausalLM, ForwardBatch } from './model';
+import { isGreedy } from './ops/sample';
 import { mulberry32 } from './random';
-import { GREEDY, logProbOf, sampleToken, type SamplingOptions } from './sampler';
+import { GREEDY, type SamplingOptions } from './sampler';
 import { yieldToEventLoop } from './yield';
 
 export interface GenerateOptions {
@@ -56,7 +57,7 @@ export async function generate(model: CausalLM, prompts: number[][], o: Generate
   if (prompts.some((p) => p.length === 0)) throw new EngineError('every prompt needs at least one token');
   const be = model.backend;
   const sampling = o.sampling ?? GREEDY;
-  const greedy = sampling.temperature <= 0;
+  const greedy = isGreedy(sampling);
   const B = prompts.length;
   const { ids, T, padLeft } = leftPad(prompts, o.padId ?? 0);
   const cache = model.createCache(B, T + o.maxNewTokens);
@@ -75,25 +76,9 @@ export async function generate(model: CausalLM, prompts: number[][], o: Generate
       const lastRows = Int32Array.from({ length: B }, (_, b) => b * batch.T + batch.T - 1);
       const logits = model.logits(hidden, lastRows);
       be.dispose(hidden);
-      let next: Int32Array;
-      let logp: Float32Array;
-      if (greedy) {
-        next = await be.argmax(logits);
-        const g = be.logSoftmaxGather(logits, next);
-        logp = await be.read(g.logp);
-        be.dispose(g.logp);
-        be.dispose(g.entropy);
-      } else {
-        const all = await be.read(logits);
-        const V = all.length / B;
-        next = new Int32Array(B);
-        logp = new Float32Array(B);
-        for (let b = 0; b < B; b++) {
-          const row = all.subarray(b * V, (b + 1) * V);
-          next[b] = done[b] ? 0 : sampleToken(row, sampling, rands[b]);
-          logp[b] = logProbOf(row, next[b]);
-        }
-      }
+      // Finished rows draw nothing, so each sequence's stream is the one it would have alone.
+      const uniforms = Float32Array.from(rands, (rand, b) => (greedy || done[b] ? 0 : rand()));
+      const { ids: next, logp } = await be.sample(logits, sampling, uniforms);
       be.dispose(logits);
       for (let b = 0; b < B; b++) {
         if (done[b]) continue;

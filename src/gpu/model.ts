@@ -160,10 +160,7 @@ export class CausalLM {
         q = be.rmsnorm(qPre, this.w(`${p}.self_attn.q_norm.weight`), c.rmsNormEps);
         k = be.rmsnorm(kPre, this.w(`${p}.self_attn.k_norm.weight`), c.rmsNormEps);
       }
-      const qr = be.rope(q, positions, c.headDim, c.ropeTheta);
-      const kr = be.rope(k, positions, c.headDim, c.ropeTheta);
-      be.writeCache(cache.k[l], kr, shape);
-      be.writeCache(cache.v[l], v, shape);
+      const qr = be.ropeWriteCache({ q, k, v, kCache: cache.k[l], vCache: cache.v[l] }, positions, c.ropeTheta, shape);
       const attn = be.attention(qr, cache.k[l], cache.v[l], shape);
       const o = this.project(attn, l, 'o_proj', lora, keep);
       const x1 = be.add(x, o);
@@ -173,7 +170,7 @@ export class CausalLM {
       const act = be.siluMul(gate, up);
       const down = this.project(act, l, 'down_proj', lora, keep);
       const x2 = be.add(x1, down);
-      for (const t of [q, k, kr, v, o, down]) be.dispose(t);
+      for (const t of [q, k, v, o, down]) be.dispose(t);
       if (tape) {
         layers.push({ x, xn, qPre, kPre, q: qr, attn, x1, xn2, gate, up, act, loraU });
       } else {

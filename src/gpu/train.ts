@@ -1,7 +1,12 @@
 /**
- * One training step of the method on LoRA adapters: score old (and reference) log-probs,
- * forward with a tape and backward per micro-batch, accumulate gradients, clip the global
- * norm, and apply AdamW, or skip the step untouched when anything is not finite.
+ * One training step of the method on LoRA adapters: score reference log-probs when the KL term
+ * needs them, forward with a tape and backward per micro-batch, accumulate gradients, clip the
+ * global norm, and apply AdamW, or skip the step untouched when anything is not finite.
+ *
+ * Old log-probs are those of the current weights before the step. The weights do not change
+ * until every micro-batch is through, so the taped forward already computes them: a sample
+ * without given `oldLogp` takes its own forward's values (rho = 1 exactly, as on-policy PPO
+ * with one update per batch has it) and no separate scoring pass is spent.
  */
 import type { PpoSampleInput, PpoSettings } from '../rl/ppo';
 import { ppoBatchLoss } from '../rl/ppo';
@@ -20,7 +25,7 @@ export interface TrainSample extends ScoreItem {
   advantages: number[];
   /** Log-probs the rollout reported; only for the rollout-vs-train gap statistic. */
   rolloutLogp?: number[];
-  /** Fixed old log-probs; by default the current weights score them before the step. */
+  /** Fixed old log-probs; by default those of the current weights, from the step's own forward. */
   oldLogp?: number[];
 }
 
@@ -108,8 +113,9 @@ export class LoraTrainer {
         throw new EngineError(`sample ${i}: ${x.advantages.length} advantages for ${x.completion.length} completion tokens`);
       }
     }
-    const old = await this.oldLogprobs(samples);
-    const ref = s.klCoef !== 0 ? await this.referenceLogprobs(samples, options.reference ?? { kind: 'base' }) : undefined;
+    const old: (number[] | undefined)[] = samples.map((x) => x.oldLogp);
+    const reference = options.reference ?? { kind: 'base' };
+    const ref = s.klCoef !== 0 ? await this.logprobsUnder(samples, reference.kind === 'adapter' ? reference.adapter : undefined) : undefined;
     const norm = batchNorm(samples.map((x) => ({ logp: x.completion })));
     const grads = zeroGrads(be, this.adapter);
     const logp: Float32Array[] = new Array(samples.length);
@@ -122,7 +128,11 @@ export class LoraTrainer {
         const part = idx.map((i) => samples[i]);
         const r = await this.forwardBackward(part, (lp) =>
           ppoLossGrad(
-            idx.map((i, j) => ({ logp: Array.from(lp[j]), oldLogp: old[i], advantages: samples[i].advantages, refLogp: ref?.[i] })),
+            idx.map((i, j) => {
+              const logp = Array.from(lp[j]);
+              old[i] ??= logp;
+              return { logp, oldLogp: old[i], advantages: samples[i].advantages, refLogp: ref?.[i] };
+            }),
             s,
             norm,
           ),
@@ -133,17 +143,16 @@ export class LoraTrainer {
           entropy[i] = r.entropy[j];
         });
       }
-      const inputs: PpoSampleInput[] = samples.map((x, i) => ({ logp: Array.from(logp[i]), oldLogp: old[i], advantages: x.advantages, refLogp: ref?.[i] }));
+      const before = old as number[][];
+      const inputs: PpoSampleInput[] = samples.map((x, i) => ({ logp: Array.from(logp[i]), oldLogp: before[i], advantages: x.advantages, refLogp: ref?.[i] }));
       const stats = ppoBatchLoss(inputs, s);
-      let sq = 0;
-      for (const g of grads.values()) sq += (await be.sumSquares(g.A)) + (await be.sumSquares(g.B));
-      const gradNorm = Math.sqrt(sq);
+      const gradNorm = Math.sqrt(await be.sumSquares([...grads.values()].flatMap((g) => [g.A, g.B])));
       const skipped = !Number.isFinite(stats.loss) ? `loss is ${stats.loss}` : !Number.isFinite(gradNorm) ? `gradient norm is ${gradNorm}` : null;
       if (!skipped) this.applyAdamW(grads, gradNorm);
       // One more forward pass shows how far the update moved each token (the token view).
-      const after = options.scoreAfter && !skipped ? await this.oldLogprobs(samples.map(({ oldLogp: _, ...x }) => x)) : null;
+      const after = options.scoreAfter && !skipped ? await this.logprobsUnder(samples, this.adapter) : null;
       const allEntropy = entropy.flatMap((e) => Array.from(e));
-      const gaps = samples.flatMap((x, i) => (x.rolloutLogp ? x.rolloutLogp.map((lp, t) => Math.abs(lp - old[i][t])) : []));
+      const gaps = samples.flatMap((x, i) => (x.rolloutLogp ? x.rolloutLogp.map((lp, t) => Math.abs(lp - before[i][t])) : []));
       return {
         step: this.step,
         loss: stats.loss,
@@ -159,7 +168,7 @@ export class LoraTrainer {
         rolloutGap: gaps.length ? mean(gaps) : null,
         microBatches: batches.length,
         skipped,
-        ...(after ? { perSample: samples.map((_, i) => ({ before: old[i], after: after[i] })) } : {}),
+        ...(after ? { perSample: samples.map((_, i) => ({ before: before[i], after: after[i] })) } : {}),
       };
     } finally {
       for (const g of grads.values()) {
@@ -169,18 +178,8 @@ export class LoraTrainer {
     }
   }
 
-  private async oldLogprobs(samples: TrainSample[]): Promise<number[][]> {
-    const missing = samples.map((x, i) => (x.oldLogp ? -1 : i)).filter((i) => i >= 0);
-    const scored = missing.length
-      ? await score(this.model, missing.map((i) => samples[i]), { lora: this.adapter, maxBatchTokens: this.settings.microBatchTokens })
-      : [];
-    const out = samples.map((x) => x.oldLogp ?? []);
-    missing.forEach((i, j) => (out[i] = Array.from(scored[j].logprobs)));
-    return out;
-  }
-
-  private async referenceLogprobs(samples: TrainSample[], ref: Reference): Promise<number[][]> {
-    const lora = ref.kind === 'adapter' ? ref.adapter : undefined;
+  /** Log-probs of the completions with `lora` applied (none: the base model). */
+  private async logprobsUnder(samples: TrainSample[], lora: LoraAdapter | undefined): Promise<number[][]> {
     const scored = await score(this.model, samples, { lora, maxBatchTokens: this.settings.microBatchTokens });
     return scored.map((x) => Array.from(x.logprobs));
   }

@@ -10,9 +10,11 @@ import { attentionBackward, attentionForward, writeCacheForward } from '../ops/a
 import { linearForward, matmulForward } from '../ops/matmul';
 import { rmsnormBackward, rmsnormForward } from '../ops/rmsnorm';
 import { ropeForward } from '../ops/rope';
-import { argmaxRows, logSoftmaxGatherBackward, logSoftmaxGatherForward } from '../ops/softmax';
+import { sampleRows, type Picks } from '../ops/sample';
+import { logSoftmaxGatherBackward, logSoftmaxGatherForward } from '../ops/softmax';
 import { siluMulBackward, siluMulForward } from '../ops/swiglu';
 import type { Arr } from '../ops/types';
+import type { SamplingOptions } from '../sampler';
 
 export class CpuTensor implements Tensor {
   readonly size: number;
@@ -135,8 +137,10 @@ export class CpuBackend implements Backend {
     return this.make(ropeForward(d(x), positions, headDim, theta, inverse), x.shape);
   }
 
-  writeCache(cache: Tensor, x: Tensor, shape: AttentionShape): void {
-    writeCacheForward(d(cache), d(x), shape);
+  ropeWriteCache(x: { q: Tensor; k: Tensor; v: Tensor; kCache: Tensor; vCache: Tensor }, positions: Int32Array, theta: number, shape: AttentionShape): Tensor {
+    writeCacheForward(d(x.kCache), ropeForward(d(x.k), positions, shape.headDim, theta), shape);
+    writeCacheForward(d(x.vCache), d(x.v), shape);
+    return this.rope(x.q, positions, shape.headDim, theta);
   }
 
   attention(q: Tensor, kCache: Tensor, vCache: Tensor, shape: AttentionShape): Tensor {
@@ -167,13 +171,16 @@ export class CpuBackend implements Backend {
     return this.make(logSoftmaxGatherBackward(d(logits), targets, d(dlogp)), logits.shape);
   }
 
-  async argmax(logits: Tensor): Promise<Int32Array> {
-    return argmaxRows(d(logits), logits.shape[0]);
+  async sample(logits: Tensor, o: SamplingOptions, uniforms: Float32Array): Promise<Picks> {
+    if (uniforms.length === 0 || logits.size % uniforms.length !== 0) {
+      throw new EngineError(`sample: ${logits.size} logits are not ${uniforms.length} rows`);
+    }
+    return sampleRows(d(logits), uniforms.length, o, uniforms);
   }
 
-  async sumSquares(t: Tensor): Promise<number> {
+  async sumSquares(ts: readonly Tensor[]): Promise<number> {
     let s = 0;
-    for (const x of d(t)) s += x * x;
+    for (const t of ts) for (const x of d(t)) s += x * x;
     return s;
   }
 

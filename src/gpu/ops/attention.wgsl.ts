@@ -19,7 +19,7 @@ import type { Runtime } from '../webgpu/runtime';
 import type { GpuTensor } from '../webgpu/tensor';
 import { entry, FLAT_WORKGROUP, MAX_F32, ADD_F32, NEG_BIG, Params, workgroupReduce } from '../webgpu/wgsl';
 
-const P_ATTN = new Params({
+export const P_ATTN = new Params({
   total: 'u32',
   B: 'u32',
   T: 'u32',
@@ -30,7 +30,7 @@ const P_ATTN = new Params({
   scale: 'f32',
 });
 
-function values(s: AttentionShape, total: number) {
+export function attentionValues(s: AttentionShape, total: number) {
   return {
     total,
     B: s.B,
@@ -44,27 +44,9 @@ function values(s: AttentionShape, total: number) {
 }
 
 /** Index math shared by every kernel: cache row of (b, kv head, slot), as cacheOffset. */
-const CACHE_ROW = (HD: number) => `
+export const CACHE_ROW = (HD: number) => `
 fn cacheRow(b: u32, g: u32, slot: u32) -> u32 { return ((b * P.KVH + g) * P.maxT + slot) * ${HD}u; }
 `;
-
-// ---- writeCache ----------------------------------------------------------------------------
-
-const WRITE = (HD: number) => `${P_ATTN.wgsl}
-@group(0) @binding(1) var<storage, read> x: array<f32>;
-@group(0) @binding(2) var<storage, read_write> cache: array<f32>;
-${CACHE_ROW(HD)}
-${FLAT_WORKGROUP}
-${entry(256)}
-  let idx = wg * 256u + lid;
-  if (idx >= P.total) { return; }
-  let d = idx % ${HD}u;
-  let g = (idx / ${HD}u) % P.KVH;
-  let bt = idx / (${HD}u * P.KVH);
-  let b = bt / P.T;
-  let t = bt % P.T;
-  cache[cacheRow(b, g, P.start + t) + d] = x[idx];
-}`;
 
 // ---- forward, one invocation per (query, head) ---------------------------------------------
 
@@ -284,10 +266,10 @@ ${entry(PREFILL_WG)}
 
 // ---- dispatch ------------------------------------------------------------------------------
 
-const cacheSize = (s: AttentionShape) => s.B * s.numKvHeads * s.maxT * s.headDim;
+export const cacheSize = (s: AttentionShape) => s.B * s.numKvHeads * s.maxT * s.headDim;
 
 /** Checks the shape and, when given, that each tensor has the size the shape implies. */
-function check(s: AttentionShape, op: string, sizes: [GpuTensor, number, string][] = []): void {
+export function checkAttentionShape(s: AttentionShape, op: string, sizes: [GpuTensor, number, string][] = []): void {
   for (const [t, n, what] of sizes) {
     if (t.size !== n) throw new EngineError(`${op}: ${what} has ${t.size} elements, the attention shape needs ${n}`);
   }
@@ -298,29 +280,12 @@ function check(s: AttentionShape, op: string, sizes: [GpuTensor, number, string]
   if (s.start + s.T > s.maxT) throw new EngineError(`${op}: slots ${s.start}..${s.start + s.T - 1} exceed maxT ${s.maxT}`);
 }
 
-export function writeCacheWgsl(rt: Runtime, cache: GpuTensor, x: GpuTensor, s: AttentionShape): void {
-  const total = s.B * s.T * s.numKvHeads * s.headDim;
-  check(s, 'writeCache', [
-    [x, total, 'x'],
-    [cache, cacheSize(s), 'the cache'],
-  ]);
-  if (total === 0) return;
-  rt.dispatch({
-    key: `writeCache:${s.headDim}`,
-    wgsl: () => WRITE(s.headDim),
-    params: P_ATTN,
-    values: values(s, total),
-    buffers: [x.buffer('writeCache'), cache.buffer('writeCache')],
-    workgroups: Math.ceil(total / 256),
-  });
-}
-
 /**
  * `decodeMaxQueries`: at or below this many (query, head) pairs the workgroup-per-query path
  * runs; above it, the invocation-per-query one.
  */
 export function attentionWgsl(rt: Runtime, q: GpuTensor, k: GpuTensor, v: GpuTensor, s: AttentionShape, decodeMaxQueries: number): GpuTensor {
-  check(s, 'attention', [
+  checkAttentionShape(s, 'attention', [
     [q, s.B * s.T * s.numHeads * s.headDim, 'q'],
     [k, cacheSize(s), 'the k cache'],
     [v, cacheSize(s), 'the v cache'],
@@ -334,7 +299,7 @@ export function attentionWgsl(rt: Runtime, q: GpuTensor, k: GpuTensor, v: GpuTen
     key: `attention:${decode ? 'decode' : 'prefill'}:${HD}`,
     wgsl: () => (decode ? FORWARD_DECODE(HD) : FORWARD_PREFILL(HD)),
     params: P_ATTN,
-    values: values(s, total),
+    values: attentionValues(s, total),
     buffers: [q.buffer('attention'), k.buffer('attention'), v.buffer('attention'), rt.uploadInts(s.padLeft), out.buffer('attention')],
     workgroups: decode ? total : Math.ceil(total / PREFILL_WG),
   });
@@ -342,7 +307,7 @@ export function attentionWgsl(rt: Runtime, q: GpuTensor, k: GpuTensor, v: GpuTen
 }
 
 export function attentionBackwardWgsl(rt: Runtime, q: GpuTensor, k: GpuTensor, v: GpuTensor, dOut: GpuTensor, s: AttentionShape) {
-  check(s, 'attentionBackward', [
+  checkAttentionShape(s, 'attentionBackward', [
     [q, s.B * s.T * s.numHeads * s.headDim, 'q'],
     [dOut, s.B * s.T * s.numHeads * s.headDim, 'dOut'],
     [k, cacheSize(s), 'k'],
@@ -365,7 +330,7 @@ export function attentionBackwardWgsl(rt: Runtime, q: GpuTensor, k: GpuTensor, v
     key: `attentionBackwardDq:${HD}`,
     wgsl: () => BACKWARD_DQ(HD),
     params: P_ATTN,
-    values: values(s, rows),
+    values: attentionValues(s, rows),
     buffers: [qb, kb, vb, db, pad, dq.buffer('attentionBackward'), stats.buffer('attentionBackward')],
     workgroups: Math.ceil(rows / PREFILL_WG),
   });
@@ -374,7 +339,7 @@ export function attentionBackwardWgsl(rt: Runtime, q: GpuTensor, k: GpuTensor, v
     key: `attentionBackwardDkv:${HD}`,
     wgsl: () => BACKWARD_DKV(HD),
     params: P_ATTN,
-    values: values(s, keys),
+    values: attentionValues(s, keys),
     buffers: [qb, kb, vb, db, pad, stats.buffer('attentionBackward'), dk.buffer('attentionBackward'), dv.buffer('attentionBackward')],
     workgroups: Math.ceil(keys / PREFILL_WG),
   });

@@ -43,7 +43,7 @@ interface RopeTable {
 
 const tables = new WeakMap<Runtime, Map<string, RopeTable>>();
 
-function ropeTable(rt: Runtime, headDim: number, theta: number, maxPos: number): GpuTensor {
+export function ropeTable(rt: Runtime, headDim: number, theta: number, maxPos: number): GpuTensor {
   let perRt = tables.get(rt);
   if (!perRt) tables.set(rt, (perRt = new Map()));
   const key = `${headDim}:${theta}`;

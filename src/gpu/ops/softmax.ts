@@ -40,14 +40,3 @@ export function logSoftmaxGatherBackward(logits: Arr, targets: Int32Array, dlogp
   }
   return d;
 }
-
-export function argmaxRows(logits: Arr, R: number): Int32Array {
-  const V = logits.length / R;
-  const out = new Int32Array(R);
-  for (let r = 0; r < R; r++) {
-    let best = 0;
-    for (let i = 1; i < V; i++) if (logits[r * V + i] > logits[r * V + best]) best = i;
-    out[r] = best;
-  }
-  return out;
-}

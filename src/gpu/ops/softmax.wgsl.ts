@@ -69,26 +69,6 @@ ${entry(WG)}
   }
 }`;
 
-// Ties go to the lower index, as the reference's strict '>' scan keeps the first maximum.
-const ARGMAX = () => `${P_ROWS.wgsl}
-@group(0) @binding(1) var<storage, read> logits: array<f32>;
-@group(0) @binding(2) var<storage, read_write> ids: array<i32>;
-struct Best { v: f32, i: u32 }
-fn better(a: Best, b: Best) -> Best {
-  if (b.v > a.v || (b.v == a.v && b.i < a.i)) { return b; }
-  return a;
-}
-${workgroupReduce('reduceBest', 'Best', WG, 'better')}
-${FLAT_WORKGROUP}
-${entry(WG)}
-  if (wg >= P.rows) { return; }
-  let o = wg * P.V;
-  var best = Best(${NEG_BIG}, 0xffffffffu);
-  for (var i = lid; i < P.V; i += ${WG}u) { best = better(best, Best(logits[o + i], i)); }
-  let r = reduceBest(lid, best);
-  if (lid == 0u) { ids[wg] = i32(min(r.i, P.V - 1u)); }
-}`;
-
 function checkTargets(targets: Int32Array, V: number, op: string): void {
   for (const t of targets) {
     if (t < 0 || t >= V || !Number.isInteger(t)) throw new EngineError(`${op}: target ${t} out of range [0, ${V})`);
@@ -136,24 +116,4 @@ export function logSoftmaxGatherBackwardWgsl(rt: Runtime, logits: GpuTensor, tar
     workgroups: R,
   });
   return out;
-}
-
-/** Greedy ids per row; only R int32 values cross back to the host. */
-export async function argmaxWgsl(rt: Runtime, logits: GpuTensor): Promise<Int32Array> {
-  const R = logits.shape[0];
-  const V = rowsOf(logits, R, 'argmax');
-  const ids = rt.allocOut([R], 'argmax');
-  rt.dispatch({
-    key: 'argmax',
-    wgsl: ARGMAX,
-    params: P_ROWS,
-    values: { rows: R, V },
-    buffers: [logits.buffer('argmax'), ids.buffer('argmax')],
-    workgroups: R,
-  });
-  try {
-    return await rt.readInts(ids.buffer('argmax'), R);
-  } finally {
-    rt.free(ids);
-  }
 }

@@ -6,13 +6,17 @@
 import { sizeOf, type AdamWParams, type AttentionShape, type Backend, type Tensor } from '../backend';
 import { EngineError } from '../errors';
 import { adamwWgsl } from '../ops/adamw.wgsl';
-import { attentionBackwardWgsl, attentionWgsl, writeCacheWgsl } from '../ops/attention.wgsl';
+import { attentionBackwardWgsl, attentionWgsl } from '../ops/attention.wgsl';
 import { addInPlaceWgsl, addWgsl } from '../ops/elementwise.wgsl';
 import { gatherRowsWgsl, scatterRowsWgsl } from '../ops/embedding.wgsl';
 import { matmulWgsl } from '../ops/matmul.wgsl';
 import { rmsnormBackwardWgsl, rmsnormWgsl } from '../ops/rmsnorm.wgsl';
+import { ropeWriteCacheWgsl } from '../ops/rope-cache.wgsl';
 import { ropeWgsl } from '../ops/rope.wgsl';
-import { argmaxWgsl, logSoftmaxGatherBackwardWgsl, logSoftmaxGatherWgsl } from '../ops/softmax.wgsl';
+import type { Picks } from '../ops/sample';
+import { sampleWgsl } from '../ops/sample.wgsl';
+import { logSoftmaxGatherBackwardWgsl, logSoftmaxGatherWgsl } from '../ops/softmax.wgsl';
+import type { SamplingOptions } from '../sampler';
 import { sumSquaresWgsl } from '../ops/sumsq.wgsl';
 import { siluMulBackwardWgsl, siluMulWgsl } from '../ops/swiglu.wgsl';
 import { acquireDevice, type DeviceRequest } from './device';
@@ -193,8 +197,10 @@ export class WebGPUBackend implements Backend {
     return ropeWgsl(this.rt, this.f32(x, 'rope'), positions, headDim, theta, inverse);
   }
 
-  writeCache(cache: Tensor, x: Tensor, shape: AttentionShape): void {
-    writeCacheWgsl(this.rt, this.f32(cache, 'writeCache'), this.f32(x, 'writeCache'), shape);
+  ropeWriteCache(x: { q: Tensor; k: Tensor; v: Tensor; kCache: Tensor; vCache: Tensor }, positions: Int32Array, theta: number, shape: AttentionShape): Tensor {
+    const op = 'ropeWriteCache';
+    const t = { q: this.f32(x.q, op), k: this.f32(x.k, op), v: this.f32(x.v, op), kCache: this.f32(x.kCache, op), vCache: this.f32(x.vCache, op) };
+    return ropeWriteCacheWgsl(this.rt, t, positions, theta, shape);
   }
 
   attention(q: Tensor, kCache: Tensor, vCache: Tensor, shape: AttentionShape): Tensor {
@@ -225,12 +231,12 @@ export class WebGPUBackend implements Backend {
     return logSoftmaxGatherBackwardWgsl(this.rt, this.f32(logits, op), targets, this.f32(dlogp, op));
   }
 
-  argmax(logits: Tensor): Promise<Int32Array> {
-    return argmaxWgsl(this.rt, this.f32(logits, 'argmax'));
+  sample(logits: Tensor, o: SamplingOptions, uniforms: Float32Array): Promise<Picks> {
+    return sampleWgsl(this.rt, this.f32(logits, 'sample'), o, uniforms);
   }
 
-  sumSquares(t: Tensor): Promise<number> {
-    return sumSquaresWgsl(this.rt, this.f32(t, 'sumSquares'));
+  sumSquares(ts: readonly Tensor[]): Promise<number> {
+    return sumSquaresWgsl(this.rt, ts.map((t) => this.f32(t, 'sumSquares')));
   }
 
   adamwInPlace(param: Tensor, grad: Tensor, m: Tensor, v: Tensor, p: AdamWParams): void {

@@ -7,6 +7,7 @@
 import type { AttentionShape, Backend, Tensor } from '../backend';
 import { writeCacheForward } from '../ops/attention';
 import { mulberry32 } from '../random';
+import type { SamplingOptions } from '../sampler';
 
 export type Output = Tensor | Int32Array | number;
 export interface OpCase {
@@ -30,6 +31,20 @@ function matmulCase(M: number, K: number, N: number, transA: boolean, transB: bo
       const a = be.tensor(randn(M * 100 + K, M * K), transA ? [K, M] : [M, K]);
       const b = be.tensor(randn(N * 100 + K, K * N), transB ? [N, K] : [K, N]);
       return [be.matmul(a, b, transA, transB)];
+    },
+  };
+}
+
+/** Six rows of 5000 logits, each picked with its own uniform (spread over [0, 1)). */
+function sampleCase(name: string, o: SamplingOptions, edit?: (data: Float32Array) => void): OpCase {
+  return {
+    name: `sample: ${name}`,
+    tol: 1e-5,
+    run: async (be) => {
+      const data = randn(29, 6 * 5000, 4);
+      edit?.(data);
+      const picks = await be.sample(be.tensor(data, [6, 5000]), o, Float32Array.from([0.01, 0.2, 0.45, 0.5, 0.77, 0.999]));
+      return [picks.ids, be.tensor(picks.logp, [6])];
     },
   };
 }
@@ -134,12 +149,16 @@ export const opCases: OpCase[] = [
     },
   },
   {
-    name: 'writeCache at start > 0 with GQA',
+    name: 'ropeWriteCache at start > 0 with GQA and padding',
     run: (be) => {
-      const s = shape({ B: 2, T: 3, start: 4, maxT: 9, padLeft: ints(0, 1) });
-      const cache = be.tensor(randn(14, s.B * 2 * 9 * 8), [s.B, 2, 9, 8]);
-      be.writeCache(cache, be.tensor(randn(15, s.B * 3 * 16), [6, 16]), s);
-      return [cache];
+      const s = shape({ B: 2, T: 3, start: 4, maxT: 9, padLeft: ints(0, 5) });
+      const kCache = be.tensor(randn(14, s.B * 2 * 9 * 8), [s.B, 2, 9, 8]);
+      const vCache = be.tensor(randn(16, s.B * 2 * 9 * 8), [s.B, 2, 9, 8]);
+      const q = be.tensor(randn(17, 6 * 32), [6, 32]);
+      const k = be.tensor(randn(15, 6 * 16), [6, 16]);
+      const v = be.tensor(randn(18, 6 * 16), [6, 16]);
+      const qr = be.ropeWriteCache({ q, k, v, kCache, vCache }, ints(4, 5, 6, 0, 0, 1), 10000, s);
+      return [qr, kCache, vCache];
     },
   },
   attentionCase('prefill B=2 T=5 GQA 4/2, padLeft [0, 2]', shape({ B: 2, T: 5, padLeft: ints(0, 2) })),
@@ -205,19 +224,24 @@ export const opCases: OpCase[] = [
       return [r.logp, r.entropy, be.logSoftmaxGatherBackward(logits, ints(1, 2), be.tensor(randn(28, 2), [2]))];
     },
   },
+  sampleCase('greedy over 5000 with a tie', { temperature: 0, topK: 0, topP: 1 }, (data) => {
+    data[2 * 5000 + 10] = 5;
+    data[2 * 5000 + 4000] = 5;
+  }),
+  sampleCase('temperature 0.7 over 5000', { temperature: 0.7, topK: 0, topP: 1 }),
+  sampleCase('top-k 40 over 5000, with ties at the cut', { temperature: 1, topK: 40, topP: 1 }, (data) => {
+    // Rows whose 40th and 41st largest logits are equal: both are kept.
+    for (let r = 0; r < 6; r++) data.set([3, 3, 3], r * 5000 + 100 * r);
+  }),
+  sampleCase('top-p 0.9 over 5000 (the default of chat models)', { temperature: 0.6, topK: 0, topP: 0.9 }),
+  sampleCase('top-k 50 then top-p 0.8 at temperature 1.3', { temperature: 1.3, topK: 50, topP: 0.8 }),
+  sampleCase('top-p 0.5 over a peaked row (one token holds the mass)', { temperature: 1, topK: 0, topP: 0.5 }, (data) => {
+    for (let r = 0; r < 6; r++) data[r * 5000 + 77 * r + 1] = 12;
+  }),
   {
-    name: 'argmax over 5000 with a tie',
-    run: async (be) => {
-      const data = randn(29, 4 * 5000);
-      data[2 * 5000 + 10] = 5;
-      data[2 * 5000 + 4000] = 5;
-      return [await be.argmax(be.tensor(data, [4, 5000]))];
-    },
-  },
-  {
-    name: 'sumSquares of 100003',
+    name: 'sumSquares of 100003 and 17 values at once',
     tol: 1e-5,
-    run: async (be) => [await be.sumSquares(be.tensor(randn(30, 100003), [100003]))],
+    run: async (be) => [await be.sumSquares([be.tensor(randn(30, 100003), [100003]), be.tensor(randn(31, 17, 3), [17])])],
   },
   {
     name: 'adamwInPlace, two steps',
@@ -272,7 +296,7 @@ export const splitCases: OpCase[] = [
       const b = be.tensor(randn(50, 40 * 12), [40, 12]);
       be.addInPlace(a, b, 0.5);
       const src = be.tensor(randn(51, 3 * 12), [3, 12]);
-      return [a, be.siluMul(a, b), await be.sumSquares(a), be.scatterRows(src, ints(39, 2, 21), 40)];
+      return [a, be.siluMul(a, b), await be.sumSquares([a, b]), be.scatterRows(src, ints(39, 2, 21), 40)];
     },
   },
 ];

@@ -2,6 +2,7 @@
  * A dedicated worker that runs a few ops on its own WebGPU backend: the engine serves and trains
  * inside a worker, so device acquisition and the kernels must work there (WorkerNavigator.gpu).
  */
+import { GREEDY } from '../sampler';
 import { createWebGPUBackend } from './backend';
 
 export interface SelftestRequest {
@@ -18,7 +19,7 @@ self.onmessage = async (e: MessageEvent<SelftestRequest>) => {
   try {
     const be = await createWebGPUBackend();
     const logits = be.linear(be.tensor(x, [M, K]), be.tensor(w, [N, K]));
-    const reply: SelftestReply = { ok: true, y: await be.read(logits), ids: await be.argmax(logits) };
+    const reply: SelftestReply = { ok: true, y: await be.read(logits), ids: (await be.sample(logits, GREEDY, new Float32Array(M))).ids };
     be.destroy();
     self.postMessage(reply);
   } catch (err) {

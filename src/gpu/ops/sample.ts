@@ -1,0 +1,110 @@
+/**
+ * Picking the next token of each row of logits [R, V]: greedy, or temperature sampling with
+ * top-k and top-p, plus the raw log-prob of the pick (temperature 1, no truncation: the
+ * rollout log-prob PPO compares against). The CPU reference of ./sample.wgsl.ts; both follow
+ * the same definition so that one seed gives one token on either backend:
+ *
+ * - greedy (temperature <= 0): the first index of the largest logit;
+ * - top-k keeps every logit >= the k-th largest (ties at the cut are all kept);
+ * - top-p then keeps every logit >= tau, the largest logit value whose "at least tau" mass
+ *   (weights exp((x - max) / temperature) over what top-k kept) reaches topP of the total;
+ *   with distinct logits this is the smallest sorted prefix holding topP of the mass;
+ * - the pick is an inverse-CDF walk in vocabulary order with one uniform u in [0, 1) per row:
+ *   the first kept index whose running weight exceeds u times the kept total. The weights are
+ *   summed per block of BLOCKS contiguous slices, as the GPU's workgroup does, so the two sum
+ *   in the same order.
+ *
+ * No sort of the vocabulary is needed on the GPU; the reference sorts only to find the cuts.
+ */
+import type { SamplingOptions } from '../sampler';
+import type { Arr } from './types';
+
+/** Contiguous slices of a row the pick walks through; the WGSL workgroup has one invocation each. */
+export const SAMPLE_BLOCKS = 256;
+
+export interface Picks {
+  ids: Int32Array;
+  /** log_softmax(logits)[id] of the raw distribution. */
+  logp: Float32Array;
+}
+
+export function isGreedy(o: SamplingOptions): boolean {
+  return !(o.temperature > 0);
+}
+
+/** Keep logits >= the returned cut; -Infinity keeps them all. */
+function topKCut(row: Arr, k: number): number {
+  if (!(k > 0 && k < row.length)) return -Infinity;
+  const sorted = Float32Array.from(row).sort();
+  return sorted[row.length - k];
+}
+
+function topPCut(row: Arr, floor: number, max: number, o: SamplingOptions): number {
+  if (!(o.topP < 1)) return floor;
+  const kept = Float32Array.from(row.filter((x) => x >= floor)).sort().reverse();
+  const weight = (x: number) => Math.exp((x - max) / o.temperature);
+  let total = 0;
+  for (const x of kept) total += weight(x);
+  const target = o.topP * total;
+  let mass = 0;
+  for (let j = 0; j < kept.length; j++) {
+    mass += weight(kept[j]);
+    // The cut is a value, so ties with the value that reaches the target count with it.
+    if (mass >= target && kept[j + 1] !== kept[j]) return kept[j];
+  }
+  return floor;
+}
+
+function pickOne(row: Arr, o: SamplingOptions, u: number): number {
+  const V = row.length;
+  let best = 0;
+  for (let i = 1; i < V; i++) if (row[i] > row[best]) best = i;
+  if (isGreedy(o)) return best;
+  const max = row[best];
+  const cut = topPCut(row, topKCut(row, o.topK), max, o);
+  const w = (i: number) => (row[i] >= cut ? Math.exp((row[i] - max) / o.temperature) : 0);
+  const size = Math.ceil(V / SAMPLE_BLOCKS);
+  const blockMass: number[] = [];
+  for (let s = 0; s < V; s += size) {
+    let m = 0;
+    for (let i = s; i < Math.min(s + size, V); i++) m += w(i);
+    blockMass.push(m);
+  }
+  const target = u * blockMass.reduce((a, b) => a + b, 0);
+  let before = 0;
+  let last = best;
+  for (let b = 0; b < blockMass.length; b++) {
+    if (blockMass[b] === 0) continue;
+    if (before + blockMass[b] > target) {
+      let acc = 0;
+      for (let i = b * size; i < Math.min((b + 1) * size, V); i++) {
+        acc += w(i);
+        if (w(i) > 0 && acc > target - before) return i;
+        if (w(i) > 0) last = i;
+      }
+      return last;
+    }
+    before += blockMass[b];
+    for (let i = b * size; i < Math.min((b + 1) * size, V); i++) if (w(i) > 0) last = i;
+  }
+  // Rounding left the target at the very top of the mass: the last kept index.
+  return last;
+}
+
+/** One pick per row; `uniforms[r]` in [0, 1) drives row r (ignored when greedy). */
+export function sampleRows(logits: Arr, R: number, o: SamplingOptions, uniforms: Float32Array): Picks {
+  const V = logits.length / R;
+  const ids = new Int32Array(R);
+  const logp = new Float32Array(R);
+  for (let r = 0; r < R; r++) {
+    const row = logits.subarray(r * V, (r + 1) * V);
+    const id = pickOne(row, o, uniforms[r]);
+    let max = -Infinity;
+    for (const x of row) max = Math.max(max, x);
+    let sum = 0;
+    for (const x of row) sum += Math.exp(x - max);
+    ids[r] = id;
+    logp[r] = row[id] - max - Math.log(sum);
+  }
+  return { ids, logp };
+}
