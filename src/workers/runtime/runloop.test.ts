@@ -34,19 +34,25 @@ async function runHeadless(config: RunConfig) {
 const of = <K extends RunRecord['kind']>(records: RunRecord[], kind: K) => records.filter((r) => r.kind === kind) as Extract<RunRecord, { kind: K }>[];
 
 describe.skipIf(!stories)('storyteller on stories260K, Combined, rules user/judge/evaluator', () => {
-  it('raises the personalization score over the baseline within 8 steps', async () => {
-    const config = exampleConfig('storyteller', stories!);
-    const { result, records } = await runHeadless(config);
-    expect(result).toMatchObject({ status: 'finished', step: 8, version: 8 });
-    const evals = of(records, 'evaluation') as EvaluationRecord[];
-    expect(evals.map((e) => [e.step, e.version])).toEqual([[0, 0], [4, 4], [8, 8]]);
-    const baseline = evals[0].scores.score;
-    const final = evals[2].scores.score;
-    console.log(`storyteller seed ${config.seed}: personalization ${evals.map((e) => e.scores.score.toFixed(3)).join(' -> ')}`);
-    // Margin: one fewer problem with an issue among 12 (1/48 = 0.021); seeds 1-3 gave
-    // 0.729 -> 0.771 / 0.771 / 0.750 (README).
-    expect(final - baseline).toBeGreaterThanOrEqual(0.02);
-  }, 300_000);
+  // One 8-step run moves the score by a few stories in either direction (seeds 1-8 of the
+  // example config: -0.04 to +0.06), so the claim is made over three seeds and 16 steps.
+  it('raises the personalization score over the baseline within 16 steps, over three seeds', async () => {
+    const gains: number[] = [];
+    for (const seed of [1, 2, 3]) {
+      const example = exampleConfig('storyteller', stories!);
+      const config: RunConfig = { ...example, seed, schedule: { ...example.schedule, steps: 16, evalEvery: 8 } };
+      const { result, records } = await runHeadless(config);
+      expect(result).toMatchObject({ status: 'finished', step: 16, version: 16 });
+      const evals = of(records, 'evaluation') as EvaluationRecord[];
+      expect(evals.map((e) => [e.step, e.version])).toEqual([[0, 0], [8, 8], [16, 16]]);
+      console.log(`storyteller seed ${seed}: personalization ${evals.map((e) => e.scores.score.toFixed(3)).join(' -> ')}`);
+      gains.push(evals[2].scores.score - evals[0].scores.score);
+    }
+    // No seed ends below its baseline, and on average one issue fewer among the 12 problems
+    // (1/48 = 0.021); seeds 1-3 gave +0.021, +0.083, +0.063 (README).
+    expect(Math.min(...gains)).toBeGreaterThanOrEqual(0);
+    expect(gains.reduce((a, b) => a + b, 0) / gains.length).toBeGreaterThanOrEqual(0.02);
+  }, 900_000);
 });
 
 describe('student scenario end to end on the tiny fixture (2 steps)', () => {
