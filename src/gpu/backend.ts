@@ -120,7 +120,7 @@ export interface Backend {
   logSoftmaxGatherBackward(logits: Tensor, targets: Int32Array, dlogp: Tensor): Tensor;
   /**
    * The next token of each row of logits [R, V] and its raw log-prob (ops/sample.ts defines the
-   * pick): greedy, or sampled with `uniforms[r]` in [0, 1) for row r. Only 2R numbers are read.
+   * pick): greedy, or sampled with `uniforms[r]` in [0, 1] for row r. Only 2R numbers are read.
    */
   sample(logits: Tensor, o: SamplingOptions, uniforms: Float32Array): Promise<Picks>;
 

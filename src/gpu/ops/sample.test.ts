@@ -82,4 +82,18 @@ describe('sampleRows (the pick every backend implements)', () => {
       expect(together.logp[r]).toBe(alone.logp[0]);
     }
   });
+
+  it('a uniform of exactly 1 (an f32-rounded draw) picks the last kept token', () => {
+    const row = Float32Array.of(2, 0, 1, -1);
+    expect(sampleRows(row, 1, { temperature: 1, topK: 3, topP: 1 }, Float32Array.of(1)).ids[0]).toBe(2);
+  });
+
+  it('refuses settings no pick can follow, saying what to use instead', () => {
+    const row = Float32Array.of(1, 2);
+    const u = Float32Array.of(0.5);
+    expect(() => sampleRows(row, 1, { temperature: 1, topK: 0, topP: 0 }, u)).toThrow(/topP 0 is outside \(0, 1\]/);
+    expect(() => sampleRows(row, 1, { temperature: 1, topK: -1, topP: 1 }, u)).toThrow(/topK -1/);
+    expect(() => sampleRows(row, 1, { temperature: 1, topK: 0, topP: 1 }, Float32Array.of(1.5))).toThrow(/uniform 1.5 is outside/);
+    expect(() => sampleRows(row, 1, { temperature: NaN, topK: 0, topP: 1 }, u)).toThrow(/NaN/);
+  });
 });

@@ -9,13 +9,14 @@
  * - top-p then keeps every logit >= tau, the largest logit value whose "at least tau" mass
  *   (weights exp((x - max) / temperature) over what top-k kept) reaches topP of the total;
  *   with distinct logits this is the smallest sorted prefix holding topP of the mass;
- * - the pick is an inverse-CDF walk in vocabulary order with one uniform u in [0, 1) per row:
+ * - the pick is an inverse-CDF walk in vocabulary order with one uniform u in [0, 1] per row:
  *   the first kept index whose running weight exceeds u times the kept total. The weights are
  *   summed per block of BLOCKS contiguous slices, as the GPU's workgroup does, so the two sum
  *   in the same order.
  *
  * No sort of the vocabulary is needed on the GPU; the reference sorts only to find the cuts.
  */
+import { EngineError } from '../errors';
 import type { SamplingOptions } from '../sampler';
 import type { Arr } from './types';
 
@@ -30,6 +31,20 @@ export interface Picks {
 
 export function isGreedy(o: SamplingOptions): boolean {
   return !(o.temperature > 0);
+}
+
+/** Both backends refuse the same settings, before any work. */
+export function checkSampling(o: SamplingOptions, uniforms: Float32Array): void {
+  const bad = (what: string) => {
+    throw new EngineError(`sample: ${what}`);
+  };
+  if (Number.isNaN(o.temperature)) bad('temperature is NaN; use 0 for greedy or a positive number');
+  if (!isGreedy(o)) {
+    if (!(o.topP > 0 && o.topP <= 1)) bad(`topP ${o.topP} is outside (0, 1]; use 1 to keep the whole distribution`);
+    if (!(Number.isInteger(o.topK) && o.topK >= 0)) bad(`topK ${o.topK} is not a whole number >= 0; use 0 for no top-k cut`);
+    // A draw just below 1 rounds to exactly 1 in f32; it picks the last kept token.
+    for (const u of uniforms) if (!(u >= 0 && u <= 1)) bad(`uniform ${u} is outside [0, 1]`);
+  }
 }
 
 /** Keep logits >= the returned cut; -Infinity keeps them all. */
@@ -91,8 +106,9 @@ function pickOne(row: Arr, o: SamplingOptions, u: number): number {
   return last;
 }
 
-/** One pick per row; `uniforms[r]` in [0, 1) drives row r (ignored when greedy). */
+/** One pick per row; `uniforms[r]` in [0, 1] drives row r (ignored when greedy). */
 export function sampleRows(logits: Arr, R: number, o: SamplingOptions, uniforms: Float32Array): Picks {
+  checkSampling(o, uniforms);
   const V = logits.length / R;
   const ids = new Int32Array(R);
   const logp = new Float32Array(R);

@@ -15,7 +15,7 @@ import type { SamplingOptions } from '../sampler';
 import type { Runtime } from '../webgpu/runtime';
 import type { GpuTensor } from '../webgpu/tensor';
 import { entry, FLAT_WORKGROUP, NEG_BIG, Params, workgroupReduce } from '../webgpu/wgsl';
-import { isGreedy, SAMPLE_BLOCKS, type Picks } from './sample';
+import { checkSampling, isGreedy, SAMPLE_BLOCKS, type Picks } from './sample';
 
 const WG = SAMPLE_BLOCKS;
 const P_SAMPLE = new Params({ rows: 'u32', V: 'u32', C: 'u32', greedy: 'u32', invT: 'f32', topK: 'u32', topP: 'f32' });
@@ -156,11 +156,12 @@ ${entry(WG)}
   picks[2u * wg + 1u] = bitcast<u32>(logits[o + pick] + logpOf);
 }`;
 
-/** One pick per row of logits; `uniforms[r]` in [0, 1) drives row r (ignored when greedy). */
+/** One pick per row of logits; `uniforms[r]` in [0, 1] drives row r (ignored when greedy). */
 export async function sampleWgsl(rt: Runtime, logits: GpuTensor, o: SamplingOptions, uniforms: Float32Array): Promise<Picks> {
   const R = uniforms.length;
   if (R === 0 || logits.size % R !== 0) throw new EngineError(`sample: ${logits.size} logits are not ${R} rows`);
   const V = logits.size / R;
+  checkSampling(o, uniforms);
   const greedy = isGreedy(o);
   const out = rt.allocOut([2 * R], 'sample');
   rt.dispatch({

@@ -35,7 +35,7 @@ function matmulCase(M: number, K: number, N: number, transA: boolean, transB: bo
   };
 }
 
-/** Six rows of 5000 logits, each picked with its own uniform (spread over [0, 1)). */
+/** Six rows of 5000 logits, each picked with its own uniform (spread over [0, 1], 1 included). */
 function sampleCase(name: string, o: SamplingOptions, edit?: (data: Float32Array) => void): OpCase {
   return {
     name: `sample: ${name}`,
@@ -43,7 +43,7 @@ function sampleCase(name: string, o: SamplingOptions, edit?: (data: Float32Array
     run: async (be) => {
       const data = randn(29, 6 * 5000, 4);
       edit?.(data);
-      const picks = await be.sample(be.tensor(data, [6, 5000]), o, Float32Array.from([0.01, 0.2, 0.45, 0.5, 0.77, 0.999]));
+      const picks = await be.sample(be.tensor(data, [6, 5000]), o, Float32Array.from([0.01, 0.2, 0.45, 0.5, 0.77, 1]));
       return [picks.ids, be.tensor(picks.logp, [6])];
     },
   };
