@@ -69,8 +69,11 @@ export interface Backend {
   scatterRows(src: Tensor, rows: Int32Array, R: number): Tensor;
   /** Transposed flags as in BLAS: op(a) [M, K] @ op(b) [K, N] -> [M, N]. */
   matmul(a: Tensor, b: Tensor, transA: boolean, transB: boolean): Tensor;
-  /** nn.Linear: x [M, K], w [N, K], bias [N] -> x w^T + bias, [M, N]. */
-  linear(x: Tensor, w: Tensor, bias?: Tensor): Tensor;
+  /**
+   * nn.Linear: x [M, K], w [N, K], bias [N] -> x w^T + bias, [M, N]; plus `residual` [M, N]
+   * when given (a transformer's skip connection, added as the output is stored).
+   */
+  linear(x: Tensor, w: Tensor, bias?: Tensor, residual?: Tensor): Tensor;
   /** a + scale * b, same shapes. */
   add(a: Tensor, b: Tensor, scale?: number): Tensor;
   /** a += scale * b. */

@@ -113,10 +113,13 @@ export class CausalLM {
     return pos;
   }
 
-  /** A projection with its optional LoRA branch; u = x A^T is kept for the backward pass. */
-  project(x: Tensor, layer: number, p: Projection, lora?: LoraAdapter, tape?: Map<Projection, Tensor>): Tensor {
+  /**
+   * A projection with its optional LoRA branch, plus `residual` when given (the skip connection
+   * of o_proj and down_proj); u = x A^T is kept for the backward pass.
+   */
+  project(x: Tensor, layer: number, p: Projection, lora?: LoraAdapter, tape?: Map<Projection, Tensor>, residual?: Tensor): Tensor {
     const prefix = `model.layers.${layer}.${projectionModule(p)}.${p}`;
-    const y = this.backend.linear(x, this.w(`${prefix}.weight`), this.weights.get(`${prefix}.bias`));
+    const y = this.backend.linear(x, this.w(`${prefix}.weight`), this.weights.get(`${prefix}.bias`), residual);
     const pair = lora?.get(layer, p);
     if (!pair || !lora) return y;
     const u = this.backend.linear(x, pair.A);
@@ -162,15 +165,13 @@ export class CausalLM {
       }
       const qr = be.ropeWriteCache({ q, k, v, kCache: cache.k[l], vCache: cache.v[l] }, positions, c.ropeTheta, shape);
       const attn = be.attention(qr, cache.k[l], cache.v[l], shape);
-      const o = this.project(attn, l, 'o_proj', lora, keep);
-      const x1 = be.add(x, o);
+      const x1 = this.project(attn, l, 'o_proj', lora, keep, x);
       const xn2 = be.rmsnorm(x1, this.w(`${p}.post_attention_layernorm.weight`), c.rmsNormEps);
       const gate = this.project(xn2, l, 'gate_proj', lora, keep);
       const up = this.project(xn2, l, 'up_proj', lora, keep);
       const act = be.siluMul(gate, up);
-      const down = this.project(act, l, 'down_proj', lora, keep);
-      const x2 = be.add(x1, down);
-      for (const t of [q, k, v, o, down]) be.dispose(t);
+      const x2 = this.project(act, l, 'down_proj', lora, keep, x1);
+      for (const t of [q, k, v]) be.dispose(t);
       if (tape) {
         layers.push({ x, xn, qPre, kPre, q: qr, attn, x1, xn2, gate, up, act, loraU });
       } else {

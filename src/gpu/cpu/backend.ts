@@ -105,10 +105,16 @@ export class CpuBackend implements Backend {
     return this.make(matmulForward(d(a), d(b), M, K, N, transA, transB), [M, N]);
   }
 
-  linear(x: Tensor, w: Tensor, bias?: Tensor): Tensor {
+  linear(x: Tensor, w: Tensor, bias?: Tensor, residual?: Tensor): Tensor {
     const [N, K] = w.shape;
     const M = x.size / K;
-    return this.make(linearForward(d(x), d(w), bias && d(bias), M, K, N), [M, N]);
+    const y = linearForward(d(x), d(w), bias && d(bias), M, K, N);
+    if (residual) {
+      if (residual.size !== M * N) throw new EngineError(`linear: residual has ${residual.size} values for [${M}, ${N}]`);
+      const r = d(residual);
+      for (let i = 0; i < y.length; i++) y[i] += r[i];
+    }
+    return this.make(y, [M, N]);
   }
 
   add(a: Tensor, b: Tensor, scale = 1): Tensor {

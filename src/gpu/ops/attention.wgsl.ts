@@ -280,11 +280,23 @@ export function checkAttentionShape(s: AttentionShape, op: string, sizes: [GpuTe
   if (s.start + s.T > s.maxT) throw new EngineError(`${op}: slots ${s.start}..${s.start + s.T - 1} exceed maxT ${s.maxT}`);
 }
 
+/** When the workgroup-per-query path runs (see attentionWgsl). */
+export interface AttentionPaths {
+  /** At most this many (query, head) pairs... */
+  decodeMaxQueries: number;
+  /** ...over more than this many key slots. */
+  decodeMinKeys: number;
+}
+
 /**
- * `decodeMaxQueries`: at or below this many (query, head) pairs the workgroup-per-query path
- * runs; above it, the invocation-per-query one.
+ * The workgroup-per-query path spreads a long context over a workgroup when there are few
+ * queries to occupy the GPU. With no more slots than the workgroup has invocations, each would
+ * hold at most one key and the reductions would be pure overhead, so short contexts (and many
+ * queries) take the invocation-per-query path.
  */
-export function attentionWgsl(rt: Runtime, q: GpuTensor, k: GpuTensor, v: GpuTensor, s: AttentionShape, decodeMaxQueries: number): GpuTensor {
+export const DEFAULT_ATTENTION_PATHS: AttentionPaths = { decodeMaxQueries: 1024, decodeMinKeys: DECODE_WG };
+
+export function attentionWgsl(rt: Runtime, q: GpuTensor, k: GpuTensor, v: GpuTensor, s: AttentionShape, paths: AttentionPaths): GpuTensor {
   checkAttentionShape(s, 'attention', [
     [q, s.B * s.T * s.numHeads * s.headDim, 'q'],
     [k, cacheSize(s), 'the k cache'],
@@ -293,7 +305,7 @@ export function attentionWgsl(rt: Runtime, q: GpuTensor, k: GpuTensor, v: GpuTen
   const out = rt.allocOut(q.shape, 'attention');
   const total = s.B * s.T * s.numHeads;
   if (total === 0) return out;
-  const decode = total <= decodeMaxQueries;
+  const decode = total <= paths.decodeMaxQueries && s.start + s.T > paths.decodeMinKeys;
   const HD = s.headDim;
   rt.dispatch({
     key: `attention:${decode ? 'decode' : 'prefill'}:${HD}`,

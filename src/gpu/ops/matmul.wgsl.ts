@@ -36,29 +36,39 @@ const BN = 64;
 const BK = 16;
 const R4 = [0, 1, 2, 3];
 
-interface TiledKey {
+interface TiledKey extends Extras {
   transA: boolean;
   transB: boolean;
   dtype: StorageDType;
-  bias: boolean;
 }
 
-/** Output epilogue shared by both kernels: bias, accumulation into c, store. */
-const EPILOGUE = (bias: boolean) => `
+/** What the store adds to a product: a bias row, a residual of c's shape. */
+interface Extras {
+  bias: boolean;
+  residual: boolean;
+}
+
+/** Output epilogue shared by both kernels: bias, residual, accumulation into c, store. */
+const EPILOGUE = (x: Extras) => `
 fn store(i: u32, j: u32, v: f32) {
   let o = i * P.ldc + P.nOff + j;
-  var r = v${bias ? ' + bias[P.nOff + j]' : ''};
+  var r = v${x.bias ? ' + bias[P.nOff + j]' : ''}${x.residual ? ' + residual[o]' : ''};
   if (P.accumulate != 0u) { r += c[o]; }
   c[o] = r;
 }
 `;
 
-function outBindings(first: number, bias: boolean): string {
+/** The epilogue's bindings from `first` on: bias, residual (each when used), then c. */
+function outBindings(first: number, x: Extras): string {
+  let b = first;
   return (
-    (bias ? `@group(0) @binding(${first}) var<storage, read> bias: array<f32>;\n` : '') +
-    `@group(0) @binding(${first + (bias ? 1 : 0)}) var<storage, read_write> c: array<f32>;\n`
+    (x.bias ? `@group(0) @binding(${b++}) var<storage, read> bias: array<f32>;\n` : '') +
+    (x.residual ? `@group(0) @binding(${b++}) var<storage, read> residual: array<f32>;\n` : '') +
+    `@group(0) @binding(${b}) var<storage, read_write> c: array<f32>;\n`
   );
 }
+
+const extrasKey = (x: Extras) => `${x.bias ? 'bias' : ''}${x.residual ? '+res' : ''}`;
 
 const TILED = (k: TiledKey) => {
   // Element r (0..3) of this invocation's share of a 64 x 16 slab, as (row-in-tile, k-in-slab):
@@ -68,10 +78,10 @@ const TILED = (k: TiledKey) => {
   return `${header(k.dtype === 'f16')}${P_MM.wgsl}
 @group(0) @binding(1) var<storage, read> a: array<f32>;
 ${weightBinding(2, 'b', k.dtype, false)}
-${outBindings(3, k.bias)}
+${outBindings(3, k)}
 var<workgroup> As: array<f32, ${BK * BM}>;
 var<workgroup> Bs: array<f32, ${BK * BN}>;
-${EPILOGUE(k.bias)}
+${EPILOGUE(k)}
 ${FLAT_WORKGROUP}
 ${entry(256)}
   let tileRow = wg / P.tilesN;
@@ -124,11 +134,10 @@ const MV_SHORT_K = 16;
 /** Rows of x a short-row matvec takes at once (each invocation keeps M accumulators). */
 const MV_SHORT_ROWS = 16;
 
-interface MatvecKey {
+interface MatvecKey extends Extras {
   M: number;
   vec4: boolean;
   dtype: StorageDType;
-  bias: boolean;
   /** Invocations sharing one weight row: 32, or 1 for short rows. */
   lanes: number;
 }
@@ -160,9 +169,9 @@ const MATVEC = (k: MatvecKey) => {
   return `${header(k.dtype === 'f16')}${P_MM.wgsl}
 @group(0) @binding(1) var<storage, read> a: array<${X}>;
 ${weightBinding(2, 'b', k.dtype, k.vec4)}
-${outBindings(3, k.bias)}
+${outBindings(3, k)}
 ${k.lanes === 1 ? '' : `var<workgroup> red: array<f32, ${k.M * 256}>;`}
-${EPILOGUE(k.bias)}
+${EPILOGUE(k)}
 ${FLAT_WORKGROUP}
 ${entry(256)}
   let row = lid / ${k.lanes}u;
@@ -188,6 +197,8 @@ interface Job {
   a: GpuTensor;
   b: GpuTensor;
   bias?: GpuTensor;
+  /** Added to the output, same shape [M, N] (one buffer). */
+  residual?: GpuTensor;
   M: number;
   N: number;
   K: number;
@@ -195,9 +206,9 @@ interface Job {
   transB: boolean;
 }
 
-/** op(a) [M, K] @ op(b) [K, N] (+ bias) -> [M, N], with b possibly f16 and/or row-split. */
+/** op(a) [M, K] @ op(b) [K, N] (+ bias + residual) -> [M, N], with b possibly f16 and/or row-split. */
 export function matmulWgsl(rt: Runtime, job: Job, opts: MatmulOptions, op: string): GpuTensor {
-  const { a, b, bias, M, N, K, transA, transB } = job;
+  const { a, b, bias, residual, M, N, K, transA, transB } = job;
   if (a.dtype !== 'f32') throw new EngineError(`${op}: the first operand must be f32; pass f16 weights as the second`);
   if (b.dtype === 'f16' && !rt.f16) throw new EngineError(`${op}: f16 weights on a device without shader-f16`);
   const out = rt.allocOut([M, N], op);
@@ -208,7 +219,8 @@ export function matmulWgsl(rt: Runtime, job: Job, opts: MatmulOptions, op: strin
     return rt.zeros([M, N]);
   }
   const aBuf = a.buffer(op);
-  const extra = bias ? [bias.buffer(op)] : [];
+  const biasBuf = bias?.buffer(op);
+  const residualBuf = residual?.buffer(op);
   b.chunks.forEach((chunk, ci) => {
     // Along N when b is [N, K] (transposed), along K when b is [K, N].
     const Nc = transB ? chunk.rows : N;
@@ -223,17 +235,19 @@ export function matmulWgsl(rt: Runtime, job: Job, opts: MatmulOptions, op: strin
       nOff,
       accumulate: !transB && ci > 0 ? 1 : 0,
     };
-    const useBias = !!bias && (transB || ci === 0);
-    const buffers = [aBuf, chunk.buffer, ...(useBias ? extra : []), cBuf];
+    // Added once per output element: by every N chunk, or by the first of the K chunks.
+    const first = transB || ci === 0;
+    const extras: Extras = { bias: !!biasBuf && first, residual: !!residualBuf && first };
+    const buffers = [aBuf, chunk.buffer, ...(extras.bias ? [biasBuf!] : []), ...(extras.residual ? [residualBuf!] : []), cBuf];
     const vec4 = K % 4 === 0;
     const units = vec4 ? K / 4 : K;
     // Short rows also take the matvec path for a decode batch of up to 16: the tiled kernel's
     // 64-wide tiles would stage a whole slab of K for a handful of rows.
     const rowsForMatvec = units <= MV_SHORT_K ? Math.max(opts.matvecMaxRows, MV_SHORT_ROWS) : opts.matvecMaxRows;
     if (transB && !transA && M <= rowsForMatvec && kOff === 0) {
-      const key: MatvecKey = { M, vec4, dtype: b.dtype, bias: useBias, lanes: matvecLanes(units) };
+      const key: MatvecKey = { M, vec4, dtype: b.dtype, ...extras, lanes: matvecLanes(units) };
       rt.dispatch({
-        key: `matvec:${M}:${vec4 ? 'v4' : 's'}:${b.dtype}:${useBias ? 'bias' : ''}:${key.lanes}`,
+        key: `matvec:${M}:${vec4 ? 'v4' : 's'}:${b.dtype}:${extrasKey(extras)}:${key.lanes}`,
         wgsl: () => MATVEC(key),
         params: P_MM,
         values: { ...base, K: units, lda: units, ldb: units, aOff: 0, tilesN: 0 },
@@ -242,10 +256,10 @@ export function matmulWgsl(rt: Runtime, job: Job, opts: MatmulOptions, op: strin
       });
       return;
     }
-    const key: TiledKey = { transA, transB, dtype: b.dtype, bias: useBias };
+    const key: TiledKey = { transA, transB, dtype: b.dtype, ...extras };
     const tilesN = Math.ceil(Nc / BN);
     rt.dispatch({
-      key: `matmul:${transA ? 'T' : 'N'}${transB ? 'T' : 'N'}:${b.dtype}:${useBias ? 'bias' : ''}`,
+      key: `matmul:${transA ? 'T' : 'N'}${transB ? 'T' : 'N'}:${b.dtype}:${extrasKey(extras)}`,
       wgsl: () => TILED(key),
       params: P_MM,
       values: {

@@ -6,7 +6,7 @@
 import { sizeOf, type AdamWParams, type AttentionShape, type Backend, type Tensor } from '../backend';
 import { EngineError } from '../errors';
 import { adamwWgsl } from '../ops/adamw.wgsl';
-import { attentionBackwardWgsl, attentionWgsl } from '../ops/attention.wgsl';
+import { attentionBackwardWgsl, attentionWgsl, DEFAULT_ATTENTION_PATHS, type AttentionPaths } from '../ops/attention.wgsl';
 import { addInPlaceWgsl, addWgsl } from '../ops/elementwise.wgsl';
 import { gatherRowsWgsl, scatterRowsWgsl } from '../ops/embedding.wgsl';
 import { matmulWgsl } from '../ops/matmul.wgsl';
@@ -34,10 +34,12 @@ export interface WebGPUBackendOptions extends DeviceRequest {
   /** Up to this many rows, linear / matmul with transposed b use the matrix-vector kernel (default 4). */
   matvecMaxRows?: number;
   /**
-   * Up to this many (query, head) pairs, attention uses one workgroup per pair (decode);
-   * above, one invocation per pair (prefill). Default 1024.
+   * Up to this many (query, head) pairs over more than attentionDecodeMinKeys slots, attention
+   * uses one workgroup per pair (decode); otherwise one invocation per pair (prefill).
+   * Defaults in DEFAULT_ATTENTION_PATHS.
    */
   attentionDecodeMaxQueries?: number;
+  attentionDecodeMinKeys?: number;
 }
 
 export class WebGPUBackend implements Backend {
@@ -46,7 +48,7 @@ export class WebGPUBackend implements Backend {
   /** Resolves when the device is lost; every op afterwards throws DeviceLostError. */
   readonly lost: Promise<GPUDeviceLostInfo>;
   private readonly matvecMaxRows: number;
-  private readonly decodeMaxQueries: number;
+  private readonly attentionPaths: AttentionPaths;
 
   constructor(
     readonly device: GPUDevice,
@@ -62,7 +64,10 @@ export class WebGPUBackend implements Backend {
       arenaBytes: 4 * 1024 * 1024,
     });
     this.matvecMaxRows = opts.matvecMaxRows ?? 4;
-    this.decodeMaxQueries = opts.attentionDecodeMaxQueries ?? 1024;
+    this.attentionPaths = {
+      decodeMaxQueries: opts.attentionDecodeMaxQueries ?? DEFAULT_ATTENTION_PATHS.decodeMaxQueries,
+      decodeMinKeys: opts.attentionDecodeMinKeys ?? DEFAULT_ATTENTION_PATHS.decodeMinKeys,
+    };
     this.lost = device.lost.then((info) => {
       this.rt.lostInfo = info;
       return info;
@@ -162,19 +167,17 @@ export class WebGPUBackend implements Backend {
     return matmulWgsl(this.rt, { a: A, b: B, M, N, K, transA, transB }, { matvecMaxRows: this.matvecMaxRows }, 'matmul');
   }
 
-  linear(x: Tensor, w: Tensor, bias?: Tensor): Tensor {
+  linear(x: Tensor, w: Tensor, bias?: Tensor, residual?: Tensor): Tensor {
     const X = this.f32(x, 'linear');
     const W = this.t(w, 'linear');
     const [N, K] = W.shape;
     if (W.shape.length !== 2 || X.size % K !== 0) throw new EngineError(`linear: x [${X.shape}] does not match w [${W.shape}]`);
     const B = bias ? this.f32(bias, 'linear') : undefined;
     if (B && B.size !== N) throw new EngineError(`linear: bias has ${B.size} values for ${N} outputs`);
-    return matmulWgsl(
-      this.rt,
-      { a: X, b: W, bias: B, M: X.size / K, N, K, transA: false, transB: true },
-      { matvecMaxRows: this.matvecMaxRows },
-      'linear',
-    );
+    const M = X.size / K;
+    const R = residual ? this.f32(residual, 'linear') : undefined;
+    if (R && R.size !== M * N) throw new EngineError(`linear: residual has ${R.size} values for [${M}, ${N}]`);
+    return matmulWgsl(this.rt, { a: X, b: W, bias: B, residual: R, M, N, K, transA: false, transB: true }, { matvecMaxRows: this.matvecMaxRows }, 'linear');
   }
 
   add(a: Tensor, b: Tensor, scale = 1): Tensor {
@@ -205,7 +208,7 @@ export class WebGPUBackend implements Backend {
 
   attention(q: Tensor, kCache: Tensor, vCache: Tensor, shape: AttentionShape): Tensor {
     const op = 'attention';
-    return attentionWgsl(this.rt, this.f32(q, op), this.f32(kCache, op), this.f32(vCache, op), shape, this.decodeMaxQueries);
+    return attentionWgsl(this.rt, this.f32(q, op), this.f32(kCache, op), this.f32(vCache, op), shape, this.attentionPaths);
   }
 
   attentionBackward(q: Tensor, k: Tensor, v: Tensor, dOut: Tensor, shape: AttentionShape) {

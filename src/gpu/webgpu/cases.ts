@@ -49,13 +49,13 @@ function sampleCase(name: string, o: SamplingOptions, edit?: (data: Float32Array
   };
 }
 
-function linearCase(M: number, K: number, N: number, bias: boolean, xShape?: number[]): OpCase {
+function linearCase(M: number, K: number, N: number, bias: boolean, xShape?: number[], residual = false): OpCase {
   return {
-    name: `linear ${M}x${K} -> ${N}${bias ? ' + bias' : ''}`,
+    name: `linear ${M}x${K} -> ${N}${bias ? ' + bias' : ''}${residual ? ' + residual' : ''}`,
     run: (be) => {
       const x = be.tensor(randn(1, M * K), xShape ?? [M, K]);
       const w = be.tensor(randn(2, N * K, 0.3), [N, K]);
-      return [be.linear(x, w, bias ? be.tensor(randn(3, N), [N]) : undefined)];
+      return [be.linear(x, w, bias ? be.tensor(randn(3, N), [N]) : undefined, residual ? be.tensor(randn(4, M * N), [M, N]) : undefined)];
     },
   };
 }
@@ -109,6 +109,10 @@ export const opCases: OpCase[] = [
   linearCase(16, 32, 700, true),
   linearCase(11, 12, 300, false),
   linearCase(17, 32, 70, false),
+  // The skip connection added in the store: matvec (32 lanes and whole rows) and tiled.
+  linearCase(2, 64, 37, true, undefined, true),
+  linearCase(4, 12, 50, false, undefined, true),
+  linearCase(70, 24, 30, true, undefined, true),
   {
     name: 'embedding, gatherRows, scatterRows',
     run: (be) => {
@@ -277,7 +281,9 @@ export const splitCases: OpCase[] = [
       const bias = be.tensor(randn(42, 70), [70]);
       const x1 = be.tensor(randn(43, 3 * 16), [3, 16]);
       const x2 = be.tensor(randn(44, 9 * 16), [9, 16]);
-      return [be.linear(x1, w, bias), be.linear(x2, w)];
+      // The residual stays under the 1 KiB split (outputs of ops never split below the binding limit).
+      const r1 = be.tensor(randn(45, 3 * 70), [3, 70]);
+      return [be.linear(x1, w, bias), be.linear(x2, w), be.linear(x1, w, bias, r1)];
     },
   },
   {

@@ -43,6 +43,12 @@ export function defineWebGPUSuite(title: string, create: () => Promise<WebGPUBac
       }
     });
 
+    describe('attention, workgroup-per-query (decode) path, short contexts included', () => {
+      for (const c of opCases.filter((c) => c.name.startsWith('attention '))) {
+        it(c.name, () => expectSame(c, variant({ attentionDecodeMinKeys: 0 })));
+      }
+    });
+
     describe('matmul and linear, tiled kernel only', () => {
       for (const c of opCases.filter((c) => /^(matmul|linear)/.test(c.name))) {
         it(c.name, () => expectSame(c, variant({ matvecMaxRows: 0 })));
