@@ -30,8 +30,6 @@ function trainSamples(model: CausalLM, w: Workload): TrainSample[] {
     completion: ids.slice(ids.length - c),
     // Mixed signs, as a group-normalized batch has; the values do not change the cost.
     advantages: Array(c).fill(b % 2 ? 1 : -1),
-    // Given old log-probs keep the step to forward + backward + optimizer (no scoring pass).
-    oldLogp: Array(c).fill(-5),
   }));
 }
 

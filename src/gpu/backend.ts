@@ -9,6 +9,7 @@
  * positions) travel as Int32Array.
  */
 
+import { EngineError } from './errors';
 import type { Picks } from './ops/sample';
 import type { SamplingOptions } from './sampler';
 
@@ -69,6 +70,8 @@ export interface Backend {
   scatterRows(src: Tensor, rows: Int32Array, R: number): Tensor;
   /** Transposed flags as in BLAS: op(a) [M, K] @ op(b) [K, N] -> [M, N]. */
   matmul(a: Tensor, b: Tensor, transA: boolean, transB: boolean): Tensor;
+  /** c += scale * op(a) @ op(b): a gradient summed where it is produced, with no temporary. */
+  matmulAddInPlace(c: Tensor, a: Tensor, b: Tensor, transA: boolean, transB: boolean, scale?: number): void;
   /**
    * nn.Linear: x [M, K], w [N, K], bias [N] -> x w^T + bias, [M, N]; plus `residual` [M, N]
    * when given (a transformer's skip connection, added as the output is stored).
@@ -131,6 +134,17 @@ export interface Backend {
   sumSquares(ts: readonly Tensor[]): Promise<number>;
   /** AdamW on param with its grad and moment buffers, all updated in place. */
   adamwInPlace(param: Tensor, grad: Tensor, m: Tensor, v: Tensor, p: AdamWParams): void;
+}
+
+/** M, K, N of op(a) @ op(b), or an error naming the mismatch. */
+export function matmulDims(a: Tensor, b: Tensor, transA: boolean, transB: boolean, op: string): { M: number; K: number; N: number } {
+  if (a.shape.length !== 2 || b.shape.length !== 2) throw new EngineError(`${op}: needs 2-D operands, got [${a.shape}] and [${b.shape}]`);
+  const [a0, a1] = a.shape;
+  const [b0, b1] = b.shape;
+  const [M, K] = transA ? [a1, a0] : [a0, a1];
+  const [K2, N] = transB ? [b1, b0] : [b0, b1];
+  if (K !== K2) throw new EngineError(`${op}: inner dimensions ${K} and ${K2} differ`);
+  return { M, K, N };
 }
 
 export function sizeOf(shape: readonly number[]): number {

@@ -23,7 +23,7 @@ function accumulate(be: Backend, a: Tensor, b: Tensor): void {
 
 /**
  * Backward of one projection y = x W^T + b + s (x A^T) B^T given dy: accumulates dA and dB
- * and returns dx.
+ * and returns dx, or adds dx into `into` (the other projections reading the same x).
  */
 function projectBackward(
   model: CausalLM,
@@ -34,25 +34,22 @@ function projectBackward(
   tape: LayerTape,
   adapter: LoraAdapter,
   grads: LoraGrads,
+  into?: Tensor,
 ): Tensor {
   const be = model.backend;
   const W = model.w(`model.layers.${layer}.${projectionModule(p)}.${p}.weight`);
-  const dx = be.matmul(dy, W, false, false);
+  let dx = into;
+  if (dx) be.matmulAddInPlace(dx, dy, W, false, false);
+  else dx = be.matmul(dy, W, false, false);
   const pair = adapter.get(layer, p);
   const u = tape.loraU.get(p);
   if (!pair || !u) return dx;
   const g = grads.get(LoraAdapter.key(layer, p))!;
   const s = adapter.scale;
-  const dB = be.matmul(dy, u, true, false);
-  be.addInPlace(g.B, dB, s);
-  be.dispose(dB);
+  be.matmulAddInPlace(g.B, dy, u, true, false, s);
   const du = be.matmul(dy, pair.B, false, false);
-  const dA = be.matmul(du, x, true, false);
-  be.addInPlace(g.A, dA, s);
-  be.dispose(dA);
-  const dxLora = be.matmul(du, pair.A, false, false);
-  be.addInPlace(dx, dxLora, s);
-  be.dispose(dxLora);
+  be.matmulAddInPlace(g.A, du, x, true, false, s);
+  be.matmulAddInPlace(dx, du, pair.A, false, false, s);
   be.dispose(du);
   return dx;
 }
@@ -68,13 +65,13 @@ export function backward(model: CausalLM, tape: Tape, dHidden: Tensor, adapter: 
   for (let l = c.numLayers - 1; l >= 0; l--) {
     const t = tape.layers[l];
     const p = `model.layers.${l}`;
-    const proj = (name: Projection, x: Tensor, dy: Tensor) => projectBackward(model, l, name, x, dy, t, adapter, grads);
+    const proj = (name: Projection, x: Tensor, dy: Tensor, into?: Tensor) => projectBackward(model, l, name, x, dy, t, adapter, grads, into);
     // MLP: x2 = x1 + down(silu(gate(xn2)) * up(xn2)), xn2 = norm(x1).
     const dAct = proj('down_proj', t.act, dx);
     const { dGate, dUp } = be.siluMulBackward(t.gate, t.up, dAct);
     be.dispose(dAct);
     const dXn2 = proj('gate_proj', t.xn2, dGate);
-    accumulate(be, dXn2, proj('up_proj', t.xn2, dUp));
+    proj('up_proj', t.xn2, dUp, dXn2);
     be.dispose(dGate);
     be.dispose(dUp);
     const dX1 = be.rmsnormBackward(t.x1, model.w(`${p}.post_attention_layernorm.weight`), c.rmsNormEps, dXn2);
@@ -97,8 +94,8 @@ export function backward(model: CausalLM, tape: Tape, dHidden: Tensor, adapter: 
       dk = dkPre;
     }
     const dXn = proj('q_proj', t.xn, dq);
-    accumulate(be, dXn, proj('k_proj', t.xn, dk));
-    accumulate(be, dXn, proj('v_proj', t.xn, g.dv));
+    proj('k_proj', t.xn, dk, dXn);
+    proj('v_proj', t.xn, g.dv, dXn);
     be.dispose(dq);
     be.dispose(dk);
     be.dispose(g.dv);

@@ -123,9 +123,7 @@ export class CausalLM {
     const pair = lora?.get(layer, p);
     if (!pair || !lora) return y;
     const u = this.backend.linear(x, pair.A);
-    const delta = this.backend.linear(u, pair.B);
-    this.backend.addInPlace(y, delta, lora.scale);
-    this.backend.dispose(delta);
+    this.backend.matmulAddInPlace(y, u, pair.B, false, true, lora.scale);
     if (tape) tape.set(p, u);
     else this.backend.dispose(u);
     return y;

@@ -3,6 +3,7 @@
  * many (prompt, completion) pairs. OPD's teacher and student and PPO's old and reference
  * policies are all this one call.
  */
+import type { Backend, Tensor } from './backend';
 import type { LoraAdapter } from './lora';
 import type { CausalLM } from './model';
 import { leftPad } from './generate';
@@ -59,6 +60,28 @@ export async function score(
   return out;
 }
 
+/**
+ * log p(target) and entropy of each row of `logits`, read back into `out` at offset `at`;
+ * both reads are in flight at once, so the GPU is waited for once.
+ */
+export async function readLogprobs(
+  be: Backend,
+  logits: Tensor,
+  targets: Int32Array,
+  out: { logp: Float32Array; entropy: Float32Array },
+  at: number,
+): Promise<void> {
+  const g = be.logSoftmaxGather(logits, targets);
+  try {
+    const [lp, h] = await Promise.all([be.read(g.logp), be.read(g.entropy)]);
+    out.logp.set(lp, at);
+    out.entropy.set(h, at);
+  } finally {
+    be.dispose(g.logp);
+    be.dispose(g.entropy);
+  }
+}
+
 async function scoreBatch(model: CausalLM, items: ScoreItem[], lora?: LoraAdapter): Promise<Scored[]> {
   const be = model.backend;
   for (const it of items) {
@@ -76,12 +99,8 @@ async function scoreBatch(model: CausalLM, items: ScoreItem[], lora?: LoraAdapte
     const chunk = Math.max(1, Math.floor(LOGITS_CHUNK_FLOATS / model.config.vocabSize));
     for (let r = 0; r < rows.length; r += chunk) {
       const logits = model.logits(hidden, rows.subarray(r, r + chunk));
-      const g = be.logSoftmaxGather(logits, targets.subarray(r, r + chunk));
+      await readLogprobs(be, logits, targets.subarray(r, r + chunk), { logp, entropy: ent }, r);
       be.dispose(logits);
-      logp.set(await be.read(g.logp), r);
-      ent.set(await be.read(g.entropy), r);
-      be.dispose(g.logp);
-      be.dispose(g.entropy);
     }
     be.dispose(hidden);
     let at = 0;

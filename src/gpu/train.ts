@@ -18,7 +18,7 @@ import { batchNorm, ppoLossGrad } from './loss';
 import { yieldToEventLoop } from './yield';
 import type { LoraAdapter } from './lora';
 import type { CausalLM, Tape } from './model';
-import { completionRows, LOGITS_CHUNK_FLOATS, score, type ScoreItem } from './score';
+import { completionRows, LOGITS_CHUNK_FLOATS, readLogprobs, score, type ScoreItem } from './score';
 
 export interface TrainSample extends ScoreItem {
   /** One advantage per completion token (a sequence-level reward repeated is fine). */
@@ -226,11 +226,7 @@ export class LoraTrainer {
       let kept: Tensor | null = null;
       for (const [a, b] of chunks) {
         const logits = this.model.logits(hidden, rows.subarray(a, b));
-        const g = be.logSoftmaxGather(logits, targets.subarray(a, b));
-        flatLogp.set(await be.read(g.logp), a);
-        flatEnt.set(await be.read(g.entropy), a);
-        be.dispose(g.logp);
-        be.dispose(g.entropy);
+        await readLogprobs(be, logits, targets.subarray(a, b), { logp: flatLogp, entropy: flatEnt }, a);
         if (chunks.length === 1) kept = logits;
         else be.dispose(logits);
       }

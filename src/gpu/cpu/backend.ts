@@ -3,7 +3,7 @@
  * adapts shapes. It is the oracle the WebGPU kernels are tested against, runs anywhere, and in
  * f64 mode gives finite differences the precision gradient checks need.
  */
-import { sizeOf, type AdamWParams, type AttentionShape, type Backend, type Tensor } from '../backend';
+import { matmulDims, sizeOf, type AdamWParams, type AttentionShape, type Backend, type Tensor } from '../backend';
 import { EngineError } from '../errors';
 import { adamwUpdate } from '../ops/adamw';
 import { attentionBackward, attentionForward, writeCacheForward } from '../ops/attention';
@@ -97,12 +97,16 @@ export class CpuBackend implements Backend {
   }
 
   matmul(a: Tensor, b: Tensor, transA: boolean, transB: boolean): Tensor {
-    const [a0, a1] = a.shape;
-    const [b0, b1] = b.shape;
-    const [M, K] = transA ? [a1, a0] : [a0, a1];
-    const [K2, N] = transB ? [b1, b0] : [b0, b1];
-    if (K !== K2) throw new EngineError(`matmul: inner dimensions ${K} and ${K2} differ`);
+    const { M, K, N } = matmulDims(a, b, transA, transB, 'matmul');
     return this.make(matmulForward(d(a), d(b), M, K, N, transA, transB), [M, N]);
+  }
+
+  matmulAddInPlace(c: Tensor, a: Tensor, b: Tensor, transA: boolean, transB: boolean, scale = 1): void {
+    const { M, K, N } = matmulDims(a, b, transA, transB, 'matmulAddInPlace');
+    if (c.size !== M * N) throw new EngineError(`matmulAddInPlace: c has ${c.size} values for [${M}, ${N}]`);
+    const y = matmulForward(d(a), d(b), M, K, N, transA, transB);
+    const out = d(c);
+    for (let i = 0; i < y.length; i++) out[i] += scale * y[i];
   }
 
   linear(x: Tensor, w: Tensor, bias?: Tensor, residual?: Tensor): Tensor {

@@ -29,6 +29,7 @@ const P_MM = new Params({
   nOff: 'u32',
   accumulate: 'u32',
   tilesN: 'u32',
+  alpha: 'f32',
 });
 
 const BM = 64;
@@ -48,11 +49,11 @@ interface Extras {
   residual: boolean;
 }
 
-/** Output epilogue shared by both kernels: bias, residual, accumulation into c, store. */
+/** Output epilogue shared by both kernels: scale, bias, residual, accumulation into c, store. */
 const EPILOGUE = (x: Extras) => `
 fn store(i: u32, j: u32, v: f32) {
   let o = i * P.ldc + P.nOff + j;
-  var r = v${x.bias ? ' + bias[P.nOff + j]' : ''}${x.residual ? ' + residual[o]' : ''};
+  var r = P.alpha * v${x.bias ? ' + bias[P.nOff + j]' : ''}${x.residual ? ' + residual[o]' : ''};
   if (P.accumulate != 0u) { r += c[o]; }
   c[o] = r;
 }
@@ -199,6 +200,8 @@ interface Job {
   bias?: GpuTensor;
   /** Added to the output, same shape [M, N] (one buffer). */
   residual?: GpuTensor;
+  /** Accumulate alpha * product into this [M, N] tensor (one buffer) instead of a new one. */
+  into?: { c: GpuTensor; alpha: number };
   M: number;
   N: number;
   K: number;
@@ -206,15 +209,19 @@ interface Job {
   transB: boolean;
 }
 
-/** op(a) [M, K] @ op(b) [K, N] (+ bias + residual) -> [M, N], with b possibly f16 and/or row-split. */
+/**
+ * op(a) [M, K] @ op(b) [K, N] (+ bias + residual) -> [M, N], with b possibly f16 and/or
+ * row-split; or, with `into`, c += alpha * op(a) @ op(b), returning c.
+ */
 export function matmulWgsl(rt: Runtime, job: Job, opts: MatmulOptions, op: string): GpuTensor {
-  const { a, b, bias, residual, M, N, K, transA, transB } = job;
+  const { a, b, bias, residual, into, M, N, K, transA, transB } = job;
   if (a.dtype !== 'f32') throw new EngineError(`${op}: the first operand must be f32; pass f16 weights as the second`);
   if (b.dtype === 'f16' && !rt.f16) throw new EngineError(`${op}: f16 weights on a device without shader-f16`);
-  const out = rt.allocOut([M, N], op);
+  const out = into?.c ?? rt.allocOut([M, N], op);
   const cBuf = out.buffer(op);
   if (M === 0 || N === 0) return out;
   if (K === 0) {
+    if (into) return out;
     rt.free(out);
     return rt.zeros([M, N]);
   }
@@ -233,7 +240,8 @@ export function matmulWgsl(rt: Runtime, job: Job, opts: MatmulOptions, op: strin
       K: Kc,
       ldc: N,
       nOff,
-      accumulate: !transB && ci > 0 ? 1 : 0,
+      accumulate: into || (!transB && ci > 0) ? 1 : 0,
+      alpha: into?.alpha ?? 1,
     };
     // Added once per output element: by every N chunk, or by the first of the K chunks.
     const first = transB || ci === 0;

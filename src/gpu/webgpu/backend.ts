@@ -3,7 +3,7 @@
  * command encoder per batch of ops (submitted when something is read, or after
  * maxDispatchesPerBatch dispatches), pooled buffers, cached pipelines.
  */
-import { sizeOf, type AdamWParams, type AttentionShape, type Backend, type Tensor } from '../backend';
+import { matmulDims, sizeOf, type AdamWParams, type AttentionShape, type Backend, type Tensor } from '../backend';
 import { EngineError } from '../errors';
 import { adamwWgsl } from '../ops/adamw.wgsl';
 import { attentionBackwardWgsl, attentionWgsl, DEFAULT_ATTENTION_PATHS, type AttentionPaths } from '../ops/attention.wgsl';
@@ -158,13 +158,18 @@ export class WebGPUBackend implements Backend {
   matmul(a: Tensor, b: Tensor, transA: boolean, transB: boolean): Tensor {
     const A = this.f32(a, 'matmul');
     const B = this.t(b, 'matmul');
-    if (A.shape.length !== 2 || B.shape.length !== 2) throw new EngineError(`matmul: needs 2-D operands, got [${A.shape}] and [${B.shape}]`);
-    const [a0, a1] = A.shape;
-    const [b0, b1] = B.shape;
-    const [M, K] = transA ? [a1, a0] : [a0, a1];
-    const [K2, N] = transB ? [b1, b0] : [b0, b1];
-    if (K !== K2) throw new EngineError(`matmul: inner dimensions ${K} and ${K2} differ`);
+    const { M, K, N } = matmulDims(A, B, transA, transB, 'matmul');
     return matmulWgsl(this.rt, { a: A, b: B, M, N, K, transA, transB }, { matvecMaxRows: this.matvecMaxRows }, 'matmul');
+  }
+
+  matmulAddInPlace(c: Tensor, a: Tensor, b: Tensor, transA: boolean, transB: boolean, scale = 1): void {
+    const op = 'matmulAddInPlace';
+    const C = this.f32(c, op);
+    const A = this.f32(a, op);
+    const B = this.t(b, op);
+    const { M, K, N } = matmulDims(A, B, transA, transB, op);
+    if (C.size !== M * N) throw new EngineError(`${op}: c has ${C.size} values for [${M}, ${N}]`);
+    matmulWgsl(this.rt, { a: A, b: B, into: { c: C, alpha: scale }, M, N, K, transA, transB }, { matvecMaxRows: this.matvecMaxRows }, op);
   }
 
   linear(x: Tensor, w: Tensor, bias?: Tensor, residual?: Tensor): Tensor {

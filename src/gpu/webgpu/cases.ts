@@ -109,6 +109,18 @@ export const opCases: OpCase[] = [
   linearCase(16, 32, 700, true),
   linearCase(11, 12, 300, false),
   linearCase(17, 32, 70, false),
+  {
+    name: 'matmulAddInPlace: scaled, tiled (both transposes) and matrix-vector',
+    run: (be) => {
+      const c1 = be.tensor(randn(70, 40 * 9), [40, 9]);
+      be.matmulAddInPlace(c1, be.tensor(randn(71, 30 * 40), [30, 40]), be.tensor(randn(72, 30 * 9), [30, 9]), true, false, 0.5);
+      const c2 = be.tensor(randn(73, 3 * 20), [3, 20]);
+      be.matmulAddInPlace(c2, be.tensor(randn(74, 3 * 16), [3, 16]), be.tensor(randn(75, 20 * 16), [20, 16]), false, true, 2);
+      const c3 = be.tensor(randn(76, 5 * 7), [5, 7]);
+      be.matmulAddInPlace(c3, be.tensor(randn(77, 5 * 12), [5, 12]), be.tensor(randn(78, 12 * 7), [12, 7]), false, false);
+      return [c1, c2, c3];
+    },
+  },
   // The skip connection added in the store: matvec (32 lanes and whole rows) and tiled.
   linearCase(2, 64, 37, true, undefined, true),
   linearCase(4, 12, 50, false, undefined, true),
