@@ -3,9 +3,9 @@
  * adapter_model.safetensors with PEFT's tensor names and adapter_config.json. Also merging an
  * adapter into the base weights, for serving a merged copy or exporting an HF folder.
  */
-import type { Backend } from './backend';
+import type { Backend, Tensor } from './backend';
 import { PROJECTIONS, expectedTensors, projectionModule, projectionShape, type ModelConfig, type Projection } from './config';
-import { WeightsError } from './errors';
+import { EngineError, WeightsError } from './errors';
 import { LoraAdapter, type LoraConfig } from './lora';
 import { CausalLM, type Weights } from './model';
 import { parseSafetensors, tensorToFloat32, writeSafetensors } from './safetensors';
@@ -23,14 +23,17 @@ export interface PeftFiles {
 }
 
 export async function adapterToPeft(backend: Backend, adapter: LoraAdapter, baseModel: string): Promise<PeftFiles> {
-  const tensors = [];
+  const named: { name: string; tensor: Tensor }[] = [];
   for (let l = 0; l < adapter.modelConfig.numLayers; l++) {
     for (const p of adapter.config.targets) {
-      const pair = adapter.get(l, p)!;
-      tensors.push({ name: peftName(l, p, 'A'), shape: [...pair.A.shape], data: await backend.read(pair.A) });
-      tensors.push({ name: peftName(l, p, 'B'), shape: [...pair.B.shape], data: await backend.read(pair.B) });
+      const pair = adapter.get(l, p);
+      if (!pair) throw new EngineError(`the adapter has no ${p} pair in layer ${l}: it was disposed or built for another model`);
+      named.push({ name: peftName(l, p, 'A'), tensor: pair.A }, { name: peftName(l, p, 'B'), tensor: pair.B });
     }
   }
+  // Every read in flight at once: one wait for the GPU, not one per tensor.
+  const data = await Promise.all(named.map((n) => backend.read(n.tensor)));
+  const tensors = named.map((n, i) => ({ name: n.name, shape: [...n.tensor.shape], data: data[i] }));
   const config = {
     peft_type: 'LORA',
     task_type: 'CAUSAL_LM',

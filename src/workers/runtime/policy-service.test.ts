@@ -7,7 +7,9 @@
 import { describe, expect, it } from 'vitest';
 import { tinyModel } from '../../../test/fixtures/tiny-model';
 import { CpuBackend } from '../../gpu/cpu/backend';
+import type { PeftFiles } from '../../gpu/peft';
 import { Policy } from '../../gpu/policy';
+import { parseSafetensors, tensorToFloat32 } from '../../gpu/safetensors';
 import { DirSource } from '../../gpu/source-node';
 import type { ChatMessage } from '../../rl/messages';
 import { makePreset } from '../../rl/presets';
@@ -35,6 +37,32 @@ describe('EnginePolicyService', () => {
     expect([a.version, b.version]).toEqual([1, 2]);
     const [after] = await service.generate([{ messages, maxNewTokens: 2, sampling, seed: 3 }]);
     expect(after.version).toBe(2);
+    expect(service.servingVersion()).toBe(2);
+  }, 120_000);
+
+  it('exports the newest step adapter while a generation still serves the previous one', async () => {
+    const { dir } = await tinyModel({ family: 'qwen3' });
+    const policy = await Policy.load(new DirSource(dir), new CpuBackend());
+    const service = new EnginePolicyService(policy, makePreset('binary', { finetune: { lora: { rank: 2 } } }), 1);
+    const messages: ChatMessage[] = [{ role: 'user', content: 'Tell me a story.' }];
+    const sampling = { temperature: 1, topP: 1, topK: 0 };
+    const [first] = await service.generate([{ messages, maxNewTokens: 3, sampling, seed: 1 }]);
+    const item = { messages, tokenIds: first.tokenIds, advantages: first.tokenIds.map(() => 1), rolloutLogp: first.logprobs, trainable: true };
+    const loraB = async (files: Promise<PeftFiles>) => {
+      const parsed = parseSafetensors((await files)['adapter_model.safetensors'], 'adapter_model.safetensors');
+      return [...parsed.tensors.values()].filter((t) => t.name.includes('lora_B')).flatMap((t) => Array.from(tensorToFloat32(t)));
+    };
+    expect((await loraB(service.exportAdapter())).every((x) => x === 0)).toBe(true);
+
+    let generating = true;
+    const inFlight = service.generate([{ messages, maxNewTokens: 24, sampling, seed: 2 }]).finally(() => (generating = false));
+    await service.train([item]);
+    // The checkpoint of step 1 holds step 1's weights (B moved off zero), not the served v0's;
+    // a second step finishing during the export must not free what the export reads.
+    const [exported] = await Promise.all([loraB(service.exportAdapter()), service.train([item])]);
+    expect(generating).toBe(true);
+    expect(exported.some((x) => x !== 0)).toBe(true);
+    expect((await inFlight)[0].version).toBe(0);
     expect(service.servingVersion()).toBe(2);
   }, 120_000);
 

@@ -65,7 +65,7 @@ export interface PolicyService {
   /** Log-probs of each completion after its prompt, under the initial or the current policy. */
   score(items: { messages: ChatMessage[]; tokenIds: number[] }[], teacher: TeacherSource): Promise<number[][]>;
   train(items: TrainItem[], onMicroBatch?: (i: number, n: number) => void): Promise<TrainResult>;
-  /** The serving adapter as PEFT files, for checkpoints and export. */
+  /** The newest adapter (the last finished step's, even before serving swaps to it) as PEFT files. */
   exportAdapter(): Promise<PeftFiles>;
   /** Continue from a saved adapter (resume after reload, or after a lost GPU device). */
   restore(files: PeftFiles, version: number): Promise<void>;
@@ -84,6 +84,8 @@ export class EnginePolicyService implements PolicyService {
   private serving: LoraAdapter;
   private pending: LoraAdapter | null = null;
   private inFlight = 0;
+  /** Adapters replaced while something held them, freed once nothing does. */
+  private retired: LoraAdapter[] = [];
   private trainer: LoraTrainer;
   private training: LoraAdapter;
 
@@ -122,28 +124,47 @@ export class EnginePolicyService implements PolicyService {
     return this.version;
   }
 
-  /** Swaps in a finished step's adapter when no generation is using the old one. */
+  /**
+   * When nothing holds an adapter: frees the retired ones and swaps in a finished step's
+   * adapter, retiring the one it replaces.
+   */
   private swapIfReady(): void {
-    if (!this.pending || this.inFlight > 0) return;
-    if (this.serving !== this.training) this.serving.dispose(this.policy.model.backend);
-    this.serving = this.pending;
-    this.pending = null;
-    this.version = this.latest;
+    if (this.inFlight > 0) return;
+    if (this.pending) {
+      if (this.serving !== this.training) this.retired.push(this.serving);
+      this.serving = this.pending;
+      this.pending = null;
+      this.version = this.latest;
+    }
+    for (const a of this.retired) a.dispose(this.policy.model.backend);
+    this.retired = [];
   }
 
-  async generate(requests: PolicyRequest[], signal?: AbortSignal): Promise<PolicyReply[]> {
+  /**
+   * Runs fn on the serving adapter, or on the pending one with `newest`, holding off the swap
+   * that would dispose the serving adapter until fn is done: fn reads tensors across awaits.
+   */
+  private async holding<T>(fn: (lora: LoraAdapter, version: number) => Promise<T>, newest = false): Promise<T> {
     this.swapIfReady();
-    const version = this.version;
     this.inFlight++;
-    const startedAt = this.clock();
     try {
+      return newest && this.pending ? await fn(this.pending, this.latest) : await fn(this.serving, this.version);
+    } finally {
+      this.inFlight--;
+      this.swapIfReady();
+    }
+  }
+
+  generate(requests: PolicyRequest[], signal?: AbortSignal): Promise<PolicyReply[]> {
+    return this.holding(async (lora, version) => {
+      const startedAt = this.clock();
       const s = requests[0].sampling;
       const gens = await this.policy.generate(requests.map((r) => r.messages), {
         maxNewTokens: Math.max(...requests.map((r) => r.maxNewTokens)),
         sampling: s,
         seeds: requests.map((r) => r.seed),
         tools: requests.map((r) => r.tools),
-        lora: this.serving,
+        lora,
         signal,
       });
       const finishedAt = this.clock();
@@ -157,17 +178,16 @@ export class EnginePolicyService implements PolicyService {
         startedAt,
         finishedAt,
       }));
-    } finally {
-      this.inFlight--;
-      this.swapIfReady();
-    }
+    });
   }
 
-  async score(items: { messages: ChatMessage[]; tokenIds: number[] }[], teacher: TeacherSource): Promise<number[][]> {
-    // The initial adapter has B = 0, so the frozen initial policy is the base model itself.
-    const lora = teacher === 'current' ? this.serving : undefined;
-    const scored = await score(this.policy.model, items.map((it) => ({ prompt: this.policy.promptIds(it.messages), completion: it.tokenIds })), { lora });
-    return scored.map((s) => Array.from(s.logprobs));
+  score(items: { messages: ChatMessage[]; tokenIds: number[] }[], teacher: TeacherSource): Promise<number[][]> {
+    return this.holding(async (serving) => {
+      // The initial adapter has B = 0, so the frozen initial policy is the base model itself.
+      const lora = teacher === 'current' ? serving : undefined;
+      const scored = await score(this.policy.model, items.map((it) => ({ prompt: this.policy.promptIds(it.messages), completion: it.tokenIds })), { lora });
+      return scored.map((s) => Array.from(s.logprobs));
+    });
   }
 
   async train(items: TrainItem[], onMicroBatch?: (i: number, n: number) => void): Promise<TrainResult> {
@@ -183,7 +203,7 @@ export class EnginePolicyService implements PolicyService {
       })),
       { onMicroBatch, scoreAfter: true },
     );
-    if (this.pending) this.pending.dispose(this.policy.model.backend);
+    if (this.pending) this.retired.push(this.pending);
     this.pending = await this.training.clone(this.policy.model.backend);
     this.latest++;
     this.swapIfReady();
@@ -194,8 +214,8 @@ export class EnginePolicyService implements PolicyService {
     return this.policy.model.backend.memory();
   }
 
-  async exportAdapter(): Promise<PeftFiles> {
-    return adapterToPeft(this.policy.model.backend, this.serving, this.policy.source.id);
+  exportAdapter(): Promise<PeftFiles> {
+    return this.holding((lora) => adapterToPeft(this.policy.model.backend, lora, this.policy.source.id), true);
   }
 
   async restore(files: PeftFiles, version: number): Promise<void> {
@@ -206,6 +226,8 @@ export class EnginePolicyService implements PolicyService {
     this.training.dispose(be);
     this.pending?.dispose(be);
     this.pending = null;
+    for (const a of this.retired) a.dispose(be);
+    this.retired = [];
     this.training = loaded;
     this.serving = loaded;
     this.trainer = this.makeTrainer();
