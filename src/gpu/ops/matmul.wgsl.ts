@@ -139,12 +139,18 @@ interface MatvecKey extends Extras {
   M: number;
   vec4: boolean;
   dtype: StorageDType;
-  /** Invocations sharing one weight row: 32, or 1 for short rows. */
+  /** Invocations sharing one weight row (matvecLanes). */
   lanes: number;
 }
 
+/**
+ * Invocations per weight row: one for short rows; otherwise a power of two giving each lane at
+ * least four units, up to 32, so a mid-length row (a small model's MLP) is not reduced through
+ * a tree wider than its work.
+ */
 function matvecLanes(units: number): number {
-  return units <= MV_SHORT_K ? 1 : 32;
+  if (units <= MV_SHORT_K) return 1;
+  return Math.min(32, 2 ** Math.floor(Math.log2(units / 4)));
 }
 
 /** c[m, nOff + n] = x[m, :] . w[n, :]; K is counted in vec4s when vec4 (P.K = K / 4). */

@@ -11,7 +11,7 @@
  *   with distinct logits this is the smallest sorted prefix holding topP of the mass;
  * - the pick is an inverse-CDF walk in vocabulary order with one uniform u in [0, 1] per row:
  *   the first kept index whose running weight exceeds u times the kept total. The weights are
- *   summed per block of BLOCKS contiguous slices, as the GPU's workgroup does, so the two sum
+ *   summed per contiguous block (sampleBlocks), as the GPU's workgroup does, so the two sum
  *   in the same order.
  *
  * No sort of the vocabulary is needed on the GPU; the reference sorts only to find the cuts.
@@ -20,8 +20,13 @@ import { EngineError } from '../errors';
 import type { SamplingOptions } from '../sampler';
 import type { Arr } from './types';
 
-/** Contiguous slices of a row the pick walks through; the WGSL workgroup has one invocation each. */
-export const SAMPLE_BLOCKS = 256;
+/**
+ * Contiguous slices of a row of V logits the pick walks through; the WGSL workgroup has one
+ * invocation each: about 16 logits apiece, between 32 and 256 invocations.
+ */
+export function sampleBlocks(V: number): number {
+  return Math.min(256, Math.max(32, 2 ** Math.ceil(Math.log2(Math.ceil(V / 16)))));
+}
 
 export interface Picks {
   ids: Int32Array;
@@ -78,7 +83,7 @@ function pickOne(row: Arr, o: SamplingOptions, u: number): number {
   const max = row[best];
   const cut = topPCut(row, topKCut(row, o.topK), max, o);
   const w = (i: number) => (row[i] >= cut ? Math.exp((row[i] - max) / o.temperature) : 0);
-  const size = Math.ceil(V / SAMPLE_BLOCKS);
+  const size = Math.ceil(V / sampleBlocks(V));
   const blockMass: number[] = [];
   for (let s = 0; s < V; s += size) {
     let m = 0;

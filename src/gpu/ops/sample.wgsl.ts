@@ -8,19 +8,18 @@
  *   each probe one pass that also reports the nearest keys on either side of the midpoint, so
  *   the interval snaps to values present in the row and ends on one exactly;
  * - the pick: each invocation sums the kept weights of its contiguous slice, invocation 0 scans
- *   the 256 slice sums for u times the total, and the owner of that slice walks it.
+ *   the slice sums for u times the total, and the owner of that slice walks it.
  */
 import { EngineError } from '../errors';
 import type { SamplingOptions } from '../sampler';
 import type { Runtime } from '../webgpu/runtime';
 import type { GpuTensor } from '../webgpu/tensor';
 import { entry, FLAT_WORKGROUP, NEG_BIG, Params, workgroupReduce } from '../webgpu/wgsl';
-import { checkSampling, isGreedy, SAMPLE_BLOCKS, type Picks } from './sample';
+import { checkSampling, isGreedy, sampleBlocks, type Picks } from './sample';
 
-const WG = SAMPLE_BLOCKS;
 const P_SAMPLE = new Params({ rows: 'u32', V: 'u32', C: 'u32', greedy: 'u32', invT: 'f32', topK: 'u32', topP: 'f32' });
 
-const SAMPLE = () => `${P_SAMPLE.wgsl}
+const SAMPLE = (WG: number) => `${P_SAMPLE.wgsl}
 @group(0) @binding(1) var<storage, read> logits: array<f32>;
 @group(0) @binding(2) var<storage, read> uniforms: array<f32>;
 @group(0) @binding(3) var<storage, read_write> picks: array<u32>;
@@ -163,10 +162,11 @@ export async function sampleWgsl(rt: Runtime, logits: GpuTensor, o: SamplingOpti
   const V = logits.size / R;
   checkSampling(o, uniforms);
   const greedy = isGreedy(o);
+  const WG = sampleBlocks(V);
   const out = rt.allocOut([2 * R], 'sample');
   rt.dispatch({
-    key: 'sample',
-    wgsl: SAMPLE,
+    key: `sample:${WG}`,
+    wgsl: () => SAMPLE(WG),
     params: P_SAMPLE,
     values: {
       rows: R,

@@ -35,15 +35,15 @@ function matmulCase(M: number, K: number, N: number, transA: boolean, transB: bo
   };
 }
 
-/** Six rows of 5000 logits, each picked with its own uniform (spread over [0, 1], 1 included). */
-function sampleCase(name: string, o: SamplingOptions, edit?: (data: Float32Array) => void): OpCase {
+/** Six rows of V logits, each picked with its own uniform (spread over [0, 1], 1 included). */
+function sampleCase(name: string, o: SamplingOptions, edit?: (data: Float32Array) => void, V = 5000): OpCase {
   return {
     name: `sample: ${name}`,
     tol: 1e-5,
     run: async (be) => {
-      const data = randn(29, 6 * 5000, 4);
+      const data = randn(29, 6 * V, 4);
       edit?.(data);
-      const picks = await be.sample(be.tensor(data, [6, 5000]), o, Float32Array.from([0.01, 0.2, 0.45, 0.5, 0.77, 1]));
+      const picks = await be.sample(be.tensor(data, [6, V]), o, Float32Array.from([0.01, 0.2, 0.45, 0.5, 0.77, 1]));
       return [picks.ids, be.tensor(picks.logp, [6])];
     },
   };
@@ -121,8 +121,11 @@ export const opCases: OpCase[] = [
       return [c1, c2, c3];
     },
   },
-  // The skip connection added in the store: matvec (32 lanes and whole rows) and tiled.
-  linearCase(2, 64, 37, true, undefined, true),
+  // Matrix-vector lanes per weight row: 8 (43 vec4 units) and 32 (130 units).
+  linearCase(3, 172, 40, true),
+  linearCase(2, 520, 33, false),
+  // The skip connection added in the store: matvec (8 lanes, whole rows) and tiled.
+  linearCase(2, 172, 37, true, undefined, true),
   linearCase(4, 12, 50, false, undefined, true),
   linearCase(70, 24, 30, true, undefined, true),
   {
@@ -153,6 +156,15 @@ export const opCases: OpCase[] = [
       const xh = be.tensor(randn(11, 3 * 4 * 6), [3, 24]);
       const wh = be.tensor(randn(12, 6), [6]);
       return [be.rmsnorm(x, w, 1e-5), be.rmsnormBackward(x, w, 1e-6, dy), be.rmsnorm(xh, wh, 1e-6)];
+    },
+  },
+  {
+    name: 'rmsnorm and its backward, rows of 300 (a workgroup per row)',
+    run: (be) => {
+      const x = be.tensor(randn(80, 4 * 300, 3), [4, 300]);
+      const w = be.tensor(randn(81, 300), [300]);
+      const dy = be.tensor(randn(82, 4 * 300), [4, 300]);
+      return [be.rmsnorm(x, w, 1e-5), be.rmsnormBackward(x, w, 1e-6, dy)];
     },
   },
   {
@@ -251,6 +263,8 @@ export const opCases: OpCase[] = [
   }),
   sampleCase('top-p 0.9 over 5000 (the default of chat models)', { temperature: 0.6, topK: 0, topP: 0.9 }),
   sampleCase('top-k 50 then top-p 0.8 at temperature 1.3', { temperature: 1.3, topK: 50, topP: 0.8 }),
+  sampleCase('top-k 20 then top-p 0.9 over 300 (a narrower workgroup)', { temperature: 0.8, topK: 20, topP: 0.9 }, undefined, 300),
+  sampleCase('greedy over 37', { temperature: 0, topK: 0, topP: 1 }, undefined, 37),
   sampleCase('top-p 0.5 over a peaked row (one token holds the mass)', { temperature: 1, topK: 0, topP: 0.5 }, (data) => {
     for (let r = 0; r < 6; r++) data[r * 5000 + 77 * r + 1] = 12;
   }),
