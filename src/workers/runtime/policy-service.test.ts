@@ -66,6 +66,30 @@ describe('EnginePolicyService', () => {
     expect(service.servingVersion()).toBe(2);
   }, 120_000);
 
+  it('a generation in flight during the first step keeps the weights it started with', async () => {
+    const { dir } = await tinyModel({ family: 'qwen3' });
+    const policy = await Policy.load(new DirSource(dir), new CpuBackend());
+    // A large learning rate, so that one step visibly changes greedy text.
+    const service = new EnginePolicyService(policy, makePreset('binary', { optimizer: { lr: 0.05 }, finetune: { lora: { rank: 2 } } }), 1);
+    const messages: ChatMessage[] = [{ role: 'user', content: 'Tell me a story.' }];
+    const greedy = { temperature: 0, topP: 1, topK: 0 };
+    const request = { messages, maxNewTokens: 24, sampling: greedy, seed: 0 };
+    const [base] = await service.generate([request]);
+    const item = { messages, tokenIds: base.tokenIds, advantages: base.tokenIds.map(() => -1), rolloutLogp: base.logprobs, trainable: true };
+
+    let generating = true;
+    const inFlight = service.generate([request]).finally(() => (generating = false));
+    await service.train([item]);
+    expect(generating).toBe(true);
+    const [during] = await inFlight;
+    expect(during.version).toBe(0);
+    expect(during.tokenIds).toEqual(base.tokenIds);
+    expect(during.logprobs).toEqual(base.logprobs);
+    const [after] = await service.generate([request]);
+    expect(after.version).toBe(1);
+    expect(after.logprobs).not.toEqual(base.logprobs);
+  }, 120_000);
+
   it('renders the tools a request lists into its prompt, and trains on that same prompt', async () => {
     const { dir } = await tinyModel({ family: 'qwen3' });
     const policy = await Policy.load(new DirSource(dir), new CpuBackend());

@@ -192,7 +192,14 @@ export class EnginePolicyService implements PolicyService {
 
   async train(items: TrainItem[], onMicroBatch?: (i: number, n: number) => void): Promise<TrainResult> {
     const startedAt = this.clock();
-    if (this.serving === this.training) this.serving = await this.training.clone(this.policy.model.backend);
+    if (this.serving === this.training) {
+      // Serving and training share one adapter only before the first step after start or a
+      // restore, when the trainer has no optimizer state yet: train a copy, so generations
+      // in flight keep an adapter that AdamW does not touch.
+      this.training = await this.serving.clone(this.policy.model.backend);
+      this.trainer.dispose();
+      this.trainer = this.makeTrainer();
+    }
     const stats = await this.trainer.trainStep(
       items.map((it) => ({
         prompt: this.policy.promptIds(it.messages, { tools: it.tools }),
