@@ -2,7 +2,7 @@
  * Matrix products on the GPU; the reference is ./matmul.ts. Two kernels:
  *
  * - tiled: 64x64 output tiles, K in slabs of 16 staged through workgroup memory, 4x4 outputs per
- *   invocation. Tile loads are laid out per transpose flag so that neighbouring invocations read
+ *   invocation; 64x16 tiles and 4x1 outputs for products at most 16 wide (a LoRA rank). Tile loads are laid out per transpose flag so that neighbouring invocations read
  *   neighbouring addresses whichever way the operand is stored. For prefill and training.
  * - matvec: for a few rows x against weights [N, K] (decode). Along a long K, 32 invocations
  *   per weight row read vec4s (coalesced) and reduce through a shared-memory tree, eight rows per
@@ -34,6 +34,7 @@ const P_MM = new Params({
 
 const BM = 64;
 const BN = 64;
+const BN_NARROW = 16;
 const BK = 16;
 const R4 = [0, 1, 2, 3];
 
@@ -41,7 +42,12 @@ interface TiledKey extends Extras {
   transA: boolean;
   transB: boolean;
   dtype: StorageDType;
+  /** 64 x 16 tiles for products at most 16 wide (a LoRA rank): a 64-wide tile would be 3/4 idle. */
+  narrow: boolean;
 }
+
+/** Output columns of a tile. */
+const tileWidth = (k: { narrow: boolean }) => (k.narrow ? BN_NARROW : BN);
 
 /** What the store adds to a product: a bias row, a residual of c's shape. */
 interface Extras {
@@ -74,14 +80,19 @@ const extrasKey = (x: Extras) => `${x.bias ? 'bias' : ''}${x.residual ? '+res' :
 const TILED = (k: TiledKey) => {
   // Element r (0..3) of this invocation's share of a 64 x 16 slab, as (row-in-tile, k-in-slab):
   // k-contiguous storage walks k fastest, row-contiguous storage walks rows fastest.
-  const slab = (kContiguous: boolean, r: number) =>
-    kContiguous ? `let rr = lid / ${BK}u + ${(256 / BK) * r}u; let kk = lid % ${BK}u;` : `let kk = lid / ${BM}u + ${(256 / BM) * r}u; let rr = lid % ${BM}u;`;
+  const W = tileWidth(k);
+  const slab = (kContiguous: boolean, r: number, width: number) =>
+    kContiguous
+      ? `let rr = lid / ${BK}u + ${(256 / BK) * r}u; let kk = lid % ${BK}u;`
+      : `let kk = lid / ${width}u + ${(256 / width) * r}u; let rr = lid % ${width}u;`;
+  // Slab elements per invocation: 64 x 16 of a, and 64 x 16 (or 16 x 16) of b, over 256.
+  const bLoads = k.narrow ? [0] : R4;
   return `${header(k.dtype === 'f16')}${P_MM.wgsl}
 @group(0) @binding(1) var<storage, read> a: array<f32>;
 ${weightBinding(2, 'b', k.dtype, false)}
 ${outBindings(3, k)}
 var<workgroup> As: array<f32, ${BK * BM}>;
-var<workgroup> Bs: array<f32, ${BK * BN}>;
+var<workgroup> Bs: array<f32, ${BK * W}>;
 ${EPILOGUE(k)}
 ${FLAT_WORKGROUP}
 ${entry(256)}
@@ -91,39 +102,52 @@ ${entry(256)}
   if (tileRow * ${BM}u >= P.M) { return; }
   let tx = lid % 16u;
   let ty = lid / 16u;
-  // Accumulators are four vec4 (row r, columns c..c+3) spelled out by the template: private
-  // arrays indexed in loops stay in memory on some compilers (SwiftShader's among them).
-${R4.map((r) => `  var acc${r} = vec4<f32>(0.0);`).join('\n')}
+  // Accumulators are vec4s spelled out by the template (private arrays indexed in loops stay
+  // in memory on some compilers, SwiftShader's among them): rows r, columns c..c+3 of a wide
+  // tile, or the four rows of a narrow tile's one column.
+${k.narrow ? '  var acc = vec4<f32>(0.0);' : R4.map((r) => `  var acc${r} = vec4<f32>(0.0);`).join('\n')}
   for (var k0 = 0u; k0 < P.K; k0 += ${BK}u) {
 ${R4.map(
   (r) => `    {
-      ${slab(!k.transA, r)}
+      ${slab(!k.transA, r, BM)}
       let i = tileRow * ${BM}u + rr;
       let kg = k0 + kk;
       var v = 0.0;
       if (i < P.M && kg < P.K) { v = a[P.aOff + ${k.transA ? 'kg * P.lda + i' : 'i * P.lda + kg'}]; }
       As[kk * ${BM}u + rr] = v;
-    }
-    {
-      ${slab(k.transB, r)}
-      let j = tileCol * ${BN}u + rr;
+    }`,
+).join('\n')}
+${bLoads
+  .map(
+    (r) => `    {
+      ${slab(k.transB, r, W)}
+      let j = tileCol * ${W}u + rr;
       let kg = k0 + kk;
       var v = 0.0;
       if (j < P.N && kg < P.K) { v = loadB(${k.transB ? 'j * P.ldb + kg' : 'kg * P.ldb + j'}); }
-      Bs[kk * ${BN}u + rr] = v;
+      Bs[kk * ${W}u + rr] = v;
     }`,
-).join('\n')}
+  )
+  .join('\n')}
     workgroupBarrier();
     for (var kk = 0u; kk < ${BK}u; kk++) {
-      let b4 = vec4<f32>(${R4.map((c) => `Bs[kk * ${BN}u + tx + ${16 * c}u]`).join(', ')});
-${R4.map((r) => `      acc${r} += As[kk * ${BM}u + ty + ${16 * r}u] * b4;`).join('\n')}
+${
+  k.narrow
+    ? `      acc += vec4<f32>(${R4.map((r) => `As[kk * ${BM}u + ty + ${16 * r}u]`).join(', ')}) * Bs[kk * ${W}u + tx];`
+    : `      let b4 = vec4<f32>(${R4.map((c) => `Bs[kk * ${W}u + tx + ${16 * c}u]`).join(', ')});
+${R4.map((r) => `      acc${r} += As[kk * ${BM}u + ty + ${16 * r}u] * b4;`).join('\n')}`
+}
     }
     workgroupBarrier();
   }
 ${R4.map(
   (r) => `  {
     let i = tileRow * ${BM}u + ty + ${16 * r}u;
-${R4.map((c) => `    if (i < P.M && tileCol * ${BN}u + tx + ${16 * c}u < P.N) { store(i, tileCol * ${BN}u + tx + ${16 * c}u, acc${r}[${c}]); }`).join('\n')}
+${
+  k.narrow
+    ? `    if (i < P.M && tileCol * ${W}u + tx < P.N) { store(i, tileCol * ${W}u + tx, acc[${r}]); }`
+    : R4.map((c) => `    if (i < P.M && tileCol * ${W}u + tx + ${16 * c}u < P.N) { store(i, tileCol * ${W}u + tx + ${16 * c}u, acc${r}[${c}]); }`).join('\n')
+}
   }`,
 ).join('\n')}
 }`;
@@ -270,10 +294,10 @@ export function matmulWgsl(rt: Runtime, job: Job, opts: MatmulOptions, op: strin
       });
       return;
     }
-    const key: TiledKey = { transA, transB, dtype: b.dtype, ...extras };
-    const tilesN = Math.ceil(Nc / BN);
+    const key: TiledKey = { transA, transB, dtype: b.dtype, ...extras, narrow: Nc <= BN_NARROW };
+    const tilesN = Math.ceil(Nc / tileWidth(key));
     rt.dispatch({
-      key: `matmul:${transA ? 'T' : 'N'}${transB ? 'T' : 'N'}:${b.dtype}:${extrasKey(extras)}`,
+      key: `matmul:${transA ? 'T' : 'N'}${transB ? 'T' : 'N'}:${b.dtype}:${extrasKey(extras)}:${key.narrow ? 'narrow' : 'wide'}`,
       wgsl: () => TILED(key),
       params: P_MM,
       values: {

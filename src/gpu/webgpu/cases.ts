@@ -101,6 +101,11 @@ export const opCases: OpCase[] = [
   matmulCase(3, 29, 41, false, true),
   matmulCase(2, 32, 41, false, true),
   matmulCase(1, 40, 9, true, true),
+  // At most 16 wide (a LoRA rank): the narrow 64 x 16 tile, every transpose.
+  matmulCase(70, 33, 16, false, false),
+  matmulCase(130, 20, 5, false, true),
+  matmulCase(70, 50, 12, true, false),
+  matmulCase(65, 17, 16, true, true),
   linearCase(5, 48, 67, true),
   linearCase(1, 64, 100, true),
   linearCase(3, 30, 19, false),
