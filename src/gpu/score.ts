@@ -60,6 +60,14 @@ export async function score(
   return out;
 }
 
+/** [start, end) row ranges whose logits stay within maxFloats. */
+export function rowChunks(rows: number, vocab: number, maxFloats: number): [number, number][] {
+  const size = Math.max(1, Math.floor(maxFloats / vocab));
+  const out: [number, number][] = [];
+  for (let a = 0; a < rows; a += size) out.push([a, Math.min(rows, a + size)]);
+  return out;
+}
+
 /**
  * log p(target) and entropy of each row of `logits`, read back into `out` at offset `at`;
  * both reads are in flight at once, so the GPU is waited for once.
@@ -96,10 +104,9 @@ async function scoreBatch(model: CausalLM, items: ScoreItem[], lora?: LoraAdapte
     const logp = new Float32Array(rows.length);
     const ent = new Float32Array(rows.length);
     // Logits are rows x vocab: chunk the rows so a 150k vocabulary stays within memory.
-    const chunk = Math.max(1, Math.floor(LOGITS_CHUNK_FLOATS / model.config.vocabSize));
-    for (let r = 0; r < rows.length; r += chunk) {
-      const logits = model.logits(hidden, rows.subarray(r, r + chunk));
-      await readLogprobs(be, logits, targets.subarray(r, r + chunk), { logp, entropy: ent }, r);
+    for (const [a, b] of rowChunks(rows.length, model.config.vocabSize, LOGITS_CHUNK_FLOATS)) {
+      const logits = model.logits(hidden, rows.subarray(a, b));
+      await readLogprobs(be, logits, targets.subarray(a, b), { logp, entropy: ent }, a);
       be.dispose(logits);
     }
     be.dispose(hidden);

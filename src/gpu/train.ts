@@ -18,7 +18,7 @@ import { batchNorm, ppoLossGrad } from './loss';
 import { yieldToEventLoop } from './yield';
 import type { LoraAdapter } from './lora';
 import type { CausalLM, Tape } from './model';
-import { completionRows, LOGITS_CHUNK_FLOATS, readLogprobs, score, type ScoreItem } from './score';
+import { completionRows, LOGITS_CHUNK_FLOATS, readLogprobs, rowChunks, score, type ScoreItem } from './score';
 
 export interface TrainSample extends ScoreItem {
   /** One advantage per completion token (a sequence-level reward repeated is fine). */
@@ -129,9 +129,9 @@ export class LoraTrainer {
         const r = await this.forwardBackward(part, (lp) =>
           ppoLossGrad(
             idx.map((i, j) => {
-              const logp = Array.from(lp[j]);
-              old[i] ??= logp;
-              return { logp, oldLogp: old[i], advantages: samples[i].advantages, refLogp: ref?.[i] };
+              const current = Array.from(lp[j]);
+              old[i] ??= current;
+              return { logp: current, oldLogp: old[i], advantages: samples[i].advantages, refLogp: ref?.[i] };
             }),
             s,
             norm,
@@ -278,14 +278,6 @@ export class LoraTrainer {
   dispose(): void {
     for (const t of [...this.m.values(), ...this.v.values()]) this.model.backend.dispose(t);
   }
-}
-
-/** [start, end) row ranges whose logits stay within maxFloats. */
-function rowChunks(rows: number, vocab: number, maxFloats: number): [number, number][] {
-  const size = Math.max(1, Math.floor(maxFloats / vocab));
-  const out: [number, number][] = [];
-  for (let a = 0; a < rows; a += size) out.push([a, Math.min(rows, a + size)]);
-  return out;
 }
 
 function split(flat: Float32Array, part: ScoreItem[]): Float32Array[] {

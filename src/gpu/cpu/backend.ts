@@ -182,10 +182,7 @@ export class CpuBackend implements Backend {
   }
 
   async sample(logits: Tensor, o: SamplingOptions, uniforms: Float32Array): Promise<Picks> {
-    if (uniforms.length === 0 || logits.size % uniforms.length !== 0) {
-      throw new EngineError(`sample: ${logits.size} logits are not ${uniforms.length} rows`);
-    }
-    return sampleRows(d(logits), uniforms.length, o, uniforms);
+    return sampleRows(d(logits), o, uniforms);
   }
 
   async sumSquares(ts: readonly Tensor[]): Promise<number> {

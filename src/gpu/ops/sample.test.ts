@@ -7,7 +7,7 @@ import { sampleRows } from './sample';
 function frequencies(logits: number[], o: SamplingOptions, n = 20000): number[] {
   const row = Float32Array.from(logits);
   const counts = new Array<number>(logits.length).fill(0);
-  for (let i = 0; i < n; i++) counts[sampleRows(row, 1, o, Float32Array.of((i + 0.5) / n)).ids[0]]++;
+  for (let i = 0; i < n; i++) counts[sampleRows(row, o, Float32Array.of((i + 0.5) / n)).ids[0]]++;
   return counts.map((c) => c / n);
 }
 
@@ -53,7 +53,7 @@ describe('sampleRows (the pick every backend implements)', () => {
 
   it('greedy takes the first of equal maxima and ignores the uniform', () => {
     const row = Float32Array.of(1, 5, 2, 5);
-    for (const u of [0, 0.5, 0.99]) expect(sampleRows(row, 1, { temperature: 0, topK: 0, topP: 1 }, Float32Array.of(u)).ids[0]).toBe(1);
+    for (const u of [0, 0.5, 0.99]) expect(sampleRows(row, { temperature: 0, topK: 0, topP: 1 }, Float32Array.of(u)).ids[0]).toBe(1);
   });
 
   it('ties at a cut are kept together (top-k 2 over three equal leaders keeps all three)', () => {
@@ -65,7 +65,7 @@ describe('sampleRows (the pick every backend implements)', () => {
   it('returns the raw log-prob of the pick (temperature 1, untruncated), whatever the settings', () => {
     const row = Float32Array.from(LOGITS);
     const lse = Math.log(LOGITS.reduce((a, x) => a + Math.exp(x), 0));
-    const { ids, logp } = sampleRows(row, 1, { temperature: 0.3, topK: 2, topP: 0.5 }, Float32Array.of(0.4));
+    const { ids, logp } = sampleRows(row, { temperature: 0.3, topK: 2, topP: 0.5 }, Float32Array.of(0.4));
     expect(logp[0]).toBeCloseTo(LOGITS[ids[0]] - lse, 6);
   });
 
@@ -75,9 +75,9 @@ describe('sampleRows (the pick every backend implements)', () => {
     const rows = Float32Array.from({ length: 4 * V }, () => rand() * 6);
     const u = Float32Array.of(0.1, 0.9, 0.3, 0.6);
     const o: SamplingOptions = { temperature: 0.8, topK: 10, topP: 0.9 };
-    const together = sampleRows(rows, 4, o, u);
+    const together = sampleRows(rows, o, u);
     for (let r = 0; r < 4; r++) {
-      const alone = sampleRows(rows.subarray(r * V, (r + 1) * V), 1, o, u.subarray(r, r + 1));
+      const alone = sampleRows(rows.subarray(r * V, (r + 1) * V), o, u.subarray(r, r + 1));
       expect(together.ids[r]).toBe(alone.ids[0]);
       expect(together.logp[r]).toBe(alone.logp[0]);
     }
@@ -85,15 +85,15 @@ describe('sampleRows (the pick every backend implements)', () => {
 
   it('a uniform of exactly 1 (an f32-rounded draw) picks the last kept token', () => {
     const row = Float32Array.of(2, 0, 1, -1);
-    expect(sampleRows(row, 1, { temperature: 1, topK: 3, topP: 1 }, Float32Array.of(1)).ids[0]).toBe(2);
+    expect(sampleRows(row, { temperature: 1, topK: 3, topP: 1 }, Float32Array.of(1)).ids[0]).toBe(2);
   });
 
   it('refuses settings no pick can follow, saying what to use instead', () => {
     const row = Float32Array.of(1, 2);
     const u = Float32Array.of(0.5);
-    expect(() => sampleRows(row, 1, { temperature: 1, topK: 0, topP: 0 }, u)).toThrow(/topP 0 is outside \(0, 1\]/);
-    expect(() => sampleRows(row, 1, { temperature: 1, topK: -1, topP: 1 }, u)).toThrow(/topK -1/);
-    expect(() => sampleRows(row, 1, { temperature: 1, topK: 0, topP: 1 }, Float32Array.of(1.5))).toThrow(/uniform 1.5 is outside/);
-    expect(() => sampleRows(row, 1, { temperature: NaN, topK: 0, topP: 1 }, u)).toThrow(/NaN/);
+    expect(() => sampleRows(row, { temperature: 1, topK: 0, topP: 0 }, u)).toThrow(/topP 0 is outside \(0, 1\]/);
+    expect(() => sampleRows(row, { temperature: 1, topK: -1, topP: 1 }, u)).toThrow(/topK -1/);
+    expect(() => sampleRows(row, { temperature: 1, topK: 0, topP: 1 }, Float32Array.of(1.5))).toThrow(/uniform 1.5 is outside/);
+    expect(() => sampleRows(row, { temperature: NaN, topK: 0, topP: 1 }, u)).toThrow(/NaN/);
   });
 });

@@ -38,11 +38,15 @@ export function isGreedy(o: SamplingOptions): boolean {
   return !(o.temperature > 0);
 }
 
-/** Both backends refuse the same settings, before any work. */
-export function checkSampling(o: SamplingOptions, uniforms: Float32Array): void {
+/**
+ * Both backends refuse the same inputs, before any work: `size` logits in one row per
+ * uniform, and settings a pick can follow. Returns the row length V.
+ */
+export function checkSampling(size: number, o: SamplingOptions, uniforms: Float32Array): number {
   const bad = (what: string) => {
     throw new EngineError(`sample: ${what}`);
   };
+  if (uniforms.length === 0 || size % uniforms.length !== 0) bad(`${size} logits are not ${uniforms.length} rows`);
   if (Number.isNaN(o.temperature)) bad('temperature is NaN; use 0 for greedy or a positive number');
   if (!isGreedy(o)) {
     if (!(o.topP > 0 && o.topP <= 1)) bad(`topP ${o.topP} is outside (0, 1]; use 1 to keep the whole distribution`);
@@ -50,6 +54,7 @@ export function checkSampling(o: SamplingOptions, uniforms: Float32Array): void 
     // A draw just below 1 rounds to exactly 1 in f32; it picks the last kept token.
     for (const u of uniforms) if (!(u >= 0 && u <= 1)) bad(`uniform ${u} is outside [0, 1]`);
   }
+  return size / uniforms.length;
 }
 
 /** Keep logits >= the returned cut; -Infinity keeps them all. */
@@ -82,39 +87,39 @@ function pickOne(row: Arr, o: SamplingOptions, u: number): number {
   if (isGreedy(o)) return best;
   const max = row[best];
   const cut = topPCut(row, topKCut(row, o.topK), max, o);
-  const w = (i: number) => (row[i] >= cut ? Math.exp((row[i] - max) / o.temperature) : 0);
+  const weights = Float64Array.from(row, (x) => (x >= cut ? Math.exp((x - max) / o.temperature) : 0));
   const size = Math.ceil(V / sampleBlocks(V));
   const blockMass: number[] = [];
   for (let s = 0; s < V; s += size) {
     let m = 0;
-    for (let i = s; i < Math.min(s + size, V); i++) m += w(i);
+    for (let i = s; i < Math.min(s + size, V); i++) m += weights[i];
     blockMass.push(m);
   }
   const target = u * blockMass.reduce((a, b) => a + b, 0);
   let before = 0;
-  let last = best;
   for (let b = 0; b < blockMass.length; b++) {
     if (blockMass[b] === 0) continue;
     if (before + blockMass[b] > target) {
       let acc = 0;
+      let last = b * size;
       for (let i = b * size; i < Math.min((b + 1) * size, V); i++) {
-        acc += w(i);
-        if (w(i) > 0 && acc > target - before) return i;
-        if (w(i) > 0) last = i;
+        if (weights[i] === 0) continue;
+        acc += weights[i];
+        last = i;
+        if (acc > target - before) return i;
       }
       return last;
     }
     before += blockMass[b];
-    for (let i = b * size; i < Math.min((b + 1) * size, V); i++) if (w(i) > 0) last = i;
   }
   // Rounding left the target at the very top of the mass: the last kept index.
-  return last;
+  return weights.findLastIndex((w) => w > 0);
 }
 
 /** One pick per row; `uniforms[r]` in [0, 1] drives row r (ignored when greedy). */
-export function sampleRows(logits: Arr, R: number, o: SamplingOptions, uniforms: Float32Array): Picks {
-  checkSampling(o, uniforms);
-  const V = logits.length / R;
+export function sampleRows(logits: Arr, o: SamplingOptions, uniforms: Float32Array): Picks {
+  const V = checkSampling(logits.length, o, uniforms);
+  const R = uniforms.length;
   const ids = new Int32Array(R);
   const logp = new Float32Array(R);
   for (let r = 0; r < R; r++) {

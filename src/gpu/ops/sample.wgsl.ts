@@ -10,7 +10,6 @@
  * - the pick: each invocation sums the kept weights of its contiguous slice, invocation 0 scans
  *   the slice sums for u times the total, and the owner of that slice walks it.
  */
-import { EngineError } from '../errors';
 import type { SamplingOptions } from '../sampler';
 import type { Runtime } from '../webgpu/runtime';
 import type { GpuTensor } from '../webgpu/tensor';
@@ -157,10 +156,8 @@ ${entry(WG)}
 
 /** One pick per row of logits; `uniforms[r]` in [0, 1] drives row r (ignored when greedy). */
 export async function sampleWgsl(rt: Runtime, logits: GpuTensor, o: SamplingOptions, uniforms: Float32Array): Promise<Picks> {
+  const V = checkSampling(logits.size, o, uniforms);
   const R = uniforms.length;
-  if (R === 0 || logits.size % R !== 0) throw new EngineError(`sample: ${logits.size} logits are not ${R} rows`);
-  const V = logits.size / R;
-  checkSampling(o, uniforms);
   const greedy = isGreedy(o);
   const WG = sampleBlocks(V);
   const out = rt.allocOut([2 * R], 'sample');
