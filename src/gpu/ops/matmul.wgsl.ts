@@ -1,9 +1,15 @@
 /**
- * Matrix products on the GPU; the reference is ./matmul.ts. Two kernels:
+ * Matrix products on the GPU; the reference is ./matmul.ts. Three kernels:
  *
  * - tiled: 64x64 output tiles, K in slabs of 16 staged through workgroup memory, 4x4 outputs per
- *   invocation; 64x16 tiles and 4x1 outputs for products at most 16 wide (a LoRA rank). Tile loads are laid out per transpose flag so that neighbouring invocations read
- *   neighbouring addresses whichever way the operand is stored. For prefill and training.
+ *   invocation; 64x16 tiles and 4x1 outputs for products at most 16 wide (a LoRA rank). Tile
+ *   loads are laid out per transpose flag so that neighbouring invocations read neighbouring
+ *   addresses whichever way the operand is stored. For prefill and training.
+ * - blocked: the same 4x4 outputs per invocation, read straight from storage with no workgroup
+ *   memory. Used instead of tiled where workgroup memory is slow (RuntimeOptions.workgroupMemory false): a
+ *   CPU-emulated adapter such as SwiftShader runs every invocation of a workgroup that declares
+ *   workgroup memory as a coroutine, ~2 us each per workgroup, which for the small products of a
+ *   small model or a LoRA rank cost 4-12x the arithmetic (measured on SwiftShader).
  * - matvec: for a few rows x against weights [N, K] (decode). Along a long K, 32 invocations
  *   per weight row read vec4s (coalesced) and reduce through a shared-memory tree, eight rows per
  *   workgroup. Along a short K (a small model's LM head: 151,936 rows of 32) that would leave
@@ -153,6 +159,55 @@ ${
 }`;
 };
 
+/** Invocations per workgroup of the blocked kernel, 4x4 outputs each. */
+const BLOCKED_WG = 64;
+
+interface BlockedKey extends Extras {
+  transA: boolean;
+  transB: boolean;
+  dtype: StorageDType;
+  /** x @ w^T with K % 4 == 0: both operands are read as vec4s along K (P.K, lda, ldb in vec4s). */
+  vec4: boolean;
+}
+
+/**
+ * Rows and columns past the edge are clamped on load (they read a valid neighbour) and skipped on
+ * store, so the inner loop has no branches.
+ */
+const BLOCKED = (k: BlockedKey) => {
+  const aAt = (r: number) => (k.vec4 ? `a[i${r} * P.lda + kk]` : `a[P.aOff + ${k.transA ? `kk * P.lda + i${r}` : `i${r} * P.lda + kk`}]`);
+  const bAt = (c: number) => (k.vec4 ? `loadB4(j${c} * P.ldb + kk)` : `loadB(${k.transB ? `j${c} * P.ldb + kk` : `kk * P.ldb + j${c}`})`);
+  // Per step of K: a scalar of each a row times four b columns, or dot products of vec4s.
+  const step = k.vec4
+    ? `${R4.map((c) => `    let b${c} = ${bAt(c)};`).join('\n')}
+${R4.map((r) => `    { let a4 = ${aAt(r)}; acc${r} += vec4<f32>(${R4.map((c) => `dot(a4, b${c})`).join(', ')}); }`).join('\n')}`
+    : `    let b4 = vec4<f32>(${R4.map(bAt).join(', ')});
+${R4.map((r) => `    acc${r} += ${aAt(r)} * b4;`).join('\n')}`;
+  return `${header(k.dtype === 'f16')}${P_MM.wgsl}
+@group(0) @binding(1) var<storage, read> a: array<${k.vec4 ? 'vec4<f32>' : 'f32'}>;
+${weightBinding(2, 'b', k.dtype, k.vec4)}
+${outBindings(3, k)}
+${EPILOGUE(k)}
+${FLAT_WORKGROUP}
+${entry(BLOCKED_WG)}
+  let block = wg * ${BLOCKED_WG}u + lid;
+  let row0 = (block / P.tilesN) * 4u;
+  let col0 = (block % P.tilesN) * 4u;
+  if (row0 >= P.M) { return; }
+${R4.map((r) => `  let i${r} = min(row0 + ${r}u, P.M - 1u);`).join('\n')}
+${R4.map((c) => `  let j${c} = min(col0 + ${c}u, P.N - 1u);`).join('\n')}
+${R4.map((r) => `  var acc${r} = vec4<f32>(0.0);`).join('\n')}
+  for (var kk = 0u; kk < P.K; kk++) {
+${step}
+  }
+${R4.map(
+  (r) => `  if (row0 + ${r}u < P.M) {
+${R4.map((c) => `    if (col0 + ${c}u < P.N) { store(row0 + ${r}u, col0 + ${c}u, acc${r}[${c}]); }`).join('\n')}
+  }`,
+).join('\n')}
+}`;
+};
+
 const MV_THREADS = 256;
 /** Up to this many K units (vec4s or scalars) per row, one invocation computes a whole row. */
 const MV_SHORT_K = 16;
@@ -168,12 +223,12 @@ interface MatvecKey extends Extras {
 }
 
 /**
- * Invocations per weight row: one for short rows; otherwise a power of two giving each lane at
- * least four units, up to 32, so a mid-length row (a small model's MLP) is not reduced through
- * a tree wider than its work.
+ * Invocations per weight row: one for short rows or where workgroup memory is slow; otherwise a
+ * power of two giving each lane at least four units, up to 32, so a mid-length row (a small
+ * model's MLP) is not reduced through a tree wider than its work.
  */
-function matvecLanes(units: number): number {
-  if (units <= MV_SHORT_K) return 1;
+function matvecLanes(units: number, workgroupMemory: boolean): number {
+  if (units <= MV_SHORT_K || !workgroupMemory) return 1;
   return Math.min(32, 2 ** Math.floor(Math.log2(units / 4)));
 }
 
@@ -279,11 +334,11 @@ export function matmulWgsl(rt: Runtime, job: Job, opts: MatmulOptions, op: strin
     const buffers = [aBuf, chunk.buffer, ...(extras.bias ? [biasBuf!] : []), ...(extras.residual ? [residualBuf!] : []), cBuf];
     const vec4 = K % 4 === 0;
     const units = vec4 ? K / 4 : K;
-    // Short rows also take the matvec path for a decode batch of up to 16: the tiled kernel's
-    // 64-wide tiles would stage a whole slab of K for a handful of rows.
-    const rowsForMatvec = units <= MV_SHORT_K ? Math.max(opts.matvecMaxRows, MV_SHORT_ROWS) : opts.matvecMaxRows;
+    // Short rows also take the matvec path for a decode batch of up to 16 where the alternative
+    // is the tiled kernel: its 64-wide tiles would stage a whole slab of K for a handful of rows.
+    const rowsForMatvec = units <= MV_SHORT_K && rt.options.workgroupMemory ? Math.max(opts.matvecMaxRows, MV_SHORT_ROWS) : opts.matvecMaxRows;
     if (transB && !transA && M <= rowsForMatvec && kOff === 0) {
-      const key: MatvecKey = { M, vec4, dtype: b.dtype, ...extras, lanes: matvecLanes(units) };
+      const key: MatvecKey = { M, vec4, dtype: b.dtype, ...extras, lanes: matvecLanes(units, rt.options.workgroupMemory) };
       rt.dispatch({
         key: `matvec:${M}:${vec4 ? 'v4' : 's'}:${b.dtype}:${extrasKey(extras)}:${key.lanes}`,
         wgsl: () => MATVEC(key),
@@ -294,19 +349,28 @@ export function matmulWgsl(rt: Runtime, job: Job, opts: MatmulOptions, op: strin
       });
       return;
     }
+    const values = { ...base, lda: transA ? M : K, ldb: transB ? K : N, aOff: transA ? kOff * M : kOff };
+    if (!rt.options.workgroupMemory) {
+      const key: BlockedKey = { transA, transB, dtype: b.dtype, ...extras, vec4: transB && !transA && vec4 && kOff === 0 };
+      const tilesN = Math.ceil(Nc / 4);
+      const units = key.vec4 ? { K: Kc / 4, lda: K / 4, ldb: K / 4 } : {};
+      rt.dispatch({
+        key: `matmulBlocked:${transA ? 'T' : 'N'}${transB ? 'T' : 'N'}:${b.dtype}:${extrasKey(extras)}:${key.vec4 ? 'v4' : 's'}`,
+        wgsl: () => BLOCKED(key),
+        params: P_MM,
+        values: { ...values, ...units, tilesN },
+        buffers,
+        workgroups: Math.ceil((Math.ceil(M / 4) * tilesN) / BLOCKED_WG),
+      });
+      return;
+    }
     const key: TiledKey = { transA, transB, dtype: b.dtype, ...extras, narrow: Nc <= BN_NARROW };
     const tilesN = Math.ceil(Nc / tileWidth(key));
     rt.dispatch({
       key: `matmul:${transA ? 'T' : 'N'}${transB ? 'T' : 'N'}:${b.dtype}:${extrasKey(extras)}:${key.narrow ? 'narrow' : 'wide'}`,
       wgsl: () => TILED(key),
       params: P_MM,
-      values: {
-        ...base,
-        lda: transA ? M : K,
-        ldb: transB ? K : N,
-        aOff: transA ? kOff * M : kOff,
-        tilesN,
-      },
+      values: { ...values, tilesN },
       buffers,
       workgroups: Math.ceil(M / BM) * tilesN,
     });

@@ -1,18 +1,19 @@
 /**
- * Log-softmax over the vocabulary on the GPU, one workgroup per row; the reference is
- * ./softmax.ts. Each invocation folds its strided share of the row into an online triple
- * (max m, s = sum e^(x-m), t = sum e^(x-m)(x-m)), then a workgroup tree merges the triples:
- * log-sum-exp and entropy (H = log s - t/s) need a single pass over the logits.
+ * Log-softmax over the vocabulary on the GPU, one workgroup per row (one invocation per row
+ * where workgroup memory is slow: RowLanes); the reference is ./softmax.ts. Each invocation
+ * folds its strided share of the row into an online triple (max m, s = sum e^(x-m),
+ * t = sum e^(x-m)(x-m)), then a workgroup tree merges the triples: log-sum-exp and entropy
+ * (H = log s - t/s) need a single pass over the logits.
  */
 import { EngineError } from '../errors';
 import type { Runtime } from '../webgpu/runtime';
 import type { GpuTensor } from '../webgpu/tensor';
-import { entry, FLAT_WORKGROUP, NEG_BIG, Params, workgroupReduce } from '../webgpu/wgsl';
+import { FLAT_WORKGROUP, NEG_BIG, Params, RowLanes } from '../webgpu/wgsl';
 
-const WG = 256;
+const LANES = 256;
 const P_ROWS = new Params({ rows: 'u32', V: 'u32' });
 
-const ONLINE = /* wgsl */ `
+const ONLINE = (l: RowLanes) => /* wgsl */ `
 struct Online { m: f32, s: f32, t: f32 }
 fn merge(a: Online, b: Online) -> Online {
   // An empty side (s = 0) must not bring its sentinel max into the arithmetic.
@@ -23,48 +24,46 @@ fn merge(a: Online, b: Online) -> Online {
   let eb = exp(b.m - m);
   return Online(m, a.s * ea + b.s * eb, ea * (a.t + (a.m - m) * a.s) + eb * (b.t + (b.m - m) * b.s));
 }
-${workgroupReduce('reduceOnline', 'Online', WG, 'merge')}
+${l.reduce('reduceOnline', 'Online', 'merge')}
 /** The row's triple, for rows of logits[o .. o+V). */
-fn rowOnline(o: u32, lid: u32) -> Online {
+fn rowOnline(o: u32, lid: u32, lane: u32) -> Online {
   var acc = Online(${NEG_BIG}, 0.0, 0.0);
-  for (var i = lid; i < P.V; i += ${WG}u) { acc = merge(acc, Online(logits[o + i], 1.0, 0.0)); }
+  for (var i = lane; i < P.V; i += ${l.lanes}u) { acc = merge(acc, Online(logits[o + i], 1.0, 0.0)); }
   return reduceOnline(lid, acc);
 }
 `;
 
-const FORWARD = () => `${P_ROWS.wgsl}
+const FORWARD = (l: RowLanes) => `${P_ROWS.wgsl}
 @group(0) @binding(1) var<storage, read> logits: array<f32>;
 @group(0) @binding(2) var<storage, read> targets: array<i32>;
 @group(0) @binding(3) var<storage, read_write> logp: array<f32>;
 @group(0) @binding(4) var<storage, read_write> entropy: array<f32>;
-${ONLINE}
+${ONLINE(l)}
 ${FLAT_WORKGROUP}
-${entry(WG)}
-  if (wg >= P.rows) { return; }
-  let o = wg * P.V;
-  let r = rowOnline(o, lid);
-  if (lid == 0u) {
+${l.prelude('P.rows')}
+  let o = row * P.V;
+  let r = rowOnline(o, lid, lane);
+  if (lane == 0u) {
     let logS = log(r.s);
-    logp[wg] = logits[o + u32(targets[wg])] - r.m - logS;
-    entropy[wg] = logS - r.t / r.s;
+    logp[row] = logits[o + u32(targets[row])] - r.m - logS;
+    entropy[row] = logS - r.t / r.s;
   }
 }`;
 
-const BACKWARD = () => `${P_ROWS.wgsl}
+const BACKWARD = (l: RowLanes) => `${P_ROWS.wgsl}
 @group(0) @binding(1) var<storage, read> logits: array<f32>;
 @group(0) @binding(2) var<storage, read> targets: array<i32>;
 @group(0) @binding(3) var<storage, read> dlogp: array<f32>;
 @group(0) @binding(4) var<storage, read_write> dlogits: array<f32>;
-${ONLINE}
+${ONLINE(l)}
 ${FLAT_WORKGROUP}
-${entry(WG)}
-  if (wg >= P.rows) { return; }
-  let o = wg * P.V;
-  let r = rowOnline(o, lid);
+${l.prelude('P.rows')}
+  let o = row * P.V;
+  let r = rowOnline(o, lid, lane);
   let lse = r.m + log(r.s);
-  let g = dlogp[wg];
-  let tgt = u32(targets[wg]);
-  for (var i = lid; i < P.V; i += ${WG}u) {
+  let g = dlogp[row];
+  let tgt = u32(targets[row]);
+  for (var i = lane; i < P.V; i += ${l.lanes}u) {
     dlogits[o + i] = -g * exp(logits[o + i] - lse) + select(0.0, g, i == tgt);
   }
 }`;
@@ -86,13 +85,14 @@ export function logSoftmaxGatherWgsl(rt: Runtime, logits: GpuTensor, targets: In
   checkTargets(targets, V, 'logSoftmaxGather');
   const logp = rt.allocOut([R], 'logSoftmaxGather');
   const entropy = rt.allocOut([R], 'logSoftmaxGather');
+  const lanes = RowLanes.choose(rt.options.workgroupMemory, V, LANES);
   rt.dispatch({
-    key: 'logSoftmaxGather',
-    wgsl: FORWARD,
+    key: `logSoftmaxGather:${lanes.key}`,
+    wgsl: () => FORWARD(lanes),
     params: P_ROWS,
     values: { rows: R, V },
     buffers: [logits.buffer('logSoftmaxGather'), rt.uploadInts(targets), logp.buffer('logSoftmaxGather'), entropy.buffer('logSoftmaxGather')],
-    workgroups: R,
+    workgroups: lanes.workgroups(R),
   });
   return { logp, entropy };
 }
@@ -102,9 +102,10 @@ export function logSoftmaxGatherBackwardWgsl(rt: Runtime, logits: GpuTensor, tar
   const V = rowsOf(logits, R, 'logSoftmaxGatherBackward');
   checkTargets(targets, V, 'logSoftmaxGatherBackward');
   const out = rt.allocOut(logits.shape, 'logSoftmaxGatherBackward');
+  const lanes = RowLanes.choose(rt.options.workgroupMemory, V, LANES);
   rt.dispatch({
-    key: 'logSoftmaxGatherBackward',
-    wgsl: BACKWARD,
+    key: `logSoftmaxGatherBackward:${lanes.key}`,
+    wgsl: () => BACKWARD(lanes),
     params: P_ROWS,
     values: { rows: R, V },
     buffers: [
@@ -113,7 +114,7 @@ export function logSoftmaxGatherBackwardWgsl(rt: Runtime, logits: GpuTensor, tar
       dlogp.buffer('logSoftmaxGatherBackward'),
       out.buffer('logSoftmaxGatherBackward'),
     ],
-    workgroups: R,
+    workgroups: lanes.workgroups(R),
   });
   return out;
 }

@@ -9,7 +9,7 @@ import { adamwWgsl } from '../ops/adamw.wgsl';
 import { attentionBackwardWgsl, attentionWgsl, DEFAULT_ATTENTION_PATHS, type AttentionPaths } from '../ops/attention.wgsl';
 import { addInPlaceWgsl, addWgsl } from '../ops/elementwise.wgsl';
 import { gatherRowsWgsl, scatterRowsWgsl } from '../ops/embedding.wgsl';
-import { matmulWgsl } from '../ops/matmul.wgsl';
+import { matmulWgsl, type MatmulOptions } from '../ops/matmul.wgsl';
 import { rmsnormBackwardWgsl, rmsnormWgsl } from '../ops/rmsnorm.wgsl';
 import { ropeWriteCacheWgsl } from '../ops/rope-cache.wgsl';
 import { ropeWgsl } from '../ops/rope.wgsl';
@@ -34,6 +34,12 @@ export interface WebGPUBackendOptions extends DeviceRequest {
   /** Up to this many rows, linear / matmul with transposed b use the matrix-vector kernel (default 4). */
   matvecMaxRows?: number;
   /**
+   * Kernels stage data through workgroup memory (tiled matmul, tree reductions). Default: true,
+   * except on a CPU-emulated adapter (SwiftShader), where workgroup memory is slow and
+   * register-only kernels are used instead (see ops/matmul.wgsl.ts).
+   */
+  workgroupMemory?: boolean;
+  /**
    * Up to this many (query, head) pairs over more than attentionDecodeMinKeys slots, attention
    * uses one workgroup per pair (decode); otherwise one invocation per pair (prefill).
    * Defaults in DEFAULT_ATTENTION_PATHS.
@@ -42,12 +48,22 @@ export interface WebGPUBackendOptions extends DeviceRequest {
   attentionDecodeMinKeys?: number;
 }
 
+/**
+ * A software adapter that runs compute on the CPU (SwiftShader reports itself a fallback
+ * adapter). Unknown adapters (a device passed without one) count as GPUs.
+ */
+export function isCpuEmulated(adapter: GPUAdapter | null): boolean {
+  const info = adapter?.info;
+  if (!info) return false;
+  return info.isFallbackAdapter === true || /swiftshader/i.test(`${info.architecture} ${info.description}`);
+}
+
 export class WebGPUBackend implements Backend {
   readonly kind = 'webgpu' as const;
   readonly rt: Runtime;
   /** Resolves when the device is lost; every op afterwards throws DeviceLostError. */
   readonly lost: Promise<GPUDeviceLostInfo>;
-  private readonly matvecMaxRows: number;
+  private readonly matmulOptions: MatmulOptions;
   private readonly attentionPaths: AttentionPaths;
 
   constructor(
@@ -62,10 +78,12 @@ export class WebGPUBackend implements Backend {
       maxDispatchesPerBatch: opts.maxDispatchesPerBatch ?? 128,
       splitBytes: Math.min(opts.splitBytes ?? limit, limit),
       arenaBytes: 4 * 1024 * 1024,
+      workgroupMemory: opts.workgroupMemory ?? !isCpuEmulated(adapter),
     });
-    this.matvecMaxRows = opts.matvecMaxRows ?? 4;
+    this.matmulOptions = { matvecMaxRows: opts.matvecMaxRows ?? 4 };
     this.attentionPaths = {
-      decodeMaxQueries: opts.attentionDecodeMaxQueries ?? DEFAULT_ATTENTION_PATHS.decodeMaxQueries,
+      // The decode path's workgroup-wide softmax is what a CPU-emulated adapter runs slowest.
+      decodeMaxQueries: opts.attentionDecodeMaxQueries ?? (this.rt.options.workgroupMemory ? DEFAULT_ATTENTION_PATHS.decodeMaxQueries : 0),
       decodeMinKeys: opts.attentionDecodeMinKeys ?? DEFAULT_ATTENTION_PATHS.decodeMinKeys,
     };
     this.lost = device.lost.then((info) => {
@@ -159,7 +177,7 @@ export class WebGPUBackend implements Backend {
     const A = this.f32(a, 'matmul');
     const B = this.t(b, 'matmul');
     const { M, K, N } = matmulDims(A, B, transA, transB, 'matmul');
-    return matmulWgsl(this.rt, { a: A, b: B, M, N, K, transA, transB }, { matvecMaxRows: this.matvecMaxRows }, 'matmul');
+    return matmulWgsl(this.rt, { a: A, b: B, M, N, K, transA, transB }, this.matmulOptions, 'matmul');
   }
 
   matmulAddInPlace(c: Tensor, a: Tensor, b: Tensor, transA: boolean, transB: boolean, scale = 1): void {
@@ -169,7 +187,7 @@ export class WebGPUBackend implements Backend {
     const B = this.t(b, op);
     const { M, K, N } = matmulDims(A, B, transA, transB, op);
     if (C.size !== M * N) throw new EngineError(`${op}: c has ${C.size} values for [${M}, ${N}]`);
-    matmulWgsl(this.rt, { a: A, b: B, into: { c: C, alpha: scale }, M, N, K, transA, transB }, { matvecMaxRows: this.matvecMaxRows }, op);
+    matmulWgsl(this.rt, { a: A, b: B, into: { c: C, alpha: scale }, M, N, K, transA, transB }, this.matmulOptions, op);
   }
 
   linear(x: Tensor, w: Tensor, bias?: Tensor, residual?: Tensor): Tensor {
@@ -182,7 +200,7 @@ export class WebGPUBackend implements Backend {
     const M = X.size / K;
     const R = residual ? this.f32(residual, 'linear') : undefined;
     if (R && R.size !== M * N) throw new EngineError(`linear: residual has ${R.size} values for [${M}, ${N}]`);
-    return matmulWgsl(this.rt, { a: X, b: W, bias: B, residual: R, M, N, K, transA: false, transB: true }, { matvecMaxRows: this.matvecMaxRows }, 'linear');
+    return matmulWgsl(this.rt, { a: X, b: W, bias: B, residual: R, M, N, K, transA: false, transB: true }, this.matmulOptions, 'linear');
   }
 
   add(a: Tensor, b: Tensor, scale = 1): Tensor {

@@ -32,6 +32,11 @@ export interface RuntimeOptions {
   splitBytes: number;
   /** Per-batch staging for uniforms and small uploads. */
   arenaBytes: number;
+  /**
+   * Kernels may stage data through workgroup memory (tiled matmul, tree reductions); false on a
+   * CPU-emulated adapter, where that is slow (see RowLanes in ./wgsl.ts).
+   */
+  workgroupMemory: boolean;
 }
 
 const ALIGN = 256; // minUniformBufferOffsetAlignment and minStorageBufferOffsetAlignment are at most 256

@@ -33,8 +33,13 @@ export function defineWebGPUSuite(title: string, create: () => Promise<WebGPUBac
     });
     afterAll(() => gpu?.destroy());
 
-    describe('every op against the CPU reference', () => {
-      for (const c of opCases) it(c.name, () => expectSame(c, gpu));
+    // Both kernel families run on every adapter here, whichever this adapter would default to.
+    describe('every op against the CPU reference, workgroup-memory kernels (a GPU\'s default)', () => {
+      for (const c of opCases) it(c.name, () => expectSame(c, variant({ workgroupMemory: true })));
+    });
+
+    describe('every op against the CPU reference, register-only kernels (a CPU-emulated adapter\'s default)', () => {
+      for (const c of opCases) it(c.name, () => expectSame(c, variant({ workgroupMemory: false })));
     });
 
     describe('attention, invocation-per-query (prefill) path', () => {
@@ -49,11 +54,13 @@ export function defineWebGPUSuite(title: string, create: () => Promise<WebGPUBac
       }
     });
 
-    describe('matmul and linear, tiled kernel only', () => {
-      for (const c of opCases.filter((c) => /^(matmul|linear)/.test(c.name))) {
-        it(c.name, () => expectSame(c, variant({ matvecMaxRows: 0 })));
-      }
-    });
+    for (const workgroupMemory of [true, false]) {
+      describe(`matmul and linear, ${workgroupMemory ? 'tiled' : 'blocked'} kernel only`, () => {
+        for (const c of opCases.filter((c) => /^(matmul|linear)/.test(c.name))) {
+          it(c.name, () => expectSame(c, variant({ matvecMaxRows: 0, workgroupMemory })));
+        }
+      });
+    }
 
     describe('tensors split by rows (1 KiB threshold)', () => {
       it('splits a 50 x 16 table into 4 buffers', () => {
@@ -61,7 +68,11 @@ export function defineWebGPUSuite(title: string, create: () => Promise<WebGPUBac
         const t = be.tensor(randn(1, 800), [50, 16]) as GpuTensor;
         expect(t.chunks.map((c) => c.rows)).toEqual([16, 16, 16, 2]);
       });
-      for (const c of splitCases) it(c.name, () => expectSame(c, variant({ splitBytes: 1024 })));
+      for (const workgroupMemory of [true, false]) {
+        for (const c of splitCases) {
+          it(`${c.name} (${workgroupMemory ? 'workgroup-memory' : 'register-only'} kernels)`, () => expectSame(c, variant({ splitBytes: 1024, workgroupMemory })));
+        }
+      }
     });
 
     it('f16 weights: stored as f16 where shader-f16 exists, else f32, and linear/embedding agree', async () => {

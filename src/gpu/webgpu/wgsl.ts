@@ -103,6 +103,54 @@ fn ${name}(lid: u32, v: ${type}) -> ${type} {
 `;
 }
 
+/**
+ * How a kernel that reduces along rows maps invocations to rows: `lanes` invocations share a row
+ * and combine through a workgroup tree (a GPU, long rows), or each invocation takes whole rows
+ * with no workgroup memory at all (short rows; a CPU-emulated adapter, where declaring workgroup
+ * memory makes every invocation a coroutine, ~2 us each per workgroup on SwiftShader). Kernels
+ * use `row` and `lane` (RowLanes.prelude), stride their loops by `lanes`, combine with
+ * `reduce(...)` (the identity for one lane) and let `lane == 0` write.
+ */
+export class RowLanes {
+  /** Workgroup size when each invocation takes a whole row. */
+  static readonly ROWS_PER_WORKGROUP = 64;
+
+  constructor(readonly lanes: number) {
+    if (lanes < 1 || (lanes & (lanes - 1)) !== 0) throw new EngineError(`${lanes} lanes per row is not a power of two`);
+  }
+
+  /** `lanes` where workgroup memory is fast and rows are longer than `shortRow`, else 1. */
+  static choose(workgroupMemory: boolean, rowLength: number, lanes: number, shortRow = 0): RowLanes {
+    return new RowLanes(workgroupMemory && rowLength > shortRow ? lanes : 1);
+  }
+
+  get workgroupSize(): number {
+    return this.lanes === 1 ? RowLanes.ROWS_PER_WORKGROUP : this.lanes;
+  }
+
+  /** Part of pipeline keys: kernels differ by lane count. */
+  get key(): string {
+    return `lanes${this.lanes}`;
+  }
+
+  /** The entry point plus `row` and `lane`; rows past `rowsExpr` return (uniformly, per workgroup, when lanes > 1). */
+  prelude(rowsExpr: string): string {
+    const rowLane = this.lanes === 1 ? `let row = wg * ${RowLanes.ROWS_PER_WORKGROUP}u + lid;\n  let lane = 0u;` : 'let row = wg;\n  let lane = lid;';
+    return `${entry(this.workgroupSize)}
+  ${rowLane}
+  if (row >= ${rowsExpr}) { return; }`;
+  }
+
+  /** A reduction over the row's lanes (see workgroupReduce), or the identity for one lane. */
+  reduce(name: string, type: string, combine: string): string {
+    return this.lanes === 1 ? `fn ${name}(lid: u32, v: ${type}) -> ${type} { return v; }\n` : workgroupReduce(name, type, this.lanes, combine);
+  }
+
+  workgroups(rows: number): number {
+    return Math.ceil(rows / (this.workgroupSize / this.lanes));
+  }
+}
+
 export const ADD_F32 = 'fn addF32(a: f32, b: f32) -> f32 { return a + b; }\n';
 export const MAX_F32 = 'fn maxF32(a: f32, b: f32) -> f32 { return max(a, b); }\n';
 
