@@ -48,10 +48,54 @@ export const CACHE_ROW = (HD: number) => `
 fn cacheRow(b: u32, g: u32, slot: u32) -> u32 { return ((b * P.KVH + g) * P.maxT + slot) * ${HD}u; }
 `;
 
+/**
+ * A head-sized vector in vec4 registers `name0, name1, ...`, unrolled when the kernel is built:
+ * private arrays indexed in loops stay in memory on some compilers (SwiftShader's among them),
+ * and these kernels touch every element once per key. A head size not divisible by 4 pads the
+ * last vec4 with zeros on load and skips the padding on store.
+ */
+class HeadRegs {
+  readonly chunks: number[];
+  constructor(readonly HD: number) {
+    this.chunks = Array.from({ length: Math.ceil(HD / 4) }, (_, c) => c);
+  }
+
+  /** Elements 4c..4c+3 of buf[off ..] as a vec4 expression. */
+  load(buf: string, off: string, c: number): string {
+    const parts = [0, 1, 2, 3].map((i) => (4 * c + i < this.HD ? `${buf}[${off} + ${4 * c + i}u]` : '0.0'));
+    return `vec4<f32>(${parts.join(', ')})`;
+  }
+
+  /** `var name<c> = init(c);` for every chunk. */
+  decl(name: string, init: (c: number) => string): string {
+    return this.chunks.map((c) => `  var ${name}${c} = ${init(c)};`).join('\n');
+  }
+
+  /** One statement per chunk. */
+  each(stmt: (c: number) => string): string {
+    return this.chunks.map((c) => `    ${stmt(c)}`).join('\n');
+  }
+
+  /** The sum over chunks of dot(a(c), b(c)). */
+  dot(a: (c: number) => string, b: (c: number) => string): string {
+    return this.chunks.map((c) => `dot(${a(c)}, ${b(c)})`).join(' + ');
+  }
+
+  /** buf[off ..] = name (the valid lanes of every chunk). */
+  store(buf: string, off: string, name: string): string {
+    const comps = ['x', 'y', 'z', 'w'];
+    return this.chunks
+      .flatMap((c) => comps.filter((_, i) => 4 * c + i < this.HD).map((comp, i) => `  ${buf}[${off} + ${4 * c + i}u] = ${name}${c}.${comp};`))
+      .join('\n');
+  }
+}
+
 // ---- forward, one invocation per (query, head) ---------------------------------------------
 
 const PREFILL_WG = 64;
-const FORWARD_PREFILL = (HD: number) => `${P_ATTN.wgsl}
+const FORWARD_PREFILL = (HD: number) => {
+  const r = new HeadRegs(HD);
+  return `${P_ATTN.wgsl}
 @group(0) @binding(1) var<storage, read> q: array<f32>;
 @group(0) @binding(2) var<storage, read> kc: array<f32>;
 @group(0) @binding(3) var<storage, read> vc: array<f32>;
@@ -68,27 +112,27 @@ ${entry(PREFILL_WG)}
   let slot = P.start + bt % P.T;
   let lo = u32(padLeft[b]);
   let qo = idx * ${HD}u;
-  var qv: array<f32, ${HD}>;
-  var acc: array<f32, ${HD}>;
-  for (var d = 0u; d < ${HD}u; d++) { qv[d] = q[qo + d] * P.scale; acc[d] = 0.0; }
+${r.decl('qv', (c) => `${r.load('q', 'qo', c)} * P.scale`)}
+${r.decl('acc', () => 'vec4<f32>(0.0)')}
   let g = h / (P.H / P.KVH);
   var m = ${NEG_BIG};
   var l = 0.0;
   for (var j = lo; j <= slot; j++) {
     let ko = cacheRow(b, g, j);
-    var s = 0.0;
-    for (var d = 0u; d < ${HD}u; d++) { s += qv[d] * kc[ko + d]; }
+    let s = ${r.dot((c) => `qv${c}`, (c) => r.load('kc', 'ko', c))};
     let mNew = max(m, s);
     let c = exp(m - mNew);
     let p = exp(s - mNew);
     l = l * c + p;
-    for (var d = 0u; d < ${HD}u; d++) { acc[d] = acc[d] * c + p * vc[ko + d]; }
+${r.each((c) => `acc${c} = acc${c} * c + p * ${r.load('vc', 'ko', c)};`)}
     m = mNew;
   }
   // A query in the padding sees no key: l stays 0 and the row is written as zeros.
   let invL = select(0.0, 1.0 / l, l > 0.0);
-  for (var d = 0u; d < ${HD}u; d++) { out[qo + d] = acc[d] * invL; }
+${r.each((c) => `acc${c} *= invL;`)}
+${r.store('out', 'qo', 'acc')}
 }`;
+};
 
 // ---- forward, one workgroup per (query, head) ----------------------------------------------
 
@@ -160,7 +204,11 @@ ${entry(DECODE_WG)}
 // ---- backward ------------------------------------------------------------------------------
 
 /** dq and per-row statistics (lse, D); one invocation per (b, t, h). */
-const BACKWARD_DQ = (HD: number) => `${P_ATTN.wgsl}
+const BACKWARD_DQ = (HD: number) => {
+  const r = new HeadRegs(HD);
+  const sdp = `    let s = ${r.dot((c) => `qv${c}`, (c) => r.load('kc', 'ko', c))};
+    let dp = ${r.dot((c) => `dov${c}`, (c) => r.load('vc', 'ko', c))};`;
+  return `${P_ATTN.wgsl}
 @group(0) @binding(1) var<storage, read> q: array<f32>;
 @group(0) @binding(2) var<storage, read> kc: array<f32>;
 @group(0) @binding(3) var<storage, read> vc: array<f32>;
@@ -180,19 +228,16 @@ ${entry(PREFILL_WG)}
   let lo = u32(padLeft[b]);
   let qo = idx * ${HD}u;
   let g = h / (P.H / P.KVH);
-  var qv: array<f32, ${HD}>;
-  var dov: array<f32, ${HD}>;
-  var acc: array<f32, ${HD}>;
-  for (var d = 0u; d < ${HD}u; d++) { qv[d] = q[qo + d] * P.scale; dov[d] = dO[qo + d]; acc[d] = 0.0; }
+${r.decl('qv', (c) => `${r.load('q', 'qo', c)} * P.scale`)}
+${r.decl('dov', (c) => r.load('dO', 'qo', c))}
+${r.decl('acc', () => 'vec4<f32>(0.0)')}
   // Pass 1: online max, normaliser and sum of e^(s-m) * dp, all rescaled together.
   var m = ${NEG_BIG};
   var l = 0.0;
   var sdp = 0.0;
   for (var j = lo; j <= slot; j++) {
     let ko = cacheRow(b, g, j);
-    var s = 0.0;
-    var dp = 0.0;
-    for (var d = 0u; d < ${HD}u; d++) { s += qv[d] * kc[ko + d]; dp += dov[d] * vc[ko + d]; }
+${sdp}
     let mNew = max(m, s);
     let c = exp(m - mNew);
     let p = exp(s - mNew);
@@ -206,18 +251,19 @@ ${entry(PREFILL_WG)}
   // Pass 2: dq = sum_j p_j (dp_j - D) scale k_j.
   for (var j = lo; j <= slot; j++) {
     let ko = cacheRow(b, g, j);
-    var s = 0.0;
-    var dp = 0.0;
-    for (var d = 0u; d < ${HD}u; d++) { s += qv[d] * kc[ko + d]; dp += dov[d] * vc[ko + d]; }
+${sdp}
     let ds = exp(s - lse) * (dp - D) * P.scale;
-    for (var d = 0u; d < ${HD}u; d++) { acc[d] += ds * kc[ko + d]; }
+${r.each((c) => `acc${c} += ds * ${r.load('kc', 'ko', c)};`)}
   }
-  for (var d = 0u; d < ${HD}u; d++) { dq[qo + d] = acc[d]; }
+${r.store('dq', 'qo', 'acc')}
   stats[idx] = vec2<f32>(lse, D);
 }`;
+};
 
 /** dk, dv token-major; one invocation per (b, kv head, key slot). */
-const BACKWARD_DKV = (HD: number) => `${P_ATTN.wgsl}
+const BACKWARD_DKV = (HD: number) => {
+  const r = new HeadRegs(HD);
+  return `${P_ATTN.wgsl}
 @group(0) @binding(1) var<storage, read> q: array<f32>;
 @group(0) @binding(2) var<storage, read> kc: array<f32>;
 @group(0) @binding(3) var<storage, read> vc: array<f32>;
@@ -236,11 +282,10 @@ ${entry(PREFILL_WG)}
   let b = idx / (P.T * P.KVH);
   let lo = u32(padLeft[b]);
   let ko = cacheRow(b, g, j);
-  var kv: array<f32, ${HD}>;
-  var vv: array<f32, ${HD}>;
-  var dka: array<f32, ${HD}>;
-  var dva: array<f32, ${HD}>;
-  for (var d = 0u; d < ${HD}u; d++) { kv[d] = kc[ko + d]; vv[d] = vc[ko + d]; dka[d] = 0.0; dva[d] = 0.0; }
+${r.decl('kv', (c) => r.load('kc', 'ko', c))}
+${r.decl('vv', (c) => r.load('vc', 'ko', c))}
+${r.decl('dka', () => 'vec4<f32>(0.0)')}
+${r.decl('dva', () => 'vec4<f32>(0.0)')}
   let group = P.H / P.KVH;
   // Keys in the padding are never attended; their gradients stay zero.
   let first = select(P.T, j, j >= lo);
@@ -248,21 +293,21 @@ ${entry(PREFILL_WG)}
     for (var hh = 0u; hh < group; hh++) {
       let row = (b * P.T + t) * P.H + g * group + hh;
       let qo = row * ${HD}u;
-      var s = 0.0;
-      var dp = 0.0;
-      for (var d = 0u; d < ${HD}u; d++) { s += q[qo + d] * kv[d]; dp += dO[qo + d] * vv[d]; }
+${r.each((c) => `let q${c} = ${r.load('q', 'qo', c)};`).replace(/^ {4}/gm, '      ')}
+${r.each((c) => `let do${c} = ${r.load('dO', 'qo', c)};`).replace(/^ {4}/gm, '      ')}
+      let s = ${r.dot((c) => `q${c}`, (c) => `kv${c}`)};
+      let dp = ${r.dot((c) => `do${c}`, (c) => `vv${c}`)};
       let st = stats[row];
       let p = exp(s * P.scale - st.x);
       let ds = p * (dp - st.y) * P.scale;
-      for (var d = 0u; d < ${HD}u; d++) {
-        dva[d] += p * dO[qo + d];
-        dka[d] += ds * q[qo + d];
-      }
+${r.each((c) => `dva${c} += p * do${c}; dka${c} += ds * q${c};`).replace(/^ {4}/gm, '      ')}
     }
   }
   let out = ((b * P.T + j) * P.KVH + g) * ${HD}u;
-  for (var d = 0u; d < ${HD}u; d++) { dk[out + d] = dka[d]; dv[out + d] = dva[d]; }
+${r.store('dk', 'out', 'dka')}
+${r.store('dv', 'out', 'dva')}
 }`;
+};
 
 // ---- dispatch ------------------------------------------------------------------------------
 

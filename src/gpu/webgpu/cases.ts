@@ -207,6 +207,8 @@ export const opCases: OpCase[] = [
     padLeft: ints(0, 67),
   }),
   attentionCase('MHA, query in padding', shape({ B: 1, T: 4, numKvHeads: 4, padLeft: ints(2) })),
+  // Head registers are vec4s: a head size of 6 pads its last one.
+  attentionCase('headDim 6, chunk at start=2 of maxT=9', shape({ B: 2, T: 5, start: 2, maxT: 9, headDim: 6, padLeft: ints(0, 3) })),
   {
     name: 'attentionBackward GQA with padding',
     run: (be) => {
@@ -228,6 +230,19 @@ export const opCases: OpCase[] = [
       const { k, v } = caches(be, s, 19);
       const q = be.tensor(randn(20, 9 * 36), [9, 36]);
       const g = be.attentionBackward(q, k, v, be.tensor(randn(21, 9 * 36), [9, 36]), s);
+      return [g.dq, g.dk, g.dv];
+    },
+  },
+  {
+    name: 'attentionBackward GQA headDim 6, T=7',
+    run: (be) => {
+      const s = shape({ B: 2, T: 7, headDim: 6, padLeft: ints(0, 1) });
+      const { k, v } = caches(be, s, 22);
+      const N = s.B * s.T;
+      const width = s.numHeads * 6;
+      const d = randn(24, N * width);
+      d.fill(0, s.T * width, (s.T + 1) * width);
+      const g = be.attentionBackward(be.tensor(randn(23, N * width), [N, width]), k, v, be.tensor(d, [N, width]), s);
       return [g.dq, g.dk, g.dv];
     },
   },
