@@ -166,8 +166,20 @@ interface BlockedKey extends Extras {
   transA: boolean;
   transB: boolean;
   dtype: StorageDType;
-  /** x @ w^T with K % 4 == 0: both operands are read as vec4s along K (P.K, lda, ldb in vec4s). */
-  vec4: boolean;
+  /**
+   * How operands are read, in vec4s where rows allow (index parameters then count vec4s):
+   * `dot`: x @ w^T with K % 4 == 0, both along K; `bRows`: b untransposed with N % 4 == 0, the
+   * block's four columns at once; `aCols`: a transposed with M % 4 == 0, the block's four rows.
+   */
+  dot: boolean;
+  bRows: boolean;
+  aCols: boolean;
+}
+
+/** The vec4 reads a blocked product of this layout and size can use (see BlockedKey). */
+function blockedReads(transA: boolean, transB: boolean, M: number, N: number, K: number) {
+  const dot = transB && !transA && K % 4 === 0;
+  return { dot, bRows: !transB && N % 4 === 0, aCols: transA && M % 4 === 0 };
 }
 
 /**
@@ -175,17 +187,35 @@ interface BlockedKey extends Extras {
  * store, so the inner loop has no branches.
  */
 const BLOCKED = (k: BlockedKey) => {
-  const aAt = (r: number) => (k.vec4 ? `a[i${r} * P.lda + kk]` : `a[P.aOff + ${k.transA ? `kk * P.lda + i${r}` : `i${r} * P.lda + kk`}]`);
-  const bAt = (c: number) => (k.vec4 ? `loadB4(j${c} * P.ldb + kk)` : `loadB(${k.transB ? `j${c} * P.ldb + kk` : `kk * P.ldb + j${c}`})`);
-  // Per step of K: a scalar of each a row times four b columns, or dot products of vec4s.
-  const step = k.vec4
-    ? `${R4.map((c) => `    let b${c} = ${bAt(c)};`).join('\n')}
-${R4.map((r) => `    { let a4 = ${aAt(r)}; acc${r} += vec4<f32>(${R4.map((c) => `dot(a4, b${c})`).join(', ')}); }`).join('\n')}`
-    : `    let b4 = vec4<f32>(${R4.map(bAt).join(', ')});
-${R4.map((r) => `    acc${r} += ${aAt(r)} * b4;`).join('\n')}`;
+  const aAt = (r: number, kk: string) => (k.dot ? `a[i${r} * P.lda + ${kk}]` : `a[P.aOff + ${k.transA ? `${kk} * P.lda + i${r}` : `i${r} * P.lda + ${kk}`}]`);
+  const bAt = (c: number, kk: string) => (k.dot ? `loadB4(j${c} * P.ldb + ${kk})` : `loadB(${k.transB ? `j${c} * P.ldb + ${kk}` : `${kk} * P.ldb + j${c}`})`);
+  // One step of K (kk, an expression): dot products of vec4s, or each a row's scalar times the
+  // block's four b columns.
+  const step = (kk: string) =>
+    k.dot
+      ? `    {
+${R4.map((c) => `      let b${c} = ${bAt(c, kk)};`).join('\n')}
+${R4.map((r) => `      { let a4 = ${aAt(r, kk)}; acc${r} += vec4<f32>(${R4.map((c) => `dot(a4, b${c})`).join(', ')}); }`).join('\n')}
+    }`
+      : `    {
+      let b4 = ${k.bRows ? `loadB4(${kk} * P.ldb + col0 / 4u)` : `vec4<f32>(${R4.map((c) => bAt(c, kk)).join(', ')})`};
+${k.aCols ? `      let a4 = a[P.aOff + ${kk} * P.lda + row0 / 4u];\n` : ''}${R4.map((r) => `      acc${r} += ${k.aCols ? `a4[${r}]` : aAt(r, kk)} * b4;`).join('\n')}
+    }`;
+  // Scalar steps come four to an iteration (a dot step already covers four of K).
+  const loop = k.dot
+    ? `  for (var kk = 0u; kk < P.K; kk++) {
+${step('kk')}
+  }`
+    : `  var k4 = 0u;
+  for (; k4 + 4u <= P.K; k4 += 4u) {
+${R4.map((u) => step(`(k4 + ${u}u)`)).join('\n')}
+  }
+  for (var kk = k4; kk < P.K; kk++) {
+${step('kk')}
+  }`;
   return `${header(k.dtype === 'f16')}${P_MM.wgsl}
-@group(0) @binding(1) var<storage, read> a: array<${k.vec4 ? 'vec4<f32>' : 'f32'}>;
-${weightBinding(2, 'b', k.dtype, k.vec4)}
+@group(0) @binding(1) var<storage, read> a: array<${k.dot || k.aCols ? 'vec4<f32>' : 'f32'}>;
+${weightBinding(2, 'b', k.dtype, k.dot || k.bRows)}
 ${outBindings(3, k)}
 ${EPILOGUE(k)}
 ${FLAT_WORKGROUP}
@@ -197,9 +227,7 @@ ${entry(BLOCKED_WG)}
 ${R4.map((r) => `  let i${r} = min(row0 + ${r}u, P.M - 1u);`).join('\n')}
 ${R4.map((c) => `  let j${c} = min(col0 + ${c}u, P.N - 1u);`).join('\n')}
 ${R4.map((r) => `  var acc${r} = vec4<f32>(0.0);`).join('\n')}
-  for (var kk = 0u; kk < P.K; kk++) {
-${step}
-  }
+${loop}
 ${R4.map(
   (r) => `  if (row0 + ${r}u < P.M) {
 ${R4.map((c) => `    if (col0 + ${c}u < P.N) { store(row0 + ${r}u, col0 + ${c}u, acc${r}[${c}]); }`).join('\n')}
@@ -351,11 +379,17 @@ export function matmulWgsl(rt: Runtime, job: Job, opts: MatmulOptions, op: strin
     }
     const values = { ...base, lda: transA ? M : K, ldb: transB ? K : N, aOff: transA ? kOff * M : kOff };
     if (!rt.options.workgroupMemory) {
-      const key: BlockedKey = { transA, transB, dtype: b.dtype, ...extras, vec4: transB && !transA && vec4 && kOff === 0 };
+      const reads = blockedReads(transA, transB, M, N, K);
+      const key: BlockedKey = { transA, transB, dtype: b.dtype, ...extras, ...reads };
       const tilesN = Math.ceil(Nc / 4);
-      const units = key.vec4 ? { K: Kc / 4, lda: K / 4, ldb: K / 4 } : {};
+      // Index parameters in vec4s for the operands read as vec4s.
+      const units = {
+        ...(reads.dot ? { K: Kc / 4, lda: K / 4, ldb: K / 4 } : {}),
+        ...(reads.bRows ? { ldb: N / 4 } : {}),
+        ...(reads.aCols ? { lda: M / 4, aOff: values.aOff / 4 } : {}),
+      };
       rt.dispatch({
-        key: `matmulBlocked:${transA ? 'T' : 'N'}${transB ? 'T' : 'N'}:${b.dtype}:${extrasKey(extras)}:${key.vec4 ? 'v4' : 's'}`,
+        key: `matmulBlocked:${transA ? 'T' : 'N'}${transB ? 'T' : 'N'}:${b.dtype}:${extrasKey(extras)}:${['dot', 'bRows', 'aCols'].filter((f) => reads[f as keyof typeof reads]).join('+')}`,
         wgsl: () => BLOCKED(key),
         params: P_MM,
         values: { ...values, ...units, tilesN },

@@ -98,6 +98,9 @@ export const opCases: OpCase[] = [
   matmulCase(37, 29, 70, false, true),
   matmulCase(37, 29, 70, true, true),
   matmulCase(130, 17, 65, false, false),
+  // Widths divisible by 4: vec4 reads of b's rows (and of a transposed's) in the blocked kernel.
+  matmulCase(33, 20, 28, false, false),
+  matmulCase(16, 40, 24, true, false),
   matmulCase(3, 29, 41, false, true),
   matmulCase(2, 32, 41, false, true),
   matmulCase(1, 40, 9, true, true),
@@ -338,7 +341,9 @@ export const splitCases: OpCase[] = [
       const b = be.tensor(randn(45, 50 * 8), [50, 8]);
       const a = be.tensor(randn(46, 5 * 50), [5, 50]);
       const aT = be.tensor(randn(47, 50 * 5), [50, 5]);
-      return [be.matmul(a, b, false, false), be.matmul(aT, b, true, false), be.matmul(be.tensor(randn(48, 4 * 8), [4, 8]), b, false, true)];
+      // aT4's rows are 4 wide: the blocked kernel reads its transposed a as vec4s, across chunks.
+      const aT4 = be.tensor(randn(49, 50 * 4), [50, 4]);
+      return [be.matmul(a, b, false, false), be.matmul(aT, b, true, false), be.matmul(be.tensor(randn(48, 4 * 8), [4, 8]), b, false, true), be.matmul(aT4, b, true, false)];
     },
   },
   {
