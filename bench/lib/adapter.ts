@@ -1,4 +1,5 @@
 /** What a WebGPU adapter says about itself, the same way in the page and in Node (Dawn). */
+import { isCpuEmulated } from '../../src/gpu/webgpu/backend';
 import type { AdapterReport } from './types';
 
 export function adapterReport(adapter: GPUAdapter): AdapterReport {
@@ -10,5 +11,6 @@ export function adapterReport(adapter: GPUAdapter): AdapterReport {
     device: info.device,
     description: info.description,
     shaderF16: adapter.features.has('shader-f16'),
+    kernels: isCpuEmulated(adapter) ? 'register-only' : 'workgroup-memory',
   };
 }

@@ -89,4 +89,6 @@ export interface AdapterReport {
   device: string;
   description: string;
   shaderF16: boolean;
+  /** The engine's kernel family on this adapter (WebGPUBackendOptions.workgroupMemory). */
+  kernels: 'workgroup-memory' | 'register-only';
 }
