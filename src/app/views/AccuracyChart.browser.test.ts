@@ -129,7 +129,7 @@ describe('AccuracyChart', () => {
     using view = render(AccuracyChart, { runs: [{ id: 'a', label: 'r', records: [] }] });
     await tick();
     expect(chart(view.target, ACC).querySelector('[role="img"]')!.getAttribute('aria-label')).toContain('No data yet');
-    expect(view.target.querySelector('.runs .mode')!.textContent).toBe('reward mode not known yet');
+    expect(view.target.querySelector('.runs .legend-note')!.textContent).toBe('reward mode not known yet');
     using none = render(AccuracyChart, { runs: [] });
     await tick();
     expect(none.target.querySelector('.empty')!.textContent).toBe('No run selected.');
