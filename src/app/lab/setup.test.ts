@@ -2,7 +2,8 @@ import { describe, expect, it } from 'vitest';
 import { makePreset } from '../../rl/presets';
 import { parseRunConfig as parseStoredConfig } from '../../storage/config';
 import { parseRunConfig } from '../../workers/runtime/run-config';
-import { defaultSetup, pickedFolderName, policyModelName, restoreSetup, rolesFor, setupProblems, STORY_MODEL, toRunConfig, withMethod, withScenario } from './setup';
+import { STORY_MODEL } from '../../workers/runtime/run-config';
+import { defaultSetup, pickedFolderName, policyModelName, restoreSetup, rolesFor, setupProblems, toRunConfig, withMethod, withScenario } from './setup';
 
 describe('the default setup', () => {
   it('is a storyteller on a tiny hub story model with rules for every role, which runs in a laptop browser', () => {

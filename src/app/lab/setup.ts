@@ -3,9 +3,9 @@
  * settings table, and how it becomes a RunConfig. Pure, so defaults and the mapping to a run
  * config are tested in Node; the Svelte form only edits a LabSetup.
  */
-import { makePreset, type MethodName, type MethodPreset, type PresetOverrides } from '../../rl/presets';
+import { makePreset, type MethodName, type MethodPreset } from '../../rl/presets';
 import { createScenario, type ScenarioConfig, type ScenarioId } from '../../sims/scenarios/index';
-import { parseRunConfig, type GeneratorSpec, type RunConfig } from '../../workers/runtime/run-config';
+import { CHAT_MODEL, exampleConfig, laptopOverrides, parseRunConfig, type GeneratorSpec, type RunConfig } from '../../workers/runtime/run-config';
 
 /** Where a judge, simulated user or evaluator gets its text (the run config's GeneratorSpec). */
 export type RoleChoice = GeneratorSpec;
@@ -57,25 +57,6 @@ export const METHOD_CHOICES: { id: MethodName; title: string; summary: string }[
   { id: 'combined', title: 'Combined', summary: 'Both signals added per token (the paper\u2019s best).' },
 ];
 
-/** Small hub models that fit a laptop browser. */
-export const STORY_MODEL = 'raincandy-u/TinyStories-656K';
-export const CHAT_MODEL = 'HuggingFaceTB/SmolLM2-135M-Instruct';
-
-/**
- * Preset overrides that suit a laptop browser: the paper's method shapes (votes, weights, clip,
- * KL 0, Adam betas, decay) with smaller batches and LoRA ranks than a cluster run.
- */
-export function laptopOverrides(scenario: ScenarioId): PresetOverrides {
-  const story = scenario === 'storyteller';
-  const talk = scenario === 'talk';
-  return {
-    optimizer: { lr: story || talk ? 5e-4 : 1e-4 },
-    batch: { size: talk ? 4 : story ? 8 : 16 },
-    finetune: { lora: { rank: story || talk ? 8 : 16 } },
-    judge: { maxNewTokens: 512 },
-  };
-}
-
 export function presetFor(method: MethodName, scenario: ScenarioId): MethodPreset {
   return makePreset(method, laptopOverrides(scenario));
 }
@@ -84,14 +65,18 @@ export function presetFor(method: MethodName, scenario: ScenarioId): MethodPrese
 function scenarioParts(scenario: ScenarioId): Pick<LabSetup, 'problems' | 'schedule' | 'sampling'> & { hubId: string; roles: Record<Role, RoleChoice> } {
   const rules: RoleChoice = { kind: 'rules' };
   switch (scenario) {
-    case 'storyteller':
+    case 'storyteller': {
+      // The storyteller example as `nextstate run --example storyteller` runs it.
+      const example = exampleConfig('storyteller');
       return {
-        hubId: STORY_MODEL,
+        hubId: example.models.policy.model,
         roles: { user: rules, judge: rules, evaluator: rules },
-        problems: { source: 'builtin', count: 12 },
-        schedule: { concurrentSessions: 4, steps: 8, evalEvery: 4, evalProblems: 12, evalVotes: 3 },
-        sampling: { policy: { temperature: 1, topP: 1, topK: 0, maxNewTokens: 48 }, user: { temperature: 0.7, maxNewTokens: 256 } },
+        // Story prompts are built into the scenario.
+        problems: { source: 'builtin', count: example.problems.count },
+        schedule: example.schedule,
+        sampling: example.sampling,
       };
+    }
     case 'talk':
       return {
         hubId: CHAT_MODEL,

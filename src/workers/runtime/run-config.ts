@@ -2,8 +2,8 @@
  * A run's whole configuration as plain JSON: what the lab stores in a run, what a run file
  * carries (without secrets), and what `nextstate run --config` reads.
  */
-import { makePreset, parsePreset, type MethodName, type MethodPreset } from '../../rl/presets';
-import { createScenario, type ScenarioConfig } from '../../sims/scenarios/index';
+import { makePreset, parsePreset, type MethodName, type MethodPreset, type PresetOverrides } from '../../rl/presets';
+import { createScenario, type ScenarioConfig, type ScenarioId } from '../../sims/scenarios/index';
 import { DEFAULT_GROUP_SIZE, DEFAULT_MAX_STEPS, type RewardMode } from '../../sims/toolcall/index';
 
 /** Where a judge, simulated user or evaluator gets its text. */
@@ -128,6 +128,25 @@ export const EXAMPLES = ['storyteller', 'student', 'teacher', 'toolcall'] as con
 export type ExampleName = (typeof EXAMPLES)[number];
 export type PersonalExampleName = Exclude<ExampleName, 'toolcall'>;
 
+/** Small hub models that fit a laptop browser. */
+export const STORY_MODEL = 'raincandy-u/TinyStories-656K';
+export const CHAT_MODEL = 'HuggingFaceTB/SmolLM2-135M-Instruct';
+
+/**
+ * Preset overrides that suit a laptop browser: the paper's method shapes (votes, weights, clip,
+ * KL 0, Adam betas, decay) with smaller batches and LoRA ranks than a cluster run.
+ */
+export function laptopOverrides(scenario: ScenarioId): PresetOverrides {
+  const story = scenario === 'storyteller';
+  const talk = scenario === 'talk';
+  return {
+    optimizer: { lr: story || talk ? 5e-4 : 1e-4 },
+    batch: { size: talk ? 4 : story ? 8 : 16 },
+    finetune: { lora: { rank: story || talk ? 8 : 16 } },
+    judge: { maxNewTokens: 512 },
+  };
+}
+
 /** Complete example configs: hub models and rules roles, so they run anywhere with a network. */
 export function exampleConfig(name: 'toolcall', policyModel?: string): ToolCallRunConfig;
 export function exampleConfig(name: PersonalExampleName, policyModel?: string): RunConfig;
@@ -141,14 +160,9 @@ export function exampleConfig(name: ExampleName, policyModel?: string): AnyRunCo
     label: `${name} (combined, rules)`,
     scenario: story ? { id: 'storyteller', subject: 'dog' } : { id: name },
     method: 'combined',
-    preset: makePreset('combined', {
-      optimizer: { lr: story ? 5e-4 : 1e-4 },
-      batch: { size: story ? 8 : 16 },
-      finetune: { lora: { rank: story ? 8 : 16 } },
-      judge: { maxNewTokens: 512 },
-    }),
+    preset: makePreset('combined', laptopOverrides(name)),
     models: {
-      policy: { model: policyModel ?? (story ? 'raincandy-u/TinyStories-656K' : 'HuggingFaceTB/SmolLM2-135M-Instruct'), backend: 'cpu' },
+      policy: { model: policyModel ?? (story ? STORY_MODEL : CHAT_MODEL), backend: 'cpu' },
       user: { kind: 'rules' },
       judge: { kind: 'rules' },
       evaluator: { kind: 'rules' },
