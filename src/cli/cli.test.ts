@@ -160,6 +160,8 @@ describe.skipIf(!stories)('nextstate run, inspect and export', () => {
     const rows = readFileSync(samples, 'utf8').trim().split('\n').map((l) => JSON.parse(l));
     expect(rows.length).toBeGreaterThanOrEqual(4);
     for (const row of rows) expect(row.advantages.length).toBe(row.completion_ids.length);
+    // A personal-track run's prompts list no tools, so its rows carry no tools column.
+    expect(rows.some((row) => 'tools' in row)).toBe(false);
     // The trained adapter from the file changes the policy's scores.
     const base = JSON.parse((await run('score', '--model', stories!, '--prompt', 'Once upon a time', '--completion', ' the dog was happy.', '--json')).out[0]);
     const tuned = JSON.parse((await run('score', '--model', stories!, '--prompt', 'Once upon a time', '--completion', ' the dog was happy.', '--adapter', peft, '--json')).out[0]);

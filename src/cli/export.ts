@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import { PEFT_CONFIG, PEFT_WEIGHTS } from '../gpu/peft';
 import type { RunRecord } from '../rl/records';
 import { extractAdapter, readRunFile, recordsJsonl, toJsonl, trainingSamples } from '../storage/index';
+import { promptTools, type AnyRunConfig } from '../workers/runtime/run-config';
 import { parse, positionals, UsageError } from './args';
 
 export const usage = `nextstate export RUN_FILE (--peft DIR | --samples FILE.jsonl | --records FILE.jsonl)`;
@@ -23,9 +24,13 @@ export async function exportCommand(argv: string[], out: (line: string) => void)
   }
   if (typeof v.samples === 'string' || typeof v.records === 'string') {
     const records: RunRecord[] = [];
-    for await (const item of readRunFile(bytes)) if (item.kind === 'record') records.push(item.record);
+    let tools: readonly object[] | undefined;
+    for await (const item of readRunFile(bytes)) {
+      if (item.kind === 'header') tools = promptTools(item.header.run.config as unknown as AnyRunConfig);
+      if (item.kind === 'record') records.push(item.record);
+    }
     if (typeof v.samples === 'string') {
-      const { rows } = trainingSamples(records);
+      const { rows } = trainingSamples(records, { tools });
       writeFileSync(v.samples, toJsonl(rows));
       out(`${rows.length} training samples written to ${v.samples}`);
     }

@@ -39,6 +39,15 @@ describe('trainingSamples', () => {
     expect(trainingSamples([...rest, interaction]).unmatched).toEqual(['eve#2']);
   });
 
+  it('adds the tools the prompts were rendered with, as copies, only when given', () => {
+    const tool = { type: 'function', function: { name: 'calculator', parameters: { type: 'object' } } };
+    const { rows } = trainingSamples(sampleRun(), { tools: [tool] });
+    expect(rows.every((r) => JSON.stringify(r.tools) === JSON.stringify([tool]))).toBe(true);
+    rows[0].tools!.push({});
+    expect(rows[1].tools).toHaveLength(1);
+    expect(trainingSamples(sampleRun()).rows.every((r) => !('tools' in r))).toBe(true);
+  });
+
   it('joins one record at a time, for logs read from a stream', () => {
     const joiner = new SampleJoiner();
     const out = sampleRun().map((r) => joiner.push(r)).filter((r) => r !== null);

@@ -26,6 +26,11 @@ export interface TrainingSampleRow {
   logprobs: number[];
   session: string;
   turn: number;
+  /**
+   * The function schemas the prompt was rendered with (TRL's `tools` column), so a trainer
+   * rebuilds the same prompt tokens; only in runs whose policy was given tools.
+   */
+  tools?: object[];
 }
 
 /**
@@ -37,6 +42,9 @@ export class SampleJoiner {
   private readonly waiting = new Map<string, InteractionRecord>();
   /** "session#turn" of samples whose interaction was not seen before them. */
   readonly unmatched: string[] = [];
+
+  /** `tools`: what every prompt of the run was rendered with (see TrainingSampleRow.tools). */
+  constructor(private readonly tools?: readonly object[]) {}
 
   push(record: RunRecord): TrainingSampleRow | null {
     if (record.kind === 'interaction') {
@@ -62,6 +70,7 @@ export class SampleJoiner {
       logprobs: [...turn.logprobs],
       session: record.session,
       turn: record.turn,
+      ...(this.tools ? { tools: structuredClone([...this.tools]) } : {}),
     };
   }
 }
@@ -73,8 +82,8 @@ export interface TrainingSamples {
 }
 
 /** Every training sample of a log, in the order the samples entered the buffer. */
-export function trainingSamples(records: Iterable<RunRecord>, options: { trainableOnly?: boolean } = {}): TrainingSamples {
-  const joiner = new SampleJoiner();
+export function trainingSamples(records: Iterable<RunRecord>, options: { trainableOnly?: boolean; tools?: readonly object[] } = {}): TrainingSamples {
+  const joiner = new SampleJoiner(options.tools);
   const rows: TrainingSampleRow[] = [];
   for (const record of records) {
     const row = joiner.push(record);

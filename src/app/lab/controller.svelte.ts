@@ -19,7 +19,7 @@ import {
 import { PEFT_CONFIG, PEFT_WEIGHTS } from '../../gpu/peft';
 import { createScenario } from '../../sims/scenarios/index';
 import { loadProblems } from '../../workers/runtime/problems';
-import type { RunConfig } from '../../workers/runtime/run-config';
+import { promptTools, type AnyRunConfig, type RunConfig } from '../../workers/runtime/run-config';
 import { RunLoop, type RunLoopOptions, type RunSnapshot } from '../../workers/runtime/runloop';
 import { PolicyClient } from '../../workers/browser/policy-client';
 import type { ModelLocation, PolicyEvent, PolicyInfo } from '../../workers/browser/policy-host';
@@ -265,7 +265,7 @@ export class LabController {
   /** Training samples as TRL-style JSONL rows. */
   async exportSamples(id: string): Promise<void> {
     const info = await this.store.getRun(id);
-    const { rows } = trainingSamples(await this.loadRecords(id));
+    const { rows } = trainingSamples(await this.loadRecords(id), { tools: info ? promptTools(info.config as unknown as AnyRunConfig) : undefined });
     download(new Blob([toJsonl(rows)], { type: 'application/jsonl' }), `${fileStem(info?.label ?? id)}-samples.jsonl`);
     this.announce(`Exported ${rows.length} training samples.`);
   }

@@ -4,7 +4,7 @@
  */
 import { makePreset, parsePreset, type MethodName, type MethodPreset, type PresetOverrides } from '../../rl/presets';
 import { createScenario, type ScenarioConfig, type ScenarioId } from '../../sims/scenarios/index';
-import { DEFAULT_GROUP_SIZE, DEFAULT_MAX_STEPS, type RewardMode } from '../../sims/toolcall/index';
+import { CALCULATOR_TOOL, DEFAULT_GROUP_SIZE, DEFAULT_MAX_STEPS, type RewardMode } from '../../sims/toolcall/index';
 
 /** Where a judge, simulated user or evaluator gets its text. */
 export type GeneratorSpec =
@@ -118,6 +118,14 @@ export function trackOf(config: AnyRunConfig): Track {
 
 export function isToolCallConfig(config: AnyRunConfig): config is ToolCallRunConfig {
   return config.track === 'toolcall';
+}
+
+/** The tools every policy prompt of the tool-call track lists. */
+export const TOOL_TRACK_TOOLS: readonly object[] = [CALCULATOR_TOOL];
+
+/** The tools a run's policy prompts were rendered with: the track's for a tool-call run, else none. */
+export function promptTools(config: AnyRunConfig): readonly object[] | undefined {
+  return isToolCallConfig(config) ? TOOL_TRACK_TOOLS : undefined;
 }
 
 export class RunConfigError extends Error {

@@ -15,7 +15,8 @@ import { BUILT_IN_PROBLEMS } from '../../../sims/problems/index';
 import { episodeMessages, TOOL_SYSTEM_PROMPT } from '../../../sims/toolcall/index';
 import { exampleConfig, parseAnyRunConfig, type ToolCallRunConfig } from '../run-config';
 import { readTextFile } from '../services-node';
-import { TOOL_TRACK_TOOLS, ToolCallRunLoop } from './loop';
+import { TOOL_TRACK_TOOLS } from '../run-config';
+import { ToolCallRunLoop } from './loop';
 import { loadToolCallProblems } from './problems';
 import { createToolCallNodeServices } from './services-node';
 

@@ -15,7 +15,6 @@
  */
 export {
   ToolCallRunLoop,
-  TOOL_TRACK_TOOLS,
   rolloutSeed,
   judgeSeed,
   groupId,

@@ -12,8 +12,8 @@ import { BUILT_IN_PROBLEMS } from '../../../sims/problems/index';
 import { CALCULATOR_TOOL, RulesStepJudge, type RewardMode } from '../../../sims/toolcall/index';
 import { calculatorCall } from '../../../sims/toolcall/testing';
 import type { PolicyReply, PolicyRequest, PolicyService, TrainItem, TrainResult } from '../policy-service';
-import { exampleConfig, parseAnyRunConfig, parseRunConfig, parseToolCallRunConfig, RunConfigError, type ToolCallRunConfig } from '../run-config';
-import { rolloutId, rolloutSeed, TOOL_TRACK_TOOLS, ToolCallRunLoop } from './loop';
+import { exampleConfig, parseAnyRunConfig, parseRunConfig, parseToolCallRunConfig, promptTools, RunConfigError, TOOL_TRACK_TOOLS, type ToolCallRunConfig } from '../run-config';
+import { rolloutId, rolloutSeed, ToolCallRunLoop } from './loop';
 import { splitHeldOut } from './problems';
 
 /** builtin#0: 4 trays of 18 cookies, 24 given away, bags of 6: #### 8. */
@@ -229,6 +229,11 @@ describe('ToolCallRunLoop with a scripted policy and the rules PRM', () => {
 });
 
 describe('tool-call run configs', () => {
+  it('name the tools their prompts list (for sample exports); personal-track configs name none', () => {
+    expect(promptTools(exampleConfig('toolcall'))).toBe(TOOL_TRACK_TOOLS);
+    expect(promptTools(exampleConfig('student'))).toBeUndefined();
+  });
+
   it('the example is complete, parses, and keeps personal configs readable as before', () => {
     const example = exampleConfig('toolcall');
     expect(parseAnyRunConfig(JSON.parse(JSON.stringify(example)))).toEqual(example);

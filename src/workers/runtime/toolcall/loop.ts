@@ -18,10 +18,10 @@ import type { EvaluationRecord, ToolStepRecord } from '../../../rl/records';
 import type { TrainingSample } from '../../../rl/samples';
 import type { TextGenerator } from '../../../sims/generator';
 import type { Problem } from '../../../sims/problems/problem';
-import { CALCULATOR_TOOL, groupAdvantages, runToolEpisode, scoreTrajectory, type PolicyStep, type Trajectory } from '../../../sims/toolcall/index';
+import { groupAdvantages, runToolEpisode, scoreTrajectory, type PolicyStep, type Trajectory } from '../../../sims/toolcall/index';
 import { interactionRecord, isAbort, RunLoopCore, type RecordSink, type RunLoopOptions } from '../loop-core';
 import type { PolicyReply, PolicyService } from '../policy-service';
-import type { ToolCallRunConfig } from '../run-config';
+import { TOOL_TRACK_TOOLS, type ToolCallRunConfig } from '../run-config';
 
 export interface ToolCallServices {
   policy: PolicyService;
@@ -35,8 +35,6 @@ export interface ToolCallProblems {
   heldOut: Problem[];
 }
 
-/** The tools every policy prompt of the track lists. */
-export const TOOL_TRACK_TOOLS: readonly object[] = [CALCULATOR_TOOL];
 
 /** Greedy decoding: two evaluations differ only by the policy, not by sampling luck. */
 const GREEDY = { temperature: 0, topP: 1, topK: 0 };
