@@ -57,7 +57,7 @@ describe('TrajectoryView', () => {
     expect(text(s.querySelector('.answer'))).toBe('Final answer: no number in it');
     const det = s.querySelector('details')!;
     expect(det.open).toBe(false);
-    expect(det.querySelectorAll('pre.raw')).toHaveLength(3);
+    expect(det.querySelectorAll('pre.nsv-raw')).toHaveLength(3);
     expect(det.textContent).toContain('\\boxed{-1}');
     expect(text(view.target.querySelector('[data-field="outcome"]'))).toBe('Outcome o = −1: the final answer is wrong or has no number.');
     expect(table(view.target)).toEqual({ 'g4.r0': ['−1', 'r −2.00 A none'], 'g4.r1': ['−1', 'r −2.00 A none'] });
@@ -185,7 +185,7 @@ describe('TrajectoryView', () => {
     // An unreadable block shows its raw text, and the tool's error message is text too.
     expect(stepEl(view.target, 1).querySelector('code.expr')!.textContent).toBe(`<tool_call>${HOSTILE}</tool_call>`);
     expect(stepEl(view.target, 1).querySelector('code.result')!.textContent).toMatch(/^Error: /);
-    const raws = [...view.target.querySelectorAll('details pre.raw')].map((p) => p.textContent);
+    const raws = [...view.target.querySelectorAll('details pre.nsv-raw')].map((p) => p.textContent);
     expect(raws.some((r) => r?.includes(`${HOSTILE} \\boxed{1}`))).toBe(true);
     expect(text(view.target.querySelector('table.rewards'))).toContain('g0.r0');
     expect((window as unknown as { __pwned?: number }).__pwned).toBe(0);

@@ -538,3 +538,13 @@ export function fmtSigned(x: number | null | undefined, digits = 3): string {
   const s = fmt(x, digits);
   return x > 0 && Number(Math.abs(x).toFixed(digits)) !== 0 ? `+${s}` : s;
 }
+
+/** A judge vote as shown: +1, −1, 0, or "failed" for a reply without a usable \boxed{}. */
+export function voteText(score: number | null): string {
+  return score === null ? 'failed' : fmtSigned(score, 0);
+}
+
+/** The colour class of a signed value: pos, neg, zero, or none when missing. */
+export function signClass(x: number | null | undefined): string {
+  return x === null || x === undefined ? 'none' : x > 0 ? 'pos' : x < 0 ? 'neg' : 'zero';
+}

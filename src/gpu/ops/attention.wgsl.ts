@@ -90,17 +90,25 @@ class HeadRegs {
   }
 }
 
+// Bindings 1.. of the kernels below (buffers in attentionWgsl / attentionBackwardWgsl order).
+const FORWARD_BINDINGS = `@group(0) @binding(1) var<storage, read> q: array<f32>;
+@group(0) @binding(2) var<storage, read> kc: array<f32>;
+@group(0) @binding(3) var<storage, read> vc: array<f32>;
+@group(0) @binding(4) var<storage, read> padLeft: array<i32>;
+@group(0) @binding(5) var<storage, read_write> out: array<f32>;`;
+const BACKWARD_INPUTS = `@group(0) @binding(1) var<storage, read> q: array<f32>;
+@group(0) @binding(2) var<storage, read> kc: array<f32>;
+@group(0) @binding(3) var<storage, read> vc: array<f32>;
+@group(0) @binding(4) var<storage, read> dO: array<f32>;
+@group(0) @binding(5) var<storage, read> padLeft: array<i32>;`;
+
 // ---- forward, one invocation per (query, head) ---------------------------------------------
 
 const PREFILL_WG = 64;
 const FORWARD_PREFILL = (HD: number) => {
   const r = new HeadRegs(HD);
   return `${P_ATTN.wgsl}
-@group(0) @binding(1) var<storage, read> q: array<f32>;
-@group(0) @binding(2) var<storage, read> kc: array<f32>;
-@group(0) @binding(3) var<storage, read> vc: array<f32>;
-@group(0) @binding(4) var<storage, read> padLeft: array<i32>;
-@group(0) @binding(5) var<storage, read_write> out: array<f32>;
+${FORWARD_BINDINGS}
 ${CACHE_ROW(HD)}
 ${FLAT_WORKGROUP}
 ${entry(PREFILL_WG)}
@@ -140,11 +148,7 @@ const DECODE_WG = 64;
 const FORWARD_DECODE = (HD: number) => {
   const dpt = Math.ceil(HD / DECODE_WG);
   return `${P_ATTN.wgsl}
-@group(0) @binding(1) var<storage, read> q: array<f32>;
-@group(0) @binding(2) var<storage, read> kc: array<f32>;
-@group(0) @binding(3) var<storage, read> vc: array<f32>;
-@group(0) @binding(4) var<storage, read> padLeft: array<i32>;
-@group(0) @binding(5) var<storage, read_write> out: array<f32>;
+${FORWARD_BINDINGS}
 ${CACHE_ROW(HD)}
 ${MAX_F32}${ADD_F32}
 ${workgroupReduce('wgMax', 'f32', DECODE_WG, 'maxF32')}
@@ -209,11 +213,7 @@ const BACKWARD_DQ = (HD: number) => {
   const sdp = `    let s = ${r.dot((c) => `qv${c}`, (c) => r.load('kc', 'ko', c))};
     let dp = ${r.dot((c) => `dov${c}`, (c) => r.load('vc', 'ko', c))};`;
   return `${P_ATTN.wgsl}
-@group(0) @binding(1) var<storage, read> q: array<f32>;
-@group(0) @binding(2) var<storage, read> kc: array<f32>;
-@group(0) @binding(3) var<storage, read> vc: array<f32>;
-@group(0) @binding(4) var<storage, read> dO: array<f32>;
-@group(0) @binding(5) var<storage, read> padLeft: array<i32>;
+${BACKWARD_INPUTS}
 @group(0) @binding(6) var<storage, read_write> dq: array<f32>;
 @group(0) @binding(7) var<storage, read_write> stats: array<vec2<f32>>;
 ${CACHE_ROW(HD)}
@@ -264,11 +264,7 @@ ${r.store('dq', 'qo', 'acc')}
 const BACKWARD_DKV = (HD: number) => {
   const r = new HeadRegs(HD);
   return `${P_ATTN.wgsl}
-@group(0) @binding(1) var<storage, read> q: array<f32>;
-@group(0) @binding(2) var<storage, read> kc: array<f32>;
-@group(0) @binding(3) var<storage, read> vc: array<f32>;
-@group(0) @binding(4) var<storage, read> dO: array<f32>;
-@group(0) @binding(5) var<storage, read> padLeft: array<i32>;
+${BACKWARD_INPUTS}
 @group(0) @binding(6) var<storage, read> stats: array<vec2<f32>>;
 @group(0) @binding(7) var<storage, read_write> dk: array<f32>;
 @group(0) @binding(8) var<storage, read_write> dv: array<f32>;
