@@ -23,7 +23,8 @@ function accumulate(be: Backend, a: Tensor, b: Tensor): void {
 
 /**
  * Backward of one projection y = x W^T + b + s (x A^T) B^T given dy: accumulates dA and dB
- * and returns dx, or adds dx into `into` (the other projections reading the same x).
+ * and returns dx, or adds dx into `into` (the other projections reading the same x). With
+ * `into` null, dx is not wanted (nothing trainable lies below) and is not computed.
  */
 function projectBackward(
   model: CausalLM,
@@ -34,13 +35,13 @@ function projectBackward(
   tape: LayerTape,
   adapter: LoraAdapter,
   grads: LoraGrads,
-  into?: Tensor,
-): Tensor {
+  into?: Tensor | null,
+): Tensor | null {
   const be = model.backend;
   const W = model.w(`model.layers.${layer}.${projectionModule(p)}.${p}.weight`);
   let dx = into;
   if (dx) be.matmulAddInPlace(dx, dy, W, false, false);
-  else dx = be.matmul(dy, W, false, false);
+  else if (dx === undefined) dx = be.matmul(dy, W, false, false);
   const pair = adapter.get(layer, p);
   const u = tape.loraU.get(p);
   if (!pair || !u) return dx;
@@ -49,7 +50,7 @@ function projectBackward(
   be.matmulAddInPlace(g.B, dy, u, true, false, s);
   const du = be.matmul(dy, pair.B, false, false);
   be.matmulAddInPlace(g.A, du, x, true, false, s);
-  be.matmulAddInPlace(dx, du, pair.A, false, false, s);
+  if (dx) be.matmulAddInPlace(dx, du, pair.A, false, false, s);
   be.dispose(du);
   return dx;
 }
@@ -65,12 +66,12 @@ export function backward(model: CausalLM, tape: Tape, dHidden: Tensor, adapter: 
   for (let l = c.numLayers - 1; l >= 0; l--) {
     const t = tape.layers[l];
     const p = `model.layers.${l}`;
-    const proj = (name: Projection, x: Tensor, dy: Tensor, into?: Tensor) => projectBackward(model, l, name, x, dy, t, adapter, grads, into);
+    const proj = (name: Projection, x: Tensor, dy: Tensor, into?: Tensor | null) => projectBackward(model, l, name, x, dy, t, adapter, grads, into);
     // MLP: x2 = x1 + down(silu(gate(xn2)) * up(xn2)), xn2 = norm(x1).
-    const dAct = proj('down_proj', t.act, dx);
+    const dAct = proj('down_proj', t.act, dx)!;
     const { dGate, dUp } = be.siluMulBackward(t.gate, t.up, dAct);
     be.dispose(dAct);
-    const dXn2 = proj('gate_proj', t.xn2, dGate);
+    const dXn2 = proj('gate_proj', t.xn2, dGate)!;
     proj('up_proj', t.xn2, dUp, dXn2);
     be.dispose(dGate);
     be.dispose(dUp);
@@ -78,7 +79,7 @@ export function backward(model: CausalLM, tape: Tape, dHidden: Tensor, adapter: 
     be.dispose(dXn2);
     accumulate(be, dX1, dx);
     // Attention: x1 = x + o(attn(rope(q), rope(k), v)), q/k/v from xn = norm(x).
-    const dAttn = proj('o_proj', t.attn, dX1);
+    const dAttn = proj('o_proj', t.attn, dX1)!;
     const g = be.attentionBackward(t.q, tape.cache.k[l], tape.cache.v[l], dAttn, tape.shape);
     be.dispose(dAttn);
     let dq = be.rope(g.dq, tape.positions, c.headDim, c.ropeTheta, true);
@@ -93,17 +94,20 @@ export function backward(model: CausalLM, tape: Tape, dHidden: Tensor, adapter: 
       dq = dqPre;
       dk = dkPre;
     }
-    const dXn = proj('q_proj', t.xn, dq);
+    // The embedding is frozen: below the first layer's q/k/v no gradient is wanted.
+    const dXn = proj('q_proj', t.xn, dq, l === 0 ? null : undefined);
     proj('k_proj', t.xn, dk, dXn);
     proj('v_proj', t.xn, g.dv, dXn);
     be.dispose(dq);
     be.dispose(dk);
     be.dispose(g.dv);
+    if (!dXn) {
+      be.dispose(dX1);
+      break;
+    }
     const dX = be.rmsnormBackward(t.x, model.w(`${p}.input_layernorm.weight`), c.rmsNormEps, dXn);
     be.dispose(dXn);
     accumulate(be, dX, dX1);
     dx = dX;
   }
-  // The embedding is frozen, so the gradient stops here.
-  be.dispose(dx);
 }

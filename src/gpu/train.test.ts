@@ -87,6 +87,16 @@ describe.skipIf(!stories)('PPO steps on stories260K', () => {
     chunked.values.forEach((t, i) => t.forEach((x, j) => expect(Math.abs(x - whole.values[i][j])).toBeLessThan(1e-6)));
   });
 
+  it('frees every tensor a step makes: the live bytes after a step equal those before it', async () => {
+    const be = policy.model.backend;
+    const trainer = new LoraTrainer(policy.model, fresh(6), settings);
+    // The first step allocates the optimizer's moments, which stay.
+    await trainer.trainStep([sample(1)]);
+    const before = be.memory().allocated;
+    await trainer.trainStep([sample(-1), sample(0.5)]);
+    expect(be.memory().allocated).toBe(before);
+  });
+
   it('skips a step with a non-finite loss and leaves the adapter untouched, saying why', async () => {
     const adapter = fresh();
     const before = await Promise.all(adapter.parameters().map((p) => policy.model.backend.read(p.tensor)));
