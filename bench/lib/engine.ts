@@ -13,6 +13,7 @@ import { DEFAULT_TRAIN, LoraTrainer, type TrainSample } from '../../src/gpu/trai
 import { measureBatches, type Generator } from './inference';
 import { now, rate, repsFor, round, warmUp } from './stats';
 import { isSkipped, type EngineRun, type LoadFigures, type Maybe, type TrainingCell } from './types';
+import { prefillMacsPerToken, trainingMacsPerToken } from './work';
 import { promptIds, type Workload } from './workload';
 
 export type Log = (line: string) => void;
@@ -53,13 +54,18 @@ export async function measureTraining(model: CausalLM, w: Workload, prefillToken
       perS.push(tokens / (stats.stepMs / 1000));
     }
     const tokensPerS = rate(perS, warm.warmups);
+    const shape = { tokens: w.promptTokens, lossTokens: w.train.completionTokens };
+    const workRatio = trainingMacsPerToken(model.config, DEFAULT_LORA, shape) / prefillMacsPerToken(model.config, shape);
+    const ratioToPrefill = isSkipped(prefillTokensPerS) ? prefillTokensPerS : round(tokensPerS.median / prefillTokensPerS);
     return {
       batch: w.train.batch,
       tokensPerStep: tokens,
       lossTokensPerStep: w.train.batch * w.train.completionTokens,
       lora: { rank: DEFAULT_LORA.rank, targets: [...DEFAULT_LORA.targets] },
       tokensPerS,
-      ratioToPrefill: isSkipped(prefillTokensPerS) ? prefillTokensPerS : round(tokensPerS.median / prefillTokensPerS),
+      ratioToPrefill,
+      workRatio: round(workRatio),
+      relativeFlopRate: isSkipped(ratioToPrefill) ? ratioToPrefill : round(ratioToPrefill * workRatio),
       peakBytes,
     };
   } finally {

@@ -43,6 +43,13 @@ export interface TrainingCell {
   tokensPerS: Rate;
   /** tokensPerS over the engine's own prefill rate on a batch of the same shape (mark: 0.33). */
   ratioToPrefill: Maybe<number>;
+  /**
+   * Projection and LM-head multiply-accumulates per token of a step over those of a prefill
+   * (work.ts): 1 / workRatio is what ratioToPrefill reaches when both run at the same FLOP rate.
+   */
+  workRatio: number;
+  /** ratioToPrefill * workRatio: the step's FLOP rate over prefill's (1 = as efficient). */
+  relativeFlopRate: Maybe<number>;
   /** backend.memory().peak during a step, after resetPeakMemory(); largest over the repetitions. */
   peakBytes: number;
 }
