@@ -12,8 +12,9 @@ export interface BenchArgs {
 export const USAGE = `npm run bench -- [--quick] [--model DIR]... [--budget SECONDS] [--no-browser] [--no-dawn]
 
   --quick        256^3 matmul, shorter prompts and decodes, 20 s per measurement (default: 1024^3, 45 s)
-  --model DIR    also measure this Hugging Face model folder (repeatable); the tiny fixture and
-                 stories260K from ../shared (or NEXTSTATE_SHARED) are always measured
+  --model DIR    also measure this Hugging Face model folder (repeatable); the tiny fixture,
+                 stories260K from ../shared (or NEXTSTATE_SHARED) and stories-wide-random (random
+                 weights 256 wide on stories260K's tokenizer) are always measured
   --budget S     most seconds one measurement may take; slower ones are reported as skipped
   --no-browser   skip headless Chromium (the engine there and the transformers.js peer)
   --no-dawn      skip the engine's WebGPU backend in Node
