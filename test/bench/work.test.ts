@@ -3,20 +3,9 @@ import { describe, expect, it } from 'vitest';
 import { prefillMacsPerToken, trainingMacsPerToken } from '../../bench/lib/work';
 import { parseModelConfig } from '../../src/gpu/config';
 import { DEFAULT_LORA } from '../../src/gpu/lora';
+import { STORIES260K_CONFIG } from '../fixtures/stories-config';
 
-// stories260K: hidden 64, 8 heads of 8 (4 kv heads), MLP 172, 5 layers, vocabulary 512, tied.
-const config = parseModelConfig({
-  architectures: ['LlamaForCausalLM'],
-  hidden_size: 64,
-  intermediate_size: 172,
-  num_hidden_layers: 5,
-  num_attention_heads: 8,
-  num_key_value_heads: 4,
-  vocab_size: 512,
-  max_position_embeddings: 512,
-  rms_norm_eps: 1e-5,
-  tie_word_embeddings: true,
-});
+const config = parseModelConfig(STORIES260K_CONFIG);
 
 describe('work per token (projections and LM head)', () => {
   const shape = { tokens: 32, lossTokens: 8 };

@@ -1,18 +1,6 @@
 import { describe, expect, it } from 'vitest';
+import { STORIES260K_CONFIG as storiesConfig } from '../../../test/fixtures/stories-config';
 import { hubModelFiles, estimateMemory, pickedModelFiles } from './memory';
-
-const storiesConfig = {
-  architectures: ['LlamaForCausalLM'],
-  hidden_size: 64,
-  intermediate_size: 172,
-  num_hidden_layers: 5,
-  num_attention_heads: 8,
-  num_key_value_heads: 4,
-  vocab_size: 512,
-  max_position_embeddings: 512,
-  rms_norm_eps: 1e-5,
-  tie_word_embeddings: true,
-};
 
 describe('memory estimate from config.json', () => {
   it('counts parameters and weight bytes by backend and dtype', () => {
