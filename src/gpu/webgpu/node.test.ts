@@ -6,12 +6,37 @@
  */
 import { describe, expect, it } from 'vitest';
 import { WebGPUUnavailableError } from '../errors';
+import { isCpuEmulated } from './backend';
 import { randn } from './cases';
 import { acquireDevice } from './device';
 import { createNodeWebGPUBackend } from './node';
 import { defineWebGPUSuite } from './suite';
 
 defineWebGPUSuite('WebGPU (Node, Dawn)', () => createNodeWebGPUBackend());
+
+describe('kernel family by adapter', () => {
+  const adapter = (info: Partial<GPUAdapterInfo>) => ({ info }) as unknown as GPUAdapter;
+
+  it('register-only kernels on a CPU-emulated adapter: a fallback adapter or SwiftShader by name', () => {
+    expect(isCpuEmulated(adapter({ isFallbackAdapter: true, architecture: '', description: '' }))).toBe(true);
+    expect(isCpuEmulated(adapter({ isFallbackAdapter: false, architecture: 'swiftshader', description: '' }))).toBe(true);
+    expect(isCpuEmulated(adapter({ architecture: '', description: 'SwiftShader driver 5.0.0' }))).toBe(true);
+  });
+
+  it('workgroup-memory kernels on a GPU, and when the adapter is unknown', () => {
+    expect(isCpuEmulated(adapter({ isFallbackAdapter: false, vendor: 'nvidia', architecture: 'ada', description: '' }))).toBe(false);
+    expect(isCpuEmulated(null)).toBe(false);
+  });
+
+  it('a backend created without the option takes the family its adapter calls for', async () => {
+    const be = await createNodeWebGPUBackend();
+    try {
+      expect(be.rt.options.workgroupMemory).toBe(!isCpuEmulated(be.adapter));
+    } finally {
+      be.destroy();
+    }
+  });
+});
 
 describe('device acquisition', () => {
   it('without navigator.gpu, throws WebGPUUnavailableError saying what to do', async () => {
