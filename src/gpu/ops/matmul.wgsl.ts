@@ -263,22 +263,26 @@ function matvecLanes(units: number, workgroupMemory: boolean): number {
 /** c[m, nOff + n] = x[m, :] . w[n, :]; K is counted in vec4s when vec4 (P.K = K / 4). */
 const MATVEC = (k: MatvecKey) => {
   const X = k.vec4 ? 'vec4<f32>' : 'f32';
-  const mac = k.vec4 ? 'dot(w4, a[m * P.lda + kk])' : 'w4 * a[m * P.lda + kk]';
+  // One accumulator per row of x, unrolled when the kernel is built (a private array indexed in a
+  // loop stays in memory on some compilers, SwiftShader's among them).
+  const rows = Array.from({ length: k.M }, (_, m) => m);
+  const each = (line: (m: number) => string, indent: string) => rows.map((m) => indent + line(m)).join('\n');
+  const mac = (m: number) => (k.vec4 ? `acc${m} += dot(w4, a[${m}u * P.lda + kk]);` : `acc${m} += w4 * a[${m}u * P.lda + kk];`);
   // Whole rows per invocation need no reduction, and so no workgroup memory.
   const reduce =
     k.lanes === 1
       ? `  if (n < P.N) {
-    for (var m = 0u; m < ${k.M}u; m++) { store(m, n, acc[m]); }
+${each((m) => `store(${m}u, n, acc${m});`, '    ')}
   }`
-      : `  for (var m = 0u; m < ${k.M}u; m++) { red[m * 256u + lid] = acc[m]; }
+      : `${each((m) => `red[${m * 256}u + lid] = acc${m};`, '  ')}
   for (var s = ${k.lanes / 2}u; s > 0u; s = s >> 1u) {
     workgroupBarrier();
     if (lane < s) {
-      for (var m = 0u; m < ${k.M}u; m++) { red[m * 256u + lid] += red[m * 256u + lid + s]; }
+${each((m) => `red[${m * 256}u + lid] += red[${m * 256}u + lid + s];`, '      ')}
     }
   }
   if (lane == 0u && n < P.N) {
-    for (var m = 0u; m < ${k.M}u; m++) { store(m, n, red[m * 256u + lid]); }
+${each((m) => `store(${m}u, n, red[${m * 256}u + lid]);`, '    ')}
   }`;
   return `${header(k.dtype === 'f16')}${P_MM.wgsl}
 @group(0) @binding(1) var<storage, read> a: array<${X}>;
@@ -291,11 +295,11 @@ ${entry(256)}
   let row = lid / ${k.lanes}u;
   let lane = lid % ${k.lanes}u;
   let n = wg * ${MV_THREADS / k.lanes}u + row;
-  var acc: array<f32, ${k.M}>;
+${each((m) => `var acc${m} = 0.0;`, '  ')}
   if (n < P.N) {
     for (var kk = lane; kk < P.K; kk += ${k.lanes}u) {
       let w4 = ${k.vec4 ? 'loadB4' : 'loadB'}(n * P.ldb + kk);
-      for (var m = 0u; m < ${k.M}u; m++) { acc[m] += ${mac}; }
+${each(mac, '      ')}
     }
   }
 ${reduce}
