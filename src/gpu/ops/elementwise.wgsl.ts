@@ -1,7 +1,8 @@
 /**
- * Elementwise kernels: one invocation per element, one dispatch per buffer chunk (tensors of one
- * shape are split identically, so even split tensors map chunk to chunk). `add` lives here
- * because the CPU reference does it inline; siluMul and AdamW use the same generator.
+ * Elementwise kernels: one invocation per four elements (a vec4) where every chunk's length
+ * allows, else per element; one dispatch per buffer chunk (tensors of one shape are split
+ * identically, so even split tensors map chunk to chunk). `add` lives here because the CPU
+ * reference does it inline; siluMul and AdamW use the same generator.
  */
 import { EngineError } from '../errors';
 import type { Runtime } from '../webgpu/runtime';
@@ -19,7 +20,9 @@ export interface MapBinding {
 
 /**
  * Builds (once per key) and dispatches `body` over every element index `i` of the bindings'
- * common shape. `extra` are further uniforms the body reads as `P.<name>`.
+ * common shape; `name[i]` is a vec4 of four elements where chunk lengths are multiples of 4,
+ * so a body must read the same either way (WGSL's arithmetic and builtins take both). `extra`
+ * are further uniforms the body reads as `P.<name>`.
  */
 export function mapKernel<K extends string>(
   rt: Runtime,
@@ -37,9 +40,11 @@ export function mapKernel<K extends string>(
     if (b.t.dtype !== 'f32') throw new EngineError(`${key}: expects f32 tensors, got an ${b.t.dtype} weight`);
   }
   const params = extra?.params ?? (N_ONLY as unknown as Params<K | 'n'>);
+  // A quarter of the invocations: on a CPU-emulated adapter each costs far more than its element.
+  const vec4 = first.chunks.every((c) => (c.rows * first.rowWidth) % 4 === 0);
   const wgsl = () => `${params.wgsl}
 ${bindings
-  .map((b, i) => `@group(0) @binding(${i + 1}) var<storage, ${b.write ? 'read_write' : 'read'}> ${b.name}: array<f32>;`)
+  .map((b, i) => `@group(0) @binding(${i + 1}) var<storage, ${b.write ? 'read_write' : 'read'}> ${b.name}: array<${vec4 ? 'vec4<f32>' : 'f32'}>;`)
   .join('\n')}
 ${FLAT_WORKGROUP}
 ${entry(WG)}
@@ -48,10 +53,10 @@ ${entry(WG)}
   ${body}
 }`;
   first.chunks.forEach((c, ci) => {
-    const n = c.rows * first.rowWidth;
+    const n = (c.rows * first.rowWidth) / (vec4 ? 4 : 1);
     if (n === 0) return;
     rt.dispatch({
-      key: `map:${key}`,
+      key: `map:${key}:${vec4 ? 'v4' : 's'}`,
       wgsl,
       params,
       values: { ...(extra?.values ?? {}), n } as Record<K | 'n', number>,

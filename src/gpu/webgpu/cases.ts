@@ -145,16 +145,19 @@ export const opCases: OpCase[] = [
       return [be.embedding(table, rows), be.gatherRows(table, ints(5)), be.scatterRows(src, ints(9, 0, 4), 11)];
     },
   },
-  {
-    name: 'add, addInPlace',
-    run: (be) => {
-      const a = be.tensor(randn(6, 1001), [7, 143]);
-      const b = be.tensor(randn(7, 1001), [7, 143]);
-      const sum = be.add(a, b, -0.75);
-      be.addInPlace(a, b, 2.5);
-      return [sum, a, be.add(a, b)];
-    },
-  },
+  // Elementwise ops read vec4s when the length is a multiple of 4 (7 x 144), else scalars.
+  ...[143, 144].map(
+    (w): OpCase => ({
+      name: `add, addInPlace, 7 x ${w}`,
+      run: (be) => {
+        const a = be.tensor(randn(6, 7 * w), [7, w]);
+        const b = be.tensor(randn(7, 7 * w), [7, w]);
+        const sum = be.add(a, b, -0.75);
+        be.addInPlace(a, b, 2.5);
+        return [sum, a, be.add(a, b)];
+      },
+    }),
+  ),
   {
     name: 'rmsnorm and its backward (rows, and per head)',
     run: (be) => {
@@ -249,15 +252,17 @@ export const opCases: OpCase[] = [
       return [g.dq, g.dk, g.dv];
     },
   },
-  {
-    name: 'siluMul and its backward',
-    run: (be) => {
-      const gate = be.tensor(randn(22, 3 * 77, 6), [3, 77]);
-      const up = be.tensor(randn(23, 3 * 77), [3, 77]);
-      const g = be.siluMulBackward(gate, up, be.tensor(randn(24, 3 * 77), [3, 77]));
-      return [be.siluMul(gate, up), g.dGate, g.dUp];
-    },
-  },
+  ...[77, 76].map(
+    (w): OpCase => ({
+      name: `siluMul and its backward, 3 x ${w}`,
+      run: (be) => {
+        const gate = be.tensor(randn(22, 3 * w, 6), [3, w]);
+        const up = be.tensor(randn(23, 3 * w), [3, w]);
+        const g = be.siluMulBackward(gate, up, be.tensor(randn(24, 3 * w), [3, w]));
+        return [be.siluMul(gate, up), g.dGate, g.dUp];
+      },
+    }),
+  ),
   {
     name: 'logSoftmaxGather and backward, V = 5000',
     run: (be) => {
@@ -296,19 +301,20 @@ export const opCases: OpCase[] = [
     tol: 1e-5,
     run: async (be) => [await be.sumSquares([be.tensor(randn(30, 100003), [100003]), be.tensor(randn(31, 17, 3), [17])])],
   },
-  {
-    name: 'adamwInPlace, two steps',
-    run: (be) => {
-      const n = 1001;
-      const p = be.tensor(randn(31, n), [n]);
-      const m = be.zeros([n]);
-      const v = be.zeros([n]);
-      const base = { lr: 1e-2, beta1: 0.9, beta2: 0.999, eps: 1e-8, weightDecay: 0.01, gradScale: 0.5 };
-      be.adamwInPlace(p, be.tensor(randn(32, n), [n]), m, v, { ...base, step: 1 });
-      be.adamwInPlace(p, be.tensor(randn(33, n), [n]), m, v, { ...base, step: 2 });
-      return [p, m, v];
-    },
-  },
+  ...[1001, 1004].map(
+    (n): OpCase => ({
+      name: `adamwInPlace, two steps, ${n} values`,
+      run: (be) => {
+        const p = be.tensor(randn(31, n), [n]);
+        const m = be.zeros([n]);
+        const v = be.zeros([n]);
+        const base = { lr: 1e-2, beta1: 0.9, beta2: 0.999, eps: 1e-8, weightDecay: 0.01, gradScale: 0.5 };
+        be.adamwInPlace(p, be.tensor(randn(32, n), [n]), m, v, { ...base, step: 1 });
+        be.adamwInPlace(p, be.tensor(randn(33, n), [n]), m, v, { ...base, step: 2 });
+        return [p, m, v];
+      },
+    }),
+  ),
 ];
 
 /**
