@@ -12,11 +12,12 @@ import { entry, FLAT_WORKGROUP, Params } from '../webgpu/wgsl';
 import { CACHE_ROW, cacheSize, checkAttentionShape } from './attention.wgsl';
 import { ropeTable } from './rope.wgsl';
 
-const WG = 256;
-const P_RC = new Params({ qPairs: 'u32', kPairs: 'u32', vElems: 'u32', T: 'u32', start: 'u32', maxT: 'u32', H: 'u32', KVH: 'u32' });
+const WG = 64;
+const P_RC = new Params({ qHeads: 'u32', kHeads: 'u32', T: 'u32', start: 'u32', maxT: 'u32', H: 'u32', KVH: 'u32' });
 
-// Invocations [0, qPairs) rotate q pairs, the next kPairs rotate k pairs into the cache, the
-// last vElems copy v; the three ranges are contiguous, so only boundary workgroups diverge.
+// One invocation per head of a token: invocations [0, qHeads) rotate a q head, the next kHeads
+// rotate a k head into the cache and copy the matching v head (a small model's head is a few
+// pairs, and an invocation per pair cost more in index arithmetic than in rotation).
 const ROPE_CACHE = (HD: number) => {
   const half = HD / 2;
   return `${P_RC.wgsl}
@@ -29,40 +30,36 @@ const ROPE_CACHE = (HD: number) => {
 @group(0) @binding(7) var<storage, read_write> kc: array<f32>;
 @group(0) @binding(8) var<storage, read_write> vc: array<f32>;
 ${CACHE_ROW(HD)}
-// cos and sin of row n's angle for pair i (negative positions read |pos|'s row, as rope does).
-fn angle(n: u32, i: u32) -> vec2<f32> {
-  let pos = positions[n];
-  let cs = table[u32(abs(pos)) * ${half}u + i];
-  return vec2<f32>(cs.x, select(cs.y, -cs.y, pos < 0));
-}
-fn slotRow(n: u32, g: u32) -> u32 { return cacheRow(n / P.T, g, P.start + n % P.T); }
 ${FLAT_WORKGROUP}
 ${entry(WG)}
   let idx = wg * ${WG}u + lid;
-  if (idx < P.qPairs) {
-    let i = idx % ${half}u;
-    let n = idx / (${half}u * P.H);
-    let o = (idx / ${half}u) * ${HD}u + i;
-    let cs = angle(n, i);
-    let a = q[o];
-    let b = q[o + ${half}u];
-    qOut[o] = a * cs.x - b * cs.y;
-    qOut[o + ${half}u] = b * cs.x + a * cs.y;
-  } else if (idx < P.qPairs + P.kPairs) {
-    let j = idx - P.qPairs;
-    let i = j % ${half}u;
-    let g = (j / ${half}u) % P.KVH;
-    let n = j / (${half}u * P.KVH);
-    let o = (j / ${half}u) * ${HD}u + i;
-    let cs = angle(n, i);
-    let a = k[o];
-    let b = k[o + ${half}u];
-    let c = slotRow(n, g) + i;
-    kc[c] = a * cs.x - b * cs.y;
-    kc[c + ${half}u] = b * cs.x + a * cs.y;
-  } else if (idx < P.qPairs + P.kPairs + P.vElems) {
-    let j = idx - P.qPairs - P.kPairs;
-    vc[slotRow(j / (${HD}u * P.KVH), (j / ${HD}u) % P.KVH) + j % ${HD}u] = v[j];
+  if (idx >= P.qHeads + P.kHeads) { return; }
+  let isQ = idx < P.qHeads;
+  let head = select(idx - P.qHeads, idx, isQ);
+  let n = head / select(P.KVH, P.H, isQ);
+  // cos and sin rows of the token's angle (negative positions read |pos|'s row, as rope does).
+  let pos = positions[n];
+  let tab = u32(abs(pos)) * ${half}u;
+  let flip = select(1.0, -1.0, pos < 0);
+  let o = head * ${HD}u;
+  if (isQ) {
+    for (var i = 0u; i < ${half}u; i++) {
+      let cs = table[tab + i];
+      let a = q[o + i];
+      let b = q[o + i + ${half}u];
+      qOut[o + i] = a * cs.x - b * cs.y * flip;
+      qOut[o + i + ${half}u] = b * cs.x + a * cs.y * flip;
+    }
+  } else {
+    let c = cacheRow(n / P.T, head % P.KVH, P.start + n % P.T);
+    for (var i = 0u; i < ${half}u; i++) {
+      let cs = table[tab + i];
+      let a = k[o + i];
+      let b = k[o + i + ${half}u];
+      kc[c + i] = a * cs.x - b * cs.y * flip;
+      kc[c + i + ${half}u] = b * cs.x + a * cs.y * flip;
+    }
+    for (var d = 0u; d < ${HD}u; d++) { vc[c + d] = v[o + d]; }
   }
 }`;
 };
@@ -91,7 +88,7 @@ export function ropeWriteCacheWgsl(
   let maxPos = 0;
   for (const p of positions) maxPos = Math.max(maxPos, Math.abs(p));
   const table = ropeTable(rt, HD, theta, maxPos);
-  const values = { qPairs: (N * s.numHeads * HD) / 2, kPairs: kv / 2, vElems: kv, T: s.T, start: s.start, maxT: s.maxT, H: s.numHeads, KVH: s.numKvHeads };
+  const values = { qHeads: N * s.numHeads, kHeads: N * s.numKvHeads, T: s.T, start: s.start, maxT: s.maxT, H: s.numHeads, KVH: s.numKvHeads };
   const op = 'ropeWriteCache';
   rt.dispatch({
     key: `ropeWriteCache:${HD}`,
@@ -108,7 +105,7 @@ export function ropeWriteCacheWgsl(
       x.kCache.buffer(op),
       x.vCache.buffer(op),
     ],
-    workgroups: Math.ceil((values.qPairs + values.kPairs + values.vElems) / WG),
+    workgroups: Math.ceil((values.qHeads + values.kHeads) / WG),
   });
   return qOut;
 }
