@@ -30,6 +30,8 @@ const ROPE_CACHE = (HD: number) => {
 @group(0) @binding(7) var<storage, read_write> kc: array<f32>;
 @group(0) @binding(8) var<storage, read_write> vc: array<f32>;
 ${CACHE_ROW(HD)}
+// Pair (a, b) of a head rotated by the angle whose cos and sin are cs.
+fn rotate(a: f32, b: f32, cs: vec2<f32>) -> vec2<f32> { return vec2<f32>(a * cs.x - b * cs.y, b * cs.x + a * cs.y); }
 ${FLAT_WORKGROUP}
 ${entry(WG)}
   let idx = wg * ${WG}u + lid;
@@ -40,24 +42,20 @@ ${entry(WG)}
   // cos and sin rows of the token's angle (negative positions read |pos|'s row, as rope does).
   let pos = positions[n];
   let tab = u32(abs(pos)) * ${half}u;
-  let flip = select(1.0, -1.0, pos < 0);
+  let flip = vec2<f32>(1.0, select(1.0, -1.0, pos < 0));
   let o = head * ${HD}u;
   if (isQ) {
     for (var i = 0u; i < ${half}u; i++) {
-      let cs = table[tab + i];
-      let a = q[o + i];
-      let b = q[o + i + ${half}u];
-      qOut[o + i] = a * cs.x - b * cs.y * flip;
-      qOut[o + i + ${half}u] = b * cs.x + a * cs.y * flip;
+      let r = rotate(q[o + i], q[o + i + ${half}u], table[tab + i] * flip);
+      qOut[o + i] = r.x;
+      qOut[o + i + ${half}u] = r.y;
     }
   } else {
     let c = cacheRow(n / P.T, head % P.KVH, P.start + n % P.T);
     for (var i = 0u; i < ${half}u; i++) {
-      let cs = table[tab + i];
-      let a = k[o + i];
-      let b = k[o + i + ${half}u];
-      kc[c + i] = a * cs.x - b * cs.y * flip;
-      kc[c + i + ${half}u] = b * cs.x + a * cs.y * flip;
+      let r = rotate(k[o + i], k[o + i + ${half}u], table[tab + i] * flip);
+      kc[c + i] = r.x;
+      kc[c + i + ${half}u] = r.y;
     }
     for (var d = 0u; d < ${HD}u; d++) { vc[c + d] = v[o + d]; }
   }
