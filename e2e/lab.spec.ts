@@ -209,6 +209,9 @@ test.describe('resume after a reload (built app)', () => {
 
     // The tab "closes" mid-run: after the reload the run is interrupted and can resume.
     await page.reload();
+    // The app has opened its storage and marked the run when it says so; a click on Runs before
+    // that raced the boot's own routing back to the run's page (seen once in CI).
+    await expect(page.getByRole('status').filter({ hasText: 'were interrupted' })).toBeVisible();
     await page.getByRole('link', { name: 'Runs' }).click();
     const item = page.getByTestId('run-item').filter({ hasText: 'e2e resume' });
     await expect(item).toContainText('interrupted');
