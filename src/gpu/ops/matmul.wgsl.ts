@@ -387,7 +387,7 @@ export function matmulWgsl(rt: Runtime, job: Job, opts: MatmulOptions, op: strin
       const key: BlockedKey = { transA, transB, dtype: b.dtype, ...extras, ...reads };
       const tilesN = Math.ceil(Nc / 4);
       // Index parameters in vec4s for the operands read as vec4s.
-      const units = {
+      const inVec4s = {
         ...(reads.dot ? { K: Kc / 4, lda: K / 4, ldb: K / 4 } : {}),
         ...(reads.bRows ? { ldb: N / 4 } : {}),
         ...(reads.aCols ? { lda: M / 4, aOff: values.aOff / 4 } : {}),
@@ -396,7 +396,7 @@ export function matmulWgsl(rt: Runtime, job: Job, opts: MatmulOptions, op: strin
         key: `matmulBlocked:${transA ? 'T' : 'N'}${transB ? 'T' : 'N'}:${b.dtype}:${extrasKey(extras)}:${['dot', 'bRows', 'aCols'].filter((f) => reads[f as keyof typeof reads]).join('+')}`,
         wgsl: () => BLOCKED(key),
         params: P_MM,
-        values: { ...values, ...units, tilesN },
+        values: { ...values, ...inVec4s, tilesN },
         buffers,
         workgroups: Math.ceil((Math.ceil(M / 4) * tilesN) / BLOCKED_WG),
       });

@@ -28,7 +28,7 @@ ${l.prelude('P.groups')}
 }`;
 
 export async function sumSquaresWgsl(rt: Runtime, ts: readonly GpuTensor[]): Promise<number> {
-  const lanes = RowLanes.choose(rt.options.workgroupMemory, Infinity, LANES);
+  const lanes = new RowLanes(rt.options.workgroupMemory ? LANES : 1);
   // Partials of at least 8 values per invocation, each of LANES (or 64 single-lane) invocations.
   const perPartial = lanes.lanes === 1 ? 8 : LANES * 8;
   const maxPartials = lanes.lanes === 1 ? MAX_GROUPS * RowLanes.ROWS_PER_WORKGROUP : MAX_GROUPS;
