@@ -3,7 +3,7 @@ import { playwright } from '@vitest/browser-playwright';
 import { svelte } from '@sveltejs/vite-plugin-svelte';
 import { chromiumArgs, chromiumPath } from './chromium.config.ts';
 import { TINY_MODEL_ROOT } from './test/fixtures/paths.ts';
-import { sharedDir } from './test/shared-dir.ts';
+import { dataRoot } from './test/data-dir.ts';
 
 export default defineConfig({
   test: {
@@ -20,8 +20,9 @@ export default defineConfig({
       },
       {
         plugins: [svelte()],
-        // Browser tests fetch the generated fixtures and ../shared models through /@fs/.
-        server: { fs: { allow: ['.', TINY_MODEL_ROOT, sharedDir] } },
+        // Browser tests fetch the generated fixtures and the data/ models (or NEXTSTATE_SHARED's)
+        // through /@fs/.
+        server: { fs: { allow: ['.', TINY_MODEL_ROOT, dataRoot] } },
         // Pre-bundled up front: discovering them mid-run makes Vite reload the test page.
         optimizeDeps: { include: ['comlink', '@huggingface/transformers', 'dexie', 'uplot'] },
         test: {

@@ -5,19 +5,13 @@
  * exported .nsrun file imported into a fresh browser profile. Screenshots of the main views go to
  * e2e/artifacts/.
  */
-import { existsSync, mkdirSync, readFileSync, readdirSync } from 'node:fs';
-import { dirname, join, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { mkdirSync, readFileSync, readdirSync } from 'node:fs';
+import { join } from 'node:path';
 import { expect, test, type ConsoleMessage, type Page } from '@playwright/test';
+import { dataPath } from '../test/data-dir';
 
 const ARTIFACTS = 'e2e/artifacts';
-const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), '..');
-const shared = resolve(repoRoot, process.env.NEXTSTATE_SHARED ?? '../shared');
-const modelDir = join(shared, 'models', 'stories260K');
-const haveModel = existsSync(join(modelDir, 'model.safetensors'));
-if (!haveModel) {
-  console.warn(`!!! ${modelDir} not found: the lab end-to-end test is SKIPPED. Put the shared folder beside the repository or set NEXTSTATE_SHARED.`);
-}
+const modelDir = dataPath('models/stories260K');
 
 function watchProblems(page: Page): string[] {
   const problems: string[] = [];
@@ -29,8 +23,6 @@ function watchProblems(page: Page): string[] {
 }
 
 test.describe('the lab (built app under vite preview)', () => {
-  test.skip(!haveModel, 'stories260K is not in the shared folder');
-
   test('configures, runs, reloads, exports and imports a storyteller run on stories260K', async ({ page, browser }) => {
     test.setTimeout(360_000);
     mkdirSync(ARTIFACTS, { recursive: true });
@@ -43,7 +35,7 @@ test.describe('the lab (built app under vite preview)', () => {
     await expect(page.getByRole('radio', { name: /Storyteller/ })).toBeChecked();
     await expect(page.getByRole('radio', { name: /^Combined/ })).toBeChecked();
 
-    // The policy from the shared folder, through the file picker.
+    // The policy from data/models/stories260K, through the file picker.
     await page.getByRole('radio', { name: 'A folder on this computer' }).check();
     const files = readdirSync(modelDir).map((f) => join(modelDir, f));
     await page.getByTestId('policy-files').setInputFiles(files);
@@ -142,8 +134,6 @@ test.describe('the lab (built app under vite preview)', () => {
 });
 
 test.describe('talk yourself (built app)', () => {
-  test.skip(!haveModel, 'stories260K is not in the shared folder');
-
   test('the person chats, the judge reads each reply, and New conversation starts over', async ({ page }) => {
     test.setTimeout(240_000);
     mkdirSync(ARTIFACTS, { recursive: true });
@@ -187,8 +177,6 @@ test.describe('talk yourself (built app)', () => {
 });
 
 test.describe('resume after a reload (built app)', () => {
-  test.skip(!haveModel, 'stories260K is not in the shared folder');
-
   test('a run interrupted by a reload resumes from its last saved step and finishes', async ({ page }) => {
     test.setTimeout(240_000);
     const problems = watchProblems(page);
@@ -228,8 +216,6 @@ test.describe('resume after a reload (built app)', () => {
 });
 
 test.describe('GPU device loss (built app, WebGPU)', () => {
-  test.skip(!haveModel, 'stories260K is not in the shared folder');
-
   test('the debug menu destroys the device; the run logs it, recovers and finishes', async ({ page }) => {
     test.setTimeout(300_000);
     const problems = watchProblems(page);

@@ -13,7 +13,7 @@ export const USAGE = `npm run bench -- [--quick] [--model DIR]... [--budget SECO
 
   --quick        256^3 matmul, shorter prompts and decodes, 20 s per measurement (default: 1024^3, 45 s)
   --model DIR    also measure this Hugging Face model folder (repeatable); the tiny fixture,
-                 stories260K from ../shared (or NEXTSTATE_SHARED) and stories-wide-random (random
+                 stories260K from data/models (or NEXTSTATE_SHARED) and stories-wide-random (random
                  weights 256 wide on stories260K's tokenizer) are always measured
   --budget S     most seconds one measurement may take; slower ones are reported as skipped
   --no-browser   skip headless Chromium (the engine there and the transformers.js peer)

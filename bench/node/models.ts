@@ -1,5 +1,5 @@
 /**
- * The models a run measures: the tiny fixture, stories260K from ../shared and a wider random
+ * The models a run measures: the tiny fixture, stories260K from data/models and a wider random
  * model on its tokenizer, and any --model folders. transformers.js needs an ONNX graph beside the weights; a folder without one gets a
  * copy under the temp dir with onnx/model.onnx built from its safetensors (buildDecoderOnnx,
  * the same builder the tests' onnxruntime oracle uses), so the peer runs on the same weights.
@@ -15,7 +15,7 @@ import { mulberry32 } from '../../src/gpu/random';
 import { parseSafetensors, tensorToFloat32, writeSafetensors } from '../../src/gpu/safetensors';
 import { buildDecoderOnnx } from '../../test/fixtures/onnx-decoder';
 import { tinyModel } from '../../test/fixtures/tiny-model';
-import { sharedDir } from '../../test/shared-dir';
+import { resolveDataPath } from '../../test/data-dir';
 import type { Maybe, Skipped } from '../lib/types';
 import { log, loud } from './log';
 
@@ -142,13 +142,13 @@ export type ModelEntry = BenchModel | (Skipped & { name: string });
 export async function benchModels(extra: string[]): Promise<ModelEntry[]> {
   const tiny = await tinyModel({ family: 'qwen3', onnx: true });
   const out: ModelEntry[] = [await benchModel('tiny-qwen3-fixture', tiny.dir)];
-  const stories = resolve(sharedDir, 'models/stories260K');
+  const stories = resolveDataPath('models/stories260K');
   if (existsSync(join(stories, 'config.json'))) {
     out.push(await benchModel('stories260K', stories));
     out.push(await benchModel('stories-wide-random', await wideModel(stories)));
   } else {
-    loud(`../shared not found: ${stories} does not exist, so stories260K is NOT measured. Put the shared folder beside the repository or set NEXTSTATE_SHARED.`);
-    out.push({ name: 'stories260K', skipped: `${stories} does not exist (set NEXTSTATE_SHARED)` });
+    loud(`stories260K not found: ${stories} does not exist, so stories260K is NOT measured. It belongs to the repository's data/models/ (or the folder NEXTSTATE_SHARED names).`);
+    out.push({ name: 'stories260K', skipped: `${stories} does not exist` });
   }
   for (const dir of extra) {
     const abs = resolve(dir);

@@ -3,7 +3,7 @@ import { copyFileSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { requireShared } from '../../test/shared-dir';
+import { dataPath } from '../../test/data-dir';
 import { CpuBackend } from './cpu/backend';
 import { ModelSourceError, WeightsError } from './errors';
 import { Policy } from './policy';
@@ -11,16 +11,16 @@ import { parseSafetensors, tensorToFloat32, writeSafetensors } from './safetenso
 import { HubSource, type FileProgress } from './source';
 import { DirSource } from './source-node';
 
-const stories = requireShared('models/stories260K');
+const stories = dataPath('models/stories260K');
 const documented = ', there was a little girl named Lily. She loved to play outside in the park.';
 
 function copyTokenizer(to: string) {
-  for (const f of ['config.json', 'tokenizer.json', 'tokenizer_config.json']) copyFileSync(join(stories!, f), join(to, f));
+  for (const f of ['config.json', 'tokenizer.json', 'tokenizer_config.json']) copyFileSync(join(stories, f), join(to, f));
 }
 
-describe.skipIf(!stories)('loading checkpoints', () => {
+describe('loading checkpoints', () => {
   it('loads a sharded checkpoint (model.safetensors.index.json) with F16 and BF16 shards', async () => {
-    const { tensors } = parseSafetensors(readFileSync(join(stories!, 'model.safetensors')));
+    const { tensors } = parseSafetensors(readFileSync(join(stories, 'model.safetensors')));
     const entries = [...tensors.values()];
     const dir = mkdtempSync(join(tmpdir(), 'sharded-'));
     copyTokenizer(dir);
@@ -42,7 +42,7 @@ describe.skipIf(!stories)('loading checkpoints', () => {
 
   it('downloads from the hub once, with byte progress, then serves from Cache Storage', async () => {
     const files = new Map<string, Uint8Array>();
-    for (const f of ['config.json', 'tokenizer.json', 'tokenizer_config.json', 'model.safetensors']) files.set(f, readFileSync(join(stories!, f)));
+    for (const f of ['config.json', 'tokenizer.json', 'tokenizer_config.json', 'model.safetensors']) files.set(f, readFileSync(join(stories, f)));
     let gets = 0;
     const fetchFn = (async (url: string, init?: RequestInit) => {
       const name = String(url).split('/').pop()!;

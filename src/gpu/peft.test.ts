@@ -2,7 +2,7 @@ import { mkdtempSync, copyFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { requireShared } from '../../test/shared-dir';
+import { dataPath } from '../../test/data-dir';
 import { CpuBackend } from './cpu/backend';
 import { WeightsError } from './errors';
 import { LoraAdapter } from './lora';
@@ -13,12 +13,12 @@ import { score } from './score';
 import { DirSource } from './source-node';
 import { DEFAULT_TRAIN, LoraTrainer } from './train';
 
-const stories = requireShared('models/stories260K');
+const stories = dataPath('models/stories260K');
 
-describe.skipIf(!stories)('PEFT save, load and merge', () => {
+describe('PEFT save, load and merge', () => {
   it('round-trips a trained adapter and its merged model to the same log-probs (1e-5)', async () => {
     const be = new CpuBackend();
-    const policy = await Policy.load(new DirSource(stories!), be);
+    const policy = await Policy.load(new DirSource(stories), be);
     const prompt = policy.promptIds('Once upon a time');
     const completion = policy.tokenizer.encode(' there was a cat.', false);
     const adapter = LoraAdapter.init(be, policy.config, { rank: 4, alpha: 8, targets: ['q_proj', 'k_proj', 'v_proj', 'o_proj', 'gate_proj', 'up_proj', 'down_proj'] }, 2);
@@ -46,7 +46,7 @@ describe.skipIf(!stories)('PEFT save, load and merge', () => {
 
     // The merged folder is an ordinary HF checkpoint the loader accepts.
     const dir = mkdtempSync(join(tmpdir(), 'merged-'));
-    for (const f of ['config.json', 'tokenizer.json', 'tokenizer_config.json']) copyFileSync(join(stories!, f), join(dir, f));
+    for (const f of ['config.json', 'tokenizer.json', 'tokenizer_config.json']) copyFileSync(join(stories, f), join(dir, f));
     writeFileSync(join(dir, 'model.safetensors'), await mergedSafetensors(policy.model, adapter));
     const reloaded = await Policy.load(new DirSource(dir), be);
     const viaFolder = (await score(reloaded.model, item))[0].logprobs;
@@ -55,7 +55,7 @@ describe.skipIf(!stories)('PEFT save, load and merge', () => {
 
   it('refuses an adapter trained for another model, naming the tensor', async () => {
     const be = new CpuBackend();
-    const policy = await Policy.load(new DirSource(stories!), be);
+    const policy = await Policy.load(new DirSource(stories), be);
     const adapter = LoraAdapter.init(be, policy.config, { rank: 2, alpha: 4, targets: ['q_proj'] }, 1);
     const files = await adapterToPeft(be, adapter, 'x');
     const other = { ...policy.config, hiddenSize: 32 };

@@ -1,24 +1,24 @@
 import { describe, expect, it } from 'vitest';
-import { requireShared } from '../../test/shared-dir';
+import { dataPath } from '../../test/data-dir';
 import { CpuBackend } from './cpu/backend';
 import { generate } from './generate';
 import { Policy } from './policy';
 import { score } from './score';
 import { DirSource } from './source-node';
 
-const stories = requireShared('models/stories260K');
-const tiny656 = requireShared('models/TinyStories-656K');
+const stories = dataPath('models/stories260K');
+const tiny656 = dataPath('models/TinyStories-656K');
 
-describe.skipIf(!stories)('stories260K on the CPU reference backend', () => {
+describe('stories260K on the CPU reference backend', () => {
   it('tokenizes and greedily continues "Once upon a time" exactly as SOURCE.md documents', async () => {
-    const policy = await Policy.load(new DirSource(stories!), new CpuBackend());
+    const policy = await Policy.load(new DirSource(stories), new CpuBackend());
     expect(policy.promptIds('Once upon a time')).toEqual([1, 403, 407, 261, 378]);
     const [g] = await policy.generate(['Once upon a time'], { maxNewTokens: 40 });
     expect(g.text.startsWith(', there was a little girl named Lily. She loved to play outside in the park. One day, she saw a big, red ball.')).toBe(true);
   });
 
   it('scores its own greedy continuation with the log-probs generation reported', async () => {
-    const policy = await Policy.load(new DirSource(stories!), new CpuBackend());
+    const policy = await Policy.load(new DirSource(stories), new CpuBackend());
     const prompt = policy.promptIds('Once upon a time');
     const [g] = await generate(policy.model, [prompt], { maxNewTokens: 24 });
     const [s] = await score(policy.model, [{ prompt, completion: g.tokens }]);
@@ -27,7 +27,7 @@ describe.skipIf(!stories)('stories260K on the CPU reference backend', () => {
   });
 
   it('stops at a stop string (cut from the text) and at a stop token (kept in the tokens)', async () => {
-    const policy = await Policy.load(new DirSource(stories!), new CpuBackend());
+    const policy = await Policy.load(new DirSource(stories), new CpuBackend());
     const [g] = await policy.generate(['Once upon a time'], { maxNewTokens: 40, stopStrings: ['Lily'] });
     expect(g.finishReason).toBe('stop');
     expect(g.text).toBe(', there was a little girl named ');
@@ -39,7 +39,7 @@ describe.skipIf(!stories)('stories260K on the CPU reference backend', () => {
   });
 
   it('gives each sequence of a padded batch the tokens it gets alone (greedy)', async () => {
-    const policy = await Policy.load(new DirSource(stories!), new CpuBackend());
+    const policy = await Policy.load(new DirSource(stories), new CpuBackend());
     const prompts = ['Once upon a time', 'The cat', 'Tom and his mom went to the big'].map((p) => policy.promptIds(p));
     const batched = await generate(policy.model, prompts, { maxNewTokens: 12 });
     for (let i = 0; i < prompts.length; i++) {
@@ -50,9 +50,9 @@ describe.skipIf(!stories)('stories260K on the CPU reference backend', () => {
   });
 });
 
-describe.skipIf(!tiny656)('TinyStories-656K (tied embedding stored only as lm_head.weight)', () => {
+describe('TinyStories-656K (tied embedding stored only as lm_head.weight)', () => {
   it('loads and continues "Once upon a time" as SOURCE.md documents', async () => {
-    const policy = await Policy.load(new DirSource(tiny656!), new CpuBackend());
+    const policy = await Policy.load(new DirSource(tiny656), new CpuBackend());
     expect(policy.promptIds('Once upon a time')).toEqual([1, 80, 147, 201, 282, 57]);
     const [g] = await policy.generate(['Once upon a time'], { maxNewTokens: 30 });
     expect(g.text.startsWith(', a little girl named Lily lived in a small house with her mom, dad, and her dog, Spot,')).toBe(true);

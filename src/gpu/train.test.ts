@@ -1,6 +1,6 @@
 /** The update step's direction on a real pretrained model (stories260K), CPU reference backend. */
 import { beforeAll, describe, expect, it } from 'vitest';
-import { requireShared } from '../../test/shared-dir';
+import { dataPath } from '../../test/data-dir';
 import { CpuBackend } from './cpu/backend';
 import { generate } from './generate';
 import { LoraAdapter } from './lora';
@@ -9,16 +9,16 @@ import { score } from './score';
 import { DirSource } from './source-node';
 import { DEFAULT_TRAIN, LoraTrainer, type TrainSample } from './train';
 
-const stories = requireShared('models/stories260K');
+const stories = dataPath('models/stories260K');
 const mean = (xs: ArrayLike<number>) => Array.from(xs).reduce((a, b) => a + b, 0) / xs.length;
 
-describe.skipIf(!stories)('PPO steps on stories260K', () => {
+describe('PPO steps on stories260K', () => {
   let policy: Policy;
   let prompt: number[];
   let completion: number[];
 
   beforeAll(async () => {
-    policy = await Policy.load(new DirSource(stories!), new CpuBackend());
+    policy = await Policy.load(new DirSource(stories), new CpuBackend());
     prompt = policy.promptIds('Once upon a time');
     completion = policy.tokenizer.encode(' there was a dog named Max. Max liked to run.', false);
   });

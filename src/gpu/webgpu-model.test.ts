@@ -3,7 +3,7 @@
  * reference on real weights: greedy text, scores, and one LoRA training step.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { requireShared } from '../../test/shared-dir';
+import { dataPath } from '../../test/data-dir';
 import type { Backend } from './backend';
 import { CpuBackend } from './cpu/backend';
 import { LoraAdapter } from './lora';
@@ -13,17 +13,17 @@ import { DirSource } from './source-node';
 import { DEFAULT_TRAIN, LoraTrainer } from './train';
 import { createNodeWebGPUBackend } from './webgpu/node';
 
-const stories = requireShared('models/stories260K');
+const stories = dataPath('models/stories260K');
 
-describe.skipIf(!stories)('stories260K on WebGPU (Dawn) vs the CPU reference', () => {
+describe('stories260K on WebGPU (Dawn) vs the CPU reference', () => {
   let gpu: Backend & { destroy?: () => void };
   let onGpu: Policy;
   let onCpu: Policy;
 
   beforeAll(async () => {
     gpu = await createNodeWebGPUBackend();
-    onGpu = await Policy.load(new DirSource(stories!), gpu);
-    onCpu = await Policy.load(new DirSource(stories!), new CpuBackend());
+    onGpu = await Policy.load(new DirSource(stories), gpu);
+    onCpu = await Policy.load(new DirSource(stories), new CpuBackend());
   });
   afterAll(() => gpu?.destroy?.());
 

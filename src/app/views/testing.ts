@@ -5,7 +5,7 @@
  *   npx nextstate run --example storyteller > /tmp/c.json
  *   (edit /tmp/c.json: schedule.steps 2, schedule.evalEvery 2, schedule.evalProblems 3,
  *    preset.batch.size 4)
- *   npx nextstate run --config /tmp/c.json --policy ../shared/models/stories260K --out /tmp/r.nsrun
+ *   npx nextstate run --config /tmp/c.json --policy data/models/stories260K --out /tmp/r.nsrun
  *   npx nextstate export /tmp/r.nsrun --records test/fixtures/recorded-run.jsonl
  * 91 records: 5 sessions (s0-s4), 16 interactions, binary and hint judge votes/results, 12
  * samples, 2 train steps with token_update records, evaluations at steps 0 and 2.

@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { requireShared } from '../../../test/shared-dir';
+import { dataPath } from '../../../test/data-dir';
 import { BUILT_IN_PROBLEMS } from './builtin';
 import { gsm8kSteps, parseGsm8kAnswer, Gsm8kAnswerError } from './gsm8k-answer';
 import { fetchGsm8kFromHub, gsm8kRowsUrl, DatasetDownloadError } from './gsm8k-hub';
@@ -8,11 +8,11 @@ import { PROBLEM_LIMITS, ProblemFileError } from './problem';
 import { parseProblemsText, readProblemFile } from './problem-file';
 import { storyOpenings } from './story-openings';
 
-const gsm8kPath = requireShared('data/gsm8k/test.jsonl');
+const gsm8kPath = dataPath('data/gsm8k/test.jsonl');
 
-describe('GSM8K test split from ../shared', () => {
-  it.skipIf(!gsm8kPath)('loads all 1,319 problems in file order', () => {
-    const problems = parseProblemsText(readFileSync(gsm8kPath!, 'utf8'), 'test.jsonl');
+describe('GSM8K test split from data/gsm8k', () => {
+  it('loads all 1,319 problems in file order', () => {
+    const problems = parseProblemsText(readFileSync(gsm8kPath, 'utf8'), 'test.jsonl');
     expect(problems).toHaveLength(1319);
     expect(problems[0].id).toBe('test.jsonl#0');
     expect(problems[0].question).toMatch(/^Janet’s ducks lay 16 eggs per day\./);
@@ -20,8 +20,8 @@ describe('GSM8K test split from ../shared', () => {
     expect(problems[1].question).toMatch(/^A robe takes 2 bolts of blue fiber/);
   });
 
-  it.skipIf(!gsm8kPath)('parses every answer to a finite number, comma-grouped ones included', () => {
-    const problems = parseProblemsText(readFileSync(gsm8kPath!, 'utf8'), 'test.jsonl');
+  it('parses every answer to a finite number, comma-grouped ones included', () => {
+    const problems = parseProblemsText(readFileSync(gsm8kPath, 'utf8'), 'test.jsonl');
     const answers = problems.map((p) => parseGsm8kAnswer(p.answer));
     expect(answers.every(Number.isFinite)).toBe(true);
     const grouped = problems.findIndex((p) => p.answer.endsWith('#### 1,450,000'));
@@ -29,8 +29,8 @@ describe('GSM8K test split from ../shared', () => {
     expect(answers[grouped]).toBe(1_450_000);
   });
 
-  it.skipIf(!gsm8kPath)('reads a File-like Blob the same way as text', async () => {
-    const blob = new Blob([readFileSync(gsm8kPath!)]);
+  it('reads a File-like Blob the same way as text', async () => {
+    const blob = new Blob([readFileSync(gsm8kPath)]);
     const problems = await readProblemFile(Object.assign(blob, { name: 'test.jsonl' }));
     expect(problems).toHaveLength(1319);
   });

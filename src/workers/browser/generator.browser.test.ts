@@ -2,14 +2,13 @@
 import { describe, expect, inject, it } from 'vitest';
 import { WorkerGenerator } from './generator-client';
 
-const shared = inject('sharedDir');
-if (!shared) console.warn('!!! ../shared not found: the generator-worker browser test is SKIPPED');
+const stories = inject('stories260KDir');
 
-describe.skipIf(!shared)('a generator worker', () => {
+describe('a generator worker', () => {
   it('loads an engine model with progress, generates the documented greedy text, and aborts a request', async () => {
     const progress: string[] = [];
     const gen = await WorkerGenerator.load(
-      { kind: 'engine', model: `${location.origin}/@fs${shared}/models/stories260K`, backend: 'cpu' },
+      { kind: 'engine', model: `${location.origin}/@fs${stories}`, backend: 'cpu' },
       (p) => progress.push(p.file),
     );
     try {

@@ -15,9 +15,7 @@ import { RunLoop } from '../runtime/runloop';
 import { PolicyClient } from './policy-client';
 import type { PolicyEvent } from './policy-host';
 
-const shared = inject('sharedDir');
-if (!shared) console.warn('!!! ../shared not found: the live-runtime browser tests are SKIPPED');
-const modelUrl = `${location.origin}/@fs${shared}/models/stories260K`;
+const modelUrl = `${location.origin}/@fs${inject('stories260KDir')}`;
 
 function config(steps: number): RunConfig {
   return {
@@ -50,7 +48,7 @@ function collect() {
   return { records, sink: { append: async (r: RunRecord[]) => void records.push(...r) } };
 }
 
-describe.skipIf(!shared)('the live runtime in a browser', () => {
+describe('the live runtime in a browser', () => {
   it('serves generations while a training step runs, with consistent version tags', async () => {
     await ensureLoaded();
     const { records, sink } = collect();
