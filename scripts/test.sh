@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # All tests, in order: unit tests in Node, browser tests in headless Chromium (Vitest browser
 # mode), then a production build checked end to end with Playwright. Every phase runs even when
-# an earlier one fails; the script exits non-zero if any failed (or ran no tests), and its last
-# line is "N passed, N failed" summed over the three phases.
+# an earlier one fails; the script exits non-zero if any failed (or ran no tests, or skipped a
+# test: each skipped test is named and counted as failed), and its last line is
+# "N passed, N failed" summed over the three phases.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 
@@ -15,10 +16,15 @@ total_passed=0
 total_failed=0
 summary=()
 
-# record NAME RC KIND REPORT: add a phase's counts; a non-zero exit or zero tests is a failure.
+# record NAME RC KIND REPORT: add a phase's counts; a non-zero exit, zero tests or a skipped test
+# is a failure.
 record() {
-  local name=$1 rc=$2 kind=$3 report=$4 p f
-  read -r p f < <(node scripts/count-tests.mjs "$kind" "$report")
+  local name=$1 rc=$2 kind=$3 report=$4 p f s
+  read -r p f s < <(node scripts/count-tests.mjs "$kind" "$report")
+  if [ "$s" -gt 0 ]; then
+    echo "!!! phase $name skipped $s test(s), named above: counting them as failed"
+    f=$((f + s))
+  fi
   if [ "$rc" -ne 0 ] && [ "$f" -eq 0 ]; then f=1; fi
   if [ "$rc" -eq 0 ] && [ "$p" -eq 0 ]; then
     echo "!!! phase $name ran no tests: counting it as failed"
