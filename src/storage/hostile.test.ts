@@ -6,6 +6,7 @@ import 'fake-indexeddb/auto';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { gunzip, gzip, peftFiles, sampleRun, testConfig, uniqueDbName } from './fixtures';
 import { importRun, inspectRunFile } from './import';
+import { adapterLineLimit } from './reader';
 import { exportRun } from './runfile';
 import { RunStore } from './store';
 import { RunFileError } from './errors';
@@ -21,6 +22,7 @@ function newStore(): RunStore {
 afterEach(() => {
   for (const s of stores.splice(0)) s.close();
   vi.unstubAllGlobals();
+  vi.restoreAllMocks();
 });
 
 /** The lines of a genuine export, for tests to damage. */
@@ -127,8 +129,10 @@ describe('hostile run files', () => {
   });
 
   it('a gzip bomb in the one long line a file may have (the adapter) stops at the default 200 MB', async () => {
-    const [header, ...records] = await genuineLines();
-    const start = new TextEncoder().encode([header, ...records, '{"adapter":{"version":2,"config":"{}","safetensorsBase64":"'].join('\n'));
+    const [header, ...records] = (await genuineLines(true)).slice(0, -1);
+    // A header promising an adapter larger than the limit, so that only the limit stops it.
+    const promising = JSON.stringify({ ...JSON.parse(header), adapter: { version: 2, bytes: 300_000_000 } });
+    const start = new TextEncoder().encode([promising, ...records, '{"adapter":{"version":2,"config":"{}","safetensorsBase64":"'].join('\n'));
     const compressed = await gzipRepeated(start, new Uint8Array(1_000_000).fill(65), 300);
     expect(compressed.length).toBeLessThan(2_000_000);
     const inflated = countInflated();
@@ -163,6 +167,64 @@ describe('hostile run files', () => {
     expect((await refused(bad({ safetensorsBase64: 'AAAAAAAAAAAA' }))).message).toMatch(/does not hold a safetensors file/);
     expect((await refused(bad({ config: '[1,2]' }))).field).toBe('adapter.config');
     expect((await refused(bad({ version: 1.5 }))).field).toBe('adapter.version');
+  });
+
+  it('the adapter line is allowed only where the header promises one, and is never JSON.parsed whole', async () => {
+    const lines = await genuineLines();
+    const parsed = largestJsonParse();
+    // The review's 150 M "[" cost 11 GB through JSON.parse; 3 M are enough to show none is parsed.
+    const err = await refused(fileOf([...lines, '{"adapter":' + '['.repeat(3_000_000)]));
+    expect(err.message).toBe('The run file ends with an adapter its header does not mention; it was edited. Export the run again.');
+    expect([err.line, err.field]).toEqual([lines.length + 1, 'adapter']);
+    const short = await refused(fileOf([...lines, '{"adapter":' + '[]'.repeat(1000)]));
+    expect(short.line).toBe(lines.length + 1);
+    expect(parsed()).toBeLessThan(100_000);
+  });
+
+  it('the adapter line is capped from the byte count its header declares', async () => {
+    const lines = await genuineLines(true);
+    const { bytes } = JSON.parse(lines[0]).adapter;
+    const limit = adapterLineLimit(bytes);
+    const long = `{"adapter":{"version":2,"config":"{}","safetensorsBase64":"${'A'.repeat(limit)}"}}`;
+    const err = await refused(fileOf([...lines.slice(0, -1), long]));
+    expect(err.message).toBe(`Run file line ${lines.length} is longer than the limit of ${limit.toLocaleString('en-US')} characters for one line; the file is damaged or not a run file.`);
+  });
+
+  it('the adapter line is read shape-first: nesting, unknown fields and oversized values stop at once', async () => {
+    const lines = await genuineLines(true);
+    const header = JSON.parse(lines[0]);
+    // A header promising 30 MB, so the cap from the declared size does not stop these lines.
+    const promising = JSON.stringify({ ...header, adapter: { version: 2, bytes: 30_000_000 } });
+    const withAdapter = (line: string) => refused(fileOf([promising, ...lines.slice(1, -1), line]));
+    const parsed = largestJsonParse();
+    const nested = await withAdapter('{"adapter":' + '['.repeat(2_000_000) + ']'.repeat(2_000_000) + '}');
+    expect([nested.field, nested.line]).toEqual(['adapter', lines.length]);
+    expect(nested.message).toMatch(/\(adapter\): field "adapter" must be a JSON object\. The adapter is damaged/);
+    expect((await withAdapter('{"adapter":{"version":2,"config":' + '['.repeat(2_000_000) + '}}')).field).toBe('adapter.config');
+    expect((await withAdapter('{"adapter":{"version":2,"config":"' + '['.repeat(500_000) + '"}}')).message).toMatch(/field "adapter.config" is not a JSON object/);
+    expect((await withAdapter('{"adapter":{"version":2,"config":"' + 'x'.repeat(1_000_001) + '"}}')).message).toMatch(/field "adapter.config" is longer than 1,000,000 characters/);
+    expect((await withAdapter('{"adapter":{"version":2,"version":2}}')).message).toMatch(/field "adapter.version" appears twice/);
+    expect((await withAdapter('{"adapter":{"weights":[]}}')).message).toMatch(/field "adapter.weights" is not a known field/);
+    expect((await withAdapter('{"adapter":{"version":2},"more":1}')).field).toBe('(line)');
+    expect((await withAdapter('{"adapter":{"version":2,"config":"{}","safetensorsBase64":"QUFB\\u0041"}}')).field).toBe('adapter.safetensorsBase64');
+    expect(parsed()).toBeLessThan(100_000);
+  });
+
+  it('the adapter must hold exactly the bytes its header declares', async () => {
+    const lines = await genuineLines(true);
+    const header = JSON.parse(lines[0]);
+    const { bytes } = header.adapter;
+    const lying = JSON.stringify({ ...header, adapter: { ...header.adapter, bytes: bytes + 8 } });
+    const err = await refused(fileOf([lying, ...lines.slice(1)]));
+    expect(err.message).toBe(`Run file line ${lines.length} (adapter): field "adapter.safetensorsBase64" holds ${bytes} bytes but the header promises ${bytes + 8}. The adapter is damaged; export the run again.`);
+  });
+
+  it('a record line nested deeper than any record is refused before JSON.parse', async () => {
+    const lines = await genuineLines();
+    const parsed = largestJsonParse();
+    const err = await refused(fileOf([...lines.slice(0, 2), '['.repeat(1_000_000) + ']'.repeat(1_000_000), ...lines.slice(2)]));
+    expect(err.message).toBe('Run file line 3 nests deeper than 256 levels; the file is damaged or not a run file.');
+    expect(parsed()).toBeLessThan(100_000);
   });
 
   it('header fields are checked, and a config cannot smuggle secrets or pollute prototypes', async () => {
@@ -211,6 +273,17 @@ describe('hostile run files', () => {
     expect((await inspectRunFile(await fileOf(lines), { headerOnly: true })).header.run.label).toBe('genuine');
   });
 });
+
+/** Watches JSON.parse; returns the length of the longest text it was given since. */
+function largestJsonParse(): () => number {
+  const real = JSON.parse;
+  let largest = 0;
+  vi.spyOn(JSON, 'parse').mockImplementation((text: string, reviver?: Parameters<typeof JSON.parse>[1]) => {
+    largest = Math.max(largest, String(text).length);
+    return real(text, reviver);
+  });
+  return () => largest;
+}
 
 /** gzip of `head` followed by `chunk` repeated `times` times, without holding the whole text. */
 async function gzipRepeated(head: Uint8Array<ArrayBuffer>, chunk: Uint8Array<ArrayBuffer>, times: number): Promise<Uint8Array> {

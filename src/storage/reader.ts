@@ -9,13 +9,14 @@ import { parseSafetensors } from '../gpu/safetensors';
 import { RecordValidationError, validateRecord, type RunRecord } from '../rl';
 import { decodeBase64 } from './base64';
 import { RunFileError } from './errors';
+import { JsonCursor, MAX_LINE_DEPTH, nestsDeeperThan, ShapeError } from './json-scan';
 import { parseHeader, type RunFileHeader } from './runfile';
 import { gunzipText, lines, type ByteInput } from './streams';
 import { Summarizer, type RunSummary } from './summary';
 
 /** Default import limit, on the compressed and on the decompressed size. */
 export const DEFAULT_MAX_BYTES = 200_000_000;
-/** Default limit for one record line; the adapter line is bounded by maxBytes only. */
+/** Default limit for one record line; the adapter line is bounded by the size its header promises. */
 export const DEFAULT_MAX_LINE_CHARS = 4_000_000;
 /** adapter_config.json is a few hundred bytes; anything near this is not one. */
 const MAX_ADAPTER_CONFIG_CHARS = 1_000_000;
@@ -41,6 +42,10 @@ export type RunFileItem =
 
 function parseJsonLine(text: string, line: number): unknown {
   if (text.length === 0) throw new RunFileError(`Run file line ${line} is empty; the file is damaged.`, line);
+  // JSON.parse of deep nesting costs far more memory than the line's length.
+  if (nestsDeeperThan(text, MAX_LINE_DEPTH)) {
+    throw new RunFileError(`Run file line ${line} nests deeper than ${MAX_LINE_DEPTH} levels; the file is damaged or not a run file.`, line);
+  }
   try {
     return JSON.parse(text);
   } catch (e) {
@@ -68,32 +73,80 @@ function checkRecord(value: unknown, line: number): RunRecord {
   }
 }
 
-function checkAdapter(value: unknown, line: number): FileAdapter {
+/** Characters of base64 for `bytes` bytes. */
+const base64Chars = (bytes: number) => Math.ceil(bytes / 3) * 4;
+/** Room on the adapter line for its keys, the version and blanks between them. */
+const ADAPTER_LINE_SLACK = 1_000;
+
+/** The longest adapter line a header that promises `bytes` bytes of weights allows. */
+export function adapterLineLimit(bytes: number): number {
+  return base64Chars(bytes) + MAX_ADAPTER_CONFIG_CHARS + ADAPTER_LINE_SLACK;
+}
+
+const ADAPTER_FIELDS = ['version', 'config', 'safetensorsBase64'] as const;
+const ADAPTER_PROBLEMS: Record<(typeof ADAPTER_FIELDS)[number], string> = {
+  version: 'must be a non-negative integer',
+  config: 'must be a JSON string of adapter_config.json',
+  safetensorsBase64: 'must be a base64 string',
+};
+
+/**
+ * Reads `{"adapter": {version, config, safetensorsBase64}}` field by field, never through
+ * JSON.parse of the whole line: the line may be hundreds of megabytes, and each value is
+ * checked against what the header promised before the next is read.
+ */
+function checkAdapter(text: string, line: number, promised: { version: number; bytes: number }): FileAdapter {
   const bad = (field: string, problem: string) =>
     new RunFileError(`Run file line ${line} (adapter): field "${field}" ${problem}. The adapter is damaged; export the run again.`, line, field);
-  const outer = value as { adapter?: unknown };
-  if (Object.keys(outer).length !== 1) throw bad('(line)', 'must hold only "adapter"');
-  const a = outer.adapter as { version?: unknown; config?: unknown; safetensorsBase64?: unknown } | null;
-  if (typeof a !== 'object' || a === null || Array.isArray(a)) throw bad('adapter', 'must be a JSON object');
-  const extra = Object.keys(a).find((k) => !['version', 'config', 'safetensorsBase64'].includes(k));
-  if (extra) throw bad(`adapter.${extra}`, 'is not a known field');
-  if (typeof a.version !== 'number' || !Number.isSafeInteger(a.version) || a.version < 0) throw bad('adapter.version', 'must be a non-negative integer');
-  if (typeof a.config !== 'string' || a.config.length > MAX_ADAPTER_CONFIG_CHARS) throw bad('adapter.config', 'must be a JSON string of adapter_config.json');
+  const cursor = new JsonCursor(text);
+  const found: { version?: number; config?: string; safetensorsBase64?: string } = {};
   try {
-    const config: unknown = JSON.parse(a.config);
-    if (typeof config !== 'object' || config === null || Array.isArray(config)) throw new Error('not an object');
+    cursor.expect('{', '(line)', 'must hold only "adapter"');
+    if (cursor.string('(line)', 'must hold only "adapter"', 16) !== 'adapter') throw new ShapeError('(line)', 'must hold only "adapter"');
+    cursor.expect(':', '(line)', 'must hold only "adapter"');
+    cursor.expect('{', 'adapter', 'must be a JSON object');
+    if (!cursor.accept('}')) {
+      do {
+        const key = cursor.string('adapter', 'must be a JSON object', 64);
+        const field = ADAPTER_FIELDS.find((f) => f === key);
+        if (!field) throw new ShapeError(`adapter.${key}`, 'is not a known field');
+        if (Object.hasOwn(found, field)) throw new ShapeError(`adapter.${field}`, 'appears twice');
+        cursor.expect(':', 'adapter', 'must be a JSON object');
+        const problem = ADAPTER_PROBLEMS[field];
+        if (field === 'version') found.version = cursor.number(`adapter.${field}`, problem);
+        else if (field === 'config') found.config = cursor.string(`adapter.${field}`, problem, MAX_ADAPTER_CONFIG_CHARS);
+        else found.safetensorsBase64 = cursor.string(`adapter.${field}`, problem, base64Chars(promised.bytes), true);
+      } while (cursor.accept(','));
+      cursor.expect('}', 'adapter', 'must be a JSON object');
+    }
+    cursor.expect('}', '(line)', 'must hold only "adapter"');
+    cursor.end('(line)', 'must hold only "adapter"');
+  } catch (e) {
+    if (e instanceof ShapeError) throw bad(e.field, e.problem);
+    throw e;
+  }
+  const { version, config, safetensorsBase64 } = found;
+  if (version === undefined || !Number.isSafeInteger(version) || version < 0) throw bad('adapter.version', ADAPTER_PROBLEMS.version);
+  if (config === undefined) throw bad('adapter.config', ADAPTER_PROBLEMS.config);
+  try {
+    if (nestsDeeperThan(config, MAX_LINE_DEPTH)) throw new Error('too deep');
+    const parsed: unknown = JSON.parse(config);
+    if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) throw new Error('not an object');
   } catch {
     throw bad('adapter.config', 'is not a JSON object');
   }
-  if (typeof a.safetensorsBase64 !== 'string') throw bad('adapter.safetensorsBase64', 'must be a base64 string');
+  if (safetensorsBase64 === undefined) throw bad('adapter.safetensorsBase64', ADAPTER_PROBLEMS.safetensorsBase64);
   let weights: Uint8Array;
   try {
-    weights = decodeBase64(a.safetensorsBase64);
+    weights = decodeBase64(safetensorsBase64);
     parseSafetensors(weights, PEFT_WEIGHTS);
   } catch (e) {
     throw bad('adapter.safetensorsBase64', `does not hold a safetensors file (${e instanceof Error ? e.message : String(e)})`);
   }
-  return { version: a.version, files: { [PEFT_WEIGHTS]: weights, [PEFT_CONFIG]: a.config } };
+  if (weights.byteLength !== promised.bytes) {
+    throw bad('adapter.safetensorsBase64', `holds ${weights.byteLength} bytes but the header promises ${promised.bytes}`);
+  }
+  return { version, files: { [PEFT_WEIGHTS]: weights, [PEFT_CONFIG]: config } };
 }
 
 /** Checks that the body matches what the header promised: a cut or edited file fails here. */
@@ -108,14 +161,17 @@ function checkEnd(header: RunFileHeader, summary: RunSummary, adapter: FileAdapt
   }
   const promised = header.adapter?.version ?? null;
   if (promised !== (adapter?.version ?? null)) {
+    if (promised === null) throw unpromisedAdapter(lines);
     throw new RunFileError(
-      promised === null
-        ? 'The run file ends with an adapter its header does not mention; it was edited. Export the run again.'
-        : `The run file header promises the adapter of version ${promised} but the file ${adapter ? `holds version ${adapter.version}` : 'has none'}; it was cut off or edited. Export the run again.`,
+      `The run file header promises the adapter of version ${promised} but the file ${adapter ? `holds version ${adapter.version}` : 'has none'}; it was cut off or edited. Export the run again.`,
       lines,
       'adapter',
     );
   }
+}
+
+function unpromisedAdapter(line: number): RunFileError {
+  return new RunFileError('The run file ends with an adapter its header does not mention; it was edited. Export the run again.', line, 'adapter');
 }
 
 /**
@@ -128,24 +184,26 @@ export async function* readRunFile(input: ByteInput, options: ReadOptions = {}):
   const maxBytes = options.maxBytes ?? DEFAULT_MAX_BYTES;
   const maxLine = options.maxLineChars ?? DEFAULT_MAX_LINE_CHARS;
   const text = gunzipText(input, maxBytes);
-  const limitFor = (n: number, head: string) => (n > 1 && head.startsWith(ADAPTER_PREFIX) ? Infinity : maxLine);
   let header: RunFileHeader | null = null;
+  // Only the line the header promises may be long, and only as long as its promised size needs.
+  const limitFor = (n: number, head: string) =>
+    n > 1 && header?.adapter && head.startsWith(ADAPTER_PREFIX) ? adapterLineLimit(header.adapter.bytes) : maxLine;
   let adapter: FileAdapter | null = null;
   let count = 0;
   const summarizer = new Summarizer();
   for await (const { line, text: body } of lines(text, limitFor)) {
     count = line;
-    const value = parseJsonLine(body, line);
     if (header === null) {
-      header = parseHeader(value);
+      header = parseHeader(parseJsonLine(body, line));
       yield { kind: 'header', line: 1, header };
     } else if (adapter !== null) {
       throw new RunFileError(`Run file line ${line} follows the adapter line, which must be last; the file was edited.`, line);
     } else if (body.startsWith(ADAPTER_PREFIX)) {
-      adapter = checkAdapter(value, line);
+      if (!header.adapter) throw unpromisedAdapter(line);
+      adapter = checkAdapter(body, line, header.adapter);
       yield { kind: 'adapter', line, adapter };
     } else {
-      const record = checkRecord(value, line);
+      const record = checkRecord(parseJsonLine(body, line), line);
       summarizer.add(record);
       yield { kind: 'record', line, record, chars: body.length };
     }
