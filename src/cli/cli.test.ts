@@ -4,10 +4,10 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { tinyModel } from '../../test/fixtures/tiny-model';
-import { requireShared } from '../../test/shared-dir';
+import { dataPath } from '../../test/data-dir';
 import { main } from './main';
 
-const stories = requireShared('models/stories260K');
+const stories = dataPath('models/stories260K');
 const bin = resolve(__dirname, '../../bin/nextstate.mjs');
 
 async function run(...argv: string[]) {
@@ -17,7 +17,7 @@ async function run(...argv: string[]) {
   return { code, out, err };
 }
 
-describe.skipIf(!stories)('nextstate CLI on stories260K', () => {
+describe('nextstate CLI on stories260K', () => {
   it('generate --json prints the documented greedy continuation through the real bin', () => {
     const stdout = execFileSync(process.execPath, [bin, 'generate', '--model', stories!, '--prompt', 'Once upon a time', '--max-new-tokens', '25', '--greedy', '--json'], { encoding: 'utf8' });
     const r = JSON.parse(stdout);
@@ -131,7 +131,7 @@ describe('nextstate run on the tool-call track', () => {
   }, 120_000);
 });
 
-describe.skipIf(!stories)('nextstate run, inspect and export', () => {
+describe('nextstate run, inspect and export', () => {
   it('prints an example config, runs it headless with JSON events, and writes a run file the other commands read', async () => {
     const example = await run('run', '--example', 'storyteller');
     const config = JSON.parse(example.out.join('\n'));

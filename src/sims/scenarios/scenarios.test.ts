@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { requireShared } from '../../../test/shared-dir';
+import { dataPath } from '../../../test/data-dir';
 import { BUILT_IN_PROBLEMS } from '../problems/builtin';
 import { parseProblemsText } from '../problems/problem-file';
 import { storyOpenings } from '../problems/story-openings';
@@ -9,7 +9,7 @@ import { ScenarioConfigError, type ScenarioConfig } from './scenario';
 import { AI_REPLY_PREFIX, isDone, simulatorMessages, simulatorReply } from './simulator-view';
 import { studentWorkWithSlip } from './student-work';
 
-const gsm8kPath = requireShared('data/gsm8k/test.jsonl');
+const gsm8kPath = dataPath('data/gsm8k/test.jsonl');
 const custom: ScenarioConfig = { id: 'custom', persona: 'You are a busy chef.', preference: 'Short answers in metric units.' };
 
 describe('scenario registry', () => {
@@ -69,7 +69,7 @@ describe('teacher scenario', () => {
     expect(teacher.persona).toMatch(/what the student did well.*where the student went wrong.*right approach/s);
   });
 
-  it.skipIf(!gsm8kPath)('makes a wrong student answer, of the same sign, for every GSM8K test problem', () => {
+  it('makes a wrong student answer, of the same sign, for every GSM8K test problem', () => {
     const problems = parseProblemsText(readFileSync(gsm8kPath!, 'utf8'), 'test.jsonl');
     const first = studentWorkWithSlip(problems[0]);
     expect(first.correctAnswer).toBe(18);

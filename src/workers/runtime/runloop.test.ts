@@ -5,7 +5,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { tinyModel } from '../../../test/fixtures/tiny-model';
-import { requireShared } from '../../../test/shared-dir';
+import { dataPath } from '../../../test/data-dir';
 import { CpuBackend } from '../../gpu/cpu/backend';
 import type { EvaluationRecord, InteractionRecord, JudgeResultRecord, JudgeVoteRecord, RunRecord, SampleRecord, SessionEndRecord, TrainStepRecord } from '../../rl/records';
 import { validateRecord } from '../../rl/validate';
@@ -15,7 +15,7 @@ import { exampleConfig, parseRunConfig, type RunConfig } from './run-config';
 import { RunLoop } from './runloop';
 import { createNodeServices, readTextFile } from './services-node';
 
-const stories = requireShared('models/stories260K');
+const stories = dataPath('models/stories260K');
 
 async function runHeadless(config: RunConfig) {
   const services = await createNodeServices(parseRunConfig(config), new CpuBackend());
@@ -33,7 +33,7 @@ async function runHeadless(config: RunConfig) {
 
 const of = <K extends RunRecord['kind']>(records: RunRecord[], kind: K) => records.filter((r) => r.kind === kind) as Extract<RunRecord, { kind: K }>[];
 
-describe.skipIf(!stories)('storyteller on stories260K, Combined, rules user/judge/evaluator', () => {
+describe('storyteller on stories260K, Combined, rules user/judge/evaluator', () => {
   // One 8-step run moves the score by a few stories in either direction (seeds 1-8 of the
   // example config: -0.04 to +0.06), so the claim is made over three seeds and 16 steps.
   it('raises the personalization score over the baseline within 16 steps, over three seeds', async () => {
