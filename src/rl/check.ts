@@ -57,6 +57,15 @@ export function num(min = -Infinity, max = Infinity): Checker<number> {
   };
 }
 
+/** The largest time `Date` accepts, in ms since the epoch (ECMA-262's time value range). */
+export const MAX_TIME_MS = 8.64e15;
+
+/**
+ * A time in ms since the epoch that `Date` can represent: anything past it renders as
+ * "Invalid Date" and throws RangeError from toISOString, so it is refused on the way in.
+ */
+export const timestamp: Checker<number> = num(0, MAX_TIME_MS);
+
 /** Finite number strictly greater than `min`. */
 export function above(min: number): Checker<number> {
   const finite = num();

@@ -146,6 +146,10 @@ describe('validateRecord rejects malformed records, naming the field', () => {
     ['negative version', 'interaction', (r) => (r.version = -1), 'version'],
     ['fractional version', 'interaction', (r) => (r.version = 1.5), 'version'],
     ['ts as a string', 'interaction', (r) => (r.ts = 'now'), 'ts'],
+    // Past what Date accepts: toISOString throws RangeError while the page renders it.
+    ['ts of 1e300', 'runtime_event', (r) => (r.ts = 1e300), 'ts'],
+    ['ts one past the last Date', 'interaction', (r) => (r.ts = 8.64e15 + 1), 'ts'],
+    ['finishedAt past the last Date', 'interaction', (r) => (r.finishedAt = 1e300), 'finishedAt'],
     ['empty session', 'interaction', (r) => (r.session = ''), 'session'],
     ['session too long', 'interaction', (r) => (r.session = 's'.repeat(RECORD_LIMITS.id + 1)), 'session'],
     ['missing session where required', 'interaction', (r) => delete r.session, 'session'],
@@ -214,6 +218,15 @@ describe('validateRecord rejects malformed records, naming the field', () => {
 });
 
 describe('validateRecord on hostile input', () => {
+  it('accepts every time Date can show, up to its last, and nothing past it', () => {
+    const last = { ...byKind('runtime_event'), ts: 8.64e15 };
+    expect(new Date(validateRecord(last, 'x').ts).toISOString()).toBe('+275760-09-13T00:00:00.000Z');
+    for (const ts of [8.64e15 + 1, 1e300, Number.MAX_VALUE]) {
+      expect(() => validateRecord({ ...last, ts }, 'x')).toThrow(/field "ts" must be a number in \[0, 8640000000000000\]/);
+    }
+  });
+
+
   it('keeps a "__proto__" score key as plain data', () => {
     const text = JSON.stringify(byKind('evaluation')).replace('"mean":0.25', '"__proto__":{"polluted":1}');
     expect(() => validateRecord(JSON.parse(text), 'x')).toThrow(RecordValidationError);

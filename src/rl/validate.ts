@@ -11,6 +11,7 @@ import {
   oneOf,
   runChecker,
   str,
+  timestamp,
   type Checker,
 } from './check';
 import { RecordValidationError } from './errors';
@@ -55,7 +56,6 @@ export const RECORD_LIMITS = {
 const L = RECORD_LIMITS;
 const id = str(L.id, 1);
 const count = int();
-const timestamp = num(0);
 const finiteNumbers = arrayOf(num(), L.tokens);
 const optionalStat = nullable(num());
 

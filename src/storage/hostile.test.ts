@@ -227,6 +227,17 @@ describe('hostile run files', () => {
     expect(parsed()).toBeLessThan(100_000);
   });
 
+  it('times past what Date accepts, in the header or a record, are refused (they broke the run page)', async () => {
+    const [header, first, ...rest] = await genuineLines();
+    const h = JSON.parse(header);
+    const created = await refused(fileOf([JSON.stringify({ ...h, run: { ...h.run, created: 1e300 } }), first, ...rest]));
+    expect([created.line, created.field]).toEqual([1, 'run.created']);
+    expect((await refused(fileOf([JSON.stringify({ ...h, exported: 8.64e15 + 1 }), first, ...rest]))).field).toBe('exported');
+    const event = { kind: 'runtime_event', version: 0, ts: 1e300, event: 'paused', message: 'x' };
+    const record = await refused(fileOf([header, JSON.stringify(event), ...rest.slice(0, -1)]));
+    expect([record.line, record.field]).toEqual([2, 'ts']);
+  });
+
   it('header fields are checked, and a config cannot smuggle secrets or pollute prototypes', async () => {
     const [header, ...rest] = await genuineLines();
     const h = JSON.parse(header);

@@ -10,7 +10,7 @@
 import { version as packageVersion } from '../../package.json';
 import { PEFT_CONFIG, PEFT_WEIGHTS } from '../gpu/peft';
 import { RECORD_KINDS, type RunRecord } from '../rl';
-import { int, mapOf, nullable, num, object, oneOf, runChecker, str, type Checker } from '../rl/check';
+import { int, mapOf, nullable, num, object, oneOf, runChecker, str, timestamp, type Checker } from '../rl/check';
 import { encodeBase64 } from './base64';
 import { modelsChecker, parseRunConfig, RunConfigError, seedsChecker, type ModelRef, type RunConfig } from './config';
 import { RUN_STATUSES, type RunStatus } from './db';
@@ -76,12 +76,12 @@ const summaryChecker: Checker<RunSummary> = object({
 
 const headerRest = object({
   appVersion: str(64, 1),
-  exported: num(0),
+  exported: timestamp,
   run: object({
     config: (v: unknown) => v,
     label: str(10_000),
     notes: str(1_000_000),
-    created: num(0),
+    created: timestamp,
     status: oneOf(...RUN_STATUSES),
   }),
   // Taken from run.config on import; checked here only so inspect can trust their shape.

@@ -228,6 +228,33 @@ describe('RunView of a stored run', () => {
   });
 });
 
+describe('a record a view cannot render', () => {
+  it('shows a message in its own panel; the rest of the run page stays', async () => {
+    const lab = await controller();
+    const id = await seedRun(lab, 'recorded', recordedRun());
+    await lab.open(id);
+    using view = render(RunView, { lab });
+    await settle();
+    const errors = vi.spyOn(console, 'error').mockImplementation(() => {});
+    // Records that bypassed today's validation (an older app's store, an edited database):
+    // a time past what Date accepts made toISOString throw and blanked the page.
+    const badEvent = { kind: 'runtime_event', version: 0, ts: 1e300, event: 'paused', message: 'x' } as RunRecord;
+    const badTurn = { ...recordedRun().find((r) => r.kind === 'interaction')!, messages: null } as unknown as RunRecord;
+    lab.records = [...lab.records, badEvent, badTurn];
+    await settle();
+    const t = view.target;
+    const alerts = [...t.querySelectorAll('[data-testid="panel-error"]')];
+    expect(alerts.length).toBeGreaterThanOrEqual(2);
+    expect(t.querySelector('.run-head [data-testid="panel-error"]')!.textContent).toMatch(/This panel cannot show this run \(.*Invalid time value.*\)/);
+    expect(t.querySelector('section[aria-labelledby="feed-heading"] [data-testid="panel-error"]')).not.toBeNull();
+    expect(t.querySelector('h2#run-heading')!.textContent).toBe('recorded');
+    expect(t.querySelector('[data-testid="run-summary"]')).not.toBeNull();
+    expect(t.querySelector('section[aria-labelledby="charts-heading"] [data-testid="panel-error"]')).toBeNull();
+    expect(errors).toHaveBeenCalled();
+    errors.mockRestore();
+  });
+});
+
 describe('a full disk', () => {
   it('pauses writes, shows the message, and retries the same write after "retry"', async () => {
     const lab = await controller();
