@@ -1,10 +1,11 @@
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { PEFT_CONFIG, PEFT_WEIGHTS } from '../gpu/peft';
 import type { RunRecord } from '../rl/records';
 import { extractAdapter, readRunFile, recordsJsonl, toJsonl, trainingSamples } from '../storage/index';
 import { promptTools, type AnyRunConfig } from '../workers/runtime/run-config';
 import { parse, positionals, UsageError } from './args';
+import { openRunFile } from './files';
 
 export const usage = `nextstate export RUN_FILE (--peft DIR | --samples FILE.jsonl | --records FILE.jsonl)`;
 
@@ -14,9 +15,8 @@ export async function exportCommand(argv: string[], out: (line: string) => void)
   const [file] = positionals(argv, options);
   if (!file) throw new UsageError('name the run file to export from');
   if (!v.peft && !v.samples && !v.records) throw new UsageError('choose --peft DIR, --samples FILE.jsonl or --records FILE.jsonl');
-  const bytes = readFileSync(file);
   if (typeof v.peft === 'string') {
-    const adapter = await extractAdapter(bytes);
+    const adapter = await extractAdapter(await openRunFile(file));
     mkdirSync(v.peft, { recursive: true });
     writeFileSync(join(v.peft, PEFT_WEIGHTS), adapter.files[PEFT_WEIGHTS]);
     writeFileSync(join(v.peft, PEFT_CONFIG), adapter.files[PEFT_CONFIG]);
@@ -25,7 +25,7 @@ export async function exportCommand(argv: string[], out: (line: string) => void)
   if (typeof v.samples === 'string' || typeof v.records === 'string') {
     const records: RunRecord[] = [];
     let tools: readonly object[] | undefined;
-    for await (const item of readRunFile(bytes)) {
+    for await (const item of readRunFile(await openRunFile(file))) {
       if (item.kind === 'header') tools = promptTools(item.header.run.config as unknown as AnyRunConfig);
       if (item.kind === 'record') records.push(item.record);
     }

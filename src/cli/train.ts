@@ -20,10 +20,37 @@ interface DataLine {
   advantage: number | number[];
 }
 
+// The byte-order mark is kept here and dropped by parseTrainData, which also gets text.
+const strictUtf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
+
+/**
+ * The training file's text. Invalid UTF-8 is refused with its line: decoding it leniently
+ * would silently train on U+FFFD.
+ */
+export function decodeTrainData(bytes: Uint8Array, file: string): string {
+  try {
+    return strictUtf8.decode(bytes);
+  } catch {
+    let start = 0;
+    for (let line = 1; ; line++) {
+      const nl = bytes.indexOf(0x0a, start);
+      const end = nl === -1 ? bytes.length : nl;
+      try {
+        strictUtf8.decode(bytes.subarray(start, end));
+      } catch {
+        throw new UsageError(`${file}:${line}: not valid UTF-8 text; save the file as UTF-8`);
+      }
+      if (nl === -1) throw new UsageError(`${file}: not valid UTF-8 text; save the file as UTF-8`);
+      start = nl + 1;
+    }
+  }
+}
+
 /** Reads the training file, naming the line and field of the first problem. */
 export function parseTrainData(text: string, file: string): DataLine[] {
   const rows: DataLine[] = [];
-  text.split('\n').forEach((line, i) => {
+  // Editors on Windows start UTF-8 files with a byte-order mark; it is not part of line 1.
+  text.replace(/^\uFEFF/, '').split('\n').forEach((line, i) => {
     if (!line.trim()) return;
     const where = `${file}:${i + 1}`;
     let o: Record<string, unknown>;
@@ -73,7 +100,7 @@ export async function trainCommand(argv: string[], out: (line: string) => void):
   });
   const dataFile = required(v, 'data');
   const outDir = required(v, 'out');
-  const rows = parseTrainData(readFileSync(dataFile, 'utf8'), dataFile);
+  const rows = parseTrainData(decodeTrainData(readFileSync(dataFile), dataFile), dataFile);
   const targets = String(v.targets ?? 'q,k,v,o,gate,up,down').split(',').map((t) => `${t.trim()}_proj`);
   const bad = targets.filter((t) => !PROJECTIONS.includes(t as Projection));
   if (bad.length) throw new UsageError(`--targets: unknown ${bad.join(', ')}; use q,k,v,o,gate,up,down`);

@@ -77,6 +77,13 @@ describe('hostile run files', () => {
     expect((await refused(gzip(new Uint8Array([0x7b, 0xff, 0xfe, 0x7d, 0x0a])))).message).toMatch(/not valid UTF-8/);
   });
 
+  it('a file of no bytes at all is called empty, not truncated', async () => {
+    const message = 'This file is empty (0 bytes), not a run file. Choose the .nsrun file exported from the lab.';
+    expect((await refused(new Uint8Array(0))).message).toBe(message);
+    expect((await refused(new Blob([]))).message).toBe(message);
+    expect((await refused(new Blob([]).stream())).message).toBe(message);
+  });
+
   it('a 10 MB single line is rejected by the per-line limit, with its line number', async () => {
     const [header, first, ...rest] = await genuineLines();
     const huge = JSON.stringify({ ...JSON.parse(first), kind: 'interaction', response: 'x'.repeat(10_000_000) });

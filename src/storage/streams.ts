@@ -28,15 +28,17 @@ export function byteStream(input: ByteInput): ReadableStream<Uint8Array> {
 }
 
 /**
- * Re-exposes a stream, checking each chunk (onChunk throws to refuse it) and mapping the
- * source's errors. When a chunk is refused or the result is cancelled, `stop` (default:
- * cancel the source) halts whatever feeds it.
+ * Re-exposes a stream, checking each chunk (onChunk throws to refuse it) and its end (onEnd
+ * throws to refuse a stream that ended too soon), and mapping the source's errors. When a
+ * chunk is refused or the result is cancelled, `stop` (default: cancel the source) halts
+ * whatever feeds it.
  */
 function guarded<T>(
   source: ReadableStream<T>,
   onChunk: (chunk: T) => void,
   mapError: (error: unknown) => unknown,
   stop?: (reason: unknown) => void,
+  onEnd?: () => void,
 ): ReadableStream<T> {
   const reader = source.getReader();
   const halt = stop ?? ((reason: unknown) => void reader.cancel(reason).catch(() => {}));
@@ -48,7 +50,10 @@ function guarded<T>(
       } catch (e) {
         throw e instanceof RunFileError ? e : mapError(e);
       }
-      if (result.done) return controller.close();
+      if (result.done) {
+        onEnd?.();
+        return controller.close();
+      }
       try {
         onChunk(result.value);
       } catch (e) {
@@ -65,11 +70,16 @@ function guarded<T>(
   });
 }
 
-function tooLarge(what: string, limit: number): RunFileError {
+/** The refusal of a file over `limit` bytes; `what` says which size passed it. */
+export function tooLarge(what: string, limit: number): RunFileError {
   return new RunFileError(
     `This run file is larger than the import limit of ${formatBytes(limit)} (${what}). ` +
       'If you trust it, raise the limit (maxBytes) and import it again.',
   );
+}
+
+function empty(): RunFileError {
+  return new RunFileError('This file is empty (0 bytes), not a run file. Choose the .nsrun file exported from the lab.');
 }
 
 const GZIP_MAGIC = [0x1f, 0x8b];
@@ -90,6 +100,7 @@ function notGzip(first: Uint8Array): RunFileError {
  */
 export function gunzipText(input: ByteInput, maxBytes: number): ReadableStream<string> {
   if (input instanceof Blob && input.size > maxBytes) throw tooLarge(`${formatBytes(input.size)}`, maxBytes);
+  if (input instanceof Blob && input.size === 0) throw empty();
   let compressed = 0;
   let checkedMagic = false;
   const bytes = guarded(
@@ -103,6 +114,11 @@ export function gunzipText(input: ByteInput, maxBytes: number): ReadableStream<s
       if (compressed > maxBytes) throw tooLarge('compressed', maxBytes);
     },
     (e) => e,
+    undefined,
+    () => {
+      // Without this, gzip calls a file with no bytes at all "truncated".
+      if (compressed === 0) throw empty();
+    },
   );
   let inflated = 0;
   // Stopping decompression goes through the pipe's signal, not a cancel of its output: Node
