@@ -18,6 +18,66 @@ import { EnginePolicyService } from './policy-service';
 import type { GeneratorSpec, RunConfig } from './run-config';
 import type { RunServices } from './runloop';
 
+/** A headless run cannot use the key the environment holds for an endpoint as configured. */
+export class EndpointKeyError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'EndpointKeyError';
+  }
+}
+
+/**
+ * Host names the key variables can name without two hosts sharing one: DNS labels of
+ * letters, digits and single hyphens, joined by single dots (IPv4 addresses included).
+ */
+const NAMEABLE_HOST = /^[a-z0-9]+(?:-[a-z0-9]+)*(?:\.[a-z0-9]+(?:-[a-z0-9]+)*)*$/;
+
+/**
+ * The environment variable that holds the key for `host`: NEXTSTATE_API_KEY_ and the host
+ * upper-cased, with "." as "_" and "-" as "__" (api.openai.com -> NEXTSTATE_API_KEY_API_OPENAI_COM,
+ * my-vllm.lan -> NEXTSTATE_API_KEY_MY__VLLM_LAN), so that no other host maps to the same name.
+ * Null for a host no variable can name (an IPv6 address, an underscore).
+ */
+export function apiKeyVariable(host: string): string | null {
+  if (!NAMEABLE_HOST.test(host)) return null;
+  return `NEXTSTATE_API_KEY_${host.toUpperCase().replaceAll('-', '__').replaceAll('.', '_')}`;
+}
+
+function isLoopback(host: string): boolean {
+  return host === 'localhost' || host.endsWith('.localhost') || host === '[::1]' || /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(host);
+}
+
+/**
+ * The key for one endpoint, from the variable named for its host only: a config shared with
+ * a stranger can name any host, and must not make the run send it a key meant for another.
+ * A key goes over plain http only to this machine.
+ *
+ * @throws EndpointKeyError when the key would go over plain http to another machine, or
+ *   when only the old all-hosts NEXTSTATE_API_KEY is set
+ */
+export function endpointApiKey(baseUrl: string, env: Record<string, string | undefined> = process.env): string | undefined {
+  let url: URL;
+  try {
+    url = new URL(baseUrl);
+  } catch {
+    throw new EndpointKeyError(`endpoint base URL "${baseUrl}" is not a URL; write it like https://api.openai.com/v1.`);
+  }
+  const variable = apiKeyVariable(url.hostname);
+  const key = variable ? env[variable] : undefined;
+  if (!key) {
+    if (!env.NEXTSTATE_API_KEY) return undefined;
+    throw new EndpointKeyError(
+      variable
+        ? `NEXTSTATE_API_KEY is no longer sent to every endpoint; set ${variable} for ${url.hostname} instead, and unset NEXTSTATE_API_KEY.`
+        : `NEXTSTATE_API_KEY is no longer sent to every endpoint, and no key variable can name ${url.hostname}; name the endpoint by a host name of letters, digits, dots and hyphens, and unset NEXTSTATE_API_KEY.`,
+    );
+  }
+  if (url.protocol !== 'https:' && !isLoopback(url.hostname)) {
+    throw new EndpointKeyError(`${variable} would go to ${url.host} over plain http, readable on the way; use an https base URL, or unset ${variable}.`);
+  }
+  return key;
+}
+
 export function nodeModelSource(model: string): ModelSource {
   return existsSync(model) ? new DirSource(model) : new HubSource(model, { cacheStorage: null });
 }
@@ -42,8 +102,8 @@ export async function nodeGenerator(role: string, spec: Exclude<GeneratorSpec, {
       return new EngineGenerator(ctx.engines.get(spec.model)!);
     }
     case 'endpoint':
-      // Keys never live in a run config: Node takes them from the environment.
-      return new OpenAICompatibleGenerator({ baseUrl: spec.baseUrl, model: spec.model, apiKey: process.env.NEXTSTATE_API_KEY });
+      // Keys never live in a run config: Node takes them from the environment, one per host.
+      return new OpenAICompatibleGenerator({ baseUrl: spec.baseUrl, model: spec.model, apiKey: endpointApiKey(spec.baseUrl) });
     case 'transformers':
       throw new Error(`models.${role}: transformers.js models run in the lab page; for headless runs use rules, policy, engine or endpoint`);
   }
