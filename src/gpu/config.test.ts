@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { expectedTensors, parameterCount, parseModelConfig } from './config';
+import { expectedTensorCount, expectedTensors, MAX_DIMENSIONS, parameterCount, parseModelConfig } from './config';
 import { ModelConfigError, UnsupportedArchitectureError } from './errors';
 
 const base = { hidden_size: 64, intermediate_size: 172, num_hidden_layers: 5, num_attention_heads: 8, num_key_value_heads: 4, vocab_size: 512 };
@@ -33,8 +33,39 @@ describe('config.json', () => {
     [{ num_attention_heads: 6 }, /not a multiple/],
     [{ hidden_size: 60 }, /not divisible/],
     [{ vocab_size: 'many' }, /vocab_size/],
+    // A hostile config.json: 1e9 layers ran 75 s and 4.6 GB, then crashed with a native stack.
+    [{ num_hidden_layers: 1e9 }, /"num_hidden_layers" must be a positive integer of at most 1,024, found 1000000000\./],
+    [{ hidden_size: 2 ** 40, num_attention_heads: 8 }, /"hidden_size" must be a positive integer of at most 65,536/],
+    [{ intermediate_size: 1e12 }, /intermediate_size/],
+    [{ vocab_size: 1e10 }, /vocab_size/],
+    [{ num_attention_heads: 2 ** 20 }, /num_attention_heads/],
+    [{ num_key_value_heads: 2 ** 20 }, /num_key_value_heads/],
+    [{ head_dim: 1e8 }, /head_dim/],
+    [{ max_position_embeddings: 1e15 }, /max_position_embeddings/],
   ])('rejects a malformed config %j', (patch, msg) => {
     expect(() => parseModelConfig({ ...base, architectures: ['LlamaForCausalLM'], ...patch })).toThrow(ModelConfigError);
     expect(() => parseModelConfig({ ...base, architectures: ['LlamaForCausalLM'], ...patch })).toThrow(msg);
+  });
+});
+
+describe('dimension bounds', () => {
+  it('accept every dimension at its bound and count the implied tensors without listing them', () => {
+    const c = parseModelConfig({
+      architectures: ['Qwen2ForCausalLM'],
+      hidden_size: MAX_DIMENSIONS.hidden_size,
+      intermediate_size: MAX_DIMENSIONS.intermediate_size,
+      num_hidden_layers: MAX_DIMENSIONS.num_hidden_layers,
+      num_attention_heads: 64,
+      head_dim: MAX_DIMENSIONS.head_dim,
+      vocab_size: MAX_DIMENSIONS.vocab_size,
+      max_position_embeddings: MAX_DIMENSIONS.max_position_embeddings,
+    });
+    expect(expectedTensorCount(c)).toBe(expectedTensors(c).length);
+    for (const extra of [{}, { tie_word_embeddings: true }]) {
+      for (const arch of ['LlamaForCausalLM', 'Qwen2ForCausalLM', 'Qwen3ForCausalLM']) {
+        const small = parseModelConfig({ ...base, ...extra, architectures: [arch] });
+        expect(expectedTensorCount(small)).toBe(expectedTensors(small).length);
+      }
+    }
   });
 });

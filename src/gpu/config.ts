@@ -38,6 +38,22 @@ const ARCHITECTURES: Record<string, Family> = {
 };
 export const SUPPORTED_ARCHITECTURES = Object.keys(ARCHITECTURES);
 
+/**
+ * Upper bounds on config.json's dimensions: each several times the largest open model of the
+ * families the engine runs, and small enough that a hostile config.json (num_hidden_layers:
+ * 1e9) is refused before anything is listed or allocated from it.
+ */
+export const MAX_DIMENSIONS: Readonly<Record<string, number>> = {
+  hidden_size: 65_536,
+  intermediate_size: 262_144,
+  num_hidden_layers: 1_024,
+  num_attention_heads: 1_024,
+  num_key_value_heads: 1_024,
+  head_dim: 4_096,
+  vocab_size: 4_194_304,
+  max_position_embeddings: 16_777_216,
+};
+
 export function parseModelConfig(json: unknown): ModelConfig {
   if (typeof json !== 'object' || json === null) throw new ModelConfigError('config.json is not a JSON object.');
   const c = json as Record<string, unknown>;
@@ -51,8 +67,9 @@ export function parseModelConfig(json: unknown): ModelConfig {
   }
   const int = (key: string, fallback?: number): number => {
     const v = c[key] ?? fallback;
-    if (typeof v !== 'number' || !Number.isInteger(v) || v <= 0) {
-      throw new ModelConfigError(`config.json: "${key}" must be a positive integer, found ${JSON.stringify(c[key])}.`);
+    const max = MAX_DIMENSIONS[key];
+    if (typeof v !== 'number' || !Number.isInteger(v) || v <= 0 || v > max) {
+      throw new ModelConfigError(`config.json: "${key}" must be a positive integer of at most ${max.toLocaleString('en-US')}, found ${JSON.stringify(c[key])}.`);
     }
     return v;
   };
@@ -165,6 +182,12 @@ export function expectedTensors(c: ModelConfig): ExpectedTensor[] {
   out.push({ name: 'model.norm.weight', shape: [D] });
   if (!c.tieWordEmbeddings) out.push({ name: 'lm_head.weight', shape: [c.vocabSize, D] });
   return out;
+}
+
+/** expectedTensors(c).length, without listing them. */
+export function expectedTensorCount(c: ModelConfig): number {
+  const perLayer = 2 + PROJECTIONS.length + (c.qkvBias ? 3 : 0) + (c.qkNorm ? 2 : 0);
+  return 2 + c.numLayers * perLayer + (c.tieWordEmbeddings ? 0 : 1);
 }
 
 export function parameterCount(c: ModelConfig): number {

@@ -78,6 +78,22 @@ describe('loading checkpoints', () => {
     expect(progress.every((p) => p.fromCache)).toBe(true);
   });
 
+  it('refuses a config.json implying far more tensors than the file holds, from the count', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'manylayers-'));
+    copyTokenizer(dir);
+    copyFileSync(join(stories, 'model.safetensors'), join(dir, 'model.safetensors'));
+    const config = JSON.parse(readFileSync(join(stories, 'config.json'), 'utf8'));
+    writeFileSync(join(dir, 'config.json'), JSON.stringify({ ...config, num_hidden_layers: 1000 }));
+    const held = parseSafetensors(readFileSync(join(stories, 'model.safetensors'))).tensors.size;
+    await expect(Policy.load(new DirSource(dir), new CpuBackend())).rejects.toThrow(
+      `${dir}: the weights hold ${held} tensors but config.json implies ${2 + 1000 * 9}. Check that config.json and the safetensors come from the same model.`,
+    );
+    writeFileSync(join(dir, 'config.json'), JSON.stringify({ ...config, num_hidden_layers: 1e9 }));
+    const started = Date.now();
+    await expect(Policy.load(new DirSource(dir), new CpuBackend())).rejects.toThrow(/"num_hidden_layers" must be a positive integer of at most 1,024/);
+    expect(Date.now() - started).toBeLessThan(5_000);
+  });
+
   it('names what is wrong with a folder that is not a safetensors checkpoint', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'nosafetensors-'));
     copyTokenizer(dir);

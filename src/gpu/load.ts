@@ -3,7 +3,7 @@
  * checked against what the config implies before anything is allocated on the device.
  */
 import type { Backend, Tensor } from './backend';
-import { expectedTensors, parseModelConfig, type ModelConfig } from './config';
+import { expectedTensorCount, expectedTensors, parseModelConfig, type ModelConfig } from './config';
 import { WeightsError } from './errors';
 import { CausalLM, type Weights } from './model';
 import { parseSafetensors, tensorToFloat32, type TensorEntry } from './safetensors';
@@ -64,6 +64,13 @@ export function validateTensors(config: ModelConfig, tensors: Map<string, Tensor
   if (config.tieWordEmbeddings && !tensors.has('model.embed_tokens.weight') && tensors.has('lm_head.weight')) {
     tensors.set('model.embed_tokens.weight', { ...tensors.get('lm_head.weight')!, name: 'model.embed_tokens.weight' });
   }
+  const mismatch = `Check that config.json and the safetensors come from the same model.`;
+  // A count first: a config that implies far more tensors than the file holds is told so in
+  // one line, without listing (and naming as missing) every tensor it implies.
+  const expected = expectedTensorCount(config);
+  if (tensors.size < expected) {
+    throw new WeightsError(`${sourceId}: the weights hold ${tensors.size} tensors but config.json implies ${expected}. ${mismatch}`);
+  }
   const problems: string[] = [];
   for (const e of expectedTensors(config)) {
     const t = tensors.get(e.name);
@@ -74,7 +81,7 @@ export function validateTensors(config: ModelConfig, tensors: Map<string, Tensor
   }
   if (problems.length) {
     const shown = problems.slice(0, 8).join('; ') + (problems.length > 8 ? `; and ${problems.length - 8} more` : '');
-    throw new WeightsError(`${sourceId}: the weights do not match config.json: ${shown}. Check that config.json and the safetensors come from the same model.`);
+    throw new WeightsError(`${sourceId}: the weights do not match config.json: ${shown}. ${mismatch}`);
   }
 }
 
