@@ -94,6 +94,18 @@ describe('loading checkpoints', () => {
     expect(Date.now() - started).toBeLessThan(5_000);
   });
 
+  it('refuses a checkpoint holding NaN or infinite weights, naming the tensor', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'nanweights-'));
+    copyTokenizer(dir);
+    const file = new Uint8Array(readFileSync(join(stories, 'model.safetensors')));
+    const t = parseSafetensors(file).tensors.get('model.layers.2.mlp.up_proj.weight')!;
+    new DataView(t.bytes.buffer, t.bytes.byteOffset).setFloat32(8, Infinity, true);
+    writeFileSync(join(dir, 'model.safetensors'), file);
+    await expect(Policy.load(new DirSource(dir), new CpuBackend())).rejects.toThrow(
+      `${dir}: tensor model.layers.2.mlp.up_proj.weight holds 1 NaN or infinite value of ${t.bytes.byteLength / 4}; the weights are damaged`,
+    );
+  });
+
   it('names what is wrong with a folder that is not a safetensors checkpoint', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'nosafetensors-'));
     copyTokenizer(dir);

@@ -6,7 +6,7 @@ import type { Backend, Tensor } from './backend';
 import { expectedTensorCount, expectedTensors, parseModelConfig, type ModelConfig } from './config';
 import { WeightsError } from './errors';
 import { CausalLM, type Weights } from './model';
-import { parseSafetensors, tensorToFloat32, type TensorEntry } from './safetensors';
+import { finiteTensor, parseSafetensors, type TensorEntry } from './safetensors';
 import { readJson, type FileProgress, type ModelSource } from './source';
 
 export interface LoadOptions {
@@ -100,12 +100,17 @@ export async function loadModel(source: ModelSource, backend: Backend, options: 
   const useF16 = isWeightStore(backend) && (want === 'f16' || (want === 'auto' && backend.f16));
   const weights: Weights = new Map();
   let weightBytes = 0;
-  for (const e of expectedTensors(config)) {
-    const data = tensorToFloat32(tensors.get(e.name)!);
-    // Norm weights and biases are tiny and precision-sensitive; only matrices go to f16.
-    const half = useF16 && e.shape.length === 2;
-    weights.set(e.name, half && isWeightStore(backend) ? backend.weight(data, e.shape, 'f16') : backend.tensor(data, e.shape));
-    weightBytes += data.length * (half ? 2 : 4);
+  try {
+    for (const e of expectedTensors(config)) {
+      const data = finiteTensor(tensors.get(e.name)!, source.id);
+      // Norm weights and biases are tiny and precision-sensitive; only matrices go to f16.
+      const half = useF16 && e.shape.length === 2;
+      weights.set(e.name, half && isWeightStore(backend) ? backend.weight(data, e.shape, 'f16') : backend.tensor(data, e.shape));
+      weightBytes += data.length * (half ? 2 : 4);
+    }
+  } catch (e) {
+    for (const w of weights.values()) backend.dispose(w);
+    throw e;
   }
   return { model: new CausalLM(backend, config, weights), config, weightBytes };
 }

@@ -6,7 +6,7 @@ import { dataPath } from '../../test/data-dir';
 import { CpuBackend } from './cpu/backend';
 import { WeightsError } from './errors';
 import { LoraAdapter } from './lora';
-import { adapterFromPeft, adapterToPeft, mergedSafetensors, mergeIntoCopy, PEFT_CONFIG, PEFT_WEIGHTS, peftName } from './peft';
+import { adapterFromPeft, adapterToPeft, mergedSafetensors, mergeIntoCopy, parseAdapterConfig, PEFT_CONFIG, PEFT_WEIGHTS, peftName } from './peft';
 import { Policy } from './policy';
 import { parseSafetensors } from './safetensors';
 import { score } from './score';
@@ -62,5 +62,57 @@ describe('PEFT save, load and merge', () => {
     expect(() => adapterFromPeft(be, other, { weights: files[PEFT_WEIGHTS], config: files[PEFT_CONFIG] })).toThrow(WeightsError);
     expect(() => adapterFromPeft(be, other, { weights: files[PEFT_WEIGHTS], config: files[PEFT_CONFIG] })).toThrow(peftName(0, 'q_proj', 'A'));
     expect(() => adapterFromPeft(be, policy.config, { weights: files[PEFT_WEIGHTS], config: '{"peft_type":"IA3"}' })).toThrow(/only LORA/);
+  });
+
+  it('refuses a malformed adapter_config.json with a WeightsError naming the field', async () => {
+    const be = new CpuBackend();
+    const policy = await Policy.load(new DirSource(stories), be);
+    const adapter = LoraAdapter.init(be, policy.config, { rank: 2, alpha: 4, targets: ['q_proj'] }, 1);
+    const files = await adapterToPeft(be, adapter, 'x');
+    const good = JSON.parse(files[PEFT_CONFIG]);
+    const load = (config: string) => () => adapterFromPeft(be, policy.config, { weights: files[PEFT_WEIGHTS], config });
+    // These gave a TypeError, or NaN scores with exit 0.
+    for (const [config, message] of [
+      ['null', /adapter_config.json is not a JSON object/],
+      ['[1]', /is not a JSON object/],
+      ['"LORA"', /is not a JSON object/],
+      [JSON.stringify({ ...good, r: 'two' }), /r must be an integer from 1 to 4096, found "two"/],
+      [JSON.stringify({ ...good, r: 2.5 }), /r must be an integer/],
+      [JSON.stringify({ ...good, r: 1e9 }), /r must be an integer/],
+      [JSON.stringify({ ...good, lora_alpha: 'four' }), /lora_alpha must be a finite number of at least 0, found "four"/],
+      [JSON.stringify({ ...good, lora_alpha: null }), /lora_alpha must be a finite number/],
+      [JSON.stringify({ ...good, lora_alpha: -1 }), /lora_alpha must be a finite number/],
+      [JSON.stringify({ r: 2, lora_alpha: 4 }), /peft_type is undefined/],
+    ] as const) {
+      expect(load(config), config).toThrow(WeightsError);
+      expect(load(config), config).toThrow(message);
+    }
+    expect(parseAdapterConfig(JSON.stringify({ ...good, lora_alpha: 0 }))).toEqual({ rank: 2, alpha: 0, targets: ['q_proj'] });
+  });
+
+  it('refuses NaN or infinite adapter weights when it loads them', async () => {
+    const be = new CpuBackend();
+    const policy = await Policy.load(new DirSource(stories), be);
+    const adapter = LoraAdapter.init(be, policy.config, { rank: 2, alpha: 4, targets: ['q_proj'] }, 1);
+    const files = await adapterToPeft(be, adapter, 'x');
+    const weights = new Uint8Array(files[PEFT_WEIGHTS]);
+    const a = parseSafetensors(weights).tensors.get(peftName(0, 'q_proj', 'A'))!;
+    new DataView(a.bytes.buffer, a.bytes.byteOffset).setFloat32(4, NaN, true);
+    expect(() => adapterFromPeft(be, policy.config, { weights, config: files[PEFT_CONFIG] })).toThrow(
+      `adapter_model.safetensors: tensor ${peftName(0, 'q_proj', 'A')} holds 1 NaN or infinite value of`,
+    );
+  });
+
+  it('names a local base model by its folder name, not its path, in adapter_config.json', async () => {
+    const be = new CpuBackend();
+    const policy = await Policy.load(new DirSource(stories), be);
+    const adapter = LoraAdapter.init(be, policy.config, { rank: 2, alpha: 4, targets: ['q_proj'] }, 1);
+    const named = async (base: string) => JSON.parse((await adapterToPeft(be, adapter, base))[PEFT_CONFIG]).base_model_name_or_path;
+    expect(await named(policy.source.id)).toBe('stories260K');
+    expect(await named('/home/alice/secret-project/models/Qwen3-0.6B/')).toBe('Qwen3-0.6B');
+    expect(await named('C:\\Users\\alice\\models\\Qwen3-0.6B')).toBe('Qwen3-0.6B');
+    expect(await named('./models/tiny')).toBe('tiny');
+    expect(await named('Qwen/Qwen3-0.6B')).toBe('Qwen/Qwen3-0.6B');
+    expect(await named('https://huggingface.co/Qwen/Qwen3-0.6B/resolve/main')).toBe('https://huggingface.co/Qwen/Qwen3-0.6B/resolve/main');
   });
 });

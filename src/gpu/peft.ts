@@ -8,7 +8,8 @@ import { PROJECTIONS, expectedTensors, projectionModule, projectionShape, type M
 import { EngineError, WeightsError } from './errors';
 import { LoraAdapter, type LoraConfig } from './lora';
 import { CausalLM, type Weights } from './model';
-import { parseSafetensors, tensorToFloat32, writeSafetensors } from './safetensors';
+import { finiteTensor, parseSafetensors, writeSafetensors } from './safetensors';
+import { portableModelName } from './source';
 
 export const PEFT_WEIGHTS = 'adapter_model.safetensors';
 export const PEFT_CONFIG = 'adapter_config.json';
@@ -37,7 +38,8 @@ export async function adapterToPeft(backend: Backend, adapter: LoraAdapter, base
   const config = {
     peft_type: 'LORA',
     task_type: 'CAUSAL_LM',
-    base_model_name_or_path: baseModel,
+    // The file travels (run files, uploads): a local folder is named, not located.
+    base_model_name_or_path: portableModelName(baseModel),
     r: adapter.config.rank,
     lora_alpha: adapter.config.alpha,
     lora_dropout: 0,
@@ -57,26 +59,50 @@ export async function adapterToPeft(backend: Backend, adapter: LoraAdapter, base
   };
 }
 
-/** Reads PEFT files for this model, checking every name and shape. */
-export function adapterFromPeft(backend: Backend, modelConfig: ModelConfig, files: { weights: Uint8Array; config: string }): LoraAdapter {
-  let raw: Record<string, unknown>;
+/** Far above any rank worth training, and a bound on what a hostile config can ask to allocate. */
+export const MAX_LORA_RANK = 4096;
+
+/**
+ * Checks adapter_config.json: a LORA config the engine can apply, with a positive integer
+ * rank and a finite, non-negative alpha (anything else gave TypeErrors or NaN scores).
+ *
+ * @throws WeightsError naming the field
+ */
+export function parseAdapterConfig(text: string): LoraConfig {
+  let raw: unknown;
   try {
-    raw = JSON.parse(files.config);
+    raw = JSON.parse(text);
   } catch {
-    throw new WeightsError(`${PEFT_CONFIG} is not valid JSON.`);
+    throw new WeightsError(`${PEFT_CONFIG} is not valid JSON; export the adapter again.`);
   }
-  if (raw.peft_type !== 'LORA') throw new WeightsError(`${PEFT_CONFIG}: peft_type is ${String(raw.peft_type)}; only LORA adapters load.`);
-  if (raw.use_dora === true || raw.use_rslora === true) throw new WeightsError(`${PEFT_CONFIG}: DoRA and rsLoRA adapters are not supported.`);
-  const rawTargets = Array.isArray(raw.target_modules) ? raw.target_modules : [];
+  if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) {
+    throw new WeightsError(`${PEFT_CONFIG} is not a JSON object; export the adapter again.`);
+  }
+  const c = raw as Record<string, unknown>;
+  if (c.peft_type !== 'LORA') throw new WeightsError(`${PEFT_CONFIG}: peft_type is ${String(c.peft_type)}; only LORA adapters load.`);
+  if (c.use_dora === true || c.use_rslora === true) throw new WeightsError(`${PEFT_CONFIG}: DoRA and rsLoRA adapters are not supported.`);
+  const rawTargets = Array.isArray(c.target_modules) ? c.target_modules : [];
   const targets = rawTargets.filter((t): t is Projection => PROJECTIONS.includes(t as Projection));
   if (targets.length !== rawTargets.length || targets.length === 0) {
-    throw new WeightsError(`${PEFT_CONFIG}: target_modules ${JSON.stringify(raw.target_modules)} must be a list of ${PROJECTIONS.join(', ')}.`);
+    throw new WeightsError(`${PEFT_CONFIG}: target_modules ${JSON.stringify(c.target_modules)} must be a list of ${PROJECTIONS.join(', ')}.`);
   }
-  const config: LoraConfig = { rank: Number(raw.r), alpha: Number(raw.lora_alpha), targets };
+  const { r, lora_alpha: alpha } = c;
+  if (typeof r !== 'number' || !Number.isInteger(r) || r < 1 || r > MAX_LORA_RANK) {
+    throw new WeightsError(`${PEFT_CONFIG}: r must be an integer from 1 to ${MAX_LORA_RANK}, found ${JSON.stringify(r)}; export the adapter again.`);
+  }
+  if (typeof alpha !== 'number' || !Number.isFinite(alpha) || alpha < 0) {
+    throw new WeightsError(`${PEFT_CONFIG}: lora_alpha must be a finite number of at least 0, found ${JSON.stringify(alpha)}; export the adapter again.`);
+  }
+  return { rank: r, alpha, targets };
+}
+
+/** Reads PEFT files for this model, checking every name, shape and value. */
+export function adapterFromPeft(backend: Backend, modelConfig: ModelConfig, files: { weights: Uint8Array; config: string }): LoraAdapter {
+  const config = parseAdapterConfig(files.config);
   const adapter = new LoraAdapter(config, modelConfig);
   const { tensors } = parseSafetensors(files.weights, PEFT_WEIGHTS);
   for (let l = 0; l < modelConfig.numLayers; l++) {
-    for (const p of targets) {
+    for (const p of config.targets) {
       const [out, inp] = projectionShape(modelConfig, p);
       const load = (which: 'A' | 'B', shape: number[]) => {
         const t = tensors.get(peftName(l, p, which));
@@ -84,7 +110,7 @@ export function adapterFromPeft(backend: Backend, modelConfig: ModelConfig, file
         if (t.shape.join(',') !== shape.join(',')) {
           throw new WeightsError(`${peftName(l, p, which)} has shape [${t.shape}], this model needs [${shape}]; the adapter belongs to another model.`);
         }
-        return backend.tensor(tensorToFloat32(t), shape);
+        return backend.tensor(finiteTensor(t, PEFT_WEIGHTS), shape);
       };
       adapter.pairs.set(LoraAdapter.key(l, p), { A: load('A', [config.rank, inp]), B: load('B', [out, config.rank]) });
     }

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { floatToBf16, floatToHalf, halfToFloat, bf16ToFloat } from './dtype';
 import { WeightsError } from './errors';
-import { parseSafetensors, tensorToFloat32, writeSafetensors } from './safetensors';
+import { countNonFinite, finiteTensor, parseSafetensors, tensorToFloat32, writeSafetensors } from './safetensors';
 
 const header = (obj: unknown, data = new Uint8Array(0)) => {
   const json = new TextEncoder().encode(JSON.stringify(obj));
@@ -40,10 +40,43 @@ describe('safetensors', () => {
     ['offsets that disagree with the shape', header({ x: { dtype: 'F32', shape: [2], data_offsets: [0, 4] } }, new Uint8Array(8)), /spans 4 bytes but shape \[2\] needs 8/],
     ['a tensor past the end (truncated download)', header({ x: { dtype: 'F32', shape: [4], data_offsets: [0, 16] } }, new Uint8Array(8)), /past the end/],
     ['a negative offset', header({ x: { dtype: 'F32', shape: [1], data_offsets: [-4, 0] } }), /invalid data_offsets/],
+    // Two tensors reading the same bytes: writing one would silently change the other.
+    [
+      'overlapping tensors',
+      header({ a: { dtype: 'F32', shape: [2], data_offsets: [0, 8] }, b: { dtype: 'F32', shape: [2], data_offsets: [4, 12] } }, new Uint8Array(12)),
+      /tensor b overlaps tensor a \(bytes 4 to 8\)/,
+    ],
+    ['one tensor named twice over the same bytes', header({ a: { dtype: 'F32', shape: [1], data_offsets: [0, 4] }, b: { dtype: 'F32', shape: [1], data_offsets: [0, 4] } }, new Uint8Array(4)), /overlaps/],
+    [
+      'a gap between tensors',
+      header({ a: { dtype: 'F32', shape: [1], data_offsets: [0, 4] }, b: { dtype: 'F32', shape: [1], data_offsets: [8, 12] } }, new Uint8Array(12)),
+      /bytes 4 to 8 of the data belong to no tensor/,
+    ],
+    ['data before the first tensor', header({ a: { dtype: 'F32', shape: [1], data_offsets: [4, 8] } }, new Uint8Array(8)), /bytes 0 to 4 of the data belong to no tensor/],
+    ['bytes after the last tensor', header({ a: { dtype: 'F32', shape: [1], data_offsets: [0, 4] } }, new Uint8Array(9)), /bytes 4 to 9 of the data belong to no tensor/],
   ])('rejects %s with a WeightsError that says what to do', (_, bytes, message) => {
     expect(() => parseSafetensors(bytes)).toThrow(WeightsError);
     expect(() => parseSafetensors(bytes)).toThrow(message);
     expect(() => parseSafetensors(bytes)).toThrow(String(message).includes('I8') ? /unquantized checkpoint/ : /download it again/);
+  });
+});
+
+describe('finiteTensor', () => {
+  it('decodes finite weights and names a tensor holding NaN or Inf, with the count', () => {
+    const file = parseSafetensors(
+      writeSafetensors([
+        { name: 'ok', shape: [3], data: Float32Array.from([1, -0, 2 ** 127]) },
+        { name: 'bad', shape: [4], data: Float32Array.from([1, NaN, Infinity, -Infinity]) },
+        { name: 'half', shape: [2], data: Float32Array.from([1, 1e6]), dtype: 'F16' },
+      ]),
+    );
+    expect(Array.from(finiteTensor(file.tensors.get('ok')!, 'model'))).toEqual([1, -0, 2 ** 127]);
+    expect(() => finiteTensor(file.tensors.get('bad')!, 'model')).toThrow(
+      new WeightsError('model: tensor bad holds 3 NaN or infinite values of 4; the weights are damaged (or were saved after training diverged). Use another copy or an earlier checkpoint.'),
+    );
+    // 1e6 overflows f16 to Inf: caught after decoding, whatever the stored dtype.
+    expect(() => finiteTensor(file.tensors.get('half')!, 'model')).toThrow(/tensor half holds 1 NaN or infinite value of 2/);
+    expect(countNonFinite(Float32Array.from([0, NaN]))).toBe(1);
   });
 });
 

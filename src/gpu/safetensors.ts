@@ -42,6 +42,7 @@ export function parseSafetensors(file: Uint8Array, fileName = 'model.safetensors
   const dataStart = 8 + headerLen;
   const dataLen = file.byteLength - dataStart;
   const tensors = new Map<string, TensorEntry>();
+  const spans: { name: string; begin: number; end: number }[] = [];
   let metadata: Record<string, string> = {};
   for (const [name, raw] of Object.entries(header)) {
     if (name === '__metadata__') {
@@ -71,8 +72,53 @@ export function parseSafetensors(file: Uint8Array, fileName = 'model.safetensors
     }
     if (end > dataLen) throw fail(`tensor ${name} ends at byte ${end} past the end of the data (${dataLen})`);
     tensors.set(name, { name, dtype, shape: shape as number[], bytes: file.subarray(dataStart + begin, dataStart + end) });
+    spans.push({ name, begin, end });
   }
+  checkSpans(spans, dataLen, fail);
   return { metadata, tensors };
+}
+
+/**
+ * The tensors must tile the data exactly, as the reference reader requires: overlapping
+ * tensors would alias one another's bytes, and bytes that belong to no tensor are a file
+ * that is not what its header says.
+ */
+function checkSpans(spans: { name: string; begin: number; end: number }[], dataLen: number, fail: (why: string) => Error): void {
+  spans.sort((a, b) => a.begin - b.begin || a.end - b.end);
+  let at = 0;
+  let previous: string | null = null;
+  for (const s of spans) {
+    if (s.begin < at) throw fail(`tensor ${s.name} overlaps tensor ${previous} (bytes ${s.begin} to ${at})`);
+    if (s.begin > at) throw fail(`bytes ${at} to ${s.begin} of the data belong to no tensor`);
+    at = s.end;
+    previous = s.name;
+  }
+  if (at !== dataLen) throw fail(`bytes ${at} to ${dataLen} of the data belong to no tensor`);
+}
+
+/** How many of `data` are NaN or infinite (x - x is 0 for every finite x, NaN otherwise). */
+export function countNonFinite(data: Float32Array): number {
+  let n = 0;
+  for (let i = 0; i < data.length; i++) if (data[i] - data[i] !== 0) n++;
+  return n;
+}
+
+/**
+ * Decodes a tensor to f32, refusing NaN and infinite values: they would poison every output
+ * and every gradient without a word.
+ *
+ * @throws WeightsError naming the tensor and how many values are not finite
+ */
+export function finiteTensor(t: TensorEntry, where: string): Float32Array {
+  const data = tensorToFloat32(t);
+  const bad = countNonFinite(data);
+  if (bad > 0) {
+    throw new WeightsError(
+      `${where}: tensor ${t.name} holds ${bad} NaN or infinite value${bad === 1 ? '' : 's'} of ${data.length}; ` +
+        'the weights are damaged (or were saved after training diverged). Use another copy or an earlier checkpoint.',
+    );
+  }
+  return data;
 }
 
 /** Decode a tensor to f32. Copies, because the file's bytes need not be 4-byte aligned. */

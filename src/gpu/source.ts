@@ -19,6 +19,19 @@ export interface ModelSource {
   bytes(name: string, onProgress?: (p: FileProgress) => void): Promise<Uint8Array>;
 }
 
+/** An absolute or explicitly relative local path (/..., ~/..., ./..., C:\..., \\server\...). */
+const LOCAL_PATH = /^(?:\/|~[\\/]|\.{1,2}[\\/]|[A-Za-z]:[\\/]|\\\\)/;
+
+/**
+ * What may leave this machine about a model: a hub id or URL as it is, a local folder by its
+ * last path segment only. A folder's path names the person's disk layout (often their user
+ * name) and means nothing on another machine.
+ */
+export function portableModelName(id: string): string {
+  if (!LOCAL_PATH.test(id)) return id;
+  return id.split(/[\\/]+/).filter((part) => part !== '' && part !== '.' && part !== '..' && part !== '~').at(-1) ?? 'local model';
+}
+
 export async function readText(source: ModelSource, name: string): Promise<string> {
   return new TextDecoder().decode(await source.bytes(name));
 }
