@@ -1,7 +1,7 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { describeEndpoint, OpenAICompatibleGenerator, type EndpointConfig } from './endpoint';
+import { describeEndpoint, MAX_RESPONSE_BYTES, OpenAICompatibleGenerator, type EndpointConfig } from './endpoint';
 import {
   EndpointAuthError,
   EndpointHttpError,
@@ -30,6 +30,21 @@ const garbage: Reply = (res) => {
 };
 const silent: Reply = () => {
   // Never answers: the client's timeout must fire.
+};
+
+/** A body of up to 300 MB, written as fast as the client reads it; `sent` counts what went out. */
+const endless = (code: number, sent: { bytes: number }): Reply => (res) => {
+  res.writeHead(code, { 'Content-Type': 'application/json' });
+  res.write('{"choices": [{"message": {"content": "');
+  const chunk = Buffer.alloc(1_000_000, 'a');
+  const pump = () => {
+    while (sent.bytes < 300_000_000 && !res.destroyed) {
+      sent.bytes += chunk.length;
+      if (!res.write(chunk)) return void res.once('drain', pump);
+    }
+    if (!res.destroyed) res.end('"}}]}');
+  };
+  pump();
 };
 
 let server: Server;
@@ -199,6 +214,52 @@ describe('OpenAICompatibleGenerator against a local HTTP server', () => {
     const error = await generator.generate(messages).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(EndpointTimeoutError);
     expect(requests).toHaveLength(2);
+  });
+
+  it('times out a body that stalls after the headers, and retries it like any timeout', async () => {
+    const stalled: Reply = (res) => {
+      res.writeHead(200, { 'Content-Type': 'application/json' });
+      res.write('{"choices": [{"message": {"cont');
+    };
+    script = [stalled, stalled, ok('late but whole')];
+    const { generator, sleeps } = client({ timeoutMs: 300, maxRetries: 1 });
+    const error = await generator.generate(messages).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(EndpointTimeoutError);
+    expect((error as Error).message).toMatch(/did not answer within 0 s\. Raise the timeout/);
+    expect(requests).toHaveLength(2);
+    expect(sleeps).toEqual([100]);
+    requests = [];
+    const { generator: patient } = client({ timeoutMs: 300, maxRetries: 2 });
+    script = [stalled, ok('late but whole')];
+    expect(await patient.generate(messages)).toBe('late but whole');
+  });
+
+  it('stops reading a body past 16 MB, without retrying (the review read 300 MB whole)', async () => {
+    const sent = { bytes: 0 };
+    script = [endless(200, sent)];
+    const { generator } = client();
+    const error = await generator.generate(messages).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(EndpointResponseError);
+    expect((error as Error).message).toMatch(/sent a response that is not an OpenAI chat-completions answer \(the body is larger than 16 MB\)/);
+    expect(requests).toHaveLength(1);
+    expect(sent.bytes).toBeLessThan(100_000_000);
+    requests = [];
+    // A declared length over the cap is refused before a byte of the body is read.
+    script = [(res) => {
+      res.writeHead(200, { 'Content-Type': 'application/json', 'Content-Length': String(MAX_RESPONSE_BYTES + 1) });
+      res.write('{');
+    }];
+    expect(await generator.generate(messages).catch((e: unknown) => e)).toBeInstanceOf(EndpointResponseError);
+  });
+
+  it('reads only the start of an endless error body, enough to quote it', async () => {
+    const sent = { bytes: 0 };
+    script = [endless(400, sent)];
+    const { generator } = client();
+    const error = await generator.generate(messages).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(EndpointHttpError);
+    expect((error as Error).message).toMatch(/answered HTTP 400: \{"choices": \[\{"message": \{"content": "a{100}/);
+    expect(sent.bytes).toBeLessThan(100_000_000);
   });
 
   it('stops at once when the caller aborts, without retrying', async () => {

@@ -47,6 +47,17 @@ const DEFAULTS = { timeoutMs: 120_000, maxRetries: 3, retryBaseMs: 1_000 };
 const MAX_DELAY_MS = 60_000;
 /** Server error bodies are quoted only this far, enough for their message. */
 const DETAIL_CHARS = 300;
+/** A chat completion is kilobytes; a body past this is not one, and is not read further. */
+export const MAX_RESPONSE_BYTES = 16_000_000;
+/** Of an error body, only enough for its message is read. */
+const MAX_DETAIL_BYTES = 64_000;
+
+/** A body over its cap: not retried, since the same server would send the same again. */
+class BodyTooLarge extends Error {
+  constructor(readonly limit: number) {
+    super(`body over ${limit} bytes`);
+  }
+}
 
 export function describeEndpoint(config: EndpointConfig): EndpointDescription {
   return {
@@ -88,27 +99,27 @@ export class OpenAICompatibleGenerator implements TextGenerator {
     for (let attempt = 0; ; attempt++) {
       const canRetry = attempt < maxRetries;
       const backoff = Math.min(retryBaseMs * 2 ** attempt, MAX_DELAY_MS);
-      let response: Response;
+      let sent: { response: Response; text: string };
       try {
-        response = await this.#post(body, opts.signal);
+        sent = await this.#post(body, opts.signal);
       } catch (error) {
         if (opts.signal?.aborted) throw opts.signal.reason;
-        if (!canRetry) throw error;
+        if (!canRetry || error instanceof EndpointResponseError) throw error;
         await this.#sleep(backoff, opts.signal);
         continue;
       }
-      if (response.ok) return this.#readContent(response);
+      const { response, text } = sent;
+      if (response.ok) return this.#content(text);
       if (response.status === 401 || response.status === 403) {
         throw new EndpointAuthError(this.#where(), response.status);
       }
       if (response.status === 404) {
-        throw new EndpointNotFoundError(this.#where(), await this.#detail(response));
+        throw new EndpointNotFoundError(this.#where(), this.#detail(text));
       }
       const retryable = response.status === 429 || response.status >= 500;
       if (!retryable || !canRetry) {
-        throw new EndpointHttpError(this.#where(), response.status, await this.#detail(response), attempt + 1);
+        throw new EndpointHttpError(this.#where(), response.status, this.#detail(text), attempt + 1);
       }
-      await response.body?.cancel();
       await this.#sleep(retryAfterMs(response) ?? backoff, opts.signal);
     }
   }
@@ -125,27 +136,36 @@ export class OpenAICompatibleGenerator implements TextGenerator {
     };
   }
 
-  /** One attempt; a timeout or a network failure becomes an EndpointError, a caller abort does not. */
-  async #post(body: string, signal?: AbortSignal): Promise<Response> {
+  /**
+   * One attempt, body included: the timeout covers a server that sends its headers and then
+   * stalls. A timeout or a network failure becomes an EndpointError, a caller abort does not.
+   * The body of a success is read up to MAX_RESPONSE_BYTES; of a failure, enough to quote.
+   */
+  async #post(body: string, signal?: AbortSignal): Promise<{ response: Response; text: string }> {
     const timeout = AbortSignal.timeout(this.#config.timeoutMs);
     const headers: Record<string, string> = { 'Content-Type': 'application/json' };
     if (this.#apiKey) headers.Authorization = `Bearer ${this.#apiKey}`;
     try {
-      return await this.#fetch(`${this.#config.baseUrl.replace(/\/+$/, '')}/chat/completions`, {
+      const response = await this.#fetch(`${this.#config.baseUrl.replace(/\/+$/, '')}/chat/completions`, {
         method: 'POST',
         headers,
         body,
         signal: signal ? AbortSignal.any([signal, timeout]) : timeout,
       });
+      // An error body only serves the message: a part of it will do, and none if it fails.
+      const text = response.ok ? await readCapped(response, MAX_RESPONSE_BYTES) : await readCapped(response, MAX_DETAIL_BYTES, true).catch(() => '');
+      return { response, text };
     } catch (error) {
       if (signal?.aborted) throw signal.reason;
+      if (error instanceof BodyTooLarge) {
+        throw new EndpointResponseError(this.#where(), `the body is larger than ${Math.round(error.limit / 1_000_000)} MB`);
+      }
       if (timeout.aborted) throw new EndpointTimeoutError(this.#where(), this.#config.timeoutMs);
       throw new EndpointNetworkError(this.#where(), this.#redact(describeCause(error)));
     }
   }
 
-  async #readContent(response: Response): Promise<string> {
-    const text = await response.text();
+  #content(text: string): string {
     let json: unknown;
     try {
       json = JSON.parse(text);
@@ -161,8 +181,7 @@ export class OpenAICompatibleGenerator implements TextGenerator {
     return content;
   }
 
-  async #detail(response: Response): Promise<string> {
-    const text = await response.text().catch(() => '');
+  #detail(text: string): string {
     let detail = text;
     try {
       const message = (JSON.parse(text) as { error?: { message?: unknown } })?.error?.message;
@@ -181,6 +200,41 @@ export class OpenAICompatibleGenerator implements TextGenerator {
   #where(): string {
     return `The endpoint ${this.#config.baseUrl} (model "${this.#config.model}")`;
   }
+}
+
+/**
+ * The body as text, reading at most `limit` bytes: past it, the rest is cancelled unread and
+ * either BodyTooLarge is thrown or (`truncate`) the first `limit` bytes are kept.
+ */
+async function readCapped(response: Response, limit: number, truncate = false): Promise<string> {
+  const declared = Number(response.headers.get('content-length'));
+  if (!truncate && declared > limit) {
+    await response.body?.cancel().catch(() => {});
+    throw new BodyTooLarge(limit);
+  }
+  if (!response.body) return '';
+  const reader = response.body.getReader();
+  const parts: Uint8Array[] = [];
+  let size = 0;
+  for (;;) {
+    const { value, done } = await reader.read();
+    if (done) break;
+    size += value.byteLength;
+    if (size > limit) {
+      await reader.cancel().catch(() => {});
+      if (!truncate) throw new BodyTooLarge(limit);
+      parts.push(value.subarray(0, value.byteLength - (size - limit)));
+      break;
+    }
+    parts.push(value);
+  }
+  const bytes = new Uint8Array(Math.min(size, limit));
+  let at = 0;
+  for (const part of parts) {
+    bytes.set(part, at);
+    at += part.byteLength;
+  }
+  return new TextDecoder().decode(bytes);
 }
 
 /** Retry-After in seconds or as an HTTP date, capped; undefined when absent or unreadable. */
