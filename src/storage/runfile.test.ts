@@ -162,6 +162,22 @@ describe('secrets', () => {
   });
 });
 
+describe('local paths', () => {
+  it('leave the machine as model names: the run file names folders, the database keeps the paths', async () => {
+    const store = newStore();
+    const local = '/home/alice/secret-project/models/Qwen3-0.6B';
+    const config = testConfig({ models: { policy: { model: local } }, modelRefs: { policy: { id: local, files: { 'model.safetensors': 'ab'.repeat(32) } } } });
+    const id = await store.createRun(config, 'local');
+    await store.appendMany(id, sampleRun());
+    const text = await gunzip(await exportRun(store, id));
+    expect(text).not.toContain('/home/alice');
+    const header = JSON.parse(lines(text)[0]);
+    expect(header.run.config.models.policy.model).toBe('Qwen3-0.6B');
+    expect(header.models.policy).toEqual({ id: 'Qwen3-0.6B', files: { 'model.safetensors': 'ab'.repeat(32) } });
+    expect((await store.getRun(id))!.config.models).toEqual({ policy: { model: local } });
+  });
+});
+
 describe('inspectRunFile and extractAdapter', () => {
   it('report the header, a summary counted from the records, and the adapter', async () => {
     const { store, id } = await sourceRun();

@@ -222,7 +222,8 @@ async function* runFileLines(source: RunFileSource, options: ExportOptions): Asy
   const summarizer = new Summarizer();
   for await (const page of pages(source, lastSeq, pageSize)) for (const r of page) summarizer.add(r.record);
   const adapter = options.includeAdapter ? await source.latestAdapter() : undefined;
-  const config = stripSecrets(run.config);
+  // Local model folders go out by name: their paths describe this machine, not the run.
+  const config = stripSecrets(run.config, { localPaths: 'name' });
   const header: RunFileHeader = {
     format: RUN_FILE_FORMAT,
     formatVersion: RUN_FILE_VERSION,
