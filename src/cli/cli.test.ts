@@ -1,7 +1,7 @@
 import { execFileSync, spawnSync } from 'node:child_process';
 import { mkdtempSync, writeFileSync, existsSync, cpSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { basename, join, resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { tinyModel } from '../../test/fixtures/tiny-model';
 import { dataPath } from '../../test/data-dir';
@@ -149,7 +149,8 @@ describe('nextstate run, inspect and export', () => {
     expect(events[2]).toMatchObject({ step: 1, version: 1, n: 3 });
 
     const inspected = JSON.parse((await run('inspect', file, '--json')).out[0]);
-    expect(inspected.header.run.config.models.policy.model).toBe(stories);
+    // The run file names the local folder; its path stays on this machine.
+    expect(inspected.header.run.config.models.policy.model).toBe(basename(stories));
     expect(inspected.summary).toMatchObject({ steps: 1, evaluations: 2, lastVersion: 1 });
     expect(inspected.adapter.version).toBe(1);
 
