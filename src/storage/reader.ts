@@ -18,7 +18,7 @@ import { Summarizer, type RunSummary } from './summary';
 export const DEFAULT_MAX_BYTES = 200_000_000;
 /** Default limit for one record line; the adapter line is bounded by the size its header promises. */
 export const DEFAULT_MAX_LINE_CHARS = 4_000_000;
-/** adapter_config.json is a few hundred bytes; anything near this is not one. */
+/** adapter_config.json is a few hundred bytes; anything near this (as written in the line, escapes included) is not one. */
 const MAX_ADAPTER_CONFIG_CHARS = 1_000_000;
 const ADAPTER_PREFIX = '{"adapter"';
 
