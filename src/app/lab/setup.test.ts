@@ -22,10 +22,10 @@ describe('the default setup', () => {
     const stored = parseStoredConfig(config);
     expect(stored.modelRefs).toEqual({ policy: { id: STORY_MODEL } });
     expect(stored.seeds).toEqual({ run: 1 });
-    expect(config.scenario).toEqual({ id: 'storyteller', subject: 'dog' });
+    expect(config.scenario).toEqual({ id: 'storyteller', subject: 'dog', name: 'Max', favourite: 'kite' });
     expect(config.models).toEqual({ policy: { model: STORY_MODEL, backend: 'webgpu' }, user: { kind: 'rules' }, judge: { kind: 'rules' }, evaluator: { kind: 'rules' } });
     expect(config.lab).toEqual({ policySource: 'hub' });
-    expect(config.label).toBe('storyteller · Combined · TinyStories-656K');
+    expect(config.label).toBe('storyteller · Combined · storyteller-demo');
     // The preset is the paper's combined preset with the laptop batch, rank and lr.
     expect(config.preset).toEqual(makePreset('combined', { optimizer: { lr: 5e-4 }, batch: { size: 8 }, finetune: { lora: { rank: 8 } }, judge: { maxNewTokens: 512 } }));
   });

@@ -4,7 +4,8 @@
  * config are tested in Node; the Svelte form only edits a LabSetup.
  */
 import { makePreset, type MethodName, type MethodPreset } from '../../rl/presets';
-import { createScenario, type ScenarioConfig, type ScenarioId } from '../../sims/scenarios/index';
+import { bundledName } from '../../gpu/bundled';
+import { createScenario, DEFAULT_FAVOURITE, DEFAULT_PET_NAME, DEFAULT_STORY_SUBJECT, type ScenarioConfig, type ScenarioId } from '../../sims/scenarios/index';
 import { CHAT_MODEL, exampleConfig, laptopOverrides, parseRunConfig, type GeneratorSpec, type RunConfig } from '../../workers/runtime/run-config';
 
 /** Where a judge, simulated user or evaluator gets its text (the run config's GeneratorSpec). */
@@ -25,6 +26,9 @@ export interface LabSetup {
   label: string;
   scenario: ScenarioId;
   storySubject: string;
+  /** The storyteller child's pet name and its favourite thing. */
+  storyName: string;
+  storyFavourite: string;
   custom: CustomPersona;
   method: MethodName;
   /** The method's preset; the advanced panel edits every field of it. */
@@ -113,7 +117,9 @@ export function defaultSetup(options: { webgpu?: boolean } = {}): LabSetup {
     version: 1,
     label: '',
     scenario: 'storyteller',
-    storySubject: 'dog',
+    storySubject: DEFAULT_STORY_SUBJECT,
+    storyName: DEFAULT_PET_NAME,
+    storyFavourite: DEFAULT_FAVOURITE,
     custom: {
       persona: 'A busy parent who wants short, practical answers without jargon.',
       preference: 'Short (under 80 words), practical, no jargon, ends with one concrete next step.',
@@ -155,7 +161,12 @@ export function withMethod(setup: LabSetup, method: MethodName): LabSetup {
 export function scenarioConfig(setup: LabSetup): ScenarioConfig {
   switch (setup.scenario) {
     case 'storyteller':
-      return { id: 'storyteller', subject: setup.storySubject.trim() || 'dog' };
+      return {
+        id: 'storyteller',
+        subject: setup.storySubject.trim() || DEFAULT_STORY_SUBJECT,
+        name: setup.storyName.trim() || DEFAULT_PET_NAME,
+        favourite: setup.storyFavourite.trim() || DEFAULT_FAVOURITE,
+      };
     case 'custom':
       return {
         id: 'custom',
@@ -253,7 +264,7 @@ export function toRunConfig(setup: LabSetup, policyModel = policyModelName(setup
 
 function defaultLabel(setup: LabSetup, policyModel: string): string {
   const method = METHOD_CHOICES.find((m) => m.id === setup.method)?.title ?? setup.method;
-  const model = policyModel.split('/').pop() || policyModel;
+  const model = bundledName(policyModel) ?? (policyModel.split('/').pop() || policyModel);
   return `${setup.scenario} \u00b7 ${method} \u00b7 ${model}`;
 }
 

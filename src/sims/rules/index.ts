@@ -1,6 +1,6 @@
 import type { TextGenerator } from '../generator';
 import type { Scenario } from '../scenarios/scenario';
-import { normaliseSubject } from '../scenarios/storyteller';
+import { normaliseChild } from '../scenarios/storyteller';
 import { RulesEvaluator } from './evaluator';
 import { RulesJudge } from './judge';
 import type { RulesProfile } from './profile';
@@ -28,7 +28,7 @@ export function rulesProfileFor(scenario: Scenario): RulesProfile | null {
     case 'teacher':
       return TEACHER_RULES;
     case 'storyteller':
-      return storytellerRules(normaliseSubject(scenario.config.subject));
+      return storytellerRules(normaliseChild(scenario.config));
     default:
       return null;
   }

@@ -199,7 +199,7 @@ describe('storyteller rules', () => {
   const task = scenario.firstMessage(storyOpenings('dog')[0]);
 
   const SCARY = 'Tom went to the park. A big monster came and Tom was scared and sad.';
-  const SWEET = 'The dog was named Max. Max and his friend Lily shared a red ball and hugged. Max was happy. The end.';
+  const SWEET = 'The dog was named Max. Max and his friend Lily shared a kite and hugged. Max was happy. The end.';
 
   it('a story without the dog and with scary parts gets a new story beginning to continue', async () => {
     const reply = await userReply(scenario, rules, task, SCARY);
@@ -211,6 +211,26 @@ describe('storyteller rules', () => {
     const hint = hintOf(await rules.hintJudge.generate(hintJudgePrompt(SCARY, reply)))!;
     expect(hint).toMatch(/about the dog/);
     expect(hint).toMatch(/nobody mean/);
+  });
+
+  it('wants the pet called by its name and its favourite thing, and the hint asks for both', async () => {
+    const plain = 'The dog and his friend Lily shared a red ball and hugged. The dog was happy.';
+    const reply = await userReply(scenario, rules, task, plain);
+    expect(reply).toMatch(/my dog is called Max/);
+    expect(reply).toMatch(/where is the kite\?/);
+    expect(reply).not.toMatch(/no dog in it|kind things|scary/);
+    expect(lastBox(await rules.judge.generate(binaryJudgePrompt(plain, reply)))).toBe('-1');
+    const hint = hintOf(await rules.hintJudge.generate(hintJudgePrompt(plain, reply)))!;
+    expect(hint).toBe('The child wants a bedtime story about their dog Max: call the dog Max and put a kite in the story.');
+    const rating = await rules.evaluator!.generate(buildEvaluatorPrompt(scenario.preference!, task, plain));
+    expect(parseEvaluatorScore(rating)).toBe(0.5);
+  });
+
+  it('takes the child\'s own pet, name and favourite thing', async () => {
+    const frog = createScenario({ id: 'storyteller', subject: 'frog', name: 'biscuit', favourite: 'a red ball' });
+    expect(frog.config).toEqual({ id: 'storyteller', subject: 'frog', name: 'Biscuit', favourite: 'red ball' });
+    const story = 'The frog Biscuit had a red ball. Biscuit shared it with his friends and they hugged.';
+    expect(await userReply(frog, createRules(frog), 'Once upon a time, there was a little frog.', story)).toMatch(/STORY_DONE$/);
   });
 
   it('a short kind story about the dog gets STORY_DONE and +1', async () => {

@@ -1,25 +1,42 @@
-import { STORY_DONE, storyRestart } from '../scenarios/storyteller';
-import { escapeRegExp, wordCount, type Issue, type RulesProfile } from './profile';
+import { STORY_DONE, storyRestart, type StoryChild } from '../scenarios/storyteller';
+import type { Issue, RulesProfile } from './profile';
+import { hasKindWords, hasUnkindWords, isShortStory, mentionsName, mentionsNoun } from './story-traits';
 
-const KIND = /\b(?:kind|friends?|love[sd]?|hug(?:s|ged)?|shared?|sharing|help(?:ed|s)?|smiled?|smiles|gentle|nice|happy|cared?|cares)\b/i;
-const UNKIND = /\b(?:mean|angry|hit|hurt|scared|scary|cry|cried|sad|hated?|hates|yell(?:ed)?|fight|monster|bad)\b/i;
-const MAX_WORDS = 100;
-
-/** The child's rules for stories about `subject` (already normalised, e.g. "dog"). */
-export function storytellerRules(subject: string): RulesProfile {
-  const name = escapeRegExp(subject);
+/**
+ * The child's rules for stories about their pet: the pet, called by its name, with its favourite
+ * thing, kind, gentle and short. The name and the favourite thing are the child's own, so a story
+ * model meets them only through a hint: that is what leaves the run something to learn.
+ */
+export function storytellerRules(child: StoryChild): RulesProfile {
+  const { subject, name, favourite } = child;
   const issues: readonly Issue[] = [
     {
       id: 'no-subject',
-      present: (answer) => !new RegExp(`\\b${name}(?:s|es)?\\b`, 'i').test(answer),
+      present: (answer) => !mentionsNoun(answer, subject),
       complaint: `there's no ${subject} in it`,
-      heard: new RegExp(`no ${name}|about (?:my|the|a) ${name}|where(?:'s| is) (?:my|the) ${name}`, 'i'),
-      fix: `make the story about the ${subject} and name the ${subject} in it`,
+      heard: new RegExp(`no ${subject}|about (?:my|the|a) ${subject}\\b|where(?:'s| is) (?:my|the) ${subject}`, 'i'),
+      fix: `make the story about the ${subject}`,
       label: `no ${subject}`,
     },
     {
+      id: 'no-name',
+      present: (answer) => !mentionsName(answer, name),
+      complaint: `my ${subject} is called ${name}`,
+      heard: new RegExp(`\\b(?:called|named?|name is|call (?:him|her|it|the \\w+)) ${name}\\b|\\bmy \\w+ ${name}\\b`, 'i'),
+      fix: `call the ${subject} ${name}`,
+      label: `no ${name}`,
+    },
+    {
+      id: 'no-favourite',
+      present: (answer) => !mentionsNoun(answer, favourite),
+      complaint: `where is the ${favourite}? I love ${favourite}s`,
+      heard: new RegExp(`\\b${favourite}`, 'i'),
+      fix: `put a ${favourite} in the story`,
+      label: `no ${favourite}`,
+    },
+    {
       id: 'no-kindness',
-      present: (answer) => !KIND.test(answer),
+      present: (answer) => !hasKindWords(answer),
       complaint: 'it needs kind things like friends and hugs',
       heard: /\bkind\b|\bhugs?\b|\bfriends\b/i,
       fix: 'use kind words, with friends who help, share, hug and smile',
@@ -27,7 +44,7 @@ export function storytellerRules(subject: string): RulesProfile {
     },
     {
       id: 'unkind',
-      present: (answer) => UNKIND.test(answer),
+      present: (answer) => hasUnkindWords(answer),
       complaint: 'some parts are mean or scary',
       heard: /\bmean\b|scary|scared|\bsad\b/i,
       fix: 'keep it gentle, with nobody mean, hurt, scared or sad',
@@ -35,7 +52,7 @@ export function storytellerRules(subject: string): RulesProfile {
     },
     {
       id: 'too-long',
-      present: (answer) => wordCount(answer) > MAX_WORDS,
+      present: (answer) => !isShortStory(answer),
       complaint: "it's too long and I'm sleepy",
       heard: /too long|\bshorter\b|sleepy/i,
       fix: 'keep it short, about five simple sentences',
@@ -50,7 +67,12 @@ export function storytellerRules(subject: string): RulesProfile {
     closers: ['Tell me a new one!', 'Can you tell me another one?', 'I want a new story!'],
     approvals: ['I love it! Good night!', 'Yay, I love that story! Good night!'],
     restart: storyRestart(subject),
-    hintLead: `The child wants a bedtime story about their ${subject}:`,
+    hintLead: storyHintLead(child),
     hintTail: '',
   };
+}
+
+/** How the rules judge opens a storyteller hint; the demo model was taught on this wording too. */
+export function storyHintLead(child: StoryChild): string {
+  return `The child wants a bedtime story about their ${child.subject} ${child.name}:`;
 }

@@ -17,7 +17,7 @@ export function createScenario(config: ScenarioConfig): Scenario {
     case 'teacher':
       return teacherScenario();
     case 'storyteller':
-      return storytellerScenario(config.subject);
+      return storytellerScenario(config);
     case 'custom':
       return customScenario(config);
     case 'talk':

@@ -9,9 +9,20 @@ export type ProblemSource = 'gsm8k' | 'story-openings' | 'none';
 export type ScenarioConfig =
   | { id: 'student' }
   | { id: 'teacher' }
-  | { id: 'storyteller'; subject?: string }
+  | StorytellerScenarioConfig
   | CustomScenarioConfig
   | { id: 'talk' };
+
+/** The storyteller's child: what their pet is, its name and its favourite thing. */
+export interface StorytellerScenarioConfig {
+  id: 'storyteller';
+  /** The pet: "dog", "little cat". */
+  subject?: string;
+  /** The pet's name, one capitalised word: "Max". */
+  name?: string;
+  /** The pet's favourite thing, one or two words: "kite", "red ball". */
+  favourite?: string;
+}
 
 export interface CustomScenarioConfig {
   id: 'custom';

@@ -86,7 +86,8 @@ describe('teacher scenario', () => {
 describe('storyteller scenario', () => {
   it('defaults to the child’s dog and uses plain story openings as tasks', () => {
     const story = createScenario({ id: 'storyteller' });
-    expect(story.config).toEqual({ id: 'storyteller', subject: 'dog' });
+    expect(story.config).toEqual({ id: 'storyteller', subject: 'dog', name: 'Max', favourite: 'kite' });
+    expect(story.preference).toMatch(/called Max.*kite/);
     expect(story.problemSource).toBe('story-openings');
     const opening = storyOpenings('dog')[0];
     expect(story.firstMessage(opening)).toBe('Once upon a time, there was a little dog.');
@@ -99,6 +100,13 @@ describe('storyteller scenario', () => {
     expect(createScenario({ id: 'storyteller', subject: '  Owl ' }).persona).toContain('an owl');
     expect(() => createScenario({ id: 'storyteller', subject: 'dog</s>{{x}}' })).toThrow(ScenarioConfigError);
     expect(() => createScenario({ id: 'storyteller', subject: '' })).toThrow(/one to forty letters/);
+  });
+
+  it('refuses a pet name or favourite thing the rules cannot find in a story, saying why', () => {
+    expect(() => createScenario({ id: 'storyteller', name: 'Mr. Max' })).toThrow(/one word of two to sixteen letters/);
+    expect(() => createScenario({ id: 'storyteller', name: 'M4x' })).toThrow(ScenarioConfigError);
+    expect(() => createScenario({ id: 'storyteller', favourite: 'a very big red ball' })).toThrow(/one or two plain words/);
+    expect(() => createScenario({ id: 'storyteller', subject: 'little cat', favourite: 'cat' })).toThrow(/must differ from the pet/);
   });
 });
 

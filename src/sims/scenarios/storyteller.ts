@@ -1,7 +1,17 @@
-import { ScenarioConfigError, type Scenario } from './scenario';
+import { PET_NAME, THING } from '../rules/story-traits';
+import { ScenarioConfigError, type Scenario, type StorytellerScenarioConfig } from './scenario';
 
 export const STORY_DONE = 'STORY_DONE';
 export const DEFAULT_STORY_SUBJECT = 'dog';
+export const DEFAULT_PET_NAME = 'Max';
+export const DEFAULT_FAVOURITE = 'kite';
+
+/** The child's wishes, checked and normalised: every field the rules can match in a story. */
+export interface StoryChild {
+  subject: string;
+  name: string;
+  favourite: string;
+}
 
 /** A story subject the simulator, the rules and the openings can all name in a sentence. */
 export function normaliseSubject(subject: string | undefined): string {
@@ -14,43 +24,63 @@ export function normaliseSubject(subject: string | undefined): string {
   return text;
 }
 
+export function normaliseChild(config: Omit<StorytellerScenarioConfig, 'id'>): StoryChild {
+  const subject = normaliseSubject(config.subject);
+  const rawName = (config.name ?? DEFAULT_PET_NAME).trim();
+  const name = rawName.charAt(0).toUpperCase() + rawName.slice(1).toLowerCase();
+  if (!PET_NAME.test(name)) {
+    throw new ScenarioConfigError(`The pet's name "${config.name}" cannot be used: write one word of two to sixteen letters, like "Max" or "Biscuit".`);
+  }
+  const favourite = (config.favourite ?? DEFAULT_FAVOURITE).trim().toLowerCase().replace(/^(?:an?|the) /, '');
+  if (!THING.test(favourite)) {
+    throw new ScenarioConfigError(
+      `The favourite thing "${config.favourite}" cannot be used: write one or two plain words the story can name, like "kite" or "red ball".`,
+    );
+  }
+  if (subject.split(/[ '-]/).includes(favourite) || favourite === name.toLowerCase()) {
+    throw new ScenarioConfigError(`The favourite thing "${favourite}" must differ from the pet and its name, or the child could never tell them apart.`);
+  }
+  return { subject, name, favourite };
+}
+
 /** What the child simulator writes to restart the story, so that a plain text model can continue it. */
 export function storyRestart(subject: string): string {
   return `Once upon a time, there was ${/^[aeiou]/.test(subject) ? 'an' : 'a'} ${subject}`;
 }
 
 /**
- * A child at bedtime who wants stories about their subject (by default their dog). Made for tiny
- * TinyStories models: the tasks are plain story beginnings that the model continues, and the
- * child's requests for a new story end in a fresh beginning for the same reason.
+ * A child at bedtime who wants stories about their pet, called by its name, with its favourite
+ * thing. Made for tiny TinyStories models: the tasks are plain story beginnings that the model
+ * continues, and the child's requests for a new story end in a fresh beginning for the same reason.
  */
-function persona(subject: string): string {
-  return `You are role-playing a young child at bedtime who wants a story about your ${subject}. You speak like a small child: short, simple sentences and simple words.
+function persona({ subject, name, favourite }: StoryChild): string {
+  return `You are role-playing a young child at bedtime who wants a story about your ${subject}, ${name}. You speak like a small child: short, simple sentences and simple words.
 
 You never tell the story yourself. You only say what you want.
 
-You want a story that is about your ${subject}, that is kind and gentle, with friends who help, share, hug and smile, and with nobody mean, hurt, scared or sad, and that is short, just a few sentences, because you are sleepy. If the story is not about your ${subject}, is not kind, or is too long, say in a few simple words what is wrong and ask for a new one, and end that message with a new story beginning such as "${storyRestart(subject)}" so the storyteller can start again.
+You want a story that is about your ${subject} and calls it ${name}, that has ${name}'s favourite thing, a ${favourite}, in it, that is kind and gentle, with friends who help, share, hug and smile, and with nobody mean, hurt, scared or sad, and that is short, just a few sentences, because you are sleepy. If the story misses any of this, say in a few simple words what is wrong and ask for a new one, and end that message with a new story beginning such as "${storyRestart(subject)}" so the storyteller can start again.
 
 When a story is just right, say that you love it and good night, and end that message with exactly ${STORY_DONE}.
 
 Reply with your next message only.`;
 }
 
-export function storytellerScenario(subjectInput?: string): Scenario {
-  const subject = normaliseSubject(subjectInput);
+export function storytellerScenario(config: Omit<StorytellerScenarioConfig, 'id'> = {}): Scenario {
+  const child = normaliseChild(config);
+  const { subject, name, favourite } = child;
   return {
-    config: { id: 'storyteller', subject },
+    config: { id: 'storyteller', ...child },
     id: 'storyteller',
     title: 'Storyteller',
-    summary: `A child wants short, kind bedtime stories about their ${subject}; made for tiny TinyStories models.`,
-    persona: persona(subject),
+    summary: `A child wants short, kind bedtime stories about their ${subject} ${name} and its ${favourite}; made for tiny TinyStories models.`,
+    persona: persona(child),
     firstMessage: (problem) => problem.question,
     doneMarker: STORY_DONE,
     maxTurns: 6,
     preference:
-      `The user is a young child who wants a short bedtime story about their ${subject}: the ${subject} is in the ` +
-      'story, the story uses kind words (friends, helping, sharing, hugs, smiles), nothing in it is mean, scary or ' +
-      'sad, and it is only a few sentences long.',
+      `The user is a young child who wants a short bedtime story about their ${subject} ${name}: the ${subject} is in the ` +
+      `story and is called ${name}, ${name}'s favourite thing (a ${favourite}) is in it, the story uses kind words ` +
+      '(friends, helping, sharing, hugs, smiles), nothing in it is mean, scary or sad, and it is only a few sentences long.',
     problemSource: 'story-openings',
   };
 }
