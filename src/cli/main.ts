@@ -9,6 +9,8 @@ import { trainCommand, usage as trainUsage } from './train';
 import { runCommand, usage as runUsage } from './run';
 import { inspectCommand, usage as inspectUsage } from './inspect';
 import { exportCommand, usage as exportUsage } from './export';
+import { reproduceCommand, usage as reproduceUsage } from './reproduce';
+import { makeDemoModelCommand, usage as makeDemoModelUsage } from './make-demo-model';
 
 type Command = (argv: string[], out: (line: string) => void) => Promise<void>;
 
@@ -19,6 +21,8 @@ const COMMANDS: Record<string, { run: Command; usage: string }> = {
   run: { run: runCommand, usage: runUsage },
   inspect: { run: inspectCommand, usage: inspectUsage },
   export: { run: exportCommand, usage: exportUsage },
+  reproduce: { run: reproduceCommand, usage: reproduceUsage },
+  'make-demo-model': { run: makeDemoModelCommand, usage: makeDemoModelUsage },
 };
 
 export function help(): string {

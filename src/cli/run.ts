@@ -2,6 +2,7 @@ import { createWriteStream, readFileSync } from 'node:fs';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import type { ReadableStream as NodeReadableStream } from 'node:stream/web';
+import { METHODS, type MethodName } from '../rl/presets';
 import type { RunRecord } from '../rl/records';
 import { memorySource, runFileStream } from '../storage/index';
 import type { Backend } from '../gpu/backend';
@@ -19,7 +20,8 @@ import { createBackend } from './engine';
 import { isPositiveInt, number, parse, UsageError } from './args';
 
 export const usage = `nextstate run --config RUN.json [--out RUN_FILE] [--steps N] [--policy DIR|ID] [--backend cpu|webgpu] [--json]
-  nextstate run --example ${EXAMPLES.join('|')}     print a complete example config`;
+  nextstate run --example ${EXAMPLES.join('|')} [--method ${METHODS.join('|')}] [--policy DIR|ID]
+      print a complete example config (the method's preset included)`;
 
 /**
  * The JSON lines a script follows: one per training step and per evaluation. An evaluation's
@@ -60,6 +62,7 @@ export async function runCommand(argv: string[], out: (line: string) => void): P
   const v = parse(argv, {
     config: { type: 'string' },
     example: { type: 'string' },
+    method: { type: 'string' },
     out: { type: 'string' },
     steps: { type: 'string' },
     policy: { type: 'string' },
@@ -68,7 +71,13 @@ export async function runCommand(argv: string[], out: (line: string) => void): P
   });
   if (typeof v.example === 'string') {
     if (!EXAMPLES.includes(v.example as ExampleName)) throw new UsageError(`--example must be one of ${EXAMPLES.join(', ')}`);
-    out(JSON.stringify(exampleConfig(v.example as ExampleName), null, 2));
+    const method = (v.method ?? 'combined') as MethodName;
+    if (!METHODS.includes(method)) throw new UsageError(`--method must be one of ${METHODS.join(', ')}`);
+    if (v.example === 'toolcall' && method !== 'binary' && v.method !== undefined) {
+      throw new UsageError('--method: the toolcall example is always "binary" (its PRM votes are evaluative)');
+    }
+    const policy = typeof v.policy === 'string' ? v.policy : undefined;
+    out(JSON.stringify(v.example === 'toolcall' ? exampleConfig('toolcall', policy) : exampleConfig(v.example as ExampleName, policy, method), null, 2));
     return;
   }
   if (typeof v.config !== 'string') throw new UsageError('--config RUN.json or --example NAME is required');
@@ -83,6 +92,22 @@ export async function runCommand(argv: string[], out: (line: string) => void): P
   if (typeof v.backend === 'string') config.models.policy.backend = v.backend as 'cpu' | 'webgpu';
   config.schedule.steps = number(v, 'steps', config.schedule.steps, isPositiveInt);
 
+  const file = typeof v.out === 'string' ? v.out : undefined;
+  const { status, records, file: written } = await runToFile(config, {
+    file,
+    onLine: (line) => out(v.json ? JSON.stringify(line) : describe(line as Record<string, unknown>)),
+  });
+  if (!v.json) out(`run ${status}: ${records.length} records written to ${written}`);
+}
+
+/**
+ * One headless run of a checked config, written as a run file (adapter included): what `run`
+ * does, and what `reproduce` does once per method and seed.
+ */
+export async function runToFile(
+  config: AnyRunConfig,
+  o: { file?: string; onLine?: (line: object) => void } = {},
+): Promise<{ status: string; records: RunRecord[]; file: string }> {
   const records: RunRecord[] = [];
   const created = Date.now();
   const { loop, policy } = await createRun(config, await createBackend(config.models.policy.backend ?? 'cpu'), {
@@ -90,8 +115,7 @@ export async function runCommand(argv: string[], out: (line: string) => void): P
   }, {
     onRecord: (r) => {
       const line = eventLine(r);
-      if (!line) return;
-      out(v.json ? JSON.stringify(line) : describe(line as Record<string, unknown>));
+      if (line) o.onLine?.(line);
     },
   });
   const stop = () => loop.stop();
@@ -102,7 +126,7 @@ export async function runCommand(argv: string[], out: (line: string) => void): P
   } finally {
     process.off('SIGINT', stop);
   }
-  const file = typeof v.out === 'string' ? v.out : `nextstate-${runName(config)}-${new Date(created).toISOString().replace(/[:.]/g, '-')}.nsrun`;
+  const file = o.file ?? `nextstate-${runName(config)}-${new Date(created).toISOString().replace(/[:.]/g, '-')}.nsrun`;
   const adapter = { version: policy.servingVersion(), ts: Date.now(), files: await policy.exportAdapter() };
   const source = memorySource(
     {
@@ -116,7 +140,7 @@ export async function runCommand(argv: string[], out: (line: string) => void): P
     adapter,
   );
   await pipeline(Readable.fromWeb(runFileStream(source, { includeAdapter: true }) as NodeReadableStream), createWriteStream(file));
-  if (!v.json) out(`run ${status}: ${records.length} records written to ${file}`);
+  return { status, records, file };
 }
 
 function describe(line: Record<string, unknown>): string {

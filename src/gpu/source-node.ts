@@ -1,8 +1,11 @@
 /** A model folder on disk, for the CLI and Node tests. */
+import { existsSync } from 'node:fs';
 import { readFile, stat } from 'node:fs/promises';
-import { join, resolve } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { BUNDLED_SCHEME, bundledName, bundledPath, DEMO_STORY_MODEL } from './bundled';
 import { ModelSourceError } from './errors';
-import type { FileProgress, ModelSource } from './source';
+import { HubSource, type FileProgress, type ModelSource } from './source';
 
 export class DirSource implements ModelSource {
   readonly id: string;
@@ -28,4 +31,18 @@ export class DirSource implements ModelSource {
       throw new ModelSourceError(`cannot read ${join(this.id, name)}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}. Is this a Hugging Face model folder?`);
     }
   }
+}
+
+/** The repository's folder of bundled models (public/ as Vite serves it). */
+const BUNDLED_DIR = resolve(dirname(fileURLToPath(import.meta.url)), '../../public');
+
+/**
+ * A model for a headless run or the CLI: `bundled:NAME` is the app's own copy, a path that exists
+ * is a folder, anything else a hub id or URL.
+ */
+export function modelSource(model: string): ModelSource {
+  const bundled = bundledName(model);
+  if (bundled) return new DirSource(join(BUNDLED_DIR, bundledPath(bundled)));
+  if (model.startsWith(BUNDLED_SCHEME)) throw new ModelSourceError(`"${model}" names no bundled model; bundled models are ${DEMO_STORY_MODEL}.`);
+  return existsSync(model) ? new DirSource(model) : new HubSource(model, { cacheStorage: null });
 }

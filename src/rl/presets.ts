@@ -20,7 +20,8 @@ import type { LossAggregation } from './ppo';
 import { DEFAULT_IDLE_TIMEOUT_MS } from './sessions';
 
 /** The three methods of the paper. */
-export type MethodName = 'binary' | 'opd' | 'combined';
+export const METHODS = ['binary', 'opd', 'combined'] as const;
+export type MethodName = (typeof METHODS)[number];
 
 /**
  * Which network scores the hint-conditioned teacher log-probs. 'initial' (reference): the
@@ -179,7 +180,7 @@ const below1 = (value: unknown, path: string): number => {
 };
 
 const presetShape: Checker<MethodPreset> = object({
-  method: oneOf('binary', 'opd', 'combined'),
+  method: oneOf(...METHODS),
   judge: object({
     binaryVotes: int(0, 64),
     hintVotes: int(0, 64),

@@ -4,6 +4,7 @@
  * its methods; none of them talks to storage or workers directly, so every record the page
  * shows has gone through RunStore first (the loop's onRecord fires after the commit).
  */
+import { hubLocation } from './model-location';
 import type { RunRecord } from '../../rl/records';
 import {
   exportRun,
@@ -317,7 +318,7 @@ export class LabController {
     const config = toRunConfig(setup, policyModel);
     void this.store.setSetting(SETUP_KEY, setup).catch(() => {});
     void requestPersistence();
-    const location: ModelLocation = fromFiles ? { kind: 'files', files } : { kind: 'hub', id: policyModel };
+    const location: ModelLocation = fromFiles ? { kind: 'files', files } : hubLocation(policyModel);
     await this.launch(config, location, null);
   }
 
@@ -335,7 +336,7 @@ export class LabController {
       return;
     }
     const config = info.config as unknown as LabRunConfig;
-    const location: ModelLocation = this.needsFiles(info) ? { kind: 'files', files } : { kind: 'hub', id: config.models.policy.model };
+    const location: ModelLocation = this.needsFiles(info) ? { kind: 'files', files } : hubLocation(config.models.policy.model);
     await this.launch(config, location, info);
   }
 

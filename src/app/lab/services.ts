@@ -4,6 +4,7 @@
  * transformers.js models load in the page; endpoints take their API key from the settings
  * table, never from the run config.
  */
+import { hubLocation } from './model-location';
 import type { RunConfig, GeneratorSpec } from '../../workers/runtime/run-config';
 import type { RunServices } from '../../workers/runtime/runloop';
 import type { ChatMessage } from '../../rl/messages';
@@ -72,7 +73,7 @@ export async function buildServices(config: RunConfig, deps: ServiceDeps): Promi
           deps.onPolicyEvent?.(name, e);
         });
         workers.push(client);
-        const location: ModelLocation = spec.kind === 'policy' ? deps.policyLocation : { kind: 'hub', id: spec.model };
+        const location: ModelLocation = spec.kind === 'policy' ? deps.policyLocation : hubLocation(spec.model);
         const info = await client.load({ location, backend: deps.backend, preset: config.preset, seed: config.seed });
         return new WorkerGenerator(client, spec.kind === 'policy' ? `engine: ${info.label} (frozen copy of the policy)` : `engine: ${info.label} (frozen)`);
       }

@@ -3,7 +3,8 @@
  * carries (without secrets), and what `nextstate run --config` reads.
  */
 import { makePreset, parsePreset, type MethodName, type MethodPreset, type PresetOverrides } from '../../rl/presets';
-import { createScenario, type ScenarioConfig, type ScenarioId } from '../../sims/scenarios/index';
+import { DEMO_STORY_MODEL } from '../../gpu/bundled';
+import { createScenario, DEFAULT_FAVOURITE, DEFAULT_PET_NAME, DEFAULT_STORY_SUBJECT, type ScenarioConfig, type ScenarioId } from '../../sims/scenarios/index';
 import { CALCULATOR_TOOL, DEFAULT_GROUP_SIZE, DEFAULT_MAX_STEPS, type RewardMode } from '../../sims/toolcall/index';
 
 /** Where a judge, simulated user or evaluator gets its text. */
@@ -136,8 +137,13 @@ export const EXAMPLES = ['storyteller', 'student', 'teacher', 'toolcall'] as con
 export type ExampleName = (typeof EXAMPLES)[number];
 export type PersonalExampleName = Exclude<ExampleName, 'toolcall'>;
 
-/** Small hub models that fit a laptop browser. */
-export const STORY_MODEL = 'raincandy-u/TinyStories-656K';
+/**
+ * The storyteller's policy: the demo model that ships with the app (no download, takes a hint);
+ * the hub's TinyStories models are one choice away.
+ */
+export const STORY_MODEL = DEMO_STORY_MODEL;
+export const STORY_HUB_MODEL = 'raincandy-u/TinyStories-656K';
+/** A small hub chat model that fits a laptop browser. */
 export const CHAT_MODEL = 'HuggingFaceTB/SmolLM2-135M-Instruct';
 
 /**
@@ -155,20 +161,23 @@ export function laptopOverrides(scenario: ScenarioId): PresetOverrides {
   };
 }
 
-/** Complete example configs: hub models and rules roles, so they run anywhere with a network. */
+/**
+ * Complete example configs with rules roles: the storyteller on the bundled demo model (offline),
+ * the others on hub models. `method` picks the personal examples' method, its preset included.
+ */
 export function exampleConfig(name: 'toolcall', policyModel?: string): ToolCallRunConfig;
-export function exampleConfig(name: PersonalExampleName, policyModel?: string): RunConfig;
-export function exampleConfig(name: ExampleName, policyModel?: string): AnyRunConfig;
-export function exampleConfig(name: ExampleName, policyModel?: string): AnyRunConfig {
+export function exampleConfig(name: PersonalExampleName, policyModel?: string, method?: MethodName): RunConfig;
+export function exampleConfig(name: ExampleName, policyModel?: string, method?: MethodName): AnyRunConfig;
+export function exampleConfig(name: ExampleName, policyModel?: string, method: MethodName = 'combined'): AnyRunConfig {
   if (name === 'toolcall') return toolCallExample(policyModel);
   const story = name === 'storyteller';
   return {
     format: 'nextstate-run-config',
     formatVersion: 1,
-    label: `${name} (combined, rules)`,
-    scenario: story ? { id: 'storyteller', subject: 'dog' } : { id: name },
-    method: 'combined',
-    preset: makePreset('combined', laptopOverrides(name)),
+    label: `${name} (${method}, rules)`,
+    scenario: story ? { id: 'storyteller', subject: DEFAULT_STORY_SUBJECT, name: DEFAULT_PET_NAME, favourite: DEFAULT_FAVOURITE } : { id: name },
+    method,
+    preset: makePreset(method, laptopOverrides(name)),
     models: {
       policy: { model: policyModel ?? (story ? STORY_MODEL : CHAT_MODEL), backend: 'cpu' },
       user: { kind: 'rules' },

@@ -6,9 +6,7 @@
 import { readFile } from 'node:fs/promises';
 import type { Backend } from '../../gpu/backend';
 import { Policy } from '../../gpu/policy';
-import { HubSource, type ModelSource } from '../../gpu/source';
-import { DirSource } from '../../gpu/source-node';
-import { existsSync } from 'node:fs';
+import { modelSource } from '../../gpu/source-node';
 import { OpenAICompatibleGenerator } from '../../sims/endpoint';
 import { EngineGenerator } from '../../sims/engine-generator';
 import type { TextGenerator } from '../../sims/generator';
@@ -78,10 +76,6 @@ export function endpointApiKey(baseUrl: string, env: Record<string, string | und
   return key;
 }
 
-export function nodeModelSource(model: string): ModelSource {
-  return existsSync(model) ? new DirSource(model) : new HubSource(model, { cacheStorage: null });
-}
-
 /** What building a model-backed generator needs: the loaded policy and a cache of other engine models. */
 export interface GeneratorContext {
   policyModel: Policy;
@@ -98,7 +92,7 @@ export async function nodeGenerator(role: string, spec: Exclude<GeneratorSpec, {
     case 'policy':
       return new EngineGenerator(ctx.policyModel, `engine: ${ctx.policyId} (frozen base)`);
     case 'engine': {
-      if (!ctx.engines.has(spec.model)) ctx.engines.set(spec.model, await Policy.load(nodeModelSource(spec.model), ctx.backend));
+      if (!ctx.engines.has(spec.model)) ctx.engines.set(spec.model, await Policy.load(modelSource(spec.model), ctx.backend));
       return new EngineGenerator(ctx.engines.get(spec.model)!);
     }
     case 'endpoint':
@@ -112,7 +106,7 @@ export async function nodeGenerator(role: string, spec: Exclude<GeneratorSpec, {
 export async function createNodeServices(config: RunConfig, backend: Backend): Promise<RunServices & { policyModel: Policy }> {
   const scenario = createScenario(config.scenario);
   const rules = createRules(scenario);
-  const policyModel = await Policy.load(nodeModelSource(config.models.policy.model), backend);
+  const policyModel = await Policy.load(modelSource(config.models.policy.model), backend);
   const ctx: GeneratorContext = { policyModel, policyId: config.models.policy.model, backend, engines: new Map() };
   const make = async (role: 'user' | 'judge' | 'evaluator', spec: GeneratorSpec): Promise<TextGenerator | null> => {
     if (spec.kind !== 'rules') return nodeGenerator(role, spec, ctx);

@@ -7,11 +7,12 @@ import { Policy } from '../../../gpu/policy';
 import { RulesStepJudge } from '../../../sims/toolcall/index';
 import { EnginePolicyService } from '../policy-service';
 import type { ToolCallRunConfig } from '../run-config';
-import { nodeGenerator, nodeModelSource } from '../services-node';
+import { modelSource } from '../../../gpu/source-node';
+import { nodeGenerator } from '../services-node';
 import type { ToolCallServices } from './loop';
 
 export async function createToolCallNodeServices(config: ToolCallRunConfig, backend: Backend): Promise<ToolCallServices & { policyModel: Policy }> {
-  const policyModel = await Policy.load(nodeModelSource(config.models.policy.model), backend);
+  const policyModel = await Policy.load(modelSource(config.models.policy.model), backend);
   if (!policyModel.tokenizer.hasChatTemplate) {
     throw new Error(
       `${config.models.policy.model} has no chat template: the tool-call track needs a chat model that can read tool results ` +

@@ -1,0 +1,15 @@
+/**
+ * Where the page fetches a model named in a run config: a bundled model from the app's own origin
+ * (under its base URL, so a deployment in a sub-folder works), anything else from the hub as named.
+ */
+import { bundledName, bundledPath } from '../../gpu/bundled';
+import type { ModelLocation } from '../../workers/browser/policy-host';
+
+export function modelUrlOrId(id: string, base: string = document.baseURI): string {
+  const name = bundledName(id);
+  return name ? new URL(bundledPath(name), base).href : id;
+}
+
+export function hubLocation(id: string): ModelLocation {
+  return { kind: 'hub', id: modelUrlOrId(id) };
+}

@@ -1,0 +1,144 @@
+/**
+ * `nextstate make-demo-model`: rebuilds the storyteller's demo model from stories260K and a seed,
+ * deterministically on the CPU engine, and writes it as a Hugging Face folder with its model card.
+ */
+import { copyFileSync, mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { Policy } from '../gpu/policy';
+import { DirSource } from '../gpu/source-node';
+import { DEMO_DEFAULTS, makeDemoModel, type DemoReport } from '../demo/make';
+import { isPositiveInt, number, parse, required } from './args';
+import { createBackend } from './engine';
+
+export const usage = `nextstate make-demo-model --out DIR [--base DIR] [--seed N] [--examples N] [--epochs N]
+    [--lr LR] [--rank R] [--backend cpu|webgpu] [--json]
+  Samples stories260K's own stories, labels each with the instructions it satisfies, fine-tunes on
+  instruction -> story and writes the merged model (config, tokenizer, weights, model card, report)`;
+
+const COPIED = ['config.json', 'generation_config.json', 'tokenizer.json', 'tokenizer_config.json'];
+
+export async function makeDemoModelCommand(argv: string[], out: (line: string) => void): Promise<void> {
+  const v = parse(argv, {
+    out: { type: 'string' },
+    base: { type: 'string', default: 'data/models/stories260K' },
+    seed: { type: 'string' },
+    examples: { type: 'string' },
+    epochs: { type: 'string' },
+    lr: { type: 'string' },
+    rank: { type: 'string' },
+    backend: { type: 'string', default: 'cpu' },
+    json: { type: 'boolean' },
+  });
+  const dir = required(v, 'out');
+  const baseDir = String(v.base);
+  const backend = await createBackend(v.backend);
+  const base = await Policy.load(new DirSource(baseDir), backend);
+  const seed = number(v, 'seed', 1, Number.isInteger);
+  const { safetensors, report } = await makeDemoModel(base, {
+    seed,
+    examples: number(v, 'examples', DEMO_DEFAULTS.examples, isPositiveInt),
+    epochs: number(v, 'epochs', DEMO_DEFAULTS.epochs, isPositiveInt),
+    lr: number(v, 'lr', DEMO_DEFAULTS.lr, (x) => x > 0),
+    rank: number(v, 'rank', DEMO_DEFAULTS.rank, isPositiveInt),
+    log: (line) => (v.json ? undefined : out(line)),
+  });
+  mkdirSync(dir, { recursive: true });
+  for (const name of COPIED) copyFileSync(join(baseDir, name), join(dir, name));
+  writeFileSync(join(dir, 'model.safetensors'), safetensors);
+  writeFileSync(join(dir, 'demo-report.json'), `${JSON.stringify(report, null, 2)}\n`);
+  const command = `npx nextstate make-demo-model --out ${dir} --seed ${seed} --examples ${report.options.examples} --epochs ${report.options.epochs} --lr ${report.options.lr} --rank ${report.options.rank} --backend ${v.backend}`;
+  writeFileSync(join(dir, 'README.md'), modelCard(report, command));
+  writeFileSync(join(dir, 'LICENSE'), MIT_LICENSE);
+  out(v.json ? JSON.stringify(report) : `wrote ${dir} in ${report.seconds.toFixed(0)} s`);
+}
+
+/** llama2.c's licence, which covers stories260K and so this derivative. */
+const MIT_LICENSE = `MIT License
+
+Copyright (c) 2023 Andrej (karpathy/llama2.c, the stories260K weights)
+
+Permission is hereby granted, free of charge, to any person obtaining a copy
+of this software and associated documentation files (the "Software"), to deal
+in the Software without restriction, including without limitation the rights
+to use, copy, modify, merge, publish, distribute, sublicense, and/or sell
+copies of the Software, and to permit persons to whom the Software is
+furnished to do so, subject to the following conditions:
+
+The above copyright notice and this permission notice shall be included in all
+copies or substantial portions of the Software.
+
+THE SOFTWARE IS PROVIDED "AS IS", WITHOUT WARRANTY OF ANY KIND, EXPRESS OR
+IMPLIED, INCLUDING BUT NOT LIMITED TO THE WARRANTIES OF MERCHANTABILITY,
+FITNESS FOR A PARTICULAR PURPOSE AND NONINFRINGEMENT. IN NO EVENT SHALL THE
+AUTHORS OR COPYRIGHT HOLDERS BE LIABLE FOR ANY CLAIM, DAMAGES OR OTHER
+LIABILITY, WHETHER IN AN ACTION OF CONTRACT, TORT OR OTHERWISE, ARISING FROM,
+OUT OF OR IN CONNECTION WITH THE SOFTWARE OR THE USE OR OTHER DEALINGS IN THE
+SOFTWARE.
+`;
+
+const pct = (x: number) => `${Math.round(x * 100)} %`;
+
+export function modelCard(r: DemoReport, command: string): string {
+  const h = r.hint;
+  return `---
+license: mit
+base_model: stories260K (Andrej Karpathy, llama2.c tinyllamas)
+tags: [tinystories, llama, hindsight-relabeling, next-state-lab]
+---
+
+# storyteller-demo: stories260K that takes a hint
+
+A 260K-parameter story model for Next-State Lab's storyteller scenario. It is Karpathy's
+stories260K (trained on TinyStories; MIT licence, see \`LICENSE\`) fine-tuned so that an
+instruction written in front of a story beginning steers the story. The lab gives a base model
+its OPD hint in exactly that place (the hint, a blank line, then the story beginning), so with
+this model the hint-conditioned teacher knows more than the student, and OPD has something to
+distil.
+
+## How it was made
+
+Hindsight relabeling, the paper's idea applied to data: ${r.examples.total} stories sampled from
+stories260K itself at temperature 1 (${r.options.maxNewTokens} tokens each), ${r.examples.withName} of
+them from beginnings that mention a pet's name and ${r.examples.withFavourite} a favourite thing.
+Rules read off what each story actually does (names the pet, contains the thing, uses kind
+words, has nothing mean or scary), and that became its instruction, in one of many wordings;
+the instruction is then written in front of the plain beginning. ${r.examples.unconditioned}
+examples have no instruction, so that without a hint the model continues a story as the base
+does. LoRA rank ${r.options.rank} on every projection, ${r.steps} steps of ${r.options.batch}
+examples (${r.options.epochs} epochs, lr ${r.options.lr} with cosine decay, the engine's own
+trainer with the supervised loss), merged into the weights. Held-out log-likelihood per token:
+${r.heldOutLogp.before.toFixed(3)} before, ${r.heldOutLogp.after.toFixed(3)} after.
+
+Rebuild it (deterministic for a seed on the CPU engine; ${r.seconds.toFixed(0)} s on the machine
+that made this copy):
+
+\`\`\`sh
+${command}
+\`\`\`
+
+## What it can do
+
+Measured on ${h.demo.cases} stories with names, things and instruction wordings that were held
+out of training (sampled at temperature 1, as the lab samples):
+
+| | name asked for appears | favourite thing appears |
+| --- | --- | --- |
+| stories260K, with the instruction | ${pct(h.base.withHint.name)} | ${pct(h.base.withHint.favourite)} |
+| stories260K, without | ${pct(h.base.withoutHint.name)} | ${pct(h.base.withoutHint.favourite)} |
+| this model, with the instruction | ${pct(h.demo.withHint.name)} | ${pct(h.demo.withHint.favourite)} |
+| this model, without | ${pct(h.demo.withoutHint.name)} | ${pct(h.demo.withoutHint.favourite)} |
+| this model, training wordings and names | ${pct(h.demoOnTrainingWords.withHint.name)} | ${pct(h.demoOnTrainingWords.withHint.favourite)} |
+
+## What it cannot do
+
+It is a 260K-parameter model with a 512-token vocabulary: its stories are short and often
+incoherent, it follows the few kinds of instruction it was taught (a pet's name, a thing in
+the story, kind and gentle words) and little else, and it has no chat template. It is a
+teaching model for watching OPD work, not a storyteller.
+
+## Licence
+
+The base weights are MIT-licensed (llama2.c by Andrej Karpathy); this derivative is released
+under the same licence.
+`;
+}

@@ -1,0 +1,77 @@
+/**
+ * Does a hint change what the model writes? For pets, names and favourite things the model never
+ * saw in training, and in wordings it was never trained on, sample stories with the instruction
+ * in front of the beginning and without it, and count how often each asked-for fact appears.
+ */
+import type { LoraAdapter } from '../gpu/lora';
+import type { Policy } from '../gpu/policy';
+import { mulberry32 } from '../gpu/random';
+import { storyOpenings } from '../sims/problems/story-openings';
+import { mentionsName, mentionsNoun } from '../sims/rules/story-traits';
+import { instructionFor, type Split } from './instructions';
+import { NAMES, SUBJECTS, THINGS } from './pools';
+import { hintedPrompt } from './relabel';
+
+export interface HintCase {
+  subject: string;
+  name: string;
+  favourite: string;
+  beginning: string;
+  instruction: string;
+}
+
+export interface TraitRates {
+  /** Share of stories that call the pet by the asked-for name. */
+  name: number;
+  /** Share of stories that contain the asked-for favourite thing. */
+  favourite: number;
+}
+
+export interface HintEffect {
+  cases: number;
+  withHint: TraitRates;
+  withoutHint: TraitRates;
+}
+
+/** Cases drawn from the held-out names, things and wordings (or the training ones, to compare). */
+export function hintCases(count: number, seed: number, split: Split = 'heldOut'): HintCase[] {
+  const rand = mulberry32(seed);
+  const pool = <T>(items: readonly T[]) => items[Math.floor(rand() * items.length) % items.length];
+  return Array.from({ length: count }, () => {
+    const subject = pool(SUBJECTS);
+    const name = pool(NAMES[split]);
+    const favourite = pool(THINGS[split]);
+    return {
+      subject,
+      name,
+      favourite,
+      beginning: pool(storyOpenings(subject)).question,
+      instruction: instructionFor({ subject, name, favourite }, rand, split, false),
+    };
+  });
+}
+
+export async function hintEffect(
+  policy: Policy,
+  cases: readonly HintCase[],
+  o: { maxNewTokens: number; temperature: number; seed: number; lora?: LoraAdapter; batch?: number },
+): Promise<HintEffect> {
+  const run = async (hinted: boolean): Promise<TraitRates> => {
+    let name = 0;
+    let favourite = 0;
+    const batch = o.batch ?? 32;
+    for (let i = 0; i < cases.length; i += batch) {
+      const part = cases.slice(i, i + batch);
+      const gens = await policy.generate(
+        part.map((c) => (hinted ? hintedPrompt(c.instruction, c.beginning) : c.beginning)),
+        { maxNewTokens: o.maxNewTokens, sampling: { temperature: o.temperature, topP: 1, topK: 0 }, seed: o.seed + i, lora: o.lora },
+      );
+      part.forEach((c, j) => {
+        if (mentionsName(gens[j].text, c.name)) name++;
+        if (mentionsNoun(gens[j].text, c.favourite)) favourite++;
+      });
+    }
+    return { name: name / cases.length, favourite: favourite / cases.length };
+  };
+  return { cases: cases.length, withHint: await run(true), withoutHint: await run(false) };
+}

@@ -1,0 +1,152 @@
+/**
+ * The storyteller demo model: stories260K fine-tuned on its own relabeled stories
+ * (relabel.ts) so that an instruction in front of a story beginning steers the story. LoRA on
+ * every projection, trained with the engine's own trainer (advantage 1 on every token and
+ * token-mean aggregation is the supervised loss: on-policy rho = 1, so the gradient is that of
+ * the mean log-likelihood), then merged into the weights, so the result is a plain model folder.
+ */
+import { mergedSafetensors } from '../gpu/peft';
+import { LoraAdapter } from '../gpu/lora';
+import type { Policy } from '../gpu/policy';
+import { mulberry32 } from '../gpu/random';
+import { score } from '../gpu/score';
+import { DEFAULT_TRAIN, LoraTrainer, type TrainSample } from '../gpu/train';
+import { PROJECTIONS } from '../gpu/config';
+import { hintCases, hintEffect, type HintEffect } from './hint-check';
+import { relabeledStories, type DemoExample } from './relabel';
+
+export interface DemoModelOptions {
+  seed: number;
+  /** Relabeled stories sampled for training. */
+  examples: number;
+  epochs: number;
+  batch: number;
+  lr: number;
+  rank: number;
+  /** Story length sampled and trained on: the lab's storyteller default. */
+  maxNewTokens: number;
+  unconditioned: number;
+  /** Held-out cases the finished model is measured on. */
+  checkCases: number;
+  log?: (line: string) => void;
+  signal?: AbortSignal;
+}
+
+export const DEMO_DEFAULTS: Omit<DemoModelOptions, 'seed'> = {
+  examples: 1600,
+  epochs: 3,
+  batch: 32,
+  lr: 2e-3,
+  rank: 32,
+  maxNewTokens: 48,
+  unconditioned: 0.3,
+  checkCases: 96,
+};
+
+export interface DemoReport {
+  seed: number;
+  options: Omit<DemoModelOptions, 'log' | 'signal'>;
+  examples: { total: number; unconditioned: number; withName: number; withFavourite: number };
+  /** Mean log-likelihood per token of held-out examples, before and after. */
+  heldOutLogp: { before: number; after: number };
+  /** On held-out names, things and wordings, sampled at temperature 1 as the lab samples. */
+  hint: { base: HintEffect; demo: HintEffect; demoOnTrainingWords: HintEffect };
+  steps: number;
+  seconds: number;
+}
+
+export interface DemoModel {
+  safetensors: Uint8Array;
+  report: DemoReport;
+  adapter: LoraAdapter;
+}
+
+function toSample(policy: Policy, x: DemoExample): TrainSample {
+  const prompt = policy.promptIds(x.prompt);
+  const completion = policy.completionIds(x.prompt, x.completion);
+  return { prompt, completion, advantages: completion.map(() => 1) };
+}
+
+function shuffled<T>(items: readonly T[], rand: () => number): T[] {
+  const out = [...items];
+  for (let i = out.length - 1; i > 0; i--) {
+    const j = Math.floor(rand() * (i + 1));
+    [out[i], out[j]] = [out[j], out[i]];
+  }
+  return out;
+}
+
+async function meanLogp(policy: Policy, samples: TrainSample[], lora?: LoraAdapter): Promise<number> {
+  const scored = await score(policy.model, samples, { lora });
+  let sum = 0;
+  let n = 0;
+  for (const s of scored) for (const lp of s.logprobs) (sum += lp), n++;
+  return sum / n;
+}
+
+export async function makeDemoModel(base: Policy, options: Partial<DemoModelOptions> & { seed: number }): Promise<DemoModel> {
+  const o: DemoModelOptions = { ...DEMO_DEFAULTS, ...options };
+  const log = o.log ?? (() => {});
+  const t0 = performance.now();
+  const seconds = () => ((performance.now() - t0) / 1000).toFixed(0);
+  log(`sampling ${o.examples} stories from ${base.source.id} (seed ${o.seed})`);
+  const relabel = { maxNewTokens: o.maxNewTokens, temperature: 1, unconditioned: o.unconditioned, batch: 32, signal: o.signal };
+  const examples = await relabeledStories(base, {
+    ...relabel,
+    count: o.examples,
+    seed: o.seed,
+    onProgress: (done, total) => done % 320 === 0 || done === total ? log(`  sampled ${done}/${total} (${seconds()} s)`) : undefined,
+  });
+  const heldOut = (await relabeledStories(base, { ...relabel, count: 64, seed: o.seed + 7777 }, 'heldOut')).map((x) => toSample(base, x));
+  const samples = examples.map((x) => toSample(base, x));
+  const rand = mulberry32(o.seed ^ 0x5eed);
+  const adapter = LoraAdapter.init(base.model.backend, base.config, { rank: o.rank, alpha: o.rank, targets: [...PROJECTIONS] }, o.seed);
+  const trainer = new LoraTrainer(base.model, adapter, { ...DEFAULT_TRAIN, lr: o.lr, weightDecay: 0, aggregation: 'token-mean', microBatchTokens: 4096 });
+  const before = await meanLogp(base, heldOut);
+  log(`held-out log-likelihood per token before: ${before.toFixed(4)}`);
+  const stepsPerEpoch = Math.floor(samples.length / o.batch);
+  const totalSteps = stepsPerEpoch * o.epochs;
+  let step = 0;
+  for (let epoch = 0; epoch < o.epochs; epoch++) {
+    const order = shuffled(samples, rand);
+    for (let b = 0; b < stepsPerEpoch; b++) {
+      o.signal?.throwIfAborted();
+      // A cosine decay to a tenth: the last epoch settles instead of hopping between minima.
+      const progress = step / totalSteps;
+      trainer.settings.lr = o.lr * (0.1 + 0.9 * 0.5 * (1 + Math.cos(Math.PI * progress)));
+      const stats = await trainer.trainStep(order.slice(b * o.batch, (b + 1) * o.batch));
+      step++;
+      if (stats.skipped) log(`  step ${step}: skipped (${stats.skipped})`);
+      if (step % 10 === 0 || step === totalSteps) {
+        const lp = await meanLogp(base, heldOut, adapter);
+        log(`  step ${step}/${totalSteps} (epoch ${epoch + 1}): held-out log-likelihood ${lp.toFixed(4)}, grad norm ${stats.gradNorm.toFixed(3)} (${seconds()} s)`);
+      }
+    }
+  }
+  const after = await meanLogp(base, heldOut, adapter);
+  log('measuring the hint on held-out names, things and wordings');
+  const cases = hintCases(o.checkCases, o.seed + 99);
+  const check = { maxNewTokens: o.maxNewTokens, temperature: 1, seed: o.seed };
+  const hint = {
+    base: await hintEffect(base, cases, check),
+    demo: await hintEffect(base, cases, { ...check, lora: adapter }),
+    demoOnTrainingWords: await hintEffect(base, hintCases(o.checkCases, o.seed + 99, 'train'), { ...check, lora: adapter }),
+  };
+  const report: DemoReport = {
+    seed: o.seed,
+    options: { ...o, log: undefined, signal: undefined } as DemoReport['options'],
+    examples: {
+      total: examples.length,
+      unconditioned: examples.filter((x) => !x.wish).length,
+      withName: examples.filter((x) => x.wish?.name).length,
+      withFavourite: examples.filter((x) => x.wish?.favourite).length,
+    },
+    heldOutLogp: { before, after },
+    hint,
+    steps: step,
+    seconds: (performance.now() - t0) / 1000,
+  };
+  delete (report.options as Partial<DemoModelOptions>).log;
+  delete (report.options as Partial<DemoModelOptions>).signal;
+  return { safetensors: await mergedSafetensors(base.model, adapter), report, adapter };
+}

@@ -1,0 +1,124 @@
+/**
+ * Hindsight relabeling, the paper's idea applied to data: sample the base model's own stories,
+ * read off by rules what each one happens to do, and write that down as the instruction it
+ * followed. Stories are sampled from beginnings that mention the pet's name or favourite thing,
+ * so that the base model (which copies names from its context) writes stories with them; the
+ * training prompt then moves those facts into the instruction and keeps the plain beginning.
+ * A share of examples stays unconditioned (plain beginning, plain sample), so that without a hint
+ * the model still continues a story as the base model does.
+ */
+import type { Policy } from '../gpu/policy';
+import { mulberry32 } from '../gpu/random';
+import { storyOpenings } from '../sims/problems/story-openings';
+import { hasKindWords, hasUnkindWords, mentionsName, mentionsNoun } from '../sims/rules/story-traits';
+import { storyRestart } from '../sims/scenarios/storyteller';
+import { instructionFor, type Split, type StoryWish } from './instructions';
+import { NAMES, SUBJECTS, THINGS } from './pools';
+
+export interface DemoExample {
+  /** The instruction, a blank line, then the story beginning: the channel the lab gives base models hints in. */
+  prompt: string;
+  completion: string;
+  /** What the instruction asks for; null for an unconditioned example. */
+  wish: StoryWish | null;
+}
+
+export interface RelabelOptions {
+  count: number;
+  seed: number;
+  maxNewTokens: number;
+  temperature: number;
+  /** Share of examples without an instruction. */
+  unconditioned: number;
+  batch: number;
+  onProgress?: (done: number, total: number) => void;
+  signal?: AbortSignal;
+}
+
+/** The instruction in front of the story beginning, as `Policy.promptText` places a hint for a base model. */
+export function hintedPrompt(instruction: string, beginning: string): string {
+  return `${instruction}\n\n${beginning}`;
+}
+
+/** The child's complaints a later turn's prompt starts with, so that those prompts are met in training too. */
+const COMPLAINTS = [
+  "Hmm, that's not it. Tell me a new one!",
+  'No no, I want a different story. Can you tell me another one?',
+  'Um, I want a new story!',
+];
+
+interface Plan {
+  subject: string;
+  beginning: string;
+  primed: string;
+  name?: string;
+  favourite?: string;
+  conditioned: boolean;
+}
+
+function pick<T>(items: readonly T[], rand: () => number): T {
+  return items[Math.floor(rand() * items.length) % items.length];
+}
+
+/** "a dog" -> "a dog named Max", at the pet's first mention in the beginning. */
+function withName(beginning: string, subject: string, name: string): string {
+  const at = beginning.search(new RegExp(`\\b${subject}\\b`));
+  if (at < 0) return beginning;
+  const end = at + subject.length;
+  return `${beginning.slice(0, end)} named ${name}${beginning.slice(end)}`;
+}
+
+function plan(rand: () => number, unconditioned: number): Plan {
+  const subject = pick(SUBJECTS, rand);
+  const later = rand() < 0.2;
+  const beginning = later ? `${pick(COMPLAINTS, rand)} ${storyRestart(subject)}` : pick(storyOpenings(subject), rand).question;
+  const conditioned = rand() >= unconditioned;
+  if (!conditioned) return { subject, beginning, primed: beginning, conditioned };
+  const name = rand() < 0.8 ? pick(NAMES.train, rand) : undefined;
+  const favourite = rand() < 0.7 ? pick(THINGS.train, rand) : undefined;
+  let primed = name ? withName(beginning, subject, name) : beginning;
+  if (later) primed += '.';
+  if (favourite) primed += ` ${name ?? `The ${subject}`} loved ${/^[aeiou]/.test(favourite) ? 'an' : 'a'} ${favourite}.`;
+  return { subject, beginning, primed, name, favourite, conditioned };
+}
+
+/** What the story does that the plan asked for or that it shows by itself. */
+function hindsightWish(p: Plan, story: string, rand: () => number): StoryWish {
+  return {
+    subject: p.subject,
+    name: p.name && mentionsName(story, p.name) ? p.name : undefined,
+    favourite: p.favourite && mentionsNoun(story, p.favourite) ? p.favourite : undefined,
+    kind: hasKindWords(story) && rand() < 0.6,
+    gentle: !hasUnkindWords(story) && rand() < 0.4,
+  };
+}
+
+export async function relabeledStories(policy: Policy, o: RelabelOptions, split: Split = 'train'): Promise<DemoExample[]> {
+  const rand = mulberry32(o.seed);
+  const plans = Array.from({ length: o.count }, () => plan(rand, o.unconditioned));
+  const out: DemoExample[] = [];
+  for (let i = 0; i < plans.length; i += o.batch) {
+    o.signal?.throwIfAborted();
+    const part = plans.slice(i, i + o.batch);
+    const gens = await policy.generate(
+      part.map((p) => p.primed),
+      { maxNewTokens: o.maxNewTokens, sampling: { temperature: o.temperature, topP: 1, topK: 0 }, seed: o.seed * 1_000_003 + i, signal: o.signal },
+    );
+    for (const [j, p] of part.entries()) {
+      const story = gens[j].text;
+      if (!story.trim()) continue;
+      if (!p.conditioned) {
+        out.push({ prompt: p.beginning, completion: story, wish: null });
+        continue;
+      }
+      const wish = hindsightWish(p, story, rand);
+      const includeSubject = mentionsNoun(story, p.subject) && rand() < 0.5;
+      const instruction = instructionFor(wish, rand, split, includeSubject);
+      // A primed fact the story kept is always in its instruction (hindsightWish): the model must
+      // never learn to write a name or thing that nobody asked for.
+      out.push({ prompt: hintedPrompt(instruction, p.beginning), completion: story, wish });
+    }
+    o.onProgress?.(Math.min(i + o.batch, plans.length), plans.length);
+  }
+  return out;
+}
