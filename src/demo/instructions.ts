@@ -4,6 +4,7 @@
  * wordings are split in two: the model is trained on `train` and tested on `heldOut`, so a test
  * that the hint works is a test that the model reads the words, not that it memorised a sentence.
  */
+import { quotedRequest } from '../sims/rules/judge';
 import { joinList } from '../sims/rules/profile';
 
 /** What one instruction asks for; absent fields are not asked for. */
@@ -101,6 +102,8 @@ export function instructionFor(wish: StoryWish, rand: () => number, split: Split
   const traits = asked(wish).filter((t) => t !== 'subject' || includeSubject);
   const order = shuffle(traits.length ? traits : ['subject' as const], rand);
   const clauses = order.map((t) => pickOne(CLAUSES[t][split], rand)(fill));
+  // The rules judge without a profile (talk yourself) quotes the person's request: that form too.
+  if (rand() < 0.15) return quotedRequest(split === 'train' ? `${clauses.join(', ')}` : `${joinList(clauses)} please`);
   const lead = pickOne(LEADS[split], rand);
   const body = rand() < 0.5 ? `${joinList(clauses)}.` : clauses.map((c) => `${capitalise(c)}.`).join(' ');
   return lead ? `${lead(wish)} ${lead(wish).endsWith(':') ? body : capitalise(body)}` : capitalise(body);

@@ -4,6 +4,7 @@
  * its methods; none of them talks to storage or workers directly, so every record the page
  * shows has gone through RunStore first (the loop's onRecord fires after the commit).
  */
+import { comparisonSetups } from './comparison';
 import { hubLocation } from './model-location';
 import type { RunRecord } from '../../rl/records';
 import {
@@ -302,11 +303,37 @@ export class LabController {
     return this.live !== null || this.phase === 'loading';
   }
 
+  /** The runs still to start of a method comparison, and the ids of those already started. */
+  comparison = $state.raw<{ pending: LabSetup[]; started: string[] } | null>(null);
+
   /** Starts a new run from the setup form. */
   async start(): Promise<void> {
     if (this.busy) return;
+    this.comparison = null;
+    await this.startSetup($state.snapshot(this.setup) as LabSetup);
+  }
+
+  /** Runs the setup once per method, one after another, each overlaid on the ones before. */
+  async compareMethods(): Promise<void> {
+    if (this.busy) return;
+    const [first, ...rest] = comparisonSetups($state.snapshot(this.setup) as LabSetup);
+    this.comparison = { pending: rest, started: [] };
+    await this.startSetup(first);
+  }
+
+  private async startNextCompared(): Promise<void> {
+    const c = this.comparison;
+    if (!c?.pending.length) {
+      this.comparison = null;
+      return;
+    }
+    const [next, ...rest] = c.pending;
+    this.comparison = { ...c, pending: rest };
+    await this.startSetup(next);
+  }
+
+  private async startSetup(setup: LabSetup): Promise<void> {
     this.error = null;
-    const setup = $state.snapshot(this.setup) as LabSetup;
     const problems = setupProblems(setup, { pickedFiles: this.pickedFiles.length });
     if (problems.length) {
       this.error = problems.join(' ');
@@ -427,6 +454,12 @@ export class LabController {
       const livePolicy = policy;
       this.live = { runId, loop, policy, human, loss, dispose };
       this.liveRunId = runId;
+      if (this.comparison && !resuming) {
+        // The runs of the comparison so far are overlaid on this one's charts.
+        this.compareIds = [...this.comparison.started];
+        this.comparison = { ...this.comparison, started: [...this.comparison.started, runId] };
+        await this.loadCompared();
+      }
       this.phase = 'running';
       this.announce(resuming ? `Resumed at step ${resume?.step ?? 0}.` : 'Run started.');
       await this.refreshRuns();
@@ -436,13 +469,20 @@ export class LabController {
         .then(async (result) => {
           await this.store.setStatus(runId, result.status === 'finished' ? 'finished' : 'stopped').catch(() => {});
           this.announce(result.status === 'finished' ? `Run finished after ${result.step} steps.` : `Run stopped at step ${result.step}.`);
+          // A stopped run ends the comparison: the person chose to stop.
+          if (result.status !== 'finished') this.comparison = null;
         })
         .catch(async (e) => {
+          this.comparison = null;
           this.error = `The run failed: ${errorText(e)}`;
           await this.store.setStatus(runId, 'stopped').catch(() => {});
         })
-        .finally(() => this.finish(livePolicy, dispose, liveRelease));
+        .finally(() => {
+          this.finish(livePolicy, dispose, liveRelease);
+          if (this.comparison) void this.startNextCompared();
+        });
     } catch (e) {
+      this.comparison = null;
       this.error = `Could not start the run: ${errorText(e)}`;
       policy?.terminate();
       dispose();

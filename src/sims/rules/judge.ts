@@ -4,6 +4,11 @@ import { heardIssues, joinList, type RulesProfile } from './profile';
 import { classifyReaction } from './reaction';
 import { readNextState } from './reading';
 
+/** The hint for a request no profile knows: the person's words, quoted, as an instruction. */
+export function quotedRequest(request: string): string {
+  return `The user asked for a different answer: "${request}". Answer the way this request asks.`;
+}
+
 export type JudgeMode = 'binary' | 'hint';
 
 const QUOTE_CHARS = 200;
@@ -51,6 +56,6 @@ export class RulesJudge implements TextGenerator {
       .replace(/\s+/g, ' ')
       .trim()
       .slice(0, QUOTE_CHARS);
-    return `The user asked for a different answer: "${request}". Answer the way this request asks.`;
+    return quotedRequest(request);
   }
 }
