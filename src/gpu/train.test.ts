@@ -59,6 +59,35 @@ describe('PPO steps on stories260K', () => {
     after.forEach((t, i) => expect(Array.from(t)).toEqual(Array.from(before[i])));
   });
 
+  it('a masked sample adds no loss, gradient, token or statistic, with the KL term on', async () => {
+    const be = policy.model.backend;
+    // One step off the base model first, so the KL to it and its gradient are not zero.
+    const moved = fresh(7);
+    await new LoraTrainer(policy.model, moved, settings).trainStep([sample(1)]);
+    const step = async (batch: TrainSample[], aggregation: 'token-mean' | 'sample-mean') => {
+      const adapter = await moved.clone(be);
+      const stats = await new LoraTrainer(policy.model, adapter, { ...settings, klCoef: 0.5, aggregation }).trainStep(batch, { scoreAfter: true });
+      return { stats, values: await Promise.all(adapter.parameters().map((p) => be.read(p.tensor))) };
+    };
+    const short = completion.slice(0, 6);
+    // Zero advantages (what a mask used to become) and a rollout far off, to show in the gap if counted.
+    const masked: TrainSample = { prompt, completion: short, advantages: short.map(() => 0), rolloutLogp: short.map(() => -50), trainable: false };
+    const alone = await step([{ ...sample(1), rolloutLogp: completion.map(() => -1) }], 'token-mean');
+    const withMasked = await step([{ ...sample(1), rolloutLogp: completion.map(() => -1) }, masked], 'token-mean');
+    expect(alone.stats.kl).toBeGreaterThan(0);
+    for (const key of ['loss', 'policyLoss', 'kl', 'entropy', 'meanAbsAdv', 'gradNorm', 'tokens', 'clipFracLow', 'clipFracHigh', 'rolloutGap'] as const) {
+      expect(withMasked.stats[key], key).toBeCloseTo(alone.stats[key]!, 6);
+    }
+    withMasked.values.forEach((t, i) => t.forEach((x, j) => expect(Math.abs(x - alone.values[i][j])).toBeLessThan(1e-7)));
+    expect(withMasked.stats.perSample![1]).toBeNull();
+    // Under sample-mean the masked sample is still a slot of the batch: everything halves.
+    const slotAlone = await step([sample(1)], 'sample-mean');
+    const slotMasked = await step([sample(1), masked], 'sample-mean');
+    expect(slotMasked.stats.loss).toBeCloseTo(slotAlone.stats.loss / 2, 6);
+    expect(slotMasked.stats.gradNorm).toBeCloseTo(slotAlone.stats.gradNorm / 2, 6);
+    expect(slotMasked.stats.tokens).toBe(slotAlone.stats.tokens);
+  });
+
   it('clipping stops the update once rho leaves the band, in the direction of A only', async () => {
     const adapter = fresh();
     const current = (await score(policy.model, [{ prompt, completion }], { lora: adapter }))[0].logprobs;

@@ -14,7 +14,7 @@ import type { Tensor } from './backend';
 import { backward, zeroGrads, type LoraGrads } from './backward';
 import { EngineError } from './errors';
 import { leftPad } from './generate';
-import { batchNorm, ppoLossGrad } from './loss';
+import { ppoLossGrad, type BatchNorm } from './loss';
 import { yieldToEventLoop } from './yield';
 import type { LoraAdapter } from './lora';
 import type { CausalLM, Tape } from './model';
@@ -27,6 +27,11 @@ export interface TrainSample extends ScoreItem {
   rolloutLogp?: number[];
   /** Fixed old log-probs; by default those of the current weights, from the step's own forward. */
   oldLogp?: number[];
+  /**
+   * The loss mask (default true). A masked sample is neither scored nor trained: it adds no
+   * loss, gradient, token or statistic, and only keeps its slot in the sample-mean's batch size.
+   */
+  trainable?: boolean;
 }
 
 export interface TrainSettings extends PpoSettings {
@@ -73,8 +78,11 @@ export interface StepStats {
   microBatches: number;
   /** Why the step was skipped (adapter untouched), or null. */
   skipped: string | null;
-  /** With `scoreAfter`: each sample's log-probs before (old policy) and after the update. */
-  perSample?: { before: number[]; after: number[] }[];
+  /**
+   * With `scoreAfter`: each sample's log-probs before (old policy) and after the update; null
+   * for a masked sample, which is not scored.
+   */
+  perSample?: ({ before: number[]; after: number[] } | null)[];
 }
 
 /** Where the reference log-probs of the KL term come from: the base model or a frozen adapter. */
@@ -113,29 +121,35 @@ export class LoraTrainer {
         throw new EngineError(`sample ${i}: ${x.advantages.length} advantages for ${x.completion.length} completion tokens`);
       }
     }
-    const old: (number[] | undefined)[] = samples.map((x) => x.oldLogp);
+    // Only trainable samples are forwarded; the masked ones are left out of every pass.
+    const trained = samples.flatMap((x, i) => ((x.trainable ?? true) ? [i] : []));
+    const part = trained.map((i) => samples[i]);
+    const old: (number[] | undefined)[] = part.map((x) => x.oldLogp);
     const reference = options.reference ?? { kind: 'base' };
-    const ref = s.klCoef !== 0 ? await this.logprobsUnder(samples, reference.kind === 'adapter' ? reference.adapter : undefined) : undefined;
-    const norm = batchNorm(samples.map((x) => ({ logp: x.completion })));
+    const ref = s.klCoef !== 0 ? await this.logprobsUnder(part, reference.kind === 'adapter' ? reference.adapter : undefined) : undefined;
+    // Every sample is a slot of the sample mean (the reference divides by the batch size);
+    // only trainable tokens count in the token mean.
+    const norm: BatchNorm = { samples: samples.length, tokens: part.reduce((n, x) => n + x.completion.length, 0) };
     const grads = zeroGrads(be, this.adapter);
-    const logp: Float32Array[] = new Array(samples.length);
-    const entropy: Float32Array[] = new Array(samples.length);
-    const batches = this.microBatches(samples);
+    const logp: Float32Array[] = new Array(part.length);
+    const entropy: Float32Array[] = new Array(part.length);
+    const batches = this.microBatches(part);
     try {
       for (const [bi, idx] of batches.entries()) {
         await yieldToEventLoop();
         options.onMicroBatch?.(bi, batches.length);
-        const part = idx.map((i) => samples[i]);
-        const r = await this.forwardBackward(part, (lp) =>
-          ppoLossGrad(
-            idx.map((i, j) => {
-              const current = Array.from(lp[j]);
-              old[i] ??= current;
-              return { logp: current, oldLogp: old[i], advantages: samples[i].advantages, refLogp: ref?.[i] };
-            }),
-            s,
-            norm,
-          ),
+        const r = await this.forwardBackward(
+          idx.map((i) => part[i]),
+          (lp) =>
+            ppoLossGrad(
+              idx.map((i, j) => {
+                const current = Array.from(lp[j]);
+                old[i] ??= current;
+                return { logp: current, oldLogp: old[i], advantages: part[i].advantages, refLogp: ref?.[i] };
+              }),
+              s,
+              norm,
+            ),
           grads,
         );
         idx.forEach((i, j) => {
@@ -144,15 +158,21 @@ export class LoraTrainer {
         });
       }
       const before = old as number[][];
-      const inputs: PpoSampleInput[] = samples.map((x, i) => ({ logp: Array.from(logp[i]), oldLogp: before[i], advantages: x.advantages, refLogp: ref?.[i] }));
+      const inputs: PpoSampleInput[] = part.map((x, i) => ({ logp: Array.from(logp[i]), oldLogp: before[i], advantages: x.advantages, refLogp: ref?.[i] }));
+      // A masked sample enters the aggregate as an empty slot: under sample-mean it still
+      // counts in the batch size, under token-mean it adds nothing.
+      const slots = samples.length - part.length;
+      for (let k = 0; k < slots; k++) inputs.push({ logp: [], oldLogp: [], advantages: [], trainable: false });
       const stats = ppoBatchLoss(inputs, s);
       const gradNorm = Math.sqrt(await be.sumSquares([...grads.values()].flatMap((g) => [g.A, g.B])));
       const skipped = !Number.isFinite(stats.loss) ? `loss is ${stats.loss}` : !Number.isFinite(gradNorm) ? `gradient norm is ${gradNorm}` : null;
       if (!skipped) this.applyAdamW(grads, gradNorm);
       // One more forward pass shows how far the update moved each token (the token view).
-      const after = options.scoreAfter && !skipped ? await this.logprobsUnder(samples, this.adapter) : null;
+      const after = options.scoreAfter && !skipped ? await this.logprobsUnder(part, this.adapter) : null;
       const allEntropy = entropy.flatMap((e) => Array.from(e));
-      const gaps = samples.flatMap((x, i) => (x.rolloutLogp ? x.rolloutLogp.map((lp, t) => Math.abs(lp - before[i][t])) : []));
+      const gaps = part.flatMap((x, i) => (x.rolloutLogp ? x.rolloutLogp.map((lp, t) => Math.abs(lp - before[i][t])) : []));
+      const perSample = after ? samples.map((): { before: number[]; after: number[] } | null => null) : null;
+      if (perSample) trained.forEach((i, k) => (perSample[i] = { before: before[k], after: after![k] }));
       return {
         step: this.step,
         loss: stats.loss,
@@ -168,7 +188,7 @@ export class LoraTrainer {
         rolloutGap: gaps.length ? mean(gaps) : null,
         microBatches: batches.length,
         skipped,
-        ...(after ? { perSample: samples.map((_, i) => ({ before: before[i], after: after[i] })) } : {}),
+        ...(perSample ? { perSample } : {}),
       };
     } finally {
       for (const g of grads.values()) {

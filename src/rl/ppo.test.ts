@@ -49,6 +49,11 @@ describe('k3', () => {
   it('is never negative', () => {
     for (const d of [-5, -0.1, 0.1, 5]) expect(k3([d], [0])[0]).toBeGreaterThanOrEqual(0);
   });
+  it('is clamped to 10, as the reference clamps low_var_kl', () => {
+    // ref - logp = 3 gives e^3 - 4 = 16.1 unclamped.
+    expect(k3([3], [0])[0]).toBe(10);
+    expect(k3([2], [0])[0]).toBeCloseTo(Math.exp(2) - 3, 12);
+  });
 });
 
 describe('aggregateLoss', () => {
@@ -118,6 +123,14 @@ describe('ppoBatchLoss', () => {
     expect(got.tokens).toBe(2);
     expect(got.clipFracHigh).toBeCloseTo(0.5, 12);
     expect(got.clipFracLow).toBe(0);
+  });
+
+  it('a masked sample needs no reference log-probs and adds no KL', () => {
+    const { refLogp: _unused, ...noRef } = s2;
+    void _unused;
+    const settings = { epsLow: 0.2, epsHigh: 0.28, klCoef: 0.1, aggregation: 'token-mean' } as const;
+    const got = ppoBatchLoss([s1, { ...noRef, trainable: false }], settings);
+    expect(got).toEqual(ppoBatchLoss([s1], settings));
   });
 
   it('needs reference log-probs when the KL term is on', () => {

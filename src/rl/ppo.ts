@@ -46,18 +46,29 @@ export function ppoTokenLoss(
 }
 
 /**
+ * Bound on each token's k3 value, as the reference's low_var_kl clamps it: one token the policy
+ * has moved far from the reference (exp(ref - logp) grows without limit) cannot dominate the
+ * batch's KL term or its gradient.
+ */
+export const K3_CLAMP = 10;
+
+/** k3 before the clamp; the loss's gradient needs it to see where the clamp is active. */
+export function k3Raw(refLogp: number, logp: number): number {
+  const d = refLogp - logp;
+  return Math.exp(d) - 1 - d;
+}
+
+/**
  * Per-token k3 estimator of KL(pi_theta || pi_ref) ("low_var_kl"):
- * exp(ref - logp) - 1 - (ref - logp). Non-negative, zero where the two agree.
+ * exp(ref - logp) - 1 - (ref - logp), clamped to [-K3_CLAMP, K3_CLAMP]. Non-negative, zero
+ * where the two agree.
  *
  * @param refLogp - log-probs under the reference policy
  * @param logp - log-probs under the policy being trained
  */
 export function k3(refLogp: readonly number[], logp: readonly number[]): number[] {
   assertSameLength('k3(refLogp, logp)', logp, refLogp);
-  return logp.map((lp, i) => {
-    const d = refLogp[i] - lp;
-    return Math.exp(d) - 1 - d;
-  });
+  return logp.map((lp, i) => clamp(k3Raw(refLogp[i], lp), -K3_CLAMP, K3_CLAMP));
 }
 
 /**
@@ -156,7 +167,7 @@ export interface PpoSampleInput {
   logp: readonly number[];
   oldLogp: readonly number[];
   advantages: readonly number[];
-  /** Reference-policy log-probs; needed only when klCoef > 0. */
+  /** Reference-policy log-probs; needed only when klCoef > 0 and the sample is trainable. */
   refLogp?: readonly number[];
   /** false = loss-masked (contributes no gradient); default true. */
   trainable?: boolean;
@@ -203,8 +214,11 @@ export function ppoBatchLoss(samples: readonly PpoSampleInput[], settings: PpoSe
   let tokens = 0;
   samples.forEach((s, i) => {
     const { logp, oldLogp, advantages } = s;
+    const on = s.trainable ?? true;
     policy.push(ppoTokenLoss(logp, oldLogp, advantages, settings.epsLow, settings.epsHigh));
-    if (useKl) {
+    // A masked sample's KL is never used (its mask is 0), so it needs no reference scoring.
+    if (useKl && !on) kls.push(new Array<number>(logp.length).fill(0));
+    else if (useKl) {
       if (!s.refLogp) {
         throw new InvalidArgumentError(
           `sample ${i} has no refLogp but klCoef is ${settings.klCoef}; score the batch with ` +
@@ -213,7 +227,6 @@ export function ppoBatchLoss(samples: readonly PpoSampleInput[], settings: PpoSe
       }
       kls.push(k3(s.refLogp, logp));
     }
-    const on = s.trainable ?? true;
     masks.push(new Array<number>(logp.length).fill(on ? 1 : 0));
     if (!on) return;
     const clip = clipFractions(logp, oldLogp, advantages, settings.epsLow, settings.epsHigh);

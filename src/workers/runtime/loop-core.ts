@@ -388,7 +388,7 @@ export abstract class RunLoopCore implements RunController {
     };
     const updates: TokenUpdateRecord[] = (s.perSample ?? []).flatMap((t, i) => {
       const sample = batch.samples[i];
-      if (!sample.trainable) return [];
+      if (!t) return [];
       return [{ kind: 'token_update' as const, version: sample.version, ts: result.finishedAt, session: sample.session, turn: sample.turn, step: this.step, before: t.before, after: t.after }];
     });
     await this.commit([

@@ -90,6 +90,20 @@ describe('EnginePolicyService', () => {
     expect(after.logprobs).not.toEqual(base.logprobs);
   }, 120_000);
 
+  it('hands the loss mask to the trainer: a masked item adds no token, KL or token update', async () => {
+    const { dir } = await tinyModel({ family: 'qwen3' });
+    const policy = await Policy.load(new DirSource(dir), new CpuBackend());
+    const preset = makePreset('binary', { loss: { klCoef: 0.5, aggregation: 'token-mean' }, finetune: { lora: { rank: 2 } } });
+    const service = new EnginePolicyService(policy, preset, 1);
+    const messages: ChatMessage[] = [{ role: 'user', content: 'Tell me a story.' }];
+    const [reply] = await service.generate([{ messages, maxNewTokens: 4, sampling: { temperature: 1, topP: 1, topK: 0 }, seed: 1 }]);
+    const item = { messages, tokenIds: reply.tokenIds, advantages: reply.tokenIds.map(() => 1), rolloutLogp: reply.logprobs, trainable: true };
+    const { stats } = await service.train([item, { ...item, advantages: item.advantages.map(() => 0), trainable: false }]);
+    expect(stats.tokens).toBe(reply.tokenIds.length);
+    expect(stats.perSample![0]).not.toBeNull();
+    expect(stats.perSample![1]).toBeNull();
+  }, 120_000);
+
   it('renders the tools a request lists into its prompt, and trains on that same prompt', async () => {
     const { dir } = await tinyModel({ family: 'qwen3' });
     const policy = await Policy.load(new DirSource(dir), new CpuBackend());

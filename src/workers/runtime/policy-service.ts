@@ -45,7 +45,7 @@ export interface TrainItem {
   tokenIds: number[];
   advantages: number[];
   rolloutLogp: number[];
-  /** false: takes a slot, contributes no loss (the buffer's loss mask). */
+  /** false: the buffer's loss mask; keeps its slot in the sample mean and contributes nothing else. */
   trainable: boolean;
 }
 
@@ -204,9 +204,9 @@ export class EnginePolicyService implements PolicyService {
       items.map((it) => ({
         prompt: this.policy.promptIds(it.messages, { tools: it.tools }),
         completion: it.tokenIds,
-        // A masked sample keeps its slot in the batch mean with zero advantage.
-        advantages: it.trainable ? it.advantages : it.advantages.map(() => 0),
+        advantages: it.advantages,
         rolloutLogp: it.rolloutLogp,
+        trainable: it.trainable,
       })),
       { onMicroBatch, scoreAfter: true },
     );
