@@ -3,11 +3,11 @@
  * in labels and model ids, a pipe closed early, and training data with a BOM or bad UTF-8.
  */
 import { execFileSync, spawn } from 'node:child_process';
-import { mkdirSync, mkdtempSync, openSync, closeSync, ftruncateSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, openSync, closeSync, ftruncateSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { sampleRun, testConfig } from '../storage/fixtures';
+import { gunzip, gzip, sampleRun, testConfig } from '../storage/fixtures';
 import { memorySource, runFileStream } from '../storage/runfile';
 import { exportCommand } from './export';
 import { inspectCommand } from './inspect';
@@ -72,7 +72,8 @@ describe.each(Object.entries(commands))('%s on paths that are not run files', (_
 
 describe('inspect prints text from the file with its control characters escaped', () => {
   const label = 'ok\u001b[2J\u001b[H\r\nforged: run "x" (finished)\u009b31m\u202ereversed';
-  const model = '/models/\u001b]0;title\u0007qwen';
+  // A hub-style id: a local path would leave as its last segment (run files name folders).
+  const model = 'models/\u001b]0;title\u0007qwen';
 
   it('in the plain output: no escape reaches the terminal and no line is forged', async () => {
     const file = await runFile(label, model);
@@ -81,7 +82,21 @@ describe('inspect prints text from the file with its control characters escaped'
     expect(out).toHaveLength(5);
     for (const line of out) expect(line).not.toMatch(/[\u0000-\u001f\u007f-\u009f\u202a-\u202e]/);
     expect(out[1]).toBe('run "ok\\u001b[2J\\u001b[H\\u000d\\u000aforged: run "x" (finished)\\u009b31m\\u202ereversed" (finished), created 1970-01-01T00:00:01.000Z');
-    expect(out[2]).toBe('  policy: /models/\\u001b]0;title\\u0007qwen');
+    expect(out[2]).toBe('  policy: models/\\u001b]0;title\\u0007qwen');
+    expect(out[3]).toMatch(/; integrity: verified \(the SHA-256 of the header and of every line after it match\)$/);
+  });
+
+  it('says when a file carries no integrity hashes (an older app wrote it)', async () => {
+    const file = await runFile('old');
+    const [header, ...body] = (await gunzip(readFileSync(file))).split('\n');
+    const { integrity: _integrity, ...old } = JSON.parse(header);
+    writeFileSync(file, await gzip([JSON.stringify(old), ...body].join('\n')));
+    const out: string[] = [];
+    await inspectCommand([file], (l) => out.push(l));
+    expect(out[3]).toMatch(/; integrity: UNVERIFIED \(the file carries no hashes, as files from before they existed; damage to it cannot be detected\)$/);
+    const json: string[] = [];
+    await inspectCommand([file, '--json'], (l) => json.push(l));
+    expect(JSON.parse(json[0]).integrity).toBe('unverified');
   });
 
   it('in --json: still valid JSON holding the same text', async () => {

@@ -1,4 +1,4 @@
-import { inspectRunFile } from '../storage/index';
+import { inspectRunFile, type IntegrityStatus, type ModelRef } from '../storage/index';
 import { parse, positionals, UsageError } from './args';
 import { openRunFile } from './files';
 import { terminalField } from './terminal';
@@ -12,14 +12,29 @@ export async function inspectCommand(argv: string[], out: (line: string) => void
   if (!file) throw new UsageError('name the run file to inspect');
   const info = await inspectRunFile(await openRunFile(file));
   if (v.json) {
-    out(terminalField(JSON.stringify({ header: info.header, summary: info.summary, adapter: info.adapter, lines: info.lines })));
+    out(terminalField(JSON.stringify({ header: info.header, summary: info.summary, adapter: info.adapter, lines: info.lines, integrity: info.integrity })));
     return;
   }
   const h = info.header;
   const t = terminalField;
   out(`${t(file)}: ${h.format} v${h.formatVersion}, written by Next-State Lab ${t(h.appVersion)} on ${new Date(h.exported).toISOString()}`);
   out(`run "${t(h.run.label)}" (${h.run.status}), created ${new Date(h.run.created).toISOString()}`);
-  for (const [role, m] of Object.entries(h.models)) out(`  ${t(role)}: ${t(m.id)}`);
-  out(`records: ${info.lines - 1 - (info.adapter ? 1 : 0)}; adapter: ${info.adapter ? `version ${info.adapter.version}, ${info.adapter.bytes} bytes` : 'none'}`);
+  for (const [role, m] of Object.entries(h.models)) out(`  ${t(role)}: ${t(m.id)}${hashes(m)}`);
+  out(
+    `records: ${info.lines - 1 - (info.adapter ? 1 : 0)}; adapter: ${info.adapter ? `version ${info.adapter.version}, ${info.adapter.bytes} bytes` : 'none'}; ` +
+      integrityText(info.integrity ?? 'unverified'),
+  );
   out(`summary: ${t(JSON.stringify(info.summary))}`);
+}
+
+/** The model files' hashes, shortened: enough to tell two checkpoints apart by eye. */
+function hashes(m: ModelRef): string {
+  const files = Object.entries(m.files ?? {});
+  return files.length ? ` (sha-256 ${files.map(([name, hex]) => `${terminalField(name)} ${hex.slice(0, 12)}`).join(', ')})` : '';
+}
+
+function integrityText(status: IntegrityStatus): string {
+  return status === 'verified'
+    ? 'integrity: verified (the SHA-256 of the header and of every line after it match)'
+    : 'integrity: UNVERIFIED (the file carries no hashes, as files from before they existed; damage to it cannot be detected)';
 }

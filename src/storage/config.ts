@@ -32,9 +32,17 @@ export interface RunConfig {
 }
 
 const name = str(256, 1);
+
+/** A SHA-256 as 64 lower-case hex digits, the form sha256Hex writes. */
+export const sha256Field: Checker<string> = (value, path) => {
+  const hex = str(64, 64)(value, path);
+  if (!/^[0-9a-f]{64}$/.test(hex)) throw new FieldError(path, 'must be a SHA-256 as 64 lower-case hex digits');
+  return hex;
+};
+
 const modelRef: Checker<ModelRef> = object(
   { id: str(1024, 1) },
-  { revision: str(256), files: mapOf(str(1024, 1), str(128, 1), 10_000) },
+  { revision: str(256), files: mapOf(str(1024, 1), sha256Field, 10_000) },
 );
 /** Checkers shared with the run file header, which repeats models and seeds for readers. */
 export const modelsChecker = mapOf(name, modelRef, 64);

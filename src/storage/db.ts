@@ -15,6 +15,9 @@ export const DEFAULT_DB_NAME = 'nextstate';
 export type RunStatus = 'running' | 'paused' | 'interrupted' | 'stopped' | 'finished' | 'imported';
 export const RUN_STATUSES: readonly RunStatus[] = ['running', 'paused', 'interrupted', 'stopped', 'finished', 'imported'];
 
+/** What an import could tell of a run file: its hashes held, or it carried none to check. */
+export type IntegrityStatus = 'verified' | 'unverified';
+
 export interface RunRow {
   id: string;
   config: RunConfig;
@@ -29,6 +32,11 @@ export interface RunRow {
   bytes: number;
   /** Present while an import is still writing; such a run is invisible and removed on startup. */
   importing?: true;
+  /**
+   * Imported runs: whether the file's integrity hashes held ('verified'), or the file carried
+   * none (an older app wrote it) so damage to it could not be detected ('unverified').
+   */
+  integrity?: IntegrityStatus;
 }
 
 /** A record as stored: the method library's record plus the run it belongs to and its seq. */

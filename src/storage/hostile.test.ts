@@ -7,7 +7,8 @@ import { afterEach, describe, expect, it, vi } from 'vitest';
 import { gunzip, gzip, peftFiles, sampleRun, testConfig, uniqueDbName } from './fixtures';
 import { importRun, inspectRunFile } from './import';
 import { adapterLineLimit } from './reader';
-import { exportRun } from './runfile';
+import { exportRun, headerDigest } from './runfile';
+import { Sha256 } from '../gpu/sha256';
 import { RunStore } from './store';
 import { RunFileError } from './errors';
 import type { ImportOptions } from './import';
@@ -36,6 +37,17 @@ async function genuineLines(includeAdapter = false): Promise<string[]> {
 }
 
 const fileOf = (lines: string[]) => gzip(lines.join('\n') + '\n');
+
+/**
+ * Hashes edited lines again, as anyone editing a file can: the hashes catch damage, and what
+ * a hostile file holds is stopped by the content checks, which these files must still pass.
+ */
+function resealed([header, ...body]: string[]): string[] {
+  const bodyHash = new Sha256();
+  for (const line of body) bodyHash.updateText(line + '\n');
+  const integrity = JSON.stringify({ algorithm: 'sha-256', header: headerDigest(JSON.parse(header)), body: bodyHash.hex() });
+  return [header.replace(/"integrity":\{[^}]*\}/, `"integrity":${integrity}`), ...body];
+}
 
 /** Imports into a fresh store; returns the error and checks nothing was left behind. */
 async function refused(input: ByteInput | Promise<ByteInput>, options?: ImportOptions): Promise<RunFileError> {
@@ -259,7 +271,7 @@ describe('hostile run files', () => {
     const sneaky = `{"__proto__":{"polluted":true},"apiKey":"sk-smuggled","endpoint":"http://x"}`;
     const withSneaky = header.replace('"scenario":', `"extra":${sneaky},"scenario":`);
     const store = newStore();
-    const id = await importRun(store, await fileOf([withSneaky, ...rest]));
+    const id = await importRun(store, await fileOf(resealed([withSneaky, ...rest])));
     const config = (await store.getRun(id))!.config;
     expect(config.extra).toEqual({ endpoint: 'http://x' });
     expect(Object.getPrototypeOf(config.extra)).toBe(Object.prototype);
@@ -272,13 +284,45 @@ describe('hostile run files', () => {
     const [header, ...rest] = await genuineLines();
     const edited = rest.map((l) => l.replaceAll('Two plus two is four.', JSON.stringify(html).slice(1, -1)));
     const store = newStore();
-    const id = await importRun(store, await fileOf([header, ...edited]));
+    const id = await importRun(store, await fileOf(resealed([header, ...edited])));
     const texts = (await store.records(id)).flatMap(({ record: r }) =>
       r.kind === 'interaction' ? [r.response, ...r.messages.map((m) => m.content)] : r.kind === 'judge_vote' ? [r.raw, r.hint ?? ''] : [],
     );
     expect(texts.filter((t) => t.includes(html)).length).toBeGreaterThan(10);
     const out = await gunzip(await exportRun(store, id));
     expect(out.split('\n').slice(1, -1)).toEqual(edited);
+  });
+
+  it('a change that leaves every line well formed fails the integrity hashes, saying which part', async () => {
+    const lines = await genuineLines(true);
+    const edited = lines.map((l) => l.replace('Two plus two is four.', 'Two plus two is five.'));
+    expect(edited).not.toEqual(lines);
+    const records = await refused(fileOf(edited));
+    expect(records.message).toBe(
+      "This run file's records do not match the SHA-256 it carries: it was damaged or edited after export. Get an intact copy, or export the run again from the app that made it.",
+    );
+    expect([records.line, records.field]).toEqual([lines.length, 'integrity.body']);
+    // Two records swapped: same lines, same count, another order.
+    const swapped = [lines[0], lines[2], lines[1], ...lines.slice(3)];
+    expect((await refused(fileOf(swapped))).field).toBe('integrity.body');
+    const relabelled = lines[0].replace('"label":"genuine"', '"label":"genuine, honestly"');
+    const header = await refused(fileOf([relabelled, ...lines.slice(1)]));
+    expect(header.message).toMatch(/^This run file's header does not match the SHA-256 it carries: it was damaged or edited after export/);
+    expect([header.line, header.field]).toEqual([1, 'integrity.header']);
+    // The adapter line is covered too.
+    const adapter = lines.at(-1)!.replace('"version":2', '"version":2 ');
+    expect((await refused(fileOf([...lines.slice(0, -1), adapter]))).field).toBe('integrity.body');
+    // inspect and the adapter extraction check the same hashes.
+    expect((await inspectRunFile(await fileOf(edited)).catch((e) => e)).field).toBe('integrity.body');
+  });
+
+  it('an integrity field of the wrong shape is a header error', async () => {
+    const [header, ...rest] = await genuineLines();
+    const h = JSON.parse(header);
+    const weak = await refused(fileOf([JSON.stringify({ ...h, integrity: { ...h.integrity, algorithm: 'md5' } }), ...rest]));
+    expect(weak.field).toBe('integrity.algorithm');
+    const short = await refused(fileOf([JSON.stringify({ ...h, integrity: { ...h.integrity, body: 'abc' } }), ...rest]));
+    expect(short.message).toMatch(/field "integrity.body" must be a string of at least 64 characters/);
   });
 
   it('inspect refuses the same files', async () => {

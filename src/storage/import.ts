@@ -6,7 +6,7 @@ import { PEFT_WEIGHTS } from '../gpu/peft';
 import type { RunRecord } from '../rl';
 import { RunFileError } from './errors';
 import { readRunFile, type FileAdapter, type ReadOptions } from './reader';
-import type { RunFileHeader } from './runfile';
+import type { IntegrityStatus, RunFileHeader } from './runfile';
 import type { ImportWriter, RunStore } from './store';
 import type { ByteInput } from './streams';
 import type { RunSummary } from './summary';
@@ -41,7 +41,9 @@ export async function importRun(store: RunStore, input: ByteInput, options: Impo
     for await (const item of readRunFile(input, options)) {
       if (item.kind === 'header') {
         const { config, label, notes, created } = item.header.run;
-        writer = await store.beginImport({ config, label, notes, created });
+        // A file whose hashes fail never commits, so a committed import with hashes is verified.
+        const integrity = item.header.integrity ? 'verified' : 'unverified';
+        writer = await store.beginImport({ config, label, notes, created, integrity });
       } else if (item.kind === 'record') {
         batch.push(item.record);
         chars += item.chars;
@@ -68,6 +70,8 @@ export interface RunFileInfo {
   adapter: { version: number; bytes: number } | null;
   /** Lines read, header included. */
   lines: number;
+  /** Whether the file's hashes held, or it carries none; null with headerOnly (not checked). */
+  integrity: IntegrityStatus | null;
 }
 
 /**
@@ -81,11 +85,11 @@ export async function inspectRunFile(input: ByteInput, options: ReadOptions & { 
   for await (const item of readRunFile(input, options)) {
     if (item.kind === 'header') {
       header = item.header;
-      if (options.headerOnly) return { header, summary: null, adapter: header.adapter, lines: 1 };
+      if (options.headerOnly) return { header, summary: null, adapter: header.adapter, lines: 1, integrity: null };
     } else if (item.kind === 'adapter') {
       adapter = { version: item.adapter.version, bytes: item.adapter.files[PEFT_WEIGHTS].byteLength };
     } else if (item.kind === 'end') {
-      return { header: header!, summary: item.summary, adapter, lines: item.lines };
+      return { header: header!, summary: item.summary, adapter, lines: item.lines, integrity: item.integrity };
     }
   }
   // readRunFile ends with an 'end' item or throws.

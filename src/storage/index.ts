@@ -46,6 +46,9 @@ export {
   APP_VERSION,
   type RunFileHeader,
   type RunFileAdapter,
+  type RunFileIntegrity,
+  type IntegrityStatus,
+  headerDigest,
   type ExportOptions,
 } from './runfile';
 export {

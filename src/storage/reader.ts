@@ -1,16 +1,17 @@
 /**
  * Reads a run file as a stream of checked items: the header, every record (validated by the
  * method library's validateRecord), the adapter, and a final summary computed from what was
- * read. Shared by importRun, inspectRunFile and extractAdapter, so all three refuse the same
- * files with the same messages.
+ * read, with whether the file's integrity hashes held. Shared by importRun, inspectRunFile and
+ * extractAdapter, so all three refuse the same files with the same messages.
  */
 import { PEFT_CONFIG, PEFT_WEIGHTS, type PeftFiles } from '../gpu/peft';
 import { parseSafetensors } from '../gpu/safetensors';
+import { Sha256 } from '../gpu/sha256';
 import { RecordValidationError, validateRecord, type RunRecord } from '../rl';
 import { decodeBase64 } from './base64';
 import { RunFileError } from './errors';
 import { JsonCursor, MAX_LINE_DEPTH, nestsDeeperThan, ShapeError } from './json-scan';
-import { parseHeader, type RunFileHeader } from './runfile';
+import { headerDigest, parseHeader, type IntegrityStatus, type RunFileHeader } from './runfile';
 import { gunzipText, lines, type ByteInput } from './streams';
 import { Summarizer, type RunSummary } from './summary';
 
@@ -38,7 +39,7 @@ export type RunFileItem =
   | { kind: 'header'; line: 1; header: RunFileHeader }
   | { kind: 'record'; line: number; record: RunRecord; chars: number }
   | { kind: 'adapter'; line: number; adapter: FileAdapter }
-  | { kind: 'end'; lines: number; summary: RunSummary };
+  | { kind: 'end'; lines: number; summary: RunSummary; integrity: IntegrityStatus };
 
 function parseJsonLine(text: string, line: number): unknown {
   if (text.length === 0) throw new RunFileError(`Run file line ${line} is empty; the file is damaged.`, line);
@@ -170,6 +171,29 @@ function checkEnd(header: RunFileHeader, summary: RunSummary, adapter: FileAdapt
   }
 }
 
+/**
+ * Checks the file's hashes once every line was read, so that the checks that say where a file
+ * is wrong (a record's field, the adapter's size) speak first, and this one names what the
+ * others cannot see: a change that left every line well formed.
+ */
+function checkIntegrity(header: RunFileHeader, headerHash: string, bodyHash: string, lines: number): void {
+  const promised = header.integrity;
+  if (!promised) return;
+  const broken =
+    promised.header !== headerHash
+      ? { what: 'header does', line: 1, field: 'integrity.header' }
+      : promised.body !== bodyHash
+        ? { what: 'records do', line: lines, field: 'integrity.body' }
+        : null;
+  if (!broken) return;
+  throw new RunFileError(
+    `This run file's ${broken.what} not match the SHA-256 it carries: it was damaged or edited after export. ` +
+      'Get an intact copy, or export the run again from the app that made it.',
+    broken.line,
+    broken.field,
+  );
+}
+
 function unpromisedAdapter(line: number): RunFileError {
   return new RunFileError('The run file ends with an adapter its header does not mention; it was edited. Export the run again.', line, 'adapter');
 }
@@ -191,12 +215,23 @@ export async function* readRunFile(input: ByteInput, options: ReadOptions = {}):
   let adapter: FileAdapter | null = null;
   let count = 0;
   const summarizer = new Summarizer();
+  let headerHash = '';
+  // Only files that carry a hash pay for hashing.
+  let bodyHash: Sha256 | null = null;
   for await (const { line, text: body } of lines(text, limitFor)) {
     count = line;
     if (header === null) {
-      header = parseHeader(parseJsonLine(body, line));
+      const raw = parseJsonLine(body, line);
+      header = parseHeader(raw);
+      if (header.integrity) {
+        headerHash = headerDigest(raw as object);
+        bodyHash = new Sha256();
+      }
       yield { kind: 'header', line: 1, header };
-    } else if (adapter !== null) {
+      continue;
+    }
+    bodyHash?.updateText(body).updateText('\n');
+    if (adapter !== null) {
       throw new RunFileError(`Run file line ${line} follows the adapter line, which must be last; the file was edited.`, line);
     } else if (body.startsWith(ADAPTER_PREFIX)) {
       if (!header.adapter) throw unpromisedAdapter(line);
@@ -211,5 +246,6 @@ export async function* readRunFile(input: ByteInput, options: ReadOptions = {}):
   if (header === null) throw new RunFileError('This run file is empty.', null);
   const summary = summarizer.result();
   checkEnd(header, summary, adapter, count);
-  yield { kind: 'end', lines: count, summary };
+  checkIntegrity(header, headerHash, bodyHash?.hex() ?? '', count);
+  yield { kind: 'end', lines: count, summary, integrity: header.integrity ? 'verified' : 'unverified' };
 }

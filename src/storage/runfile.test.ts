@@ -1,7 +1,8 @@
 import 'fake-indexeddb/auto';
+import { createHash } from 'node:crypto';
 import { afterEach, describe, expect, it } from 'vitest';
 import { PEFT_WEIGHTS } from '../gpu/peft';
-import { gunzip, peftFiles, sampleRun, testConfig, uniqueDbName } from './fixtures';
+import { gunzip, gzip, peftFiles, sampleRun, testConfig, uniqueDbName } from './fixtures';
 import { extractAdapter, importRun, inspectRunFile } from './import';
 import { readRunFile } from './reader';
 import { APP_VERSION, exportRun, exportRunStream, RUN_FILE_FORMAT, RUN_FILE_VERSION, type RunFileHeader } from './runfile';
@@ -125,6 +126,35 @@ describe('the file format', () => {
     expect(all.slice(1, -1)).toEqual(sampleRun());
     expect(Object.keys(all.at(-1))).toEqual(['adapter']);
     expect(all.at(-1).adapter).toMatchObject({ version: 2, config: peftFiles(2)['adapter_config.json'] });
+  });
+
+  it('carries SHA-256 hashes of its header (less the hashes) and of every line after it', async () => {
+    const { store, id } = await sourceRun(HTML);
+    const text = await gunzip(await exportRun(store, id, { includeAdapter: true }));
+    const [headerLine, ...body] = lines(text);
+    const { integrity, ...rest } = JSON.parse(headerLine);
+    const sha = (t: string) => createHash('sha256').update(t, 'utf8').digest('hex');
+    expect(integrity).toEqual({ algorithm: 'sha-256', header: sha(JSON.stringify(rest)), body: sha(body.map((l) => l + '\n').join('')) });
+    expect((await inspectRunFile(await exportRun(store, id, { includeAdapter: true }))).integrity).toBe('verified');
+  });
+
+  it('reads files written before the hashes, marked unverified wherever they are shown', async () => {
+    const { store, id } = await sourceRun();
+    const [headerLine, ...body] = lines(await gunzip(await exportRun(store, id, { includeAdapter: true })));
+    const { integrity: _integrity, ...old } = JSON.parse(headerLine);
+    const file = await gzip([JSON.stringify(old), ...body].join('\n') + '\n');
+    const info = await inspectRunFile(file);
+    expect(info.integrity).toBe('unverified');
+    expect(info.header.integrity).toBeNull();
+    expect((await inspectRunFile(file, { headerOnly: true })).integrity).toBeNull();
+    const target = newStore();
+    const oldRun = await importRun(target, file);
+    expect((await target.records(oldRun)).length).toBe(sampleRun().length);
+    expect((await target.getRun(oldRun))!.integrity).toBe('unverified');
+    const newRun = await importRun(target, await exportRun(store, id));
+    expect((await target.getRun(newRun))!.integrity).toBe('verified');
+    // A run made here is no import: it says nothing of files.
+    expect((await store.getRun(id))!.integrity).toBeUndefined();
   });
 
   it('leaves the adapter out unless asked', async () => {

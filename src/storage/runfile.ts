@@ -1,8 +1,9 @@
 /**
  * The `.nsrun` run file: gzip of JSON lines. Line 1 is the header (format, versions, the run's
- * config without secrets, models, seeds, summary); then one record per line in seq order;
- * optionally a last line `{"adapter": {version, config, safetensorsBase64}}` holding the final
- * PEFT adapter. JSON lines keep the file greppable after `gunzip` and let readers stream it.
+ * config without secrets, models, seeds, summary, integrity hashes); then one record per line in
+ * seq order; optionally a last line `{"adapter": {version, config, safetensorsBase64}}` holding
+ * the final PEFT adapter. JSON lines keep the file greppable after `gunzip` and let readers
+ * stream it.
  *
  * This module has no DOM or database dependency beyond the RunStore it reads from, so the CLI
  * and the headless runner use it in Node.
@@ -11,9 +12,10 @@ import { version as packageVersion } from '../../package.json';
 import { PEFT_CONFIG, PEFT_WEIGHTS } from '../gpu/peft';
 import { RECORD_KINDS, type RunRecord } from '../rl';
 import { int, mapOf, nullable, num, object, oneOf, runChecker, str, timestamp, type Checker } from '../rl/check';
+import { Sha256 } from '../gpu/sha256';
 import { encodeBase64 } from './base64';
-import { modelsChecker, parseRunConfig, RunConfigError, seedsChecker, type ModelRef, type RunConfig } from './config';
-import { RUN_STATUSES, type RunStatus } from './db';
+import { modelsChecker, parseRunConfig, RunConfigError, seedsChecker, sha256Field, type ModelRef, type RunConfig } from './config';
+import { RUN_STATUSES, type IntegrityStatus, type RunStatus } from './db';
 import { RunFileError, RunNotFoundError } from './errors';
 import { stripSecrets } from './secrets';
 import type { RunInfo, RunStore, StoredAdapter, StoredRecord } from './store';
@@ -38,6 +40,28 @@ export interface RunFileHeader {
   summary: RunSummary;
   /** The adapter line at the end of the file, if any. */
   adapter: { version: number; bytes: number } | null;
+  /** Absent (null) in files written before Next-State Lab hashed them: those are unverified. */
+  integrity: RunFileIntegrity | null;
+}
+
+/**
+ * SHA-256 hashes that let a reader tell a damaged file from an intact one. They detect damage
+ * (a bad disk, a broken copy, a careless edit), not forgery: whoever edits a file can hash it
+ * again. `header` covers the header line as JSON.stringify writes its parsed value, without
+ * this field; `body` covers every line after the header as written, each with its newline.
+ */
+export interface RunFileIntegrity {
+  algorithm: 'sha-256';
+  header: string;
+  body: string;
+}
+
+export type { IntegrityStatus };
+
+/** The hash `integrity.header` holds for a header line's parsed value. */
+export function headerDigest(header: object): string {
+  const { integrity: _integrity, ...rest } = header as Record<string, unknown>;
+  return new Sha256().updateText(JSON.stringify(rest)).hex();
 }
 
 /** The last line's payload. */
@@ -89,9 +113,11 @@ const headerRest = object({
   seeds: seedsChecker,
   summary: summaryChecker,
   adapter: nullable(object({ version: count, bytes: count })),
+}, {
+  integrity: nullable(object({ algorithm: oneOf('sha-256'), header: sha256Field, body: sha256Field })),
 });
 
-const HEADER_FIELDS = ['appVersion', 'exported', 'run', 'models', 'seeds', 'summary', 'adapter'];
+const HEADER_FIELDS = ['appVersion', 'exported', 'run', 'models', 'seeds', 'summary', 'adapter', 'integrity'];
 
 /**
  * Checks line 1 of a run file. Unknown top-level fields are ignored, so a later app can add
@@ -130,7 +156,7 @@ export function parseHeader(value: unknown): RunFileHeader {
     if (e instanceof RunConfigError) throw headerError(`run.config.${e.field}`, e.problem);
     throw e;
   }
-  return { format: RUN_FILE_FORMAT, formatVersion: v, ...rest, run: { ...rest.run, config } };
+  return { format: RUN_FILE_FORMAT, formatVersion: v, ...rest, integrity: rest.integrity ?? null, run: { ...rest.run, config } };
 }
 
 /** ", app 1.2.3" when the file names a plausible app version (it is untrusted text). */
@@ -211,17 +237,26 @@ export function adapterLine(adapter: StoredAdapter): string {
 }
 
 /**
- * The file's lines. The summary needs every record before the header is written, so the log
- * is read twice; both passes stop at the seq the export started at, so a run that keeps
- * appending exports a consistent snapshot.
+ * The file's lines. The summary and the body's hash need every record before the header is
+ * written, so the log is read twice; both passes stop at the seq the export started at, so a
+ * run that keeps appending exports a consistent snapshot, and records never change once
+ * stored, so the second pass writes exactly the lines the first one hashed.
  */
 async function* runFileLines(source: RunFileSource, options: ExportOptions): AsyncGenerator<string> {
   const run = await source.run();
   const pageSize = options.pageSize ?? 500;
   const lastSeq = await source.lastSeq();
   const summarizer = new Summarizer();
-  for await (const page of pages(source, lastSeq, pageSize)) for (const r of page) summarizer.add(r.record);
+  const body = new Sha256();
+  for await (const page of pages(source, lastSeq, pageSize)) {
+    for (const r of page) {
+      summarizer.add(r.record);
+      body.updateText(recordLine(r.record));
+    }
+  }
   const adapter = options.includeAdapter ? await source.latestAdapter() : undefined;
+  const last = adapter ? adapterLine(adapter) + '\n' : null;
+  if (last) body.updateText(last);
   // Local model folders go out by name: their paths describe this machine, not the run.
   const config = stripSecrets(run.config, { localPaths: 'name' });
   const header: RunFileHeader = {
@@ -234,12 +269,18 @@ async function* runFileLines(source: RunFileSource, options: ExportOptions): Asy
     seeds: config.seeds ?? {},
     summary: summarizer.result(),
     adapter: adapter ? { version: adapter.version, bytes: adapter.files[PEFT_WEIGHTS].byteLength } : null,
+    integrity: null,
   };
+  header.integrity = { algorithm: 'sha-256', header: headerDigest(header), body: body.hex() };
   yield JSON.stringify(header) + '\n';
   for await (const page of pages(source, lastSeq, pageSize)) {
-    yield page.map((r) => JSON.stringify(r.record) + '\n').join('');
+    yield page.map((r) => recordLine(r.record)).join('');
   }
-  if (adapter) yield adapterLine(adapter) + '\n';
+  if (last) yield last;
+}
+
+function recordLine(record: RunRecord): string {
+  return JSON.stringify(record) + '\n';
 }
 
 /** Text chunks -> gzip bytes, pulled on demand so a slow writer (a file) sets the pace. */

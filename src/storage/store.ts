@@ -23,6 +23,7 @@ import {
   RUN_STATUSES,
   runRange,
   type AdapterRow,
+  type IntegrityStatus,
   type MetricRow,
   type RecordRow,
   type RunRow,
@@ -118,6 +119,8 @@ export interface ImportedRunMeta {
   label: string;
   notes: string;
   created: number;
+  /** Known from the header: a file with hashes is refused before commit if they fail. */
+  integrity?: IntegrityStatus;
 }
 
 /** Candidate runs listed in a StorageFullError. */
@@ -440,6 +443,7 @@ export class RunStore {
       readOnly: true,
       bytes: 0,
       importing: true,
+      ...(meta.integrity ? { integrity: meta.integrity } : {}),
     };
     // Held until commit or abort, so another tab's startup does not take it for abandoned.
     const release = (await tryHold(this.lockName('import', row.id))) ?? (() => {});
