@@ -1,4 +1,5 @@
 /** Checkpoint loading beyond the single-file case: shards, the hub with its cache, bad folders. */
+import { createHash } from 'node:crypto';
 import { copyFileSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -18,7 +19,14 @@ function copyTokenizer(to: string) {
   for (const f of ['config.json', 'tokenizer.json', 'tokenizer_config.json']) copyFileSync(join(stories, f), join(to, f));
 }
 
+const sha256sum = (path: string) => createHash('sha256').update(readFileSync(path)).digest('hex');
+
 describe('loading checkpoints', () => {
+  it('names what it loaded by the SHA-256 of config.json and the weights, as sha256sum would', async () => {
+    const policy = await Policy.load(new DirSource(stories), new CpuBackend());
+    expect(policy.files).toEqual({ 'config.json': sha256sum(join(stories, 'config.json')), 'model.safetensors': sha256sum(join(stories, 'model.safetensors')) });
+  });
+
   it('loads a sharded checkpoint (model.safetensors.index.json) with F16 and BF16 shards', async () => {
     const { tensors } = parseSafetensors(readFileSync(join(stories, 'model.safetensors')));
     const entries = [...tensors.values()];
@@ -35,6 +43,9 @@ describe('loading checkpoints', () => {
     });
     writeFileSync(join(dir, 'model.safetensors.index.json'), JSON.stringify({ metadata: {}, weight_map: weightMap }));
     const policy = await Policy.load(new DirSource(dir), new CpuBackend());
+    // Every file the weights came from, the index that maps them included.
+    expect(Object.keys(policy.files).sort()).toEqual(['config.json', 'model-00001-of-00002.safetensors', 'model-00002-of-00002.safetensors', 'model.safetensors.index.json']);
+    expect(policy.files['model-00002-of-00002.safetensors']).toBe(sha256sum(join(dir, 'model-00002-of-00002.safetensors')));
     const [g] = await policy.generate(['Once upon a time'], { maxNewTokens: 12 });
     // F16 rounding of half the weights may change late tokens, not the opening words.
     expect(g.text.startsWith(', there was a little')).toBe(true);

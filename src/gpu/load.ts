@@ -7,7 +7,8 @@ import { expectedTensorCount, expectedTensors, parseModelConfig, type ModelConfi
 import { WeightsError } from './errors';
 import { CausalLM, type Weights } from './model';
 import { finiteTensor, parseSafetensors, type TensorEntry } from './safetensors';
-import { readJson, type FileProgress, type ModelSource } from './source';
+import { sha256Hex } from './sha256';
+import { parseJsonFile, readJson, type FileProgress, type ModelSource } from './source';
 
 export interface LoadOptions {
   onProgress?: (p: FileProgress) => void;
@@ -30,13 +31,24 @@ export async function loadConfig(source: ModelSource): Promise<ModelConfig> {
   return parseModelConfig(await readJson(source, 'config.json'));
 }
 
+/** File name -> SHA-256 hex of what was read, for run files to name the checkpoint by content. */
+export type ModelFileHashes = Record<string, string>;
+
+/** Reads a file and records its hash: the hash is of exactly the bytes the model is built from. */
+async function readHashed(source: ModelSource, name: string, hashes: ModelFileHashes, onProgress?: (p: FileProgress) => void): Promise<Uint8Array> {
+  const bytes = await source.bytes(name, onProgress);
+  hashes[name] = await sha256Hex(bytes);
+  return bytes;
+}
+
 /** Reads every tensor of the checkpoint, from one file or from the shards an index names. */
-async function readTensors(source: ModelSource, onProgress?: (p: FileProgress) => void): Promise<Map<string, TensorEntry>> {
+async function readTensors(source: ModelSource, hashes: ModelFileHashes, onProgress?: (p: FileProgress) => void): Promise<Map<string, TensorEntry>> {
   const files: string[] = [];
   if (await source.has('model.safetensors')) {
     files.push('model.safetensors');
   } else if (await source.has('model.safetensors.index.json')) {
-    const index = (await readJson(source, 'model.safetensors.index.json')) as { weight_map?: Record<string, string> };
+    const name = 'model.safetensors.index.json';
+    const index = parseJsonFile(source, name, await readHashed(source, name, hashes)) as { weight_map?: Record<string, string> };
     if (!index?.weight_map || typeof index.weight_map !== 'object') {
       throw new WeightsError('model.safetensors.index.json has no weight_map; the download may be incomplete.');
     }
@@ -47,7 +59,7 @@ async function readTensors(source: ModelSource, onProgress?: (p: FileProgress) =
   const all = new Map<string, TensorEntry>();
   for (const file of files) {
     if (!/^[\w.-]+\.safetensors$/.test(file)) throw new WeightsError(`the index names an unexpected file "${file}"`);
-    const parsed = parseSafetensors(await source.bytes(file, onProgress), file);
+    const parsed = parseSafetensors(await readHashed(source, file, hashes, onProgress), file);
     for (const [name, t] of parsed.tensors) all.set(name, t);
     // Real exports of tied models may store the embedding once under lm_head.weight and name
     // the alias only in metadata (TinyStories-656K does).
@@ -90,11 +102,14 @@ export interface LoadedModel {
   config: ModelConfig;
   /** Bytes of weights as stored on the device. */
   weightBytes: number;
+  /** config.json and every weights file read (the shard index too), by content. */
+  files: ModelFileHashes;
 }
 
 export async function loadModel(source: ModelSource, backend: Backend, options: LoadOptions = {}): Promise<LoadedModel> {
-  const config = await loadConfig(source);
-  const tensors = await readTensors(source, options.onProgress);
+  const files: ModelFileHashes = {};
+  const config = parseModelConfig(parseJsonFile(source, 'config.json', await readHashed(source, 'config.json', files)));
+  const tensors = await readTensors(source, files, options.onProgress);
   validateTensors(config, tensors, source.id);
   const want = options.weightDtype ?? 'auto';
   const useF16 = isWeightStore(backend) && (want === 'f16' || (want === 'auto' && backend.f16));
@@ -112,5 +127,5 @@ export async function loadModel(source: ModelSource, backend: Backend, options: 
     for (const w of weights.values()) backend.dispose(w);
     throw e;
   }
-  return { model: new CausalLM(backend, config, weights), config, weightBytes };
+  return { model: new CausalLM(backend, config, weights), config, weightBytes, files };
 }

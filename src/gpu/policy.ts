@@ -7,7 +7,7 @@ import type { ChatMessage } from '../rl/messages';
 import type { Backend } from './backend';
 import type { ModelConfig } from './config';
 import { generate, type Generation, type GenerateOptions } from './generate';
-import { loadModel, type LoadOptions } from './load';
+import { loadModel, type LoadOptions, type ModelFileHashes } from './load';
 import type { LoraAdapter } from './lora';
 import type { CausalLM } from './model';
 import { score, type Scored } from './score';
@@ -29,12 +29,14 @@ export class Policy {
     readonly tokenizer: Tokenizer,
     readonly source: ModelSource,
     readonly weightBytes: number,
+    /** What the weights were built from, by SHA-256: how a run file names this checkpoint. */
+    readonly files: ModelFileHashes,
   ) {}
 
   static async load(source: ModelSource, backend: Backend, options: LoadOptions = {}): Promise<Policy> {
     const loaded = await loadModel(source, backend, options);
     const tokenizer = await Tokenizer.load(source, loaded.config.eosTokenIds);
-    return new Policy(loaded.model, tokenizer, source, loaded.weightBytes);
+    return new Policy(loaded.model, tokenizer, source, loaded.weightBytes, loaded.files);
   }
 
   get config(): ModelConfig {

@@ -136,11 +136,18 @@ export function toHex(bytes: Uint8Array): string {
 }
 
 /**
- * SHA-256 of one buffer as lower-case hex. WebCrypto where it exists (it is missing outside
- * secure contexts, e.g. the lab served over plain http to another machine), else the hasher.
+ * Above this, WebCrypto's copy of its input (the spec has digest copy the bytes) would double
+ * the memory of a model file already held once; the hasher reads it in place, ~5x slower.
+ */
+const WEBCRYPTO_MAX_BYTES = 256 * 1024 * 1024;
+
+/**
+ * SHA-256 of one buffer as lower-case hex: what `sha256sum` prints, and the hub lists for
+ * LFS files. WebCrypto where it exists (it is missing outside secure contexts, e.g. the lab
+ * served over plain http to another machine) and the copy is affordable, else the hasher.
  */
 export async function sha256Hex(data: Uint8Array): Promise<string> {
   const subtle = (globalThis as { crypto?: Crypto }).crypto?.subtle;
-  if (subtle) return toHex(new Uint8Array(await subtle.digest('SHA-256', data as Uint8Array<ArrayBuffer>)));
+  if (subtle && data.byteLength <= WEBCRYPTO_MAX_BYTES) return toHex(new Uint8Array(await subtle.digest('SHA-256', data as Uint8Array<ArrayBuffer>)));
   return new Sha256().update(data).hex();
 }

@@ -37,9 +37,13 @@ export async function readText(source: ModelSource, name: string): Promise<strin
 }
 
 export async function readJson(source: ModelSource, name: string): Promise<unknown> {
-  const text = await readText(source, name);
+  return parseJsonFile(source, name, await source.bytes(name));
+}
+
+/** A JSON file's bytes, already read (to be hashed too), parsed. */
+export function parseJsonFile(source: ModelSource, name: string, bytes: Uint8Array): unknown {
   try {
-    return JSON.parse(text);
+    return JSON.parse(new TextDecoder().decode(bytes));
   } catch (e) {
     throw new ModelSourceError(`${source.id}/${name} is not valid JSON (${(e as Error).message}); the file may be damaged.`);
   }
