@@ -1,4 +1,5 @@
 import { execFileSync, spawnSync } from 'node:child_process';
+import { createHash } from 'node:crypto';
 import { mkdtempSync, writeFileSync, existsSync, cpSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { basename, join, resolve } from 'node:path';
@@ -151,6 +152,13 @@ describe('nextstate run, inspect and export', () => {
     const inspected = JSON.parse((await run('inspect', file, '--json')).out[0]);
     // The run file names the local folder; its path stays on this machine.
     expect(inspected.header.run.config.models.policy.model).toBe(basename(stories));
+    // ...and the model by content: the SHA-256 of what the run loaded, as sha256sum prints it.
+    const sha256sum = (f: string) => createHash('sha256').update(readFileSync(join(stories!, f))).digest('hex');
+    expect(inspected.header.models.policy).toEqual({
+      id: basename(stories),
+      files: { 'config.json': sha256sum('config.json'), 'model.safetensors': sha256sum('model.safetensors') },
+    });
+    expect(inspected.integrity).toBe('verified');
     expect(inspected.summary).toMatchObject({ steps: 1, evaluations: 2, lastVersion: 1 });
     expect(inspected.adapter.version).toBe(1);
 
