@@ -16,7 +16,7 @@ import { createNodeServices, readTextFile } from '../workers/runtime/services-no
 import { ToolCallRunLoop } from '../workers/runtime/toolcall/loop';
 import { loadToolCallProblems } from '../workers/runtime/toolcall/problems';
 import { createToolCallNodeServices } from '../workers/runtime/toolcall/services-node';
-import { createBackend } from './engine';
+import { createBackend, policyFiles } from './engine';
 import { isPositiveInt, number, parse, UsageError } from './args';
 
 export const usage = `nextstate run --config RUN.json [--out RUN_FILE] [--steps N] [--policy DIR|ID] [--backend cpu|webgpu] [--json]
@@ -130,7 +130,7 @@ export async function runToFile(
   const adapter = { version: policy.servingVersion(), ts: Date.now(), files: await policy.exportAdapter() };
   const source = memorySource(
     {
-      config: { ...config, modelRefs: { policy: { id: config.models.policy.model } }, seeds: { run: config.seed } },
+      config: { ...config, modelRefs: { policy: { id: config.models.policy.model, files: policyFiles(policy) } }, seeds: { run: config.seed } },
       label: config.label ?? runName(config),
       notes: '',
       created,
