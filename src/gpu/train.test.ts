@@ -141,6 +141,24 @@ describe('PPO steps on stories260K', () => {
     expect((await trainer.trainStep([sample(1)])).skipped).toBeNull();
   });
 
+  it('re-bases the OPD term on the old policy it trains, not on the rollout log-probs', async () => {
+    const adapter = fresh(4);
+    const old = (await score(policy.model, [{ prompt, completion }], { lora: adapter }))[0].logprobs;
+    const teacher = Array.from(old, (x, t) => x + 0.1 * (t % 3));
+    // The rollout reported log-probs 0.5 below the trainer's (a rollout/train mismatch).
+    const rolloutLogp = Array.from(old, (x) => x - 0.5);
+    const w = 0.8;
+    const judged = teacher.map((x, t) => 1 + w * (x - rolloutLogp[t]));
+    const stats = await new LoraTrainer(policy.model, adapter, settings).trainStep(
+      [{ prompt, completion, advantages: judged, rolloutLogp, opdWeight: w }, sample(1)],
+      { scoreAfter: true },
+    );
+    stats.perSample![0]!.advantages.forEach((a, t) => expect(a).toBeCloseTo(1 + w * (teacher[t] - old[t]), 5));
+    expect(stats.perSample![1]!.advantages).toEqual(sample(1).advantages);
+    expect(stats.opdGap).toBeCloseTo(w * 0.5, 5);
+    expect(stats.meanAbsAdv).toBeCloseTo(mean([...stats.perSample![0]!.advantages, ...sample(1).advantages].map(Math.abs)), 5);
+  });
+
   it('OPD advantages (teacher - student) shrink the log-ratio to a hint-conditioned teacher', async () => {
     const adapter = fresh(3);
     const [g] = await generate(policy.model, [prompt], { maxNewTokens: 20 });

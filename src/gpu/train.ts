@@ -28,6 +28,13 @@ export interface TrainSample extends ScoreItem {
   /** Fixed old log-probs; by default those of the current weights, from the step's own forward. */
   oldLogp?: number[];
   /**
+   * w_opd when `advantages` hold an OPD term w_opd * (log pi_teacher - log pi_rollout). The
+   * reference subtracts the trainer's old log-prob, not the rollout's, so the step re-bases the
+   * term on the policy it trains: teacher - old = (teacher - rollout) + (rollout - old), i.e.
+   * A_t + w_opd * (rollout_t - old_t). Needs `rolloutLogp`.
+   */
+  opdWeight?: number;
+  /**
    * The loss mask (default true). A masked sample is neither scored nor trained: it adds no
    * loss, gradient, token or statistic, and only keeps its slot in the sample-mean's batch size.
    */
@@ -75,14 +82,21 @@ export interface StepStats {
   stepMs: number;
   /** Mean |rollout logp - old logp|, when rollouts reported log-probs. */
   rolloutGap: number | null;
+  /**
+   * Mean |A_OPD at training - A_OPD at sampling| over the tokens of samples with an OPD term
+   * (w_opd * |rollout logp - old logp|), or null when the batch has none: how much the
+   * rollout/train log-prob mismatch moved the directive signal.
+   */
+  opdGap: number | null;
   microBatches: number;
   /** Why the step was skipped (adapter untouched), or null. */
   skipped: string | null;
   /**
-   * With `scoreAfter`: each sample's log-probs before (old policy) and after the update; null
-   * for a masked sample, which is not scored.
+   * With `scoreAfter`: each sample's log-probs before (old policy) and after the update, and
+   * the advantages the step used (OPD re-based on the old policy); null for a masked sample,
+   * which is not scored.
    */
-  perSample?: ({ before: number[]; after: number[] } | null)[];
+  perSample?: ({ before: number[]; after: number[]; advantages: number[] } | null)[];
 }
 
 /** Where the reference log-probs of the KL term come from: the base model or a frozen adapter. */
@@ -120,11 +134,15 @@ export class LoraTrainer {
       if (x.advantages.length !== x.completion.length) {
         throw new EngineError(`sample ${i}: ${x.advantages.length} advantages for ${x.completion.length} completion tokens`);
       }
+      if (x.opdWeight && x.rolloutLogp?.length !== x.completion.length) {
+        throw new EngineError(`sample ${i} has an OPD term but no rollout log-prob per completion token; pass rolloutLogp to re-base it on the old policy`);
+      }
     }
     // Only trainable samples are forwarded; the masked ones are left out of every pass.
     const trained = samples.flatMap((x, i) => ((x.trainable ?? true) ? [i] : []));
     const part = trained.map((i) => samples[i]);
     const old: (number[] | undefined)[] = part.map((x) => x.oldLogp);
+    const adv: number[][] = new Array(part.length);
     const reference = options.reference ?? { kind: 'base' };
     const ref = s.klCoef !== 0 ? await this.logprobsUnder(part, reference.kind === 'adapter' ? reference.adapter : undefined) : undefined;
     // Every sample is a slot of the sample mean (the reference divides by the batch size);
@@ -145,7 +163,8 @@ export class LoraTrainer {
               idx.map((i, j) => {
                 const current = Array.from(lp[j]);
                 old[i] ??= current;
-                return { logp: current, oldLogp: old[i], advantages: part[i].advantages, refLogp: ref?.[i] };
+                adv[i] = trainAdvantages(part[i], old[i]);
+                return { logp: current, oldLogp: old[i], advantages: adv[i], refLogp: ref?.[i] };
               }),
               s,
               norm,
@@ -158,7 +177,7 @@ export class LoraTrainer {
         });
       }
       const before = old as number[][];
-      const inputs: PpoSampleInput[] = part.map((x, i) => ({ logp: Array.from(logp[i]), oldLogp: before[i], advantages: x.advantages, refLogp: ref?.[i] }));
+      const inputs: PpoSampleInput[] = part.map((_, i) => ({ logp: Array.from(logp[i]), oldLogp: before[i], advantages: adv[i], refLogp: ref?.[i] }));
       // A masked sample enters the aggregate as an empty slot: under sample-mean it still
       // counts in the batch size, under token-mean it adds nothing.
       const slots = samples.length - part.length;
@@ -171,8 +190,9 @@ export class LoraTrainer {
       const after = options.scoreAfter && !skipped ? await this.logprobsUnder(part, this.adapter) : null;
       const allEntropy = entropy.flatMap((e) => Array.from(e));
       const gaps = part.flatMap((x, i) => (x.rolloutLogp ? x.rolloutLogp.map((lp, t) => Math.abs(lp - before[i][t])) : []));
-      const perSample = after ? samples.map((): { before: number[]; after: number[] } | null => null) : null;
-      if (perSample) trained.forEach((i, k) => (perSample[i] = { before: before[k], after: after![k] }));
+      const opdGaps = part.flatMap((x, i) => (x.opdWeight ? adv[i].map((a, t) => Math.abs(a - x.advantages[t])) : []));
+      const perSample = after ? samples.map((): NonNullable<StepStats['perSample']>[number] => null) : null;
+      if (perSample) trained.forEach((i, k) => (perSample[i] = { before: before[k], after: after![k], advantages: adv[k] }));
       return {
         step: this.step,
         loss: stats.loss,
@@ -186,6 +206,7 @@ export class LoraTrainer {
         tokens: stats.tokens,
         stepMs: this.clock() - t0,
         rolloutGap: gaps.length ? mean(gaps) : null,
+        opdGap: opdGaps.length ? mean(opdGaps) : null,
         microBatches: batches.length,
         skipped,
         ...(perSample ? { perSample } : {}),
@@ -298,6 +319,13 @@ export class LoraTrainer {
   dispose(): void {
     for (const t of [...this.m.values(), ...this.v.values()]) this.model.backend.dispose(t);
   }
+}
+
+/** The advantages a step trains with: the sample's, its OPD term re-based on the old policy. */
+function trainAdvantages(x: TrainSample, oldLogp: readonly number[]): number[] {
+  const w = x.opdWeight;
+  if (!w) return x.advantages;
+  return x.advantages.map((a, t) => a + w * (x.rolloutLogp![t] - oldLogp[t]));
 }
 
 function split(flat: Float32Array, part: ScoreItem[]): Float32Array[] {

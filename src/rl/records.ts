@@ -84,7 +84,13 @@ export interface SampleRecord extends RecordBase {
   /** r_final from the binary judge; null when the method has none. */
   reward: number | null;
   advantages: AdvantageSummary;
+  /** Per-token advantages as judged: an OPD term is against the rollout's log-probs. */
   perToken: number[];
+  /**
+   * w_opd, present when perToken holds an OPD term: the trainer re-bases that term on the
+   * policy version it trains (the token update's `advantages`).
+   */
+  opdWeight?: number;
 }
 
 /** What the engine reports for a train step; null where a value was not computed or not finite. */
@@ -100,6 +106,12 @@ export interface TrainStats {
   tokens: number;
   stepMs: number | null;
   logpGap: number | null;
+  /**
+   * Mean |A_OPD at training - A_OPD at sampling| over the tokens of samples with an OPD term:
+   * the rollout/train log-prob mismatch as it moves the directive signal. Null (or absent, in
+   * runs logged before it) when the batch had no OPD sample.
+   */
+  opdGap?: number | null;
 }
 
 /** One optimizer step (or a skipped one, with the reason). */
@@ -109,6 +121,11 @@ export interface TrainStepRecord extends RecordBase {
   samples: number;
   stats: TrainStats;
   skipped: string | null;
+  /**
+   * Judged turns that gave no sample since the previous step (OPD: no accepted hint; Combined:
+   * no hint and r = 0, as the reference drops them). Absent in runs logged before it.
+   */
+  dropped?: number;
 }
 
 /** One problem's score in an evaluation. */
@@ -145,6 +162,12 @@ export interface TokenUpdateRecord extends RecordBase {
   step: number;
   before: number[];
   after: number[];
+  /**
+   * The advantage of each token as the step trained it: OPD re-based on the old policy
+   * (`before`), so it can differ from the sample record's perToken by w_opd * (rollout - before).
+   * Absent in runs logged before it.
+   */
+  advantages?: number[];
 }
 
 /** Something happened to the runtime itself: a lost GPU device, a recovery, a pause, a resume. */

@@ -5,7 +5,7 @@ import { SampleBuffer, type Batch } from './buffer';
 import { appendHint, parseHintVote, selectBestHint } from './hints';
 import { buildBinaryJudgePrompt, buildHintJudgePrompt } from './judge';
 import type { ChatMessage } from './messages';
-import { makePreset } from './presets';
+import { makePreset, type MethodName } from './presets';
 import type { RunRecord } from './records';
 import { assembleSample, sampleRecord, type PolicyResponse, type TrainingSample } from './samples';
 import { SessionTracker, type ClosedTurn, type TurnRequest } from './sessions';
@@ -15,7 +15,8 @@ import { majorityVote } from './votes';
 /**
  * Three sessions, interleaved, with side turns, one explicit end, two timeouts and a late
  * reply, replayed through SessionTracker, the judges' parsing, assembleSample and
- * SampleBuffer with the combined preset (one vote per judge, weights 1/1, batch of 4).
+ * SampleBuffer with the combined preset (one vote per judge, weights 1/1, batch of 4), and
+ * with the binary preset, whose zero-advantage turns stay in the batch under the loss mask.
  */
 
 const sys: ChatMessage = { role: 'system', content: 'You are a tutor.' };
@@ -77,9 +78,9 @@ const judgeScript: Record<string, { binary: string; hint: string; teacherLogp?: 
   'alice#3': { binary: '\\boxed{0}', hint: '\\boxed{1} [HINT_START]ok[HINT_END]' },
 };
 
-function replay() {
+function replay(method: MethodName) {
   let now = 0;
-  const preset = makePreset('combined', { batch: { size: 4 }, session: { idleTimeoutMs: 1000 } });
+  const preset = makePreset(method, { batch: { size: 4 }, session: { idleTimeoutMs: 1000 } });
   const tracker = new SessionTracker<PolicyResponse>({ idleTimeoutMs: preset.session.idleTimeoutMs, now: () => now });
   const buffer = new SampleBuffer<TrainingSample>({ batchSize: preset.batch.size, zeroAdvantage: preset.batch.zeroAdvantage });
   const closed: ClosedTurn<PolicyResponse>[] = [];
@@ -88,6 +89,7 @@ function replay() {
   const teacherContexts: Record<string, ChatMessage[]> = {};
   const judgePrompts: string[] = [];
   const ended: string[] = [];
+  const dropped: string[] = [];
 
   const handle = (turns: ClosedTurn<PolicyResponse>[]) => {
     for (const turn of turns) {
@@ -116,7 +118,10 @@ function replay() {
         expect(judged, `turn ${key} has no next state but a scripted judge answer`).toBeUndefined();
       }
       const sample = assembleSample(turn, { reward, opd }, preset.method, preset.advantage.weights);
-      if (!sample) continue;
+      if (!sample) {
+        dropped.push(key);
+        continue;
+      }
       const added = buffer.add(sample);
       records.push(sampleRecord(added.sample, now));
       if (added.batch) batches.push(added.batch);
@@ -158,11 +163,11 @@ function replay() {
   }
   const last = buffer.flush();
   if (last) batches.push(last);
-  return { closed, batches, records, teacherContexts, judgePrompts, ended, buffer };
+  return { closed, batches, records, teacherContexts, judgePrompts, ended, buffer, dropped };
 }
 
 describe('replay of a scripted three-session conversation', () => {
-  const run = replay();
+  const run = replay('combined');
 
   it('pairs each main turn with the right next state, in closing order', () => {
     expect(run.closed.map((c) => [`${c.session}#${c.turn}`, c.version, c.nextState, c.closedBy, c.closedAt])).toEqual([
@@ -177,48 +182,32 @@ describe('replay of a scripted three-session conversation', () => {
     expect(run.ended).toEqual(['alice:explicit', 'bob:timeout', 'carol:timeout', 'carol:explicit']);
   });
 
-  it('never turns side turns into samples', () => {
+  it('never turns side turns into samples, and drops the turns with neither a hint nor a nonzero r', () => {
     const sampled = run.batches.flatMap((b) => b.samples.map((s) => `${s.session}#${s.turn}`));
-    expect(sampled).toEqual(['alice#1', 'bob#1', 'alice#3', 'alice#4', 'bob#2', 'carol#1', 'carol#3']);
-    expect(sampled).not.toContain('alice#2');
-    expect(sampled).not.toContain('carol#2');
+    expect(sampled).toEqual(['alice#1']);
+    // bob#1 and alice#3 judged 0 without a usable hint; the others closed without a next state.
+    expect(run.dropped).toEqual(['bob#1', 'alice#3', 'alice#4', 'bob#2', 'carol#1', 'carol#3']);
+    expect([...sampled, ...run.dropped]).not.toContain('alice#2');
+    expect([...sampled, ...run.dropped]).not.toContain('carol#2');
   });
 
-  it('builds the exact samples: advantages, masks, promotions and versions', () => {
+  it('builds the exact samples: advantages, the OPD weight and versions', () => {
     const rows = run.batches.map((b) => ({
       index: b.index,
       versions: b.versions,
       trainable: b.trainable,
-      samples: b.samples.map((s) => [`${s.session}#${s.turn}`, s.version, s.reward, s.advantages, s.judged, s.trainable, s.promoted]),
+      samples: b.samples.map((s) => [`${s.session}#${s.turn}`, s.version, s.reward, s.advantages, s.opdWeight, s.judged, s.trainable, s.promoted]),
     }));
     expect(rows).toEqual([
       {
         index: 0,
-        versions: [0, 1],
-        trainable: 2,
-        samples: [
-          // r = -1; OPD = teacher - student = [-0.125 + 0.25, -1 + 0.5] = [0.125, -0.5]
-          ['alice#1', 0, -1, [-0.875, -1.5], true, true, false],
-          // judged 0, no hint, bob has nothing trainable yet: promoted
-          ['bob#1', 0, 0, [0, 0, 0], true, true, true],
-          // judged 0, hint too short, alice already has a trainable sample: masked
-          ['alice#3', 0, 0, [0, 0, 0], true, false, false],
-          // session ended before a next state
-          ['alice#4', 1, null, [0], false, false, false],
-        ],
-      },
-      {
-        index: 1,
-        versions: [0, 1],
-        trainable: 0,
-        samples: [
-          ['bob#2', 1, null, [0, 0], false, false, false],
-          ['carol#1', 0, null, [0], false, false, false],
-          ['carol#3', 1, null, [0, 0], false, false, false],
-        ],
+        versions: [0],
+        trainable: 1,
+        // r = -1; OPD = teacher - student = [-0.125 + 0.25, -1 + 0.5] = [0.125, -0.5]
+        samples: [['alice#1', 0, -1, [-0.875, -1.5], 1, true, true, false]],
       },
     ]);
-    expect(run.buffer.stats()).toEqual({ added: 7, zeroAdvantage: 6, promoted: 1, masked: 5, batches: 2 });
+    expect(run.buffer.stats()).toEqual({ added: 1, zeroAdvantage: 0, promoted: 0, masked: 0, batches: 1 });
   });
 
   it('conditions the teacher on the hint appended to the last user message', () => {
@@ -249,19 +238,12 @@ describe('replay of a scripted three-session conversation', () => {
       'carol#3:main@v1',
     ]);
     const samples = run.records.filter((r) => r.kind === 'sample');
-    expect(samples.map((r) => `${r.session}#${r.turn}@v${r.version}:${r.trainable}`)).toEqual([
-      'alice#1@v0:true',
-      'bob#1@v0:true',
-      'alice#3@v0:false',
-      'alice#4@v1:false',
-      'bob#2@v1:false',
-      'carol#1@v0:false',
-      'carol#3@v1:false',
-    ]);
+    expect(samples.map((r) => `${r.session}#${r.turn}@v${r.version}:${r.trainable}`)).toEqual(['alice#1@v0:true']);
     expect(samples[0]).toMatchObject({
       reward: -1,
       advantages: { tokens: 2, mean: -1.1875, min: -1.5, max: -0.875, meanAbs: 1.1875, nonZero: 2 },
       perToken: [-0.875, -1.5],
+      opdWeight: 1,
     });
     const results = run.records.filter((r) => r.kind === 'judge_result');
     expect(results.map((r) => `${r.session}#${r.turn}:${r.judge}=${r.score}/${r.accepted}`)).toEqual([
@@ -272,5 +254,62 @@ describe('replay of a scripted three-session conversation', () => {
       'alice#3:binary=0/false',
       'alice#3:hint=0/false',
     ]);
+  });
+});
+
+describe('replay of the same conversation with the binary preset', () => {
+  const run = replay('binary');
+
+  it('builds the exact samples: advantages, masks, promotions and versions', () => {
+    expect(run.dropped).toEqual([]);
+    const rows = run.batches.map((b) => ({
+      index: b.index,
+      versions: b.versions,
+      trainable: b.trainable,
+      samples: b.samples.map((s) => [`${s.session}#${s.turn}`, s.version, s.reward, s.advantages, s.judged, s.trainable, s.promoted]),
+    }));
+    expect(rows).toEqual([
+      {
+        index: 0,
+        versions: [0, 1],
+        trainable: 2,
+        samples: [
+          // r = -1 on every token; the binary method ignores the hint
+          ['alice#1', 0, -1, [-1, -1], true, true, false],
+          // judged 0, bob has nothing trainable yet: promoted
+          ['bob#1', 0, 0, [0, 0, 0], true, true, true],
+          // judged 0, alice already has a trainable sample: masked
+          ['alice#3', 0, 0, [0, 0, 0], true, false, false],
+          // session ended before a next state
+          ['alice#4', 1, null, [0], false, false, false],
+        ],
+      },
+      {
+        index: 1,
+        versions: [0, 1],
+        trainable: 0,
+        samples: [
+          ['bob#2', 1, null, [0, 0], false, false, false],
+          ['carol#1', 0, null, [0], false, false, false],
+          ['carol#3', 1, null, [0, 0], false, false, false],
+        ],
+      },
+    ]);
+    expect(run.buffer.stats()).toEqual({ added: 7, zeroAdvantage: 6, promoted: 1, masked: 5, batches: 2 });
+  });
+
+  it('writes sample records that pass the validator, with their loss masks', () => {
+    const samples = run.records.filter((r) => r.kind === 'sample');
+    for (const [i, record] of samples.entries()) expect(validateRecord(JSON.parse(JSON.stringify(record)), `sample ${i}`)).toEqual(record);
+    expect(samples.map((r) => `${r.session}#${r.turn}@v${r.version}:${r.trainable}`)).toEqual([
+      'alice#1@v0:true',
+      'bob#1@v0:true',
+      'alice#3@v0:false',
+      'alice#4@v1:false',
+      'bob#2@v1:false',
+      'carol#1@v0:false',
+      'carol#3@v1:false',
+    ]);
+    expect(samples.some((r) => r.opdWeight !== undefined)).toBe(false);
   });
 });

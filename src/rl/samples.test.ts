@@ -28,6 +28,10 @@ describe('assembleSample', () => {
     ['opd without a hint: no sample', 'opd', true, { reward: 1, opd: null }, null, null],
     ['combined with a hint', 'combined', true, { reward: -1, opd: [0.5, -0.25] }, [-0.5, -1.25], -1],
     ['combined without a hint', 'combined', true, { reward: 1, opd: null }, [1, 1], 1],
+    // The reference's combine server submits nothing for a turn with neither signal.
+    ['combined without a hint and r = 0: no sample', 'combined', true, { reward: 0, opd: null }, null, null],
+    ['combined, unjudged: no sample', 'combined', false, { reward: null, opd: null }, null, null],
+    ['combined with a hint and r = 0', 'combined', true, { reward: 0, opd: [0.5, -0.25] }, [0.5, -0.25], 0],
   ];
   it.each(cases)('%s', (_name, method, judged, judgement, advantages, reward) => {
     const sample = assembleSample(turn(judged), judgement, method, w);
@@ -36,6 +40,14 @@ describe('assembleSample', () => {
       return;
     }
     expect(sample).toMatchObject({ session: 's', turn: 3, version: 2, advantages, reward, judged });
+  });
+
+  it('carries w_opd exactly where the advantages hold an OPD term, for the trainer to re-base', () => {
+    const weights = { binary: 1, opd: 0.5 };
+    expect(assembleSample(turn(true), { reward: 1, opd: [1, 1] }, 'combined', weights)!.opdWeight).toBe(0.5);
+    expect(assembleSample(turn(true), { reward: 1, opd: [1, 1] }, 'opd', weights)!.opdWeight).toBe(0.5);
+    expect(assembleSample(turn(true), { reward: 1, opd: null }, 'combined', weights)!.opdWeight).toBe(0);
+    expect(assembleSample(turn(true), { reward: 1, opd: [1, 1] }, 'binary', weights)!.opdWeight).toBe(0);
   });
 
   it('refuses OPD advantages that do not cover the response', () => {
@@ -56,6 +68,7 @@ describe('assembleSample', () => {
       reward: -1,
       advantages: { tokens: 2, mean: -0.875, min: -1.25, max: -0.5, meanAbs: 0.875, nonZero: 2 },
       perToken: [-0.5, -1.25],
+      opdWeight: 1,
     });
     expect(validateRecord(JSON.parse(JSON.stringify(record)), 'test')).toEqual(record);
   });

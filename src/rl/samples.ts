@@ -31,7 +31,13 @@ export interface TrainingSample {
   response: PolicyResponse;
   nextState: ChatMessage | null;
   reward: number | null;
+  /** The per-token advantages as judged, against the rollout's log-probs (the sample record's). */
   advantages: number[];
+  /**
+   * w_opd when `advantages` hold an OPD term, else 0: the trainer re-bases that term on the
+   * policy version it trains (TrainSample.opdWeight).
+   */
+  opdWeight: number;
   judged: boolean;
 }
 
@@ -41,7 +47,11 @@ export interface TrainingSample {
  * binary: A = w_binary * r on every token (r = 0 when unjudged), always a sample, as the
  * reference submits every turn and masks the zero ones later.
  * opd: A = w_opd * A^OPD; no accepted hint means no sample (null), as in the reference.
- * combined: A = w_binary * r + w_opd * A^OPD, with A^OPD = 0 where no hint was accepted.
+ * combined: A = w_binary * r + w_opd * A^OPD, with A^OPD = 0 where no hint was accepted; a
+ * turn with neither a hint nor a nonzero r (an ambiguous judge, or no next state) gives no
+ * sample, as the reference's combine server drops it rather than spend a batch slot on it.
+ *
+ * A^OPD here is against the rollout's log-probs; the trainer re-bases it on the policy it trains.
  *
  * @throws LengthMismatchError when the OPD advantages do not cover the response tokens
  */
@@ -56,6 +66,7 @@ export function assembleSample(
   if (method === 'opd' && opd === null) return null;
   if (opd) assertSameLength(`OPD advantages of ${turn.session}#${turn.turn}`, turn.response.tokenIds, opd);
   const reward = method === 'opd' ? null : judgement.reward;
+  if (method === 'combined' && opd === null && (reward ?? 0) === 0) return null;
   return {
     session: turn.session,
     turn: turn.turn,
@@ -65,6 +76,7 @@ export function assembleSample(
     nextState: turn.nextState,
     reward,
     advantages: combinedAdvantages(reward ?? 0, opd ?? new Array<number>(tokens).fill(0), weights),
+    opdWeight: opd ? weights.opd : 0,
     judged: turn.nextState !== null,
   };
 }
@@ -82,5 +94,6 @@ export function sampleRecord(sample: BufferedSample<TrainingSample>, ts: number)
     reward: sample.reward,
     advantages: summarizeAdvantages(sample.advantages),
     perToken: [...sample.advantages],
+    ...(sample.opdWeight !== 0 ? { opdWeight: sample.opdWeight } : {}),
   };
 }

@@ -47,6 +47,7 @@ const good: RunRecord[] = [
     reward: -1,
     advantages: { tokens: 2, mean: -1.25, min: -1.5, max: -1, meanAbs: 1.25, nonZero: 2 },
     perToken: [-1, -1.5],
+    opdWeight: 1,
   },
   {
     kind: 'train_step',
@@ -66,8 +67,10 @@ const good: RunRecord[] = [
       tokens: 2048,
       stepMs: 812,
       logpGap: 0.002,
+      opdGap: 0.002,
     },
     skipped: null,
+    dropped: 3,
   },
   {
     kind: 'train_step',
@@ -119,7 +122,7 @@ const good: RunRecord[] = [
     reward: 1,
     advantage: -0.5,
   },
-  { kind: 'token_update', version: 0, ts: 1450, session: 's1', turn: 1, step: 1, before: [-0.25, -0.001], after: [-0.2, -0.002] },
+  { kind: 'token_update', version: 0, ts: 1450, session: 's1', turn: 1, step: 1, before: [-0.25, -0.001], after: [-0.2, -0.002], advantages: [0.5, -0.25] },
   { kind: 'runtime_event', version: 1, ts: 1800, event: 'device_lost', message: 'GPU device lost: reloading the model' },
 ];
 
@@ -161,6 +164,10 @@ describe('validateRecord rejects malformed records, naming the field', () => {
     ['teacher log-probs not matching their count', 'judge_result', (r) => ((r.teacherLogpCount = 2), (r.teacherLogp = [-1])), 'teacherLogp'],
     ['token update with unequal lengths', 'token_update', (r) => r.after.pop(), 'after'],
     ['token update with a NaN', 'token_update', (r) => (r.before[0] = 'NaN'), 'before[0]'],
+    ['token update advantages not matching its tokens', 'token_update', (r) => r.advantages.pop(), 'advantages'],
+    ['sample OPD weight not a number', 'sample', (r) => (r.opdWeight = 'one'), 'opdWeight'],
+    ['negative drop count', 'train_step', (r) => (r.dropped = -1), 'dropped'],
+    ['negative OPD gap', 'train_step', (r) => (r.stats.opdGap = -0.1), 'stats.opdGap'],
     ['unknown runtime event', 'runtime_event', (r) => (r.event = 'meltdown'), 'event'],
     ['negative token id', 'interaction', (r) => (r.tokenIds[1] = -1), 'tokenIds[1]'],
     ['null log-prob', 'interaction', (r) => (r.logprobs[0] = null), 'logprobs[0]'],

@@ -134,22 +134,25 @@ const sample = object(
     advantages: advantageSummary,
     perToken: finiteNumbers,
   },
-  optionalStep,
+  { ...optionalStep, opdWeight: num() },
 );
 
-const trainStats: Checker<TrainStats> = object({
-  loss: optionalStat,
-  policyLoss: optionalStat,
-  kl: optionalStat,
-  clipFracLow: nullable(num(0, 1)),
-  clipFracHigh: nullable(num(0, 1)),
-  entropy: optionalStat,
-  meanAbsAdv: optionalStat,
-  gradNorm: optionalStat,
-  tokens: count,
-  stepMs: nullable(num(0)),
-  logpGap: optionalStat,
-});
+const trainStats: Checker<TrainStats> = object(
+  {
+    loss: optionalStat,
+    policyLoss: optionalStat,
+    kl: optionalStat,
+    clipFracLow: nullable(num(0, 1)),
+    clipFracHigh: nullable(num(0, 1)),
+    entropy: optionalStat,
+    meanAbsAdv: optionalStat,
+    gradNorm: optionalStat,
+    tokens: count,
+    stepMs: nullable(num(0)),
+    logpGap: optionalStat,
+  },
+  { opdGap: nullable(num(0)) },
+);
 
 const trainStep = object(
   {
@@ -160,7 +163,7 @@ const trainStep = object(
     stats: trainStats,
     skipped: nullable(str(L.note, 1)),
   },
-  optionalSession,
+  { ...optionalSession, dropped: count },
 );
 
 const evaluation = object(
@@ -190,7 +193,7 @@ const sessionEnd = object(
 
 const tokenUpdate = object(
   { ...base, kind: oneOf('token_update'), session: id, turn: int(1), step: count, before: finiteNumbers, after: finiteNumbers },
-  {},
+  { advantages: finiteNumbers },
 );
 
 const runtimeEvent = object(
@@ -244,6 +247,9 @@ function checkConsistency(record: RunRecord): void {
     case 'token_update':
       if (record.after.length !== record.before.length) {
         throw new FieldError('after', `has ${record.after.length} entries but before has ${record.before.length}`);
+      }
+      if (record.advantages && record.advantages.length !== record.before.length) {
+        throw new FieldError('advantages', `has ${record.advantages.length} entries but before has ${record.before.length}`);
       }
       break;
     case 'sample':

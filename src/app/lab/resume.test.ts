@@ -62,11 +62,25 @@ describe('resume plan', () => {
         nextState: null,
         reward: 1,
         advantages: [0.5, 0.5],
+        opdWeight: 0,
         judged: true,
         trainable: false,
         promoted: false,
       },
     ]);
+  });
+
+  it('keeps the OPD weight a sample was logged with, so the trainer re-bases it again', () => {
+    const a = interaction('s0', 1, [5, 6]);
+    const point: ResumePoint = {
+      lastStep: 1,
+      nextStep: 2,
+      version: 1,
+      adapter: null,
+      throughSeq: 9,
+      buffered: [{ sample: { seq: 8, record: { ...sample('s0', 1, [0.5, 0.5]), opdWeight: 0.5 } }, interaction: { seq: 7, record: a } }],
+    };
+    expect(resumePlan(point, [a]).samples.map((s) => s.opdWeight)).toEqual([0.5]);
   });
 
   it('starts from step 0 when no step was saved', () => {

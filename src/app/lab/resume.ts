@@ -47,6 +47,7 @@ export function resumePlan(point: ResumePoint, records: Iterable<RunRecord>): Re
       nextState: null,
       reward: s.reward,
       advantages: [...s.perToken],
+      opdWeight: s.opdWeight ?? 0,
       judged: true,
       trainable: s.trainable,
       promoted: s.promoted,

@@ -154,6 +154,8 @@ export abstract class RunLoopCore implements RunController {
   private readonly judging = new Set<Promise<void>>();
   private trainRate: number | null = null;
   private memory: RunSnapshot['memory'] = null;
+  /** Judged turns that gave no sample since the last step record. */
+  private dropped = 0;
 
   constructor(
     private readonly settings: LoopSettings,
@@ -323,6 +325,19 @@ export abstract class RunLoopCore implements RunController {
     this.judging.add(running);
   }
 
+  /** A judged turn gave no sample (the method drops it); the next step record counts it. */
+  protected noteDropped(): void {
+    this.dropped++;
+  }
+
+  /**
+   * No more samples will come for this session: the buffer's at-least-one rule forgets it, so
+   * its set of sessions does not grow for the whole run.
+   */
+  protected sessionDone(session: string): void {
+    this.buffer.forgetSession(session);
+  }
+
   /** Queues a judged sample, logs it as the buffer tagged it, and hands a full batch to the trainer. */
   protected async addSample(sample: TrainingSample): Promise<void> {
     const added = this.buffer.add(sample);
@@ -366,6 +381,7 @@ export abstract class RunLoopCore implements RunController {
       advantages: s.advantages,
       rolloutLogp: [...s.response.logprobs],
       trainable: s.trainable,
+      ...(s.opdWeight !== 0 ? { opdWeight: s.opdWeight } : {}),
     }));
     const result = await this.policyService.train(items, (i, n) => this.options.onProgress?.({ phase: 'train', done: i, total: n }));
     const from = this.version;
@@ -385,14 +401,17 @@ export abstract class RunLoopCore implements RunController {
       tokens: s.tokens,
       stepMs: finite(s.stepMs),
       logpGap: finite(s.rolloutGap),
+      opdGap: finite(s.opdGap),
     };
+    const dropped = this.dropped;
+    this.dropped = 0;
     const updates: TokenUpdateRecord[] = (s.perSample ?? []).flatMap((t, i) => {
       const sample = batch.samples[i];
       if (!t) return [];
-      return [{ kind: 'token_update' as const, version: sample.version, ts: result.finishedAt, session: sample.session, turn: sample.turn, step: this.step, before: t.before, after: t.after }];
+      return [{ kind: 'token_update' as const, version: sample.version, ts: result.finishedAt, session: sample.session, turn: sample.turn, step: this.step, before: t.before, after: t.after, advantages: t.advantages }];
     });
     await this.commit([
-      { kind: 'train_step', version: from, ts: result.finishedAt, step: this.step, samples: batch.samples.length, stats, skipped: s.skipped },
+      { kind: 'train_step', version: from, ts: result.finishedAt, step: this.step, samples: batch.samples.length, stats, skipped: s.skipped, dropped },
       ...updates,
       { kind: 'version_boundary', version: this.version, ts: result.finishedAt, step: this.step, from, to: this.version },
     ]);

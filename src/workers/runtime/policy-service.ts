@@ -47,6 +47,8 @@ export interface TrainItem {
   rolloutLogp: number[];
   /** false: the buffer's loss mask; keeps its slot in the sample mean and contributes nothing else. */
   trainable: boolean;
+  /** w_opd when `advantages` hold an OPD term against `rolloutLogp` (TrainSample.opdWeight). */
+  opdWeight?: number;
 }
 
 export interface TrainResult {
@@ -207,6 +209,7 @@ export class EnginePolicyService implements PolicyService {
         advantages: it.advantages,
         rolloutLogp: it.rolloutLogp,
         trainable: it.trainable,
+        opdWeight: it.opdWeight,
       })),
       { onMicroBatch, scoreAfter: true },
     );

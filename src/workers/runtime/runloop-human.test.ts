@@ -85,9 +85,10 @@ describe('a person as the user (talk yourself)', () => {
     expect(ends.find((e) => e.session === 's0')).toMatchObject({ reason: 'explicit', mainTurns: 3 });
     const binary = (of(records, 'judge_result') as JudgeResultRecord[]).filter((r) => r.session === 's0' && r.judge === 'binary');
     expect(binary.map((r) => [r.turn, r.score])).toEqual([[1, -1], [2, 1]]);
-    // The last answer closed without a next state: a sample, but unjudged.
+    // The last answer closed without a next state: unjudged, and Combined drops it as the
+    // reference does (no hint, r = 0).
     const samples = (of(records, 'sample') as SampleRecord[]).filter((s) => s.session === 's0');
-    expect(samples.map((s) => s.turn).sort()).toEqual([1, 2, 3]);
+    expect(samples.map((s) => s.turn).sort()).toEqual([1, 2]);
     // After "New conversation" the next session starts with the person's next first message.
     expect(person.seen.length).toBeGreaterThanOrEqual(5);
     expect(person.seen[4]).toEqual([]);
@@ -108,6 +109,7 @@ describe('resume with buffered samples', () => {
       nextState: null,
       reward: 1,
       advantages: gen.tokens.map(() => 1),
+      opdWeight: 0,
       judged: true,
       trainable: true,
       promoted: false,

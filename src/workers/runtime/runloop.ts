@@ -51,6 +51,10 @@ export const STUDENT_WORK_SESSION = 'student-work';
 export class RunLoop extends RunLoopCore {
   readonly scenario: Scenario;
   private readonly tracker: SessionTracker<PolicyResponse>;
+  /** Per session, closed turns still being judged and buffered. */
+  private readonly unjudged = new Map<string, number>();
+  /** Sessions that ended while some of their turns were still being judged. */
+  private readonly ended = new Set<string>();
 
   constructor(
     readonly config: RunConfig,
@@ -170,10 +174,31 @@ export class RunLoop extends RunLoopCore {
 
   /** Session-end records, then a judge task per closed turn (bounded: back-pressure). */
   private async handleTracker(events: TrackerEvents<PolicyResponse>): Promise<void> {
+    // Counted before anything awaits, so an ended session is not let go while its turns wait.
+    for (const turn of events.closed) this.unjudged.set(turn.session, (this.unjudged.get(turn.session) ?? 0) + 1);
+    for (const e of events.ended) this.ended.add(e.session);
     await this.commit(
       events.ended.map((e) => ({ kind: 'session_end' as const, version: this.version, ts: e.at, session: e.session, reason: e.reason, turns: e.turns, mainTurns: e.mainTurns })),
     );
-    for (const turn of events.closed) await this.offPath(() => this.judgeAndBuffer(turn));
+    for (const e of events.ended) this.releaseIfDone(e.session);
+    for (const turn of events.closed) {
+      await this.offPath(async () => {
+        try {
+          await this.judgeAndBuffer(turn);
+        } finally {
+          this.unjudged.set(turn.session, this.unjudged.get(turn.session)! - 1);
+          this.releaseIfDone(turn.session);
+        }
+      });
+    }
+  }
+
+  /** An ended session whose turns are all judged and buffered gives no more samples. */
+  private releaseIfDone(session: string): void {
+    if (!this.ended.has(session) || (this.unjudged.get(session) ?? 0) > 0) return;
+    this.ended.delete(session);
+    this.unjudged.delete(session);
+    this.sessionDone(session);
   }
 
   private async judgeAndBuffer(turn: ClosedTurn<PolicyResponse>): Promise<void> {
@@ -183,7 +208,10 @@ export class RunLoop extends RunLoopCore {
     if (this.stopping) return;
     await this.commit(judged.records);
     const sample = assembleSample(turn, judged.judgement, this.config.method, this.config.preset.advantage.weights);
-    if (!sample) return;
+    if (!sample) {
+      this.noteDropped();
+      return;
+    }
     await this.addSample(sample);
   }
 

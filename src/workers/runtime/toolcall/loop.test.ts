@@ -50,6 +50,7 @@ const STATS: StepStats = {
   tokens: 10,
   stepMs: 1,
   rolloutGap: 0,
+  opdGap: null,
   microBatches: 1,
   skipped: null,
 };

@@ -184,6 +184,7 @@ export class ToolCallRunLoop extends RunLoopCore {
           reward,
           // The step's advantage on each of its tokens; a step whose index carried no ranking gets 0.
           advantages: new Array<number>(reply.tokenIds.length).fill(advantage ?? 0),
+          opdWeight: 0,
           judged: true,
         });
       });
@@ -193,6 +194,8 @@ export class ToolCallRunLoop extends RunLoopCore {
       if (this.stopping) return;
       await this.addSample(sample);
     }
+    // A scored group's rollouts are finished: none of them gives another sample.
+    scored.forEach((_, r) => this.sessionDone(rolloutId(index, r)));
   }
 
   /** Greedy accuracy on the held-out problems: the share whose final answer equals `#### N`. */

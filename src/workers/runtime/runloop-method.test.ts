@@ -1,0 +1,116 @@
+/**
+ * What the run loop hands the trainer in a Combined run, against the reference: a turn with
+ * neither a hint nor a nonzero reward is dropped and counted, the OPD term is re-based on the
+ * policy version the step trains, and an ended session is let go once its turns are buffered.
+ */
+import { describe, expect, it, vi } from 'vitest';
+import { tinyModel } from '../../../test/fixtures/tiny-model';
+import { CpuBackend } from '../../gpu/cpu/backend';
+import { SampleBuffer } from '../../rl/buffer';
+import type { ChatMessage } from '../../rl/messages';
+import type { RunRecord } from '../../rl/records';
+import { validateRecord } from '../../rl/validate';
+import type { TextGenerator } from '../../sims/generator';
+import { createScenario } from '../../sims/scenarios/index';
+import { loadProblems } from './problems';
+import { exampleConfig, parseRunConfig, type RunConfig } from './run-config';
+import { RunLoop } from './runloop';
+import { createNodeServices, readTextFile } from './services-node';
+
+const of = <K extends RunRecord['kind']>(records: RunRecord[], kind: K) => records.filter((r) => r.kind === kind) as Extract<RunRecord, { kind: K }>[];
+const key = (r: { session: string; turn: number }) => `${r.session}#${r.turn}`;
+
+/** Judges that decide from the judged answer alone, so both agree on which turns are empty. */
+function splitJudge(mode: 'binary' | 'hint'): TextGenerator {
+  return {
+    kind: 'rules',
+    label: `scripted ${mode} judge`,
+    async generate(messages: ChatMessage[]) {
+      const action = /## Assistant output \(turn t\)\n([\s\S]*?)\n\n## Next state/.exec(messages[1].content)?.[1] ?? '';
+      const empty = action.length % 2 === 0;
+      if (mode === 'binary') return empty ? 'No clear signal.\n\\boxed{0}' : 'A redo request.\n\\boxed{-1}';
+      return empty ? 'Nothing to learn.\n\\boxed{-1}' : '[HINT_START]Write the steps as plain sentences.[HINT_END]\n\\boxed{1}';
+    },
+  };
+}
+
+describe('combined run loop on the tiny fixture (3 steps)', () => {
+  it('drops empty turns and counts them, trains OPD against the trained policy, and forgets ended sessions', async () => {
+    const { dir } = await tinyModel({ family: 'qwen3' });
+    // Short conversations, so that sessions end while the run goes on.
+    const config: RunConfig = {
+      ...exampleConfig('student', dir),
+      scenario: { id: 'custom', persona: 'A student who wants plain sentences.', preference: 'Plain sentences.', maxTurns: 2 },
+      problems: { source: 'builtin', count: 12 },
+      schedule: { concurrentSessions: 4, steps: 3, evalEvery: 0, evalProblems: 1, evalVotes: 1 },
+    };
+    config.preset.batch.size = 3;
+    config.sampling.policy.maxNewTokens = 7;
+    const services = await createNodeServices(parseRunConfig(config), new CpuBackend());
+    const problems = await loadProblems(config, createScenario(config.scenario), readTextFile);
+    const records: RunRecord[] = [];
+    const forgotten: { session: string; at: number }[] = [];
+    const forget = SampleBuffer.prototype.forgetSession;
+    const spy = vi.spyOn(SampleBuffer.prototype, 'forgetSession').mockImplementation(function (this: SampleBuffer<never>, session: string) {
+      forgotten.push({ session, at: records.length });
+      forget.call(this, session);
+    });
+    try {
+      const user: TextGenerator = { kind: 'rules', label: 'scripted user', generate: async () => 'Please redo it in plain sentences.' };
+      const loop = new RunLoop(config, { ...services, user, judge: splitJudge('binary'), hintJudge: splitJudge('hint') }, problems, {
+        append: async (rs) => {
+          for (const r of rs) records.push(validateRecord(JSON.parse(JSON.stringify(r)), `record ${records.length}`));
+        },
+      });
+      expect(await loop.run()).toMatchObject({ status: 'finished', step: 3 });
+    } finally {
+      spy.mockRestore();
+    }
+
+    const results = of(records, 'judge_result');
+    const samples = of(records, 'sample');
+    const steps = of(records, 'train_step');
+    const sampled = new Set(samples.map(key));
+    // Defect 3: a judged turn with r = 0 and no hint never becomes a sample, and the steps count the drops.
+    const empty = results.filter((r) => r.judge === 'binary' && r.score === 0).map(key);
+    expect(empty.length).toBeGreaterThan(0);
+    for (const k of empty) expect(sampled.has(k), k).toBe(false);
+    const mainTurns = of(records, 'interaction').filter((i) => i.turnType === 'main').length;
+    const dropped = steps.reduce((n, s) => n + s.dropped!, 0);
+    expect(dropped).toBeGreaterThan(0);
+    expect(dropped).toBeLessThanOrEqual(mainTurns - samples.length);
+
+    // Defect 4: each trained OPD token's advantage is w_b * r + w_opd * (teacher - old), with
+    // old the trainer's log-prob under the version it trains, not the rollout's.
+    const teacher = new Map(results.filter((r) => r.judge === 'hint' && r.accepted).map((r) => [key(r), r.teacherLogp!]));
+    const byKey = new Map(samples.map((s) => [key(s), s]));
+    const { binary: wb, opd: wo } = config.preset.advantage.weights;
+    const updates = of(records, 'token_update');
+    expect(updates.length).toBeGreaterThan(0);
+    let rebased = 0;
+    for (const u of updates) {
+      const sample = byKey.get(key(u))!;
+      const t = teacher.get(key(u))!;
+      expect(sample.opdWeight).toBe(wo);
+      u.advantages!.forEach((a, i) => expect(a).toBeCloseTo(wb * sample.reward! + wo * (t[i] - u.before[i]), 4));
+      if (u.advantages!.some((a, i) => Math.abs(a - sample.perToken[i]) > 1e-3)) rebased++;
+    }
+    // Samples of version 0 trained at step 2 or 3: their rollout and the trained policy differ.
+    expect(rebased).toBeGreaterThan(0);
+    expect(steps.some((s) => s.stats.opdGap! > 1e-3)).toBe(true);
+
+    // Defect 7: an ended session is forgotten once, after the last of its sample records.
+    const ended = new Set(of(records, 'session_end').map((e) => e.session));
+    expect(forgotten.length).toBeGreaterThan(0);
+    expect(new Set(forgotten.map((f) => f.session)).size).toBe(forgotten.length);
+    for (const f of forgotten) {
+      expect(ended.has(f.session), f.session).toBe(true);
+      const last = records.findLastIndex((r) => r.kind === 'sample' && r.session === f.session);
+      expect(last).toBeLessThan(f.at);
+    }
+    // Sessions that ended before the first step had long finished judging by the last one.
+    const firstStep = records.indexOf(steps[0]);
+    const endedEarly = of(records.slice(0, firstStep), 'session_end').map((e) => e.session);
+    for (const s of endedEarly) expect(forgotten.some((f) => f.session === s), s).toBe(true);
+  }, 300_000);
+});
