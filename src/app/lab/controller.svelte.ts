@@ -30,6 +30,8 @@ import { CheckpointingPolicy } from './checkpoint';
 import { RecoveringPolicy } from './recovering';
 import { DownloadTracker, type DownloadRow } from './downloads';
 import { HumanUser, type HumanTurn } from './human-user';
+import { checkSamePolicy, withPolicyFiles } from './model-files';
+import { PERSISTENCE_KEY, persistenceAnswer, type PersistenceAnswer } from './persistence';
 import { resumePlan } from './resume';
 import { apiKeySetting, buildServices } from './services';
 import { defaultSetup, policyModelName, restoreSetup, setupProblems, toRunConfig, type LabRunConfig, type LabSetup } from './setup';
@@ -92,6 +94,8 @@ export class LabController {
   error = $state<string | null>(null);
   /** StorageFullError's message while a run waits for space. */
   storageFull = $state<string | null>(null);
+  /** The browser's answer to navigator.storage.persist() when the last run started; null before any. */
+  persistence = $state.raw<PersistenceAnswer | null>(null);
 
   readonly store: RunStore;
   private live: Live | null = null;
@@ -123,6 +127,7 @@ export class LabController {
       await this.store.open();
       const report = await this.store.markInterruptedOnStartup();
       this.setup = restoreSetup(await this.store.getSetting(SETUP_KEY), { webgpu: options.webgpu });
+      this.persistence = persistenceAnswer(await this.store.getSetting(PERSISTENCE_KEY));
       if (!options.webgpu && this.setup.policy.backend === 'webgpu') this.setup.policy.backend = 'cpu';
       await this.refreshRuns();
       if (report.interrupted.length) this.announce(`${report.interrupted.length} run(s) were interrupted when the page closed; resume them from Runs.`);
@@ -280,7 +285,11 @@ export class LabController {
       const id = await importRun(this.store, file);
       await this.refreshRuns();
       await this.open(id);
-      this.announce(`Imported ${file.name} as a read-only run.`);
+      this.announce(
+        this.openRun?.integrity === 'unverified'
+          ? `Imported ${file.name} as a read-only run, unverified: the file carries no integrity hashes (an older app wrote it), so damage to it could not be detected.`
+          : `Imported ${file.name} as a read-only run; its integrity hashes match.`,
+      );
     } catch (e) {
       this.error = `Could not import ${file.name}: ${errorText(e)}`;
       this.announce('');
@@ -344,7 +353,6 @@ export class LabController {
     const policyModel = policyModelName(setup, files);
     const config = toRunConfig(setup, policyModel);
     void this.store.setSetting(SETUP_KEY, setup).catch(() => {});
-    void requestPersistence();
     const location: ModelLocation = fromFiles ? { kind: 'files', files } : hubLocation(policyModel);
     await this.launch(config, location, null);
   }
@@ -384,6 +392,8 @@ export class LabController {
       this.records = await this.loadRecords(resuming.id);
     }
     this.go('run');
+    // Not awaited: Firefox asks the person, and the run need not wait for their answer.
+    void this.askPersistence();
 
     let policy: PolicyClient | null = null;
     let dispose = () => {};
@@ -398,6 +408,7 @@ export class LabController {
       });
       recovering = new RecoveringPolicy(policy);
       this.policyInfo = await policy.load({ location, backend, preset: config.preset, seed: config.seed });
+      if (resuming) checkSamePolicy(resuming.config, this.policyInfo.files);
 
       this.announce('Loading the judge, user and evaluator…');
       const built = await buildServices(config, {
@@ -423,7 +434,7 @@ export class LabController {
         release = await this.store.claimRun(runId);
         await this.store.setStatus(runId, 'running');
       } else {
-        runId = await this.store.createRun(config as unknown as StoredRunConfig, config.label ?? 'run');
+        runId = await this.store.createRun(withPolicyFiles(config as unknown as StoredRunConfig, this.policyInfo.files), config.label ?? 'run');
         release = await this.store.claimRun(runId);
         resume = undefined;
         this.records = [];
@@ -492,6 +503,16 @@ export class LabController {
       if (resuming) await this.store.setStatus(resuming.id, resuming.status === 'running' ? 'interrupted' : resuming.status).catch(() => {});
       await this.refreshRuns().catch(() => {});
     }
+  }
+
+  /**
+   * Asks the browser to keep this origin's data under storage pressure (a best-effort origin
+   * can be evicted, runs and all), and keeps its answer for the System page, saved first.
+   */
+  private async askPersistence(): Promise<void> {
+    const answer: PersistenceAnswer = { granted: await requestPersistence(), at: Date.now() };
+    await this.store.setSetting(PERSISTENCE_KEY, answer).catch(() => {});
+    this.persistence = answer;
   }
 
   private finish(policy: PolicyClient, dispose: () => void, release: () => void): void {

@@ -39,6 +39,8 @@ export interface PolicyInfo {
   weightBytes: number;
   hasChatTemplate: boolean;
   f16: boolean;
+  /** File name -> SHA-256 of config.json and the weights, for the run's modelRefs. */
+  files: Record<string, string>;
 }
 
 export type PolicyEvent =
@@ -79,6 +81,7 @@ export class PolicyHost {
       weightBytes: p.weightBytes,
       hasChatTemplate: p.tokenizer.hasChatTemplate,
       f16: (this.backend as Partial<WebGPUBackend>).f16 === true,
+      files: { ...p.files },
     };
   }
 
