@@ -58,7 +58,8 @@ describe('MetricsCharts', () => {
       'KL to the reference',
       'Clip fractions',
       'Entropy',
-      'Rollout–train log-prob gap',
+      'Rollout–train gap',
+      'Dropped turns',
       'Tokens per second',
     ]);
     for (const f of figs) {
@@ -73,6 +74,7 @@ describe('MetricsCharts', () => {
       'binary · baseline',
     ]);
     expect(seriesLabels(chart(view.target, 'Binary judge votes'))).toHaveLength(6);
+    expect(seriesLabels(chart(view.target, 'Rollout–train gap'))).toEqual(['combined · log-prob', 'combined · A_OPD', 'binary · log-prob', 'binary · A_OPD']);
     // Latest values, in the hidden table: loss at step 2 of each run.
     const loss = latest(chart(view.target, 'Loss'));
     expect(loss.combined[0]).toBe('2');
@@ -132,7 +134,7 @@ describe('MetricsCharts', () => {
   it('shows empty charts before the first step', async () => {
     using view = render(MetricsCharts, { runs: [{ id: 'a', label: 'r', records: [] }] });
     await tick();
-    expect(charts(view.target)).toHaveLength(11);
+    expect(charts(view.target)).toHaveLength(12);
     expect(chart(view.target, 'Loss').querySelector('[role="img"]')!.getAttribute('aria-label')).toContain('No data yet');
   });
 });

@@ -71,6 +71,7 @@ describe('TokenView on the recorded run', () => {
     expect(num(field(view.target, 'teacher'))).toContain(clipped.teacher!.toFixed(3));
     expect(num(field(view.target, 'opd'))).toContain(clipped.opd!.toFixed(3));
     expect(num(field(view.target, 'combined'))).toContain(clipped.combined!.toFixed(3));
+    expect(num(field(view.target, 'trained'))).toContain(clipped.trained!.toFixed(3));
     expect(field(view.target, 'hint')).toBe(table.hint);
     expect(field(view.target, 'clip')).toContain('clipped low');
     expect(field(view.target, 'clip')).toContain(clipped.ratio!.toFixed(3));

@@ -91,7 +91,7 @@ const LOG: RunRecord[] = [
     kind: 'sample', version: 0, ts: 4300, session: 's1', turn: 1, trainable: true, promoted: true, reward: 0,
     advantages: { tokens: 2, mean: 0, min: 0, max: 0, meanAbs: 0, nonZero: 0 }, perToken: [0, 0],
   },
-  { kind: 'train_step', version: 0, ts: 6000, step: 1, samples: 2, stats: stats(), skipped: null },
+  { kind: 'train_step', version: 0, ts: 6000, step: 1, samples: 2, stats: stats({ opdGap: 0.002 }), skipped: null, dropped: 2 },
   { kind: 'token_update', version: 0, ts: 6000, session: 's0', turn: 1, step: 1, before: [-1, -2, -0.5], after: [-0.5, -2.1, -0.5] },
   { kind: 'token_update', version: 0, ts: 6000, session: 's1', turn: 1, step: 1, before: [-1, -1], after: [-1, -1] },
   { kind: 'version_boundary', version: 1, ts: 6000, step: 1, from: 0, to: 1 },
@@ -132,6 +132,8 @@ describe('stepSeries', () => {
     ['clipFracHigh', 0.2, null],
     ['entropy', 1.5, null],
     ['logpGap', 0.003, null],
+    ['opdGap', 0.002, null],
+    ['dropped', 2, null],
     ['genTokensPerSec', 6 / 5, 4 / 2], // 3+1+2 tokens over 1000..6000 ms; 4 tokens over 6000..8000
     ['trainTokensPerSec', 10, null], // 5 tokens / 0.5 s; skipped step has no time
   ] as const)('%s = %s, %s', (field, one, two) => {
@@ -192,6 +194,14 @@ describe('conversations', () => {
     expect(convs[0].turns[1].judged).toBe(false);
     expect(convs[1].turns[0].binaryVotes.map((v) => v.score)).toEqual([0, null]);
   });
+
+  it('marks a judged turn with no usable hint and r = 0 that has no sample as dropped', () => {
+    // s1#1: hint rejected, r_final 0; this log (from before the drop) still has its sample.
+    expect(convs[1].turns[0].dropped).toBe(false);
+    const now = conversations(LOG.filter((r) => !(r.kind === 'sample' && r.session === 's1')));
+    expect(now[1].turns[0].dropped).toBe(true);
+    expect(now[0].turns.map((t) => t.dropped)).toEqual([false, false, false]);
+  });
 });
 
 describe('tokenTable', () => {
@@ -238,6 +248,23 @@ describe('tokenTable', () => {
       [null, 0, 0, 'none'],
     ]);
     expect(tokenTable(LOG, 'nope', 1, { epsLow: 0.2, epsHigh: 0.28 })).toBeNull();
+  });
+
+  it('shows what the step trained: the logged advantages, OPD re-based on the old policy', () => {
+    // The trainer's old log-probs were below the rollout's, so A_OPD grew by as much.
+    const rebased = LOG.map((r) =>
+      r.kind === 'token_update' && r.session === 's0' ? { ...r, before: [-1.25, -2.25, -0.625], advantages: [1.75, 0.75, 1.125] } : r,
+    );
+    const t = tokenTable(rebased, 's0', 1, { epsLow: 0.2, epsHigh: 0.28 })!;
+    expect(t.rows.map((r) => r.combined)).toEqual([1.5, 0.5, 1]);
+    expect(t.rows.map((r) => r.trained)).toEqual([1.75, 0.75, 1.125]);
+    expect(t.rows.map((r) => r.opd)).toEqual([0.5, -0.5, 0]);
+    expect(t.rows.map((r) => r.opdTrained)).toEqual([0.75, -0.25, 0.125]);
+    expect(t.rows.map((r) => advantageOf(r, 'combined'))).toEqual([1.75, 0.75, 1.125]);
+    // Ratios exp(after - before): 2.01 (clipped high), 1.16 and 1.13 (inside the band).
+    expect(t.rows.map((r) => r.clip)).toEqual(['high', 'none', 'none']);
+    // A log without the field trained perToken, and OPD against the rollout.
+    expect(table.rows.map((r) => [r.trained, r.opdTrained])).toEqual([[1.5, 0.5], [0.5, -0.5], [1, 0]]);
   });
 
   it('gives the advantage and the scale of each kind', () => {

@@ -71,6 +71,10 @@ export interface StepPoint {
   entropy: number | null;
   /** Rollout-train log-prob gap reported by the engine. */
   logpGap: number | null;
+  /** Mean |A_OPD at training - A_OPD at sampling| of the step's OPD tokens (that gap's effect on OPD). */
+  opdGap: number | null;
+  /** Judged turns the method dropped (no sample) since the previous step; null for older logs. */
+  dropped: number | null;
   /** Response tokens of interactions finished in the step window / window seconds. */
   genTokensPerSec: number | null;
   /** Trained tokens / step time. */
@@ -168,6 +172,8 @@ export function stepSeries(records: readonly RunRecord[]): StepPoint[] {
       clipFracHigh: finite(s.stats.clipFracHigh),
       entropy: finite(s.stats.entropy),
       logpGap: finite(s.stats.logpGap),
+      opdGap: finite(s.stats.opdGap),
+      dropped: s.dropped ?? null,
       genTokensPerSec: a.genTokens > 0 && seconds > 0 ? a.genTokens / seconds : null,
       trainTokensPerSec: stepMs && stepMs > 0 && s.stats.tokens > 0 ? s.stats.tokens / (stepMs / 1000) : null,
     };
@@ -234,6 +240,11 @@ export interface TurnView {
   trainedAt: number[];
   /** The turn has at least one judge result: it can be opened in the token view. */
   judged: boolean;
+  /**
+   * Judged with no usable hint and no nonzero r_final, so the OPD and Combined methods give it
+   * no sample (as the reference drops it); false once a sample exists (logs from before).
+   */
+  dropped: boolean;
 }
 
 export interface SessionView {
@@ -275,6 +286,7 @@ export function conversations(records: readonly RunRecord[]): SessionView[] {
         sample: null,
         trainedAt: [],
         judged: false,
+        dropped: false,
       };
       const s = session(r.session);
       const prev = turns.get(key(r.session, r.turn));
@@ -297,7 +309,10 @@ export function conversations(records: readonly RunRecord[]): SessionView[] {
     } else if (r.kind === 'sample') t.sample = r;
     else if (!t.trainedAt.includes(r.step)) t.trainedAt.push(r.step);
   }
-  for (const s of sessions.values()) s.turns.sort((a, b) => a.turn - b.turn);
+  for (const s of sessions.values()) {
+    s.turns.sort((a, b) => a.turn - b.turn);
+    for (const t of s.turns) t.dropped = t.sample === null && t.hint !== null && !t.hint.accepted && (t.binary === null || t.binary.score === 0);
+  }
   return [...sessions.values()];
 }
 
@@ -316,12 +331,23 @@ export interface TokenRow {
   display: string;
   student: number;
   teacher: number | null;
-  /** teacher - student; null without an accepted hint. */
+  /** teacher - student (the rollout's log-prob), as judged; null without an accepted hint. */
   opd: number | null;
+  /**
+   * teacher - old (the trainer's log-prob before the step), the OPD term as the step trained it;
+   * null without an accepted hint or before the turn is trained. Logs written before the
+   * trainer re-based OPD trained teacher - student, so for them this equals `opd`.
+   */
+  opdTrained: number | null;
   /** r_final * w_binary; null without a binary judge result. */
   binary: number | null;
-  /** The advantage trained on (sample.perToken); null without a sample. */
+  /** The advantage as judged (sample.perToken); null without a sample. */
   combined: number | null;
+  /**
+   * The advantage the step trained (the token update's, OPD re-based on the old policy; for
+   * older logs sample.perToken, which they trained); null when not trained yet.
+   */
+  trained: number | null;
   /** Log-probs before and after the step that trained the turn; null when not trained yet. */
   before: number | null;
   after: number | null;
@@ -412,6 +438,7 @@ export function tokenTable(
   const rFinal = binary ? binary.score : (sample?.reward ?? null);
   const perToken = sample && sample.perToken.length === n ? sample.perToken : null;
   const upd = update && update.before.length === n && update.after.length === n ? update : null;
+  const rebased = upd?.advantages && upd.advantages.length === n ? upd.advantages : null;
   const rows: TokenRow[] = [];
   for (let i = 0; i < n; i++) {
     const student = inter.logprobs[i];
@@ -420,6 +447,8 @@ export function tokenTable(
     const before = upd ? upd.before[i] : null;
     const after = upd ? upd.after[i] : null;
     const ratio = before !== null && after !== null ? Math.exp(after - before) : null;
+    const trained = rebased ? rebased[i] : upd ? combined : null;
+    const opd = teacher !== null ? teacher - student : null;
     const text = texts ? texts[i] : `#${inter.tokenIds[i]}`;
     rows.push({
       index: i,
@@ -428,13 +457,15 @@ export function tokenTable(
       display: display ? display[i] : text,
       student,
       teacher,
-      opd: teacher !== null ? teacher - student : null,
+      opd,
+      opdTrained: teacher === null || before === null ? null : rebased ? teacher - before : opd,
       binary: rFinal !== null ? rFinal * weights.binary + 0 : null,
       combined,
+      trained,
       before,
       after,
       ratio,
-      clip: ratio !== null && combined !== null ? clipState(combined, ratio, opts.epsLow, opts.epsHigh) : null,
+      clip: ratio !== null && trained !== null ? clipState(trained, ratio, opts.epsLow, opts.epsHigh) : null,
     });
   }
   return {
@@ -456,9 +487,9 @@ export function tokenTable(
   };
 }
 
-/** The advantage of one kind for a row. */
+/** The advantage of one kind for a row; combined is what the step trained, once it has. */
 export function advantageOf(row: TokenRow, kind: AdvantageKind): number | null {
-  return kind === 'opd' ? row.opd : kind === 'binary' ? row.binary : row.combined;
+  return kind === 'opd' ? row.opd : kind === 'binary' ? row.binary : (row.trained ?? row.combined);
 }
 
 /** Largest |A| of a kind over the rows (0 when none): the half-width of the colour scale. */
