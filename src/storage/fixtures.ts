@@ -146,3 +146,21 @@ export async function gunzip(bytes: Uint8Array | Blob): Promise<string> {
   const blob = bytes instanceof Blob ? bytes : new Blob([bytes as Uint8Array<ArrayBuffer>]);
   return new Response(blob.stream().pipeThrough(new DecompressionStream('gzip'))).text();
 }
+
+export interface SeenTransaction {
+  stores: string[];
+  durability: IDBTransactionDurability;
+}
+
+/** Records every readwrite transaction opened (its stores and durability) until stop(). */
+export function watchTransactions(): { seen: SeenTransaction[]; stop(): void } {
+  const proto = IDBDatabase.prototype;
+  const real = proto.transaction;
+  const seen: SeenTransaction[] = [];
+  proto.transaction = function (this: IDBDatabase, ...args: Parameters<IDBDatabase['transaction']>) {
+    const tx = real.apply(this, args);
+    if (tx.mode === 'readwrite') seen.push({ stores: [...tx.objectStoreNames].sort(), durability: tx.durability });
+    return tx;
+  } as IDBDatabase['transaction'];
+  return { seen, stop: () => void (proto.transaction = real) };
+}

@@ -8,7 +8,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { PEFT_WEIGHTS } from '../gpu/peft';
 import { SCHEMAS } from './db';
 import { RunBusyError, RunFileError, StorageFullError } from './errors';
-import { gunzip, gzip, peftFiles, sampleRun, testConfig, uniqueDbName } from './fixtures';
+import { boundary, gunzip, gzip, peftFiles, sampleRun, testConfig, trainStep, turnRecords, uniqueDbName, watchTransactions } from './fixtures';
 import { extractAdapter, importRun, inspectRunFile } from './import';
 import { requestPersistence, storageStatus } from './quota';
 import { exportRun } from './runfile';
@@ -65,6 +65,31 @@ describe('IndexedDB in Chromium', () => {
     await expect(tabB.claimRun(live)).rejects.toBeInstanceOf(RunBusyError);
     release();
     await expect.poll(async () => (await tabB.markInterruptedOnStartup()).interrupted).toEqual([live]);
+  });
+
+  it('commits the run row, step records and checkpoints with strict durability, in Chromium\u2019s own transactions', async () => {
+    const name = uniqueDbName('browser-strict');
+    const store = open(name);
+    const watch = watchTransactions();
+    try {
+      const id = await store.createRun(testConfig(), 'strict');
+      await store.appendMany(id, turnRecords('s0', 1, 0, 1));
+      await store.saveAdapter(id, 1, peftFiles(1));
+      await store.appendMany(id, [trainStep(0, 0, 2), boundary(0, 2)]);
+      await store.setStatus(id, 'finished');
+      expect(watch.seen.map((t) => `${t.stores.join('+')}:${t.durability}`)).toEqual([
+        'runs:strict',
+        'metrics+records+runs:default',
+        'adapters+runs:strict',
+        'metrics+records+runs:strict',
+        'runs:strict',
+      ]);
+    } finally {
+      watch.stop();
+    }
+    store.close();
+    const again = open(name);
+    expect((await again.records((await again.listRuns())[0].id)).length).toBe(turnRecords('s0', 1, 0, 1).length + 2);
   });
 
   it('upgrades a v1 database in place', async () => {

@@ -1,6 +1,6 @@
 import 'fake-indexeddb/auto';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { evaluation, peftFiles, sampleRun, testConfig, trainStep, turnRecords, uniqueDbName } from './fixtures';
+import { boundary, evaluation, peftFiles, sampleRun, testConfig, trainStep, turnRecords, uniqueDbName, watchTransactions } from './fixtures';
 import { InvalidRunDataError, ReadOnlyRunError, RunBusyError, RunNotFoundError } from './errors';
 import { RunConfigError } from './config';
 import { RunStore } from './store';
@@ -300,3 +300,58 @@ describe('many records', () => {
   });
 });
 
+
+describe('durability', () => {
+  it('writes the run row, step records and checkpoints strictly, other records the cheap way', async () => {
+    const store = newStore();
+    const watch = watchTransactions();
+    try {
+      const id = await store.createRun(testConfig(), 'durable');
+      const created = watch.seen.splice(0);
+      await store.appendMany(id, turnRecords('s0', 1, 0, 10));
+      const turns = watch.seen.splice(0);
+      await store.saveAdapter(id, 1, peftFiles(1));
+      const checkpoint = watch.seen.splice(0);
+      await store.appendMany(id, [trainStep(0, 0, 20), boundary(0, 20)]);
+      const step = watch.seen.splice(0);
+      await store.setStatus(id, 'paused');
+      const status = watch.seen.splice(0);
+      await store.setSetting('lab.setup', { any: 1 });
+      const setting = watch.seen.splice(0);
+
+      expect(created).toEqual([{ stores: ['runs'], durability: 'strict' }]);
+      expect(turns).toEqual([{ stores: ['metrics', 'records', 'runs'], durability: 'default' }]);
+      expect(checkpoint).toEqual([{ stores: ['adapters', 'runs'], durability: 'strict' }]);
+      expect(step).toEqual([{ stores: ['metrics', 'records', 'runs'], durability: 'strict' }]);
+      expect(status).toEqual([{ stores: ['runs'], durability: 'strict' }]);
+      expect(setting).toEqual([{ stores: ['settings'], durability: 'default' }]);
+    } finally {
+      watch.stop();
+    }
+  });
+
+  it('numbers records in one sequence across both connections, even when their writes overlap', async () => {
+    const store = newStore();
+    const id = await store.createRun(testConfig(), 'mixed');
+    const writes = Array.from({ length: 12 }, (_, i) =>
+      i % 3 === 2 ? store.appendMany(id, [trainStep(i, i, i), boundary(i, i)]) : store.appendMany(id, turnRecords(`s${i}`, 1, 0, i)),
+    );
+    const seqs = (await Promise.all(writes)).flat().sort((a, b) => a - b);
+    expect(seqs).toEqual(Array.from({ length: seqs.length }, (_, i) => i + 1));
+    expect((await store.records(id)).length).toBe(seqs.length);
+  });
+
+  it('with durableWrites "default", every write is the browser default (the bench compares the two)', async () => {
+    const store = new RunStore({ name: uniqueDbName('store'), durableWrites: 'default' });
+    stores.push(store);
+    const watch = watchTransactions();
+    try {
+      const id = await store.createRun(testConfig(), 'relaxed');
+      await store.appendMany(id, [trainStep(0, 0, 20), boundary(0, 20)]);
+      await store.saveAdapter(id, 1, peftFiles(1));
+      expect(watch.seen.map((t) => t.durability)).toEqual(['default', 'default', 'default']);
+    } finally {
+      watch.stop();
+    }
+  });
+});

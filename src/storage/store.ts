@@ -3,6 +3,12 @@
  * numbered and committed before their promise resolves, so whatever the UI shows or the run
  * loop acts on is already on disk; a quota failure rejects with StorageFullError and keeps
  * nothing of the failed write, so no record is ever dropped silently.
+ *
+ * "Committed" means on disk only for strict transactions: Chromium's default ("relaxed")
+ * reports a commit once the write reached the OS, which a power cut or an OS crash can still
+ * lose. The writes a resume depends on (the run's row, step records, checkpoints) go through a
+ * second connection opened with strict durability; other records stay relaxed, cheap, and are
+ * flushed by the next strict commit, since the browser's store writes one log in order.
  */
 import Dexie from 'dexie';
 import { PEFT_CONFIG, PEFT_WEIGHTS, type PeftFiles } from '../gpu/peft';
@@ -100,7 +106,16 @@ export interface RunStoreOptions {
   newId?: () => string;
   /** Where StorageFullError reads usage and quota from. */
   storageStatus?: () => Promise<StorageStatus>;
+  /**
+   * What the run's row, step records and checkpoints ask the browser for: 'strict' (the
+   * default), or the browser's default like every other write ("relaxed" in Chromium), which
+   * is there for the bench to measure what 'strict' costs.
+   */
+  durableWrites?: 'strict' | 'default';
 }
+
+/** Records a resume is computed from (resume.ts): the batch holding them is written strictly. */
+const STEP_KINDS: ReadonlySet<RecordKind> = new Set(['train_step', 'version_boundary']);
 
 /** Writes into an imported (read-only) run before it becomes visible; see RunStore.beginImport. */
 export interface ImportWriter {
@@ -144,6 +159,12 @@ function jsonBytes(value: unknown): number {
   return utf8Length(JSON.stringify(value) ?? '');
 }
 
+async function lastSeqIn(db: NextStateDB, runId: string): Promise<number> {
+  const [lo, hi] = runRange(runId);
+  const key = await db.records.where('[runId+seq]').between(lo, hi, true, true).lastKey();
+  return key === undefined ? 0 : (key as unknown as [string, number])[1];
+}
+
 function checkVersion(version: number): void {
   if (!Number.isSafeInteger(version) || version < 0) {
     throw new InvalidRunDataError(`adapter version must be a non-negative integer, got ${version}`);
@@ -152,12 +173,20 @@ function checkVersion(version: number): void {
 
 export class RunStore {
   readonly db: NextStateDB;
+  /** The same database through a strict-durability connection (or `db` itself when relaxed). */
+  private readonly durable: NextStateDB;
   private readonly now: () => number;
   private readonly newId: () => string;
   private readonly status: () => Promise<StorageStatus>;
 
   constructor(options: RunStoreOptions = {}) {
     this.db = new NextStateDB(options.name, options.dexie);
+    // Dexie sets durability per connection, not per transaction. It opens on first use.
+    this.durable =
+      options.durableWrites === 'default' ? this.db : new NextStateDB(options.name, { ...options.dexie, chromeTransactionDurability: 'strict' });
+    // One set of write hooks (Dexie's observers of a table's writes) for both connections, so
+    // whatever watches `db` sees every write, whichever connection made it.
+    if (this.durable !== this.db) for (const table of this.db.tables) this.durable.table(table.name).hook = table.hook;
     this.now = options.now ?? Date.now;
     this.newId = options.newId ?? (() => crypto.randomUUID());
     this.status = options.storageStatus ?? storageStatus;
@@ -171,6 +200,7 @@ export class RunStore {
 
   close(): void {
     this.db.close();
+    this.durable.close();
   }
 
   // ---- runs ----
@@ -195,7 +225,7 @@ export class RunStore {
       readOnly: false,
       bytes: 0,
     };
-    await this.guardQuota(null, jsonBytes(row), () => this.db.runs.add(row));
+    await this.guardQuota(null, jsonBytes(row), () => this.durable.runs.add(row));
     return row.id;
   }
 
@@ -326,9 +356,7 @@ export class RunStore {
 
   /** The highest seq of the run (0 when it has no records). */
   async lastSeq(runId: string): Promise<number> {
-    const [lo, hi] = runRange(runId);
-    const key = await this.db.records.where('[runId+seq]').between(lo, hi, true, true).lastKey();
-    return key === undefined ? 0 : (key as unknown as [string, number])[1];
+    return lastSeqIn(this.db, runId);
   }
 
   /** Chart rows (train steps and evaluations) in seq order. */
@@ -459,7 +487,8 @@ export class RunStore {
       append: (records) => this.writeRecords(runId, records, true),
       saveAdapter: (version, files) => this.writeAdapter(runId, version, files, true),
       commit: async () => {
-        await this.db.runs.where(':id').equals(runId).modify((r) => {
+        // Strict: once visible, the import must not vanish in a crash while its records stay.
+        await this.durable.runs.where(':id').equals(runId).modify((r) => {
           delete r.importing;
           r.updated = this.now();
         });
@@ -488,26 +517,27 @@ export class RunStore {
     }
   }
 
-  private async requireRun(runId: string): Promise<RunRow> {
-    const row = await this.db.runs.get(runId);
+  private async requireRun(runId: string, db: NextStateDB = this.db): Promise<RunRow> {
+    const row = await db.runs.get(runId);
     if (!row || row.importing) throw new RunNotFoundError(runId);
     return row;
   }
 
   /** `readOnlyAction` names what a read-only run refuses; omitted for label and notes. */
   private async updateRun(runId: string, change: Partial<RunRow>, readOnlyAction?: string): Promise<void> {
+    const db = this.durable;
     await this.guardQuota(runId, jsonBytes(change), () =>
-      this.db.transaction('rw', this.db.runs, async () => {
-        const run = await this.requireRun(runId);
+      db.transaction('rw', db.runs, async () => {
+        const run = await this.requireRun(runId, db);
         if (readOnlyAction && run.readOnly) throw new ReadOnlyRunError(runId, readOnlyAction);
-        await this.db.runs.update(runId, { ...change, updated: this.now() });
+        await db.runs.update(runId, { ...change, updated: this.now() });
       }),
     );
   }
 
   /** Checks a writer may touch the run: visible and writable, or the import writing it. */
-  private async writableRun(runId: string, importing: boolean, action: string): Promise<RunRow> {
-    const run = await this.db.runs.get(runId);
+  private async writableRun(db: NextStateDB, runId: string, importing: boolean, action: string): Promise<RunRow> {
+    const run = await db.runs.get(runId);
     if (!run || Boolean(run.importing) !== importing) throw new RunNotFoundError(runId);
     if (run.readOnly && !importing) throw new ReadOnlyRunError(runId, action);
     return run;
@@ -529,11 +559,11 @@ export class RunStore {
     });
     const sizes = checked.map(recordBytes);
     const bytes = sizes.reduce((a, b) => a + b, 0);
-    const db = this.db;
+    const db = checked.some((r) => STEP_KINDS.has(r.kind)) ? this.durable : this.db;
     return this.guardQuota(runId, bytes, () =>
       db.transaction('rw', [db.runs, db.records, db.metrics], async () => {
-        const run = await this.writableRun(runId, importing, 'take new records');
-        const first = (await this.lastSeq(runId)) + 1;
+        const run = await this.writableRun(db, runId, importing, 'take new records');
+        const first = (await lastSeqIn(db, runId)) + 1;
         const rows: RecordRow[] = checked.map((r, i) => ({ ...r, runId, seq: first + i }));
         const metrics: MetricRow[] = [];
         rows.forEach((row, i) => {
@@ -559,10 +589,10 @@ export class RunStore {
     // its whole pool slab into the database.
     const row: AdapterRow = { runId, version, weights: weights.slice(), config, ts: this.now() };
     const bytes = adapterBytes(row);
-    const db = this.db;
+    const db = this.durable;
     await this.guardQuota(runId, bytes, () =>
       db.transaction('rw', [db.runs, db.adapters], async () => {
-        const run = await this.writableRun(runId, importing, 'save adapters');
+        const run = await this.writableRun(db, runId, importing, 'save adapters');
         const old = await db.adapters.get([runId, version]);
         await db.adapters.put(row);
         await db.runs.update(runId, { bytes: run.bytes + bytes - (old ? adapterBytes(old) : 0), updated: this.now() });
