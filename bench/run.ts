@@ -10,19 +10,42 @@ import { attempt } from './lib/attempt';
 import { isSkipped, type Maybe } from './lib/types';
 import { workloadFor } from './lib/workload';
 import { parseBenchArgs } from './node/args';
-import { runInChromium, type BrowserRun } from './node/chromium';
+import { durabilityInChromium, runInChromium, type BrowserRun } from './node/chromium';
 import { log } from './node/log';
-import { LoadWatch } from './node/machine';
+import { LoadWatch, machineInfo } from './node/machine';
 import { benchModels, type BenchModel } from './node/models';
 import { buildReport } from './node/report';
 import { runInNode } from './node/suite';
 
-const RESULTS = join(dirname(fileURLToPath(import.meta.url)), 'results', 'latest.json');
+const RESULTS_DIR = join(dirname(fileURLToPath(import.meta.url)), 'results');
+const RESULTS = join(RESULTS_DIR, 'latest.json');
+
+async function write(file: string, report: object): Promise<void> {
+  const json = JSON.stringify(report, null, 2);
+  await mkdir(dirname(file), { recursive: true });
+  await writeFile(file, json + '\n');
+  process.stdout.write(json + '\n');
+}
+
+/** `--only durability`: the storage figure alone, without the engine's minutes. */
+async function durabilityOnly(startedAt: Date, load: LoadWatch): Promise<void> {
+  const durability = await attempt('the durability measurement', durabilityInChromium, log);
+  const file = join(RESULTS_DIR, 'durability.json');
+  await write(file, {
+    benchmark: 'next-state-lab IndexedDB durability per training step',
+    startedAt: startedAt.toISOString(),
+    durationS: Math.round((Date.now() - startedAt.getTime()) / 1000),
+    machine: { ...machineInfo(), load: load.stop() },
+    durability,
+  });
+  log(`done; written to ${file}`);
+}
 
 async function main(): Promise<void> {
   const startedAt = new Date();
   const load = new LoadWatch();
   const args = parseBenchArgs(process.argv.slice(2));
+  if (args.only === 'durability') return durabilityOnly(startedAt, load);
   const workload = workloadFor(args.quick, args.budgetS);
   log(`${args.quick ? 'quick' : 'full'} run, ${workload.budgetMs / 1000} s budget per measurement`);
   const models = await benchModels(args.models);
@@ -31,11 +54,9 @@ async function main(): Promise<void> {
   const browser: Maybe<BrowserRun> = args.browser
     ? await attempt('the headless Chromium run', () => runInChromium(measured, workload), log)
     : { skipped: '--no-browser' };
-  const report = buildReport({ startedAt, workload, models, node, browser, load: load.stop() });
-  const json = JSON.stringify(report, null, 2);
-  await mkdir(dirname(RESULTS), { recursive: true });
-  await writeFile(RESULTS, json + '\n');
-  process.stdout.write(json + '\n');
+  const durability = args.browser ? await attempt('the durability measurement', durabilityInChromium, log) : { skipped: '--no-browser' };
+  const report = buildReport({ startedAt, workload, models, node, browser, durability, load: load.stop() });
+  await write(RESULTS, report);
   log(`done in ${report.durationS} s; written to ${RESULTS}`);
 }
 

@@ -99,3 +99,20 @@ export interface AdapterReport {
   /** The engine's kernel family on this adapter (WebGPUBackendOptions.workgroupMemory). */
   kernels: 'workgroup-memory' | 'register-only';
 }
+
+/**
+ * IndexedDB durability per training step (lib/durability.ts): the wall time of one step's
+ * writes with the browser's default durability ("relaxed" in Chromium) for all, and with the
+ * run row, step records and checkpoint strict, as the app writes them.
+ */
+export interface DurabilityCell {
+  turnsPerStep: number;
+  /** The checkpoint's safetensors bytes, saved once per step. */
+  adapterBytes: number;
+  transactionsPerStep: number;
+  /** Of those, the strict ones in the app's mode: the checkpoint and the step's records. */
+  strictTransactionsPerStep: number;
+  msPerStep: { default: Rate; strict: Rate };
+  /** Median strict minus median default: what strict durability costs a step. */
+  extraMsPerStep: number;
+}

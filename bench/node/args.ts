@@ -7,6 +7,8 @@ export interface BenchArgs {
   budgetS?: number;
   browser: boolean;
   dawn: boolean;
+  /** Measure only this part (the others take minutes): 'durability'. */
+  only: 'durability' | null;
 }
 
 export const USAGE = `npm run bench -- [--quick] [--model DIR]... [--budget SECONDS] [--no-browser] [--no-dawn]
@@ -18,6 +20,9 @@ export const USAGE = `npm run bench -- [--quick] [--model DIR]... [--budget SECO
   --budget S     most seconds one measurement may take; slower ones are reported as skipped
   --no-browser   skip headless Chromium (the engine there and the transformers.js peer)
   --no-dawn      skip the engine's WebGPU backend in Node
+  --only durability
+                 measure only what strict IndexedDB durability costs a training step, in headless
+                 Chromium with a profile on disk (seconds); written to bench/results/durability.json
 
 Prints one JSON object to stdout and writes it to bench/results/latest.json; progress goes to stderr.`;
 
@@ -30,6 +35,7 @@ export function parseBenchArgs(argv: string[]): BenchArgs {
       budget: { type: 'string' },
       'no-browser': { type: 'boolean', default: false },
       'no-dawn': { type: 'boolean', default: false },
+      only: { type: 'string' },
       help: { type: 'boolean', default: false },
     },
   });
@@ -39,5 +45,6 @@ export function parseBenchArgs(argv: string[]): BenchArgs {
   }
   const budgetS = values.budget === undefined ? undefined : Number(values.budget);
   if (budgetS !== undefined && !(budgetS > 0)) throw new Error(`--budget takes a positive number of seconds, got "${values.budget}"`);
-  return { quick: values.quick, models: values.model, budgetS, browser: !values['no-browser'], dawn: !values['no-dawn'] };
+  if (values.only !== undefined && values.only !== 'durability') throw new Error(`--only takes "durability", got "${values.only}"`);
+  return { quick: values.quick, models: values.model, budgetS, browser: !values['no-browser'], dawn: !values['no-dawn'], only: values.only ?? null };
 }

@@ -1,11 +1,15 @@
 /**
  * The browser half of a run: the bench server, headless Chromium with the test flags
- * (chromium.config.ts), one call of window.__bench.run, the page's console on stderr.
+ * (chromium.config.ts), one call of window.__bench.run, the page's console on stderr; and the
+ * storage durability figure, in a profile on disk.
  */
-import { chromium } from 'playwright-core';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { chromium, type Page } from 'playwright-core';
 import { chromiumArgs, chromiumPath } from '../../chromium.config';
 import type { Workload } from '../lib/workload';
-import { isSkipped } from '../lib/types';
+import { isSkipped, type DurabilityCell } from '../lib/types';
 import type { PagePlan, PageResult } from '../page/protocol';
 import type { BenchModel } from './models';
 import { log } from './log';
@@ -35,18 +39,43 @@ export async function runInChromium(models: BenchModel[], workload: Workload): P
   const browser = await chromium.launch({ executablePath: chromiumPath, args: chromiumArgs, headless: true });
   try {
     const page = await browser.newPage();
-    // Vite's client announces its HMR socket; nothing else the page logs is noise.
-    page.on('console', (m) => !m.text().startsWith('[vite]') && log(`page: ${m.text()}`));
-    page.on('pageerror', (e) => log(`page error: ${e.stack ?? e.message}`));
-    // Probes for optional files 404 by design; the URL says whether one matters.
-    page.on('response', (r) => r.status() >= 400 && log(`page: HTTP ${r.status()} for ${r.url()}`));
     log(`bench page at ${url} in Chromium ${browser.version()}`);
-    await page.goto(url);
-    await page.waitForFunction(() => window.__bench !== undefined, undefined, { timeout: 120_000 });
+    await openBenchPage(page, url);
     const result = await page.evaluate((p) => window.__bench!.run(p), plan);
     return { chromiumVersion: browser.version(), page: result };
   } finally {
     await browser.close();
     await server.close();
+  }
+}
+
+async function openBenchPage(page: Page, url: string): Promise<void> {
+  // Vite's client announces its HMR socket; nothing else the page logs is noise.
+  page.on('console', (m) => !m.text().startsWith('[vite]') && log(`page: ${m.text()}`));
+  page.on('pageerror', (e) => log(`page error: ${e.stack ?? e.message}`));
+  // Probes for optional files 404 by design; the URL says whether one matters.
+  page.on('response', (r) => r.status() >= 400 && log(`page: HTTP ${r.status()} for ${r.url()}`));
+  await page.goto(url);
+  await page.waitForFunction(() => window.__bench !== undefined, undefined, { timeout: 120_000 });
+}
+
+/**
+ * What strict IndexedDB durability costs a training step, in a persistent profile: a plain
+ * browser context is incognito, whose IndexedDB lives in memory and never flushes.
+ */
+export async function durabilityInChromium(): Promise<DurabilityCell & { userAgent: string }> {
+  const { url, server } = await startServer({});
+  const profile = await mkdtemp(join(tmpdir(), 'nextstate-bench-profile-'));
+  const context = await chromium.launchPersistentContext(profile, { executablePath: chromiumPath, args: chromiumArgs, headless: true });
+  try {
+    const page = await context.newPage();
+    await openBenchPage(page, url);
+    log(`durability: ${url} in a profile on disk (${profile})`);
+    const cell = await page.evaluate(() => window.__bench!.durability());
+    return { userAgent: await page.evaluate(() => navigator.userAgent), ...cell };
+  } finally {
+    await context.close();
+    await server.close();
+    await rm(profile, { recursive: true, force: true });
   }
 }

@@ -1,6 +1,6 @@
 /** Puts the Node and browser halves of a run together into the one JSON object it prints. */
 import { ratio } from '../lib/ratios';
-import { isSkipped, type Maybe } from '../lib/types';
+import { isSkipped, type DurabilityCell, type Maybe } from '../lib/types';
 import type { Workload } from '../lib/workload';
 import type { PageModelResult, PageResult } from '../page/protocol';
 import type { BrowserRun } from './chromium';
@@ -15,6 +15,8 @@ export const NOTES = [
   'Ratios are engine / peer, like with like in the same Chromium: engine WebGPU over onnxruntime-web WebGPU, engine CPU (TypeScript, one thread) over onnxruntime-web WASM (SIMD; threads in machine.chromium.peerRuntime). Above 1: the engine is faster.',
   'Training: one full LoRA step (forward with tape, backward, AdamW; old log-probs given, so no scoring pass) on a batch of the largest inference batch\'s shape; ratioToPrefill divides by that batch\'s prefill rate (mark to beat: 0.33); workRatio is the step\'s projection and LM-head work over a prefill\'s (bench/lib/work.ts), so 1 / workRatio bounds ratioToPrefill at equal FLOP rates, and relativeFlopRate = ratioToPrefill * workRatio.',
   'Memory: backend.memory() bytes. load.allocatedBytes is the loaded model on the device; training.peakBytes the peak during a step.',
+  'Load includes hashing what was read (SHA-256 of config.json and every weights file), which run files name the model by.',
+  'storage.durability: one training step\'s IndexedDB writes as the lab makes them, in Chromium with a profile on disk; msPerStep.default has every write at the browser\'s default durability, msPerStep.strict has the run row, step records and checkpoint strict, as the app writes them; extraMsPerStep is the difference of the medians.',
 ];
 
 export interface Report {
@@ -30,6 +32,7 @@ export interface Report {
   };
   matmul: Record<string, unknown>;
   models: unknown[];
+  storage: { durability: Maybe<DurabilityCell> };
   notes: string[];
 }
 
@@ -39,6 +42,7 @@ export function buildReport(o: {
   models: ModelEntry[];
   node: NodeRun;
   browser: Maybe<BrowserRun>;
+  durability: Maybe<DurabilityCell>;
   load: ReturnType<LoadWatch['stop']>;
 }): Report {
   const { budgetMs, ...w } = o.workload;
@@ -62,6 +66,7 @@ export function buildReport(o: {
     machine: { ...machineInfo(), load: o.load, chromium, dawn: o.node.dawnAdapter },
     matmul: { 'webgpu-node': o.node.matmul, 'webgpu-chromium': isSkipped(page) ? page : page.matmul },
     models: o.models.map((m) => modelReport(m, o.node, page)),
+    storage: { durability: o.durability },
     notes: NOTES,
   };
 }

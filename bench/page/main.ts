@@ -8,6 +8,7 @@ import { HubSource } from '../../src/gpu/source';
 import { createWebGPUBackend, type WebGPUBackend } from '../../src/gpu/webgpu/backend';
 import { adapterReport } from '../lib/adapter';
 import { attempt as attemptLogged } from '../lib/attempt';
+import { measureDurability } from '../lib/durability';
 import { measureEngine } from '../lib/engine';
 import { measureMatmul } from '../lib/matmul';
 import { isSkipped, type Maybe, type PeerRun } from '../lib/types';
@@ -64,4 +65,4 @@ async function run(plan: PagePlan): Promise<PageResult> {
   };
 }
 
-window.__bench = { run };
+window.__bench = { run, durability: () => measureDurability() };

@@ -1,5 +1,5 @@
 /** What the Node side asks of the bench page and what the page answers (types only). */
-import type { AdapterReport, EngineRun, MatmulCell, Maybe, PeerRun } from '../lib/types';
+import type { AdapterReport, DurabilityCell, EngineRun, MatmulCell, Maybe, PeerRun } from '../lib/types';
 import type { Workload } from '../lib/workload';
 
 /** Every model folder is served at `${FILES_ROUTE}${key}/`, onnxruntime-web's dist at `${FILES_ROUTE}${ORT_KEY}/`. */
@@ -33,6 +33,7 @@ export interface PageResult {
 
 declare global {
   interface Window {
-    __bench?: { run(plan: PagePlan): Promise<PageResult> };
+    /** durability() needs a page whose profile is on disk (see lib/durability.ts). */
+    __bench?: { run(plan: PagePlan): Promise<PageResult>; durability(): Promise<DurabilityCell> };
   }
 }
