@@ -118,8 +118,9 @@ ${command}
 
 ## What it can do
 
-Measured on ${h.demo.cases} stories with names, things and instruction wordings that were held
-out of training (sampled at temperature 1, as the lab samples):
+Measured on ${h.demo.cases} stories whose instructions use wordings held out of training
+(sampled at temperature 1, as the lab samples), for pet names and things from the training
+pools and, in the last row, for names and things the model never saw:
 
 | | name asked for appears | favourite thing appears |
 | --- | --- | --- |
@@ -127,7 +128,7 @@ out of training (sampled at temperature 1, as the lab samples):
 | stories260K, without | ${pct(h.base.withoutHint.name)} | ${pct(h.base.withoutHint.favourite)} |
 | this model, with the instruction | ${pct(h.demo.withHint.name)} | ${pct(h.demo.withHint.favourite)} |
 | this model, without | ${pct(h.demo.withoutHint.name)} | ${pct(h.demo.withoutHint.favourite)} |
-| this model, training wordings and names | ${pct(h.demoOnTrainingWords.withHint.name)} | ${pct(h.demoOnTrainingWords.withHint.favourite)} |
+| this model, with the instruction, new names and things | ${pct(h.demoNewNames.withHint.name)} | ${pct(h.demoNewNames.withHint.favourite)} |
 
 ## What it cannot do
 

@@ -33,20 +33,26 @@ export interface HintEffect {
   withoutHint: TraitRates;
 }
 
-/** Cases drawn from the held-out names, things and wordings (or the training ones, to compare). */
-export function hintCases(count: number, seed: number, split: Split = 'heldOut'): HintCase[] {
+/**
+ * Cases in the instruction wordings of `words` (held out of training by default), naming pets
+ * and things from `names` (the training pools by default: the child's own pet name is one the
+ * model met; 'heldOut' asks for names it never saw, a harder test of copying).
+ */
+export function hintCases(count: number, seed: number, split: { words?: Split; names?: Split } = {}): HintCase[] {
+  const words = split.words ?? 'heldOut';
+  const names = split.names ?? 'train';
   const rand = mulberry32(seed);
   const pool = <T>(items: readonly T[]) => items[Math.floor(rand() * items.length) % items.length];
   return Array.from({ length: count }, () => {
     const subject = pool(SUBJECTS);
-    const name = pool(NAMES[split]);
-    const favourite = pool(THINGS[split]);
+    const name = pool(NAMES[names]);
+    const favourite = pool(THINGS[names]);
     return {
       subject,
       name,
       favourite,
       beginning: pool(storyOpenings(subject)).question,
-      instruction: instructionFor({ subject, name, favourite }, rand, split, false),
+      instruction: instructionFor({ subject, name, favourite }, rand, words, false),
     };
   });
 }

@@ -49,3 +49,12 @@ describe('demo instructions', () => {
     for (const t of THINGS.heldOut) expect(THINGS.train).not.toContain(t);
   });
 });
+
+describe('demo pools', () => {
+  it('have no repeats, and every name and thing is one the storyteller rules accept', async () => {
+    const { PET_NAME, THING } = await import('../sims/rules/story-traits');
+    for (const pool of [NAMES.train, NAMES.heldOut, THINGS.train, THINGS.heldOut]) expect(new Set(pool).size).toBe(pool.length);
+    for (const n of [...NAMES.train, ...NAMES.heldOut]) expect(n).toMatch(PET_NAME);
+    for (const t of [...THINGS.train, ...THINGS.heldOut]) expect(t).toMatch(THING);
+  });
+});

@@ -68,17 +68,23 @@ function withName(beginning: string, subject: string, name: string): string {
   return `${beginning.slice(0, end)} named ${name}${beginning.slice(end)}`;
 }
 
-function plan(rand: () => number, unconditioned: number): Plan {
+function article(word: string): string {
+  return /^[aeiou]/.test(word) ? 'an' : 'a';
+}
+
+function plan(rand: () => number, conditioned: boolean): Plan {
   const subject = pick(SUBJECTS, rand);
   const later = rand() < 0.2;
   const beginning = later ? `${pick(COMPLAINTS, rand)} ${storyRestart(subject)}` : pick(storyOpenings(subject), rand).question;
-  const conditioned = rand() >= unconditioned;
   if (!conditioned) return { subject, beginning, primed: beginning, conditioned };
-  const name = rand() < 0.8 ? pick(NAMES.train, rand) : undefined;
-  const favourite = rand() < 0.7 ? pick(THINGS.train, rand) : undefined;
+  const both = rand() < 0.4;
+  const name = both || rand() < 0.6 ? pick(NAMES.train, rand) : undefined;
+  const favourite = both || !name ? pick(THINGS.train, rand) : undefined;
   let primed = name ? withName(beginning, subject, name) : beginning;
   if (later) primed += '.';
-  if (favourite) primed += ` ${name ?? `The ${subject}`} loved ${/^[aeiou]/.test(favourite) ? 'an' : 'a'} ${favourite}.`;
+  // Said twice, the thing is what the base model goes on about; once, it mostly drops it.
+  const who = name ?? `The ${subject}`;
+  if (favourite) primed += ` ${who} had ${article(favourite)} ${favourite}. ${who} loved the ${favourite} very much.`;
   return { subject, beginning, primed, name, favourite, conditioned };
 }
 
@@ -93,32 +99,46 @@ function hindsightWish(p: Plan, story: string, rand: () => number): StoryWish {
   };
 }
 
+/**
+ * `count` examples, `unconditioned` of them plain. Conditioned stories are kept only when they
+ * kept a primed name or thing (rejection sampling: sampling is cheap, training is not), so every
+ * conditioned example teaches the model to carry a fact from the instruction into the story.
+ */
 export async function relabeledStories(policy: Policy, o: RelabelOptions, split: Split = 'train'): Promise<DemoExample[]> {
   const rand = mulberry32(o.seed);
-  const plans = Array.from({ length: o.count }, () => plan(rand, o.unconditioned));
+  const plain = Math.round(o.count * o.unconditioned);
+  const want = { plain, conditioned: o.count - plain };
   const out: DemoExample[] = [];
-  for (let i = 0; i < plans.length; i += o.batch) {
+  let kept = { plain: 0, conditioned: 0 };
+  let batchIndex = 0;
+  // A conditioned story keeps its fact about a third of the time; ten tries per example is ample.
+  const maxBatches = Math.ceil((o.count * 10) / o.batch);
+  while ((kept.plain < want.plain || kept.conditioned < want.conditioned) && batchIndex < maxBatches) {
     o.signal?.throwIfAborted();
-    const part = plans.slice(i, i + o.batch);
+    const plans = Array.from({ length: o.batch }, () => plan(rand, kept.plain >= want.plain || rand() >= o.unconditioned));
     const gens = await policy.generate(
-      part.map((p) => p.primed),
-      { maxNewTokens: o.maxNewTokens, sampling: { temperature: o.temperature, topP: 1, topK: 0 }, seed: o.seed * 1_000_003 + i, signal: o.signal },
+      plans.map((p) => p.primed),
+      { maxNewTokens: o.maxNewTokens, sampling: { temperature: o.temperature, topP: 1, topK: 0 }, seed: o.seed * 1_000_003 + batchIndex * o.batch, signal: o.signal },
     );
-    for (const [j, p] of part.entries()) {
+    batchIndex++;
+    for (const [j, p] of plans.entries()) {
       const story = gens[j].text;
       if (!story.trim()) continue;
       if (!p.conditioned) {
+        if (kept.plain >= want.plain) continue;
+        kept = { ...kept, plain: kept.plain + 1 };
         out.push({ prompt: p.beginning, completion: story, wish: null });
         continue;
       }
       const wish = hindsightWish(p, story, rand);
+      if ((!wish.name && !wish.favourite) || kept.conditioned >= want.conditioned) continue;
+      kept = { ...kept, conditioned: kept.conditioned + 1 };
       const includeSubject = mentionsNoun(story, p.subject) && rand() < 0.5;
-      const instruction = instructionFor(wish, rand, split, includeSubject);
       // A primed fact the story kept is always in its instruction (hindsightWish): the model must
       // never learn to write a name or thing that nobody asked for.
-      out.push({ prompt: hintedPrompt(instruction, p.beginning), completion: story, wish });
+      out.push({ prompt: hintedPrompt(instructionFor(wish, rand, split, includeSubject), p.beginning), completion: story, wish });
     }
-    o.onProgress?.(Math.min(i + o.batch, plans.length), plans.length);
+    o.onProgress?.(kept.plain + kept.conditioned, o.count);
   }
   return out;
 }
