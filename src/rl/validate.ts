@@ -174,7 +174,7 @@ const evaluation = object(
     scores: mapOf(id, num(), L.metrics),
     perProblem: arrayOf(object({ id, score: nullable(num()) }, { detail: str(L.note) }), L.problems),
   },
-  optionalBase,
+  { ...optionalBase, failed: count, problemSet: str(L.note, 1) },
 );
 
 const versionBoundary = object({ ...base, kind: oneOf('version_boundary'), from: count, to: count }, optionalBase);
@@ -267,6 +267,11 @@ function checkConsistency(record: RunRecord): void {
       break;
     case 'version_boundary':
       if (record.to <= record.from) throw new FieldError('to', `is ${record.to}; it must be greater than from (${record.from})`);
+      break;
+    case 'evaluation':
+      if (record.failed !== undefined && record.failed > record.perProblem.length) {
+        throw new FieldError('failed', `is ${record.failed}, more than the ${record.perProblem.length} problems scored`);
+      }
       break;
     case 'session_end':
       if (record.mainTurns > record.turns) throw new FieldError('mainTurns', `is ${record.mainTurns}, more than turns (${record.turns})`);

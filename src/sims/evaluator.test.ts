@@ -53,15 +53,15 @@ describe('scoreEvaluation', () => {
     const { generator, calls } = scripted([
       '\\boxed{1}', '\\boxed{0.5}', '\\boxed{0.75}', // p0: 0.75
       '\\boxed{0}', 'no score at all', '\\boxed{0.5}', // p1: one invalid vote ignored, 0.25
-      'oops', '\\boxed{7}', '\\boxed{}', // p2: no valid vote -> 0, failed
+      'oops', '\\boxed{7}', '\\boxed{}', // p2: no valid vote -> failed, left out of the mean
     ]);
     const result = await scoreEvaluation(generator, items, { preference: 'Be brief.', votes: 3 });
-    expect(result.perProblem.map((p) => p.score)).toEqual([0.75, 0.25, 0]);
+    expect(result.perProblem.map((p) => p.score)).toEqual([0.75, 0.25, null]);
     expect(result.perProblem.map((p) => p.failed)).toEqual([false, false, true]);
     expect(result.perProblem[1].votes).toEqual([0, null, 0.5]);
     expect(result.perProblem[2].texts).toEqual(['oops', '\\boxed{7}', '\\boxed{}']);
     expect(result.failedProblems).toBe(1);
-    expect(result.score).toBeCloseTo((0.75 + 0.25 + 0) / 3, 12);
+    expect(result.score).toBeCloseTo((0.75 + 0.25) / 2, 12);
     expect(calls).toHaveLength(9);
     expect(calls[3].messages).toEqual(buildEvaluatorPrompt('Be brief.', 'Q1', 'A1'));
     expect(calls.map((c) => c.opts?.seed)).toEqual([0, 1, 2, 3, 4, 5, 6, 7, 8]);
@@ -83,9 +83,11 @@ describe('scoreEvaluation', () => {
     ]);
   });
 
-  it('scores an empty set 0 and refuses a vote count below one', async () => {
+  it('has no score when no problem was scored, and refuses a vote count below one', async () => {
     const { generator } = scripted([]);
-    expect((await scoreEvaluation(generator, [], { preference: 'p' })).score).toBe(0);
+    expect((await scoreEvaluation(generator, [], { preference: 'p' })).score).toBeNull();
+    const failed = await scoreEvaluation(scripted(['no', 'box']).generator, items.slice(0, 2), { preference: 'p', votes: 1 });
+    expect(failed).toMatchObject({ score: null, failedProblems: 2 });
     await expect(scoreEvaluation(generator, items, { preference: 'p', votes: 0 })).rejects.toThrow(RangeError);
   });
 

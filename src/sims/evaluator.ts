@@ -28,8 +28,8 @@ export interface EvaluationOptions {
 
 export interface ProblemEvaluation {
   id: string;
-  /** Mean of the valid votes; 0 when there was none. */
-  score: number;
+  /** Mean of the valid votes; null when there was none (the problem failed). */
+  score: number | null;
   /** Parsed score of each vote, null where the vote had no valid \boxed{} score. */
   votes: (number | null)[];
   /** The evaluator's raw replies, for inspection. */
@@ -39,16 +39,21 @@ export interface ProblemEvaluation {
 }
 
 export interface EvaluationResult {
-  /** Mean over problems of each problem's score: the personalization score. */
-  score: number;
+  /**
+   * Mean over the scored problems: the personalization score. A failed problem is left out,
+   * not counted as 0 (an evaluator that cannot answer in format says nothing about the
+   * policy); null when no problem was scored.
+   */
+  score: number | null;
   perProblem: ProblemEvaluation[];
+  /** Problems left out of the score because none of their votes was valid. */
   failedProblems: number;
 }
 
 /**
  * The paper's personalization score: the simulator rates each first answer m times against the
  * user's preference, each problem scores the mean of its valid votes, and the run scores the mean
- * over problems. Calls run one at a time, since one model usually serves them all.
+ * over the problems that have one. Calls run one at a time, since one model usually serves them all.
  */
 export async function scoreEvaluation(
   generator: TextGenerator,
@@ -85,7 +90,7 @@ export async function scoreEvaluation(
     options.onProgress?.({ ...progress });
   }
   return {
-    score: mean(problems.map((p) => p.score)),
+    score: mean(problems.flatMap((p) => (p.score === null ? [] : [p.score]))),
     perProblem: problems,
     failedProblems: problems.filter((p) => p.failed).length,
   };
@@ -97,6 +102,6 @@ function problemScore(id: string, texts: string[]): ProblemEvaluation {
   return { id, score: mean(valid), votes, texts, failed: valid.length === 0 };
 }
 
-function mean(values: number[]): number {
-  return values.length === 0 ? 0 : values.reduce((a, b) => a + b, 0) / values.length;
+function mean(values: number[]): number | null {
+  return values.length === 0 ? null : values.reduce((a, b) => a + b, 0) / values.length;
 }

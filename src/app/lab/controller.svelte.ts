@@ -554,7 +554,11 @@ export class LabController {
     if (r.kind === 'train_step') this.trainProgress = null;
     if (r.kind === 'evaluation') this.evalProgress = null;
     if (r.kind === 'train_step') this.announce(r.skipped ? `Training step ${r.step} skipped: ${r.skipped}` : `Training step ${r.step} done; the policy is now version ${r.version + 1}.`);
-    else if (r.kind === 'evaluation') this.announce(`Evaluation at step ${r.step ?? 0}: score ${(r.scores.score ?? NaN).toFixed(2)}.`);
+    else if (r.kind === 'evaluation') {
+      const score = r.scores.score ?? r.scores.accuracy;
+      const failed = r.failed ? `, ${r.failed} of ${r.perProblem.length} problems failed and left out` : '';
+      this.announce(`Evaluation at step ${r.step ?? 0}: ${score === undefined ? 'no score' : `score ${score.toFixed(2)}`}${failed}.`);
+    }
     this.pendingRecords.push(r);
     this.flushTimer ??= setTimeout(() => this.flush(), FLUSH_MS);
   }

@@ -60,6 +60,17 @@ describe('changing scenario and method', () => {
     expect(toRunConfig(opd).method).toBe('opd');
   });
 
+  it('takes GSM8K from the hub in the reference evaluation’s order unless dataset order is picked', () => {
+    const student = withScenario(defaultSetup(), 'student');
+    const hub = { ...student, problems: { ...student.problems, source: 'gsm8k-hub' as const } };
+    expect(toRunConfig(hub).problems).toEqual({ source: 'gsm8k-hub', count: 12, order: 'reference' });
+    expect(toRunConfig({ ...hub, problems: { ...hub.problems, order: 'dataset' } }).problems).toMatchObject({ order: 'dataset' });
+    // A setup saved before the option existed gets the reference order.
+    const { order: _unused, ...old } = hub.problems;
+    void _unused;
+    expect(restoreSetup(JSON.parse(JSON.stringify({ ...hub, problems: old }))).problems.order).toBe('reference');
+  });
+
   it('talk yourself runs one session, never evaluates, and asks only for the judge', () => {
     const talk = withScenario(defaultSetup(), 'talk');
     expect(rolesFor('talk')).toEqual(['judge']);

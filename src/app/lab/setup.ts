@@ -6,6 +6,7 @@
 import { makePreset, type MethodName, type MethodPreset } from '../../rl/presets';
 import { bundledName } from '../../gpu/bundled';
 import { createScenario, DEFAULT_FAVOURITE, DEFAULT_PET_NAME, DEFAULT_STORY_SUBJECT, type ScenarioConfig, type ScenarioId } from '../../sims/scenarios/index';
+import type { ProblemOrder } from '../../sims/problems/index';
 import { CHAT_MODEL, exampleConfig, laptopOverrides, parseRunConfig, type GeneratorSpec, type RunConfig } from '../../workers/runtime/run-config';
 
 /** Where a judge, simulated user or evaluator gets its text (the run config's GeneratorSpec). */
@@ -43,7 +44,8 @@ export interface LabSetup {
   };
   roles: Record<Role, RoleChoice>;
   seed: number;
-  problems: { source: 'builtin' | 'gsm8k-hub'; count: number };
+  /** GSM8K from the hub comes in the reference evaluation's order unless `order` is 'dataset'. */
+  problems: { source: 'builtin' | 'gsm8k-hub'; count: number; order: ProblemOrder };
   schedule: RunConfig['schedule'];
   sampling: RunConfig['sampling'];
 }
@@ -76,7 +78,7 @@ function scenarioParts(scenario: ScenarioId): Pick<LabSetup, 'problems' | 'sched
         hubId: example.models.policy.model,
         roles: { user: rules, judge: rules, evaluator: rules },
         // Story prompts are built into the scenario.
-        problems: { source: 'builtin', count: example.problems.count },
+        problems: { source: 'builtin', count: example.problems.count, order: 'reference' },
         schedule: example.schedule,
         sampling: example.sampling,
       };
@@ -86,7 +88,7 @@ function scenarioParts(scenario: ScenarioId): Pick<LabSetup, 'problems' | 'sched
         hubId: CHAT_MODEL,
         // The person is the user and there is no score to evaluate; only the judge is chosen.
         roles: { user: rules, judge: rules, evaluator: rules },
-        problems: { source: 'builtin', count: 1 },
+        problems: { source: 'builtin', count: 1, order: 'reference' },
         schedule: { concurrentSessions: 1, steps: 1000, evalEvery: 0, evalProblems: 1, evalVotes: 1 },
         sampling: { policy: { temperature: 0.7, topP: 1, topK: 0, maxNewTokens: 128 }, user: { temperature: 0.7, maxNewTokens: 256 } },
       };
@@ -95,7 +97,7 @@ function scenarioParts(scenario: ScenarioId): Pick<LabSetup, 'problems' | 'sched
         hubId: CHAT_MODEL,
         // Rules know only the built-in users: a described persona needs a model to play it.
         roles: { user: { kind: 'policy' }, judge: rules, evaluator: { kind: 'policy' } },
-        problems: { source: 'builtin', count: 12 },
+        problems: { source: 'builtin', count: 12, order: 'reference' },
         schedule: { concurrentSessions: 4, steps: 8, evalEvery: 4, evalProblems: 12, evalVotes: 1 },
         sampling: { policy: { temperature: 1, topP: 1, topK: 0, maxNewTokens: 256 }, user: { temperature: 0.7, maxNewTokens: 256 } },
       };
@@ -103,7 +105,7 @@ function scenarioParts(scenario: ScenarioId): Pick<LabSetup, 'problems' | 'sched
       return {
         hubId: CHAT_MODEL,
         roles: { user: rules, judge: rules, evaluator: rules },
-        problems: { source: 'builtin', count: 12 },
+        problems: { source: 'builtin', count: 12, order: 'reference' },
         schedule: { concurrentSessions: 4, steps: 8, evalEvery: 4, evalProblems: 12, evalVotes: 3 },
         sampling: { policy: { temperature: 1, topP: 1, topK: 0, maxNewTokens: 256 }, user: { temperature: 0.7, maxNewTokens: 256 } },
       };

@@ -103,7 +103,7 @@ const LOG: RunRecord[] = [
   { kind: 'train_step', version: 1, ts: 8000, step: 2, samples: 0, stats: nullStats, skipped: 'no trainable samples' },
   {
     kind: 'evaluation', version: 1, ts: 9000, step: 2, name: 'personalization', scores: { score: 0.6 },
-    perProblem: [{ id: 'p1', score: 1, detail: 'new' }],
+    perProblem: [{ id: 'p1', score: 1, detail: 'new' }, { id: 'p3', score: null, detail: 'unparsed' }], failed: 1,
   },
   { kind: 'session_end', version: 1, ts: 9500, session: 's1', reason: 'timeout', turns: 1, mainTurns: 1 },
 ];
@@ -156,8 +156,8 @@ describe('evalSeries', () => {
   it('takes the named evaluations with the first as baseline', () => {
     expect(evalSeries(LOG)).toEqual({
       points: [
-        { step: 0, version: 0, ts: 1000, score: 0.2 },
-        { step: 2, version: 1, ts: 9000, score: 0.6 },
+        { step: 0, version: 0, ts: 1000, score: 0.2, failed: null, problems: 2 },
+        { step: 2, version: 1, ts: 9000, score: 0.6, failed: 1, problems: 2 },
       ],
       baseline: 0.2,
     });
@@ -306,10 +306,10 @@ describe('beforeAfter', () => {
     expect(beforeAfter(LOG)).toEqual([
       {
         id: 'p1',
-        baseline: { id: 'p1', text: '<b>old</b>', score: 0, version: 0, step: 0, evalScore: 0.2 },
-        latest: { id: 'p1', text: 'new', score: 1, version: 1, step: 2, evalScore: 0.6 },
+        baseline: { id: 'p1', text: '<b>old</b>', score: 0, version: 0, step: 0, evalScore: 0.2, evalFailed: null },
+        latest: { id: 'p1', text: 'new', score: 1, version: 1, step: 2, evalScore: 0.6, evalFailed: 1 },
       },
-      { id: 'p2', baseline: { id: 'p2', text: 'x', score: 0.5, version: 0, step: 0, evalScore: 0.2 }, latest: null },
+      { id: 'p2', baseline: { id: 'p2', text: 'x', score: 0.5, version: 0, step: 0, evalScore: 0.2, evalFailed: null }, latest: null },
     ]);
     expect(beforeAfter([])).toEqual([]);
   });

@@ -189,6 +189,10 @@ export interface EvalPoint {
   version: number;
   ts: number;
   score: number | null;
+  /** Problems whose evaluator votes all failed, left out of the score; null for older logs. */
+  failed: number | null;
+  /** Problems the evaluation scored (failed ones included). */
+  problems: number;
 }
 
 export interface EvalSeries {
@@ -204,7 +208,7 @@ export function evalSeries(records: readonly RunRecord[], name: string = PERSONA
   for (const r of records) {
     if (r.kind === 'train_step') stepsDone = Math.max(stepsDone, r.step);
     else if (r.kind === 'evaluation' && r.name === name) {
-      points.push({ step: r.step ?? stepsDone, version: r.version, ts: r.ts, score: finite(r.scores.score) });
+      points.push({ step: r.step ?? stepsDone, version: r.version, ts: r.ts, score: finite(r.scores.score), failed: r.failed ?? null, problems: r.perProblem.length });
     }
   }
   return { points, baseline: points.length ? points[0].score : null };
@@ -513,6 +517,8 @@ export interface AnswerView {
   step: number | null;
   /** The whole evaluation's score. */
   evalScore: number | null;
+  /** The evaluation's problems left out of evalScore because their votes all failed; null for older logs. */
+  evalFailed: number | null;
 }
 
 export interface BeforeAfterProblem {
@@ -532,6 +538,7 @@ function answerOf(e: EvaluationRecord, id: string): AnswerView | null {
     version: e.version,
     step: e.step ?? null,
     evalScore: finite(e.scores.score),
+    evalFailed: e.failed ?? null,
   };
 }
 

@@ -1,4 +1,5 @@
 import { PROBLEM_LIMITS, type Problem } from './problem';
+import { GSM8K_TEST_ROWS, referenceRows, type ProblemOrder } from './reference-order';
 
 /** The datasets-server serves at most this many rows per request. */
 const PAGE = 100;
@@ -10,6 +11,11 @@ export class DatasetDownloadError extends Error {
 
 export interface HubOptions {
   split?: 'test' | 'train';
+  /**
+   * 'dataset' (default): the split's first `count` rows. 'reference': the first `count` of the
+   * reference evaluation's order of the test split (reference-order.ts).
+   */
+  order?: ProblemOrder;
   fetch?: typeof fetch;
   signal?: AbortSignal;
 }
@@ -19,12 +25,19 @@ export function gsm8kRowsUrl(split: string, offset: number, length: number): str
   return `${ROWS_URL}?dataset=openai%2Fgsm8k&config=main&split=${split}&offset=${offset}&length=${length}`;
 }
 
-/** The first `count` GSM8K problems of a split, in dataset order (the paper scores the first 36 of test). */
+/**
+ * The first `count` GSM8K problems of a split, in dataset order, or of the test split in the
+ * reference evaluation's order (whose first 36 the paper's personalization score is taken on).
+ */
 export async function fetchGsm8kFromHub(count: number, options: HubOptions = {}): Promise<Problem[]> {
   const split = options.split ?? 'test';
   const fetchFn = options.fetch ?? ((input, init) => globalThis.fetch(input, init));
   if (!Number.isInteger(count) || count < 1 || count > PROBLEM_LIMITS.problems) {
     throw new RangeError(`Ask for between 1 and ${PROBLEM_LIMITS.problems} GSM8K problems, not ${count}.`);
+  }
+  if (options.order === 'reference') {
+    if (split !== 'test') throw new RangeError(`The reference order is an order of the test split; ask for split "test", or for dataset order of "${split}".`);
+    return fetchRows(fetchFn, referenceRows(Math.min(count, GSM8K_TEST_ROWS)), options.signal);
   }
   const problems: Problem[] = [];
   while (problems.length < count) {
@@ -34,6 +47,33 @@ export async function fetchGsm8kFromHub(count: number, options: HubOptions = {})
     rows.forEach((row, index) => problems.push(toProblem(row, split, offset + index)));
   }
   return problems;
+}
+
+/**
+ * Test-split rows in the given order. Rows are fetched in runs of nearby rows (one request per
+ * page of the datasets server that holds any of them) rather than one request per row.
+ */
+async function fetchRows(fetchFn: typeof fetch, rows: readonly number[], signal?: AbortSignal): Promise<Problem[]> {
+  const byPage = new Map<number, number[]>();
+  for (const r of rows) byPage.set(Math.floor(r / PAGE), [...(byPage.get(Math.floor(r / PAGE)) ?? []), r]);
+  const found = new Map<number, Problem>();
+  for (const inPage of byPage.values()) {
+    const first = Math.min(...inPage);
+    const got = await fetchPage(fetchFn, gsm8kRowsUrl('test', first, Math.max(...inPage) - first + 1), signal);
+    got.forEach((row, i) => {
+      const index = row.row_idx ?? first + i;
+      if (inPage.includes(index)) found.set(index, toProblem(row, 'test', index));
+    });
+  }
+  return rows.map((r) => {
+    const problem = found.get(r);
+    if (!problem) {
+      throw new DatasetDownloadError(
+        `The Hugging Face datasets server did not return GSM8K test row ${r}. Try again later, or load GSM8K from a local .jsonl file instead.`,
+      );
+    }
+    return problem;
+  });
 }
 
 interface Row {

@@ -4,3 +4,12 @@ export { parseProblemsText, readProblemFile } from './problem-file';
 export { fetchGsm8kFromHub, gsm8kRowsUrl, DatasetDownloadError, type HubOptions } from './gsm8k-hub';
 export { BUILT_IN_PROBLEMS } from './builtin';
 export { storyOpenings } from './story-openings';
+export {
+  GSM8K_TEST_ROWS,
+  inReferenceOrder,
+  PROBLEM_ORDERS,
+  REFERENCE_ORDER,
+  REFERENCE_ORDER_SOURCE,
+  referenceRows,
+  type ProblemOrder,
+} from './reference-order';

@@ -6,6 +6,7 @@ import { gsm8kSteps, parseGsm8kAnswer, Gsm8kAnswerError } from './gsm8k-answer';
 import { fetchGsm8kFromHub, gsm8kRowsUrl, DatasetDownloadError } from './gsm8k-hub';
 import { PROBLEM_LIMITS, ProblemFileError } from './problem';
 import { parseProblemsText, readProblemFile } from './problem-file';
+import { inReferenceOrder, REFERENCE_ORDER } from './reference-order';
 import { storyOpenings } from './story-openings';
 
 const gsm8kPath = dataPath('data/gsm8k/test.jsonl');
@@ -110,24 +111,68 @@ describe('GSM8K from the Hugging Face datasets-server rows API', () => {
   });
 
   it('pages by 100 rows and keeps dataset order', async () => {
-    const urls: string[] = [];
-    const fakeFetch = (async (input: string | URL | Request) => {
-      const url = new URL(String(input));
-      urls.push(String(input));
-      const offset = Number(url.searchParams.get('offset'));
-      const length = Number(url.searchParams.get('length'));
-      const rows = Array.from({ length }, (_, i) => ({
-        row_idx: offset + i,
-        row: { question: `q${offset + i}`, answer: `#### ${offset + i}` },
-        truncated_cells: [],
-      }));
-      return new Response(JSON.stringify({ rows, num_rows_total: 1319 }));
-    }) as typeof fetch;
+    const { urls, fakeFetch } = fakeHub();
     const problems = await fetchGsm8kFromHub(150, { fetch: fakeFetch });
     expect(urls).toEqual([gsm8kRowsUrl('test', 0, 100), gsm8kRowsUrl('test', 100, 50)]);
     expect(problems).toHaveLength(150);
     expect(problems[149]).toEqual({ id: 'gsm8k/test#149', question: 'q149', answer: '#### 149' });
   });
+
+  it('takes the reference order of the test split, one request per page it touches', async () => {
+    const { urls, fakeFetch } = fakeHub();
+    const problems = await fetchGsm8kFromHub(36, { fetch: fakeFetch, order: 'reference' });
+    expect(problems.map((p) => p.id)).toEqual(REFERENCE_ORDER.slice(0, 36).map((r) => `gsm8k/test#${r}`));
+    expect(problems[0]).toEqual({ id: 'gsm8k/test#677', question: 'q677', answer: '#### 677' });
+    // The 36 rows lie on 12 pages of 100; each request spans only the rows it needs there.
+    expect(urls).toHaveLength(12);
+    for (const u of urls) expect(Number(new URL(u).searchParams.get('length'))).toBeLessThanOrEqual(100);
+    await expect(fetchGsm8kFromHub(3, { fetch: fakeFetch, order: 'reference', split: 'train' })).rejects.toThrow(/test split/);
+  });
+});
+
+describe('the reference evaluation order (data/gsm8k/openclaw-order.json)', () => {
+  const test = () => parseProblemsText(readFileSync(gsm8kPath, 'utf8'), 'test.jsonl');
+
+  it('lists every test row once; its first problem is "Carol and Jennifer", and "Janet’s ducks" comes 710th', () => {
+    expect(REFERENCE_ORDER).toHaveLength(1319);
+    expect(new Set(REFERENCE_ORDER).size).toBe(1319);
+    expect(REFERENCE_ORDER.slice(0, 4)).toEqual([677, 1046, 610, 49]);
+    const ordered = inReferenceOrder(test(), 'test.jsonl');
+    expect(ordered[0].question).toMatch(/^Carol and Jennifer are sisters/);
+    expect(ordered[0].id).toBe('test.jsonl#677');
+    expect(ordered.findIndex((p) => p.question.startsWith('Janet’s ducks'))).toBe(709);
+    // The reference's 36 evaluation problems and the dataset's first 36 share none.
+    const first36 = new Set(test().slice(0, 36).map((p) => p.id));
+    expect(ordered.slice(0, 36).filter((p) => first36.has(p.id))).toEqual([]);
+  });
+
+  it('refuses a file that is not the test split in dataset order, saying to choose dataset order', () => {
+    const short = catchError(() => inReferenceOrder(test().slice(0, 100), 'mine.jsonl'));
+    expect(short).toBeInstanceOf(ProblemFileError);
+    expect(short.message).toMatch(/mine\.jsonl is not the GSM8K test split.*100 problems.*problems\.order to "dataset"/);
+    const shuffled = catchError(() => inReferenceOrder([...test()].reverse(), 'shuffled.jsonl'));
+    expect(shuffled.message).toMatch(/row 677 is not "Carol and Jennifer are sisters\.\.\."/);
+  });
+});
+
+function fakeHub() {
+  const urls: string[] = [];
+  const fakeFetch = (async (input: string | URL | Request) => {
+    const url = new URL(String(input));
+    urls.push(String(input));
+    const offset = Number(url.searchParams.get('offset'));
+    const length = Number(url.searchParams.get('length'));
+    const rows = Array.from({ length }, (_, i) => ({
+      row_idx: offset + i,
+      row: { question: `q${offset + i}`, answer: `#### ${offset + i}` },
+      truncated_cells: [],
+    }));
+    return new Response(JSON.stringify({ rows, num_rows_total: 1319 }));
+  }) as typeof fetch;
+  return { urls, fakeFetch };
+}
+
+describe('GSM8K hub failures', () => {
 
   it('turns HTTP and network failures into a DatasetDownloadError that suggests a local file', async () => {
     const http = (async () => new Response('busy', { status: 503 })) as typeof fetch;

@@ -11,6 +11,7 @@ import type { ChatMessage } from '../../rl/messages';
 import type { RunRecord } from '../../rl/records';
 import { validateRecord } from '../../rl/validate';
 import type { TextGenerator } from '../../sims/generator';
+import { BUILT_IN_PROBLEMS } from '../../sims/problems/index';
 import { createScenario } from '../../sims/scenarios/index';
 import { loadProblems } from './problems';
 import { exampleConfig, parseRunConfig, type RunConfig } from './run-config';
@@ -113,4 +114,40 @@ describe('combined run loop on the tiny fixture (3 steps)', () => {
     const endedEarly = of(records.slice(0, firstStep), 'session_end').map((e) => e.session);
     for (const s of endedEarly) expect(forgotten.some((f) => f.session === s), s).toBe(true);
   }, 300_000);
+});
+
+describe('the personalization evaluation record', () => {
+  it('leaves a problem whose evaluator votes all fail out of the score, counts it, and names the set', async () => {
+    const { dir } = await tinyModel({ family: 'qwen3' });
+    const config: RunConfig = {
+      ...exampleConfig('student', dir),
+      problems: { source: 'builtin', count: 12 },
+      schedule: { concurrentSessions: 2, steps: 1, evalEvery: 1, evalProblems: 3, evalVotes: 2 },
+    };
+    config.preset.batch.size = 2;
+    config.sampling.policy.maxNewTokens = 5;
+    const services = await createNodeServices(parseRunConfig(config), new CpuBackend());
+    const problems = await loadProblems(config, createScenario(config.scenario), readTextFile);
+    // The evaluator cannot answer in format for the first problem.
+    const evaluator: TextGenerator = {
+      kind: 'rules',
+      label: 'scripted evaluator',
+      generate: async (messages) => (messages.some((m) => m.content.includes(BUILT_IN_PROBLEMS[0].question)) ? 'I am not sure.' : 'Fine.\n\\boxed{0.5}'),
+    };
+    const records: RunRecord[] = [];
+    const loop = new RunLoop(config, { ...services, evaluator }, problems, {
+      append: async (rs) => {
+        for (const r of rs) records.push(validateRecord(JSON.parse(JSON.stringify(r)), `record ${records.length}`));
+      },
+    });
+    await loop.run();
+    const evals = of(records, 'evaluation');
+    expect(evals.map((e) => e.step)).toEqual([0, 1]);
+    for (const e of evals) {
+      expect(e.scores).toEqual({ score: 0.5 });
+      expect(e.failed).toBe(1);
+      expect(e.perProblem.map((p) => [p.id, p.score])).toEqual([['builtin#0', null], ['builtin#1', 0.5], ['builtin#2', 0.5]]);
+      expect(e.problemSet).toBe('the first 3 built-in problems');
+    }
+  }, 120_000);
 });

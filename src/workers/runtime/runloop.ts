@@ -18,6 +18,7 @@ import type { TextGenerator } from '../../sims/generator';
 import type { Problem } from '../../sims/problems/problem';
 import { createScenario, isDone, simulatorMessages, simulatorReply, type Scenario } from '../../sims/scenarios/index';
 import { judgeTurn } from './judge-turn';
+import { problemSetLabel } from './problems';
 import { interactionRecord, isAbort, RunLoopCore, type RecordSink, type RunLoopOptions } from './loop-core';
 import type { PolicyService } from './policy-service';
 import type { RunConfig } from './run-config';
@@ -249,8 +250,10 @@ export class RunLoop extends RunLoopCore {
       ts: this.now(),
       step: this.step,
       name: 'personalization',
-      scores: { score: result.score },
-      perProblem: result.perProblem.map((p, i) => ({ id: p.id, score: p.failed ? null : p.score, detail: replies[i].text })),
+      scores: result.score === null ? {} : { score: result.score },
+      perProblem: result.perProblem.map((p, i) => ({ id: p.id, score: p.score, detail: replies[i].text })),
+      failed: result.failedProblems,
+      problemSet: problemSetLabel(this.config.problems, this.scenario, n),
     };
     await this.commit([record]);
   }
