@@ -99,7 +99,8 @@ distil.
 
 Hindsight relabeling, the paper's idea applied to data: ${r.examples.total} stories sampled from
 stories260K itself at temperature 1 (${r.options.maxNewTokens} tokens each), ${r.examples.withName} of
-them from beginnings that mention a pet's name and ${r.examples.withFavourite} a favourite thing.
+them labelled with a pet's name, ${r.examples.withFavourite} with a favourite thing and ${r.examples.withBedtime}
+with going to sleep (sampled from beginnings that mention them, kept only when the story did too).
 Rules read off what each story actually does (names the pet, contains the thing, uses kind
 words, has nothing mean or scary), and that became its instruction, in one of many wordings;
 the instruction is then written in front of the plain beginning. ${r.examples.unconditioned}
@@ -122,19 +123,19 @@ Measured on ${h.demo.cases} stories whose instructions use wordings held out of 
 (sampled at temperature 1, as the lab samples), for pet names and things from the training
 pools and, in the last row, for names and things the model never saw:
 
-| | name asked for appears | favourite thing appears |
-| --- | --- | --- |
-| stories260K, with the instruction | ${pct(h.base.withHint.name)} | ${pct(h.base.withHint.favourite)} |
-| stories260K, without | ${pct(h.base.withoutHint.name)} | ${pct(h.base.withoutHint.favourite)} |
-| this model, with the instruction | ${pct(h.demo.withHint.name)} | ${pct(h.demo.withHint.favourite)} |
-| this model, without | ${pct(h.demo.withoutHint.name)} | ${pct(h.demo.withoutHint.favourite)} |
-| this model, with the instruction, new names and things | ${pct(h.demoNewNames.withHint.name)} | ${pct(h.demoNewNames.withHint.favourite)} |
+| | name asked for appears | favourite thing appears | someone goes to sleep |
+| --- | --- | --- | --- |
+| stories260K, with the instruction | ${pct(h.base.withHint.name)} | ${pct(h.base.withHint.favourite)} | ${pct(h.base.withHint.bedtime)} |
+| stories260K, without | ${pct(h.base.withoutHint.name)} | ${pct(h.base.withoutHint.favourite)} | ${pct(h.base.withoutHint.bedtime)} |
+| this model, with the instruction | ${pct(h.demo.withHint.name)} | ${pct(h.demo.withHint.favourite)} | ${pct(h.demo.withHint.bedtime)} |
+| this model, without | ${pct(h.demo.withoutHint.name)} | ${pct(h.demo.withoutHint.favourite)} | ${pct(h.demo.withoutHint.bedtime)} |
+| this model, with the instruction, new names and things | ${pct(h.demoNewNames.withHint.name)} | ${pct(h.demoNewNames.withHint.favourite)} | ${pct(h.demoNewNames.withHint.bedtime)} |
 
 ## What it cannot do
 
 It is a 260K-parameter model with a 512-token vocabulary: its stories are short and often
 incoherent, it follows the few kinds of instruction it was taught (a pet's name, a thing in
-the story, kind and gentle words) and little else, and it has no chat template. It is a
+the story, going to sleep, kind and gentle words) and little else, and it has no chat template. It is a
 teaching model for watching OPD work, not a storyteller.
 
 ## Licence

@@ -7,7 +7,7 @@ import type { LoraAdapter } from '../gpu/lora';
 import type { Policy } from '../gpu/policy';
 import { mulberry32 } from '../gpu/random';
 import { storyOpenings } from '../sims/problems/story-openings';
-import { mentionsName, mentionsNoun } from '../sims/rules/story-traits';
+import { mentionsBedtime, mentionsName, mentionsNoun } from '../sims/rules/story-traits';
 import { instructionFor, type Split } from './instructions';
 import { NAMES, SUBJECTS, THINGS } from './pools';
 import { hintedPrompt } from './relabel';
@@ -25,6 +25,8 @@ export interface TraitRates {
   name: number;
   /** Share of stories that contain the asked-for favourite thing. */
   favourite: number;
+  /** Share of stories in which someone goes to sleep (every case asks for it). */
+  bedtime: number;
 }
 
 export interface HintEffect {
@@ -52,7 +54,7 @@ export function hintCases(count: number, seed: number, split: { words?: Split; n
       name,
       favourite,
       beginning: pool(storyOpenings(subject)).question,
-      instruction: instructionFor({ subject, name, favourite }, rand, words, false),
+      instruction: instructionFor({ subject, name, favourite, bedtime: true }, rand, words, false),
     };
   });
 }
@@ -65,6 +67,7 @@ export async function hintEffect(
   const run = async (hinted: boolean): Promise<TraitRates> => {
     let name = 0;
     let favourite = 0;
+    let bedtime = 0;
     const batch = o.batch ?? 32;
     for (let i = 0; i < cases.length; i += batch) {
       const part = cases.slice(i, i + batch);
@@ -75,9 +78,10 @@ export async function hintEffect(
       part.forEach((c, j) => {
         if (mentionsName(gens[j].text, c.name)) name++;
         if (mentionsNoun(gens[j].text, c.favourite)) favourite++;
+        if (mentionsBedtime(gens[j].text)) bedtime++;
       });
     }
-    return { name: name / cases.length, favourite: favourite / cases.length };
+    return { name: name / cases.length, favourite: favourite / cases.length, bedtime: bedtime / cases.length };
   };
   return { cases: cases.length, withHint: await run(true), withoutHint: await run(false) };
 }

@@ -12,12 +12,13 @@ export interface StoryWish {
   subject: string;
   name?: string;
   favourite?: string;
+  bedtime?: boolean;
   kind?: boolean;
   gentle?: boolean;
 }
 
 export type Split = 'train' | 'heldOut';
-type Trait = 'subject' | 'name' | 'favourite' | 'kind' | 'gentle';
+type Trait = 'subject' | 'name' | 'favourite' | 'bedtime' | 'kind' | 'gentle';
 type Template = (w: Required<Pick<StoryWish, 'subject'>> & { name: string; favourite: string }) => string;
 
 /** Clauses, lower-case and without a full stop, so they join into one sentence or stand alone. */
@@ -54,6 +55,17 @@ const CLAUSES: Record<Trait, Record<Split, Template[]>> = {
     ],
     heldOut: [(w) => `make sure there is a ${w.favourite}`, (w) => `my ${w.subject}'s favourite thing is a ${w.favourite}`],
   },
+  bedtime: {
+    train: [
+      (w) => `let the story end with the ${w.subject} going to sleep`,
+      () => 'end with going to bed',
+      (w) => `the ${w.subject} falls asleep at the end`,
+      () => 'it should end at bedtime',
+      () => 'finish with a sleepy goodnight',
+      (w) => `${w.name || `the ${w.subject}`} goes to sleep at the end`,
+    ],
+    heldOut: [(w) => `make it end with the ${w.subject} asleep`, () => 'the last part is about going to sleep'],
+  },
   kind: {
     train: [
       () => 'use kind words, with friends who help, share, hug and smile',
@@ -86,7 +98,7 @@ const LEADS: Record<Split, (((w: StoryWish) => string) | null)[]> = {
   heldOut: [null, () => 'Here is what I want:'],
 };
 
-export const TRAITS: readonly Trait[] = ['subject', 'name', 'favourite', 'kind', 'gentle'];
+export const TRAITS: readonly Trait[] = ['subject', 'name', 'favourite', 'bedtime', 'kind', 'gentle'];
 
 function asked(wish: StoryWish): Trait[] {
   return TRAITS.filter((t) => (t === 'subject' ? true : t === 'name' ? !!wish.name : t === 'favourite' ? !!wish.favourite : !!wish[t]));

@@ -46,7 +46,7 @@ export const DEMO_DEFAULTS: Omit<DemoModelOptions, 'seed'> = {
 export interface DemoReport {
   seed: number;
   options: Omit<DemoModelOptions, 'log' | 'signal'>;
-  examples: { total: number; unconditioned: number; withName: number; withFavourite: number };
+  examples: { total: number; unconditioned: number; withName: number; withFavourite: number; withBedtime: number };
   /** Mean log-likelihood per token of held-out examples, before and after. */
   heldOutLogp: { before: number; after: number };
   /** On held-out names, things and wordings, sampled at temperature 1 as the lab samples. */
@@ -142,6 +142,7 @@ export async function makeDemoModel(base: Policy, options: Partial<DemoModelOpti
       unconditioned: examples.filter((x) => !x.wish).length,
       withName: examples.filter((x) => x.wish?.name).length,
       withFavourite: examples.filter((x) => x.wish?.favourite).length,
+      withBedtime: examples.filter((x) => x.wish?.bedtime).length,
     },
     heldOutLogp: { before, after },
     hint,

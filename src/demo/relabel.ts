@@ -10,7 +10,7 @@
 import type { Policy } from '../gpu/policy';
 import { mulberry32 } from '../gpu/random';
 import { storyOpenings } from '../sims/problems/story-openings';
-import { hasKindWords, hasUnkindWords, mentionsName, mentionsNoun } from '../sims/rules/story-traits';
+import { hasKindWords, hasUnkindWords, mentionsBedtime, mentionsName, mentionsNoun } from '../sims/rules/story-traits';
 import { storyRestart } from '../sims/scenarios/storyteller';
 import { instructionFor, type Split, type StoryWish } from './instructions';
 import { NAMES, SUBJECTS, THINGS } from './pools';
@@ -53,6 +53,7 @@ interface Plan {
   primed: string;
   name?: string;
   favourite?: string;
+  bedtime: boolean;
   conditioned: boolean;
 }
 
@@ -76,16 +77,17 @@ function plan(rand: () => number, conditioned: boolean): Plan {
   const subject = pick(SUBJECTS, rand);
   const later = rand() < 0.2;
   const beginning = later ? `${pick(COMPLAINTS, rand)} ${storyRestart(subject)}` : pick(storyOpenings(subject), rand).question;
-  if (!conditioned) return { subject, beginning, primed: beginning, conditioned };
-  const both = rand() < 0.4;
-  const name = both || rand() < 0.6 ? pick(NAMES.train, rand) : undefined;
-  const favourite = both || !name ? pick(THINGS.train, rand) : undefined;
+  if (!conditioned) return { subject, beginning, primed: beginning, bedtime: false, conditioned };
+  const name = rand() < 0.65 ? pick(NAMES.train, rand) : undefined;
+  const favourite = rand() < 0.5 ? pick(THINGS.train, rand) : undefined;
+  const bedtime = rand() < (name || favourite ? 0.35 : 1);
   let primed = name ? withName(beginning, subject, name) : beginning;
   if (later) primed += '.';
   // Said twice, the thing is what the base model goes on about; once, it mostly drops it.
   const who = name ?? `The ${subject}`;
   if (favourite) primed += ` ${who} had ${article(favourite)} ${favourite}. ${who} loved the ${favourite} very much.`;
-  return { subject, beginning, primed, name, favourite, conditioned };
+  if (bedtime) primed += ` It was almost bedtime, and ${who === `The ${subject}` ? `the ${subject}` : who} was very sleepy.`;
+  return { subject, beginning, primed, name, favourite, bedtime, conditioned };
 }
 
 /** What the story does that the plan asked for or that it shows by itself. */
@@ -94,6 +96,7 @@ function hindsightWish(p: Plan, story: string, rand: () => number): StoryWish {
     subject: p.subject,
     name: p.name && mentionsName(story, p.name) ? p.name : undefined,
     favourite: p.favourite && mentionsNoun(story, p.favourite) ? p.favourite : undefined,
+    bedtime: mentionsBedtime(story) && (p.bedtime || rand() < 0.6),
     kind: hasKindWords(story) && rand() < 0.6,
     gentle: !hasUnkindWords(story) && rand() < 0.4,
   };
@@ -131,7 +134,8 @@ export async function relabeledStories(policy: Policy, o: RelabelOptions, split:
         continue;
       }
       const wish = hindsightWish(p, story, rand);
-      if ((!wish.name && !wish.favourite) || kept.conditioned >= want.conditioned) continue;
+      const keptPrimed = !!wish.name || !!wish.favourite || (p.bedtime && !!wish.bedtime);
+      if (!keptPrimed || kept.conditioned >= want.conditioned) continue;
       kept = { ...kept, conditioned: kept.conditioned + 1 };
       const includeSubject = mentionsNoun(story, p.subject) && rand() < 0.5;
       // A primed fact the story kept is always in its instruction (hindsightWish): the model must

@@ -1,8 +1,8 @@
 import type { ChatMessage } from '../../rl/messages';
 import type { GenerateOptions, TextGenerator } from '../generator';
 import { heardIssues, joinList, type RulesProfile } from './profile';
-import { classifyReaction } from './reaction';
-import { readNextState } from './reading';
+import { classifyReaction, classifyToolResult } from './reaction';
+import { readNextState, readNextStateRole } from './reading';
 
 /** The hint for a request no profile knows: the person's words, quoted, as an instruction. */
 export function quotedRequest(request: string): string {
@@ -18,6 +18,8 @@ const QUOTE_CHARS = 200;
  * judge's format: a short reason, then `\boxed{1}`, `\boxed{-1}` or `\boxed{0}` (binary mode), or
  * `\boxed{1}` with a `[HINT_START]...[HINT_END]` hint when the reply asks for a change, else
  * `\boxed{-1}` (hint mode). Without a profile it works for any user: the hint restates the request.
+ * The binary classes are the reference judge's (reaction.ts): an unrelated new question is
+ * ambiguous, a change request is a correction, and a tool result is judged as one.
  */
 export class RulesJudge implements TextGenerator {
   readonly kind = 'rules' as const;
@@ -34,11 +36,17 @@ export class RulesJudge implements TextGenerator {
   async generate(messages: ChatMessage[], opts: GenerateOptions = {}): Promise<string> {
     opts.signal?.throwIfAborted();
     const reply = readNextState(messages);
-    const reaction = classifyReaction(reply);
+    const tool = readNextStateRole(messages) === 'tool';
+    const reaction = tool ? classifyToolResult(reply) : classifyReaction(reply);
     if (this.mode === 'binary') {
+      if (tool) {
+        return reaction === 'progress'
+          ? 'The tool ran and returned a result without an error, so the call worked.\n\n\\boxed{1}'
+          : 'The tool reported an error, so the call failed.\n\n\\boxed{-1}';
+      }
       if (reaction === 'progress') return 'The user accepts the answer and moves on, so the step succeeded.\n\n\\boxed{1}';
-      if (reaction === 'redo') return 'The user asks for the answer to be redone, so it was not what they wanted.\n\n\\boxed{-1}';
-      return 'The reply neither accepts nor rejects the answer.\n\n\\boxed{0}';
+      if (reaction === 'redo') return 'The user asks for the answer to be redone or changed, so it was not what they wanted.\n\n\\boxed{-1}';
+      return 'The reply neither accepts nor rejects the answer (it may be about something else).\n\n\\boxed{0}';
     }
     if (reaction !== 'redo') return 'The reply carries no instruction that would have improved the answer.\n\n\\boxed{-1}';
     // The hint comes before the decision so that nothing quoted can be mistaken for the last \boxed{}.

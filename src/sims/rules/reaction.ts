@@ -1,7 +1,8 @@
 /**
- * What a user's reply says about the answer before it, read from the words alone: the same cues a
- * judge model would look for (the paper: moving on or thanking is progress; asking to redo,
- * correcting or rephrasing is a failure; anything else is ambiguous).
+ * What a user's reply says about the answer before it, read from the words alone, with the
+ * reference judge's class boundaries: moving on, accepting or thanking is progress; asking to
+ * redo, correcting, rephrasing or asking for a change (however it is worded) is a correction;
+ * anything else, an unrelated new question included, is ambiguous.
  */
 export type Reaction = 'progress' | 'redo' | 'unclear';
 
@@ -9,12 +10,29 @@ export type Reaction = 'progress' | 'redo' | 'unclear';
 const DONE_MARKER = /\b[A-Z][A-Z0-9]*_DONE\b/;
 const REDO =
   /\b(?:re-?write|re-?do|try again|fix|change|new one|another one|new story|instead|wrong|incorrect|mistake|not what i|don'?t (?:use|do|write|put|add|want)|do not|stop|shorter|too (?:long|short|much))\b|^\s*no\b/i;
+/**
+ * A change request worded as a new instruction ("make it more casual", "use simpler words"):
+ * the reference's judge counts it as negative feedback, not as a neutral new request. Only
+ * wordings that point back at the answer count, so that a new task ("write me a poem") does not.
+ */
+const CHANGE =
+  /\b(?:(?:make|rewrite|rephrase|reword|shorten|simplify|expand) (?:it|that|this|them)|use (?:simpler|plainer|fewer|less|more|shorter|normal|plain)|remove (?:the|all|that|those)|get rid of|without (?:the|any)|(?:more|less) (?:casual|formal|natural|detailed|concise|simple|plain|polite|friendly|human|encouraging|specific))\b/i;
 const PROGRESS =
-  /\b(?:thanks|thank you|perfect|great|love it|looks good|awesome|exactly|nice|good job|well done|that works|it works)\b/i;
+  /\b(?:thanks|thank you|perfect|great|love it|looks good|awesome|exactly|nice|good job|well done|that works|it works|ok(?:ay)?|got it|sounds good|makes sense|next one|next problem)\b/i;
+/** What an environment writes when a call fails. */
+const TOOL_ERROR = /\b(?:error|exception|traceback|failed|failure|invalid|not found|denied|timed? ?out)\b/i;
 
 export function classifyReaction(reply: string): Reaction {
   if (DONE_MARKER.test(reply)) return 'progress';
-  if (REDO.test(reply)) return 'redo';
+  if (REDO.test(reply) || CHANGE.test(reply)) return 'redo';
   if (PROGRESS.test(reply)) return 'progress';
   return 'unclear';
+}
+
+/**
+ * A tool or environment result as the next state: it exists because the action called the tool,
+ * so a result without an error is progress and an error is a failure of the action.
+ */
+export function classifyToolResult(result: string): Reaction {
+  return TOOL_ERROR.test(result) ? 'redo' : 'progress';
 }

@@ -55,6 +55,16 @@ export function readNextState(messages: ChatMessage[]): string {
   return (closing ? untilHeading.slice(0, trailer) : untilHeading).trim();
 }
 
+/**
+ * The role a judge prompt gives its next state ("## Next state (turn t+1, role: tool, ...)" or
+ * "Next state [role: user]"), or null when its label names none.
+ */
+export function readNextStateRole(messages: ChatMessage[]): string | null {
+  const prompt = messages.findLast((m) => m.role === 'user')?.content ?? '';
+  const label = prompt.split('\n').findLast((line) => /^[\s#>*_-]*next[ _-]?state\b/i.test(line));
+  return label ? (/\brole:\s*([a-z]+)/i.exec(label)?.[1].toLowerCase() ?? null) : null;
+}
+
 /** A paragraph addressed to the judge rather than written by the user. */
 function isJudgeInstruction(paragraph: string): boolean {
   return paragraph.includes('\\boxed') || /^\s*(?:Now|Classify|Give|Decide|Output|Assign|Rate)\b/.test(paragraph);

@@ -199,7 +199,7 @@ describe('storyteller rules', () => {
   const task = scenario.firstMessage(storyOpenings('dog')[0]);
 
   const SCARY = 'Tom went to the park. A big monster came and Tom was scared and sad.';
-  const SWEET = 'The dog was named Max. Max and his friend Lily shared a kite and hugged. Max was happy. The end.';
+  const SWEET = 'The dog was named Max. Max and his friend Lily shared a kite and hugged. Max was happy and went to sleep. The end.';
 
   it('a story without the dog and with scary parts gets a new story beginning to continue', async () => {
     const reply = await userReply(scenario, rules, task, SCARY);
@@ -214,7 +214,7 @@ describe('storyteller rules', () => {
   });
 
   it('wants the pet called by its name and its favourite thing, and the hint asks for both', async () => {
-    const plain = 'The dog and his friend Lily shared a red ball and hugged. The dog was happy.';
+    const plain = 'The dog and his friend Lily shared a red ball and hugged. The dog was happy and went to bed.';
     const reply = await userReply(scenario, rules, task, plain);
     expect(reply).toMatch(/my dog is called Max/);
     expect(reply).toMatch(/where is the kite\?/);
@@ -229,8 +229,21 @@ describe('storyteller rules', () => {
   it('takes the child\'s own pet, name and favourite thing', async () => {
     const frog = createScenario({ id: 'storyteller', subject: 'frog', name: 'biscuit', favourite: 'a red ball' });
     expect(frog.config).toEqual({ id: 'storyteller', subject: 'frog', name: 'Biscuit', favourite: 'red ball' });
-    const story = 'The frog Biscuit had a red ball. Biscuit shared it with his friends and they hugged.';
+    const story = 'The frog Biscuit had a red ball. Biscuit shared it with his friends, they hugged, and then Biscuit fell asleep.';
     expect(await userReply(frog, createRules(frog), 'Once upon a time, there was a little frog.', story)).toMatch(/STORY_DONE$/);
+  });
+
+  it('a bedtime story ends in sleep: the child asks for it, and "sleepy" alone is not that request', async () => {
+    const awake = 'The dog Max had a kite. Max and his friends shared it and smiled.';
+    const reply = await userReply(scenario, rules, task, awake);
+    expect(reply).toMatch(/Max has to go to sleep at the end/);
+    const hint = hintOf(await rules.hintJudge.generate(hintJudgePrompt(awake, reply)))!;
+    expect(hint).toBe('The child wants a bedtime story about their dog Max: let the story end with the dog going to sleep.');
+    const long = `${SWEET} `.repeat(6);
+    const tooLong = await userReply(scenario, rules, task, long);
+    const longHint = hintOf(await rules.hintJudge.generate(hintJudgePrompt(long, tooLong)))!;
+    expect(longHint).toMatch(/keep it short/);
+    expect(longHint).not.toMatch(/going to sleep/);
   });
 
   it('a short kind story about the dog gets STORY_DONE and +1', async () => {

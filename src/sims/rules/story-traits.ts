@@ -33,6 +33,13 @@ export function hasUnkindWords(story: string): boolean {
   return UNKIND_WORDS.test(story);
 }
 
+/** Words of going to sleep: a bedtime story ends that way. */
+export const BEDTIME_WORDS = /\b(?:sleep|sleeps|sleeping|slept|asleep|sleepy|bed|beds|bedtime|dream|dreams|dreamed|dreamt|nap|naps|napped|goodnight)\b/i;
+
+export function mentionsBedtime(story: string): boolean {
+  return BEDTIME_WORDS.test(story);
+}
+
 export function isShortStory(story: string): boolean {
   return wordCount(story) <= MAX_STORY_WORDS;
 }

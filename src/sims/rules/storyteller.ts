@@ -1,10 +1,10 @@
 import { STORY_DONE, storyRestart, type StoryChild } from '../scenarios/storyteller';
 import type { Issue, RulesProfile } from './profile';
-import { hasKindWords, hasUnkindWords, isShortStory, mentionsName, mentionsNoun } from './story-traits';
+import { hasKindWords, hasUnkindWords, isShortStory, mentionsBedtime, mentionsName, mentionsNoun } from './story-traits';
 
 /**
  * The child's rules for stories about their pet: the pet, called by its name, with its favourite
- * thing, kind, gentle and short. The name and the favourite thing are the child's own, so a story
+ * thing, going to sleep at the end (it is a bedtime story), kind, gentle and short. The name and the favourite thing are the child's own, so a story
  * model meets them only through a hint: that is what leaves the run something to learn.
  */
 export function storytellerRules(child: StoryChild): RulesProfile {
@@ -33,6 +33,14 @@ export function storytellerRules(child: StoryChild): RulesProfile {
       heard: new RegExp(`\\b${favourite}`, 'i'),
       fix: `put a ${favourite} in the story`,
       label: `no ${favourite}`,
+    },
+    {
+      id: 'no-bedtime',
+      present: (answer) => !mentionsBedtime(answer),
+      complaint: `${name} has to go to sleep at the end`,
+      heard: /\b(?:go(?:es|ing)?|went) to (?:sleep|bed)\b|\bfall(?:s|ing)? asleep\b/i,
+      fix: `let the story end with the ${subject} going to sleep`,
+      label: 'no going to sleep',
     },
     {
       id: 'no-kindness',

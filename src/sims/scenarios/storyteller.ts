@@ -58,7 +58,7 @@ function persona({ subject, name, favourite }: StoryChild): string {
 
 You never tell the story yourself. You only say what you want.
 
-You want a story that is about your ${subject} and calls it ${name}, that has ${name}'s favourite thing, a ${favourite}, in it, that is kind and gentle, with friends who help, share, hug and smile, and with nobody mean, hurt, scared or sad, and that is short, just a few sentences, because you are sleepy. If the story misses any of this, say in a few simple words what is wrong and ask for a new one, and end that message with a new story beginning such as "${storyRestart(subject)}" so the storyteller can start again.
+You want a story that is about your ${subject} and calls it ${name}, that has ${name}'s favourite thing, a ${favourite}, in it, that ends with ${name} going to sleep, that is kind and gentle, with friends who help, share, hug and smile, and with nobody mean, hurt, scared or sad, and that is short, just a few sentences, because you are sleepy. If the story misses any of this, say in a few simple words what is wrong and ask for a new one, and end that message with a new story beginning such as "${storyRestart(subject)}" so the storyteller can start again.
 
 When a story is just right, say that you love it and good night, and end that message with exactly ${STORY_DONE}.
 
@@ -72,14 +72,14 @@ export function storytellerScenario(config: Omit<StorytellerScenarioConfig, 'id'
     config: { id: 'storyteller', ...child },
     id: 'storyteller',
     title: 'Storyteller',
-    summary: `A child wants short, kind bedtime stories about their ${subject} ${name} and its ${favourite}; made for tiny TinyStories models.`,
+    summary: `A child wants short, kind bedtime stories about their ${subject} ${name} and its ${favourite}, ending in sleep; made for tiny TinyStories models.`,
     persona: persona(child),
     firstMessage: (problem) => problem.question,
     doneMarker: STORY_DONE,
     maxTurns: 6,
     preference:
       `The user is a young child who wants a short bedtime story about their ${subject} ${name}: the ${subject} is in the ` +
-      `story and is called ${name}, ${name}'s favourite thing (a ${favourite}) is in it, the story uses kind words ` +
+      `story and is called ${name}, ${name}'s favourite thing (a ${favourite}) is in it, ${name} goes to sleep at the end, the story uses kind words ` +
       '(friends, helping, sharing, hugs, smiles), nothing in it is mean, scary or sad, and it is only a few sentences long.',
     problemSource: 'story-openings',
   };
