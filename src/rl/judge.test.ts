@@ -19,6 +19,15 @@ describe('buildBinaryJudgePrompt', () => {
     }
   });
 
+  it('draws the reference judge’s class boundaries: an unrelated question is ambiguous, a change request a correction', () => {
+    const lines = buildBinaryJudgePrompt('a', { role: 'user', content: 'b' })[0].content.split('\n');
+    const line = (start: string) => lines.find((l) => l.startsWith(start))!;
+    expect(line('- progress')).not.toMatch(/question/);
+    expect(line('- ambiguous')).toMatch(/unrelated/);
+    expect(line('- correction / redo')).toMatch(/changed/);
+    expect(lines.find((l) => l.startsWith('A request to change the answer'))).toMatch(/\\boxed\{-1\} for it, not \\boxed\{0\}/);
+  });
+
   const roles: ['user' | 'tool' | 'system' | 'assistant', string][] = [
     ['user', "role: user, the user's reply"],
     ['tool', 'role: tool, the tool / environment result'],

@@ -5,9 +5,13 @@ import type { ChatMessage } from './messages';
  * next state s_{t+1}, so the user message is built by one function; the system messages
  * differ because the binary judge classifies while the hint judge extracts a correction.
  *
- * The reference implementation shows the judge only the next state's text. Here the role is
- * shown too, because "user reply" and "tool result" call for different readings (a tool
- * error is a failure of the action; a user's new question is progress).
+ * The next state's role is shown too, as the reference's judge prompt does, because "user
+ * reply" and "tool result" call for different readings (a tool result exists because the action
+ * called the tool: without an error it is progress, an error is a failure of the action).
+ *
+ * The binary classes follow the reference judge's boundaries in the project's own words: a
+ * request to change the answer is a correction even when worded as a new instruction, and a
+ * new question unrelated to the answer is ambiguous, not progress.
  */
 
 function describeNextState(role: ChatMessage['role']): string {
@@ -35,12 +39,16 @@ const BINARY_SYSTEM =
   "You are shown the assistant's output and the next state: either the user's reply or " +
   'the result a tool / the environment returned.\n' +
   'Decide which of three classes the next state shows:\n' +
-  '- progress: the user moves on, accepts the answer, thanks the assistant, or asks a new ' +
-  'question; the tool call succeeded. Answer \\boxed{1}.\n' +
-  '- correction / redo: the user asks for a redo, corrects the assistant, repeats or ' +
-  'rephrases the same request, or complains; the tool or environment reports an error. ' +
-  'Answer \\boxed{-1}.\n' +
-  '- ambiguous: the next state gives no clear signal either way. Answer \\boxed{0}.\n' +
+  '- progress: the task went on as the user wanted: the user accepts the answer, thanks the ' +
+  'assistant, or goes on to the next step of the same task; a tool call returned a result ' +
+  'without an error. Answer \\boxed{1}.\n' +
+  '- correction / redo: the user asks for a redo or a retry, corrects the assistant, repeats or ' +
+  'rephrases the same request, complains, or asks for the answer to be changed; the tool or ' +
+  'environment reports an error. Answer \\boxed{-1}.\n' +
+  '- ambiguous: the next state says nothing clear about this output, for example a question ' +
+  'on an unrelated topic, or too little to tell. Answer \\boxed{0}.\n' +
+  'A request to change the answer is a correction even when it is worded as a new ' +
+  'instruction ("make it shorter", "use simpler words"): answer \\boxed{-1} for it, not \\boxed{0}.\n' +
   'Think briefly, then end with exactly one of \\boxed{1}, \\boxed{-1} or \\boxed{0}. ' +
   'Only the last \\boxed{} in your answer counts.';
 

@@ -49,6 +49,10 @@ export class RulesJudge implements TextGenerator {
       return 'The reply neither accepts nor rejects the answer (it may be about something else).\n\n\\boxed{0}';
     }
     if (reaction !== 'redo') return 'The reply carries no instruction that would have improved the answer.\n\n\\boxed{-1}';
+    if (tool) {
+      const hint = `The tool call failed with "${quotable(reply)}". Make the call so that the tool can run it.`;
+      return `The tool result says what was wrong with the call.\n\n[HINT_START]${hint}[HINT_END]\n\n\\boxed{1}`;
+    }
     // The hint comes before the decision so that nothing quoted can be mistaken for the last \boxed{}.
     return `The user says what was wrong with the answer.\n\n[HINT_START]${this.hint(reply)}[HINT_END]\n\n\\boxed{1}`;
   }
@@ -59,11 +63,15 @@ export class RulesJudge implements TextGenerator {
       const { hintLead, hintTail } = this.profile!;
       return [`${hintLead} ${joinList(issues.map((i) => i.fix))}.`, hintTail].filter(Boolean).join(' ');
     }
-    const request = reply
-      .replace(/\\boxed\{[^}]*\}|\[HINT_(?:START|END)\]/g, '')
-      .replace(/\s+/g, ' ')
-      .trim()
-      .slice(0, QUOTE_CHARS);
-    return quotedRequest(request);
+    return quotedRequest(quotable(reply));
   }
+}
+
+/** Text to quote in a hint: one line, bounded, without anything that reads as a judge's markup. */
+function quotable(text: string): string {
+  return text
+    .replace(/\\boxed\{[^}]*\}|\[HINT_(?:START|END)\]/g, '')
+    .replace(/\s+/g, ' ')
+    .trim()
+    .slice(0, QUOTE_CHARS);
 }
