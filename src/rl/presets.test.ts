@@ -1,6 +1,6 @@
 import { describe, it, expect } from 'vitest';
 import { PresetError } from './errors';
-import { makePreset, parsePreset, type MethodName, type PresetOverrides } from './presets';
+import { makePreset, parsePreset, toolCallPreset, TOOL_CALL_KL_COEF, type MethodName, type PresetOverrides } from './presets';
 
 describe('makePreset', () => {
   it('binary serialises exactly as stored in a run file', () => {
@@ -31,6 +31,13 @@ describe('makePreset', () => {
     expect(p.loss).toEqual({ epsLow: 0.2, epsHigh: 0.28, klCoef: 0, aggregation: 'sample-mean' });
     expect(p.batch.size).toBe(16);
     expect(p.optimizer).toEqual({ lr: 1e-4, weightDecay: 0.1, betas: [0.9, 0.98], eps: 1e-8 });
+  });
+
+  it('the tool-call preset is binary with the reference tool-call script’s KL of 0.01', () => {
+    const p = toolCallPreset({ batch: { size: 32 } });
+    expect(TOOL_CALL_KL_COEF).toBe(0.01);
+    expect(p).toEqual(makePreset('binary', { batch: { size: 32 }, loss: { klCoef: 0.01 } }));
+    expect(toolCallPreset({ loss: { klCoef: 0 } }).loss.klCoef).toBe(0);
   });
 
   it.each(shapes.map(([m]) => m))('%s round-trips through JSON and parsePreset', (method) => {

@@ -172,6 +172,21 @@ export function makePreset(method: MethodName, overrides: PresetOverrides = {}):
   return checkPreset(merged);
 }
 
+/**
+ * The KL coefficient of the tool-call track: the reference's tool-call script
+ * (toolcall-rl/retool_qwen3_4b_prm_rl.sh) keeps a k3 KL term to the reference policy at 0.01,
+ * where its personal-agent runs use none.
+ */
+export const TOOL_CALL_KL_COEF = 0.01;
+
+/**
+ * The tool-call track's preset: the binary method (its PRM votes are evaluative) with the
+ * reference's tool-call KL term; `overrides` as for makePreset, a KL coefficient included.
+ */
+export function toolCallPreset(overrides: PresetOverrides = {}): MethodPreset {
+  return makePreset('binary', { ...overrides, loss: { klCoef: TOOL_CALL_KL_COEF, ...overrides.loss } });
+}
+
 const unit = num(0, 1);
 const below1 = (value: unknown, path: string): number => {
   const n = unit(value, path);
