@@ -48,6 +48,12 @@ describe('trainingSamples', () => {
     expect(trainingSamples(sampleRun()).rows.every((r) => !('tools' in r))).toBe(true);
   });
 
+  it('carries the OPD weight of a sample whose advantages hold an OPD term, for an offline trainer to re-base', () => {
+    const records = turnRecords('g', 1, 0, 1).map((r) => (r.kind === 'sample' ? { ...r, opdWeight: 0.5 } : r));
+    expect(trainingSamples(records).rows[0].opd_weight).toBe(0.5);
+    expect(trainingSamples(sampleRun()).rows.every((r) => !('opd_weight' in r))).toBe(true);
+  });
+
   it('joins one record at a time, for logs read from a stream', () => {
     const joiner = new SampleJoiner();
     const out = sampleRun().map((r) => joiner.push(r)).filter((r) => r !== null);

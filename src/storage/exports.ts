@@ -15,8 +15,14 @@ export interface TrainingSampleRow {
   completion: ChatMessage[];
   /** r_final of the binary judge; null for OPD-only runs or unjudged turns. */
   reward: number | null;
-  /** Per-token advantages of the completion tokens. */
+  /** Per-token advantages of the completion tokens, as judged (an OPD term against `logprobs`). */
   advantages: number[];
+  /**
+   * w_opd, when `advantages` hold an OPD term w_opd * (teacher - logprobs): the online update
+   * re-based it on the trainer's old log-probs, A + w_opd * (logprobs - old), and so should an
+   * offline trainer. Absent when the sample has no OPD term.
+   */
+  opd_weight?: number;
   /** Policy version that generated the completion. */
   policy_version: number;
   /** Loss mask decided by the buffer: false means the sample contributed no loss. */
@@ -64,6 +70,7 @@ export class SampleJoiner {
       completion: [{ role: 'assistant', content: turn.response }],
       reward: record.reward,
       advantages: [...record.perToken],
+      ...(record.opdWeight !== undefined ? { opd_weight: record.opdWeight } : {}),
       policy_version: record.version,
       trainable: record.trainable,
       completion_ids: [...turn.tokenIds],

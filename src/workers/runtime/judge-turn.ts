@@ -69,6 +69,7 @@ export async function judgeTurn(turn: Turn, d: JudgeDeps): Promise<JudgedTurn> {
     if (hint !== null && turn.response.tokenIds.length > 0) {
       const teacherMessages = appendHint(turn.messages, hint, d.preset.advantage.teacherContext);
       [teacherLogp] = await d.policy.score([{ messages: teacherMessages, tokenIds: [...turn.response.tokenIds] }], d.preset.advantage.teacher);
+      // Against the rollout's log-probs, as logged; the trainer re-bases it on the policy it trains.
       opd = opdAdvantages(teacherLogp, turn.response.logprobs);
     }
     records.push({
