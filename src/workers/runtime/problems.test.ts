@@ -4,7 +4,7 @@ import { dataPath } from '../../../test/data-dir';
 import { ProblemFileError } from '../../sims/problems/problem';
 import { createScenario } from '../../sims/scenarios/index';
 import { loadProblems, problemSetLabel, type ProblemsSpec } from './problems';
-import { exampleConfig, RunConfigError, type RunConfig } from './run-config';
+import { exampleConfig, parseRunConfig, RunConfigError, type RunConfig } from './run-config';
 import { readTextFile } from './services-node';
 
 const testSplit = dataPath('data/gsm8k/test.jsonl');
@@ -41,7 +41,8 @@ describe('loadProblems', () => {
 
   it('refuses an unknown order, and a file the reference order cannot apply to', async () => {
     const bad = config({ source: 'gsm8k-hub', count: 3, order: 'shuffled' as never });
-    await expect(loadProblems(bad, student, readTextFile, hub)).rejects.toThrow(RunConfigError);
+    expect(() => parseRunConfig(bad)).toThrow(RunConfigError);
+    expect(() => parseRunConfig(bad)).toThrow(/problems.order must be "reference"/);
     const small = async () => JSON.stringify([{ question: 'q', answer: '#### 1' }]);
     await expect(loadProblems(config({ source: 'file', path: 'mine.json', count: 1 }), student, small)).rejects.toThrow(ProblemFileError);
     await expect(loadProblems(config({ source: 'file', path: 'mine.json', count: 1, order: 'dataset' }), student, small)).resolves.toHaveLength(1);

@@ -5,29 +5,24 @@ import {
   fetchGsm8kFromHub,
   inReferenceOrder,
   parseProblemsText,
-  PROBLEM_ORDERS,
   REFERENCE_ORDER_SOURCE,
   storyOpenings,
   type ProblemOrder,
 } from '../../sims/problems/index';
 import type { Scenario } from '../../sims/scenarios/index';
-import { RunConfigError, type RunConfig } from './run-config';
+import type { RunConfig } from './run-config';
 
 /**
- * The problems part of a personal-track config with its GSM8K order. `order` is read here, not
- * by the config's own check, and may be absent: GSM8K problems (hub or file) then come in the
- * reference evaluation's order, so a student or teacher evaluation scores the reference's
- * problems; 'dataset' keeps the split's or the file's own order. Built-in problems have one order.
+ * The problems part of a personal-track config. Without `order`, GSM8K problems (hub or file)
+ * come in the reference evaluation's order, so a student or teacher evaluation scores the
+ * reference's problems; 'dataset' keeps the split's or the file's own order (parseRunConfig
+ * checks it). Built-in problems have one order.
  */
-export type ProblemsSpec = RunConfig['problems'] & { order?: ProblemOrder };
+export type ProblemsSpec = RunConfig['problems'];
 
 /** The GSM8K order a config asks for (absent: the reference's). */
 export function problemOrder(spec: ProblemsSpec): ProblemOrder {
-  const order = spec.order ?? 'reference';
-  if (!PROBLEM_ORDERS.includes(order)) {
-    throw new RunConfigError(`run config: problems.order must be "reference" (the reference evaluation's GSM8K order) or "dataset", not ${JSON.stringify(order)}`);
-  }
-  return order;
+  return spec.order ?? 'reference';
 }
 
 export async function loadProblems(

@@ -2,8 +2,9 @@
  * A run's whole configuration as plain JSON: what the lab stores in a run, what a run file
  * carries (without secrets), and what `nextstate run --config` reads.
  */
-import { makePreset, parsePreset, type MethodName, type MethodPreset, type PresetOverrides } from '../../rl/presets';
+import { makePreset, parsePreset, toolCallPreset, type MethodName, type MethodPreset, type PresetOverrides } from '../../rl/presets';
 import { DEMO_STORY_MODEL } from '../../gpu/bundled';
+import { PROBLEM_ORDERS, type ProblemOrder } from '../../sims/problems/index';
 import { createScenario, DEFAULT_FAVOURITE, DEFAULT_PET_NAME, DEFAULT_STORY_SUBJECT, type ScenarioConfig, type ScenarioId } from '../../sims/scenarios/index';
 import { CALCULATOR_TOOL, DEFAULT_GROUP_SIZE, DEFAULT_MAX_STEPS, type RewardMode } from '../../sims/toolcall/index';
 
@@ -41,7 +42,8 @@ export interface RunConfig {
     evaluator: GeneratorSpec;
   };
   seed: number;
-  problems: { source: 'builtin' | 'gsm8k-hub' | 'file'; path?: string; count: number };
+  /** `order` (GSM8K only): the reference evaluation's shuffled order (default) or the dataset's. */
+  problems: { source: 'builtin' | 'gsm8k-hub' | 'file'; path?: string; count: number; order?: ProblemOrder };
   schedule: {
     concurrentSessions: number;
     /** Training steps before the run finishes. */
@@ -206,7 +208,7 @@ function toolCallExample(policyModel?: string): ToolCallRunConfig {
     label: 'toolcall (GSM8K + calculator, integrated PRM reward, rules judge)',
     track: 'toolcall',
     method: 'binary',
-    preset: makePreset('binary', {
+    preset: toolCallPreset({
       batch: { size: 32 },
       finetune: { lora: { rank: 16 } },
       judge: { maxNewTokens: 512 },
@@ -279,6 +281,10 @@ export function parseRunConfig(json: unknown): RunConfig {
   }
   const preset = checkShared(c, fail);
   for (const role of ['user', 'judge', 'evaluator'] as const) checkGenerator(role, c.models[role] as GeneratorSpec | undefined, fail);
+  const order = c.problems.order;
+  if (order !== undefined && !PROBLEM_ORDERS.includes(order)) {
+    fail('problems.order', `must be "reference" (the reference evaluation's GSM8K order) or "dataset", not ${JSON.stringify(order)}`);
+  }
   const s = c.schedule;
   for (const k of ['concurrentSessions', 'steps', 'evalProblems', 'evalVotes'] as const) {
     if (!Number.isInteger(s?.[k]) || s[k] < 1) fail(`schedule.${k}`, 'must be a positive integer');
