@@ -11,7 +11,6 @@ import type { Policy } from '../gpu/policy';
 import { mulberry32 } from '../gpu/random';
 import { storyOpenings } from '../sims/problems/story-openings';
 import { hasKindWords, hasUnkindWords, mentionsBedtime, mentionsName, mentionsNoun } from '../sims/rules/story-traits';
-import { storyRestart } from '../sims/scenarios/storyteller';
 import { instructionFor, type Split, type StoryWish } from './instructions';
 import { NAMES, SUBJECTS, THINGS } from './pools';
 
@@ -39,13 +38,6 @@ export interface RelabelOptions {
 export function hintedPrompt(instruction: string, beginning: string): string {
   return `${instruction}\n\n${beginning}`;
 }
-
-/** The child's complaints a later turn's prompt starts with, so that those prompts are met in training too. */
-const COMPLAINTS = [
-  "Hmm, that's not it. Tell me a new one!",
-  'No no, I want a different story. Can you tell me another one?',
-  'Um, I want a new story!',
-];
 
 interface Plan {
   subject: string;
@@ -75,14 +67,12 @@ function article(word: string): string {
 
 function plan(rand: () => number, conditioned: boolean): Plan {
   const subject = pick(SUBJECTS, rand);
-  const later = rand() < 0.2;
-  const beginning = later ? `${pick(COMPLAINTS, rand)} ${storyRestart(subject)}` : pick(storyOpenings(subject), rand).question;
+  const beginning = pick(storyOpenings(subject), rand).question;
   if (!conditioned) return { subject, beginning, primed: beginning, bedtime: false, conditioned };
   const name = rand() < 0.65 ? pick(NAMES.train, rand) : undefined;
   const favourite = rand() < 0.5 ? pick(THINGS.train, rand) : undefined;
   const bedtime = rand() < (name || favourite ? 0.35 : 1);
   let primed = name ? withName(beginning, subject, name) : beginning;
-  if (later) primed += '.';
   // Said twice, the thing is what the base model goes on about; once, it mostly drops it.
   const who = name ?? `The ${subject}`;
   if (favourite) primed += ` ${who} had ${article(favourite)} ${favourite}. ${who} loved the ${favourite} very much.`;

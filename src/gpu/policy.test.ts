@@ -58,3 +58,21 @@ describe('TinyStories-656K (tied embedding stored only as lm_head.weight)', () =
     expect(g.text.startsWith(', a little girl named Lily lived in a small house with her mom, dad, and her dog, Spot,')).toBe(true);
   });
 });
+
+describe('a base model continues the task, with an OPD hint in front of it', () => {
+  it('renders one message, a later turn and a hinted teacher context', async () => {
+    const policy = await Policy.load(new DirSource(stories), new CpuBackend());
+    const task = 'Once upon a time, there was a little dog.';
+    expect(policy.promptText([{ role: 'user', content: task }])).toBe(task);
+    const later = [
+      { role: 'user' as const, content: task },
+      { role: 'assistant' as const, content: 'The dog ran.' },
+      { role: 'user' as const, content: 'Hmm, my dog is called Max. Tell me a new one!' },
+    ];
+    // The feedback is the next state, not text to continue: the model starts the story again.
+    expect(policy.promptText(later)).toBe(task);
+    const { appendHint } = await import('../rl/hints');
+    expect(policy.promptText(appendHint(later, 'Call the dog Max.'))).toBe(`Call the dog Max.\n\n${task}`);
+    expect(policy.promptText(appendHint([{ role: 'user', content: task }], 'Call the dog Max.'))).toBe(`Call the dog Max.\n\n${task}`);
+  });
+});

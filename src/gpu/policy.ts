@@ -23,6 +23,13 @@ export interface PromptOptions {
   tools?: readonly object[];
 }
 
+/** A user message without the OPD hint appendHint() wrote into it, and that hint (or null). */
+function splitHint(message: string): { text: string; hint: string | null } {
+  const at = message.lastIndexOf(`\n\n${HINT_HEADER}\n`);
+  if (at < 0) return { text: message, hint: null };
+  return { text: message.slice(0, at), hint: message.slice(at + HINT_HEADER.length + 3).trim() };
+}
+
 export class Policy {
   private constructor(
     readonly model: CausalLM,
@@ -51,23 +58,22 @@ export class Policy {
   }
 
   /**
-   * The prompt as text. A base model (no chat template, e.g. TinyStories) continues text, so a
-   * conversation becomes its last user message: the story beginning it should continue. An
-   * OPD hint appended to that message would sit between the beginning and its continuation,
-   * so for base models it is moved in front: still before the answer, as a chat template
-   * would place it, without breaking the text the model continues.
+   * The prompt as text. A base model (no chat template, e.g. TinyStories) continues text, not a
+   * conversation: it continues the conversation's first user message, the task (a story
+   * beginning), on every turn, and the person's later messages are next states only, read by the
+   * judge. An OPD hint, appended to the last user message, goes in front of that text: still
+   * before the answer, as a chat template would place it, without breaking the text the model
+   * continues.
    */
   promptText(prompt: string | ChatMessage[], options: PromptOptions = {}): string {
     if (typeof prompt === 'string') return prompt;
     if (this.tokenizer.hasChatTemplate) {
       return this.tokenizer.chatPrompt(prompt, options.tools?.length ? { tools: [...options.tools] } : {});
     }
-    const lastUser = [...prompt].reverse().find((m) => m.role === 'user');
-    const text = lastUser?.content ?? prompt[prompt.length - 1]?.content ?? '';
-    const at = text.lastIndexOf(`\n\n${HINT_HEADER}\n`);
-    if (at < 0) return text;
-    const hint = text.slice(at + HINT_HEADER.length + 3).trim();
-    return `${hint}\n\n${text.slice(0, at)}`;
+    const users = prompt.filter((m) => m.role === 'user').map((m) => m.content);
+    const { text: last, hint } = splitHint(users.at(-1) ?? prompt.at(-1)?.content ?? '');
+    const task = users.length > 1 ? users[0] : last;
+    return hint === null ? task : `${hint}\n\n${task}`;
   }
 
   /**
