@@ -161,6 +161,9 @@ test.describe('fault tests (built app)', () => {
     // Everything committed before the close is still there, unchanged, at the same seqs.
     expect(after.lines.slice(0, atClose.lines.length)).toEqual(atClose.lines);
     await expectExportVerifies(reopened, label, steps);
+    // Each run start asked the browser to keep the origin's storage; the System page says what it answered.
+    await reopened.getByRole('link', { name: 'System' }).click();
+    await expect(reopened.getByTestId('persistence')).toContainText(/asked when the last run started \(.+\):\s*(granted|refused)/);
     expect(problems).toEqual([]);
     expect(reopenedProblems).toEqual([]);
   });
