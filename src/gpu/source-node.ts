@@ -33,8 +33,17 @@ export class DirSource implements ModelSource {
   }
 }
 
-/** The repository's folder of bundled models (public/ as Vite serves it). */
-const BUNDLED_DIR = resolve(dirname(fileURLToPath(import.meta.url)), '../../public');
+/**
+ * The package's root folder (its bundled models are in public/, as Vite serves them), found by
+ * walking up rather than by a fixed path from this file: this code runs from src/gpu/ in the
+ * repository and from the compiled CLI in dist-cli/ in an installed package.
+ */
+export function packageRoot(from: string = dirname(fileURLToPath(import.meta.url))): string {
+  for (let dir = from; ; dir = dirname(dir)) {
+    if (existsSync(join(dir, 'package.json'))) return dir;
+    if (dirname(dir) === dir) throw new ModelSourceError(`no package.json above ${from}: reinstall next-state-lab, whose bundled models live in its public/ folder`);
+  }
+}
 
 /**
  * A model for a headless run or the CLI: `bundled:NAME` is the app's own copy, a path that exists
@@ -42,7 +51,7 @@ const BUNDLED_DIR = resolve(dirname(fileURLToPath(import.meta.url)), '../../publ
  */
 export function modelSource(model: string): ModelSource {
   const bundled = bundledName(model);
-  if (bundled) return new DirSource(join(BUNDLED_DIR, bundledPath(bundled)));
+  if (bundled) return new DirSource(join(packageRoot(), 'public', bundledPath(bundled)));
   if (model.startsWith(BUNDLED_SCHEME)) throw new ModelSourceError(`"${model}" names no bundled model; bundled models are ${DEMO_STORY_MODEL}.`);
   return existsSync(model) ? new DirSource(model) : new HubSource(model, { cacheStorage: null });
 }
