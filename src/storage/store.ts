@@ -173,7 +173,7 @@ function checkVersion(version: number): void {
 
 export class RunStore {
   readonly db: NextStateDB;
-  /** The same database through a strict-durability connection (or `db` itself when relaxed). */
+  /** The same database through a strict-durability connection (`db` itself with durableWrites 'default'). */
   private readonly durable: NextStateDB;
   private readonly now: () => number;
   private readonly newId: () => string;
@@ -487,7 +487,8 @@ export class RunStore {
       append: (records) => this.writeRecords(runId, records, true),
       saveAdapter: (version, files) => this.writeAdapter(runId, version, files, true),
       commit: async () => {
-        // Strict: once visible, the import must not vanish in a crash while its records stay.
+        // Strict: an import the page reported done must not come back from a crash half-made,
+        // which the next startup would remove as abandoned.
         await this.durable.runs.where(':id').equals(runId).modify((r) => {
           delete r.importing;
           r.updated = this.now();
