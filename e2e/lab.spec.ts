@@ -165,11 +165,15 @@ test.describe('talk yourself (built app)', () => {
     await expect(chat).toContainText(/reward −1/, { timeout: 60_000 });
     await page.screenshot({ path: `${ARTIFACTS}/lab-talk.png`, fullPage: true });
 
+    // A second reply judges the second answer: two judged turns fill the batch of 2, and a
+    // training step follows. (A turn the person never answers has no next state: no sample.)
+    await expect(reply).toBeEnabled();
+    await reply.fill('No, make it about my cat Biscuit.');
+    await page.getByRole('button', { name: 'Send' }).click();
+    await expect(page.getByTestId('run-summary')).toContainText('1 training step', { timeout: 120_000 });
     await expect(reply).toBeEnabled();
     await page.getByRole('button', { name: 'New conversation' }).click();
     await expect(chat).toContainText('Write the first message of a new conversation.');
-    // Two answers of the first conversation filled a batch of 2: a training step followed.
-    await expect(page.getByTestId('run-summary')).toContainText('1 training step', { timeout: 120_000 });
     await page.getByRole('button', { name: 'Stop' }).click();
     await expect(page.getByTestId('run-status')).toHaveText('stopped', { timeout: 60_000 });
     expect(problems).toEqual([]);

@@ -28,6 +28,8 @@ export interface DemoModelOptions {
   unconditioned: number;
   /** Held-out cases the finished model is measured on. */
   checkCases: number;
+  /** Held-out relabeled examples whose log-likelihood is followed during training. */
+  heldOutExamples: number;
   log?: (line: string) => void;
   signal?: AbortSignal;
 }
@@ -41,6 +43,7 @@ export const DEMO_DEFAULTS: Omit<DemoModelOptions, 'seed'> = {
   maxNewTokens: 48,
   unconditioned: 0.3,
   checkCases: 96,
+  heldOutExamples: 64,
 };
 
 export interface DemoReport {
@@ -99,7 +102,7 @@ export async function makeDemoModel(base: Policy, options: Partial<DemoModelOpti
     seed: o.seed,
     onProgress: (done, total) => (done >= nextReport || done === total ? ((nextReport += 200), log(`  kept ${done}/${total} (${seconds()} s)`)) : undefined),
   });
-  const heldOut = (await relabeledStories(base, { ...relabel, count: 64, seed: o.seed + 7777 }, 'heldOut')).map((x) => toSample(base, x));
+  const heldOut = (await relabeledStories(base, { ...relabel, count: o.heldOutExamples, seed: o.seed + 7777 }, 'heldOut')).map((x) => toSample(base, x));
   const samples = examples.map((x) => toSample(base, x));
   const rand = mulberry32(o.seed ^ 0x5eed);
   const adapter = LoraAdapter.init(base.model.backend, base.config, { rank: o.rank, alpha: o.rank, targets: [...PROJECTIONS] }, o.seed);
