@@ -1,9 +1,10 @@
 /**
  * Hindsight relabeling, the paper's idea applied to data: sample the base model's own stories,
  * read off by rules what each one happens to do, and write that down as the instruction it
- * followed. Stories are sampled from beginnings that mention the pet's name or favourite thing,
- * so that the base model (which copies names from its context) writes stories with them; the
- * training prompt then moves those facts into the instruction and keeps the plain beginning.
+ * followed. Stories are sampled from beginnings that name the pet, some opening with a templated
+ * sentence about a favourite thing or bedtime, so that the base model writes stories that have
+ * them; the training prompt then moves those facts into the instruction and keeps the plain
+ * beginning.
  * A share of examples stays unconditioned (plain beginning, plain sample), so that without a hint
  * the model still continues a story as the base model does.
  */
@@ -42,7 +43,10 @@ export function hintedPrompt(instruction: string, beginning: string): string {
 interface Plan {
   subject: string;
   beginning: string;
+  /** What the base model continues: the beginning naming the pet, then `lead`. */
   primed: string;
+  /** Sentences written from templates that open the story; the rest is the model's own. */
+  lead: string;
   name?: string;
   favourite?: string;
   bedtime: boolean;
@@ -65,19 +69,37 @@ function article(word: string): string {
   return /^[aeiou]/.test(word) ? 'an' : 'a';
 }
 
+const FAVOURITE_LEADS: ((who: string, thing: string) => string)[] = [
+  (who, thing) => `${who} had ${article(thing)} ${thing}. ${who} loved the ${thing} very much.`,
+  (who, thing) => `${who} loved to play with ${article(thing)} ${thing}.`,
+  (who, thing) => `${who} had a favourite ${thing}.`,
+  (who, thing) => `One day, ${who.replace(/^The /, 'the ')} found ${article(thing)} ${thing}.`,
+];
+const BEDTIME_LEADS: ((who: string) => string)[] = [
+  (who) => `It was almost bedtime, and ${who.replace(/^The /, 'the ')} was very sleepy.`,
+  (who) => `${who} was tired and wanted to go to bed.`,
+  () => 'Soon it was time to sleep.',
+];
+
+/**
+ * A conditioned plan names the pet in the beginning the base model continues (it copies names
+ * from its context, so its story keeps the name about a third of the time), and opens the story
+ * with a templated sentence for a favourite thing or for bedtime (which the base model, left to
+ * itself, keeps too rarely to learn from). The training prompt drops the name from the beginning
+ * and says it, and the rest, in the instruction instead.
+ */
 function plan(rand: () => number, conditioned: boolean): Plan {
   const subject = pick(SUBJECTS, rand);
   const beginning = pick(storyOpenings(subject), rand).question;
-  if (!conditioned) return { subject, beginning, primed: beginning, bedtime: false, conditioned };
+  if (!conditioned) return { subject, beginning, primed: beginning, lead: '', bedtime: false, conditioned };
   const name = rand() < 0.65 ? pick(NAMES.train, rand) : undefined;
   const favourite = rand() < 0.5 ? pick(THINGS.train, rand) : undefined;
   const bedtime = rand() < (name || favourite ? 0.35 : 1);
-  let primed = name ? withName(beginning, subject, name) : beginning;
-  // Said twice, the thing is what the base model goes on about; once, it mostly drops it.
   const who = name ?? `The ${subject}`;
-  if (favourite) primed += ` ${who} had ${article(favourite)} ${favourite}. ${who} loved the ${favourite} very much.`;
-  if (bedtime) primed += ` It was almost bedtime, and ${who === `The ${subject}` ? `the ${subject}` : who} was very sleepy.`;
-  return { subject, beginning, primed, name, favourite, bedtime, conditioned };
+  const sentences = [favourite ? pick(FAVOURITE_LEADS, rand)(who, favourite) : '', bedtime ? pick(BEDTIME_LEADS, rand)(who) : ''];
+  const lead = (rand() < 0.5 ? sentences : sentences.reverse()).filter(Boolean).map((x) => ` ${x}`).join('');
+  const named = name ? withName(beginning, subject, name) : beginning;
+  return { subject, beginning, primed: named + lead, lead, name, favourite, bedtime, conditioned };
 }
 
 /** What the story does that the plan asked for or that it shows by itself. */
@@ -97,6 +119,19 @@ function hindsightWish(p: Plan, story: string, rand: () => number): StoryWish {
  * kept a primed name or thing (rejection sampling: sampling is cheap, training is not), so every
  * conditioned example teaches the model to carry a fact from the instruction into the story.
  */
+/**
+ * The generated tokens as text that follows `prompt`: decoding them alone drops the leading
+ * space of the first piece, and training on "sea.The" would teach tokens the model never writes.
+ */
+function continuationText(policy: Policy, prompt: string, tokens: number[]): string {
+  const ids = policy.promptIds(prompt);
+  const stop = new Set(policy.tokenizer.stopIds);
+  const kept = tokens.filter((t) => !stop.has(t));
+  const head = policy.tokenizer.decode(ids);
+  const full = policy.tokenizer.decode([...ids, ...kept]);
+  return full.startsWith(head) ? full.slice(head.length) : policy.tokenizer.decode(kept);
+}
+
 export async function relabeledStories(policy: Policy, o: RelabelOptions, split: Split = 'train'): Promise<DemoExample[]> {
   const rand = mulberry32(o.seed);
   const plain = Math.round(o.count * o.unconditioned);
@@ -115,8 +150,8 @@ export async function relabeledStories(policy: Policy, o: RelabelOptions, split:
     );
     batchIndex++;
     for (const [j, p] of plans.entries()) {
-      const story = gens[j].text;
-      if (!story.trim()) continue;
+      if (!gens[j].text.trim()) continue;
+      const story = p.lead + continuationText(policy, p.primed, gens[j].tokens);
       if (!p.conditioned) {
         if (kept.plain >= want.plain) continue;
         kept = { ...kept, plain: kept.plain + 1 };
@@ -124,7 +159,7 @@ export async function relabeledStories(policy: Policy, o: RelabelOptions, split:
         continue;
       }
       const wish = hindsightWish(p, story, rand);
-      const keptPrimed = !!wish.name || !!wish.favourite || (p.bedtime && !!wish.bedtime);
+      const keptPrimed = !!wish.name || !!wish.favourite || !!wish.bedtime;
       if (!keptPrimed || kept.conditioned >= want.conditioned) continue;
       kept = { ...kept, conditioned: kept.conditioned + 1 };
       const includeSubject = mentionsNoun(story, p.subject) && rand() < 0.5;
