@@ -9,20 +9,12 @@
 import { execFileSync } from 'node:child_process';
 import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { expect, test, type ConsoleMessage, type Page } from '@playwright/test';
+import { expect, test, type Page } from '@playwright/test';
+import { watchProblems } from './watch';
 import { dataPath } from '../test/data-dir';
 
 const modelDir = dataPath('models/stories260K');
 const SAMPLES_PER_STEP = 8;
-
-function watchProblems(page: Page, allowed: RegExp[] = []): string[] {
-  const problems: string[] = [];
-  page.on('console', (m: ConsoleMessage) => {
-    if (m.type() === 'error' && !allowed.some((a) => a.test(m.text()))) problems.push(`console.error: ${m.text()}`);
-  });
-  page.on('pageerror', (e) => problems.push(`page error: ${e.message}`));
-  return problems;
-}
 
 /** The setup form filled for a storyteller run on stories260K from the file picker, on the CPU. */
 async function setUpRun(page: Page, label: string, steps: number): Promise<void> {

@@ -7,20 +7,12 @@
  */
 import { mkdirSync, readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { expect, test, type ConsoleMessage, type Page } from '@playwright/test';
+import { expect, test, type Page } from '@playwright/test';
+import { watchProblems } from './watch';
 import { dataPath } from '../test/data-dir';
 
 const ARTIFACTS = 'e2e/artifacts';
 const modelDir = dataPath('models/stories260K');
-
-function watchProblems(page: Page): string[] {
-  const problems: string[] = [];
-  page.on('console', (m: ConsoleMessage) => {
-    if (m.type() === 'error') problems.push(`console.error: ${m.text()}`);
-  });
-  page.on('pageerror', (e) => problems.push(`page error: ${e.message}`));
-  return problems;
-}
 
 test.describe('the lab (built app under vite preview)', () => {
   test('configures, runs, reloads, exports and imports a storyteller run on stories260K', async ({ page, browser }) => {

@@ -2,16 +2,8 @@
  * The first Setup a person sees runs offline: the storyteller on the demo model the app serves
  * itself (no hub, no picked folder), and one action compares the three methods on one chart.
  */
-import { expect, test, type ConsoleMessage, type Page } from '@playwright/test';
-
-function watchProblems(page: Page): string[] {
-  const problems: string[] = [];
-  page.on('console', (m: ConsoleMessage) => {
-    if (m.type() === 'error') problems.push(`console.error: ${m.text()}`);
-  });
-  page.on('pageerror', (e) => problems.push(`page error: ${e.message}`));
-  return problems;
-}
+import { expect, test } from '@playwright/test';
+import { watchProblems } from './watch';
 
 test('the default storyteller loads the bundled demo model and the three methods run and overlay', async ({ page, context }) => {
   test.setTimeout(420_000);

@@ -4,6 +4,7 @@
  * wordings are split in two: the model is trained on `train` and tested on `heldOut`, so a test
  * that the hint works is a test that the model reads the words, not that it memorised a sentence.
  */
+import { shuffled } from '../gpu/random';
 import { quotedRequest } from '../sims/rules/judge';
 import { joinList } from '../sims/rules/profile';
 
@@ -112,7 +113,7 @@ function asked(wish: StoryWish): Trait[] {
 export function instructionFor(wish: StoryWish, rand: () => number, split: Split, includeSubject = rand() < 0.5): string {
   const fill = { subject: wish.subject, name: wish.name ?? '', favourite: wish.favourite ?? '' };
   const traits = asked(wish).filter((t) => t !== 'subject' || includeSubject);
-  const order = shuffle(traits.length ? traits : ['subject' as const], rand);
+  const order = shuffled(traits.length ? traits : ['subject' as const], rand);
   const clauses = order.map((t) => pickOne(CLAUSES[t][split], rand)(fill));
   // The rules judge without a profile (talk yourself) quotes the person's request: that form too.
   if (rand() < 0.15) return quotedRequest(split === 'train' ? `${clauses.join(', ')}` : `${joinList(clauses)} please`);
@@ -123,15 +124,6 @@ export function instructionFor(wish: StoryWish, rand: () => number, split: Split
 
 function pickOne<T>(items: readonly T[], rand: () => number): T {
   return items[Math.floor(rand() * items.length) % items.length];
-}
-
-function shuffle<T>(items: readonly T[], rand: () => number): T[] {
-  const out = [...items];
-  for (let i = out.length - 1; i > 0; i--) {
-    const j = Math.floor(rand() * (i + 1));
-    [out[i], out[j]] = [out[j], out[i]];
-  }
-  return out;
 }
 
 function capitalise(text: string): string {

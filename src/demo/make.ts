@@ -8,7 +8,7 @@
 import { mergedSafetensors } from '../gpu/peft';
 import { LoraAdapter } from '../gpu/lora';
 import type { Policy } from '../gpu/policy';
-import { mulberry32 } from '../gpu/random';
+import { mulberry32, shuffled } from '../gpu/random';
 import { score } from '../gpu/score';
 import { DEFAULT_TRAIN, LoraTrainer, type TrainSample } from '../gpu/train';
 import { PROJECTIONS } from '../gpu/config';
@@ -69,15 +69,6 @@ function toSample(policy: Policy, x: DemoExample): TrainSample {
   const prompt = policy.promptIds(x.prompt);
   const completion = policy.completionIds(x.prompt, x.completion);
   return { prompt, completion, advantages: completion.map(() => 1) };
-}
-
-function shuffled<T>(items: readonly T[], rand: () => number): T[] {
-  const out = [...items];
-  for (let i = out.length - 1; i > 0; i--) {
-    const j = Math.floor(rand() * (i + 1));
-    [out[i], out[j]] = [out[j], out[i]];
-  }
-  return out;
 }
 
 async function meanLogp(policy: Policy, samples: TrainSample[], lora?: LoraAdapter): Promise<number> {
