@@ -3,7 +3,7 @@ import { runComputeCheck } from './compute-check';
 
 // Runs in headless Chromium (Vitest browser mode) on whatever adapter it offers; on the CI
 // machines that is SwiftShader, so the shapes stay tiny.
-describe('WGSL compute in a dedicated worker', () => {
+describe("the engine's WebGPU matmul in a dedicated worker", () => {
   it('has WebGPU on the page', () => {
     expect(navigator.gpu, 'navigator.gpu: is Chromium started with --enable-unsafe-webgpu?').toBeDefined();
   });

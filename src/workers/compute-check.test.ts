@@ -1,16 +1,21 @@
 import { describe, expect, it } from 'vitest';
-import { MATMUL_WGSL, TILE, matmulCpu, matmulTolerance, maxAbsDiff, seededUniform } from './compute-check.shared';
+import { CpuBackend } from '../gpu/cpu/backend';
+import { adapterLabel, backendMatmul, matmulTolerance, maxAbsDiff, seededUniform } from './compute-check.shared';
 
 describe('compute self-check, pure parts', () => {
-  it('matmulCpu multiplies row-major matrices', () => {
+  it('backendMatmul multiplies row-major matrices through the Backend interface', async () => {
     // [1 2 3; 4 5 6] x [7 8; 9 10; 11 12] = [58 64; 139 154]
     const a = new Float32Array([1, 2, 3, 4, 5, 6]);
     const b = new Float32Array([7, 8, 9, 10, 11, 12]);
-    expect(Array.from(matmulCpu(a, b, 2, 3, 2))).toEqual([58, 64, 139, 154]);
+    expect(Array.from(await backendMatmul(new CpuBackend(), a, b, 2, 3, 2))).toEqual([58, 64, 139, 154]);
   });
 
-  it('matmulCpu rejects mismatched shapes', () => {
-    expect(() => matmulCpu(new Float32Array(6), new Float32Array(6), 2, 2, 3)).toThrow(/shapes/);
+  it('backendMatmul rejects mismatched shapes and frees what it allocated', async () => {
+    const be = new CpuBackend();
+    await expect(backendMatmul(be, new Float32Array(6), new Float32Array(6), 2, 3, 3)).rejects.toThrow(/needs 9 values/);
+    expect(be.memory().allocated).toBe(0);
+    await backendMatmul(be, new Float32Array(6), new Float32Array(6), 2, 3, 2);
+    expect(be.memory().allocated).toBe(0);
   });
 
   it('maxAbsDiff finds the worst element and treats NaN and length mismatch as failure', () => {
@@ -19,24 +24,18 @@ describe('compute self-check, pure parts', () => {
     expect(maxAbsDiff([1], [1, 2])).toBe(Infinity);
   });
 
-  it('tolerance accepts f32 rounding but not a wrong answer', () => {
+  it('tolerance accepts f32 rounding but not a wrong answer', async () => {
     const m = 13, k = 17, n = 11;
     const a = seededUniform(m * k, 1);
     const b = seededUniform(k * n, 2);
-    const want = matmulCpu(a, b, m, k, n);
-    // Accumulating in f32 (as the shader does) stays within tolerance.
-    const f32 = new Float32Array(m * n);
-    for (let i = 0; i < m; i++)
-      for (let j = 0; j < n; j++) {
-        let acc = Math.fround(0);
-        for (let p = 0; p < k; p++) acc = Math.fround(acc + Math.fround(a[i * k + p] * b[p * n + j]));
-        f32[i * n + j] = acc;
-      }
-    expect(maxAbsDiff(f32, want)).toBeLessThanOrEqual(matmulTolerance(k));
-    // Dropping one term of the dot product (an off-by-one in the kernel) does not.
-    const wrong = new Float32Array(want);
+    // The f64 CPU backend is the exact answer; the f32 one rounds as a GPU kernel does.
+    const exact = await backendMatmul(new CpuBackend('f64'), a, b, m, k, n);
+    const f32 = await backendMatmul(new CpuBackend(), a, b, m, k, n);
+    expect(maxAbsDiff(f32, exact)).toBeLessThanOrEqual(matmulTolerance(k));
+    // Dropping one term of the dot product (an off-by-one in a kernel) does not.
+    const wrong = new Float32Array(exact);
     wrong[5] -= a[0 * k + 16] * b[16 * n + 5];
-    expect(maxAbsDiff(wrong, want)).toBeGreaterThan(matmulTolerance(k));
+    expect(maxAbsDiff(wrong, exact)).toBeGreaterThan(matmulTolerance(k));
   });
 
   it('seededUniform is deterministic and in [-1, 1)', () => {
@@ -49,8 +48,9 @@ describe('compute self-check, pure parts', () => {
     }
   });
 
-  it('the kernel source matches the tile size the dispatcher assumes', () => {
-    expect(MATMUL_WGSL).toContain(`@workgroup_size(${TILE}, ${TILE})`);
-    expect(MATMUL_WGSL).toContain(`array<f32, ${TILE * TILE}>`);
+  it('adapterLabel names the adapter from its info', () => {
+    expect(adapterLabel({ vendor: 'google', architecture: 'swiftshader', device: '', description: 'x' })).toBe('google swiftshader');
+    expect(adapterLabel({ vendor: '', architecture: '', device: '', description: 'Some GPU' })).toBe('Some GPU');
+    expect(adapterLabel(undefined)).toBe('');
   });
 });

@@ -1,9 +1,10 @@
 /**
  * Page-side entry of the compute self-check: start the worker, send seeded inputs, compare the
- * GPU result with the CPU reference.
+ * engine's WebGPU matmul with the same op on the CPU reference backend.
  */
+import { CpuBackend } from '../gpu/cpu/backend';
 import {
-  matmulCpu,
+  backendMatmul,
   matmulTolerance,
   maxAbsDiff,
   seededUniform,
@@ -30,20 +31,20 @@ export interface ComputeCheckResult {
   tolerance: number;
   /** Adapter name as the worker saw it; empty when the GPU part failed. */
   adapter: string;
-  /** Time inside the worker from buffer upload to readback, including shader compilation. */
+  /** Time inside the worker from upload to readback, including shader compilation. */
   gpuMs: number;
   error?: string;
 }
 
 let nextId = 1;
 
-/** Run an m x k by k x n matmul in a WebGPU worker and check it. Resolves, never rejects. */
+/** Run an m x k by k x n matmul on the engine in a WebGPU worker and check it. Resolves, never rejects. */
 export async function runComputeCheck(opts: ComputeCheckOptions = {}): Promise<ComputeCheckResult> {
-  // Odd sizes on purpose: they exercise the kernel's edge handling across 8 x 8 tiles.
+  // Odd sizes on purpose: no dimension is a multiple of a kernel's tile, so edges are exercised.
   const { m = 13, k = 17, n = 11, seed = 20260101, timeoutMs = 60_000 } = opts;
   const a = seededUniform(m * k, seed);
   const b = seededUniform(k * n, seed + 1);
-  const want = matmulCpu(a, b, m, k, n);
+  const want = await backendMatmul(new CpuBackend(), a, b, m, k, n);
   const tolerance = matmulTolerance(k);
   const base = { m, k, n, tolerance };
 

@@ -37,9 +37,11 @@ export class CpuBackend implements Backend {
   constructor(readonly precision: 'f32' | 'f64' = 'f32') {}
 
   private make(data: Arr, shape: readonly number[]): CpuTensor {
+    // Built before it is counted: a tensor whose shape is refused was never allocated.
+    const t = new CpuTensor(data, shape);
     this.allocated += data.byteLength;
     this.peak = Math.max(this.peak, this.allocated);
-    return new CpuTensor(data, shape);
+    return t;
   }
 
   private arr(n: number): Arr {
