@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { PEFT_CONFIG, PEFT_WEIGHTS } from '../gpu/peft';
 import type { RunRecord } from '../rl/records';
 import { extractAdapter, readRunFile, recordsJsonl, toJsonl, trainingSamples } from '../storage/index';
-import { promptTools, type AnyRunConfig } from '../workers/runtime/run-config';
+import { parseAnyRunConfig, promptTools } from '../workers/runtime/run-config';
 import { parse, positionals, UsageError } from './args';
 import { openRunFile } from './files';
 
@@ -26,7 +26,7 @@ export async function exportCommand(argv: string[], out: (line: string) => void)
     const records: RunRecord[] = [];
     let tools: readonly object[] | undefined;
     for await (const item of readRunFile(await openRunFile(file))) {
-      if (item.kind === 'header') tools = promptTools(item.header.run.config as unknown as AnyRunConfig);
+      if (item.kind === 'header') tools = promptTools(parseAnyRunConfig(item.header.run.config));
       if (item.kind === 'record') records.push(item.record);
     }
     if (typeof v.samples === 'string') {

@@ -6,7 +6,7 @@
  */
 import Dexie, { type Table, type Transaction } from 'dexie';
 import type { RunRecord } from '../rl';
-import type { RunConfig } from './config';
+import type { StoredConfig } from './stored-config';
 import type { Metric } from './metrics';
 import { utf8Length } from './bytes';
 
@@ -20,7 +20,7 @@ export type IntegrityStatus = 'verified' | 'unverified';
 
 export interface RunRow {
   id: string;
-  config: RunConfig;
+  config: StoredConfig;
   status: RunStatus;
   created: number;
   updated: number;

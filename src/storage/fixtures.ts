@@ -5,7 +5,7 @@
 import { PEFT_CONFIG, PEFT_WEIGHTS, type PeftFiles } from '../gpu/peft';
 import { writeSafetensors } from '../gpu/safetensors';
 import { makePreset, type RunRecord, type TrainStats } from '../rl';
-import type { RunConfig } from './config';
+import type { StoredConfig } from './stored-config';
 
 let dbCounter = 0;
 /** A fresh database name per test, so tests never see each other's runs. */
@@ -13,7 +13,7 @@ export function uniqueDbName(prefix = 'test'): string {
   return `${prefix}-${Date.now()}-${++dbCounter}-${Math.random().toString(36).slice(2)}`;
 }
 
-export function testConfig(extra: Record<string, unknown> = {}): RunConfig {
+export function testConfig(extra: Record<string, unknown> = {}): StoredConfig {
   return {
     preset: makePreset('combined', { batch: { size: 2 } }),
     modelRefs: { policy: { id: 'test/tiny-qwen3', files: { 'model.safetensors': 'ab'.repeat(32) } } },

@@ -17,7 +17,7 @@ export {
   type ImportedRunMeta,
 } from './store';
 export { NextStateDB, DEFAULT_DB_NAME, SCHEMAS, SCHEMA_VERSION, RUN_STATUSES, type RunStatus } from './db';
-export { parseRunConfig, RunConfigError, type RunConfig, type ModelRef } from './config';
+export { parseStoredConfig, StoredConfigError, type StoredConfig, type StorableConfig, type ModelRef } from './stored-config';
 export type { Metric } from './metrics';
 export type { RunSummary, EvaluationSummary } from './summary';
 export {

@@ -14,7 +14,7 @@ import { RECORD_KINDS, type RunRecord } from '../rl';
 import { int, mapOf, nullable, num, object, oneOf, runChecker, str, timestamp, type Checker } from '../rl/check';
 import { Sha256 } from '../gpu/sha256';
 import { encodeBase64 } from './base64';
-import { modelsChecker, parseRunConfig, RunConfigError, seedsChecker, sha256Field, type ModelRef, type RunConfig } from './config';
+import { modelsChecker, parseStoredConfig, seedsChecker, sha256Field, StoredConfigError, type ModelRef, type StorableConfig, type StoredConfig } from './stored-config';
 import { RUN_STATUSES, type IntegrityStatus, type RunStatus } from './db';
 import { RunFileError, RunNotFoundError } from './errors';
 import { stripSecrets } from './secrets';
@@ -33,7 +33,7 @@ export interface RunFileHeader {
   appVersion: string;
   /** When the file was written (ms since the epoch). */
   exported: number;
-  run: { config: RunConfig; label: string; notes: string; created: number; status: RunStatus };
+  run: { config: StoredConfig; label: string; notes: string; created: number; status: RunStatus };
   /** Copied from the config for readers that only want to know what to download. */
   models: Record<string, ModelRef>;
   seeds: Record<string, number>;
@@ -149,11 +149,11 @@ export function parseHeader(value: unknown): RunFileHeader {
   }
   const known = Object.fromEntries(HEADER_FIELDS.filter((k) => Object.hasOwn(obj, k)).map((k) => [k, obj[k]]));
   const rest = runChecker(headerRest, known, (e) => headerError(e.path, e.problem));
-  let config: RunConfig;
+  let config: StoredConfig;
   try {
-    config = parseRunConfig(rest.run.config);
+    config = parseStoredConfig(rest.run.config);
   } catch (e) {
-    if (e instanceof RunConfigError) throw headerError(`run.config.${e.field}`, e.problem);
+    if (e instanceof StoredConfigError) throw headerError(`run.config.${e.field}`, e.problem);
     throw e;
   }
   return { format: RUN_FILE_FORMAT, formatVersion: v, ...rest, integrity: rest.integrity ?? null, run: { ...rest.run, config } };
@@ -204,12 +204,12 @@ export function storeSource(store: RunStore, runId: string): RunFileSource {
 
 /** A run held in memory (the CLI's headless runs): records get seq 1, 2, ... in order. */
 export function memorySource(
-  run: Pick<RunInfo, 'config' | 'label' | 'notes' | 'created' | 'status'>,
+  run: Pick<RunInfo, 'label' | 'notes' | 'created' | 'status'> & { config: StorableConfig },
   records: readonly RunRecord[],
   adapter?: StoredAdapter,
 ): RunFileSource {
   return {
-    run: async () => ({ ...run, config: parseRunConfig(run.config) }),
+    run: async () => ({ ...run, config: parseStoredConfig(run.config) }),
     lastSeq: async () => records.length,
     records: async (fromSeq, toSeq, limit) =>
       records.slice(fromSeq - 1, Math.min(toSeq, fromSeq - 1 + limit)).map((record, i) => ({ seq: fromSeq + i, record })),

@@ -2,7 +2,7 @@ import 'fake-indexeddb/auto';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { boundary, evaluation, peftFiles, sampleRun, testConfig, trainStep, turnRecords, uniqueDbName, watchTransactions } from './fixtures';
 import { InvalidRunDataError, ReadOnlyRunError, RunBusyError, RunNotFoundError } from './errors';
-import { RunConfigError } from './config';
+import { StoredConfigError } from './stored-config';
 import { RunStore } from './store';
 import { PEFT_CONFIG, PEFT_WEIGHTS } from '../gpu/peft';
 
@@ -62,7 +62,7 @@ describe('runs', () => {
     const id = await store.createRun(testConfig(), 'r');
     await expect(store.setStatus(id, 'exploded' as never)).rejects.toBeInstanceOf(InvalidRunDataError);
     await expect(store.setStatus(id, 'imported')).rejects.toThrow(/importRun only/);
-    await expect(store.createRun({ preset: { method: 'binary' } } as never, 'r')).rejects.toThrow(RunConfigError);
+    await expect(store.createRun({ preset: { method: 'binary' } } as never, 'r')).rejects.toThrow(StoredConfigError);
     await expect(store.createRun({ preset: { method: 'binary' } } as never, 'r')).rejects.toThrow(/run config field "preset\./);
     await expect(store.createRun({ ...testConfig(), seeds: { a: 1.5 } }, 'r')).rejects.toThrow(/field "seeds.a" must be an integer/);
   });

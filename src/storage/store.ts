@@ -21,7 +21,7 @@ import {
   type SampleRecord,
 } from '../rl';
 import { utf8Length } from './bytes';
-import { parseRunConfig, type RunConfig } from './config';
+import { parseStoredConfig, type StorableConfig } from './stored-config';
 import {
   adapterBytes,
   NextStateDB,
@@ -209,14 +209,14 @@ export class RunStore {
    * Creates a run in status 'running'. Secret-named keys are dropped from the config (API
    * keys belong in settings).
    *
-   * @throws RunConfigError for a config the run file format could not carry
+   * @throws StoredConfigError for a config the run file format could not carry
    */
-  async createRun(config: RunConfig, label: string, status: RunStatus = 'running'): Promise<string> {
+  async createRun(config: StorableConfig, label: string, status: RunStatus = 'running'): Promise<string> {
     this.checkStatus(status);
     const t = this.now();
     const row: RunRow = {
       id: this.newId(),
-      config: parseRunConfig(config),
+      config: parseStoredConfig(config),
       status,
       created: t,
       updated: t,
@@ -457,12 +457,12 @@ export class RunStore {
    * abort or a restart (markInterruptedOnStartup) removes it, so a failed import leaves
    * nothing behind.
    *
-   * @throws RunConfigError for an unusable config
+   * @throws StoredConfigError for an unusable config
    */
   async beginImport(meta: ImportedRunMeta): Promise<ImportWriter> {
     const row: RunRow = {
       id: this.newId(),
-      config: parseRunConfig(meta.config),
+      config: parseStoredConfig(meta.config),
       status: 'imported',
       created: meta.created,
       updated: this.now(),

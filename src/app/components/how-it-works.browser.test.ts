@@ -39,7 +39,7 @@ afterEach(async () => {
 /** A stored run of the recorded records, open in the lab, as a talk run when `talk`. */
 async function openRun(lab: LabController, talk: boolean): Promise<void> {
   const setup = talk ? withScenario(defaultSetup({ webgpu: false }), 'talk') : defaultSetup({ webgpu: false });
-  const id = await lab.store.createRun(toRunConfig(setup) as never, talk ? 'talk' : 'recorded', 'finished');
+  const id = await lab.store.createRun(toRunConfig(setup), talk ? 'talk' : 'recorded', 'finished');
   await lab.store.appendMany(id, recordedRun());
   await lab.refreshRuns();
   await lab.open(id);

@@ -41,7 +41,7 @@ const settle = async () => {
 
 /** A run file of the recorded run, as this app writes it, and its lines. */
 async function exported(lab: LabController): Promise<string[]> {
-  const id = await lab.store.createRun(toRunConfig(defaultSetup({ webgpu: false })) as never, 'shared run', 'finished');
+  const id = await lab.store.createRun(toRunConfig(defaultSetup({ webgpu: false })), 'shared run', 'finished');
   await lab.store.appendMany(id, recordedRun());
   return (await gunzip(await exportRun(lab.store, id))).split('\n');
 }

@@ -58,7 +58,7 @@ function field(target: HTMLElement, label: string | RegExp): HTMLInputElement {
 }
 
 async function seedRun(lab: LabController, label: string, records: RunRecord[]): Promise<string> {
-  const id = await lab.store.createRun(toRunConfig(defaultSetup({ webgpu: false })) as never, label, 'finished');
+  const id = await lab.store.createRun(toRunConfig(defaultSetup({ webgpu: false })), label, 'finished');
   await lab.store.appendMany(id, records);
   await lab.refreshRuns();
   return id;

@@ -27,7 +27,7 @@ describe('RunView of a tool-call run', () => {
     labs.push(lab);
     await lab.init({ webgpu: false });
     const config = { ...toRunConfig(defaultSetup({ webgpu: false })), track: 'toolcall' };
-    const id = await lab.store.createRun(config as never, 'tool calls', 'finished');
+    const id = await lab.store.createRun(config, 'tool calls', 'finished');
     await lab.store.appendMany(id, handToolRun().map((r, i) => validateRecord(JSON.parse(JSON.stringify(r)), `record ${i}`)));
     await lab.refreshRuns();
     await lab.open(id);

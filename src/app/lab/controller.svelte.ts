@@ -16,12 +16,11 @@ import {
   toJsonl,
   trainingSamples,
   type RunInfo,
-  type RunConfig as StoredRunConfig,
 } from '../../storage/index';
 import { PEFT_CONFIG, PEFT_WEIGHTS } from '../../gpu/peft';
 import { createScenario } from '../../sims/scenarios/index';
 import { loadProblems } from '../../workers/runtime/problems';
-import { promptTools, type AnyRunConfig, type RunConfig } from '../../workers/runtime/run-config';
+import { parseAnyRunConfig, parseRunConfig, promptTools, type RunConfig } from '../../workers/runtime/run-config';
 import { RunLoop, type RunLoopOptions, type RunSnapshot } from '../../workers/runtime/runloop';
 import { PolicyClient } from '../../workers/browser/policy-client';
 import type { ModelLocation, PolicyEvent, PolicyInfo } from '../../workers/browser/policy-host';
@@ -34,7 +33,7 @@ import { checkSamePolicy, withPolicyFiles } from './model-files';
 import { PERSISTENCE_KEY, persistenceAnswer, type PersistenceAnswer } from './persistence';
 import { resumePlan } from './resume';
 import { apiKeySetting, buildServices } from './services';
-import { defaultSetup, policyModelName, restoreSetup, setupProblems, toRunConfig, type LabRunConfig, type LabSetup } from './setup';
+import { defaultSetup, policyModelName, restoreSetup, setupProblems, toRunConfig, type LabSetup } from './setup';
 
 export type Page = 'setup' | 'runs' | 'run' | 'system';
 export const PAGES: Page[] = ['setup', 'runs', 'run', 'system'];
@@ -272,7 +271,7 @@ export class LabController {
   /** Training samples as TRL-style JSONL rows. */
   async exportSamples(id: string): Promise<void> {
     const info = await this.store.getRun(id);
-    const { rows } = trainingSamples(await this.loadRecords(id), { tools: info ? promptTools(info.config as unknown as AnyRunConfig) : undefined });
+    const { rows } = trainingSamples(await this.loadRecords(id), { tools: info ? promptTools(parseAnyRunConfig(info.config)) : undefined });
     download(new Blob([toJsonl(rows)], { type: 'application/jsonl' }), `${fileStem(info?.label ?? id)}-samples.jsonl`);
     this.announce(`Exported ${rows.length} training samples.`);
   }
@@ -303,7 +302,7 @@ export class LabController {
 
   /** Runs whose policy came from picked files need those files again to resume. */
   needsFiles(info: RunInfo): boolean {
-    return (info.config as Partial<LabRunConfig>).lab?.policySource === 'files';
+    return info.config.lab !== undefined && parseAnyRunConfig(info.config).lab?.policySource === 'files';
   }
 
   // ---- the live run ----
@@ -370,7 +369,7 @@ export class LabController {
       this.error = 'This run\u2019s policy came from picked files: pick the same model folder to resume it.';
       return;
     }
-    const config = info.config as unknown as LabRunConfig;
+    const config = parseRunConfig(info.config);
     const location: ModelLocation = this.needsFiles(info) ? { kind: 'files', files } : hubLocation(config.models.policy.model);
     await this.launch(config, location, info);
   }
@@ -434,7 +433,7 @@ export class LabController {
         release = await this.store.claimRun(runId);
         await this.store.setStatus(runId, 'running');
       } else {
-        runId = await this.store.createRun(withPolicyFiles(config as unknown as StoredRunConfig, this.policyInfo.files), config.label ?? 'run');
+        runId = await this.store.createRun(withPolicyFiles(config, this.policyInfo.files), config.label ?? 'run');
         release = await this.store.claimRun(runId);
         resume = undefined;
         this.records = [];

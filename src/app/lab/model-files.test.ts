@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { parseRunConfig } from '../../storage/index';
+import { parseStoredConfig } from '../../storage/index';
 import { defaultSetup, toRunConfig } from './setup';
 import { changedFiles, checkSamePolicy, PolicyChangedError, withPolicyFiles } from './model-files';
 import { persistenceAnswer } from './persistence';
@@ -11,7 +11,7 @@ describe('the policy named by content', () => {
     const config = toRunConfig(defaultSetup(), 'stories260K');
     const named = withPolicyFiles(config, hashes);
     expect(named.modelRefs.policy).toEqual({ id: 'stories260K', files: hashes });
-    expect(parseRunConfig(named).modelRefs).toEqual({ policy: { id: 'stories260K', files: hashes } });
+    expect(parseStoredConfig(named).modelRefs).toEqual({ policy: { id: 'stories260K', files: hashes } });
     // The form's config is not changed under it.
     expect(config.modelRefs.policy).toEqual({ id: 'stories260K' });
   });

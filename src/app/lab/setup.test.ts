@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { makePreset } from '../../rl/presets';
-import { parseRunConfig as parseStoredConfig } from '../../storage/config';
+import { parseStoredConfig } from '../../storage/stored-config';
 import { parseRunConfig } from '../../workers/runtime/run-config';
 import { STORY_MODEL } from '../../workers/runtime/run-config';
 import { defaultSetup, pickedFolderName, policyModelName, restoreSetup, rolesFor, setupProblems, toRunConfig, withMethod, withScenario } from './setup';

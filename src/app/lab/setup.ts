@@ -7,7 +7,7 @@ import { makePreset, type MethodName, type MethodPreset } from '../../rl/presets
 import { bundledName } from '../../gpu/bundled';
 import { createScenario, DEFAULT_FAVOURITE, DEFAULT_PET_NAME, DEFAULT_STORY_SUBJECT, type ScenarioConfig, type ScenarioId } from '../../sims/scenarios/index';
 import type { ProblemOrder } from '../../sims/problems/index';
-import { CHAT_MODEL, exampleConfig, laptopOverrides, parseRunConfig, type GeneratorSpec, type RunConfig } from '../../workers/runtime/run-config';
+import { CHAT_MODEL, exampleConfig, laptopOverrides, parseRunConfig, type ConfigExtras, type GeneratorSpec, type RunConfig } from '../../workers/runtime/run-config';
 
 /** Where a judge, simulated user or evaluator gets its text (the run config's GeneratorSpec). */
 export type RoleChoice = GeneratorSpec;
@@ -219,15 +219,8 @@ export function policyModelName(setup: LabSetup, files: readonly { name: string;
   return setup.policy.localName.trim() || (files.length ? pickedFolderName(files) : 'picked files');
 }
 
-/** What the lab keeps in a run's config beside the run loop's fields (storage keeps it as JSON). */
-export interface LabConfigExtras {
-  /** Whether the policy came from picked files: resuming such a run asks for them again. */
-  lab: { policySource: 'hub' | 'files' };
-  modelRefs: { policy: { id: string } };
-  seeds: { run: number };
-}
-
-export type LabRunConfig = RunConfig & LabConfigExtras;
+/** A run config as the lab starts it: with where the policy came from, its model and its seed. */
+export type LabRunConfig = RunConfig & Required<ConfigExtras>;
 
 /**
  * The run config of a setup. `policyModel` is the hub id or URL, or the picked folder's name.

@@ -2,11 +2,15 @@
  * A run's whole configuration as plain JSON: what the lab stores in a run, what a run file
  * carries (without secrets), and what `nextstate run --config` reads.
  */
-import { makePreset, parsePreset, toolCallPreset, type MethodName, type MethodPreset, type PresetOverrides } from '../../rl/presets';
+import { makePreset, toolCallPreset, type MethodName, type MethodPreset, type PresetOverrides } from '../../rl/presets';
 import { DEMO_STORY_MODEL } from '../../gpu/bundled';
-import { PROBLEM_ORDERS, type ProblemOrder } from '../../sims/problems/index';
-import { createScenario, DEFAULT_FAVOURITE, DEFAULT_PET_NAME, DEFAULT_STORY_SUBJECT, type ScenarioConfig, type ScenarioId } from '../../sims/scenarios/index';
+import type { ProblemOrder } from '../../sims/problems/index';
+import { DEFAULT_FAVOURITE, DEFAULT_PET_NAME, DEFAULT_STORY_SUBJECT, type ScenarioConfig, type ScenarioId } from '../../sims/scenarios/index';
 import { CALCULATOR_TOOL, DEFAULT_GROUP_SIZE, DEFAULT_MAX_STEPS, type RewardMode } from '../../sims/toolcall/index';
+import type { ModelRef } from '../../storage/stored-config';
+import type { TRACKS } from './run-config-check';
+
+export { parseAnyRunConfig, parseRunConfig, parseToolCallRunConfig, RunConfigError, TRACKS } from './run-config-check';
 
 /** Where a judge, simulated user or evaluator gets its text. */
 export type GeneratorSpec =
@@ -21,12 +25,22 @@ export type GeneratorSpec =
   /** An ONNX model through transformers.js (browser). */
   | { kind: 'transformers'; model: string };
 
+/** What the lab and the run file keep beside the run loop's fields; the loop ignores them. */
+export interface ConfigExtras {
+  /** Whether the policy came from picked files: resuming such a run asks for them again. */
+  lab?: { policySource: 'hub' | 'files' };
+  /** Role ("policy", "judge", ...) -> the model it loaded, repeated in the run file's header. */
+  modelRefs?: Record<string, ModelRef>;
+  /** Name ("run", ...) -> seed, repeated in the run file's header. */
+  seeds?: Record<string, number>;
+}
+
 /**
  * The personal-agent track: simulated (or real) users in conversation, the binary judge and
  * the hint judge. A config without `track` is one of these (every config written before the
  * tool-call track existed).
  */
-export interface RunConfig {
+export interface RunConfig extends ConfigExtras {
   format: 'nextstate-run-config';
   formatVersion: 1;
   label?: string;
@@ -79,7 +93,7 @@ export interface ToolCallOptions {
  * the PRM judging every step with m = preset.judge.binaryVotes votes, step rewards, group
  * sampling and advantages standardized per step index; accuracy on held-out problems.
  */
-export interface ToolCallRunConfig {
+export interface ToolCallRunConfig extends ConfigExtras {
   format: 'nextstate-run-config';
   formatVersion: 1;
   label?: string;
@@ -112,7 +126,6 @@ export interface ToolCallRunConfig {
 /** A run config of either track. */
 export type AnyRunConfig = RunConfig | ToolCallRunConfig;
 
-export const TRACKS = ['personal', 'toolcall'] as const;
 export type Track = (typeof TRACKS)[number];
 
 export function trackOf(config: AnyRunConfig): Track {
@@ -129,10 +142,6 @@ export const TOOL_TRACK_TOOLS: readonly object[] = [CALCULATOR_TOOL];
 /** The tools a run's policy prompts were rendered with: the track's for a tool-call run, else none. */
 export function promptTools(config: AnyRunConfig): readonly object[] | undefined {
   return isToolCallConfig(config) ? TOOL_TRACK_TOOLS : undefined;
-}
-
-export class RunConfigError extends Error {
-  override name = 'RunConfigError';
 }
 
 export const EXAMPLES = ['storyteller', 'student', 'teacher', 'toolcall'] as const;
@@ -223,103 +232,4 @@ function toolCallExample(policyModel?: string): ToolCallRunConfig {
     schedule: { concurrentGroups: 2, steps: 16, evalEvery: 4 },
     sampling: { policy: { temperature: 1, topP: 1, topK: 0, maxNewTokens: 256 } },
   };
-}
-
-const GENERATOR_KINDS = ['rules', 'policy', 'engine', 'endpoint', 'transformers'];
-const PROBLEM_SOURCES = ['builtin', 'gsm8k-hub', 'file'];
-/** Bounds that keep a hand-edited config from asking for runaway work. */
-const MAX_GROUP_SIZE = 256;
-const MAX_TOOL_STEPS = 64;
-
-type Fail = (field: string, why: string) => never;
-
-const failer: Fail = (field, why) => {
-  throw new RunConfigError(`run config: ${field} ${why}`);
-};
-
-function checkGenerator(role: string, spec: GeneratorSpec | undefined, fail: Fail): void {
-  if (!spec || !GENERATOR_KINDS.includes(spec.kind)) fail(`models.${role}.kind`, `must be one of ${GENERATOR_KINDS.join(', ')}`);
-  if ((spec!.kind === 'engine' || spec!.kind === 'transformers') && typeof spec!.model !== 'string') fail(`models.${role}.model`, 'must be a string');
-  if (spec!.kind === 'endpoint' && (typeof spec!.baseUrl !== 'string' || typeof spec!.model !== 'string')) fail(`models.${role}`, 'needs baseUrl and model');
-}
-
-function checkFormat(c: AnyRunConfig, fail: Fail): void {
-  if (c.format !== 'nextstate-run-config') fail('format', 'must be "nextstate-run-config" (print one with `nextstate run --example storyteller`)');
-  if (c.formatVersion !== 1) fail('formatVersion', `is ${JSON.stringify(c.formatVersion)}; this version of the lab reads 1`);
-}
-
-/** The fields both tracks have besides the format, checked the same way; returns the checked preset. */
-function checkShared(c: AnyRunConfig, fail: Fail): MethodPreset {
-  const preset = parsePreset(c.preset);
-  if (preset.method !== c.method) fail('method', `(${c.method}) differs from preset.method (${preset.method})`);
-  if (typeof c.models?.policy?.model !== 'string' || !c.models.policy.model) fail('models.policy.model', 'must name a model folder or hub id');
-  if (!Number.isInteger(c.seed)) fail('seed', 'must be an integer');
-  if (!PROBLEM_SOURCES.includes(c.problems?.source)) fail('problems.source', 'must be builtin, gsm8k-hub or file');
-  if (!Number.isInteger(c.problems.count) || c.problems.count < 1) fail('problems.count', 'must be a positive integer');
-  const p = c.sampling?.policy;
-  if (!p || !(p.temperature >= 0) || !(p.topP > 0 && p.topP <= 1) || !(p.maxNewTokens >= 1)) fail('sampling.policy', 'needs temperature >= 0, 0 < topP <= 1, maxNewTokens >= 1');
-  return preset;
-}
-
-/**
- * Checks a parsed personal-track config, naming the first bad field; the preset and scenario
- * use their own checks. A tool-call config is refused here: read either track with
- * parseAnyRunConfig.
- */
-export function parseRunConfig(json: unknown): RunConfig {
-  const fail = failer;
-  if (typeof json !== 'object' || json === null) fail('(root)', 'must be a JSON object');
-  const c = json as RunConfig;
-  const track = (c as { track?: unknown }).track;
-  if (track === 'toolcall') fail('track', 'is "toolcall": this reader takes personal-agent configs; use parseAnyRunConfig');
-  if (track !== undefined && track !== 'personal') fail('track', `must be one of ${TRACKS.join(', ')} (absent means personal)`);
-  checkFormat(c, fail);
-  try {
-    createScenario(c.scenario);
-  } catch (e) {
-    fail('scenario', `is invalid: ${(e as Error).message}`);
-  }
-  const preset = checkShared(c, fail);
-  for (const role of ['user', 'judge', 'evaluator'] as const) checkGenerator(role, c.models[role] as GeneratorSpec | undefined, fail);
-  const order = c.problems.order;
-  if (order !== undefined && !PROBLEM_ORDERS.includes(order)) {
-    fail('problems.order', `must be "reference" (the reference evaluation's GSM8K order) or "dataset", not ${JSON.stringify(order)}`);
-  }
-  const s = c.schedule;
-  for (const k of ['concurrentSessions', 'steps', 'evalProblems', 'evalVotes'] as const) {
-    if (!Number.isInteger(s?.[k]) || s[k] < 1) fail(`schedule.${k}`, 'must be a positive integer');
-  }
-  if (!Number.isInteger(s.evalEvery) || s.evalEvery < 0) fail('schedule.evalEvery', 'must be 0 or a positive integer');
-  return { ...c, preset };
-}
-
-/** Checks a parsed tool-call config, naming the first bad field. */
-export function parseToolCallRunConfig(json: unknown): ToolCallRunConfig {
-  const fail = failer;
-  if (typeof json !== 'object' || json === null) fail('(root)', 'must be a JSON object');
-  const c = json as ToolCallRunConfig;
-  if (c.track !== 'toolcall') fail('track', 'must be "toolcall" (print one with `nextstate run --example toolcall`)');
-  checkFormat(c, fail);
-  if (c.method !== 'binary') fail('method', `is ${JSON.stringify(c.method)}; the tool-call track's PRM votes are evaluative, so use "binary" (m = preset.judge.binaryVotes)`);
-  const preset = checkShared(c, fail);
-  checkGenerator('judge', c.models.judge, fail);
-  const t = c.toolcall;
-  if (typeof t !== 'object' || t === null) fail('toolcall', 'must be an object with rewardMode, groupSize, maxSteps and evalHeldOut');
-  if (t.rewardMode !== 'integrated' && t.rewardMode !== 'outcome') fail('toolcall.rewardMode', 'must be "integrated" (r = o + mean of PRM votes) or "outcome" (r = o)');
-  if (!Number.isInteger(t.groupSize) || t.groupSize < 1 || t.groupSize > MAX_GROUP_SIZE) fail('toolcall.groupSize', `must be a whole number from 1 to ${MAX_GROUP_SIZE}`);
-  if (!Number.isInteger(t.maxSteps) || t.maxSteps < 1 || t.maxSteps > MAX_TOOL_STEPS) fail('toolcall.maxSteps', `must be a whole number from 1 to ${MAX_TOOL_STEPS}`);
-  if (!Number.isInteger(t.evalHeldOut) || t.evalHeldOut < 0) fail('toolcall.evalHeldOut', 'must be 0 or a positive integer');
-  const s = c.schedule;
-  for (const k of ['concurrentGroups', 'steps'] as const) {
-    if (!Number.isInteger(s?.[k]) || s[k] < 1) fail(`schedule.${k}`, 'must be a positive integer');
-  }
-  if (!Number.isInteger(s.evalEvery) || s.evalEvery < 0) fail('schedule.evalEvery', 'must be 0 or a positive integer');
-  if (s.evalEvery > 0 && t.evalHeldOut === 0) fail('toolcall.evalHeldOut', 'is 0 but schedule.evalEvery asks for evaluations; hold out some problems or set evalEvery to 0');
-  return { ...c, preset };
-}
-
-/** Checks a config of either track (the `track` field picks the reader). */
-export function parseAnyRunConfig(json: unknown): AnyRunConfig {
-  const track = typeof json === 'object' && json !== null ? (json as { track?: unknown }).track : undefined;
-  return track === 'toolcall' ? parseToolCallRunConfig(json) : parseRunConfig(json);
 }

@@ -1,8 +1,9 @@
 /**
- * What a run was started with, as stored in the runs table and written to run files. The
- * preset is the method library's; the rest (scenario, backends, ...) belongs to the app and
- * is kept as plain JSON. Checked the same way on createRun and on import, so a config that
- * the store accepted always survives its own export.
+ * What the store and the run file rely on in a run's config: a valid preset, the models and
+ * seeds the header repeats, and no secrets. The whole config (scenario, roles, schedule, ...)
+ * is workers/runtime/run-config.ts, a layer above; storage keeps the rest as JSON it does not
+ * read. Checked the same way on createRun and on import, so a config that the store accepted
+ * always survives its own export.
  */
 import { parsePreset, PresetError, type MethodPreset } from '../rl';
 import { FieldError, int, mapOf, object, runChecker, str, type Checker } from '../rl/check';
@@ -18,18 +19,27 @@ export interface ModelRef {
   files?: Record<string, string>;
 }
 
-export interface RunConfig {
+/**
+ * A config as storage keeps it: the fields it reads, checked, and the app's other fields as
+ * JSON it does not read (never credentials, see secrets.ts).
+ */
+export interface StoredConfig {
   preset: MethodPreset;
   /**
    * Role ("policy", "judge", "user") -> the model it loaded, for the run file's header. Named
-   * apart from the app's own `models` settings, which storage keeps as opaque JSON.
+   * apart from the app's own `models` settings, which storage does not read.
    */
   modelRefs?: Record<string, ModelRef>;
-  /** Name ("sampling", "problems", ...) -> seed. */
+  /** Name ("run", "sampling", ...) -> seed. */
   seeds?: Record<string, number>;
-  /** Anything else the app needs to repeat the run. Never credentials (see secrets.ts). */
   [setting: string]: unknown;
 }
+
+/**
+ * What createRun takes: any object with the fields storage reads. A Pick has no index
+ * signature, so the app's own config interface is accepted as it is.
+ */
+export type StorableConfig = Pick<StoredConfig, 'preset' | 'modelRefs' | 'seeds'>;
 
 const name = str(256, 1);
 
@@ -48,8 +58,8 @@ const modelRef: Checker<ModelRef> = object(
 export const modelsChecker = mapOf(name, modelRef, 64);
 export const seedsChecker = mapOf(name, int(Number.MIN_SAFE_INTEGER, Number.MAX_SAFE_INTEGER), 64);
 
-/** Field-level error from checking a config; `field` is relative to the config. */
-export class RunConfigError extends InvalidRunDataError {
+/** Field-level error from checking what storage reads of a config; `field` is relative to the config. */
+export class StoredConfigError extends InvalidRunDataError {
   constructor(
     readonly field: string,
     readonly problem: string,
@@ -59,32 +69,32 @@ export class RunConfigError extends InvalidRunDataError {
 }
 
 /**
- * Checks a run config and returns a copy without secret-named keys (API keys belong in the
- * settings table). Unknown app settings are kept as JSON.
+ * Checks what storage reads of a run config and returns a copy without secret-named keys (API
+ * keys belong in the settings table). The app's other fields are kept as JSON.
  *
- * @throws RunConfigError naming the first bad field
+ * @throws StoredConfigError naming the first bad field
  */
-export function parseRunConfig(value: unknown): RunConfig {
-  if (typeof value !== 'object' || value === null || Array.isArray(value)) throw new RunConfigError('(root)', 'must be a JSON object');
+export function parseStoredConfig(value: unknown): StoredConfig {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) throw new StoredConfigError('(root)', 'must be a JSON object');
   let copy: Record<string, unknown>;
   try {
     copy = stripSecrets(value as Record<string, unknown>);
   } catch (e) {
-    if (e instanceof ConfigTooDeepError) throw new RunConfigError(e.path, e.message);
+    if (e instanceof ConfigTooDeepError) throw new StoredConfigError(e.path, e.message);
     throw e;
   }
-  if (!Object.hasOwn(copy, 'preset')) throw new RunConfigError('preset', 'is missing; every run needs its method preset');
+  if (!Object.hasOwn(copy, 'preset')) throw new StoredConfigError('preset', 'is missing; every run needs its method preset');
   try {
     copy.preset = parsePreset(copy.preset);
   } catch (e) {
-    if (e instanceof PresetError) throw new RunConfigError(`preset.${e.field}`, e.message.replace(/^preset field "[^"]*" /, ''));
+    if (e instanceof PresetError) throw new StoredConfigError(`preset.${e.field}`, e.message.replace(/^preset field "[^"]*" /, ''));
     throw e;
   }
   const check = <T>(key: string, checker: Checker<T>) => {
     if (copy[key] === undefined) return;
-    copy[key] = runChecker(checker, copy[key], (e: FieldError) => new RunConfigError(`${key}${e.path ? `.${e.path}` : ''}`, e.problem));
+    copy[key] = runChecker(checker, copy[key], (e: FieldError) => new StoredConfigError(`${key}${e.path ? `.${e.path}` : ''}`, e.problem));
   };
   check('modelRefs', modelsChecker);
   check('seeds', seedsChecker);
-  return copy as RunConfig;
+  return copy as StoredConfig;
 }

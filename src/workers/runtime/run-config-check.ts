@@ -1,0 +1,200 @@
+/**
+ * The one reader of run configs, in the combinators of rl/check.ts: what the lab stores, what a
+ * run file carries and what `nextstate run --config` reads all pass here. Objects are exact (a
+ * misspelt field is refused, not ignored); every problem names its field and what to write.
+ */
+import { FieldError, int, mapOf, num, object, oneOf, runChecker, str, type Checker } from '../../rl/check';
+import { METHODS, parsePreset, type MethodPreset } from '../../rl/presets';
+import { PROBLEM_ORDERS } from '../../sims/problems/index';
+import { createScenario, type ScenarioConfig } from '../../sims/scenarios/index';
+import { modelsChecker, seedsChecker } from '../../storage/stored-config';
+import type { AnyRunConfig, GeneratorSpec, RunConfig, ToolCallRunConfig } from './run-config';
+
+/** A field of a run config failed its check; `field` is its path in the config. */
+export class RunConfigError extends Error {
+  override name = 'RunConfigError';
+  constructor(
+    readonly field: string,
+    readonly problem: string,
+  ) {
+    super(`run config: ${field} ${problem}`);
+  }
+}
+
+export const TRACKS = ['personal', 'toolcall'] as const;
+
+const GENERATOR_KINDS = ['rules', 'policy', 'engine', 'endpoint', 'transformers'] as const;
+/** Bounds that keep a hand-edited config from asking for runaway work. */
+const MAX_GROUP_SIZE = 256;
+const MAX_TOOL_STEPS = 64;
+
+/** `check`, with its problem restated as `problem` (the config's own wording of the rule). */
+function saying<T>(problem: string, check: Checker<T>): Checker<T> {
+  return (value, path) => {
+    try {
+      return check(value, path);
+    } catch (e) {
+      if (e instanceof FieldError) throw new FieldError(path, problem);
+      throw e;
+    }
+  };
+}
+
+/** `check`, then `test` on what it returned; `problem` when the test fails. */
+function where<T>(check: Checker<T>, test: (v: T) => boolean, problem: string): Checker<T> {
+  return (value, path) => {
+    const v = check(value, path);
+    if (!test(v)) throw new FieldError(path, problem);
+    return v;
+  };
+}
+
+const positive = saying('must be a positive integer', int(1));
+const zeroOrMore = saying('must be 0 or a positive integer', int(0));
+const modelName = str(1024, 1);
+
+const preset: Checker<MethodPreset> = (value) => parsePreset(value);
+
+const scenario: Checker<ScenarioConfig> = (value, path) => {
+  try {
+    createScenario(value as ScenarioConfig);
+  } catch (e) {
+    throw new FieldError(path, `is invalid: ${(e as Error).message}`);
+  }
+  return value as ScenarioConfig;
+};
+
+const generatorShapes: Record<GeneratorSpec['kind'], Checker<GeneratorSpec>> = {
+  rules: object({ kind: oneOf('rules') }),
+  policy: object({ kind: oneOf('policy') }),
+  engine: object({ kind: oneOf('engine'), model: saying('must be a string', modelName) }),
+  transformers: object({ kind: oneOf('transformers'), model: saying('must be a string', modelName) }),
+  endpoint: saying('needs baseUrl and model', object({ kind: oneOf('endpoint'), baseUrl: str(2048, 1), model: modelName })),
+};
+
+/** Where a judge, user or evaluator gets its text; the kind picks the shape. */
+const generator: Checker<GeneratorSpec> = (value, path) => {
+  const kind = (value as { kind?: unknown } | null)?.kind;
+  if (typeof value !== 'object' || value === null || !GENERATOR_KINDS.includes(kind as GeneratorSpec['kind'])) {
+    throw new FieldError(`${path}.kind`, `must be one of ${GENERATOR_KINDS.join(', ')}`);
+  }
+  return generatorShapes[kind as GeneratorSpec['kind']](value, path);
+};
+
+const policyModel = object(
+  { model: saying('must name a model folder or hub id', modelName) },
+  { backend: oneOf('cpu', 'webgpu') },
+);
+
+const problemSource = saying('must be builtin, gsm8k-hub or file', oneOf('builtin', 'gsm8k-hub', 'file'));
+const problemOrder = saying(
+  `must be "reference" (the reference evaluation's GSM8K order) or "dataset"`,
+  oneOf(...PROBLEM_ORDERS),
+);
+
+const temperature = saying('must be 0 or more', num(0));
+const maxNewTokens = saying('must be a whole number of at least 1', int(1));
+const policySampling = object({
+  temperature,
+  topP: saying('must be above 0 and at most 1', where(num(0, 1), (p) => p > 0, 'must be above 0')),
+  topK: saying('must be 0 (no top-k) or a positive integer', int(0)),
+  maxNewTokens,
+});
+
+const header = {
+  format: saying('must be "nextstate-run-config" (print one with `nextstate run --example storyteller`)', oneOf('nextstate-run-config')),
+  formatVersion: (value: unknown, path: string): 1 => {
+    if (value !== 1) throw new FieldError(path, `is ${JSON.stringify(value)}; this version of the lab reads 1`);
+    return 1;
+  },
+};
+
+/** What the lab and the run file add beside the run loop's fields (kept as they are). */
+const extras = {
+  label: str(10_000),
+  /** Whether the policy came from picked files: resuming such a run asks for them again. */
+  lab: object({ policySource: oneOf('hub', 'files') }),
+  modelRefs: modelsChecker,
+  seeds: seedsChecker,
+};
+
+const personal: Checker<RunConfig> = object(
+  {
+    ...header,
+    scenario,
+    method: oneOf(...METHODS),
+    preset,
+    models: object({ policy: policyModel, user: generator, judge: generator, evaluator: generator }),
+    seed: saying('must be an integer', int(Number.MIN_SAFE_INTEGER)),
+    problems: object({ source: problemSource, count: positive }, { path: str(4096), order: problemOrder }),
+    schedule: object({ concurrentSessions: positive, steps: positive, evalEvery: zeroOrMore, evalProblems: positive, evalVotes: positive }),
+    sampling: object({ policy: policySampling, user: object({ temperature, maxNewTokens }) }),
+  },
+  { ...extras, track: oneOf('personal') },
+);
+
+const toolCall: Checker<ToolCallRunConfig> = object(
+  {
+    ...header,
+    track: oneOf('toolcall'),
+    method: saying(
+      `must be "binary": the tool-call track's PRM votes are evaluative (m = preset.judge.binaryVotes)`,
+      oneOf('binary'),
+    ),
+    preset,
+    models: object({ policy: policyModel, judge: generator }),
+    seed: saying('must be an integer', int(Number.MIN_SAFE_INTEGER)),
+    problems: object({ source: problemSource, count: positive }, { path: str(4096) }),
+    toolcall: object({
+      rewardMode: saying('must be "integrated" (r = o + mean of PRM votes) or "outcome" (r = o)', oneOf('integrated', 'outcome')),
+      groupSize: saying(`must be a whole number from 1 to ${MAX_GROUP_SIZE}`, int(1, MAX_GROUP_SIZE)),
+      maxSteps: saying(`must be a whole number from 1 to ${MAX_TOOL_STEPS}`, int(1, MAX_TOOL_STEPS)),
+      evalHeldOut: zeroOrMore,
+    }),
+    schedule: object({ concurrentGroups: positive, steps: positive, evalEvery: zeroOrMore }),
+    sampling: object({ policy: policySampling }),
+  },
+  extras,
+);
+
+const toError = (e: FieldError) => new RunConfigError(e.path || '(root)', e.problem);
+
+function rootObject(json: unknown): Record<string, unknown> {
+  if (typeof json !== 'object' || json === null || Array.isArray(json)) throw new RunConfigError('(root)', 'must be a JSON object');
+  return json as Record<string, unknown>;
+}
+
+/**
+ * Checks a personal-track config, naming the first bad field; the preset and scenario use
+ * their own checks. A tool-call config is refused here: read either track with
+ * parseAnyRunConfig.
+ *
+ * @throws RunConfigError naming the field, or PresetError for the preset
+ */
+export function parseRunConfig(json: unknown): RunConfig {
+  const track = rootObject(json).track;
+  if (track === 'toolcall') throw new RunConfigError('track', 'is "toolcall": this reader takes personal-agent configs; use parseAnyRunConfig');
+  if (track !== undefined && track !== 'personal') throw new RunConfigError('track', `must be one of ${TRACKS.join(', ')} (absent means personal)`);
+  const c = runChecker(personal, json, toError);
+  if (c.preset.method !== c.method) throw new RunConfigError('method', `(${c.method}) differs from preset.method (${c.preset.method})`);
+  return c;
+}
+
+/**
+ * Checks a tool-call config, naming the first bad field.
+ *
+ * @throws RunConfigError naming the field, or PresetError for the preset
+ */
+export function parseToolCallRunConfig(json: unknown): ToolCallRunConfig {
+  if (rootObject(json).track !== 'toolcall') throw new RunConfigError('track', 'must be "toolcall" (print one with `nextstate run --example toolcall`)');
+  const c = runChecker(toolCall, json, toError);
+  if (c.schedule.evalEvery > 0 && c.toolcall.evalHeldOut === 0) {
+    throw new RunConfigError('toolcall.evalHeldOut', 'is 0 but schedule.evalEvery asks for evaluations; hold out some problems or set evalEvery to 0');
+  }
+  return c;
+}
+
+/** Checks a config of either track (the `track` field picks the reader). */
+export function parseAnyRunConfig(json: unknown): AnyRunConfig {
+  return rootObject(json).track === 'toolcall' ? parseToolCallRunConfig(json) : parseRunConfig(json);
+}

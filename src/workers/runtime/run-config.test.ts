@@ -1,0 +1,59 @@
+import { readFileSync } from 'node:fs';
+import { describe, expect, it } from 'vitest';
+import { parseHeader } from '../../storage/runfile';
+import { PresetError } from '../../rl/errors';
+import { exampleConfig, parseAnyRunConfig, parseRunConfig, RunConfigError, type RunConfig } from './run-config';
+
+/** Line 1 of a storyteller run file the lab exported before config and stored config were one type. */
+const OLD_HEADER = JSON.parse(readFileSync(new URL('../../../test/fixtures/run-file-v1-header.json', import.meta.url), 'utf8'));
+
+const copy = <T>(v: T): T => JSON.parse(JSON.stringify(v));
+
+describe('the one run config reader', () => {
+  it('reads the config of a run file exported before the change, as storage does', () => {
+    const stored = parseHeader(OLD_HEADER).run.config;
+    const config = parseRunConfig(stored);
+    expect(config).toEqual(OLD_HEADER.run.config);
+    expect(config.lab).toEqual({ policySource: 'files' });
+    expect(config.modelRefs?.policy.files?.['model.safetensors']).toMatch(/^[0-9a-f]{64}$/);
+  });
+
+  it('round-trips every example', () => {
+    for (const name of ['storyteller', 'student', 'teacher', 'toolcall'] as const) {
+      const c = exampleConfig(name);
+      expect(parseAnyRunConfig(copy(c))).toEqual(c);
+    }
+  });
+
+  it.each([
+    ['root', () => 42, /\(root\) must be a JSON object/],
+    ['format', (c: any) => (c.format = 'x'), /format must be "nextstate-run-config"/],
+    ['formatVersion', (c: any) => (c.formatVersion = 2), /formatVersion is 2; this version of the lab reads 1/],
+    ['a misspelt field', (c: any) => (c.sheduel = {}), /sheduel is not a known field/],
+    ['track', (c: any) => (c.track = 'other'), /track must be one of personal, toolcall/],
+    ['scenario', (c: any) => (c.scenario = { id: 'pirate' }), /scenario is invalid/],
+    ['method', (c: any) => (c.method = 'opd'), /method \(opd\) differs from preset.method/],
+    ['policy model', (c: any) => (c.models.policy.model = ''), /models.policy.model must name a model folder or hub id/],
+    ['user kind', (c: any) => (c.models.user = { kind: 'oracle' }), /models.user.kind must be one of rules, policy, engine, endpoint, transformers/],
+    ['engine model', (c: any) => (c.models.judge = { kind: 'engine' }), /models.judge.model/],
+    ['endpoint', (c: any) => (c.models.evaluator = { kind: 'endpoint', model: 'm' }), /models.evaluator needs baseUrl and model/],
+    ['seed', (c: any) => (c.seed = 1.5), /seed must be an integer/],
+    ['problems.source', (c: any) => (c.problems.source = 'web'), /problems.source must be builtin, gsm8k-hub or file/],
+    ['problems.count', (c: any) => (c.problems.count = 0), /problems.count must be a positive integer/],
+    ['topP', (c: any) => (c.sampling.policy.topP = 0), /sampling.policy.topP must be above 0 and at most 1/],
+    ['maxNewTokens', (c: any) => (c.sampling.policy.maxNewTokens = 0), /sampling.policy.maxNewTokens/],
+    ['schedule.steps', (c: any) => (c.schedule.steps = 0), /schedule.steps must be a positive integer/],
+    ['schedule.evalEvery', (c: any) => (c.schedule.evalEvery = -1), /schedule.evalEvery must be 0 or a positive integer/],
+  ])('refuses a bad %s, naming the field', (_name, mutate, message) => {
+    const c = copy(exampleConfig('storyteller')) as RunConfig;
+    const bad = mutate(c) === 42 ? 42 : c;
+    expect(() => parseRunConfig(bad)).toThrow(RunConfigError);
+    expect(() => parseRunConfig(bad)).toThrow(message);
+  });
+
+  it('leaves the preset to its own check', () => {
+    const c = copy(exampleConfig('storyteller')) as any;
+    c.preset.loss.epsLow = -1;
+    expect(() => parseRunConfig(c)).toThrow(PresetError);
+  });
+});
