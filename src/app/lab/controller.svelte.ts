@@ -7,21 +7,9 @@
 import { comparisonSetups } from './comparison';
 import { hubLocation } from './model-location';
 import type { RunRecord } from '../../rl/records';
-import {
-  exportRun,
-  importRun,
-  requestPersistence,
-  RunStore,
-  StorageFullError,
-  toJsonl,
-  trainingSamples,
-  type RunInfo,
-} from '../../storage/index';
-import { PEFT_CONFIG, PEFT_WEIGHTS } from '../../gpu/peft';
-import { createScenario } from '../../sims/scenarios/index';
-import { loadProblems } from '../../workers/runtime/problems';
-import { parseAnyRunConfig, parseRunConfig, promptTools, type RunConfig } from '../../workers/runtime/run-config';
-import { RunLoop, type RunLoopOptions, type RunSnapshot } from '../../workers/runtime/runloop';
+import { exportRun, importRun, requestPersistence, RunStore, type RunInfo } from '../../storage/index';
+import { parseAnyRunConfig, parseRunConfig, type RunConfig } from '../../workers/runtime/run-config';
+import { RunLoop, type RunSnapshot } from '../../workers/runtime/runloop';
 import { PolicyClient } from '../../workers/browser/policy-client';
 import type { ModelLocation, PolicyEvent, PolicyInfo } from '../../workers/browser/policy-host';
 import { errorText } from '../adapter';
@@ -29,17 +17,19 @@ import { CheckpointingPolicy } from './checkpoint';
 import { RecoveringPolicy } from './recovering';
 import { DownloadTracker, type DownloadRow } from './downloads';
 import { HumanUser, type HumanTurn } from './human-user';
-import { checkSamePolicy, withPolicyFiles } from './model-files';
-import { PERSISTENCE_KEY, persistenceAnswer, type PersistenceAnswer } from './persistence';
-import { resumePlan } from './resume';
+import { DurableWrites } from './durable';
+import { claimRunSlot, runInputs } from './launch';
+import { phaseAfter, recordAnnouncement, type LivePhase } from './live';
+import { checkSamePolicy } from './model-files';
+import type { PersistenceAnswer } from './persistence';
+import { hashFor, parseHash, type Page } from './routing';
+import { adapterFiles, download, importedMessage, runFileName, samplesFile } from './run-files';
 import { apiKeySetting, buildServices } from './services';
-import { defaultSetup, policyModelName, restoreSetup, setupProblems, toRunConfig, type LabSetup } from './setup';
+import { askPersistence, hasApiKey, loadSettings, setApiKey, SetupSaver } from './settings';
+import { defaultSetup, policyModelName, setupProblems, toRunConfig, type LabSetup } from './setup';
 
-export type Page = 'setup' | 'runs' | 'run' | 'system';
-export const PAGES: Page[] = ['setup', 'runs', 'run', 'system'];
-
-/** Where the live run is: loading models, running, paused (by the person or a full disk), stopping. */
-export type LivePhase = 'idle' | 'loading' | 'running' | 'paused' | 'stopping';
+export { PAGES, type Page } from './routing';
+export type { LivePhase } from './live';
 
 export interface RunRecords {
   id: string;
@@ -47,7 +37,6 @@ export interface RunRecords {
   records: readonly RunRecord[];
 }
 
-const SETUP_KEY = 'lab.setup';
 /** How often committed records are handed to the views: often enough to feel live, rarely enough not to re-render per record. */
 const FLUSH_MS = 250;
 
@@ -101,20 +90,24 @@ export class LabController {
   private liveRecords: RunRecord[] = [];
   private pendingRecords: RunRecord[] = [];
   private flushTimer: ReturnType<typeof setTimeout> | null = null;
-  private storageWaiters: (() => void)[] = [];
+  private readonly writes = new DurableWrites((message) => {
+    this.storageFull = message;
+    this.live?.loop.pause();
+  });
   private readonly tracker = new DownloadTracker();
   private readonly recordCache = new Map<string, RunRecord[]>();
-  private saveTimer: ReturnType<typeof setTimeout> | null = null;
+  private readonly saver: SetupSaver;
 
   constructor(store: RunStore = new RunStore()) {
     this.store = store;
+    this.saver = new SetupSaver(store);
   }
 
   /** Stops timers (tests, and a page that unmounts the lab); a live run is stopped too. */
   dispose(): void {
-    if (this.saveTimer) clearTimeout(this.saveTimer);
+    this.saver.cancel();
     if (this.flushTimer) clearTimeout(this.flushTimer);
-    this.saveTimer = this.flushTimer = null;
+    this.flushTimer = null;
     this.live?.loop.stop();
   }
 
@@ -125,9 +118,7 @@ export class LabController {
     try {
       await this.store.open();
       const report = await this.store.markInterruptedOnStartup();
-      this.setup = restoreSetup(await this.store.getSetting(SETUP_KEY), { webgpu: options.webgpu });
-      this.persistence = persistenceAnswer(await this.store.getSetting(PERSISTENCE_KEY));
-      if (!options.webgpu && this.setup.policy.backend === 'webgpu') this.setup.policy.backend = 'cpu';
+      ({ setup: this.setup, persistence: this.persistence } = await loadSettings(this.store, options.webgpu));
       await this.refreshRuns();
       if (report.interrupted.length) this.announce(`${report.interrupted.length} run(s) were interrupted when the page closed; resume them from Runs.`);
     } catch (e) {
@@ -138,14 +129,14 @@ export class LabController {
 
   /** Page and open run from the URL hash ("#/run/<id>"), so reload and Back land where they were. */
   async fromHash(hash: string): Promise<void> {
-    const [, page, id] = /^#\/(setup|runs|run|system)(?:\/(.+))?$/.exec(hash) ?? [];
-    if (!page) return;
-    if (page === 'run' && id && id !== this.openRun?.id) await this.open(decodeURIComponent(id));
-    else this.go(page as Page);
+    const route = parseHash(hash);
+    if (!route) return;
+    if (route.runId !== undefined && route.runId !== this.openRun?.id) await this.open(route.runId);
+    else this.go(route.page);
   }
 
   hash(): string {
-    return this.page === 'run' && this.openRun ? `#/run/${encodeURIComponent(this.openRun.id)}` : `#/${this.page}`;
+    return hashFor(this.page, this.openRun?.id);
   }
 
   /** Counts navigations, so a run that finishes opening after the person went elsewhere does not pull them back. */
@@ -163,18 +154,15 @@ export class LabController {
   /** Remembers the form (debounced): the next visit starts from the same choices. */
   rememberSetup(): void {
     if (!this.ready) return;
-    if (this.saveTimer) clearTimeout(this.saveTimer);
-    const snapshot = $state.snapshot(this.setup);
-    this.saveTimer = setTimeout(() => void this.store.setSetting(SETUP_KEY, snapshot).catch(() => {}), 400);
+    this.saver.later($state.snapshot(this.setup));
   }
 
-  async setApiKey(baseUrl: string, key: string): Promise<void> {
-    if (key) await this.store.setSetting(apiKeySetting(baseUrl), key);
-    else await this.store.deleteSetting(apiKeySetting(baseUrl));
+  setApiKey(baseUrl: string, key: string): Promise<void> {
+    return setApiKey(this.store, baseUrl, key);
   }
 
-  async hasApiKey(baseUrl: string): Promise<boolean> {
-    return Boolean(await this.store.getSetting<string>(apiKeySetting(baseUrl)));
+  hasApiKey(baseUrl: string): Promise<boolean> {
+    return hasApiKey(this.store, baseUrl);
   }
 
   // ---- runs ----
@@ -250,8 +238,7 @@ export class LabController {
 
   async exportFile(id: string): Promise<void> {
     const info = await this.store.getRun(id);
-    const blob = await exportRun(this.store, id, { includeAdapter: true });
-    download(blob, `${fileStem(info?.label ?? id)}.nsrun`);
+    download({ blob: await exportRun(this.store, id, { includeAdapter: true }), name: runFileName(info?.label ?? id) });
     this.announce(`Exported ${info?.label ?? id}.`);
   }
 
@@ -262,18 +249,16 @@ export class LabController {
       this.error = 'This run has no saved adapter yet: adapters are saved after each training step.';
       return;
     }
-    const weights = adapter.files[PEFT_WEIGHTS];
-    download(new Blob([weights.slice().buffer as ArrayBuffer], { type: 'application/octet-stream' }), PEFT_WEIGHTS);
-    download(new Blob([adapter.files[PEFT_CONFIG]], { type: 'application/json' }), PEFT_CONFIG);
+    for (const file of adapterFiles(adapter)) download(file);
     this.announce(`Exported the adapter of version ${adapter.version}.`);
   }
 
   /** Training samples as TRL-style JSONL rows. */
   async exportSamples(id: string): Promise<void> {
     const info = await this.store.getRun(id);
-    const { rows } = trainingSamples(await this.loadRecords(id), { tools: info ? promptTools(parseAnyRunConfig(info.config)) : undefined });
-    download(new Blob([toJsonl(rows)], { type: 'application/jsonl' }), `${fileStem(info?.label ?? id)}-samples.jsonl`);
-    this.announce(`Exported ${rows.length} training samples.`);
+    const file = samplesFile(await this.loadRecords(id), info?.config, info?.label ?? id);
+    download(file);
+    this.announce(`Exported ${file.rows} training samples.`);
   }
 
   /** Imports a .nsrun file as a read-only run and opens it. */
@@ -284,11 +269,7 @@ export class LabController {
       const id = await importRun(this.store, file);
       await this.refreshRuns();
       await this.open(id);
-      this.announce(
-        this.openRun?.integrity === 'unverified'
-          ? `Imported ${file.name} as a read-only run, unverified: the file carries no integrity hashes (an older app wrote it), so damage to it could not be detected.`
-          : `Imported ${file.name} as a read-only run; its integrity hashes match.`,
-      );
+      this.announce(importedMessage(file.name, this.openRun?.integrity));
     } catch (e) {
       this.error = `Could not import ${file.name}: ${errorText(e)}`;
       this.announce('');
@@ -351,7 +332,7 @@ export class LabController {
     const fromFiles = setup.policy.source === 'files';
     const policyModel = policyModelName(setup, files);
     const config = toRunConfig(setup, policyModel);
-    void this.store.setSetting(SETUP_KEY, setup).catch(() => {});
+    void this.saver.now(setup);
     const location: ModelLocation = fromFiles ? { kind: 'files', files } : hubLocation(policyModel);
     await this.launch(config, location, null);
   }
@@ -418,26 +399,16 @@ export class LabController {
       });
       dispose = built.dispose;
       this.roleLabels = built.labels;
-      const scenario = createScenario(config.scenario);
-      const problems = await loadProblems(config, scenario, () => Promise.reject(new Error('problem files are not supported in the lab yet; use builtin or gsm8k-hub')));
-      if (problems.length === 0) problems.push({ id: 'talk', question: '', answer: '' });
-
-      let runId: string;
-      let resume: RunLoopOptions['resume'];
-      if (resuming) {
-        runId = resuming.id;
-        const point = await this.store.resumePoint(runId);
-        if (point.adapter) await policy.restore(point.adapter.files, point.version);
-        const plan = resumePlan(point, this.records);
-        resume = { step: plan.step, version: plan.version, sessionsStarted: plan.sessionsStarted, samples: plan.samples };
-        release = await this.store.claimRun(runId);
-        await this.store.setStatus(runId, 'running');
-      } else {
-        runId = await this.store.createRun(withPolicyFiles(config, this.policyInfo.files), config.label ?? 'run');
-        release = await this.store.claimRun(runId);
-        resume = undefined;
-        this.records = [];
-      }
+      const { scenario, problems } = await runInputs(config);
+      const loaded = policy;
+      const slot = await claimRunSlot(this.store, config, this.policyInfo.files, resuming && {
+        info: resuming,
+        records: this.records,
+        restore: (adapter, version) => loaded.restore(adapter.files, version),
+      });
+      const { runId, resume } = slot;
+      release = slot.release;
+      if (!resuming) this.records = [];
       this.liveRecords = this.records.slice();
       this.recordCache.delete(runId);
       this.openRun = (await this.store.getRun(runId)) ?? null;
@@ -509,9 +480,7 @@ export class LabController {
    * can be evicted, runs and all), and keeps its answer for the System page, saved first.
    */
   private async askPersistence(): Promise<void> {
-    const answer: PersistenceAnswer = { granted: await requestPersistence(), at: Date.now() };
-    await this.store.setSetting(PERSISTENCE_KEY, answer).catch(() => {});
-    this.persistence = answer;
+    this.persistence = await askPersistence(this.store, requestPersistence);
   }
 
   private finish(policy: PolicyClient, dispose: () => void, release: () => void): void {
@@ -552,12 +521,8 @@ export class LabController {
     // The milestones a screen-reader user wants to hear about, through the aria-live line.
     if (r.kind === 'train_step') this.trainProgress = null;
     if (r.kind === 'evaluation') this.evalProgress = null;
-    if (r.kind === 'train_step') this.announce(r.skipped ? `Training step ${r.step} skipped: ${r.skipped}` : `Training step ${r.step} done; the policy is now version ${r.version + 1}.`);
-    else if (r.kind === 'evaluation') {
-      const score = r.scores.score ?? r.scores.accuracy;
-      const failed = r.failed ? `, ${r.failed} of ${r.perProblem.length} problems failed and left out` : '';
-      this.announce(`Evaluation at step ${r.step ?? 0}: ${score === undefined ? 'no score' : `score ${score.toFixed(2)}`}${failed}.`);
-    }
+    const said = recordAnnouncement(r);
+    if (said) this.announce(said);
     this.pendingRecords.push(r);
     this.flushTimer ??= setTimeout(() => this.flush(), FLUSH_MS);
   }
@@ -574,33 +539,18 @@ export class LabController {
 
   private onSnapshot(s: RunSnapshot): void {
     this.snapshot = s;
-    if (this.phase === 'idle') return;
-    if (s.status === 'paused') this.phase = 'paused';
-    else if (s.status === 'running') this.phase = 'running';
-    else if (s.status === 'stopping') this.phase = 'stopping';
+    this.phase = phaseAfter(this.phase, s.status);
   }
 
-  /**
-   * Runs a storage write until it succeeds. A full disk pauses the run and shows the message;
-   * the write is tried again when the person has made room, so no record is dropped.
-   */
-  private async durably<T>(write: () => Promise<T>): Promise<T> {
-    for (;;) {
-      try {
-        return await write();
-      } catch (e) {
-        if (!(e instanceof StorageFullError)) throw e;
-        this.storageFull = e.message;
-        this.live?.loop.pause();
-        await new Promise<void>((r) => this.storageWaiters.push(r));
-      }
-    }
+  /** Runs a storage write until it succeeds, pausing the run while the disk is full (DurableWrites). */
+  private durably<T>(write: () => Promise<T>): Promise<T> {
+    return this.writes.run(write);
   }
 
   /** After freeing space: retry the writes that failed and continue the run. */
   retryStorage(): void {
     this.storageFull = null;
-    for (const w of this.storageWaiters.splice(0)) w();
+    this.writes.retry();
     this.resume();
   }
 
@@ -625,7 +575,7 @@ export class LabController {
     // A stop while storage waits would otherwise hang on the waiting write.
     if (this.storageFull) {
       this.storageFull = null;
-      for (const w of this.storageWaiters.splice(0)) w();
+      this.writes.retry();
     }
     this.announce('Stopping: work in flight is dropped, saved records stay.');
   }
@@ -654,21 +604,4 @@ export class LabController {
     this.live?.human?.endConversation();
     this.announce('Conversation ended; write a new first message.');
   }
-}
-
-/** Saves a blob through a temporary link (the browser's download). */
-function download(blob: Blob, name: string): void {
-  const url = URL.createObjectURL(blob);
-  const a = document.createElement('a');
-  a.href = url;
-  a.download = name;
-  a.rel = 'noopener';
-  document.body.append(a);
-  a.click();
-  a.remove();
-  setTimeout(() => URL.revokeObjectURL(url), 60_000);
-}
-
-function fileStem(label: string): string {
-  return label.replace(/[^\w.-]+/g, '-').replace(/^-+|-+$/g, '').slice(0, 80) || 'run';
 }

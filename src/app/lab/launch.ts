@@ -1,0 +1,54 @@
+/**
+ * The steps of starting a run that do not touch the page's state: the scenario and problems a
+ * config asks for, and the run's row in storage (a new one, or the resumed one claimed again).
+ */
+import type { Problem } from '../../sims/problems/index';
+import { createScenario, type Scenario } from '../../sims/scenarios/index';
+import type { RunRecord } from '../../rl/records';
+import type { RunInfo, RunStore, StoredAdapter } from '../../storage/index';
+import { loadProblems } from '../../workers/runtime/problems';
+import type { RunConfig } from '../../workers/runtime/run-config';
+import type { RunLoopOptions } from '../../workers/runtime/runloop';
+import { withPolicyFiles } from './model-files';
+import { resumePlan } from './resume';
+
+/** The lab reads problems from the built-in set or the hub; a file source is the CLI's. */
+const noProblemFiles = () => Promise.reject(new Error('problem files are not supported in the lab yet; use builtin or gsm8k-hub'));
+
+/** The scenario and problems of a config; talking yourself has no problems, so one empty one stands in. */
+export async function runInputs(config: RunConfig, fetchFn?: typeof fetch): Promise<{ scenario: Scenario; problems: Problem[] }> {
+  const scenario = createScenario(config.scenario);
+  const problems = await loadProblems(config, scenario, noProblemFiles, fetchFn);
+  if (problems.length === 0) problems.push({ id: 'talk', question: '', answer: '' });
+  return { scenario, problems };
+}
+
+export interface RunSlot {
+  runId: string;
+  /** Releases the run's lock when the loop ends. */
+  release: () => void;
+  resume: RunLoopOptions['resume'];
+}
+
+/**
+ * A new run's row (its config naming the policy's loaded files), or the resumed run at its last
+ * saved step: `restore` loads that step's adapter into the policy before the run is claimed.
+ */
+export async function claimRunSlot(
+  store: Pick<RunStore, 'createRun' | 'claimRun' | 'resumePoint' | 'setStatus'>,
+  config: RunConfig,
+  policyFiles: Record<string, string>,
+  resuming: { info: RunInfo; records: readonly RunRecord[]; restore: (adapter: StoredAdapter, version: number) => Promise<void> } | null,
+): Promise<RunSlot> {
+  if (!resuming) {
+    const runId = await store.createRun(withPolicyFiles(config, policyFiles), config.label ?? 'run');
+    return { runId, release: await store.claimRun(runId), resume: undefined };
+  }
+  const runId = resuming.info.id;
+  const point = await store.resumePoint(runId);
+  if (point.adapter) await resuming.restore(point.adapter, point.version);
+  const plan = resumePlan(point, resuming.records);
+  const release = await store.claimRun(runId);
+  await store.setStatus(runId, 'running');
+  return { runId, release, resume: { step: plan.step, version: plan.version, sessionsStarted: plan.sessionsStarted, samples: plan.samples } };
+}
