@@ -5,7 +5,7 @@
  */
 import type { RunRecord } from '../../rl/records';
 import { PEFT_CONFIG, PEFT_WEIGHTS } from '../../gpu/peft';
-import { toJsonl, trainingSamples, type StoredAdapter, type StoredConfig } from '../../storage/index';
+import { toJsonl, trainingSamples, type StorableConfig, type StoredAdapter } from '../../storage/index';
 import { parseAnyRunConfig, promptTools } from '../../workers/runtime/run-config';
 
 export interface OutFile {
@@ -35,7 +35,7 @@ export function adapterFiles(adapter: Pick<StoredAdapter, 'files'>): OutFile[] {
  * The run's training samples as JSONL rows, prompts rendered with the tools its track lists.
  * `config` is absent for a run that is gone; its prompts then list no tools.
  */
-export function samplesFile(records: Iterable<RunRecord>, config: StoredConfig | undefined, label: string): OutFile & { rows: number } {
+export function samplesFile(records: Iterable<RunRecord>, config: StorableConfig | undefined, label: string): OutFile & { rows: number } {
   const { rows } = trainingSamples(records, { tools: config ? promptTools(parseAnyRunConfig(config)) : undefined });
   return { blob: new Blob([toJsonl(rows)], { type: 'application/jsonl' }), name: `${fileStem(label)}-samples.jsonl`, rows: rows.length };
 }
