@@ -194,11 +194,14 @@ const below1 = (value: unknown, path: string): number => {
   return n;
 };
 
+/** The most votes a preset may ask of one judge per turn (binaryVotes, hintVotes). */
+export const MAX_VOTES = 64;
+
 const presetShape: Checker<MethodPreset> = object({
   method: oneOf(...METHODS),
   judge: object({
-    binaryVotes: int(0, 64),
-    hintVotes: int(0, 64),
+    binaryVotes: int(0, MAX_VOTES),
+    hintVotes: int(0, MAX_VOTES),
     temperature: num(0, 10),
     maxNewTokens: int(1, 1_000_000),
     minHintChars: int(0, 100_000),

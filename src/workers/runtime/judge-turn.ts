@@ -32,18 +32,33 @@ export interface JudgedTurn {
 
 type Turn = ClosedTurn<PolicyResponse>;
 
+/** Seeds one judge's votes on one turn may use: more than a preset's MAX_VOTES. */
+const JUDGE_SEEDS = 100;
+/** Seeds one turn may use: both judges' ranges, with room to spare. */
+const TURN_SEEDS = 1000;
+
+/**
+ * The sampling seed of one judge vote. Each turn owns TURN_SEEDS consecutive seeds from the
+ * run's seed, the binary judge the first JUDGE_SEEDS of them and the hint judge the next; a
+ * preset asks at most MAX_VOTES < JUDGE_SEEDS votes of a judge, so no two votes of a session
+ * share a seed, and a vote's seed does not change when the other judge's vote count does.
+ */
+export function voteSeed(seed: number, turn: number, judge: 'binary' | 'hint', vote: number): number {
+  return seed + turn * TURN_SEEDS + (judge === 'hint' ? JUDGE_SEEDS : 0) + vote;
+}
+
 export async function judgeTurn(turn: Turn, d: JudgeDeps): Promise<JudgedTurn> {
   const records: JudgedTurn['records'] = [];
   if (!turn.nextState) return { judgement: { reward: null, opd: null }, records };
   const { binaryVotes, hintVotes, temperature, maxNewTokens } = d.preset.judge;
   const base = { version: turn.version, session: turn.session, turn: turn.turn };
-  const opts = (vote: number) => ({ temperature, maxNewTokens, seed: d.seed + turn.turn * 1000 + vote, signal: d.signal });
+  const opts = (judge: 'binary' | 'hint', vote: number) => ({ temperature, maxNewTokens, seed: voteSeed(d.seed, turn.turn, judge, vote), signal: d.signal });
   const action = turn.response.text;
   const nextState = turn.nextState;
 
   const [binaryTexts, hintTexts] = await Promise.all([
-    Promise.all(Array.from({ length: binaryVotes }, (_, i) => d.judge.generate(buildBinaryJudgePrompt(action, nextState), opts(i)))),
-    Promise.all(Array.from({ length: hintVotes }, (_, i) => d.hintJudge.generate(buildHintJudgePrompt(action, nextState), opts(100 + i)))),
+    Promise.all(Array.from({ length: binaryVotes }, (_, i) => d.judge.generate(buildBinaryJudgePrompt(action, nextState), opts('binary', i)))),
+    Promise.all(Array.from({ length: hintVotes }, (_, i) => d.hintJudge.generate(buildHintJudgePrompt(action, nextState), opts('hint', i)))),
   ]);
 
   let reward: number | null = null;
