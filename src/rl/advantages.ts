@@ -1,5 +1,5 @@
 import { InvalidArgumentError } from './errors';
-import { assertCount, assertFinite, assertSameLength, mean } from './numbers';
+import { assertCount, assertFinite, assertSameLength, mean, unsignedZero } from './numbers';
 
 /**
  * OPD per-token advantage: A_t = log pi_teacher(a_t | s_enhanced) - log pi_theta(a_t | s_t).
@@ -39,7 +39,7 @@ export interface AdvantageWeights {
 export function binaryAdvantages(reward: number, tokens: number): number[] {
   assertFinite('reward', reward);
   assertCount('tokens', tokens);
-  return new Array<number>(tokens).fill(reward + 0);
+  return new Array<number>(tokens).fill(unsignedZero(reward));
 }
 
 /**
@@ -59,7 +59,7 @@ export function combinedAdvantages(
   assertFinite('reward', reward);
   return opd.map((a, i) => {
     assertFinite(`opd[${i}]`, a);
-    return weights.binary * reward + weights.opd * a + 0;
+    return unsignedZero(weights.binary * reward + weights.opd * a);
   });
 }
 
@@ -154,8 +154,8 @@ export function summarizeAdvantages(advantages: readonly number[]): AdvantageSum
   return {
     tokens: advantages.length,
     mean: mean(advantages),
-    min: min + 0,
-    max: max + 0,
+    min: unsignedZero(min),
+    max: unsignedZero(max),
     meanAbs: mean(advantages.map(Math.abs)),
     nonZero,
   };

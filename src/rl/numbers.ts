@@ -37,3 +37,12 @@ export function assertCount(what: string, n: number): void {
     throw new InvalidArgumentError(`${what} is ${n}; it must be a non-negative integer.`);
   }
 }
+
+/**
+ * `x`, with -0 turned into 0. A product or a negated zero can be -0, which formats as "-0"
+ * (Intl.NumberFormat, toLocaleString) and is not Object.is-equal to 0, so a recorded value
+ * would differ from the same value replayed; adding 0 is the IEEE 754 way to drop the sign.
+ */
+export function unsignedZero(x: number): number {
+  return x + 0;
+}

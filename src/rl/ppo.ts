@@ -1,5 +1,5 @@
 import { InvalidArgumentError } from './errors';
-import { assertSameLength } from './numbers';
+import { assertSameLength, unsignedZero } from './numbers';
 
 /**
  * PPO loss terms on plain number arrays. This is the CPU reference the GPU engine's loss is
@@ -41,7 +41,7 @@ export function ppoTokenLoss(
   return logp.map((lp, i) => {
     const rho = Math.exp(lp - oldLogp[i]);
     const a = adv[i];
-    return -Math.min(rho * a, clamp(rho, 1 - epsLow, 1 + epsHigh) * a) + 0;
+    return unsignedZero(-Math.min(rho * a, clamp(rho, 1 - epsLow, 1 + epsHigh) * a));
   });
 }
 

@@ -1,3 +1,5 @@
+import { unsignedZero } from './numbers';
+
 /**
  * Majority vote over m judge votes for one turn.
  *
@@ -11,7 +13,7 @@
 export function majorityVote(scores: readonly (number | null | undefined)[]): number {
   const counts = new Map<number, number>();
   for (const s of scores) {
-    if (typeof s === 'number' && Number.isFinite(s)) counts.set(s + 0, (counts.get(s + 0) ?? 0) + 1);
+    if (typeof s === 'number' && Number.isFinite(s)) counts.set(unsignedZero(s), (counts.get(s) ?? 0) + 1);
   }
   let best = 0;
   let bestCount = 0;

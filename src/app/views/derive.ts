@@ -9,6 +9,7 @@
  * samples the step actually trained (its token_update records), falling back to the window's
  * trainable samples for logs without token_update records.
  */
+import { unsignedZero } from '../../rl/numbers';
 import type { AdvantageWeights } from '../../rl/advantages';
 import type { ChatMessage } from '../../rl/messages';
 import type {
@@ -463,7 +464,7 @@ export function tokenTable(
       teacher,
       opd,
       opdTrained: teacher === null || before === null ? null : rebased ? teacher - before : opd,
-      binary: rFinal !== null ? rFinal * weights.binary + 0 : null,
+      binary: rFinal !== null ? unsignedZero(rFinal * weights.binary) : null,
       combined,
       trained,
       before,

@@ -1,3 +1,4 @@
+import { unsignedZero } from '../../rl/numbers';
 import { lastBoxContent } from '../../rl/boxed';
 
 /**
@@ -32,7 +33,7 @@ export function numbersIn(text: string): number[] {
     const parts = token.includes(',') && !GROUPED.test(token) ? token.split(',').filter(Boolean) : [token.replace(/,/g, '')];
     for (const part of parts) {
       const value = Number(part);
-      if (Number.isFinite(value)) out.push(value + 0);
+      if (Number.isFinite(value)) out.push(unsignedZero(value));
     }
   }
   return out;

@@ -1,3 +1,4 @@
+import { unsignedZero } from '../../rl/numbers';
 import { ARITHMETIC_LIMITS, ArithmeticError } from './arithmetic-error';
 import { tokenize, type Operator, type Token } from './arithmetic-lexer';
 import { formatNumber } from './format';
@@ -39,7 +40,7 @@ export function evaluateArithmetic(expression: string): number {
   if (expression.trim() === '') {
     throw new ArithmeticError('empty', 'The expression is empty. Pass the arithmetic to compute, e.g. "3 * (4 + 5)".');
   }
-  return new Parser(tokenize(expression)).parse() + 0;
+  return unsignedZero(new Parser(tokenize(expression)).parse());
 }
 
 const OPERATOR_WORDS: Record<Operator, string> = {

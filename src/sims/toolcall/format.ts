@@ -1,3 +1,5 @@
+import { unsignedZero } from '../../rl/numbers';
+
 /**
  * A number as the model reads it back. Integers print in full (no exponent up to the
  * calculator's 1e15 limit); other values are cut to 14 significant digits, which hides binary
@@ -5,6 +7,6 @@
  */
 export function formatNumber(x: number): string {
   if (!Number.isFinite(x)) return String(x);
-  if (Number.isInteger(x) && Math.abs(x) < 1e21) return (x + 0).toFixed(0);
-  return String(Number(x.toPrecision(14)) + 0);
+  if (Number.isInteger(x) && Math.abs(x) < 1e21) return unsignedZero(x).toFixed(0);
+  return String(unsignedZero(Number(x.toPrecision(14))));
 }
