@@ -104,8 +104,8 @@ function unwrap(content: string): string {
  *
  * Differs from the reference implementation, which takes the last match of
  * `\\boxed\{([-+]?\d)\}` and so skips over a later malformed box to an earlier valid one
- * and rejects `\boxed{ -1 }`. Here the last box is final, as the issue specifies: a judge
- * that ends on an unreadable box has not given a score.
+ * and rejects `\boxed{ -1 }`. Here the last box is final: a judge that ends on an
+ * unreadable box has not given a score, and an earlier box it went on from is not its verdict.
  *
  * @param text - raw judge output, any length
  */

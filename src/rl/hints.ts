@@ -85,7 +85,8 @@ export function selectBestHint(
 export interface AppendHintOptions {
   /**
    * Where the hint goes when no message has role `user` but there are messages.
-   * 'new-user-message' (default, as the issue specifies) adds a user message at the end;
+   * 'new-user-message' (default: the hint reads as the user's words, as it does in every
+   * other case) adds a user message at the end;
    * 'last-message' appends to the last message whatever its role, as the reference does.
    */
   noUserMessage?: 'new-user-message' | 'last-message';

@@ -2,7 +2,7 @@ import { describe, it, expect } from 'vitest';
 import * as rl from './index';
 
 describe('src/rl public API', () => {
-  it('exports every runtime name the issue asks for', () => {
+  it('exports every runtime name the rest of the lab uses', () => {
     const names = [
       'buildBinaryJudgePrompt',
       'parseBoxedScore',

@@ -5,7 +5,7 @@
  * test/fixtures/recorded-toolcall-outcome.jsonl (outcome-only reward) are real run logs, made
  * once with the headless pipeline on the tiny random Qwen3 fixture model and the rules judge:
  *   npx nextstate run --example toolcall > /tmp/t.json
- *   node --import tsx -e "import('/work/main/test/fixtures/tiny-model.ts')
+ *   node --import tsx -e "import('./test/fixtures/tiny-model.ts')
  *     .then(async m => console.log((await m.tinyModel({family:'qwen3'})).dir))"   # -> MODEL
  *   (edit /tmp/t.json: models.policy.model MODEL, problems {source: builtin, count: 4},
  *    toolcall {rewardMode: integrated | outcome, groupSize 2, maxSteps 2, evalHeldOut 3},

@@ -18,10 +18,10 @@ import { FileListSource, HubSource, type FileProgress, type ModelSource } from '
 import { createWebGPUBackend, type WebGPUBackend } from '../../gpu/webgpu/backend';
 import { EnginePolicyService, type PolicyReply, type PolicyRequest, type TrainItem, type TrainResult } from '../runtime/policy-service';
 
-/** Where the policy's files are: a hub id or URL (cached in Cache Storage), or picked files. */
 /** How long a failed GPU call waits for device.lost to settle before it is a real error. */
 const LOSS_GRACE_MS = 1000;
 
+/** Where the policy's files are: a hub id or URL (cached in Cache Storage), or picked files. */
 export type ModelLocation = { kind: 'hub'; id: string } | { kind: 'files'; files: File[] };
 
 export interface PolicyLoadRequest {
