@@ -18,8 +18,13 @@ export function opdAdvantages(
   return teacherLogp.map((t, i) => {
     assertFinite(`teacherLogp[${i}]`, t);
     assertFinite(`studentLogp[${i}]`, studentLogp[i]);
-    return t - studentLogp[i];
+    return opdAdvantage(t, studentLogp[i]);
   });
+}
+
+/** One token's A_t^OPD = log pi_teacher(a_t) - log pi_student(a_t). */
+export function opdAdvantage(teacherLogp: number, studentLogp: number): number {
+  return teacherLogp - studentLogp;
 }
 
 /** Weights of the two signals in the combined advantage. */

@@ -19,6 +19,7 @@ export {
 } from './hints';
 export {
   opdAdvantages,
+  opdAdvantage,
   binaryAdvantages,
   combinedAdvantages,
   stepwiseRewards,
@@ -34,9 +35,11 @@ export {
   k3,
   aggregateLoss,
   clipFractions,
+  clipState,
   ppoBatchLoss,
   type LossAggregation,
   type ClipStats,
+  type ClipState,
   type PpoSampleInput,
   type PpoSettings,
   type PpoBatchStats,

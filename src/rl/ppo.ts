@@ -131,6 +131,19 @@ export interface ClipStats {
   clipFracHigh: number;
 }
 
+/** Which side of the band a token's update was clipped on, if any. */
+export type ClipState = 'high' | 'low' | 'none';
+
+/**
+ * The clip state of a token with advantage `advantage` at ratio rho = pi / pi_old: clipped
+ * when rho left the band [1 - epsLow, 1 + epsHigh] in the direction its advantage pushes it.
+ */
+export function clipState(advantage: number, rho: number, epsLow: number, epsHigh: number): ClipState {
+  if (advantage > 0 && rho > 1 + epsHigh) return 'high';
+  if (advantage < 0 && rho < 1 - epsLow) return 'low';
+  return 'none';
+}
+
 /** Fractions of tokens clipped low and high for one sample's tokens. */
 export function clipFractions(
   logp: readonly number[],
@@ -145,9 +158,9 @@ export function clipFractions(
   let clippedLow = 0;
   let clippedHigh = 0;
   logp.forEach((lp, i) => {
-    const rho = Math.exp(lp - oldLogp[i]);
-    if (rho < 1 - epsLow && adv[i] < 0) clippedLow++;
-    if (rho > 1 + epsHigh && adv[i] > 0) clippedHigh++;
+    const state = clipState(adv[i], Math.exp(lp - oldLogp[i]), epsLow, epsHigh);
+    if (state === 'low') clippedLow++;
+    if (state === 'high') clippedHigh++;
   });
   return clipStatsOf(clippedLow, clippedHigh, logp.length);
 }

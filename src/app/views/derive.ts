@@ -10,7 +10,8 @@
  * trainable samples for logs without token_update records.
  */
 import { unsignedZero } from '../../rl/numbers';
-import type { AdvantageWeights } from '../../rl/advantages';
+import { clipState, type ClipState } from '../../rl/ppo';
+import { opdAdvantage, type AdvantageWeights } from '../../rl/advantages';
 import type { ChatMessage } from '../../rl/messages';
 import type {
   EvaluationRecord,
@@ -324,7 +325,7 @@ export function conversations(records: readonly RunRecord[]): SessionView[] {
 // ---------------------------------------------------------------------------------------------
 // Token table
 
-export type ClipState = 'high' | 'low' | 'none';
+export { clipState, type ClipState } from '../../rl/ppo';
 export type AdvantageKind = 'opd' | 'binary' | 'combined';
 
 export interface TokenRow {
@@ -406,13 +407,6 @@ export function alignTokenTexts(response: string, texts: readonly string[]): str
   return out;
 }
 
-/** PPO clip state of a token after a step: pushed past the band in its advantage's direction. */
-export function clipState(advantage: number, ratio: number, epsLow: number, epsHigh: number): ClipState {
-  if (advantage > 0 && ratio > 1 + epsHigh) return 'high';
-  if (advantage < 0 && ratio < 1 - epsLow) return 'low';
-  return 'none';
-}
-
 /** The per-token picture of one turn, or null when the log has no interaction for it. */
 export function tokenTable(
   records: readonly RunRecord[],
@@ -453,7 +447,7 @@ export function tokenTable(
     const after = upd ? upd.after[i] : null;
     const ratio = before !== null && after !== null ? Math.exp(after - before) : null;
     const trained = rebased ? rebased[i] : upd ? combined : null;
-    const opd = teacher !== null ? teacher - student : null;
+    const opd = teacher !== null ? opdAdvantage(teacher, student) : null;
     const text = texts ? texts[i] : `#${inter.tokenIds[i]}`;
     rows.push({
       index: i,
@@ -463,7 +457,7 @@ export function tokenTable(
       student,
       teacher,
       opd,
-      opdTrained: teacher === null || before === null ? null : rebased ? teacher - before : opd,
+      opdTrained: teacher === null || before === null ? null : rebased ? opdAdvantage(teacher, before) : opd,
       binary: rFinal !== null ? unsignedZero(rFinal * weights.binary) : null,
       combined,
       trained,
