@@ -5,25 +5,8 @@ import AccuracyChart from './AccuracyChart.svelte';
 import { HOSTILE, render } from './testing';
 import { reactive } from './testing-state.svelte';
 import { handOutcomeRun, handToolRun, recordedOutcomeRun, recordedToolRun } from './testing-toolcall';
+import { chart, latest, seriesLabels } from './testing-dom';
 
-function chart(target: HTMLElement, title: string): HTMLElement {
-  const c = [...target.querySelectorAll<HTMLElement>('figure.chart')].find((f) => f.querySelector('h4')?.textContent === title);
-  if (!c) throw new Error(`no chart ${title}`);
-  return c;
-}
-/** uPlot's legend rows minus the x row: the drawn series. */
-function seriesLabels(fig: HTMLElement): string[] {
-  return [...fig.querySelectorAll('.u-legend .u-series')].slice(1).map((s) => s.querySelector('.u-label')?.textContent ?? '');
-}
-/** The chart's own hidden table of latest values: series -> [x, value]. */
-function latest(fig: HTMLElement): Record<string, [string, string]> {
-  const out: Record<string, [string, string]> = {};
-  for (const tr of fig.querySelectorAll('.nsv-visually-hidden tbody tr')) {
-    const [x, v] = [...tr.querySelectorAll('td')].map((td) => td.textContent ?? '');
-    out[tr.querySelector('th')!.textContent!] = [x, v];
-  }
-  return out;
-}
 /** The view's hidden table of every evaluation: header row, then one row per step and the baseline. */
 function dataTable(target: HTMLElement): string[][] {
   const t = target.querySelector<HTMLTableElement>('section.accuracy > .nsv-visually-hidden table')!;

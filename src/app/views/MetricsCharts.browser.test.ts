@@ -4,27 +4,10 @@ import type { RunRecord } from '../../rl/records';
 import MetricsCharts from './MetricsCharts.svelte';
 import { recordedRun, render } from './testing';
 import { reactive } from './testing-state.svelte';
+import { chart, latest, seriesLabels } from './testing-dom';
 
 function charts(target: HTMLElement): HTMLElement[] {
   return [...target.querySelectorAll<HTMLElement>('figure.chart')];
-}
-function chart(target: HTMLElement, title: string): HTMLElement {
-  const c = charts(target).find((f) => f.querySelector('h4')?.textContent === title);
-  if (!c) throw new Error(`no chart ${title}`);
-  return c;
-}
-/** uPlot's legend rows minus the x row: the drawn series. */
-function seriesLabels(fig: HTMLElement): string[] {
-  return [...fig.querySelectorAll('.u-legend .u-series')].slice(1).map((s) => s.querySelector('.u-label')?.textContent ?? '');
-}
-/** The visually-hidden table: series -> [x, value]. */
-function latest(fig: HTMLElement): Record<string, [string, string]> {
-  const out: Record<string, [string, string]> = {};
-  for (const tr of fig.querySelectorAll('.nsv-visually-hidden tbody tr')) {
-    const [x, v] = [...tr.querySelectorAll('td')].map((td) => td.textContent ?? '');
-    out[tr.querySelector('th')!.textContent!] = [x, v];
-  }
-  return out;
 }
 
 /** A second run: the recorded one with its rewards and losses changed. */

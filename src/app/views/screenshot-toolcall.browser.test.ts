@@ -10,14 +10,7 @@ import { cdp, page } from 'vitest/browser';
 import Gallery from './GalleryToolcall.test-harness.svelte';
 import { render } from './testing';
 import { handOutcomeRun, handToolRun } from './testing-toolcall';
-
-/** Elements that stick out past the right edge of the page. */
-function overflowing(width: number): string[] {
-  return [...document.body.querySelectorAll('*')]
-    .filter((el) => !el.closest('.nsv-visually-hidden, .tablewrap') && el.getBoundingClientRect().right > width + 0.5)
-    .map((el) => `${el.tagName.toLowerCase()}.${[...el.classList].join('.')} right=${Math.round(el.getBoundingClientRect().right)}`)
-    .slice(0, 12);
-}
+import { overflowing } from './testing-dom';
 
 async function shoot(name: string, width: number, dark = false): Promise<void> {
   await page.viewport(width, 1100);
@@ -34,7 +27,7 @@ async function shoot(name: string, width: number, dark = false): Promise<void> {
     await tick();
     await new Promise((r) => setTimeout(r, 200));
     // The reward table may scroll inside its own box (.tablewrap); nothing else may stick out.
-    expect(overflowing(width)).toEqual([]);
+    expect(overflowing(width, '.nsv-visually-hidden, .tablewrap')).toEqual([]);
     expect(document.documentElement.scrollWidth).toBeLessThanOrEqual(width);
     const el = view.target.querySelector<HTMLElement>('.page')!;
     const h = Math.max(1100, Math.ceil(el.getBoundingClientRect().height) + 40);

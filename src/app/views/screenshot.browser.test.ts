@@ -8,6 +8,7 @@ import { tick } from 'svelte';
 import { cdp, page } from 'vitest/browser';
 import Gallery from './Gallery.test-harness.svelte';
 import { recordedRun, render } from './testing';
+import { overflowing } from './testing-dom';
 
 const other = () =>
   recordedRun().map((r) =>
@@ -17,14 +18,6 @@ const other = () =>
         ? { ...r, scores: { score: (r.scores.score ?? 0) - 0.2 } }
         : r,
   );
-
-/** Elements that stick out past the right edge of the page. */
-function overflowing(width: number): string[] {
-  return [...document.body.querySelectorAll('*')]
-    .filter((el) => !el.closest('.nsv-visually-hidden') && el.getBoundingClientRect().right > width + 0.5)
-    .map((el) => `${el.tagName.toLowerCase()}.${[...el.classList].join('.')} right=${Math.round(el.getBoundingClientRect().right)}`)
-    .slice(0, 12);
-}
 
 async function shoot(name: string, width: number, dark = false): Promise<void> {
   await page.viewport(width, 1100);
