@@ -10,7 +10,7 @@
 import { PEFT_CONFIG, PEFT_WEIGHTS, type PeftFiles } from '../../src/gpu/peft';
 import { writeSafetensors } from '../../src/gpu/safetensors';
 import type { RunRecord } from '../../src/rl';
-import { boundary, testConfig, trainStep, turnRecords, uniqueDbName } from '../../src/storage/fixtures';
+import { boundary, testConfig, trainStep, turnRecords, uniqueDbName } from '../../test/support/storage/fixtures';
 import { RunStore } from '../../src/storage/store';
 import { median, rate, round } from './stats';
 import type { DurabilityCell } from './types';

@@ -7,7 +7,7 @@ import { mkdirSync, mkdtempSync, openSync, closeSync, ftruncateSync, readFileSyn
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { gunzip, gzip, sampleRun, testConfig } from '../storage/fixtures';
+import { gunzip, gzip, sampleRun, testConfig } from '../../test/support/storage/fixtures';
 import { memorySource, runFileStream } from '../storage/runfile';
 import { exportCommand } from './export';
 import { inspectCommand } from './inspect';

@@ -3,7 +3,7 @@ import Dexie from 'dexie';
 import { describe, expect, it } from 'vitest';
 import type { RunRecord } from '../rl';
 import { NextStateDB, SCHEMAS, SCHEMA_VERSION, recordBytes, adapterBytes } from './db';
-import { peftFiles, sampleRun, testConfig, uniqueDbName } from './fixtures';
+import { peftFiles, sampleRun, testConfig, uniqueDbName } from '../../test/support/storage/fixtures';
 import { RunStore } from './store';
 import { PEFT_CONFIG, PEFT_WEIGHTS } from '../gpu/peft';
 

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { RunRecord } from '../rl';
 import { recordsJsonl, SampleJoiner, toJsonl, trainingSamples } from './exports';
-import { sampleRun, turnRecords } from './fixtures';
+import { sampleRun, turnRecords } from '../../test/support/storage/fixtures';
 
 describe('trainingSamples', () => {
   it('joins every sample with its main-turn interaction into TRL-style rows', () => {

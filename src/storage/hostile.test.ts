@@ -4,7 +4,7 @@
  */
 import 'fake-indexeddb/auto';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { gunzip, gzip, peftFiles, sampleRun, testConfig, uniqueDbName } from './fixtures';
+import { gunzip, gzip, peftFiles, sampleRun, testConfig, uniqueDbName } from '../../test/support/storage/fixtures';
 import { importRun, inspectRunFile } from './import';
 import { adapterLineLimit } from './reader';
 import { exportRun, headerDigest } from './runfile';

@@ -2,7 +2,7 @@ import 'fake-indexeddb/auto';
 import Dexie from 'dexie';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { StorageFullError } from './errors';
-import { peftFiles, sampleRun, testConfig, turnRecords, uniqueDbName } from './fixtures';
+import { peftFiles, sampleRun, testConfig, turnRecords, uniqueDbName } from '../../test/support/storage/fixtures';
 import { isQuotaError, requestPersistence, storageStatus } from './quota';
 import { RunStore } from './store';
 

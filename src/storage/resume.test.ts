@@ -1,7 +1,7 @@
 import 'fake-indexeddb/auto';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { RunRecord } from '../rl';
-import { boundary, peftFiles, sampleRun, testConfig, trainStep, turnRecords, uniqueDbName } from './fixtures';
+import { boundary, peftFiles, sampleRun, testConfig, trainStep, turnRecords, uniqueDbName } from '../../test/support/storage/fixtures';
 import { RunStore } from './store';
 import { RunNotFoundError } from './errors';
 

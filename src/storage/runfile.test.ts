@@ -2,7 +2,7 @@ import 'fake-indexeddb/auto';
 import { createHash } from 'node:crypto';
 import { afterEach, describe, expect, it } from 'vitest';
 import { PEFT_WEIGHTS } from '../gpu/peft';
-import { gunzip, gzip, peftFiles, sampleRun, testConfig, uniqueDbName } from './fixtures';
+import { gunzip, gzip, peftFiles, sampleRun, testConfig, uniqueDbName } from '../../test/support/storage/fixtures';
 import { extractAdapter, importRun, inspectRunFile } from './import';
 import { readRunFile } from './reader';
 import { APP_VERSION, exportRun, exportRunStream, RUN_FILE_FORMAT, RUN_FILE_VERSION, type RunFileHeader } from './runfile';

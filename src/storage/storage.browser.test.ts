@@ -8,7 +8,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { PEFT_WEIGHTS } from '../gpu/peft';
 import { SCHEMAS } from './db';
 import { RunBusyError, RunFileError, StorageFullError } from './errors';
-import { boundary, gunzip, gzip, peftFiles, sampleRun, testConfig, trainStep, turnRecords, uniqueDbName, watchTransactions } from './fixtures';
+import { boundary, gunzip, gzip, peftFiles, sampleRun, testConfig, trainStep, turnRecords, uniqueDbName, watchTransactions } from '../../test/support/storage/fixtures';
 import { extractAdapter, importRun, inspectRunFile } from './import';
 import { requestPersistence, storageStatus } from './quota';
 import { exportRun } from './runfile';

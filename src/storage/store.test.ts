@@ -1,6 +1,6 @@
 import 'fake-indexeddb/auto';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { boundary, evaluation, peftFiles, sampleRun, testConfig, trainStep, turnRecords, uniqueDbName, watchTransactions } from './fixtures';
+import { boundary, evaluation, peftFiles, sampleRun, testConfig, trainStep, turnRecords, uniqueDbName, watchTransactions } from '../../test/support/storage/fixtures';
 import { InvalidRunDataError, ReadOnlyRunError, RunBusyError, RunNotFoundError } from './errors';
 import { StoredConfigError } from './stored-config';
 import { RunStore } from './store';

@@ -11,7 +11,7 @@ import { page } from 'vitest/browser';
 import { RunStore } from '../../storage/index';
 import { LabController } from '../lab/controller.svelte';
 import { defaultSetup, toRunConfig, withScenario } from '../lab/setup';
-import { recordedRun, render } from '../views/testing';
+import { recordedRun, render } from '../../../test/support/views/testing';
 import RunView from './RunView.svelte';
 import Setup from './Setup.svelte';
 

@@ -6,12 +6,12 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { flushSync } from 'svelte';
 import { exportRun, RunStore } from '../../storage/index';
-import { gunzip, gzip } from '../../storage/fixtures';
+import { gunzip, gzip } from '../../../test/support/storage/fixtures';
 import { webGpuHelp, type ProbeResult } from '../adapter';
 import { LabController } from '../lab/controller.svelte';
 import { PERSISTENCE_KEY } from '../lab/persistence';
 import { defaultSetup, toRunConfig } from '../lab/setup';
-import { recordedRun, render } from '../views/testing';
+import { recordedRun, render } from '../../../test/support/views/testing';
 import RunView from './RunView.svelte';
 import SystemPage from './SystemPage.svelte';
 

@@ -12,7 +12,7 @@ import { validateRecord } from '../../rl/validate';
 import { RunStore, StorageFullError } from '../../storage/index';
 import { LabController } from '../lab/controller.svelte';
 import { defaultSetup, toRunConfig, withScenario } from '../lab/setup';
-import { hostileTurn, recordedRun, render } from '../views/testing';
+import { hostileTurn, recordedRun, render } from '../../../test/support/views/testing';
 import RunList from './RunList.svelte';
 import RunView from './RunView.svelte';
 import Setup from './Setup.svelte';

@@ -8,8 +8,8 @@ import { validateRecord } from '../../rl/validate';
 import { RunStore } from '../../storage/index';
 import { LabController } from '../lab/controller.svelte';
 import { defaultSetup, toRunConfig } from '../lab/setup';
-import { render } from '../views/testing';
-import { handToolRun } from '../views/testing-toolcall';
+import { render } from '../../../test/support/views/testing';
+import { handToolRun } from '../../../test/support/views/testing-toolcall';
 import RunView from './RunView.svelte';
 
 const labs: LabController[] = [];

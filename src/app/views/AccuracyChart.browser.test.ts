@@ -2,10 +2,10 @@ import { describe, expect, it } from 'vitest';
 import { flushSync, tick } from 'svelte';
 import type { EvaluationRecord, RunRecord } from '../../rl/records';
 import AccuracyChart from './AccuracyChart.svelte';
-import { HOSTILE, render } from './testing';
-import { reactive } from './testing-state.svelte';
-import { handOutcomeRun, handToolRun, recordedOutcomeRun, recordedToolRun } from './testing-toolcall';
-import { chart, latest, seriesLabels } from './testing-dom';
+import { HOSTILE, render } from '../../../test/support/views/testing';
+import { reactive } from '../../../test/support/views/testing-state.svelte';
+import { handOutcomeRun, handToolRun, recordedOutcomeRun, recordedToolRun } from '../../../test/support/views/testing-toolcall';
+import { chart, latest, seriesLabels } from '../../../test/support/views/testing-dom';
 
 /** The view's hidden table of every evaluation: header row, then one row per step and the baseline. */
 function dataTable(target: HTMLElement): string[][] {

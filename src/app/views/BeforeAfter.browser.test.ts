@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { flushSync } from 'svelte';
 import BeforeAfter from './BeforeAfter.svelte';
 import HowItWorks, { type HowTopic } from './HowItWorks.svelte';
-import { HOSTILE, hostileTurn, recordedRun, render } from './testing';
+import { HOSTILE, hostileTurn, recordedRun, render } from '../../../test/support/views/testing';
 
 describe('BeforeAfter', () => {
   const records = recordedRun();

@@ -3,8 +3,8 @@ import { flushSync } from 'svelte';
 import { userEvent } from 'vitest/browser';
 import type { RunRecord } from '../../rl/records';
 import ConversationFeed from './ConversationFeed.svelte';
-import { HOSTILE, hostileTurn, recordedRun, render } from './testing';
-import { reactive } from './testing-state.svelte';
+import { HOSTILE, hostileTurn, recordedRun, render } from '../../../test/support/views/testing';
+import { reactive } from '../../../test/support/views/testing-state.svelte';
 
 function turnEl(target: HTMLElement, session: string, turn: number): HTMLElement {
   const el = target.querySelector<HTMLElement>(`[data-session="${session}"] [data-turn="${turn}"]`);

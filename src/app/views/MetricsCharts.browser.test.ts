@@ -2,9 +2,9 @@ import { describe, expect, it } from 'vitest';
 import { flushSync, tick } from 'svelte';
 import type { RunRecord } from '../../rl/records';
 import MetricsCharts from './MetricsCharts.svelte';
-import { recordedRun, render } from './testing';
-import { reactive } from './testing-state.svelte';
-import { chart, latest, seriesLabels } from './testing-dom';
+import { recordedRun, render } from '../../../test/support/views/testing';
+import { reactive } from '../../../test/support/views/testing-state.svelte';
+import { chart, latest, seriesLabels } from '../../../test/support/views/testing-dom';
 
 function charts(target: HTMLElement): HTMLElement[] {
   return [...target.querySelectorAll<HTMLElement>('figure.chart')];

@@ -4,8 +4,8 @@ import { userEvent } from 'vitest/browser';
 import type { RunRecord } from '../../rl/records';
 import TokenView from './TokenView.svelte';
 import { tokenTable } from './derive';
-import { HOSTILE, hostileTurn, recordedRun, render } from './testing';
-import { reactive } from './testing-state.svelte';
+import { HOSTILE, hostileTurn, recordedRun, render } from '../../../test/support/views/testing';
+import { reactive } from '../../../test/support/views/testing-state.svelte';
 
 const EPS = { epsLow: 0.2, epsHigh: 0.28 };
 

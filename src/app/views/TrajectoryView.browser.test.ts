@@ -3,9 +3,9 @@ import { flushSync } from 'svelte';
 import { userEvent } from 'vitest/browser';
 import type { RunRecord } from '../../rl/records';
 import TrajectoryView from './TrajectoryView.svelte';
-import { HOSTILE, render } from './testing';
-import { reactive } from './testing-state.svelte';
-import { handToolRun, hostileToolRun, QUESTION, recordedOutcomeRun, recordedToolRun } from './testing-toolcall';
+import { HOSTILE, render } from '../../../test/support/views/testing';
+import { reactive } from '../../../test/support/views/testing-state.svelte';
+import { handToolRun, hostileToolRun, QUESTION, recordedOutcomeRun, recordedToolRun } from '../../../test/support/views/testing-toolcall';
 
 const text = (el: Element | null | undefined): string => (el?.textContent ?? '').replace(/\s+/g, ' ').trim();
 

@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import type { RunRecord, ToolStepRecord } from '../../rl/records';
 import { accuracySeries, parseRolloutId, rewardModeOf, toolTrajectories, type GroupView } from './derive-toolcall';
-import { handOutcomeRun, handToolRun, QUESTION, SYSTEM } from './testing-toolcall';
+import { handOutcomeRun, handToolRun, QUESTION, SYSTEM } from '../../../test/support/views/testing-toolcall';
 
 const readJsonl = (name: string): RunRecord[] =>
   readFileSync(new URL(`../../../test/fixtures/${name}`, import.meta.url), 'utf8')

@@ -1,6 +1,6 @@
 /**
  * Not an assertion of looks: renders the tool-call views (AccuracyChart and TrajectoryView on the
- * hand-written logs of testing-toolcall.ts, which have valid calls, failures and several steps)
+ * hand-written logs of test/support/views/testing-toolcall.ts, which have valid calls, failures and several steps)
  * at a desktop and a narrow width and in dark mode, and saves screenshots to e2e/artifacts/
  * (gitignored) for a person to look at. It checks only that nothing overflows the page sideways.
  */
@@ -8,9 +8,9 @@ import { describe, expect, it } from 'vitest';
 import { tick } from 'svelte';
 import { cdp, page } from 'vitest/browser';
 import Gallery from './GalleryToolcall.test-harness.svelte';
-import { render } from './testing';
-import { handOutcomeRun, handToolRun } from './testing-toolcall';
-import { overflowing } from './testing-dom';
+import { render } from '../../../test/support/views/testing';
+import { handOutcomeRun, handToolRun } from '../../../test/support/views/testing-toolcall';
+import { overflowing } from '../../../test/support/views/testing-dom';
 
 async function shoot(name: string, width: number, dark = false): Promise<void> {
   await page.viewport(width, 1100);

@@ -7,8 +7,8 @@ import { describe, expect, it } from 'vitest';
 import { tick } from 'svelte';
 import { cdp, page } from 'vitest/browser';
 import Gallery from './Gallery.test-harness.svelte';
-import { recordedRun, render } from './testing';
-import { overflowing } from './testing-dom';
+import { recordedRun, render } from '../../../test/support/views/testing';
+import { overflowing } from '../../../test/support/views/testing-dom';
 
 const other = () =>
   recordedRun().map((r) =>

@@ -7,10 +7,10 @@
 import { describe, expect, it } from 'vitest';
 import { WebGPUUnavailableError } from '../errors';
 import { isCpuEmulated } from './backend';
-import { randn } from './cases';
+import { randn } from '../../../test/support/gpu/cases';
 import { acquireDevice } from './device';
 import { createNodeWebGPUBackend } from './node';
-import { defineWebGPUSuite } from './suite';
+import { defineWebGPUSuite } from '../../../test/support/gpu/suite';
 
 defineWebGPUSuite('WebGPU (Node, Dawn)', () => createNodeWebGPUBackend());
 

@@ -1,7 +1,7 @@
 import { expect, it } from 'vitest';
 import { CpuBackend } from '../cpu/backend';
 import { GREEDY } from '../sampler';
-import { randn, relError } from './cases';
+import { randn, relError } from '../../../test/support/gpu/cases';
 import type { SelftestReply, SelftestRequest } from './selftest.worker';
 
 it('the WebGPU backend works inside a dedicated worker', async () => {

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { CALCULATOR_TOOL, runCalculator } from './calculator';
 import { parseToolCalls } from './calls';
-import { calculatorCall } from './testing';
+import { calculatorCall } from '../../../test/support/toolcall/testing';
 
 const call = (body: string) => `<tool_call>${body}</tool_call>`;
 

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { InvalidArgumentError } from '../../rl/errors';
 import { Gsm8kAnswerError } from '../problems/gsm8k-answer';
 import { PolicyOutputError, TOOL_SYSTEM_PROMPT, runToolEpisode } from './environment';
-import { calculatorCall, scriptedPolicy } from './testing';
+import { calculatorCall, scriptedPolicy } from '../../../test/support/toolcall/testing';
 
 const MAYA = {
   question: 'Maya bakes 4 trays of 18 cookies and gives 24 away. How many cookies are left?',

@@ -4,7 +4,7 @@ import type { TextGenerator } from '../generator';
 import { groupAdvantages, runGroup, sampleGroup } from './group';
 import { readStepJudgePrompt, scoreTrajectory } from './prm';
 import { RulesStepJudge } from './rules-judge';
-import { calculatorCall, scriptedPolicy } from './testing';
+import { calculatorCall, scriptedPolicy } from '../../../test/support/toolcall/testing';
 import { runToolEpisode } from './environment';
 
 const PROBLEM = { question: 'Two boxes of 12 eggs and 5 more eggs. How many eggs?', answer: '2 * 12 + 5 = 29\n#### 29' };

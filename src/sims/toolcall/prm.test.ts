@@ -14,7 +14,7 @@ import {
   stepJudgeInputs,
 } from './prm';
 import { RulesStepJudge } from './rules-judge';
-import { calculatorCall, scriptedPolicy } from './testing';
+import { calculatorCall, scriptedPolicy } from '../../../test/support/toolcall/testing';
 
 const PROBLEM = { question: 'Two boxes of 12 eggs and 5 more eggs. How many eggs?', answer: '2 * 12 + 5 = 29\n#### 29' };
 

@@ -10,7 +10,7 @@ import type { EvaluationRecord, InteractionRecord, RunRecord, SampleRecord, Tool
 import { validateRecord } from '../../../rl/validate';
 import { BUILT_IN_PROBLEMS } from '../../../sims/problems/index';
 import { CALCULATOR_TOOL, RulesStepJudge, type RewardMode } from '../../../sims/toolcall/index';
-import { calculatorCall } from '../../../sims/toolcall/testing';
+import { calculatorCall } from '../../../../test/support/toolcall/testing';
 import type { PolicyReply, PolicyRequest, PolicyService, TrainItem, TrainResult } from '../policy-service';
 import { exampleConfig, parseAnyRunConfig, parseRunConfig, parseToolCallRunConfig, promptTools, RunConfigError, TOOL_TRACK_TOOLS, type ToolCallRunConfig } from '../run-config';
 import { rolloutId, rolloutSeed, ToolCallRunLoop } from './loop';

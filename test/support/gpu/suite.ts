@@ -3,12 +3,12 @@
  * Node test (Dawn). Test-only module: it registers vitest suites.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CpuBackend } from '../cpu/backend';
-import { DeviceLostError } from '../errors';
-import { WebGPUBackend, type WebGPUBackendOptions } from './backend';
-import { benchMatmul } from './bench';
+import { CpuBackend } from '../../../src/gpu/cpu/backend';
+import { DeviceLostError } from '../../../src/gpu/errors';
+import { WebGPUBackend, type WebGPUBackendOptions } from '../../../src/gpu/webgpu/backend';
+import { benchMatmul } from '../../../src/gpu/webgpu/bench';
 import { opCases, randn, readOutputs, relError, splitCases, type OpCase } from './cases';
-import { GpuTensor } from './tensor';
+import { GpuTensor } from '../../../src/gpu/webgpu/tensor';
 
 const TOL = 1e-4;
 

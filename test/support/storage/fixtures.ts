@@ -2,10 +2,10 @@
  * Test data for the storage tests (Node and browser): a small but complete run log, a run
  * config, PEFT files, unique database names and gzip helpers. Not used by the app.
  */
-import { PEFT_CONFIG, PEFT_WEIGHTS, type PeftFiles } from '../gpu/peft';
-import { writeSafetensors } from '../gpu/safetensors';
-import { makePreset, type RunRecord, type TrainStats } from '../rl';
-import type { StoredConfig } from './stored-config';
+import { PEFT_CONFIG, PEFT_WEIGHTS, type PeftFiles } from '../../../src/gpu/peft';
+import { writeSafetensors } from '../../../src/gpu/safetensors';
+import { makePreset, type RunRecord, type TrainStats } from '../../../src/rl';
+import type { StoredConfig } from '../../../src/storage/stored-config';
 
 let dbCounter = 0;
 /** A fresh database name per test, so tests never see each other's runs. */

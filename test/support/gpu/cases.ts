@@ -4,10 +4,10 @@
  * backend alike, in the browser test and in the Node (Dawn) test. Shapes are deliberately not
  * multiples of any tile or workgroup size.
  */
-import type { AttentionShape, Backend, Tensor } from '../backend';
-import { writeCacheForward } from '../ops/attention';
-import { mulberry32 } from '../random';
-import type { SamplingOptions } from '../sampler';
+import type { AttentionShape, Backend, Tensor } from '../../../src/gpu/backend';
+import { writeCacheForward } from '../../../src/gpu/ops/attention';
+import { mulberry32 } from '../../../src/gpu/random';
+import type { SamplingOptions } from '../../../src/gpu/sampler';
 
 export type Output = Tensor | Int32Array | number;
 export interface OpCase {

@@ -11,8 +11,8 @@
  * samples, 2 train steps with token_update records, evaluations at steps 0 and 2.
  */
 import { flushSync, mount, unmount, type Component } from 'svelte';
-import type { RunRecord } from '../../rl/records';
-import recordedText from '../../../test/fixtures/recorded-run.jsonl?raw';
+import type { RunRecord } from '../../../src/rl/records';
+import recordedText from '../../fixtures/recorded-run.jsonl?raw';
 
 export function parseJsonl(text: string): RunRecord[] {
   return text

@@ -1,7 +1,7 @@
-import type { ChatMessage } from '../../rl/messages';
-import { CALCULATOR_NAME } from './calculator';
-import { TOOL_CALL_CLOSE, TOOL_CALL_OPEN } from './calls';
-import type { PolicyStep } from './environment';
+import type { ChatMessage } from '../../../src/rl/messages';
+import { CALCULATOR_NAME } from '../../../src/sims/toolcall/calculator';
+import { TOOL_CALL_CLOSE, TOOL_CALL_OPEN } from '../../../src/sims/toolcall/calls';
+import type { PolicyStep } from '../../../src/sims/toolcall/environment';
 
 /**
  * Helpers for tests and demos of the tool-call track: a policy that plays back scripted

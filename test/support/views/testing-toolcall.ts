@@ -24,13 +24,13 @@
  * malformed and failing calls, several steps, failed votes, a step limit, a group without
  * ranking, a group still running. Their numbers are computed by hand in derive-toolcall.test.ts.
  */
-import { standardizeByStep } from '../../rl/advantages';
-import type { ChatMessage } from '../../rl/messages';
-import type { EvaluationRecord, InteractionRecord, RunRecord, ToolStepRecord } from '../../rl/records';
-import { parseToolCalls } from '../../sims/toolcall/calls';
-import { runToolCalls } from '../../sims/toolcall/environment';
-import recordedIntegrated from '../../../test/fixtures/recorded-toolcall.jsonl?raw';
-import recordedOutcome from '../../../test/fixtures/recorded-toolcall-outcome.jsonl?raw';
+import { standardizeByStep } from '../../../src/rl/advantages';
+import type { ChatMessage } from '../../../src/rl/messages';
+import type { EvaluationRecord, InteractionRecord, RunRecord, ToolStepRecord } from '../../../src/rl/records';
+import { parseToolCalls } from '../../../src/sims/toolcall/calls';
+import { runToolCalls } from '../../../src/sims/toolcall/environment';
+import recordedIntegrated from '../../fixtures/recorded-toolcall.jsonl?raw';
+import recordedOutcome from '../../fixtures/recorded-toolcall-outcome.jsonl?raw';
 import { HOSTILE, parseJsonl } from './testing';
 
 /** A fresh copy of the recorded integrated-reward run. */
