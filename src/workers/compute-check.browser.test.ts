@@ -13,7 +13,7 @@ describe("the engine's WebGPU matmul in a dedicated worker", () => {
     expect(r.error).toBeUndefined();
     expect(r.ok).toBe(true);
     expect(r.maxAbsError).toBeLessThanOrEqual(r.tolerance);
-    expect(r.adapter.length).toBeGreaterThan(0);
+    expect(r.gpuAdapter.length).toBeGreaterThan(0);
   });
 
   it('handles shapes smaller than one tile and several tiles deep', async () => {

@@ -18,7 +18,7 @@ export interface ComputeCheckRequest {
 }
 
 export type ComputeCheckResponse =
-  | { id: number; ok: true; c: Float32Array<ArrayBuffer>; adapter: string; gpuMs: number }
+  | { id: number; ok: true; c: Float32Array<ArrayBuffer>; gpuAdapter: string; gpuMs: number }
   | { id: number; ok: false; error: string };
 
 /** C = A x B on `backend`, through the same op the model's forward and backward use. */
@@ -70,7 +70,7 @@ export function seededUniform(length: number, seed: number): Float32Array<ArrayB
 }
 
 /** "vendor architecture device" of a WebGPU adapter, or its description when those are empty. */
-export function adapterLabel(info: Pick<GPUAdapterInfo, 'vendor' | 'architecture' | 'device' | 'description'> | undefined): string {
+export function gpuAdapterLabel(info: Pick<GPUAdapterInfo, 'vendor' | 'architecture' | 'device' | 'description'> | undefined): string {
   if (!info) return '';
   return [info.vendor, info.architecture, info.device].filter(Boolean).join(' ') || info.description;
 }

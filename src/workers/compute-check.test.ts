@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { CpuBackend } from '../gpu/cpu/backend';
-import { adapterLabel, backendMatmul, matmulTolerance, maxAbsDiff, seededUniform } from './compute-check.shared';
+import { gpuAdapterLabel, backendMatmul, matmulTolerance, maxAbsDiff, seededUniform } from './compute-check.shared';
 
 describe('compute self-check, pure parts', () => {
   it('backendMatmul multiplies row-major matrices through the Backend interface', async () => {
@@ -48,9 +48,9 @@ describe('compute self-check, pure parts', () => {
     }
   });
 
-  it('adapterLabel names the adapter from its info', () => {
-    expect(adapterLabel({ vendor: 'google', architecture: 'swiftshader', device: '', description: 'x' })).toBe('google swiftshader');
-    expect(adapterLabel({ vendor: '', architecture: '', device: '', description: 'Some GPU' })).toBe('Some GPU');
-    expect(adapterLabel(undefined)).toBe('');
+  it('gpuAdapterLabel names the adapter from its info', () => {
+    expect(gpuAdapterLabel({ vendor: 'google', architecture: 'swiftshader', device: '', description: 'x' })).toBe('google swiftshader');
+    expect(gpuAdapterLabel({ vendor: '', architecture: '', device: '', description: 'Some GPU' })).toBe('Some GPU');
+    expect(gpuAdapterLabel(undefined)).toBe('');
   });
 });

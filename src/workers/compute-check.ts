@@ -29,8 +29,8 @@ export interface ComputeCheckResult {
   /** Largest |GPU - CPU| over the output; NaN when the GPU part failed. */
   maxAbsError: number;
   tolerance: number;
-  /** Adapter name as the worker saw it; empty when the GPU part failed. */
-  adapter: string;
+  /** GPU adapter name as the worker saw it; empty when the GPU part failed. */
+  gpuAdapter: string;
   /** Time inside the worker from upload to readback, including shader compilation. */
   gpuMs: number;
   error?: string;
@@ -52,16 +52,16 @@ export async function runComputeCheck(opts: ComputeCheckOptions = {}): Promise<C
   try {
     reply = await inWorker({ id: nextId++, m, k, n, a, b }, timeoutMs);
   } catch (e) {
-    return { ...base, ok: false, maxAbsError: NaN, adapter: '', gpuMs: NaN, error: e instanceof Error ? e.message : String(e) };
+    return { ...base, ok: false, maxAbsError: NaN, gpuAdapter: '', gpuMs: NaN, error: e instanceof Error ? e.message : String(e) };
   }
-  if (!reply.ok) return { ...base, ok: false, maxAbsError: NaN, adapter: '', gpuMs: NaN, error: reply.error };
+  if (!reply.ok) return { ...base, ok: false, maxAbsError: NaN, gpuAdapter: '', gpuMs: NaN, error: reply.error };
   const maxAbsError = maxAbsDiff(reply.c, want);
   const ok = maxAbsError <= tolerance;
   return {
     ...base,
     ok,
     maxAbsError,
-    adapter: reply.adapter,
+    gpuAdapter: reply.gpuAdapter,
     gpuMs: reply.gpuMs,
     ...(ok ? {} : { error: `GPU result differs from the CPU reference by ${maxAbsError} (tolerance ${tolerance})` }),
   };

@@ -5,7 +5,7 @@
  * engine runs.
  */
 import { createWebGPUBackend } from '../gpu/webgpu/backend';
-import { adapterLabel, backendMatmul, type ComputeCheckRequest, type ComputeCheckResponse } from './compute-check.shared';
+import { gpuAdapterLabel, backendMatmul, type ComputeCheckRequest, type ComputeCheckResponse } from './compute-check.shared';
 
 const scope = self as unknown as DedicatedWorkerGlobalScope;
 
@@ -13,8 +13,8 @@ scope.onmessage = async (ev: MessageEvent<ComputeCheckRequest>) => {
   const req = ev.data;
   let reply: ComputeCheckResponse;
   try {
-    const { c, adapter, gpuMs } = await runMatmul(req);
-    reply = { id: req.id, ok: true, c, adapter, gpuMs };
+    const { c, gpuAdapter, gpuMs } = await runMatmul(req);
+    reply = { id: req.id, ok: true, c, gpuAdapter, gpuMs };
     scope.postMessage(reply, [c.buffer]);
   } catch (e) {
     reply = { id: req.id, ok: false, error: e instanceof Error ? e.message : String(e) };
@@ -27,7 +27,7 @@ async function runMatmul({ m, k, n, a, b }: ComputeCheckRequest) {
   try {
     const t0 = performance.now();
     const c = await backendMatmul(backend, a, b, m, k, n);
-    return { c, adapter: adapterLabel(backend.adapter?.info), gpuMs: performance.now() - t0 };
+    return { c, gpuAdapter: gpuAdapterLabel(backend.adapter?.info), gpuMs: performance.now() - t0 };
   } finally {
     backend.destroy();
   }

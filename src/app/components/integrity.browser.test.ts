@@ -7,7 +7,7 @@ import { afterEach, describe, expect, it, vi } from 'vitest';
 import { flushSync } from 'svelte';
 import { exportRun, RunStore } from '../../storage/index';
 import { gunzip, gzip } from '../../../test/support/storage/fixtures';
-import { webGpuHelp, type ProbeResult } from '../adapter';
+import { webGpuHelp, type ProbeResult } from '../gpu-adapter';
 import { LabController } from '../lab/controller.svelte';
 import { PERSISTENCE_KEY } from '../lab/persistence';
 import { defaultSetup, toRunConfig } from '../lab/setup';

@@ -12,7 +12,7 @@ import { parseAnyRunConfig, parseRunConfig, type RunConfig } from '../../workers
 import { RunLoop, type RunSnapshot } from '../../workers/runtime/runloop';
 import { PolicyClient } from '../../workers/browser/policy-client';
 import type { ModelLocation, PolicyEvent, PolicyInfo } from '../../workers/browser/policy-host';
-import { errorText } from '../adapter';
+import { errorText } from '../gpu-adapter';
 import { CheckpointingPolicy } from './checkpoint';
 import { RecoveringPolicy } from './recovering';
 import { DownloadTracker, type DownloadRow } from './downloads';

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { flushSync, mount, unmount } from 'svelte';
-import { probeAdapter, webGpuHelp, type ProbeResult } from './adapter';
-import AdapterPanel from './AdapterPanel.svelte';
+import { probeGpuAdapter, webGpuHelp, type ProbeResult } from './gpu-adapter';
+import GpuAdapterPanel from './GpuAdapterPanel.svelte';
 
 /** Mount the panel with a given probe and wait for it to report. */
 async function render(probe: () => Promise<ProbeResult>) {
@@ -9,7 +9,7 @@ async function render(probe: () => Promise<ProbeResult>) {
   document.body.append(target);
   let settled!: (r: ProbeResult) => void;
   const done = new Promise<ProbeResult>((res) => (settled = res));
-  const app = mount(AdapterPanel, { target, props: { probe, onresult: (r: ProbeResult) => settled(r) } });
+  const app = mount(GpuAdapterPanel, { target, props: { probe, onresult: (r: ProbeResult) => settled(r) } });
   const result = await done;
   flushSync();
   return {
@@ -24,7 +24,7 @@ async function render(probe: () => Promise<ProbeResult>) {
 
 describe('adapter probe in a real browser', () => {
   it('gets an adapter with key limits', async () => {
-    const r = await probeAdapter();
+    const r = await probeGpuAdapter();
     expect(r.kind).toBe('ok');
     if (r.kind !== 'ok') return;
     expect(r.adapter.limits.map((l) => l.name)).toContain('maxStorageBufferBindingSize');
@@ -33,9 +33,9 @@ describe('adapter probe in a real browser', () => {
   });
 });
 
-describe('AdapterPanel', () => {
+describe('GpuAdapterPanel', () => {
   it('shows the real adapter and its limits', async () => {
-    using view = await render(() => probeAdapter());
+    using view = await render(() => probeGpuAdapter());
     expect(view.result.kind).toBe('ok');
     const text = view.target.textContent ?? '';
     expect(text).toContain('Ready');

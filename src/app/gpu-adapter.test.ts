@@ -1,16 +1,16 @@
 import { describe, expect, it } from 'vitest';
 import {
   KEY_LIMITS,
-  adapterLabel,
+  gpuAdapterLabel,
   detectPlatform,
   formatBytes,
   formatCount,
   formatLimit,
-  probeAdapter,
-  summarizeAdapter,
+  probeGpuAdapter,
+  summarizeGpuAdapter,
   webGpuHelp,
-  type AdapterLike,
-} from './adapter';
+  type GpuAdapterLike,
+} from './gpu-adapter';
 
 const LINUX_CHROME = 'Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/139.0.0.0 Safari/537.36';
 const WINDOWS_FIREFOX = 'Mozilla/5.0 (Windows NT 10.0; Win64; x64; rv:141.0) Gecko/20100101 Firefox/141.0';
@@ -19,7 +19,7 @@ const IPHONE = 'Mozilla/5.0 (iPhone; CPU iPhone OS 18_0 like Mac OS X) AppleWebK
 const ANDROID = 'Mozilla/5.0 (Linux; Android 14; Pixel 8) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/139.0.0.0 Mobile Safari/537.36';
 
 /** What headless Chromium on this machine reports (SwiftShader). */
-function swiftshaderLike(features: string[] = ['subgroups', 'timestamp-query']): AdapterLike {
+function swiftshaderLike(features: string[] = ['subgroups', 'timestamp-query']): GpuAdapterLike {
   const set = new Set(features);
   return {
     info: { vendor: 'google', architecture: 'swiftshader', device: '', description: '', isFallbackAdapter: true },
@@ -68,9 +68,9 @@ describe('formatBytes / formatCount', () => {
   });
 });
 
-describe('summarizeAdapter', () => {
+describe('summarizeGpuAdapter', () => {
   it('reads info, shader-f16 and the key limits in a fixed order', () => {
-    const s = summarizeAdapter(swiftshaderLike());
+    const s = summarizeGpuAdapter(swiftshaderLike());
     expect(s.vendor).toBe('google');
     expect(s.architecture).toBe('swiftshader');
     expect(s.isFallbackAdapter).toBe(true);
@@ -82,17 +82,17 @@ describe('summarizeAdapter', () => {
       value: 1073741824,
       display: '1 GiB (1,073,741,824 bytes)',
     });
-    expect(adapterLabel(s)).toBe('google swiftshader');
+    expect(gpuAdapterLabel(s)).toBe('google swiftshader');
   });
 
   it('sees shader-f16 and sorts features', () => {
-    const s = summarizeAdapter(swiftshaderLike(['timestamp-query', 'shader-f16', 'bgra8unorm-storage']));
+    const s = summarizeGpuAdapter(swiftshaderLike(['timestamp-query', 'shader-f16', 'bgra8unorm-storage']));
     expect(s.shaderF16).toBe(true);
     expect(s.features).toEqual(['bgra8unorm-storage', 'shader-f16', 'timestamp-query']);
   });
 
   it('copes with browsers that report no info and only some limits', () => {
-    const s = summarizeAdapter({
+    const s = summarizeGpuAdapter({
       features: new Set<string>(),
       limits: { maxBufferSize: 268435456 },
       isFallbackAdapter: false,
@@ -100,8 +100,8 @@ describe('summarizeAdapter', () => {
     expect(s.vendor).toBe('');
     expect(s.isFallbackAdapter).toBe(false);
     expect(s.limits).toHaveLength(1);
-    expect(adapterLabel(s)).toBe('unnamed adapter');
-    expect(adapterLabel({ ...s, description: 'Apple M2' })).toBe('Apple M2');
+    expect(gpuAdapterLabel(s)).toBe('unnamed adapter');
+    expect(gpuAdapterLabel({ ...s, description: 'Apple M2' })).toBe('Apple M2');
   });
 });
 
@@ -137,9 +137,9 @@ describe('webGpuHelp', () => {
   });
 });
 
-describe('probeAdapter with fake navigators', () => {
+describe('probeGpuAdapter with fake navigators', () => {
   it('reports a missing navigator.gpu', async () => {
-    const r = await probeAdapter({ userAgent: LINUX_CHROME }, true);
+    const r = await probeGpuAdapter({ userAgent: LINUX_CHROME }, true);
     expect(r.kind).toBe('no-webgpu');
     if (r.kind === 'no-webgpu') {
       expect(r.reason).toMatch(/navigator\.gpu is missing/);
@@ -148,14 +148,14 @@ describe('probeAdapter with fake navigators', () => {
   });
 
   it('blames an insecure context when there is one', async () => {
-    const r = await probeAdapter({ userAgent: LINUX_CHROME }, false);
+    const r = await probeGpuAdapter({ userAgent: LINUX_CHROME }, false);
     expect(r.kind === 'no-webgpu' && r.reason).toMatch(/not a secure context/);
   });
 
   it('reports a null adapter and a throwing requestAdapter', async () => {
-    const none = await probeAdapter({ userAgent: MAC_SAFARI, gpu: { requestAdapter: async () => null } }, true);
+    const none = await probeGpuAdapter({ userAgent: MAC_SAFARI, gpu: { requestAdapter: async () => null } }, true);
     expect(none.kind).toBe('no-adapter');
-    const boom = await probeAdapter(
+    const boom = await probeGpuAdapter(
       {
         userAgent: MAC_SAFARI,
         gpu: {
@@ -171,7 +171,7 @@ describe('probeAdapter with fake navigators', () => {
 
   it('summarizes the adapter it gets', async () => {
     const fake = swiftshaderLike() as unknown as GPUAdapter;
-    const r = await probeAdapter({ userAgent: LINUX_CHROME, gpu: { requestAdapter: async () => fake } }, true);
+    const r = await probeGpuAdapter({ userAgent: LINUX_CHROME, gpu: { requestAdapter: async () => fake } }, true);
     expect(r.kind).toBe('ok');
     if (r.kind === 'ok') expect(r.adapter.architecture).toBe('swiftshader');
   });

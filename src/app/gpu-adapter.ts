@@ -1,7 +1,7 @@
 /**
  * WebGPU adapter probe for the boot page: ask the browser for an adapter and turn what it
  * reports into plain data the UI can show. The formatting and the "what to do" advice are pure
- * functions (tested in Node); only `probeAdapter` touches `navigator.gpu`.
+ * functions (tested in Node); only `probeGpuAdapter` touches `navigator.gpu`.
  */
 
 /** The limits that decide what the lab can run: model size per buffer, kernel tile sizes. */
@@ -30,7 +30,7 @@ export interface LimitRow {
   display: string;
 }
 
-export interface AdapterSummary {
+export interface GpuAdapterSummary {
   vendor: string;
   architecture: string;
   device: string;
@@ -52,14 +52,14 @@ export interface WebGpuHelp {
 export type Platform = 'windows' | 'mac' | 'linux' | 'android' | 'ios' | 'other';
 
 export type ProbeResult =
-  | { kind: 'ok'; adapter: AdapterSummary }
+  | { kind: 'ok'; adapter: GpuAdapterSummary }
   /** navigator.gpu is missing (old browser, flag off, or not a secure context). */
   | { kind: 'no-webgpu'; reason: string; help: WebGpuHelp }
   /** navigator.gpu exists but requestAdapter() returned null or threw. */
   | { kind: 'no-adapter'; reason: string; help: WebGpuHelp };
 
 /** The parts of a GPUAdapter the summary reads; lets tests pass plain objects. */
-export interface AdapterLike {
+export interface GpuAdapterLike {
   readonly info?: Partial<Pick<GPUAdapterInfo, 'vendor' | 'architecture' | 'device' | 'description' | 'isFallbackAdapter'>>;
   readonly features: { has(name: string): boolean; forEach(cb: (name: string) => void): void };
   readonly limits: Partial<Record<KeyLimit, number>>;
@@ -97,7 +97,7 @@ export function formatLimit(name: KeyLimit, value: number): string {
   return formatCount(value);
 }
 
-export function summarizeAdapter(adapter: AdapterLike): AdapterSummary {
+export function summarizeGpuAdapter(adapter: GpuAdapterLike): GpuAdapterSummary {
   const info = adapter.info ?? {};
   const features: string[] = [];
   adapter.features.forEach((f) => features.push(f));
@@ -120,7 +120,7 @@ export function summarizeAdapter(adapter: AdapterLike): AdapterSummary {
 }
 
 /** A one-line name for the adapter: "google swiftshader", "apple metal-3", ... */
-export function adapterLabel(s: AdapterSummary): string {
+export function gpuAdapterLabel(s: GpuAdapterSummary): string {
   const parts = [s.vendor, s.architecture, s.device].filter((p) => p.length > 0);
   if (parts.length === 0) return s.description || 'unnamed adapter';
   return parts.join(' ');
@@ -167,7 +167,7 @@ interface NavigatorLike {
 }
 
 /** Ask for an adapter and summarize it, or explain why there is none. Never throws. */
-export async function probeAdapter(
+export async function probeGpuAdapter(
   nav: NavigatorLike = navigator,
   secureContext: boolean | undefined = globalThis.isSecureContext,
 ): Promise<ProbeResult> {
@@ -192,7 +192,7 @@ export async function probeAdapter(
       help,
     };
   }
-  return { kind: 'ok', adapter: summarizeAdapter(adapter) };
+  return { kind: 'ok', adapter: summarizeGpuAdapter(adapter) };
 }
 
 export function errorText(e: unknown): string {
