@@ -7,7 +7,7 @@
  */
 import { mkdirSync, readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { expect, test, type Page } from '@playwright/test';
+import { expect, test } from '@playwright/test';
 import { watchProblems } from './watch';
 import { dataPath } from '../test/data-dir';
 

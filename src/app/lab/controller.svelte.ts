@@ -95,6 +95,8 @@ export class LabController {
     this.live?.loop.pause();
   });
   private readonly tracker = new DownloadTracker();
+  // Not state: the views read `records`, never the cache behind it.
+  // eslint-disable-next-line svelte/prefer-svelte-reactivity
   private readonly recordCache = new Map<string, RunRecord[]>();
   private readonly saver: SetupSaver;
 
@@ -198,6 +200,8 @@ export class LabController {
   }
 
   async toggleCompare(id: string, on: boolean): Promise<void> {
+    // A throwaway Set that only drops duplicates; the state is the new array.
+    // eslint-disable-next-line svelte/prefer-svelte-reactivity
     this.compareIds = on ? [...new Set([...this.compareIds, id])] : this.compareIds.filter((c) => c !== id);
     await this.loadCompared();
   }

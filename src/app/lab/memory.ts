@@ -114,7 +114,7 @@ export async function hubModelFiles(idOrUrl: string, fetchFn: typeof fetch = (i,
     configRes = await get('config.json');
   } catch (e) {
     if ((e as Error).name === 'AbortError') throw e;
-    throw new Error(`Could not reach ${base} (${(e as Error).message}). Check the network, or load the model from a folder.`);
+    throw new Error(`Could not reach ${base} (${(e as Error).message}). Check the network, or load the model from a folder.`, { cause: e });
   }
   if (!configRes.ok || isHtml(configRes)) {
     const gated = configRes.status === 401 || configRes.status === 403 ? ' The model may be gated: load it from a folder instead.' : '';

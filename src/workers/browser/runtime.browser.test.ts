@@ -112,7 +112,7 @@ describe('the live runtime in a browser', () => {
 
   it('recovers from a lost GPU device and the run goes on', async () => {
     await ensureLoaded();
-    const { records, sink } = collect();
+    const { sink } = collect();
     let lostOnce = false;
     const loop = new RunLoop(config(2), services(), storyOpenings('dog'), sink, {
       onRecord: (r) => {

@@ -3,7 +3,7 @@
  * run file carries and what `nextstate run --config` reads all pass here. Objects are exact (a
  * misspelt field is refused, not ignored); every problem names its field and what to write.
  */
-import { FieldError, int, mapOf, num, object, oneOf, runChecker, str, type Checker } from '../../rl/check';
+import { FieldError, int, num, object, oneOf, runChecker, str, type Checker } from '../../rl/check';
 import { METHODS, parsePreset, type MethodPreset } from '../../rl/presets';
 import { PROBLEM_ORDERS } from '../../sims/problems/index';
 import { createScenario, type ScenarioConfig } from '../../sims/scenarios/index';
