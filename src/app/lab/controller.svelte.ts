@@ -19,7 +19,7 @@ import { DownloadTracker, type DownloadRow } from './downloads';
 import { HumanUser, type HumanTurn } from './human-user';
 import { DurableWrites } from './durable';
 import { claimRunSlot, runInputs } from './launch';
-import { phaseAfter, recordAnnouncement, type LivePhase } from './live';
+import { deviceNotice, endNotice, phaseAfter, RecordFeed, recordAnnouncement, type LivePhase } from './live';
 import { checkSamePolicy } from './model-files';
 import type { PersistenceAnswer } from './persistence';
 import { hashFor, parseHash, type Page } from './routing';
@@ -37,8 +37,6 @@ export interface RunRecords {
   records: readonly RunRecord[];
 }
 
-/** How often committed records are handed to the views: often enough to feel live, rarely enough not to re-render per record. */
-const FLUSH_MS = 250;
 
 interface Live {
   runId: string;
@@ -87,9 +85,9 @@ export class LabController {
 
   readonly store: RunStore;
   private live: Live | null = null;
-  private liveRecords: RunRecord[] = [];
-  private pendingRecords: RunRecord[] = [];
-  private flushTimer: ReturnType<typeof setTimeout> | null = null;
+  private readonly feed = new RecordFeed((records) => {
+    if (this.openRun?.id === this.liveRunId) this.records = records;
+  });
   private readonly writes = new DurableWrites((message) => {
     this.storageFull = message;
     this.live?.loop.pause();
@@ -108,8 +106,7 @@ export class LabController {
   /** Stops timers (tests, and a page that unmounts the lab); a live run is stopped too. */
   dispose(): void {
     this.saver.cancel();
-    if (this.flushTimer) clearTimeout(this.flushTimer);
-    this.flushTimer = null;
+    this.feed.cancel();
     this.live?.loop.stop();
   }
 
@@ -175,7 +172,7 @@ export class LabController {
   }
 
   private async loadRecords(id: string): Promise<RunRecord[]> {
-    if (id === this.liveRunId) return this.liveRecords.slice();
+    if (id === this.liveRunId) return this.feed.published();
     const cached = this.recordCache.get(id);
     if (cached) return cached;
     const records = (await this.store.records(id)).map((r) => r.record);
@@ -413,7 +410,7 @@ export class LabController {
       const { runId, resume } = slot;
       release = slot.release;
       if (!resuming) this.records = [];
-      this.liveRecords = this.records.slice();
+      this.feed.reset(this.records);
       this.recordCache.delete(runId);
       this.openRun = (await this.store.getRun(runId)) ?? null;
 
@@ -453,9 +450,9 @@ export class LabController {
         .run()
         .then(async (result) => {
           await this.store.setStatus(runId, result.status === 'finished' ? 'finished' : 'stopped').catch(() => {});
-          this.announce(result.status === 'finished' ? `Run finished after ${result.step} steps.` : `Run stopped at step ${result.step}.`);
-          // A stopped run ends the comparison: the person chose to stop.
-          if (result.status !== 'finished') this.comparison = null;
+          const notice = endNotice(result);
+          this.announce(notice.text);
+          if (notice.endsComparison) this.comparison = null;
         })
         .catch(async (e) => {
           this.comparison = null;
@@ -488,10 +485,10 @@ export class LabController {
   }
 
   private finish(policy: PolicyClient, dispose: () => void, release: () => void): void {
-    this.flush();
+    this.feed.flush();
     if (this.live) this.snapshot = this.live.loop.snapshot();
     const id = this.liveRunId;
-    if (id) this.recordCache.set(id, this.liveRecords.slice());
+    if (id) this.recordCache.set(id, this.feed.published());
     this.live = null;
     this.liveRunId = null;
     this.phase = 'idle';
@@ -509,16 +506,10 @@ export class LabController {
       this.downloads = this.tracker.update(model, e.progress);
       return;
     }
-    const loop = this.live?.loop;
-    if (e.type === 'device-lost') {
-      this.announce('The GPU device was lost; the policy reloads on a fresh device from the last saved step.');
-      // A simulated loss was logged when the button was pressed.
-      if (!state.simulated) void loop?.event('device_lost', `GPU device lost: ${e.message}`);
-    } else {
-      state.simulated = false;
-      this.announce(`Recovered from the lost device at version ${e.version}.`);
-      void loop?.event('recovered', `policy reloaded on a fresh device at version ${e.version}`);
-    }
+    const notice = deviceNotice(e, state.simulated);
+    if (e.type === 'recovered') state.simulated = false;
+    this.announce(notice.text);
+    if (notice.log) void this.live?.loop.event(notice.log.kind, notice.log.detail);
   }
 
   private onRecord(r: RunRecord): void {
@@ -527,18 +518,7 @@ export class LabController {
     if (r.kind === 'evaluation') this.evalProgress = null;
     const said = recordAnnouncement(r);
     if (said) this.announce(said);
-    this.pendingRecords.push(r);
-    this.flushTimer ??= setTimeout(() => this.flush(), FLUSH_MS);
-  }
-
-  /** Hands the records committed since the last flush to the views, in one update. */
-  private flush(): void {
-    if (this.flushTimer) clearTimeout(this.flushTimer);
-    this.flushTimer = null;
-    if (!this.pendingRecords.length) return;
-    this.liveRecords.push(...this.pendingRecords);
-    this.pendingRecords = [];
-    if (this.openRun?.id === this.liveRunId) this.records = this.liveRecords.slice();
+    this.feed.push(r);
   }
 
   private onSnapshot(s: RunSnapshot): void {

@@ -1,6 +1,6 @@
-import { describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import type { RunRecord } from '../../rl/records';
-import { phaseAfter, recordAnnouncement } from './live';
+import { deviceNotice, endNotice, FLUSH_MS, phaseAfter, RecordFeed, recordAnnouncement } from './live';
 
 const record = (r: object) => r as RunRecord;
 
@@ -21,5 +21,39 @@ describe('the live run', () => {
     expect(phaseAfter('running', 'stopping')).toBe('stopping');
     expect(phaseAfter('loading', 'finished')).toBe('loading');
     expect(phaseAfter('idle', 'running')).toBe('idle');
+  });
+});
+
+describe('the live run, continued', () => {
+  afterEach(() => vi.useRealTimers());
+
+  it('says how a run ended; a stop ends a method comparison', () => {
+    expect(endNotice({ status: 'finished', step: 8 })).toEqual({ text: 'Run finished after 8 steps.', endsComparison: false });
+    expect(endNotice({ status: 'stopped', step: 3 })).toEqual({ text: 'Run stopped at step 3.', endsComparison: true });
+  });
+
+  it('logs a real device loss and a recovery, not a loss the debug menu already logged', () => {
+    expect(deviceNotice({ type: 'device-lost', message: 'gone' }, false).log).toEqual({ kind: 'device_lost', detail: 'GPU device lost: gone' });
+    expect(deviceNotice({ type: 'device-lost', message: 'gone' }, true).log).toBeNull();
+    expect(deviceNotice({ type: 'recovered', version: 4 }, true)).toMatchObject({ text: 'Recovered from the lost device at version 4.', log: { kind: 'recovered' } });
+  });
+
+  it('hands records to the views in one batch per FLUSH_MS, after the ones the run had', () => {
+    vi.useFakeTimers();
+    const handed: RunRecord[][] = [];
+    const feed = new RecordFeed((rs) => handed.push(rs));
+    feed.reset([record({ kind: 'evaluation', n: 0 })]);
+    feed.push(record({ kind: 'interaction', n: 1 }));
+    feed.push(record({ kind: 'interaction', n: 2 }));
+    expect(handed).toEqual([]);
+    expect(feed.records()).toHaveLength(3);
+    expect(feed.published()).toHaveLength(1);
+    vi.advanceTimersByTime(FLUSH_MS);
+    expect(handed.map((rs) => rs.length)).toEqual([3]);
+    feed.push(record({ kind: 'interaction', n: 3 }));
+    feed.flush();
+    expect(handed.map((rs) => rs.length)).toEqual([3, 4]);
+    vi.advanceTimersByTime(FLUSH_MS);
+    expect(handed).toHaveLength(2);
   });
 });
