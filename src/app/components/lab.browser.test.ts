@@ -185,6 +185,21 @@ describe('RunList', () => {
   });
 });
 
+describe('resuming a run whose config this app cannot read', () => {
+  it('lists it with Resume, and resuming says why it cannot, without loading anything', async () => {
+    const lab = await controller();
+    const config = { ...toRunConfig(defaultSetup({ webgpu: false })), lab: { policySource: 'files' as const } };
+    const id = await lab.store.createRun({ ...config, schedule: { ...config.schedule, steps: 0 } }, 'odd run', 'interrupted');
+    await lab.refreshRuns();
+    using view = render(RunList, { lab });
+    const resume = [...view.target.querySelectorAll('button')].find((b) => b.textContent?.startsWith('Resume'));
+    expect(resume?.textContent).toBe('Resume');
+    await lab.resumeRun(id, [new File(['{}'], 'config.json')]);
+    expect(lab.error).toMatch(/^This run cannot be resumed: run config: schedule.steps must be a positive integer/);
+    expect(lab.phase).toBe('idle');
+  });
+});
+
 describe('RunView of a stored run', () => {
   it('shows the summary, the charts, the judged turns and a token view', async () => {
     const lab = await controller();

@@ -8,7 +8,7 @@ import { comparisonSetups } from './comparison';
 import { hubLocation } from './model-location';
 import type { RunRecord } from '../../rl/records';
 import { exportRun, importRun, requestPersistence, RunStore, type RunInfo } from '../../storage/index';
-import { parseAnyRunConfig, parseRunConfig, type RunConfig } from '../../workers/runtime/run-config';
+import { parseAnyRunConfig, parseRunConfig, type AnyRunConfig, type RunConfig } from '../../workers/runtime/run-config';
 import { RunLoop, type RunSnapshot } from '../../workers/runtime/runloop';
 import { PolicyClient } from '../../workers/browser/policy-client';
 import type { ModelLocation, PolicyEvent, PolicyInfo } from '../../workers/browser/policy-host';
@@ -284,7 +284,7 @@ export class LabController {
 
   /** Runs whose policy came from picked files need those files again to resume. */
   needsFiles(info: RunInfo): boolean {
-    return info.config.lab !== undefined && parseAnyRunConfig(info.config).lab?.policySource === 'files';
+    return configOf(info)?.lab?.policySource === 'files';
   }
 
   // ---- the live run ----
@@ -351,7 +351,13 @@ export class LabController {
       this.error = 'This run\u2019s policy came from picked files: pick the same model folder to resume it.';
       return;
     }
-    const config = parseRunConfig(info.config);
+    let config: RunConfig;
+    try {
+      config = parseRunConfig(info.config);
+    } catch (e) {
+      this.error = `This run cannot be resumed: ${errorText(e)}`;
+      return;
+    }
     const location: ModelLocation = this.needsFiles(info) ? { kind: 'files', files } : hubLocation(config.models.policy.model);
     await this.launch(config, location, info);
   }
@@ -587,5 +593,14 @@ export class LabController {
   newConversation(): void {
     this.live?.human?.endConversation();
     this.announce('Conversation ended; write a new first message.');
+  }
+}
+
+/** A stored run's config, or null when it is not one this app reads (the list still shows the run). */
+function configOf(info: RunInfo): AnyRunConfig | null {
+  try {
+    return parseAnyRunConfig(info.config);
+  } catch {
+    return null;
   }
 }
