@@ -189,7 +189,8 @@ describe('resuming a run whose config this app cannot read', () => {
   it('lists it with Resume, and resuming says why it cannot, without loading anything', async () => {
     const lab = await controller();
     const config = { ...toRunConfig(defaultSetup({ webgpu: false })), lab: { policySource: 'files' as const } };
-    const id = await lab.store.createRun({ ...config, schedule: { ...config.schedule, steps: 0 } }, 'odd run', 'interrupted');
+    const odd = { ...config, schedule: { ...config.schedule, steps: 0 } };
+    const id = await lab.store.createRun(odd, 'odd run', 'interrupted');
     await lab.refreshRuns();
     using view = render(RunList, { lab });
     const resume = [...view.target.querySelectorAll('button')].find((b) => b.textContent?.startsWith('Resume'));

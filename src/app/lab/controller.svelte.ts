@@ -19,6 +19,7 @@ import { DownloadTracker, type DownloadRow } from './downloads';
 import { HumanUser, type HumanTurn } from './human-user';
 import { DurableWrites } from './durable';
 import { claimRunSlot, runInputs } from './launch';
+import { RunLibrary, type RunRecords } from './runs.svelte';
 import { deviceNotice, endNotice, phaseAfter, RecordFeed, recordAnnouncement, type LivePhase } from './live';
 import { checkSamePolicy } from './model-files';
 import type { PersistenceAnswer } from './persistence';
@@ -31,11 +32,7 @@ import { defaultSetup, policyModelName, setupProblems, toRunConfig, type LabSetu
 export { PAGES, type Page } from './routing';
 export type { LivePhase } from './live';
 
-export interface RunRecords {
-  id: string;
-  label: string;
-  records: readonly RunRecord[];
-}
+export type { RunRecords } from './runs.svelte';
 
 
 interface Live {
@@ -57,13 +54,29 @@ export class LabController {
   /** The policy's picked folder (File objects cannot be remembered across reloads). */
   pickedFiles = $state.raw<File[]>([]);
 
-  runs = $state.raw<RunInfo[]>([]);
-  /** The run on the Run page and its committed records. */
-  openRun = $state.raw<RunInfo | null>(null);
-  records = $state.raw<RunRecord[]>([]);
-  /** Other runs ticked for the charts' overlay. */
-  compareIds = $state.raw<string[]>([]);
-  compared = $state.raw<RunRecords[]>([]);
+  /** The runs, the open run and its records, the compared runs, and the storage actions on them. */
+  readonly library: RunLibrary;
+  get runs(): RunInfo[] {
+    return this.library.runs;
+  }
+  get openRun(): RunInfo | null {
+    return this.library.openRun;
+  }
+  set openRun(info: RunInfo | null) {
+    this.library.openRun = info;
+  }
+  get records(): RunRecord[] {
+    return this.library.records;
+  }
+  set records(records: RunRecord[]) {
+    this.library.records = records;
+  }
+  get compareIds(): string[] {
+    return this.library.compareIds;
+  }
+  get compared(): RunRecords[] {
+    return this.library.compared;
+  }
 
   liveRunId = $state<string | null>(null);
   phase = $state<LivePhase>('idle');
@@ -93,14 +106,12 @@ export class LabController {
     this.live?.loop.pause();
   });
   private readonly tracker = new DownloadTracker();
-  // Not state: the views read `records`, never the cache behind it.
-  // eslint-disable-next-line svelte/prefer-svelte-reactivity
-  private readonly recordCache = new Map<string, RunRecord[]>();
   private readonly saver: SetupSaver;
 
   constructor(store: RunStore = new RunStore()) {
     this.store = store;
     this.saver = new SetupSaver(store);
+    this.library = new RunLibrary(store, () => (this.liveRunId ? { id: this.liveRunId, records: () => this.feed.published() } : null));
   }
 
   /** Stops timers (tests, and a page that unmounts the lab); a live run is stopped too. */
@@ -166,58 +177,32 @@ export class LabController {
 
   // ---- runs ----
 
-  async refreshRuns(): Promise<void> {
-    this.runs = await this.store.listRuns();
-    if (this.openRun) this.openRun = this.runs.find((r) => r.id === this.openRun!.id) ?? this.openRun;
+  refreshRuns(): Promise<void> {
+    return this.library.refresh();
   }
 
-  private async loadRecords(id: string): Promise<RunRecord[]> {
-    if (id === this.liveRunId) return this.feed.published();
-    const cached = this.recordCache.get(id);
-    if (cached) return cached;
-    const records = (await this.store.records(id)).map((r) => r.record);
-    this.recordCache.set(id, records);
-    return records;
+  private loadRecords(id: string): Promise<RunRecord[]> {
+    return this.library.loadRecords(id);
   }
 
   /** Opens a run on the Run page (live, stored or imported). */
   async open(id: string): Promise<void> {
     const nav = ++this.navigations;
     try {
-      const info = await this.store.getRun(id);
-      if (!info) throw new Error(`No run with id ${id} in this browser; it may have been deleted.`);
-      this.openRun = info;
-      this.records = await this.loadRecords(id);
-      this.compareIds = this.compareIds.filter((c) => c !== id);
-      await this.loadCompared();
+      await this.library.open(id);
       if (nav === this.navigations) this.page = 'run';
     } catch (e) {
       this.error = errorText(e);
     }
   }
 
-  async toggleCompare(id: string, on: boolean): Promise<void> {
-    // A throwaway Set that only drops duplicates; the state is the new array.
-    // eslint-disable-next-line svelte/prefer-svelte-reactivity
-    this.compareIds = on ? [...new Set([...this.compareIds, id])] : this.compareIds.filter((c) => c !== id);
-    await this.loadCompared();
-  }
-
-  private async loadCompared(): Promise<void> {
-    const out: RunRecords[] = [];
-    for (const id of this.compareIds) {
-      const info = this.runs.find((r) => r.id === id);
-      if (info) out.push({ id, label: info.label, records: await this.loadRecords(id) });
-    }
-    this.compared = out;
+  toggleCompare(id: string, on: boolean): Promise<void> {
+    return this.library.toggleCompare(id, on);
   }
 
   async rename(id: string, label: string): Promise<void> {
-    const clean = label.trim();
-    if (!clean) return;
-    await this.store.rename(id, clean);
-    await this.refreshRuns();
-    this.announce(`Renamed to ${clean}.`);
+    const clean = await this.library.rename(id, label);
+    if (clean) this.announce(`Renamed to ${clean}.`);
   }
 
   async remove(id: string): Promise<void> {
@@ -225,15 +210,7 @@ export class LabController {
       this.error = 'Stop the run before deleting it.';
       return;
     }
-    await this.store.deleteRun(id);
-    this.recordCache.delete(id);
-    this.compareIds = this.compareIds.filter((c) => c !== id);
-    this.compared = this.compared.filter((c) => c.id !== id);
-    if (this.openRun?.id === id) {
-      this.openRun = null;
-      this.records = [];
-    }
-    await this.refreshRuns();
+    await this.library.remove(id);
     this.announce('Run deleted.');
   }
 
@@ -417,7 +394,7 @@ export class LabController {
       release = slot.release;
       if (!resuming) this.records = [];
       this.feed.reset(this.records);
-      this.recordCache.delete(runId);
+      this.library.remember(runId);
       this.openRun = (await this.store.getRun(runId)) ?? null;
 
       const human = scenario.persona === null ? new HumanUser((t) => (this.talkTurn = t)) : null;
@@ -444,9 +421,9 @@ export class LabController {
       this.liveRunId = runId;
       if (this.comparison && !resuming) {
         // The runs of the comparison so far are overlaid on this one's charts.
-        this.compareIds = [...this.comparison.started];
-        this.comparison = { ...this.comparison, started: [...this.comparison.started, runId] };
-        await this.loadCompared();
+        const before = this.comparison.started;
+        this.comparison = { ...this.comparison, started: [...before, runId] };
+        await this.library.compareWith(before);
       }
       this.phase = 'running';
       this.announce(resuming ? `Resumed at step ${resume?.step ?? 0}.` : 'Run started.');
@@ -494,7 +471,7 @@ export class LabController {
     this.feed.flush();
     if (this.live) this.snapshot = this.live.loop.snapshot();
     const id = this.liveRunId;
-    if (id) this.recordCache.set(id, this.feed.published());
+    if (id) this.library.remember(id, this.feed.published());
     this.live = null;
     this.liveRunId = null;
     this.phase = 'idle';
