@@ -27,7 +27,7 @@ describe('the default setup', () => {
     expect(config.lab).toEqual({ policySource: 'hub' });
     expect(config.label).toBe('storyteller · Combined · storyteller-demo');
     // The preset is the paper's combined preset with the laptop batch, rank and lr.
-    expect(config.preset).toEqual(makePreset('combined', { optimizer: { lr: 5e-4 }, batch: { size: 8 }, finetune: { lora: { rank: 8 } }, judge: { maxNewTokens: 512 } }));
+    expect(config.preset).toEqual(makePreset('combined', { optimizer: { lr: 2e-3 }, batch: { size: 8 }, finetune: { lora: { rank: 8 } }, judge: { maxNewTokens: 512 } }));
   });
 
   it('names a picked folder as the policy model', () => {

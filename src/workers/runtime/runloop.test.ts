@@ -5,7 +5,6 @@
  */
 import { describe, expect, it } from 'vitest';
 import { tinyModel } from '../../../test/fixtures/tiny-model';
-import { dataPath } from '../../../test/data-dir';
 import { CpuBackend } from '../../gpu/cpu/backend';
 import type { EvaluationRecord, InteractionRecord, JudgeResultRecord, JudgeVoteRecord, RunRecord, SampleRecord, SessionEndRecord, TrainStepRecord } from '../../rl/records';
 import { validateRecord } from '../../rl/validate';
@@ -15,7 +14,6 @@ import { exampleConfig, parseRunConfig, type RunConfig } from './run-config';
 import { RunLoop } from './runloop';
 import { createNodeServices, readTextFile } from './services-node';
 
-const stories = dataPath('models/stories260K');
 
 async function runHeadless(config: RunConfig) {
   const services = await createNodeServices(parseRunConfig(config), new CpuBackend());
@@ -31,27 +29,37 @@ async function runHeadless(config: RunConfig) {
   return { result, records };
 }
 
+/**
+ * The mean gain asked of Combined: 0.2 is four fewer missing wishes in every five problems. This
+ * build measures +0.10, +0.31, +0.31 (mean +0.24) over seeds 1-3.
+ */
+const LEARNING_GAIN = 0.2;
+
 const of = <K extends RunRecord['kind']>(records: RunRecord[], kind: K) => records.filter((r) => r.kind === kind) as Extract<RunRecord, { kind: K }>[];
 
-describe('storyteller on stories260K, Combined, rules user/judge/evaluator', () => {
-  // One 8-step run moves the score by a few stories in either direction (seeds 1-8 of the
-  // example config: -0.04 to +0.06), so the claim is made over three seeds and 16 steps.
-  it('raises the personalization score over the baseline within 16 steps, over three seeds', async () => {
-    const gains: number[] = [];
+describe('storyteller on the demo model, Combined, rules user/judge/evaluator', () => {
+  // The example config as `nextstate run --example storyteller` prints it: the bundled demo
+  // model, which reads a hint, and a child whose pet name, favourite thing and bedtime ending
+  // the base story never has. The claim is made over three fixed seeds against each run's own
+  // step-0 score, deterministic on the CPU engine. These are the Combined runs of the README's
+  // reproduction table (same config, seeds and schedule).
+  it('learns the child\'s wishes: from a base of at most 0.3, a mean gain of at least LEARNING_GAIN in 16 steps', async () => {
+    const scores: number[][] = [];
     for (const seed of [1, 2, 3]) {
-      const example = exampleConfig('storyteller', stories!);
+      const example = exampleConfig('storyteller');
       const config: RunConfig = { ...example, seed, schedule: { ...example.schedule, steps: 16, evalEvery: 8 } };
       const { result, records } = await runHeadless(config);
       expect(result).toMatchObject({ status: 'finished', step: 16, version: 16 });
       const evals = of(records, 'evaluation') as EvaluationRecord[];
       expect(evals.map((e) => [e.step, e.version])).toEqual([[0, 0], [8, 8], [16, 16]]);
       console.log(`storyteller seed ${seed}: personalization ${evals.map((e) => e.scores.score.toFixed(3)).join(' -> ')}`);
-      gains.push(evals[2].scores.score - evals[0].scores.score);
+      scores.push([evals[0].scores.score, evals[2].scores.score]);
     }
-    // No seed ends below its baseline, and on average one issue fewer among the 12 problems
-    // (1/48 = 0.021); seeds 1-3 give +0.021, +0.083, +0.021 with this build (README).
-    expect(Math.min(...gains)).toBeGreaterThanOrEqual(0);
-    expect(gains.reduce((a, b) => a + b, 0) / gains.length).toBeGreaterThanOrEqual(0.02);
+    const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / xs.length;
+    expect(mean(scores.map((s) => s[0]))).toBeLessThanOrEqual(0.3);
+    // Every seed improves, and on average by LEARNING_GAIN: that many issues fewer per problem.
+    for (const s of scores) expect(s[1]).toBeGreaterThan(s[0]);
+    expect(mean(scores.map((s) => s[1] - s[0]))).toBeGreaterThanOrEqual(LEARNING_GAIN);
   }, 900_000);
 });
 
