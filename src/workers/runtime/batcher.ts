@@ -4,6 +4,7 @@
  * that arrive while a batch is running wait for the next one; requests with different
  * sampling settings go to different batches.
  */
+import { yieldToEventLoop } from '../../gpu/yield';
 import type { PolicyReply, PolicyRequest, PolicyService } from './policy-service';
 
 interface Waiting {
@@ -45,11 +46,13 @@ export class GenerationBatcher {
   private schedule(): void {
     if (this.scheduled || this.running) return;
     this.scheduled = true;
-    // One macrotask of slack lets every session that is ready in this turn join the batch.
-    setTimeout(() => {
+    // One turn of the event loop lets every session that is ready in this turn join the batch.
+    // Not setTimeout: its 1 ms clamp lets wall-clock time decide how many other turns run first,
+    // and so which sessions share a batch; a run must repeat exactly for its seed.
+    void yieldToEventLoop().then(() => {
       this.scheduled = false;
       void this.drain();
-    }, 0);
+    });
   }
 
   private async drain(): Promise<void> {
