@@ -6,10 +6,10 @@
  */
 import '../app.css';
 import { flushSync, tick } from 'svelte';
-import { afterEach, describe, expect, it, vi } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { page } from 'vitest/browser';
-import { RunStore } from '../../storage/index';
-import { LabController } from '../lab/controller.svelte';
+import type { LabController } from '../lab/controller.svelte';
+import { labControllers } from '../../../test/support/app/lab-controllers';
 import { defaultSetup, toRunConfig, withScenario } from '../lab/setup';
 import { recordedRun, render } from '../../../test/support/views/testing';
 import RunView from './RunView.svelte';
@@ -20,21 +20,7 @@ vi.setConfig({ testTimeout: 120_000 });
 const DESKTOP = [1024, 1280, 1366, 1440, 1920];
 const PHONE = [360, 390];
 
-let n = 0;
-const labs: LabController[] = [];
-async function controller(): Promise<LabController> {
-  const lab = new LabController(new RunStore({ name: `how-test-${Date.now()}-${n++}` }));
-  labs.push(lab);
-  await lab.init({ webgpu: false });
-  return lab;
-}
-afterEach(async () => {
-  for (const lab of labs.splice(0)) {
-    lab.dispose();
-    lab.store.close();
-    await lab.store.db.delete().catch(() => {});
-  }
-});
+const controller = labControllers('how-test');
 
 /** A stored run of the recorded records, open in the lab, as a talk run when `talk`. */
 async function openRun(lab: LabController, talk: boolean): Promise<void> {

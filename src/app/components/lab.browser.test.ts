@@ -4,13 +4,14 @@
  * the run list (rename, compare, delete), a stored run's view (summary, judged turns, token
  * view), hostile imported text shown as text, and a full disk pausing writes until retried.
  */
-import { afterEach, describe, expect, it, vi } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { flushSync } from 'svelte';
 import { userEvent } from 'vitest/browser';
 import type { RunRecord } from '../../rl/records';
 import { validateRecord } from '../../rl/validate';
-import { RunStore, StorageFullError } from '../../storage/index';
-import { LabController } from '../lab/controller.svelte';
+import { StorageFullError } from '../../storage/index';
+import type { LabController } from '../lab/controller.svelte';
+import { labControllers } from '../../../test/support/app/lab-controllers';
 import { defaultSetup, toRunConfig, withScenario } from '../lab/setup';
 import { hostileTurn, recordedRun, render } from '../../../test/support/views/testing';
 import RunList from './RunList.svelte';
@@ -20,21 +21,7 @@ import Setup from './Setup.svelte';
 // Nothing here is slow: a stuck interaction should fail fast, not after the suite's 5 minutes.
 vi.setConfig({ testTimeout: 30_000 });
 
-let n = 0;
-const labs: LabController[] = [];
-async function controller(name = `lab-test-${Date.now()}-${n++}`): Promise<LabController> {
-  const lab = new LabController(new RunStore({ name }));
-  labs.push(lab);
-  await lab.init({ webgpu: false });
-  return lab;
-}
-afterEach(async () => {
-  for (const lab of labs.splice(0)) {
-    lab.dispose();
-    lab.store.close();
-    await lab.store.db.delete().catch(() => {});
-  }
-});
+const controller = labControllers('lab-test');
 
 /** The advanced panel is a closed <details>: open it before using its fields. */
 async function openAdvanced(t: HTMLElement) {
