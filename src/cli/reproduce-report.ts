@@ -3,7 +3,7 @@
  * spread over seeds, in the shape of the paper's Table 3, as JSON, Markdown and an SVG line chart.
  * Pure functions of the evaluation records, so the README's table is generated, never typed.
  */
-import type { MethodName } from '../rl/presets';
+import { METHOD_TITLES, type MethodName } from '../rl/presets';
 
 /** One run's evaluations: score by step. */
 export interface RunScores {
@@ -58,7 +58,7 @@ export function reproductionTable(runs: readonly RunScores[], steps: readonly nu
   return { steps: [...steps], seeds, rows };
 }
 
-const TITLES: Record<'base' | MethodName, string> = { base: 'Base (no training)', binary: 'Binary RL', opd: 'OPD', combined: 'Combined' };
+const TITLES: Record<'base' | MethodName, string> = { base: 'Base (no training)', ...METHOD_TITLES };
 
 function paperCell(method: 'base' | MethodName, step: number): string {
   const p = PAPER_TABLE3[method];

@@ -6,7 +6,7 @@
  */
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { makePreset, METHODS, type MethodName } from '../rl/presets';
+import { METHODS, presetSwitchedTo, type MethodName } from '../rl/presets';
 import type { EvaluationRecord } from '../rl/records';
 import { laptopOverrides, parseRunConfig, type RunConfig } from '../workers/runtime/run-config';
 import { isPositiveInt, number, parse, required, UsageError } from './args';
@@ -32,12 +32,7 @@ function list<T>(text: string, name: string, read: (item: string) => T | null): 
 /** The config with `method` and that method's preset, keeping the config's own overrides of it. */
 export function configForMethod(config: RunConfig, method: MethodName): RunConfig {
   if (config.method === method) return config;
-  const preset = makePreset(method, laptopOverrides(config.scenario.id));
-  // Training settings a config chose (lr, batch, rank, KL) carry over; votes and weights are the method's.
-  preset.optimizer = config.preset.optimizer;
-  preset.batch = config.preset.batch;
-  preset.finetune = config.preset.finetune;
-  preset.loss = { ...preset.loss, klCoef: config.preset.loss.klCoef };
+  const preset = presetSwitchedTo(method, config.preset, laptopOverrides(config.scenario.id));
   return { ...config, method, preset, label: `${config.scenario.id} (${method}, seed ${config.seed})` };
 }
 

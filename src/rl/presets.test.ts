@@ -1,6 +1,6 @@
 import { describe, it, expect } from 'vitest';
 import { PresetError } from './errors';
-import { makePreset, parsePreset, toolCallPreset, TOOL_CALL_KL_COEF, type MethodName, type PresetOverrides } from './presets';
+import { makePreset, parsePreset, presetSwitchedTo, toolCallPreset, TOOL_CALL_KL_COEF, type MethodName, type PresetOverrides } from './presets';
 
 describe('makePreset', () => {
   it('binary serialises exactly as stored in a run file', () => {
@@ -132,5 +132,20 @@ describe('makePreset isolation from overrides', () => {
     betas[0] = 0;
     expect(p.finetune.lora.targets).toEqual(['q_proj']);
     expect(p.optimizer.betas).toEqual([0.8, 0.9]);
+  });
+});
+
+describe('presetSwitchedTo', () => {
+  it("takes the method's votes and weights and keeps the training settings it is switched from", () => {
+    const make = makePreset;
+    const from = make('combined', { optimizer: { lr: 2e-3 }, batch: { size: 4 }, finetune: { lora: { rank: 8 } }, loss: { klCoef: 0.05 } });
+    const binary = presetSwitchedTo('binary', from);
+    expect(binary.method).toBe('binary');
+    expect(binary.judge).toEqual(make('binary').judge);
+    expect(binary.advantage).toEqual(make('binary').advantage);
+    expect(binary.optimizer).toEqual(from.optimizer);
+    expect(binary.batch).toEqual(from.batch);
+    expect(binary.finetune).toEqual(from.finetune);
+    expect(binary.loss).toEqual({ ...make('binary').loss, klCoef: 0.05 });
   });
 });

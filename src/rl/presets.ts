@@ -23,6 +23,9 @@ import { DEFAULT_IDLE_TIMEOUT_MS } from './sessions';
 export const METHODS = ['binary', 'opd', 'combined'] as const;
 export type MethodName = (typeof METHODS)[number];
 
+/** The methods' names as the paper and the lab write them. */
+export const METHOD_TITLES: Record<MethodName, string> = { binary: 'Binary RL', opd: 'OPD', combined: 'Combined' };
+
 /**
  * Which network scores the hint-conditioned teacher log-probs. 'initial' (reference): the
  * frozen starting policy. 'current': the policy being trained, as the paper's wording reads.
@@ -183,6 +186,16 @@ export const TOOL_CALL_KL_COEF = 0.01;
  * The tool-call track's preset: the binary method (its PRM votes are evaluative) with the
  * reference's tool-call KL term; `overrides` as for makePreset, a KL coefficient included.
  */
+/**
+ * `method`'s preset (its votes, weights and teacher, from `overrides`) carrying over the training
+ * settings of `from` (optimizer, batch, fine-tuning, KL coefficient): two runs that differ only in
+ * the method, as a comparison of the methods needs.
+ */
+export function presetSwitchedTo(method: MethodName, from: MethodPreset, overrides: PresetOverrides = {}): MethodPreset {
+  const preset = makePreset(method, overrides);
+  return { ...preset, optimizer: from.optimizer, batch: from.batch, finetune: from.finetune, loss: { ...preset.loss, klCoef: from.loss.klCoef } };
+}
+
 export function toolCallPreset(overrides: PresetOverrides = {}): MethodPreset {
   return makePreset('binary', { ...overrides, loss: { klCoef: TOOL_CALL_KL_COEF, ...overrides.loss } });
 }

@@ -3,10 +3,9 @@
  * overlaid on one chart. The step-0 evaluation every run starts with is the untrained base, so
  * three runs show the four rows of the paper's table.
  */
-import { METHODS, type MethodName } from '../../rl/presets';
-import { presetFor, type LabSetup } from './setup';
-
-const TITLES: Record<MethodName, string> = { binary: 'Binary RL', opd: 'OPD', combined: 'Combined' };
+import { METHOD_TITLES, METHODS, presetSwitchedTo } from '../../rl/presets';
+import { laptopOverrides } from '../../workers/runtime/run-config';
+import type { LabSetup } from './setup';
 
 /**
  * One setup per method, each with that method's preset (votes, weights, teacher), keeping the
@@ -16,12 +15,6 @@ const TITLES: Record<MethodName, string> = { binary: 'Binary RL', opd: 'OPD', co
 export function comparisonSetups(setup: LabSetup): LabSetup[] {
   const group = setup.label.trim() || `${setup.scenario} comparison`;
   return METHODS.map((method) => {
-    const preset = presetFor(method, setup.scenario);
-    return {
-      ...setup,
-      method,
-      label: `${group} · ${TITLES[method]}`,
-      preset: { ...preset, optimizer: setup.preset.optimizer, batch: setup.preset.batch, finetune: setup.preset.finetune, loss: { ...preset.loss, klCoef: setup.preset.loss.klCoef } },
-    };
+    return { ...setup, method, label: `${group} · ${METHOD_TITLES[method]}`, preset: presetSwitchedTo(method, setup.preset, laptopOverrides(setup.scenario)) };
   });
 }

@@ -3,7 +3,7 @@
  * settings table, and how it becomes a RunConfig. Pure, so defaults and the mapping to a run
  * config are tested in Node; the Svelte form only edits a LabSetup.
  */
-import { makePreset, type MethodName, type MethodPreset } from '../../rl/presets';
+import { makePreset, METHOD_TITLES, type MethodName, type MethodPreset } from '../../rl/presets';
 import { bundledName } from '../../gpu/bundled';
 import { createScenario, DEFAULT_FAVOURITE, DEFAULT_PET_NAME, DEFAULT_STORY_SUBJECT, type ScenarioConfig, type ScenarioId } from '../../sims/scenarios/index';
 import type { ProblemOrder } from '../../sims/problems/index';
@@ -58,9 +58,9 @@ export const SCENARIO_CHOICES: { id: ScenarioId; title: string; summary: string 
 });
 
 export const METHOD_CHOICES: { id: MethodName; title: string; summary: string }[] = [
-  { id: 'binary', title: 'Binary RL', summary: 'The judge scores each answer +1, -1 or 0 from the next state; m = 3 votes.' },
-  { id: 'opd', title: 'OPD', summary: 'Hindsight hints from the next state; per-token teacher minus student log-probs.' },
-  { id: 'combined', title: 'Combined', summary: 'Both signals added per token (the paper\u2019s best).' },
+  { id: 'binary', title: METHOD_TITLES.binary, summary: 'The judge scores each answer +1, -1 or 0 from the next state; m = 3 votes.' },
+  { id: 'opd', title: METHOD_TITLES.opd, summary: 'Hindsight hints from the next state; per-token teacher minus student log-probs.' },
+  { id: 'combined', title: METHOD_TITLES.combined, summary: 'Both signals added per token (the paper\u2019s best).' },
 ];
 
 export function presetFor(method: MethodName, scenario: ScenarioId): MethodPreset {
