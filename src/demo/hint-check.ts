@@ -5,7 +5,7 @@
  */
 import type { LoraAdapter } from '../gpu/lora';
 import type { Policy } from '../gpu/policy';
-import { mulberry32 } from '../gpu/random';
+import { mulberry32, pickFrom } from '../gpu/random';
 import { storyOpenings } from '../sims/problems/story-openings';
 import { mentionsBedtime, mentionsName, mentionsNoun } from '../sims/rules/story-traits';
 import { instructionFor, type Split } from './instructions';
@@ -44,7 +44,7 @@ export function hintCases(count: number, seed: number, split: { words?: Split; n
   const words = split.words ?? 'heldOut';
   const names = split.names ?? 'train';
   const rand = mulberry32(seed);
-  const pool = <T>(items: readonly T[]) => items[Math.floor(rand() * items.length) % items.length];
+  const pool = <T>(items: readonly T[]) => pickFrom(items, rand);
   return Array.from({ length: count }, () => {
     const subject = pool(SUBJECTS);
     const name = pool(NAMES[names]);

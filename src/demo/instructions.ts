@@ -4,7 +4,7 @@
  * wordings are split in two: the model is trained on `train` and tested on `heldOut`, so a test
  * that the hint works is a test that the model reads the words, not that it memorised a sentence.
  */
-import { shuffled } from '../gpu/random';
+import { pickFrom, shuffled } from '../gpu/random';
 import { quotedRequest } from '../sims/rules/judge';
 import { joinList } from '../sims/rules/profile';
 
@@ -114,16 +114,12 @@ export function instructionFor(wish: StoryWish, rand: () => number, split: Split
   const fill = { subject: wish.subject, name: wish.name ?? '', favourite: wish.favourite ?? '' };
   const traits = asked(wish).filter((t) => t !== 'subject' || includeSubject);
   const order = shuffled(traits.length ? traits : ['subject' as const], rand);
-  const clauses = order.map((t) => pickOne(CLAUSES[t][split], rand)(fill));
+  const clauses = order.map((t) => pickFrom(CLAUSES[t][split], rand)(fill));
   // The rules judge without a profile (talk yourself) quotes the person's request: that form too.
   if (rand() < 0.15) return quotedRequest(split === 'train' ? `${clauses.join(', ')}` : `${joinList(clauses)} please`);
-  const lead = pickOne(LEADS[split], rand);
+  const lead = pickFrom(LEADS[split], rand);
   const body = rand() < 0.5 ? `${joinList(clauses)}.` : clauses.map((c) => `${capitalise(c)}.`).join(' ');
   return lead ? `${lead(wish)} ${lead(wish).endsWith(':') ? body : capitalise(body)}` : capitalise(body);
-}
-
-function pickOne<T>(items: readonly T[], rand: () => number): T {
-  return items[Math.floor(rand() * items.length) % items.length];
 }
 
 function capitalise(text: string): string {

@@ -75,12 +75,16 @@ async function meanLogp(policy: Policy, samples: TrainSample[], lora?: LoraAdapt
   const scored = await score(policy.model, samples, { lora });
   let sum = 0;
   let n = 0;
-  for (const s of scored) for (const lp of s.logprobs) (sum += lp), n++;
+  for (const s of scored) {
+    for (const lp of s.logprobs) sum += lp;
+    n += s.logprobs.length;
+  }
   return sum / n;
 }
 
 export async function makeDemoModel(base: Policy, options: Partial<DemoModelOptions> & { seed: number }): Promise<DemoModel> {
   const o: DemoModelOptions = { ...DEMO_DEFAULTS, ...options };
+  const { log: _log, signal: _signal, ...settings } = o;
   const log = o.log ?? (() => {});
   const t0 = performance.now();
   const seconds = () => ((performance.now() - t0) / 1000).toFixed(0);
@@ -91,7 +95,11 @@ export async function makeDemoModel(base: Policy, options: Partial<DemoModelOpti
     ...relabel,
     count: o.examples,
     seed: o.seed,
-    onProgress: (done, total) => (done >= nextReport || done === total ? ((nextReport += 200), log(`  kept ${done}/${total} (${seconds()} s)`)) : undefined),
+    onProgress: (done, total) => {
+      if (done < nextReport && done !== total) return;
+      nextReport += 200;
+      log(`  kept ${done}/${total} (${seconds()} s)`);
+    },
   });
   const heldOut = (await relabeledStories(base, { ...relabel, count: o.heldOutExamples, seed: o.seed + 7777 }, 'heldOut')).map((x) => toSample(base, x));
   const samples = examples.map((x) => toSample(base, x));
@@ -103,6 +111,7 @@ export async function makeDemoModel(base: Policy, options: Partial<DemoModelOpti
   const stepsPerEpoch = Math.floor(samples.length / o.batch);
   const totalSteps = stepsPerEpoch * o.epochs;
   let step = 0;
+  let after = before;
   for (let epoch = 0; epoch < o.epochs; epoch++) {
     const order = shuffled(samples, rand);
     for (let b = 0; b < stepsPerEpoch; b++) {
@@ -114,12 +123,12 @@ export async function makeDemoModel(base: Policy, options: Partial<DemoModelOpti
       step++;
       if (stats.skipped) log(`  step ${step}: skipped (${stats.skipped})`);
       if (step % 10 === 0 || step === totalSteps) {
-        const lp = await meanLogp(base, heldOut, adapter);
-        log(`  step ${step}/${totalSteps} (epoch ${epoch + 1}): held-out log-likelihood ${lp.toFixed(4)}, grad norm ${stats.gradNorm.toFixed(3)} (${seconds()} s)`);
+        after = await meanLogp(base, heldOut, adapter);
+        log(`  step ${step}/${totalSteps} (epoch ${epoch + 1}): held-out log-likelihood ${after.toFixed(4)}, grad norm ${stats.gradNorm.toFixed(3)} (${seconds()} s)`);
       }
     }
   }
-  const after = await meanLogp(base, heldOut, adapter);
+  // The last step always measured the held-out set: `after` is the finished model's figure.
   log('measuring the hint on held-out wordings (and on held-out names and things)');
   const cases = hintCases(o.checkCases, o.seed + 99);
   // Measured at the lab's storyteller length.
@@ -131,7 +140,7 @@ export async function makeDemoModel(base: Policy, options: Partial<DemoModelOpti
   };
   const report: DemoReport = {
     seed: o.seed,
-    options: { ...o, log: undefined, signal: undefined } as DemoReport['options'],
+    options: settings,
     examples: {
       total: examples.length,
       unconditioned: examples.filter((x) => !x.wish).length,
@@ -144,7 +153,5 @@ export async function makeDemoModel(base: Policy, options: Partial<DemoModelOpti
     steps: step,
     seconds: (performance.now() - t0) / 1000,
   };
-  delete (report.options as Partial<DemoModelOptions>).log;
-  delete (report.options as Partial<DemoModelOptions>).signal;
   return { safetensors: await mergedSafetensors(base.model, adapter), report, adapter };
 }

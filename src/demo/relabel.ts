@@ -9,7 +9,7 @@
  * the model still continues a story as the base model does.
  */
 import type { Policy } from '../gpu/policy';
-import { mulberry32 } from '../gpu/random';
+import { mulberry32, pickFrom as pick } from '../gpu/random';
 import { storyOpenings } from '../sims/problems/story-openings';
 import { hasKindWords, hasUnkindWords, mentionsBedtime, mentionsName, mentionsNoun } from '../sims/rules/story-traits';
 import { instructionFor, type Split, type StoryWish } from './instructions';
@@ -51,10 +51,6 @@ interface Plan {
   favourite?: string;
   bedtime: boolean;
   conditioned: boolean;
-}
-
-function pick<T>(items: readonly T[], rand: () => number): T {
-  return items[Math.floor(rand() * items.length) % items.length];
 }
 
 /** "a dog" -> "a dog named Max", at the pet's first mention in the beginning. */
@@ -115,11 +111,6 @@ function hindsightWish(p: Plan, story: string, rand: () => number): StoryWish {
 }
 
 /**
- * `count` examples, `unconditioned` of them plain. Conditioned stories are kept only when they
- * kept a primed name or thing (rejection sampling: sampling is cheap, training is not), so every
- * conditioned example teaches the model to carry a fact from the instruction into the story.
- */
-/**
  * The generated tokens as text that follows `prompt`: decoding them alone drops the leading
  * space of the first piece, and training on "sea.The" would teach tokens the model never writes.
  */
@@ -132,12 +123,18 @@ function continuationText(policy: Policy, prompt: string, tokens: number[]): str
   return full.startsWith(head) ? full.slice(head.length) : policy.tokenizer.decode(kept);
 }
 
+/**
+ * `count` examples, `unconditioned` of them plain. Conditioned stories are kept only when they
+ * kept a primed name, thing or bedtime (rejection sampling: sampling is cheap, training is not),
+ * so every conditioned example teaches the model to carry a fact from the instruction into the
+ * story.
+ */
 export async function relabeledStories(policy: Policy, o: RelabelOptions, split: Split = 'train'): Promise<DemoExample[]> {
   const rand = mulberry32(o.seed);
   const plain = Math.round(o.count * o.unconditioned);
   const want = { plain, conditioned: o.count - plain };
   const out: DemoExample[] = [];
-  let kept = { plain: 0, conditioned: 0 };
+  const kept = { plain: 0, conditioned: 0 };
   let batchIndex = 0;
   // A conditioned story keeps its fact about a third of the time; ten tries per example is ample.
   const maxBatches = Math.ceil((o.count * 10) / o.batch);
@@ -154,14 +151,14 @@ export async function relabeledStories(policy: Policy, o: RelabelOptions, split:
       const story = p.lead + continuationText(policy, p.primed, gens[j].tokens);
       if (!p.conditioned) {
         if (kept.plain >= want.plain) continue;
-        kept = { ...kept, plain: kept.plain + 1 };
+        kept.plain++;
         out.push({ prompt: p.beginning, completion: story, wish: null });
         continue;
       }
       const wish = hindsightWish(p, story, rand);
       const keptPrimed = !!wish.name || !!wish.favourite || !!wish.bedtime;
       if (!keptPrimed || kept.conditioned >= want.conditioned) continue;
-      kept = { ...kept, conditioned: kept.conditioned + 1 };
+      kept.conditioned++;
       const includeSubject = mentionsNoun(story, p.subject) && rand() < 0.5;
       // A primed fact the story kept is always in its instruction (hindsightWish): the model must
       // never learn to write a name or thing that nobody asked for.

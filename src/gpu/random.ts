@@ -12,6 +12,11 @@ export function mulberry32(seed: number): () => number {
   };
 }
 
+/** One of `items`, drawn from `rand`. */
+export function pickFrom<T>(items: readonly T[], rand: () => number): T {
+  return items[Math.floor(rand() * items.length) % items.length];
+}
+
 /** A Fisher-Yates shuffled copy, drawn from `rand`. */
 export function shuffled<T>(items: readonly T[], rand: () => number): T[] {
   const out = [...items];
