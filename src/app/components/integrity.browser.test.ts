@@ -5,10 +5,11 @@
  */
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { flushSync } from 'svelte';
-import { exportRun, RunStore } from '../../storage/index';
+import { exportRun } from '../../storage/index';
 import { gunzip, gzip } from '../../../test/support/storage/fixtures';
 import { webGpuHelp, type ProbeResult } from '../gpu-adapter';
 import { LabController } from '../lab/controller.svelte';
+import { labControllers } from '../../../test/support/app/lab-controllers';
 import { PERSISTENCE_KEY } from '../lab/persistence';
 import { defaultSetup, toRunConfig } from '../lab/setup';
 import { recordedRun, render } from '../../../test/support/views/testing';
@@ -17,22 +18,8 @@ import SystemPage from './SystemPage.svelte';
 
 vi.setConfig({ testTimeout: 30_000 });
 
-let n = 0;
-const labs: LabController[] = [];
-async function controller(name = `integrity-test-${Date.now()}-${n++}`): Promise<LabController> {
-  const lab = new LabController(new RunStore({ name }));
-  labs.push(lab);
-  await lab.init({ webgpu: false });
-  return lab;
-}
-afterEach(async () => {
-  vi.restoreAllMocks();
-  for (const lab of labs.splice(0)) {
-    lab.dispose();
-    lab.store.close();
-    await lab.store.db.delete().catch(() => {});
-  }
-});
+const controller = labControllers('integrity-test');
+afterEach(() => void vi.restoreAllMocks());
 
 const settle = async () => {
   await new Promise((r) => setTimeout(r, 0));

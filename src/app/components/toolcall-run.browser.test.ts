@@ -2,30 +2,20 @@
  * A tool-call run (as `nextstate run --example toolcall` writes it, imported into the lab)
  * opens with its accuracy chart and trajectory view instead of the personal-agent views.
  */
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { flushSync } from 'svelte';
 import { validateRecord } from '../../rl/validate';
-import { RunStore } from '../../storage/index';
-import { LabController } from '../lab/controller.svelte';
+import { labControllers } from '../../../test/support/app/lab-controllers';
 import { defaultSetup, toRunConfig } from '../lab/setup';
 import { render } from '../../../test/support/views/testing';
 import { handToolRun } from '../../../test/support/views/testing-toolcall';
 import RunView from './RunView.svelte';
 
-const labs: LabController[] = [];
-afterEach(async () => {
-  for (const lab of labs.splice(0)) {
-    lab.dispose();
-    lab.store.close();
-    await lab.store.db.delete().catch(() => {});
-  }
-});
+const controller = labControllers('toolcall-view');
 
 describe('RunView of a tool-call run', () => {
   it('shows the accuracy chart and the trajectories, not before/after', async () => {
-    const lab = new LabController(new RunStore({ name: `toolcall-view-${Date.now()}` }));
-    labs.push(lab);
-    await lab.init({ webgpu: false });
+    const lab = await controller();
     const config = { ...toRunConfig(defaultSetup({ webgpu: false })), track: 'toolcall' };
     const id = await lab.store.createRun(config, 'tool calls', 'finished');
     await lab.store.appendMany(id, handToolRun().map((r, i) => validateRecord(JSON.parse(JSON.stringify(r)), `record ${i}`)));
