@@ -16,7 +16,7 @@ import { joinList } from '../sims/rules/profile';
 import { storyHintLead, storytellerRules } from '../sims/rules/storyteller';
 import { normaliseChild } from '../sims/scenarios/storyteller';
 import { hintCases, hintEffect, type HintCase } from './hint-check';
-import { hintedPrompt } from './relabel';
+import { hintInFront } from '../rl/hints';
 
 let demo: Policy;
 let base: Policy;
@@ -69,7 +69,7 @@ describe('the storyteller demo model', () => {
   it('gives a positive OPD advantage on the tokens that satisfy the hint', async () => {
     const cases = hintCases(32, 77);
     const stories = await demo.generate(
-      cases.map((c) => hintedPrompt(c.instruction, c.beginning)),
+      cases.map((c) => hintInFront(c.instruction, c.beginning)),
       { maxNewTokens: 48, sampling: { temperature: 1, topP: 1, topK: 0 }, seed: 5 },
     );
     const onName: number[] = [];
@@ -78,7 +78,7 @@ describe('the storyteller demo model', () => {
       const story = stories[i].text;
       if (!story.includes(c.name)) continue;
       const [teacher, student] = await demo.scoreText([
-        { prompt: hintedPrompt(c.instruction, c.beginning), completion: story },
+        { prompt: hintInFront(c.instruction, c.beginning), completion: story },
         { prompt: c.beginning, completion: story },
       ]);
       expect(teacher.tokens).toEqual(student.tokens);

@@ -10,7 +10,7 @@ import { storyOpenings } from '../sims/problems/story-openings';
 import { mentionsBedtime, mentionsName, mentionsNoun } from '../sims/rules/story-traits';
 import { instructionFor, type Split } from './instructions';
 import { NAMES, SUBJECTS, THINGS } from './pools';
-import { hintedPrompt } from './relabel';
+import { hintInFront } from '../rl/hints';
 
 export interface HintCase {
   subject: string;
@@ -72,7 +72,7 @@ export async function hintEffect(
     for (let i = 0; i < cases.length; i += batch) {
       const part = cases.slice(i, i + batch);
       const gens = await policy.generate(
-        part.map((c) => (hinted ? hintedPrompt(c.instruction, c.beginning) : c.beginning)),
+        part.map((c) => (hinted ? hintInFront(c.instruction, c.beginning) : c.beginning)),
         { maxNewTokens: o.maxNewTokens, sampling: { temperature: o.temperature, topP: 1, topK: 0 }, seed: o.seed + i, lora: o.lora },
       );
       part.forEach((c, j) => {

@@ -10,6 +10,7 @@
  */
 import type { Policy } from '../gpu/policy';
 import { mulberry32, pickFrom as pick } from '../gpu/random';
+import { hintInFront } from '../rl/hints';
 import { storyOpenings } from '../sims/problems/story-openings';
 import { hasKindWords, hasUnkindWords, mentionsBedtime, mentionsName, mentionsNoun } from '../sims/rules/story-traits';
 import { instructionFor, type Split, type StoryWish } from './instructions';
@@ -33,11 +34,6 @@ export interface RelabelOptions {
   batch: number;
   onProgress?: (done: number, total: number) => void;
   signal?: AbortSignal;
-}
-
-/** The instruction in front of the story beginning, as `Policy.promptText` places a hint for a base model. */
-export function hintedPrompt(instruction: string, beginning: string): string {
-  return `${instruction}\n\n${beginning}`;
 }
 
 interface Plan {
@@ -162,7 +158,7 @@ export async function relabeledStories(policy: Policy, o: RelabelOptions, split:
       const includeSubject = mentionsNoun(story, p.subject) && rand() < 0.5;
       // A primed fact the story kept is always in its instruction (hindsightWish): the model must
       // never learn to write a name or thing that nobody asked for.
-      out.push({ prompt: hintedPrompt(instructionFor(wish, rand, split, includeSubject), p.beginning), completion: story, wish });
+      out.push({ prompt: hintInFront(instructionFor(wish, rand, split, includeSubject), p.beginning), completion: story, wish });
     }
     o.onProgress?.(kept.plain + kept.conditioned, o.count);
   }

@@ -2,7 +2,7 @@
  * A loaded policy: the model, its tokenizer and the text-level calls the rest of the app uses.
  * Token-level work (generate, score, train) stays available through `model`.
  */
-import { HINT_HEADER } from '../rl/hints';
+import { hintInFront, splitHint } from '../rl/hints';
 import type { ChatMessage } from '../rl/messages';
 import type { Backend } from './backend';
 import type { ModelConfig } from './config';
@@ -21,13 +21,6 @@ export interface PromptOptions {
    * template without tool support ignores them. Not used for base models or plain text.
    */
   tools?: readonly object[];
-}
-
-/** A user message without the OPD hint appendHint() wrote into it, and that hint (or null). */
-function splitHint(message: string): { text: string; hint: string | null } {
-  const at = message.lastIndexOf(`\n\n${HINT_HEADER}\n`);
-  if (at < 0) return { text: message, hint: null };
-  return { text: message.slice(0, at), hint: message.slice(at + HINT_HEADER.length + 3).trim() };
 }
 
 export class Policy {
@@ -73,7 +66,7 @@ export class Policy {
     const users = prompt.filter((m) => m.role === 'user').map((m) => m.content);
     const { text: last, hint } = splitHint(users.at(-1) ?? prompt.at(-1)?.content ?? '');
     const task = users.length > 1 ? users[0] : last;
-    return hint === null ? task : `${hint}\n\n${task}`;
+    return hint === null ? task : hintInFront(hint, task);
   }
 
   /**

@@ -1,5 +1,5 @@
 import { describe, it, expect } from 'vitest';
-import { appendHint, parseHintVote, selectBestHint, type HintVote } from './hints';
+import { appendHint, hintInFront, parseHintVote, selectBestHint, splitHint, type HintVote } from './hints';
 import type { ChatMessage } from './messages';
 
 describe('parseHintVote', () => {
@@ -128,5 +128,14 @@ describe('appendHint', () => {
     expect(messages).toEqual(before);
     expect(out).not.toBe(messages);
     expect(out[0]).not.toBe(messages[0]);
+  });
+});
+
+describe('splitHint', () => {
+  it('takes back exactly the hint appendHint wrote, and finds none in a plain message', () => {
+    const [withHint] = appendHint([{ role: 'user', content: 'Once upon a time.' }], '  Call the dog Max.  ');
+    expect(splitHint(withHint.content)).toEqual({ text: 'Once upon a time.', hint: 'Call the dog Max.' });
+    expect(splitHint('Once upon a time.')).toEqual({ text: 'Once upon a time.', hint: null });
+    expect(hintInFront('Call the dog Max.', 'Once upon a time.')).toBe('Call the dog Max.\n\nOnce upon a time.');
   });
 });

@@ -100,6 +100,23 @@ export interface AppendHintOptions {
 /** The line that introduces the hint in the teacher's context. */
 export const HINT_HEADER = "[user's hint / instruction]";
 
+const HINT_OPENING = `\n\n${HINT_HEADER}\n`;
+
+/** A user message without the hint appendHint() wrote into it, and that hint (null when none). */
+export function splitHint(message: string): { text: string; hint: string | null } {
+  const at = message.lastIndexOf(HINT_OPENING);
+  if (at < 0) return { text: message, hint: null };
+  return { text: message.slice(0, at), hint: message.slice(at + HINT_OPENING.length).trim() };
+}
+
+/**
+ * How a base model (no chat template) is shown a hint: in front of the text it continues, then a
+ * blank line, so that the hint comes before the answer without breaking the text.
+ */
+export function hintInFront(hint: string, text: string): string {
+  return `${hint}\n\n${text}`;
+}
+
 /**
  * The teacher's context: a copy of the turn's messages with
  * `"\n\n[user's hint / instruction]\n" + hint` appended to the last `user` message.
@@ -116,7 +133,7 @@ export function appendHint(
   options: AppendHintOptions = {},
 ): ChatMessage[] {
   const trim = options.trim ?? true;
-  const suffix = `\n\n${HINT_HEADER}\n${trim ? hint.trim() : hint}`;
+  const suffix = `${HINT_OPENING}${trim ? hint.trim() : hint}`;
   const out = messages.map((m) => ({ ...m }));
   let target = -1;
   for (let i = out.length - 1; i >= 0; i--) {
