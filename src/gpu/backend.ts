@@ -85,6 +85,10 @@ export interface Backend {
   /** RMSNorm over rows of width w.size (also per head, for Qwen3's q/k norm). */
   rmsnorm(x: Tensor, w: Tensor, eps: number): Tensor;
   rmsnormBackward(x: Tensor, w: Tensor, eps: number, dy: Tensor): Tensor;
+  /** dw += d(sum dy * rmsnorm(x, w)) / dw; the row width is dw.size (full fine-tuning). */
+  rmsnormWeightGradAddInPlace(dw: Tensor, x: Tensor, eps: number, dy: Tensor): void;
+  /** The embedding's backward: dTable [V, D] row ids[n] += dOut [N, D] row n (ids may repeat). */
+  embeddingBackwardAddInPlace(dTable: Tensor, ids: Int32Array, dOut: Tensor): void;
 
   /**
    * Rotate-half RoPE on x [N, heads * headDim] with positions [N]; `inverse` rotates by

@@ -46,6 +46,8 @@ export interface LayerTape {
 }
 
 export interface Tape {
+  /** The batch's token ids [B*T]: the embedding's backward places its gradient at them. */
+  ids: Int32Array;
   layers: LayerTape[];
   finalX: Tensor;
   positions: Int32Array;
@@ -180,7 +182,7 @@ export class CausalLM {
       x = x2;
     }
     const out = be.rmsnorm(x, this.w('model.norm.weight'), c.rmsNormEps);
-    if (tape) tape.value = { layers, finalX: x, positions, shape, cache };
+    if (tape) tape.value = { ids: batch.ids, layers, finalX: x, positions, shape, cache };
     else be.dispose(x);
     return out;
   }

@@ -1,5 +1,6 @@
 /**
- * One training step of the method on LoRA adapters: score reference log-probs when the KL term
+ * One training step of the method, on LoRA adapters or on every weight of the model (full
+ * fine-tuning; one Trainer serves both, they differ only in what is trained): score reference log-probs when the KL term
  * needs them, forward with a tape and backward per micro-batch, accumulate gradients, clip the
  * global norm, and apply AdamW, or skip the step untouched when anything is not finite.
  *
@@ -11,7 +12,8 @@
 import type { PpoSampleInput, PpoSettings } from '../rl/ppo';
 import { ppoBatchLoss } from '../rl/ppo';
 import type { Tensor } from './backend';
-import { backward, zeroGrads, type LoraGrads } from './backward';
+import { backward, EMBED_KEY, headBackward, zeroGrads, type Grads } from './backward';
+import { expectedTensors } from './config';
 import { EngineError } from './errors';
 import { leftPad } from './generate';
 import { ppoLossGrad, type BatchNorm } from './loss';
@@ -54,6 +56,7 @@ export interface TrainSettings extends PpoSettings {
   logitsChunkFloats?: number;
 }
 
+/** LoRA's defaults (lr around 1e-4, the reference's LoRA runs). */
 export const DEFAULT_TRAIN: TrainSettings = {
   epsLow: 0.2,
   epsHigh: 0.28,
@@ -66,6 +69,9 @@ export const DEFAULT_TRAIN: TrainSettings = {
   maxGradNorm: 1,
   microBatchTokens: 2048,
 };
+
+/** Full fine-tuning's: the reference's Adam lr 1e-5, weight decay 0.1, betas (0.9, 0.98). */
+export const DEFAULT_FULL_TRAIN: TrainSettings = { ...DEFAULT_TRAIN, lr: 1e-5 };
 
 export interface StepStats {
   step: number;
@@ -99,21 +105,39 @@ export interface StepStats {
   perSample?: ({ before: number[]; after: number[]; advantages: number[] } | null)[];
 }
 
-/** Where the reference log-probs of the KL term come from: the base model or a frozen adapter. */
-export type Reference = { kind: 'base' } | { kind: 'adapter'; adapter: LoraAdapter };
+/**
+ * Where the reference log-probs of the KL term come from: the base model (LoRA: the weights
+ * without an adapter), a frozen adapter, or another model (full fine-tuning changes the base
+ * weights themselves, so its reference is a frozen copy).
+ */
+export type Reference = { kind: 'base' } | { kind: 'adapter'; adapter: LoraAdapter } | { kind: 'model'; model: CausalLM };
 
-export class LoraTrainer {
+/** What a trainer updates: named tensors, and the LoRA adapter the forward applies, if any. */
+export interface Trainable {
+  /** Every trained tensor by name, in a fixed order; read at each step (the optimizer state follows the names). */
+  parameters(): { name: string; tensor: Tensor }[];
+  /** The adapter of LoRA training; absent in full fine-tuning, which trains the model's own weights. */
+  readonly lora?: LoraAdapter;
+}
+
+/** The optimizer's state, for a checkpoint: the step count and both AdamW moments by parameter name. */
+export interface OptimizerState {
+  step: number;
+  moments: Map<string, { m: Float32Array; v: Float32Array }>;
+}
+
+export class Trainer {
   private step = 0;
   private readonly m = new Map<string, Tensor>();
   private readonly v = new Map<string, Tensor>();
 
   constructor(
     readonly model: CausalLM,
-    readonly adapter: LoraAdapter,
+    readonly trainable: Trainable,
     readonly settings: TrainSettings,
     private readonly clock: () => number = () => performance.now(),
   ) {
-    for (const { name, tensor } of adapter.parameters()) {
+    for (const { name, tensor } of trainable.parameters()) {
       this.m.set(name, model.backend.zeros(tensor.shape));
       this.v.set(name, model.backend.zeros(tensor.shape));
     }
@@ -143,12 +167,12 @@ export class LoraTrainer {
     const part = trained.map((i) => samples[i]);
     const old: (number[] | undefined)[] = part.map((x) => x.oldLogp);
     const adv: number[][] = new Array(part.length);
-    const reference = options.reference ?? { kind: 'base' };
-    const ref = s.klCoef !== 0 ? await this.logprobsUnder(part, reference.kind === 'adapter' ? reference.adapter : undefined) : undefined;
+    const ref = s.klCoef !== 0 ? await this.referenceLogprobs(part, options.reference ?? { kind: 'base' }) : undefined;
     // Every sample is a slot of the sample mean (the reference divides by the batch size);
     // only trainable tokens count in the token mean.
     const norm: BatchNorm = { samples: samples.length, tokens: part.reduce((n, x) => n + x.completion.length, 0) };
-    const grads = zeroGrads(be, this.adapter);
+    const params = this.trainable.parameters();
+    const grads = zeroGrads(be, params);
     const logp: Float32Array[] = new Array(part.length);
     const entropy: Float32Array[] = new Array(part.length);
     const batches = this.microBatches(part);
@@ -183,11 +207,11 @@ export class LoraTrainer {
       const slots = samples.length - part.length;
       for (let k = 0; k < slots; k++) inputs.push({ logp: [], oldLogp: [], advantages: [], trainable: false });
       const stats = ppoBatchLoss(inputs, s);
-      const gradNorm = Math.sqrt(await be.sumSquares([...grads.values()].flatMap((g) => [g.A, g.B])));
+      const gradNorm = Math.sqrt(await be.sumSquares([...grads.values()]));
       const skipped = !Number.isFinite(stats.loss) ? `loss is ${stats.loss}` : !Number.isFinite(gradNorm) ? `gradient norm is ${gradNorm}` : null;
-      if (!skipped) this.applyAdamW(grads, gradNorm);
+      if (!skipped) this.applyAdamW(params, grads, gradNorm);
       // One more forward pass shows how far the update moved each token (the token view).
-      const after = options.scoreAfter && !skipped ? await this.logprobsUnder(part, this.adapter) : null;
+      const after = options.scoreAfter && !skipped ? await this.logprobsUnder(part, this.model, this.trainable.lora) : null;
       const allEntropy = entropy.flatMap((e) => Array.from(e));
       const gaps = part.flatMap((x, i) => (x.rolloutLogp ? x.rolloutLogp.map((lp, t) => Math.abs(lp - before[i][t])) : []));
       const opdGaps = part.flatMap((x, i) => (x.opdWeight ? adv[i].map((a, t) => Math.abs(a - x.advantages[t])) : []));
@@ -212,17 +236,22 @@ export class LoraTrainer {
         ...(perSample ? { perSample } : {}),
       };
     } finally {
-      for (const g of grads.values()) {
-        be.dispose(g.A);
-        be.dispose(g.B);
-      }
+      for (const g of grads.values()) be.dispose(g);
     }
   }
 
-  /** Log-probs of the completions with `lora` applied (none: the base model). */
-  private async logprobsUnder(samples: TrainSample[], lora: LoraAdapter | undefined): Promise<number[][]> {
-    const scored = await score(this.model, samples, { lora, maxBatchTokens: this.settings.microBatchTokens });
+  /** Log-probs of the completions under `model` with `lora` applied (none: its weights alone). */
+  private async logprobsUnder(samples: TrainSample[], model: CausalLM, lora: LoraAdapter | undefined): Promise<number[][]> {
+    const scored = await score(model, samples, { lora, maxBatchTokens: this.settings.microBatchTokens });
     return scored.map((x) => Array.from(x.logprobs));
+  }
+
+  private referenceLogprobs(samples: TrainSample[], r: Reference): Promise<number[][]> {
+    if (r.kind === 'model') return this.logprobsUnder(samples, r.model, undefined);
+    if (!this.trainable.lora && r.kind === 'base') {
+      throw new EngineError('full fine-tuning trains the base weights themselves: the KL term needs a frozen copy as its reference ({ kind: "model" })');
+    }
+    return this.logprobsUnder(samples, this.model, r.kind === 'adapter' ? r.adapter : undefined);
   }
 
   /** Sample indices grouped so each group's padded length stays within the token budget. */
@@ -248,13 +277,13 @@ export class LoraTrainer {
   private async forwardBackward(
     part: TrainSample[],
     lossGrad: (logp: Float32Array[]) => Float32Array[],
-    grads: LoraGrads,
+    grads: Grads,
   ): Promise<{ logp: Float32Array[]; entropy: Float32Array[] }> {
     const be = this.model.backend;
     const { ids, T, padLeft } = leftPad(part.map((x) => [...x.prompt, ...x.completion]), 0);
     const cache = this.model.createCache(part.length, T);
     const tapeBox: { value?: Tape } = {};
-    const hidden = this.model.forward({ ids, B: part.length, T, start: 0, padLeft }, cache, this.adapter, tapeBox);
+    const hidden = this.model.forward({ ids, B: part.length, T, start: 0, padLeft }, cache, this.trainable.lora, tapeBox);
     const tape = tapeBox.value!;
     try {
       const { rows, targets } = completionRows(part, T, padLeft);
@@ -286,15 +315,10 @@ export class LoraTrainer {
         const dlogits = be.logSoftmaxGatherBackward(logits, targets.subarray(a, b), dlogp);
         be.dispose(dlogp);
         be.dispose(logits);
-        // Through the LM head (frozen): d hidden = d logits @ W, placed back at the rows.
-        const dPicked = be.matmul(dlogits, this.model.lmHead, false, false);
+        headBackward(this.model, hidden, rows.subarray(a, b), dlogits, grads, dHidden);
         be.dispose(dlogits);
-        const dRows = be.scatterRows(dPicked, rows.subarray(a, b), N);
-        be.dispose(dPicked);
-        be.addInPlace(dHidden, dRows);
-        be.dispose(dRows);
       }
-      backward(this.model, tape, dHidden, this.adapter, grads);
+      backward(this.model, tape, dHidden, grads, this.trainable.lora);
       be.dispose(dHidden);
       return { logp, entropy: split(flatEnt, part) };
     } finally {
@@ -304,20 +328,100 @@ export class LoraTrainer {
     }
   }
 
-  private applyAdamW(grads: LoraGrads, gradNorm: number): void {
+  /**
+   * AdamW on every parameter. Weight decay applies to matrices only: biases and norm weights
+   * are not decayed (Megatron's default, under the reference's slime).
+   */
+  private applyAdamW(params: { name: string; tensor: Tensor }[], grads: Grads, gradNorm: number): void {
     const s = this.settings;
     this.step++;
     const gradScale = s.maxGradNorm > 0 && gradNorm > s.maxGradNorm ? s.maxGradNorm / gradNorm : 1;
-    const params = { lr: s.lr, beta1: s.betas[0], beta2: s.betas[1], eps: s.adamEps, weightDecay: s.weightDecay, step: this.step, gradScale };
-    for (const [key, pair] of this.adapter.pairs) {
-      const g = grads.get(key)!;
-      this.model.backend.adamwInPlace(pair.A, g.A, this.m.get(`${key}.A`)!, this.v.get(`${key}.A`)!, params);
-      this.model.backend.adamwInPlace(pair.B, g.B, this.m.get(`${key}.B`)!, this.v.get(`${key}.B`)!, params);
+    const adam = { lr: s.lr, beta1: s.betas[0], beta2: s.betas[1], eps: s.adamEps, weightDecay: s.weightDecay, step: this.step, gradScale };
+    const flat = { ...adam, weightDecay: 0 };
+    for (const { name, tensor } of params) {
+      this.model.backend.adamwInPlace(tensor, grads.get(name)!, this.m.get(name)!, this.v.get(name)!, tensor.shape.length >= 2 ? adam : flat);
     }
+  }
+
+  /** The step count and both moments, read back (for a checkpoint). */
+  async optimizerState(): Promise<OptimizerState> {
+    const be = this.model.backend;
+    const names = [...this.m.keys()];
+    const read = await Promise.all(names.flatMap((n) => [be.read(this.m.get(n)!), be.read(this.v.get(n)!)]));
+    return { step: this.step, moments: new Map(names.map((n, i) => [n, { m: read[2 * i], v: read[2 * i + 1] }])) };
+  }
+
+  /** Continues from a checkpoint's optimizer state: every parameter's moments, by name and size. */
+  restoreOptimizer(state: OptimizerState): void {
+    const be = this.model.backend;
+    if (!Number.isInteger(state.step) || state.step < 0) throw new EngineError(`optimizer state: step ${state.step} is not a non-negative integer`);
+    for (const [name, m] of this.m) {
+      const saved = state.moments.get(name);
+      if (!saved) throw new EngineError(`optimizer state has no moments for ${name}; it belongs to another model or training mode`);
+      if (saved.m.length !== m.size || saved.v.length !== m.size) {
+        throw new EngineError(`optimizer state: ${name} has ${saved.m.length} values, the parameter ${m.size}; it belongs to another model`);
+      }
+    }
+    for (const [name, m] of this.m) {
+      const saved = state.moments.get(name)!;
+      be.dispose(m);
+      be.dispose(this.v.get(name)!);
+      this.m.set(name, be.tensor(saved.m, m.shape));
+      this.v.set(name, be.tensor(saved.v, m.shape));
+    }
+    this.step = state.step;
   }
 
   dispose(): void {
     for (const t of [...this.m.values(), ...this.v.values()]) this.model.backend.dispose(t);
+  }
+}
+
+/** LoRA training: the adapter's A and B are trained, the base weights stay frozen. */
+export class LoraTrainer extends Trainer {
+  constructor(
+    model: CausalLM,
+    readonly adapter: LoraAdapter,
+    settings: TrainSettings,
+    clock?: () => number,
+  ) {
+    super(model, { parameters: () => adapter.parameters(), lora: adapter }, settings, clock);
+  }
+}
+
+export interface FullTrainOptions {
+  /** Keep model.embed_tokens.weight fixed (and so a tied LM head); default false, as the reference trains every weight. */
+  freezeEmbedding?: boolean;
+}
+
+/**
+ * The names full fine-tuning trains: every checkpoint key of the model (projections, biases,
+ * norms, the embedding, an untied LM head), without the embedding when it is frozen.
+ */
+export function fullParameterNames(model: CausalLM, o: FullTrainOptions = {}): string[] {
+  return expectedTensors(model.config)
+    .map((e) => e.name)
+    .filter((n) => !(o.freezeEmbedding && n === EMBED_KEY));
+}
+
+/**
+ * Full fine-tuning: the model's own weights are trained in place, named by their checkpoint
+ * keys. Weights must be f32 on the device (load with weightDtype 'f32') and each fit one buffer.
+ */
+export class FullTrainer extends Trainer {
+  readonly names: string[];
+
+  constructor(model: CausalLM, settings: TrainSettings = DEFAULT_FULL_TRAIN, options: FullTrainOptions = {}, clock?: () => number) {
+    const names = fullParameterNames(model, options);
+    for (const name of names) {
+      const t = model.w(name) as Tensor & { dtype?: string; isSplit?: boolean };
+      if (t.dtype && t.dtype !== 'f32') {
+        throw new EngineError(`full fine-tuning trains f32 weights, but ${name} is stored as ${t.dtype}; load the model with weightDtype 'f32'`);
+      }
+      if (t.isSplit) throw new EngineError(`full fine-tuning: ${name} [${t.shape}] is larger than one GPU buffer can hold; train LoRA on this model instead`);
+    }
+    super(model, { parameters: () => names.map((name) => ({ name, tensor: model.w(name) })) }, settings, clock);
+    this.names = names;
   }
 }
 

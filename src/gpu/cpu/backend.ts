@@ -8,7 +8,8 @@ import { EngineError } from '../errors';
 import { adamwUpdate } from '../ops/adamw';
 import { attentionBackward, attentionForward, writeCacheForward } from '../ops/attention';
 import { linearForward, matmulForward } from '../ops/matmul';
-import { rmsnormBackward, rmsnormForward } from '../ops/rmsnorm';
+import { embeddingBackwardAdd } from '../ops/embedding';
+import { rmsnormBackward, rmsnormForward, rmsnormWeightGradAdd } from '../ops/rmsnorm';
 import { ropeForward } from '../ops/rope';
 import { sampleRows, type Picks } from '../ops/sample';
 import { logSoftmaxGatherBackward, logSoftmaxGatherForward } from '../ops/softmax';
@@ -143,6 +144,19 @@ export class CpuBackend implements Backend {
 
   rmsnormBackward(x: Tensor, w: Tensor, eps: number, dy: Tensor): Tensor {
     return this.make(rmsnormBackward(d(x), d(w), eps, d(dy)), x.shape);
+  }
+
+  rmsnormWeightGradAddInPlace(dw: Tensor, x: Tensor, eps: number, dy: Tensor): void {
+    if (x.size % dw.size !== 0 || dy.size !== x.size) throw new EngineError(`rmsnormWeightGrad: x [${x.shape}], dy [${dy.shape}] and dw [${dw.shape}] do not match`);
+    rmsnormWeightGradAdd(d(dw), d(x), eps, d(dy));
+  }
+
+  embeddingBackwardAddInPlace(dTable: Tensor, ids: Int32Array, dOut: Tensor): void {
+    const D = dTable.shape[dTable.shape.length - 1];
+    const V = dTable.size / D;
+    if (dOut.size !== ids.length * D) throw new EngineError(`embeddingBackward: dOut [${dOut.shape}] is not ${ids.length} rows of ${D}`);
+    for (const id of ids) if (id < 0 || id >= V) throw new EngineError(`embeddingBackward: row ${id} out of range [0, ${V})`);
+    embeddingBackwardAdd(d(dTable), ids, d(dOut), D);
   }
 
   rope(x: Tensor, positions: Int32Array, headDim: number, theta: number, inverse = false): Tensor {

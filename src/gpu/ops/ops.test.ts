@@ -7,7 +7,8 @@ import type { AttentionShape } from '../backend';
 import { mulberry32 } from '../random';
 import { attentionBackward, attentionForward, writeCacheForward } from './attention';
 import { matmulForward } from './matmul';
-import { rmsnormBackward, rmsnormForward } from './rmsnorm';
+import { embeddingBackwardAdd } from './embedding';
+import { rmsnormBackward, rmsnormForward, rmsnormWeightGradAdd } from './rmsnorm';
 import { ropeForward } from './rope';
 import { logSoftmaxGatherBackward, logSoftmaxGatherForward } from './softmax';
 import { siluMulBackward, siluMulForward } from './swiglu';
@@ -43,6 +44,26 @@ describe('CPU reference gradients vs finite differences (f64)', () => {
     const w = randn(8);
     const dy = randn(24);
     expectClose(rmsnormBackward(x, w, 1e-5, dy), numericGrad((v) => rmsnormForward(v, w, 1e-5), x, dy));
+  });
+
+  it('rmsnorm: the weight gradient (full fine-tuning)', () => {
+    const x = randn(5 * 8);
+    const w = randn(8);
+    const dy = randn(40);
+    const dw = new Float64Array(8).fill(0.25);
+    rmsnormWeightGradAdd(dw, x, 1e-5, dy);
+    expectClose(dw.map((g) => g - 0.25), numericGrad((v) => rmsnormForward(x, v, 1e-5), w, dy));
+  });
+
+  it('embedding: the table gradient, with a repeated id', () => {
+    const D = 3;
+    const table = randn(6 * D);
+    const ids = Int32Array.from([4, 1, 4, 0]);
+    const gather = (t: Float64Array) => Float64Array.from({ length: ids.length * D }, (_, i) => t[ids[Math.floor(i / D)] * D + (i % D)]);
+    const dOut = randn(ids.length * D);
+    const dTable = new Float64Array(table.length);
+    embeddingBackwardAdd(dTable, ids, dOut, D);
+    expectClose(dTable, numericGrad(gather, table, dOut));
   });
 
   it('rope: the inverse rotation is the backward pass', () => {

@@ -31,3 +31,18 @@ export function rmsnormBackward(x: Arr, w: Arr, eps: number, dy: Arr): Arr {
   }
   return dx;
 }
+
+/**
+ * dw of RMSNorm, added into `dw` (length D): dw[i] += sum over rows of dy * x * inv, the
+ * normalized input times the upstream gradient. Full fine-tuning trains the norm weights.
+ */
+export function rmsnormWeightGradAdd(dw: Arr, x: Arr, eps: number, dy: Arr): void {
+  const D = dw.length;
+  for (let r = 0; r < x.length / D; r++) {
+    const o = r * D;
+    let ss = 0;
+    for (let i = 0; i < D; i++) ss += x[o + i] * x[o + i];
+    const inv = 1 / Math.sqrt(ss / D + eps);
+    for (let i = 0; i < D; i++) dw[i] += dy[o + i] * x[o + i] * inv;
+  }
+}

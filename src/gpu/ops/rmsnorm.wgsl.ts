@@ -7,9 +7,10 @@
 import { EngineError } from '../errors';
 import type { Runtime } from '../webgpu/runtime';
 import type { GpuTensor } from '../webgpu/tensor';
-import { ADD_F32, FLAT_WORKGROUP, Params, RowLanes } from '../webgpu/wgsl';
+import { ADD_F32, entry, FLAT_WORKGROUP, Params, RowLanes } from '../webgpu/wgsl';
 
 const LANES = 128;
+const WG_FLAT = 64;
 const SHORT_ROW = 256;
 const P_NORM = new Params({ rows: 'u32', D: 'u32', eps: 'f32' });
 
@@ -78,4 +79,54 @@ export function rmsnormWgsl(rt: Runtime, x: GpuTensor, w: GpuTensor, eps: number
 
 export function rmsnormBackwardWgsl(rt: Runtime, x: GpuTensor, w: GpuTensor, eps: number, dy: GpuTensor): GpuTensor {
   return run(rt, 'rmsnormBackward', BACKWARD, x, w, eps, [x, w, dy]);
+}
+
+const P_WGRAD = new Params({ rows: 'u32', D: 'u32', eps: 'f32' });
+
+// Pass 1: each row's 1 / rms, one invocation per row.
+const ROW_INV = () => `${P_WGRAD.wgsl}
+@group(0) @binding(1) var<storage, read> x: array<f32>;
+@group(0) @binding(2) var<storage, read_write> inv: array<f32>;
+${FLAT_WORKGROUP}
+${entry(WG_FLAT)}
+  let r = wg * ${WG_FLAT}u + lid;
+  if (r >= P.rows) { return; }
+  var ss = 0.0;
+  for (var i = 0u; i < P.D; i++) { let xi = x[r * P.D + i]; ss += xi * xi; }
+  inv[r] = inverseSqrt(ss / f32(P.D) + P.eps);
+}`;
+
+// Pass 2: dw[i] += sum over rows of dy * x * inv, one invocation per column (rows in order).
+const WEIGHT_GRAD = () => `${P_WGRAD.wgsl}
+@group(0) @binding(1) var<storage, read> x: array<f32>;
+@group(0) @binding(2) var<storage, read> dy: array<f32>;
+@group(0) @binding(3) var<storage, read> inv: array<f32>;
+@group(0) @binding(4) var<storage, read_write> dw: array<f32>;
+${FLAT_WORKGROUP}
+${entry(WG_FLAT)}
+  let i = wg * ${WG_FLAT}u + lid;
+  if (i >= P.D) { return; }
+  var acc = 0.0;
+  for (var r = 0u; r < P.rows; r++) { acc += dy[r * P.D + i] * x[r * P.D + i] * inv[r]; }
+  dw[i] += acc;
+}`;
+
+/** dw += d/dw of RMSNorm (the reference is rmsnormWeightGradAdd in ./rmsnorm.ts). */
+export function rmsnormWeightGradWgsl(rt: Runtime, dw: GpuTensor, x: GpuTensor, eps: number, dy: GpuTensor): void {
+  const op = 'rmsnormWeightGrad';
+  if (dy.size !== x.size) throw new EngineError(`${op}: dy [${dy.shape}] does not match x [${x.shape}]`);
+  const R = rows(x, dw, op);
+  if (R === 0) return;
+  const inv = rt.allocOut([R], op);
+  const values = { rows: R, D: dw.size, eps };
+  rt.dispatch({ key: `${op}:inv`, wgsl: ROW_INV, params: P_WGRAD, values, buffers: [x.buffer(op), inv.buffer(op)], workgroups: Math.ceil(R / WG_FLAT) });
+  rt.dispatch({
+    key: `${op}:cols`,
+    wgsl: WEIGHT_GRAD,
+    params: P_WGRAD,
+    values,
+    buffers: [x.buffer(op), dy.buffer(op), inv.buffer(op), dw.buffer(op)],
+    workgroups: Math.ceil(dw.size / WG_FLAT),
+  });
+  rt.free(inv);
 }

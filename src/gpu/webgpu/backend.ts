@@ -8,9 +8,9 @@ import { EngineError } from '../errors';
 import { adamwWgsl } from '../ops/adamw.wgsl';
 import { attentionBackwardWgsl, attentionWgsl, DEFAULT_ATTENTION_PATHS, type AttentionPaths } from '../ops/attention.wgsl';
 import { addInPlaceWgsl, addWgsl } from '../ops/elementwise.wgsl';
-import { gatherRowsWgsl, scatterRowsWgsl } from '../ops/embedding.wgsl';
+import { embeddingBackwardWgsl, gatherRowsWgsl, scatterRowsWgsl } from '../ops/embedding.wgsl';
 import { matmulWgsl, type MatmulOptions } from '../ops/matmul.wgsl';
-import { rmsnormBackwardWgsl, rmsnormWgsl } from '../ops/rmsnorm.wgsl';
+import { rmsnormBackwardWgsl, rmsnormWeightGradWgsl, rmsnormWgsl } from '../ops/rmsnorm.wgsl';
 import { ropeWriteCacheWgsl } from '../ops/rope-cache.wgsl';
 import { ropeWgsl } from '../ops/rope.wgsl';
 import type { Picks } from '../ops/sample';
@@ -217,6 +217,16 @@ export class WebGPUBackend implements Backend {
 
   rmsnormBackward(x: Tensor, w: Tensor, eps: number, dy: Tensor): Tensor {
     return rmsnormBackwardWgsl(this.rt, this.f32(x, 'rmsnormBackward'), this.f32(w, 'rmsnormBackward'), eps, this.f32(dy, 'rmsnormBackward'));
+  }
+
+  rmsnormWeightGradAddInPlace(dw: Tensor, x: Tensor, eps: number, dy: Tensor): void {
+    const op = 'rmsnormWeightGrad';
+    rmsnormWeightGradWgsl(this.rt, this.f32(dw, op), this.f32(x, op), eps, this.f32(dy, op));
+  }
+
+  embeddingBackwardAddInPlace(dTable: Tensor, ids: Int32Array, dOut: Tensor): void {
+    const op = 'embeddingBackward';
+    embeddingBackwardWgsl(this.rt, this.f32(dTable, op), ids, this.f32(dOut, op));
   }
 
   rope(x: Tensor, positions: Int32Array, headDim: number, theta: number, inverse = false): Tensor {

@@ -170,6 +170,29 @@ export const opCases: OpCase[] = [
     },
   },
   {
+    name: 'rmsnorm weight gradient, added in place (rows, and per head)',
+    run: (be) => {
+      const x = be.tensor(randn(83, 5 * 37, 3), [5, 37]);
+      const dy = be.tensor(randn(84, 5 * 37), [5, 37]);
+      const dw = be.tensor(randn(85, 37), [37]);
+      be.rmsnormWeightGradAddInPlace(dw, x, 1e-5, dy);
+      const xh = be.tensor(randn(86, 3 * 4 * 6), [3, 24]);
+      const dyh = be.tensor(randn(87, 3 * 4 * 6), [3, 24]);
+      const dwh = be.zeros([6]);
+      be.rmsnormWeightGradAddInPlace(dwh, xh, 1e-6, dyh);
+      return [dw, dwh];
+    },
+  },
+  {
+    name: 'embedding backward, ids repeating, added in place',
+    run: (be) => {
+      const dTable = be.tensor(randn(88, 23 * 10), [23, 10]);
+      const ids = ints(3, 0, 22, 3, 7, 3, 0);
+      be.embeddingBackwardAddInPlace(dTable, ids, be.tensor(randn(89, ids.length * 10), [ids.length, 10]));
+      return [dTable];
+    },
+  },
+  {
     name: 'rmsnorm and its backward, rows of 300 (a workgroup per row)',
     run: (be) => {
       const x = be.tensor(randn(80, 4 * 300, 3), [4, 300]);
@@ -360,6 +383,15 @@ export const splitCases: OpCase[] = [
       be.addInPlace(a, b, 0.5);
       const src = be.tensor(randn(51, 3 * 12), [3, 12]);
       return [a, be.siluMul(a, b), await be.sumSquares([a, b]), be.scatterRows(src, ints(39, 2, 21), 40)];
+    },
+  },
+  {
+    name: 'split: embedding backward into a split table',
+    run: (be) => {
+      const dTable = be.zeros([40, 12]);
+      const ids = ints(39, 2, 21, 2, 0, 39);
+      be.embeddingBackwardAddInPlace(dTable, ids, be.tensor(randn(52, ids.length * 12), [ids.length, 12]));
+      return [dTable];
     },
   },
 ];

@@ -1,0 +1,157 @@
+/**
+ * Full fine-tuning's files. The trained model leaves as a complete Hugging Face folder:
+ * config.json and the tokenizer files copied from the model it started from, and
+ * model.safetensors under the checkpoint's own key names (a tied model stored only as
+ * lm_head.weight stays so), so it loads unchanged in the engine and in transformers. The
+ * optimizer's state travels beside it as optimizer.safetensors, for resuming.
+ */
+import type { Backend, Tensor } from './backend';
+import { expectedTensors } from './config';
+import { EngineError, WeightsError } from './errors';
+import type { CausalLM } from './model';
+import { finiteTensor, parseSafetensors, tensorToFloat32, writeSafetensors, type TensorEntry, type TensorToWrite } from './safetensors';
+import type { ModelSource } from './source';
+import type { OptimizerState } from './train';
+
+export const MODEL_WEIGHTS = 'model.safetensors';
+export const OPTIMIZER_FILE = 'optimizer.safetensors';
+
+/**
+ * What a model folder carries besides its weights and is copied as it is: the config, the
+ * generation defaults, every tokenizer file transformers reads, and the licence.
+ */
+export const COPIED_FILES = [
+  'config.json',
+  'generation_config.json',
+  'tokenizer.json',
+  'tokenizer_config.json',
+  'special_tokens_map.json',
+  'added_tokens.json',
+  'tokenizer.model',
+  'vocab.json',
+  'merges.txt',
+  'chat_template.jinja',
+  'chat_template.json',
+  'LICENSE',
+  'LICENSE.md',
+  'LICENSE.txt',
+] as const;
+
+/** The checkpoint's tensors and metadata as stored: one file, or the shards an index names. */
+async function checkpointTensors(source: ModelSource): Promise<{ tensors: TensorEntry[]; metadata: Record<string, string> }> {
+  let files = [MODEL_WEIGHTS];
+  if (!(await source.has(MODEL_WEIGHTS))) {
+    const index = JSON.parse(new TextDecoder().decode(await source.bytes('model.safetensors.index.json'))) as { weight_map?: Record<string, string> };
+    files = [...new Set(Object.values(index.weight_map ?? {}))];
+  }
+  const tensors: TensorEntry[] = [];
+  const metadata: Record<string, string> = {};
+  for (const f of files) {
+    const parsed = parseSafetensors(await source.bytes(f), f);
+    tensors.push(...parsed.tensors.values());
+    Object.assign(metadata, parsed.metadata);
+  }
+  return { tensors, metadata };
+}
+
+/**
+ * The model's current weights under the checkpoint's key names, in the checkpoint's order. A key
+ * the engine holds is written from the device; a tied LM head stored as lm_head.weight (or an
+ * alias the metadata names) from the embedding; a tensor the engine does not use is kept as it
+ * was. Every weight of the model is written under one key or another.
+ */
+export async function checkpointWeights(model: CausalLM, source: ModelSource): Promise<Uint8Array> {
+  const { tensors, metadata } = await checkpointTensors(source);
+  const engineName = (key: string): string | undefined => {
+    if (model.weights.has(key)) return key;
+    if (key === 'lm_head.weight' && model.config.tieWordEmbeddings) return 'model.embed_tokens.weight';
+    return Object.entries(metadata).find(([alias, target]) => target === key && model.weights.has(alias))?.[0];
+  };
+  const names = tensors.map((t) => engineName(t.name));
+  const covered = new Set(names);
+  const missing = expectedTensors(model.config).filter((e) => !covered.has(e.name));
+  const onDevice = [...names.filter((n): n is string => n !== undefined), ...missing.map((e) => e.name)];
+  const data = await Promise.all(onDevice.map((n) => model.backend.read(model.w(n))));
+  const read = new Map(onDevice.map((n, i) => [n, data[i]]));
+  const out: TensorToWrite[] = tensors.map((t, i) => ({
+    name: t.name,
+    shape: t.shape,
+    data: names[i] ? read.get(names[i]!)! : tensorToFloat32(t),
+  }));
+  for (const e of missing) out.push({ name: e.name, shape: e.shape, data: read.get(e.name)! });
+  return writeSafetensors(out, { format: 'pt', ...metadata });
+}
+
+/**
+ * The files of a complete Hugging Face folder for the trained model: file name -> bytes.
+ * config.json says float32, the dtype the weights are written in.
+ */
+export async function fullModelFolder(model: CausalLM, source: ModelSource): Promise<Map<string, Uint8Array>> {
+  const files = new Map<string, Uint8Array>();
+  for (const name of COPIED_FILES) {
+    if (!(await source.has(name))) continue;
+    let bytes = await source.bytes(name);
+    if (name === 'config.json') {
+      const config = JSON.parse(new TextDecoder().decode(bytes)) as Record<string, unknown>;
+      if ((config.torch_dtype !== undefined && config.torch_dtype !== 'float32') || (config.dtype !== undefined && config.dtype !== 'float32')) {
+        if (config.torch_dtype !== undefined) config.torch_dtype = 'float32';
+        if (config.dtype !== undefined) config.dtype = 'float32';
+        bytes = new TextEncoder().encode(JSON.stringify(config, null, 2) + '\n');
+      }
+    }
+    files.set(name, bytes);
+  }
+  if (!files.has('config.json')) throw new WeightsError(`${source.id} has no config.json to copy into the trained model's folder`);
+  files.set(MODEL_WEIGHTS, await checkpointWeights(model, source));
+  return files;
+}
+
+const STATE_FORMAT = 'nextstate-adamw';
+
+/** The optimizer's state as safetensors: `${name}.exp_avg` and `${name}.exp_avg_sq` (torch's names), the step in metadata. */
+export function optimizerToSafetensors(state: OptimizerState, shapes: (name: string) => readonly number[]): Uint8Array {
+  const tensors: TensorToWrite[] = [];
+  for (const [name, { m, v }] of state.moments) {
+    const shape = [...shapes(name)];
+    tensors.push({ name: `${name}.exp_avg`, shape, data: m }, { name: `${name}.exp_avg_sq`, shape, data: v });
+  }
+  return writeSafetensors(tensors, { format: STATE_FORMAT, step: String(state.step) });
+}
+
+/** Reads optimizer.safetensors back; the trainer checks every name and size against its parameters. */
+export function optimizerFromSafetensors(bytes: Uint8Array): OptimizerState {
+  const { tensors, metadata } = parseSafetensors(bytes, OPTIMIZER_FILE);
+  const step = Number(metadata.step);
+  if (metadata.format !== STATE_FORMAT || !Number.isInteger(step) || step < 0) {
+    throw new WeightsError(`${OPTIMIZER_FILE} is not an optimizer state written by nextstate train --full (format ${String(metadata.format)}, step ${String(metadata.step)})`);
+  }
+  const moments = new Map<string, { m: Float32Array; v: Float32Array }>();
+  for (const [key, t] of tensors) {
+    const m = /^(.*)\.exp_avg$/.exec(key);
+    if (!m) continue;
+    const sq = tensors.get(`${m[1]}.exp_avg_sq`);
+    if (!sq) throw new WeightsError(`${OPTIMIZER_FILE} has ${key} but not ${m[1]}.exp_avg_sq`);
+    moments.set(m[1], { m: finiteTensor(t, OPTIMIZER_FILE), v: finiteTensor(sq, OPTIMIZER_FILE) });
+  }
+  return { step, moments };
+}
+
+/** The shape of a named parameter of the model (optimizer files name them by checkpoint key). */
+export function parameterShape(model: CausalLM): (name: string) => readonly number[] {
+  return (name) => model.w(name).shape;
+}
+
+/** Bytes full fine-tuning holds for `parameters` f32 weights: weights, gradients and AdamW's two moments. */
+export function fullTrainingBytes(parameters: number): number {
+  return parameters * 4 * 4;
+}
+
+/** A copy of the model's weights on the same backend: the frozen reference or teacher of full fine-tuning. */
+export function copyWeights(be: Backend, model: CausalLM): Map<string, Tensor> {
+  const out = new Map<string, Tensor>();
+  for (const [name, t] of model.weights) {
+    if ((t as Tensor & { dtype?: string }).dtype === 'f16') throw new EngineError(`copyWeights: ${name} is f16; full fine-tuning keeps f32 weights`);
+    out.set(name, be.add(t, t, 0));
+  }
+  return out;
+}
