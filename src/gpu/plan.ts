@@ -1,0 +1,305 @@
+/**
+ * The memory planner: the bytes a model, a weight format, a LoRA adapter and a training step
+ * need on the device, computed from config.json alone, without allocating anything.
+ *
+ * It follows the engine's own allocations, category by category:
+ *  - weights: load.ts (matrices in f16 only where the WebGPU device has shader-f16, norms and
+ *    biases always f32);
+ *  - KV cache: CausalLM.createCache, [B, numKvHeads, maxT, headDim] f32 per layer for K and V;
+ *    a training forward fills one of its own, one slot per padded token of the micro-batch;
+ *  - activations: the tape CausalLM.forward keeps for backward() (LayerTape per layer, the final
+ *    residual stream and the normed hidden states);
+ *  - LoRA: LoraAdapter (A [r, in], B [out, r] per targeted projection), its copies, and the
+ *    gradient zeroGrads allocates each step; optimizer: LoraTrainer's AdamW m and v;
+ *  - scratch: the transient peak on top of those (q/k/v of the layer being run, the logits block
+ *    and its gradient, the backward's per-layer temporaries), as train.ts and backward.ts free them.
+ * The trainer cuts a batch into micro-batches of at most `microBatchTokens` padded tokens and
+ * runs them one at a time, so one micro-batch is what the step holds at once.
+ *
+ * q8 and q4 are planned formats the engine does not implement yet: weight matrices stored in
+ * groups of QUANT_GROUP_SIZE along the input dimension, one f16 scale per group (symmetric, no
+ * zero point; the block layout of llama.cpp's Q8_0 and Q4_0), i.e. 8.5 and 4.5 bits a weight.
+ * Per-layer recomputation of activations is also planned, not implemented: `recompute: 'layer'`
+ * plans it (only each layer's input kept; one layer's tape and K/V rebuilt at a time in backward).
+ */
+import { parameterCount, parseModelConfig, PROJECTIONS, projectionShape, type ModelConfig, type Projection } from './config';
+import { EngineError } from './errors';
+import { LOGITS_CHUNK_FLOATS } from './score';
+import { BufferPool } from './webgpu/pool';
+import { DEFAULT_TRAIN } from './train';
+
+export const QUANTIZE_FORMATS = ['none', 'f16', 'q8', 'q4'] as const;
+export type Quantize = (typeof QUANTIZE_FORMATS)[number];
+
+/** Weights per f16 scale in the planned q8 / q4 formats. */
+export const QUANT_GROUP_SIZE = 32;
+
+/** Storage-binding limits a plan is checked against (maxStorageBufferBindingSize values seen on real adapters). */
+export const BINDING_LIMITS = [
+  { name: '2 GiB', bytes: 2 ** 31 },
+  { name: '4 GiB', bytes: 2 ** 32 },
+] as const;
+
+const F32 = 4;
+
+export interface PlanInput {
+  /** Weight format; 'f16' stores matrices in f16 only on WebGPU with shader-f16. */
+  quantize: Quantize;
+  backend: 'webgpu' | 'cpu';
+  /** WebGPU only: the device has shader-f16 (default true). */
+  shaderF16?: boolean;
+  /** The trained adapter; null plans inference only. */
+  lora: { rank: number; targets: readonly string[] } | null;
+  /**
+   * Copies of the adapter held at once besides its gradient: 1 for `nextstate train`, 3 in a
+   * lab run (the one being trained, the serving snapshot and the finished step waiting to swap in).
+   */
+  adapterCopies?: number;
+  /** One training step: this many sequences of this many padded tokens (prompt + completion). */
+  train: { sequences: number; tokens: number } | null;
+  /** Padded tokens per micro-batch (the trainer's setting; default DEFAULT_TRAIN.microBatchTokens). */
+  microBatchTokens?: number;
+  /** 'none' is what the engine does (every layer's tape kept); 'layer' is planned recomputation. */
+  recompute?: 'none' | 'layer';
+  /** A generation batch whose KV cache is alive during the step (the lab serves while it trains). */
+  generate?: { batch: number; tokens: number } | null;
+}
+
+export interface PlanCategories {
+  weights: number;
+  kvCache: number;
+  activations: number;
+  lora: number;
+  optimizer: number;
+  scratch: number;
+}
+
+export interface PlannedBuffer {
+  name: string;
+  /** Weights over a binding limit are stored split by rows (matmul and the embedding read such tensors); activations must fit one binding. */
+  kind: 'weight' | 'activation';
+  shape: number[];
+  /** The tensor's own bytes (before any pool rounding). */
+  bytes: number;
+}
+
+export interface MemoryPlan {
+  architecture: string;
+  parameters: number;
+  loraParameters: number;
+  quantize: Quantize;
+  weightFormat: {
+    /** What matrices are stored as: f32, f16, q8 or q4. */
+    storage: 'f32' | 'f16' | 'q8' | 'q4';
+    bitsPerWeight: number;
+    groupSize: number | null;
+    /** False for formats the engine cannot load yet (q8, q4): the plan is of the format, not the engine. */
+    implemented: boolean;
+  };
+  recompute: 'none' | 'layer';
+  /** How the training batch is cut: micro-batches of `sequences` x `tokens`. */
+  microBatches: { count: number; sequences: number; tokens: number } | null;
+  bytes: PlanCategories & { total: number };
+  /** The largest single tensor the plan allocates, and the next few. */
+  largest: PlannedBuffer[];
+  /**
+   * Per binding limit: whether the largest buffer fits in one binding; the weights a device with
+   * that limit stores split by rows; the activations it cannot bind (the engine refuses those).
+   */
+  limits: { name: string; bytes: number; fits: boolean; splitWeights: string[]; tooLarge: string[] }[];
+  /** What the plan assumes, in sentences, for the CLI and the Setup to show. */
+  notes: string[];
+}
+
+function bytesPerMatrix(rows: number, cols: number, storage: MemoryPlan['weightFormat']['storage']): number {
+  switch (storage) {
+    case 'f32':
+      return rows * cols * F32;
+    case 'f16':
+      return rows * cols * 2;
+    case 'q8':
+    case 'q4': {
+      const bits = storage === 'q8' ? 8 : 4;
+      const groups = Math.ceil(cols / QUANT_GROUP_SIZE);
+      // Each row: its groups' packed integers (padded to whole groups) plus one f16 scale per group.
+      return rows * groups * ((QUANT_GROUP_SIZE * bits) / 8 + 2);
+    }
+  }
+}
+
+function weightStorage(input: PlanInput): MemoryPlan['weightFormat'] {
+  const q = input.quantize;
+  if (q === 'q8' || q === 'q4') {
+    const bits = q === 'q8' ? 8 : 4;
+    return { storage: q, bitsPerWeight: bits + 16 / QUANT_GROUP_SIZE, groupSize: QUANT_GROUP_SIZE, implemented: false };
+  }
+  const half = q === 'f16' && input.backend === 'webgpu' && (input.shaderF16 ?? true);
+  return half ? { storage: 'f16', bitsPerWeight: 16, groupSize: null, implemented: true } : { storage: 'f32', bitsPerWeight: 32, groupSize: null, implemented: true };
+}
+
+function loraTargets(targets: readonly string[]): Projection[] {
+  for (const t of targets) {
+    if (!(PROJECTIONS as readonly string[]).includes(t)) throw new EngineError(`unknown LoRA target ${t}; choose from ${PROJECTIONS.join(', ')}`);
+  }
+  return PROJECTIONS.filter((p) => targets.includes(p));
+}
+
+/** Plans from config.json's parsed JSON (refuses what parseModelConfig refuses). */
+export function planMemoryFromJson(configJson: unknown, input: PlanInput): MemoryPlan {
+  return planMemory(parseModelConfig(configJson), input);
+}
+
+export function planMemory(c: ModelConfig, input: PlanInput): MemoryPlan {
+  const format = weightStorage(input);
+  const recompute = input.recompute ?? 'none';
+  const D = c.hiddenSize;
+  const I = c.intermediateSize;
+  const V = c.vocabSize;
+  const L = c.numLayers;
+  const Hq = c.numHeads * c.headDim;
+  const Hkv = c.numKvHeads * c.headDim;
+  const buffers: PlannedBuffer[] = [];
+  const buffer = (name: string, shape: number[], bytes: number, kind: PlannedBuffer['kind'] = 'activation') => buffers.push({ name, kind, shape, bytes });
+
+  // Bytes of one f32 tensor of n values as the backend creates it: exact on the CPU; on WebGPU from
+  // the buffer pool, whose size classes round up by at most an eighth (webgpu/pool.ts).
+  const webgpu = input.backend === 'webgpu';
+  const act = (n: number) => (webgpu ? BufferPool.sizeClass(Math.max(4, n * F32)) : n * F32);
+
+  // ---- weights (load.ts: 2-D tensors take the matrix format, 1-D ones stay f32) ----
+  let weights = 0;
+  const matrixBytes = (rows: number, cols: number) =>
+    // f32 matrices go through backend.tensor (pooled on WebGPU); f16 ones through weight(), at their exact size.
+    format.storage === 'f32' ? act(rows * cols) : Math.ceil(bytesPerMatrix(rows, cols, format.storage) / 4) * 4;
+  const matrix = (name: string, rows: number, cols: number, count = 1) => {
+    weights += count * matrixBytes(rows, cols);
+    buffer(name, [rows, cols], bytesPerMatrix(rows, cols, format.storage), 'weight');
+  };
+  matrix('model.embed_tokens.weight', V, D);
+  if (!c.tieWordEmbeddings) matrix('lm_head.weight', V, D);
+  for (const p of PROJECTIONS) {
+    const [out, inp] = projectionShape(c, p);
+    matrix(`model.layers.*.${p}.weight`, out, inp, L);
+  }
+  weights += L * (2 * act(D) + (c.qkvBias ? act(Hq) + 2 * act(Hkv) : 0) + (c.qkNorm ? 2 * act(c.headDim) : 0)) + act(D);
+
+  // ---- LoRA adapter, gradient, AdamW moments ----
+  const targets = input.lora ? loraTargets(input.lora.targets) : [];
+  const rank = input.lora?.rank ?? 0;
+  if (input.lora && (!Number.isInteger(rank) || rank <= 0)) throw new EngineError(`LoRA rank must be a positive integer, got ${rank}`);
+  const loraParameters = L * targets.reduce((n, p) => n + rank * projectionShape(c, p).reduce((a, b) => a + b, 0), 0);
+  // One adapter's A and B tensors (the gradient, m and v have the same shapes).
+  const adapterBytes = L * targets.reduce((n, p) => {
+    const [out, inp] = projectionShape(c, p);
+    return n + act(rank * inp) + act(out * rank);
+  }, 0);
+  const training = input.train !== null && input.lora !== null;
+  const copies = input.adapterCopies ?? 1;
+  const lora = adapterBytes * (copies + (training ? 1 : 0));
+  const optimizer = training ? adapterBytes * 2 : 0;
+
+  // ---- one training micro-batch ----
+  let kvCache = 0;
+  let activations = 0;
+  let scratch = 0;
+  let microBatches: MemoryPlan['microBatches'] = null;
+  const notes: string[] = [];
+  if (input.train && input.lora) {
+    const { sequences, tokens: T } = input.train;
+    if (!(Number.isInteger(sequences) && sequences > 0 && Number.isInteger(T) && T > 1)) {
+      throw new EngineError(`a training step needs whole numbers of sequences (>= 1) and tokens (>= 2), got ${sequences}x${T}`);
+    }
+    const budget = input.microBatchTokens ?? DEFAULT_TRAIN.microBatchTokens;
+    // LoraTrainer.microBatches: sequences of equal length, as many as fit in the token budget (at least one).
+    const per = Math.max(1, Math.min(sequences, Math.floor(budget / T)));
+    microBatches = { count: Math.ceil(sequences / per), sequences: per, tokens: T };
+    const N = per * T;
+    // Worst case for the logits: every token after the first is a completion token.
+    const R = per * (T - 1);
+    const u = targets.length * act(N * rank); // u = x A^T per targeted projection, kept on the tape
+    const layerTape = 4 * act(N * D) + 2 * act(N * Hq) + 3 * act(N * I) + (c.qkNorm ? act(N * Hq) + act(N * Hkv) : 0) + u;
+    const layerKv = 2 * act(N * Hkv);
+    if (recompute === 'none') {
+      kvCache += L * layerKv;
+      activations += L * layerTape + 2 * act(N * D); // + finalX and the normed hidden states
+    } else {
+      // Planned: each layer's input kept; in backward one layer's tape and K/V are rebuilt at a time.
+      kvCache += layerKv;
+      activations += L * act(N * D) + layerTape + 2 * act(N * D);
+    }
+    buffer('KV cache, one layer (K or V)', [per, c.numKvHeads, T, c.headDim], N * Hkv * F32);
+    buffer('MLP activation (gate, up)', [N, I], N * I * F32);
+    // Logits in row chunks of LOGITS_CHUNK_FLOATS; with a single chunk they are kept for the backward.
+    const chunkRows = Math.min(R, Math.max(1, Math.floor(LOGITS_CHUNK_FLOATS / V)));
+    buffer('logits block', [chunkRows, V], chunkRows * V * F32);
+    // Transients on top of the tape, in the step's three phases (train.ts, backward.ts):
+    // q, k, v of the layer being run (their normed copies with qk-norm);
+    const forward = act(N * Hq) + 2 * act(N * Hkv);
+    // d hidden plus the logits block, its gradient, d picked rows and the rows scattered back;
+    const logits = act(chunkRows * V);
+    const logitsPhase = act(N * D) + Math.max(2 * logits, logits + act(chunkRows * D), act(chunkRows * D) + act(N * D));
+    // d hidden, dx, and one layer's largest set of gradients (dAct, dGate, dUp, or the attention's), du.
+    const mlp = 3 * act(N * I);
+    const attention = 2 * act(N * Hq) + 3 * act(N * Hkv);
+    const backwardLayer = 2 * act(N * D) + Math.max(mlp, attention) + (rank ? act(N * rank) : 0);
+    scratch = Math.max(forward, logitsPhase, backwardLayer);
+    notes.push(
+      `training: ${sequences} x ${T} tokens in ${microBatches.count} micro-batch${microBatches.count > 1 ? 'es' : ''} of ${per} x ${T} (at most ${budget} padded tokens each, run one after another)`,
+      'logits: every token but the first counted as a completion token (the worst case)',
+    );
+    notes.push(
+      recompute === 'none'
+        ? 'activations: every layer keeps its tape for the backward (what the engine does)'
+        : 'activations: recomputed per layer in the backward, only each layer input kept (PLANNED: the engine keeps every layer today)',
+    );
+  } else if (input.train && !input.lora) {
+    notes.push('no LoRA adapter: nothing to train, the step is left out');
+  }
+
+  // ---- a generation batch served meanwhile ----
+  if (input.generate) {
+    const { batch, tokens } = input.generate;
+    kvCache += 2 * L * act(batch * tokens * Hkv);
+    buffer('generation KV cache, one layer (K or V)', [batch, c.numKvHeads, tokens, c.headDim], batch * tokens * Hkv * F32);
+    notes.push(`KV cache includes a generation batch of ${batch} x ${tokens} tokens`);
+  }
+
+  if (format.storage === 'q8' || format.storage === 'q4') {
+    notes.push(
+      `weights: ${format.storage} is a PLANNED format, not implemented in the engine yet: ${format.storage === 'q8' ? 8 : 4}-bit integers in groups of ${QUANT_GROUP_SIZE} along each row with one f16 scale per group (${format.bitsPerWeight} bits a weight); norms and biases f32`,
+    );
+  } else if (input.quantize === 'f16' && format.storage === 'f32') {
+    notes.push(
+      input.backend === 'cpu'
+        ? 'weights: the CPU backend stores f32 whatever is asked'
+        : 'weights: without shader-f16 the engine stores f32 (the f16 format needs a device with shader-f16)',
+    );
+  } else {
+    notes.push(`weights: matrices in ${format.storage}, norms and biases f32 (as load.ts stores them)`);
+  }
+  notes.push('activations, gradients, KV cache and optimizer state are f32');
+
+  buffers.sort((a, b) => b.bytes - a.bytes);
+  const largest = buffers.slice(0, 4);
+  const top = largest[0]?.bytes ?? 0;
+  const bytes = { weights, kvCache, activations, lora, optimizer, scratch, total: weights + kvCache + activations + lora + optimizer + scratch };
+  return {
+    architecture: c.architecture,
+    parameters: parameterCount(c),
+    loraParameters,
+    quantize: input.quantize,
+    weightFormat: format,
+    recompute,
+    microBatches,
+    bytes,
+    largest,
+    limits: BINDING_LIMITS.map((l) => ({
+      name: l.name,
+      bytes: l.bytes,
+      fits: top <= l.bytes,
+      splitWeights: buffers.filter((b) => b.kind === 'weight' && b.bytes > l.bytes).map((b) => b.name),
+      tooLarge: buffers.filter((b) => b.kind === 'activation' && b.bytes > l.bytes).map((b) => b.name),
+    })),
+    notes,
+  };
+}
