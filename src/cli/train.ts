@@ -1,18 +1,29 @@
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { totalmem } from 'node:os';
 import { join } from 'node:path';
+import type { Backend } from '../gpu/backend';
 import { PROJECTIONS, type Projection } from '../gpu/config';
+import { checkFullTrainingFits, copyWeights, fullModelFolder, OPTIMIZER_FILE, optimizerFromSafetensors, optimizerToSafetensors, parameterShape } from '../gpu/full';
+import { loadConfig } from '../gpu/load';
 import { LoraAdapter } from '../gpu/lora';
+import { CausalLM } from '../gpu/model';
 import { adapterToPeft, PEFT_CONFIG, PEFT_WEIGHTS } from '../gpu/peft';
+import { Policy } from '../gpu/policy';
 import { score } from '../gpu/score';
-import { DEFAULT_TRAIN, LoraTrainer, type TrainSample } from '../gpu/train';
+import { modelSource } from '../gpu/source-node';
+import { DEFAULT_FULL_TRAIN, DEFAULT_TRAIN, FullTrainer, LoraTrainer, type Reference, type Trainer, type TrainSample } from '../gpu/train';
 import { BACKEND_OPTION, createBackend, loadPolicy } from './engine';
 import { isNonNegative, isPositiveInt, number, parse, required, UsageError } from './args';
-import type { Policy } from '../gpu/policy';
 
 export const usage = `nextstate train --model DIR --data FILE.jsonl --out ADAPTER_DIR [--lora-rank R --lora-alpha A
     --targets q,k,v,o,gate,up,down --lr LR --steps N --batch B --seed S --beta B --clip-low E --clip-high E
     --backend cpu|webgpu] [--json]
-  Each data line: {"prompt": TEXT, "completion": TEXT, "advantage": NUMBER | [NUMBER per completion token]}`;
+nextstate train --full --model DIR --data FILE.jsonl --out MODEL_DIR [--freeze-embedding] [--resume]
+    [--lr LR (default 1e-5) --weight-decay W (0.1) --steps N --batch B --beta B --clip-low E --clip-high E
+    --backend cpu|webgpu] [--json]
+  Each data line: {"prompt": TEXT, "completion": TEXT, "advantage": NUMBER | [NUMBER per completion token]}
+  --full trains every weight and writes a Hugging Face model folder (config, tokenizer, model.safetensors)
+  with optimizer.safetensors beside it; --resume continues from the optimizer.safetensors in --model.`;
 
 interface DataLine {
   prompt: string;
@@ -80,11 +91,22 @@ function toSample(policy: Policy, row: DataLine, index: number): TrainSample {
   return { prompt, completion, advantages };
 }
 
+/** Device memory for the fit check: the machine's RAM on the CPU backend; WebGPU tells only its buffer limit. */
+function deviceLimits(backend: Backend): { memoryBytes?: number; maxBufferBytes?: number } {
+  if (backend.kind === 'cpu') return { memoryBytes: totalmem() };
+  const limits = (backend as Backend & { device?: GPUDevice }).device?.limits;
+  return limits ? { maxBufferBytes: Math.min(limits.maxStorageBufferBindingSize, limits.maxBufferSize) } : {};
+}
+
 export async function trainCommand(argv: string[], out: (line: string) => void): Promise<void> {
   const v = parse(argv, {
     model: { type: 'string' },
     data: { type: 'string' },
     out: { type: 'string' },
+    full: { type: 'boolean' },
+    'freeze-embedding': { type: 'boolean' },
+    resume: { type: 'boolean' },
+    'weight-decay': { type: 'string' },
     'lora-rank': { type: 'string' },
     'lora-alpha': { type: 'string' },
     targets: { type: 'string' },
@@ -100,24 +122,51 @@ export async function trainCommand(argv: string[], out: (line: string) => void):
   });
   const dataFile = required(v, 'data');
   const outDir = required(v, 'out');
+  const modelArg = required(v, 'model');
+  const full = v.full === true;
+  const loraOnly = ['lora-rank', 'lora-alpha', 'targets'].filter((k) => v[k] !== undefined);
+  if (full && loraOnly.length) throw new UsageError(`--full trains every weight; --${loraOnly[0]} is a LoRA option`);
+  const fullOnly = ['freeze-embedding', 'resume'].filter((k) => v[k] !== undefined);
+  if (!full && fullOnly.length) throw new UsageError(`--${fullOnly[0]} needs --full`);
   const rows = parseTrainData(decodeTrainData(readFileSync(dataFile), dataFile), dataFile);
   const targets = String(v.targets ?? 'q,k,v,o,gate,up,down').split(',').map((t) => `${t.trim()}_proj`);
   const bad = targets.filter((t) => !PROJECTIONS.includes(t as Projection));
   if (bad.length) throw new UsageError(`--targets: unknown ${bad.join(', ')}; use q,k,v,o,gate,up,down`);
   const rank = number(v, 'lora-rank', 16, isPositiveInt);
+  const defaults = full ? DEFAULT_FULL_TRAIN : DEFAULT_TRAIN;
+  const klCoef = number(v, 'beta', 0, isNonNegative);
+  const settings = {
+    ...defaults,
+    lr: number(v, 'lr', defaults.lr, isNonNegative),
+    weightDecay: number(v, 'weight-decay', defaults.weightDecay, isNonNegative),
+    klCoef,
+    epsLow: number(v, 'clip-low', defaults.epsLow, isNonNegative),
+    epsHigh: number(v, 'clip-high', defaults.epsHigh, isNonNegative),
+  };
+  const optimizerFile = join(modelArg, OPTIMIZER_FILE);
+  if (v.resume && !existsSync(optimizerFile)) throw new UsageError(`--resume: ${optimizerFile} not found; resume from a folder that nextstate train --full wrote`);
   const backend = await createBackend(v.backend);
-  const policy = await loadPolicy(required(v, 'model'), backend);
+  let policy: Policy;
+  let trainer: Trainer;
+  let lora: LoraAdapter | undefined;
+  let reference: Reference | undefined;
+  if (full) {
+    const source = modelSource(modelArg);
+    // Before anything is loaded: the weights, their gradients and moments, and the KL term's frozen copy.
+    checkFullTrainingFits(await loadConfig(source), { ...deviceLimits(backend), copies: klCoef > 0 ? 1 : 0 });
+    policy = await Policy.load(source, backend, { weightDtype: 'f32' });
+    const t = new FullTrainer(policy.model, settings, { freezeEmbedding: v['freeze-embedding'] === true });
+    if (v.resume) t.restoreOptimizer(optimizerFromSafetensors(readFileSync(optimizerFile)));
+    if (klCoef > 0) reference = { kind: 'model', model: new CausalLM(backend, policy.config, copyWeights(backend, policy.model)) };
+    trainer = t;
+  } else {
+    policy = await loadPolicy(modelArg, backend);
+    lora = LoraAdapter.init(backend, policy.config, { rank, alpha: number(v, 'lora-alpha', 2 * rank, isNonNegative), targets: targets as Projection[] }, number(v, 'seed', 0, Number.isInteger));
+    trainer = new LoraTrainer(policy.model, lora, settings);
+  }
   const samples = rows.map((r, i) => toSample(policy, r, i));
-  const adapter = LoraAdapter.init(backend, policy.config, { rank, alpha: number(v, 'lora-alpha', 2 * rank, isNonNegative), targets: targets as Projection[] }, number(v, 'seed', 0, Number.isInteger));
-  const trainer = new LoraTrainer(policy.model, adapter, {
-    ...DEFAULT_TRAIN,
-    lr: number(v, 'lr', DEFAULT_TRAIN.lr, isNonNegative),
-    klCoef: number(v, 'beta', 0, isNonNegative),
-    epsLow: number(v, 'clip-low', DEFAULT_TRAIN.epsLow, isNonNegative),
-    epsHigh: number(v, 'clip-high', DEFAULT_TRAIN.epsHigh, isNonNegative),
-  });
   const meanLogp = async () => {
-    const scored = await score(policy.model, samples, { lora: adapter });
+    const scored = await score(policy.model, samples, { lora });
     const all = scored.flatMap((s) => Array.from(s.logprobs));
     return all.reduce((a, b) => a + b, 0) / all.length;
   };
@@ -126,13 +175,18 @@ export async function trainCommand(argv: string[], out: (line: string) => void):
   const batch = number(v, 'batch', Math.min(16, samples.length), isPositiveInt);
   for (let s = 0; s < steps; s++) {
     const picked = Array.from({ length: batch }, (_, i) => samples[(s * batch + i) % samples.length]);
-    const stats = await trainer.trainStep(picked);
+    const stats = await trainer.trainStep(picked, { reference });
     out(v.json ? JSON.stringify(stats) : `step ${stats.step}: loss ${stats.loss.toFixed(5)} grad-norm ${stats.gradNorm.toFixed(4)} entropy ${stats.entropy.toFixed(3)} ${stats.stepMs.toFixed(0)} ms${stats.skipped ? ` SKIPPED: ${stats.skipped}` : ''}`);
   }
   const after = await meanLogp();
-  const files = await adapterToPeft(backend, adapter, policy.source.id);
   mkdirSync(outDir, { recursive: true });
-  writeFileSync(join(outDir, PEFT_WEIGHTS), files[PEFT_WEIGHTS]);
-  writeFileSync(join(outDir, PEFT_CONFIG), files[PEFT_CONFIG]);
+  if (lora) {
+    const files = await adapterToPeft(backend, lora, policy.source.id);
+    writeFileSync(join(outDir, PEFT_WEIGHTS), files[PEFT_WEIGHTS]);
+    writeFileSync(join(outDir, PEFT_CONFIG), files[PEFT_CONFIG]);
+  } else {
+    for (const [name, bytes] of await fullModelFolder(policy.model, policy.source)) writeFileSync(join(outDir, name), bytes);
+    writeFileSync(join(outDir, OPTIMIZER_FILE), optimizerToSafetensors(await trainer.optimizerState(), parameterShape(policy.model)));
+  }
   out(JSON.stringify({ before, after }));
 }

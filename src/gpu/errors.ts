@@ -29,3 +29,6 @@ export class DeviceLostError extends EngineError {}
 
 /** A request exceeds what the loaded model or the engine's buffers allow. */
 export class EngineLimitError extends EngineError {}
+
+/** Full fine-tuning of this model needs more memory (or larger buffers) than the device has: train LoRA instead. */
+export class FullTrainingMemoryError extends EngineLimitError {}

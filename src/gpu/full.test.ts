@@ -11,8 +11,8 @@ import { dataPath } from '../../test/data-dir';
 import { EMBED_KEY } from './backward';
 import { expectedTensors } from './config';
 import { CpuBackend } from './cpu/backend';
-import { EngineError } from './errors';
-import { copyWeights, fullModelFolder, MODEL_WEIGHTS, OPTIMIZER_FILE, optimizerFromSafetensors, optimizerToSafetensors, parameterShape } from './full';
+import { EngineError, FullTrainingMemoryError } from './errors';
+import { checkFullTrainingFits, copyWeights, fullModelFolder, fullTrainingBytes, MODEL_WEIGHTS, OPTIMIZER_FILE, optimizerFromSafetensors, optimizerToSafetensors, parameterShape } from './full';
 import { CausalLM } from './model';
 import { Policy } from './policy';
 import { parseSafetensors, writeSafetensors } from './safetensors';
@@ -141,6 +141,21 @@ describe('full fine-tuning on stories260K', () => {
     expect(() => trainer.restoreOptimizer(state)).toThrow(/model\.norm\.weight/);
     // A model's weights are not an optimizer state.
     expect(() => optimizerFromSafetensors(writeSafetensors([], { format: 'pt' }))).toThrow(/not an optimizer state/);
+  });
+});
+
+describe('whether full fine-tuning fits, said before anything is loaded', () => {
+  it('counts weights, gradients and two moments (and any weight copies) against the memory, and each weight against one buffer', async () => {
+    const s = await setup();
+    const c = s.policy.config;
+    const params = expectedTensors(c).reduce((n, e) => n + e.shape.reduce((a, b) => a * b, 1), 0);
+    expect(fullTrainingBytes(params)).toBe(params * 16);
+    expect(() => checkFullTrainingFits(c, { memoryBytes: params * 16 })).not.toThrow();
+    expect(() => checkFullTrainingFits(c, { memoryBytes: params * 16 - 1 })).toThrow(FullTrainingMemoryError);
+    expect(() => checkFullTrainingFits(c, { memoryBytes: params * 16, copies: 1 })).toThrow(/train LoRA instead/);
+    // The embedding [512, 64] in f32 is 131072 bytes.
+    expect(() => checkFullTrainingFits(c, { maxBufferBytes: 131072 })).not.toThrow();
+    expect(() => checkFullTrainingFits(c, { maxBufferBytes: 131071 })).toThrow(/model\.embed_tokens\.weight/);
   });
 });
 

@@ -6,8 +6,8 @@
  * optimizer's state travels beside it as optimizer.safetensors, for resuming.
  */
 import type { Backend, Tensor } from './backend';
-import { expectedTensors } from './config';
-import { EngineError, WeightsError } from './errors';
+import { expectedTensors, parameterCount, type ModelConfig } from './config';
+import { EngineError, FullTrainingMemoryError, WeightsError } from './errors';
 import type { CausalLM } from './model';
 import { finiteTensor, parseSafetensors, tensorToFloat32, writeSafetensors, type TensorEntry, type TensorToWrite } from './safetensors';
 import type { ModelSource } from './source';
@@ -142,8 +142,33 @@ export function parameterShape(model: CausalLM): (name: string) => readonly numb
 }
 
 /** Bytes full fine-tuning holds for `parameters` f32 weights: weights, gradients and AdamW's two moments. */
-export function fullTrainingBytes(parameters: number): number {
-  return parameters * 4 * 4;
+export function fullTrainingBytes(parameters: number, copies = 0): number {
+  return parameters * 4 * (4 + copies);
+}
+
+const GB = (n: number) => `${(n / 1e9).toFixed(n < 1e8 ? 3 : 1)} GB`;
+
+/**
+ * Says before anything is allocated whether full fine-tuning of this model fits: every weight
+ * in one buffer (a kernel binds a parameter, its gradient and moments whole) and, when the
+ * device's memory is known, weights + gradients + two moments (+ `copies` frozen or serving
+ * copies of the weights) within it.
+ *
+ * @throws FullTrainingMemoryError, one line saying what is needed and what to do
+ */
+export function checkFullTrainingFits(config: ModelConfig, o: { memoryBytes?: number; maxBufferBytes?: number; copies?: number }): void {
+  const need = fullTrainingBytes(parameterCount(config), o.copies ?? 0);
+  if (o.memoryBytes !== undefined && need > o.memoryBytes) {
+    throw new FullTrainingMemoryError(
+      `full fine-tuning of this ${config.architecture} needs about ${GB(need)} (f32 weights, gradients and AdamW's two moments${o.copies ? `, ${o.copies} more weight cop${o.copies > 1 ? 'ies' : 'y'}` : ''}) but ${GB(o.memoryBytes)} is available; train LoRA instead`,
+    );
+  }
+  if (o.maxBufferBytes !== undefined) {
+    const big = expectedTensors(config).find((e) => e.shape.reduce((a, b) => a * b, 1) * 4 > o.maxBufferBytes!);
+    if (big) {
+      throw new FullTrainingMemoryError(`full fine-tuning: ${big.name} [${big.shape}] in f32 is larger than this device's ${GB(o.maxBufferBytes)} buffer limit; train LoRA instead`);
+    }
+  }
 }
 
 /** A copy of the model's weights on the same backend: the frozen reference or teacher of full fine-tuning. */

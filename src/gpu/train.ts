@@ -14,7 +14,7 @@ import { ppoBatchLoss } from '../rl/ppo';
 import type { Tensor } from './backend';
 import { backward, EMBED_KEY, headBackward, zeroGrads, type Grads } from './backward';
 import { expectedTensors } from './config';
-import { EngineError } from './errors';
+import { EngineError, FullTrainingMemoryError } from './errors';
 import { leftPad } from './generate';
 import { ppoLossGrad, type BatchNorm } from './loss';
 import { yieldToEventLoop } from './yield';
@@ -418,7 +418,7 @@ export class FullTrainer extends Trainer {
       if (t.dtype && t.dtype !== 'f32') {
         throw new EngineError(`full fine-tuning trains f32 weights, but ${name} is stored as ${t.dtype}; load the model with weightDtype 'f32'`);
       }
-      if (t.isSplit) throw new EngineError(`full fine-tuning: ${name} [${t.shape}] is larger than one GPU buffer can hold; train LoRA on this model instead`);
+      if (t.isSplit) throw new FullTrainingMemoryError(`full fine-tuning: ${name} [${t.shape}] is larger than one GPU buffer can hold; train LoRA on this model instead`);
     }
     super(model, { parameters: () => names.map((name) => ({ name, tensor: model.w(name) })) }, settings, clock);
     this.names = names;
