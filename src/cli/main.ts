@@ -11,6 +11,7 @@ import { inspectCommand, usage as inspectUsage } from './inspect';
 import { exportCommand, usage as exportUsage } from './export';
 import { reproduceCommand, usage as reproduceUsage } from './reproduce';
 import { makeDemoModelCommand, usage as makeDemoModelUsage } from './make-demo-model';
+import { planCommand, usage as planUsage } from './plan';
 
 type Command = (argv: string[], out: (line: string) => void) => Promise<void>;
 
@@ -18,6 +19,7 @@ const COMMANDS: Record<string, { run: Command; usage: string }> = {
   generate: { run: generateCommand, usage: generateUsage },
   score: { run: scoreCommand, usage: scoreUsage },
   train: { run: trainCommand, usage: trainUsage },
+  plan: { run: planCommand, usage: planUsage },
   run: { run: runCommand, usage: runUsage },
   inspect: { run: inspectCommand, usage: inspectUsage },
   export: { run: exportCommand, usage: exportUsage },
