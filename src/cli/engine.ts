@@ -3,7 +3,7 @@ import type { Backend } from '../gpu/backend';
 import { CpuBackend } from '../gpu/cpu/backend';
 import { Policy } from '../gpu/policy';
 import { modelSource } from '../gpu/source-node';
-import { EnginePolicyService, type PolicyService } from '../workers/runtime/policy-service';
+import { EnginePolicyService, type PolicyService } from '../runtime/policy-service';
 import { UsageError } from './args';
 
 export const BACKEND_OPTION = { backend: { type: 'string' as const, default: 'cpu' } };

@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { PEFT_CONFIG, PEFT_WEIGHTS } from '../gpu/peft';
 import type { RunRecord } from '../rl/records';
 import { extractAdapter, readRunFile, recordsJsonl, toJsonl, trainingSamples } from '../storage/index';
-import { parseAnyRunConfig, promptTools } from '../workers/runtime/run-config';
+import { parseAnyRunConfig, promptTools } from '../runtime/run-config';
 import { parse, positionals, UsageError } from './args';
 import { openRunFile } from './files';
 

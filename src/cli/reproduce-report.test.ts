@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { exampleConfig } from '../workers/runtime/run-config';
+import { exampleConfig } from '../runtime/run-config';
 import { configForMethod } from './reproduce';
 import { reproductionMarkdown, reproductionSvg, reproductionTable, type RunScores } from './reproduce-report';
 

@@ -8,7 +8,7 @@ import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { METHODS, presetSwitchedTo, type MethodName } from '../rl/presets';
 import type { EvaluationRecord } from '../rl/records';
-import { laptopOverrides, parseRunConfig, type RunConfig } from '../workers/runtime/run-config';
+import { laptopOverrides, parseRunConfig, type RunConfig } from '../runtime/run-config';
 import { isPositiveInt, number, parse, required, UsageError } from './args';
 import { reproductionMarkdown, reproductionSvg, reproductionTable, type RunScores } from './reproduce-report';
 import { runToFile } from './run';

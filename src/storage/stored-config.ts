@@ -1,7 +1,7 @@
 /**
  * What the store and the run file rely on in a run's config: a valid preset, the models and
  * seeds the header repeats, and no secrets. The whole config (scenario, roles, schedule, ...)
- * is workers/runtime/run-config.ts, a layer above; storage keeps the rest as JSON it does not
+ * is runtime/run-config.ts, a layer above; storage keeps the rest as JSON it does not
  * read. Checked the same way on createRun and on import, so a config that the store accepted
  * always survives its own export.
  */

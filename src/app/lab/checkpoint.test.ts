@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { PeftFiles } from '../../gpu/peft';
-import type { PolicyReply, PolicyRequest, PolicyService, TrainItem, TrainResult } from '../../workers/runtime/policy-service';
+import type { PolicyReply, PolicyRequest, PolicyService, TrainItem, TrainResult } from '../../runtime/policy-service';
 import { CheckpointingPolicy } from './checkpoint';
 
 /** Serves version v while training v+1 and swaps only when no generation is in flight, like EnginePolicyService. */

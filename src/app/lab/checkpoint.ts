@@ -10,7 +10,7 @@
 import type { ChatMessage } from '../../rl/messages';
 import type { TeacherSource } from '../../rl/presets';
 import type { PeftFiles } from '../../gpu/peft';
-import type { PolicyReply, PolicyRequest, PolicyService, TrainItem, TrainResult } from '../../workers/runtime/policy-service';
+import type { PolicyReply, PolicyRequest, PolicyService, TrainItem, TrainResult } from '../../runtime/policy-service';
 
 export class CheckpointingPolicy implements PolicyService {
   private inFlight = 0;

@@ -4,7 +4,7 @@
  * three runs show the four rows of the paper's table.
  */
 import { METHOD_TITLES, METHODS, presetSwitchedTo } from '../../rl/presets';
-import { laptopOverrides } from '../../workers/runtime/run-config';
+import { laptopOverrides } from '../../runtime/run-config';
 import type { LabSetup } from './setup';
 
 /**

@@ -56,8 +56,8 @@ describe('HumanUser driving the run loop (talk yourself on the tiny model)', () 
     const { CpuBackend } = await import('../../gpu/cpu/backend');
     const { Policy } = await import('../../gpu/policy');
     const { DirSource } = await import('../../gpu/source-node');
-    const { EnginePolicyService } = await import('../../workers/runtime/policy-service');
-    const { RunLoop } = await import('../../workers/runtime/runloop');
+    const { EnginePolicyService } = await import('../../runtime/policy-service');
+    const { RunLoop } = await import('../../runtime/runloop');
     const { createRules } = await import('../../sims/rules/index');
     const { createScenario } = await import('../../sims/scenarios/index');
     const { defaultSetup, toRunConfig, withScenario } = await import('./setup');

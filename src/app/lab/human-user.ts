@@ -5,7 +5,7 @@
  */
 import type { ChatMessage } from '../../rl/messages';
 import type { GenerateOptions, GeneratorKind, TextGenerator } from '../../sims/generator';
-import { EndSessionRequest } from '../../workers/runtime/runloop';
+import { EndSessionRequest } from '../../runtime/runloop';
 
 /** What the page shows while the loop waits for the person. */
 export interface HumanTurn {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { ResumePoint, RunInfo, StorableConfig } from '../../storage/index';
-import { exampleConfig } from '../../workers/runtime/run-config';
+import { exampleConfig } from '../../runtime/run-config';
 import { claimRunSlot, runInputs } from './launch';
 import { defaultSetup, toRunConfig, withScenario } from './setup';
 

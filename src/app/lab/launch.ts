@@ -6,9 +6,9 @@ import type { Problem } from '../../sims/problems/index';
 import { createScenario, type Scenario } from '../../sims/scenarios/index';
 import type { RunRecord } from '../../rl/records';
 import type { RunInfo, RunStore, StoredAdapter } from '../../storage/index';
-import { loadProblems } from '../../workers/runtime/problems';
-import type { RunConfig } from '../../workers/runtime/run-config';
-import type { RunLoopOptions } from '../../workers/runtime/runloop';
+import { loadProblems } from '../../runtime/problems';
+import type { RunConfig } from '../../runtime/run-config';
+import type { RunLoopOptions } from '../../runtime/runloop';
 import { withPolicyFiles } from './model-files';
 import { resumePlan } from './resume';
 

@@ -3,7 +3,7 @@
  * phase a loop snapshot puts the page in.
  */
 import type { RunRecord } from '../../rl/records';
-import type { RunSnapshot } from '../../workers/runtime/runloop';
+import type { RunSnapshot } from '../../runtime/runloop';
 
 /** Where the live run is: loading models, running, paused (by the person or a full disk), stopping. */
 export type LivePhase = 'idle' | 'loading' | 'running' | 'paused' | 'stopping';

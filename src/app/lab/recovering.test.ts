@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { PolicyReply, PolicyRequest, PolicyService } from '../../workers/runtime/policy-service';
+import type { PolicyReply, PolicyRequest, PolicyService } from '../../runtime/policy-service';
 import { RecoveringPolicy } from './recovering';
 
 function flaky(failures: unknown[]) {

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { readFileSync } from 'node:fs';
 import { PEFT_CONFIG, PEFT_WEIGHTS } from '../../gpu/peft';
 import { validateRecord } from '../../rl/validate';
-import { exampleConfig } from '../../workers/runtime/run-config';
+import { exampleConfig } from '../../runtime/run-config';
 import { adapterFiles, fileStem, importedMessage, runFileName, samplesFile } from './run-files';
 
 const recorded = (name: string) =>

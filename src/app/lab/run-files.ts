@@ -6,7 +6,7 @@
 import type { RunRecord } from '../../rl/records';
 import { PEFT_CONFIG, PEFT_WEIGHTS } from '../../gpu/peft';
 import { toJsonl, trainingSamples, type StorableConfig, type StoredAdapter } from '../../storage/index';
-import { parseAnyRunConfig, promptTools } from '../../workers/runtime/run-config';
+import { parseAnyRunConfig, promptTools } from '../../runtime/run-config';
 
 export interface OutFile {
   blob: Blob;

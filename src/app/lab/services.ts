@@ -5,8 +5,8 @@
  * table, never from the run config.
  */
 import { hubLocation } from './model-location';
-import type { RunConfig, GeneratorSpec } from '../../workers/runtime/run-config';
-import type { RunServices } from '../../workers/runtime/runloop';
+import type { RunConfig, GeneratorSpec } from '../../runtime/run-config';
+import type { RunServices } from '../../runtime/runloop';
 import type { ChatMessage } from '../../rl/messages';
 import type { GenerateOptions, TextGenerator } from '../../sims/generator';
 import { OpenAICompatibleGenerator } from '../../sims/endpoint';

@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { makePreset } from '../../rl/presets';
 import { parseStoredConfig } from '../../storage/stored-config';
-import { parseRunConfig } from '../../workers/runtime/run-config';
-import { STORY_MODEL } from '../../workers/runtime/run-config';
+import { parseRunConfig } from '../../runtime/run-config';
+import { STORY_MODEL } from '../../runtime/run-config';
 import { defaultSetup, pickedFolderName, policyModelName, restoreSetup, rolesFor, setupProblems, toRunConfig, withMethod, withScenario } from './setup';
 
 describe('the default setup', () => {

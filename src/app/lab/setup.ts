@@ -7,7 +7,7 @@ import { makePreset, METHOD_TITLES, type MethodName, type MethodPreset } from '.
 import { bundledName } from '../../gpu/bundled';
 import { createScenario, DEFAULT_FAVOURITE, DEFAULT_PET_NAME, DEFAULT_STORY_SUBJECT, type ScenarioConfig, type ScenarioId } from '../../sims/scenarios/index';
 import type { ProblemOrder } from '../../sims/problems/index';
-import { CHAT_MODEL, exampleConfig, laptopOverrides, parseRunConfig, type ConfigExtras, type GeneratorSpec, type RunConfig } from '../../workers/runtime/run-config';
+import { CHAT_MODEL, exampleConfig, laptopOverrides, parseRunConfig, type ConfigExtras, type GeneratorSpec, type RunConfig } from '../../runtime/run-config';
 
 /** Where a judge, simulated user or evaluator gets its text (the run config's GeneratorSpec). */
 export type RoleChoice = GeneratorSpec;

@@ -1,10 +1,10 @@
 /**
  * Pure functions that turn a tool-call run's log (the general-agent track,
- * src/workers/runtime/toolcall) into what its views show: the trajectories of every group of
+ * src/runtime/toolcall) into what its views show: the trajectories of every group of
  * rollouts, step by step, and the held-out accuracy series. No DOM, no storage; tested in Node
  * (derive-toolcall.test.ts).
  *
- * What the log holds (see src/workers/runtime/toolcall/index.ts): one interaction record per
+ * What the log holds (see src/runtime/toolcall/index.ts): one interaction record per
  * policy step (session = the rollout, turn = step index + 1), and once the group is scored one
  * tool_step record per step with its group, PRM votes and raw replies, tool results, outcome o,
  * reward r_t and standardized advantage. A rollout still being sampled has interactions only; it

@@ -6,7 +6,7 @@ import * as Comlink from 'comlink';
 import type { ChatMessage } from '../../rl/messages';
 import type { TeacherSource } from '../../rl/presets';
 import type { PeftFiles } from '../../gpu/peft';
-import type { PolicyReply, PolicyRequest, PolicyService, TrainItem, TrainResult } from '../runtime/policy-service';
+import type { PolicyReply, PolicyRequest, PolicyService, TrainItem, TrainResult } from '../../runtime/policy-service';
 import type { PolicyEvent, PolicyHost, PolicyInfo, PolicyLoadRequest } from './policy-host';
 
 let nextId = 0;

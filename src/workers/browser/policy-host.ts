@@ -16,7 +16,7 @@ import type { PeftFiles } from '../../gpu/peft';
 import { Policy } from '../../gpu/policy';
 import { FileListSource, HubSource, type FileProgress, type ModelSource } from '../../gpu/source';
 import { createWebGPUBackend, type WebGPUBackend } from '../../gpu/webgpu/backend';
-import { EnginePolicyService, type PolicyReply, type PolicyRequest, type TrainItem, type TrainResult } from '../runtime/policy-service';
+import { EnginePolicyService, type PolicyReply, type PolicyRequest, type TrainItem, type TrainResult } from '../../runtime/policy-service';
 
 /** How long a failed GPU call waits for device.lost to settle before it is a real error. */
 const LOSS_GRACE_MS = 1000;

@@ -10,8 +10,8 @@ import type { InteractionRecord, RunRecord, TrainStepRecord } from '../../rl/rec
 import { storyOpenings } from '../../sims/problems/index';
 import { createRules } from '../../sims/rules/index';
 import { createScenario } from '../../sims/scenarios/index';
-import type { RunConfig } from '../runtime/run-config';
-import { RunLoop } from '../runtime/runloop';
+import type { RunConfig } from '../../runtime/run-config';
+import { RunLoop } from '../../runtime/runloop';
 import { PolicyClient } from './policy-client';
 import type { PolicyEvent } from './policy-host';
 

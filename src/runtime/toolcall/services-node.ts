@@ -2,12 +2,12 @@
  * Services for a headless tool-call run in Node: the policy on the engine and the step judge
  * (PRM) from its spec, rules meaning the offline RulesStepJudge.
  */
-import type { Backend } from '../../../gpu/backend';
-import { Policy } from '../../../gpu/policy';
-import { RulesStepJudge } from '../../../sims/toolcall/index';
+import type { Backend } from '../../gpu/backend';
+import { Policy } from '../../gpu/policy';
+import { RulesStepJudge } from '../../sims/toolcall/index';
 import { EnginePolicyService } from '../policy-service';
 import type { ToolCallRunConfig } from '../run-config';
-import { modelSource } from '../../../gpu/source-node';
+import { modelSource } from '../../gpu/source-node';
 import { nodeGenerator } from '../services-node';
 import type { ToolCallServices } from './loop';
 

@@ -9,11 +9,11 @@
  * samples it buffers) and its evaluation. Plain TypeScript with injected services and clock: it
  * runs unchanged in Node (the CLI) and in the page.
  */
-import { SampleBuffer, type Batch, type BufferedSample, type ZeroAdvantagePolicy } from '../../rl/buffer';
-import type { ChatMessage } from '../../rl/messages';
-import type { InteractionRecord, RunRecord, RuntimeEventRecord, TokenUpdateRecord, TrainStats } from '../../rl/records';
-import type { TurnType } from '../../rl/sessions';
-import { sampleRecord, type TrainingSample } from '../../rl/samples';
+import { SampleBuffer, type Batch, type BufferedSample, type ZeroAdvantagePolicy } from '../rl/buffer';
+import type { ChatMessage } from '../rl/messages';
+import type { InteractionRecord, RunRecord, RuntimeEventRecord, TokenUpdateRecord, TrainStats } from '../rl/records';
+import type { TurnType } from '../rl/sessions';
+import { sampleRecord, type TrainingSample } from '../rl/samples';
 import { GenerationBatcher } from './batcher';
 import { PauseGate, Semaphore } from './gate';
 import type { PolicyReply, PolicyRequest, PolicyService } from './policy-service';

@@ -4,14 +4,14 @@
  * the same RunServices from web workers.
  */
 import { readFile } from 'node:fs/promises';
-import type { Backend } from '../../gpu/backend';
-import { Policy } from '../../gpu/policy';
-import { modelSource } from '../../gpu/source-node';
-import { OpenAICompatibleGenerator } from '../../sims/endpoint';
-import { EngineGenerator } from '../../sims/engine-generator';
-import type { TextGenerator } from '../../sims/generator';
-import { createRules } from '../../sims/rules/index';
-import { createScenario } from '../../sims/scenarios/index';
+import type { Backend } from '../gpu/backend';
+import { Policy } from '../gpu/policy';
+import { modelSource } from '../gpu/source-node';
+import { OpenAICompatibleGenerator } from '../sims/endpoint';
+import { EngineGenerator } from '../sims/engine-generator';
+import type { TextGenerator } from '../sims/generator';
+import { createRules } from '../sims/rules/index';
+import { createScenario } from '../sims/scenarios/index';
 import { EnginePolicyService } from './policy-service';
 import type { GeneratorSpec, RunConfig } from './run-config';
 import type { RunServices } from './runloop';

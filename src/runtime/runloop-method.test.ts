@@ -4,15 +4,15 @@
  * policy version the step trains, and an ended session is let go once its turns are buffered.
  */
 import { describe, expect, it, vi } from 'vitest';
-import { tinyModel } from '../../../test/fixtures/tiny-model';
-import { CpuBackend } from '../../gpu/cpu/backend';
-import { SampleBuffer } from '../../rl/buffer';
-import type { ChatMessage } from '../../rl/messages';
-import type { RunRecord } from '../../rl/records';
-import { validateRecord } from '../../rl/validate';
-import type { TextGenerator } from '../../sims/generator';
-import { BUILT_IN_PROBLEMS } from '../../sims/problems/index';
-import { createScenario } from '../../sims/scenarios/index';
+import { tinyModel } from '../../test/fixtures/tiny-model';
+import { CpuBackend } from '../gpu/cpu/backend';
+import { SampleBuffer } from '../rl/buffer';
+import type { ChatMessage } from '../rl/messages';
+import type { RunRecord } from '../rl/records';
+import { validateRecord } from '../rl/validate';
+import type { TextGenerator } from '../sims/generator';
+import { BUILT_IN_PROBLEMS } from '../sims/problems/index';
+import { createScenario } from '../sims/scenarios/index';
 import { loadProblems } from './problems';
 import { exampleConfig, parseRunConfig, type RunConfig } from './run-config';
 import { RunLoop } from './runloop';

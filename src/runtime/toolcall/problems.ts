@@ -4,8 +4,8 @@
  * evaluation problem is ever trained on. Built-in problems, the GSM8K hub's test split (the
  * first count + evalHeldOut rows), or a local .jsonl/.json file.
  */
-import { BUILT_IN_PROBLEMS, fetchGsm8kFromHub, Gsm8kAnswerError, parseGsm8kAnswer, parseProblemsText } from '../../../sims/problems/index';
-import type { Problem } from '../../../sims/problems/problem';
+import { BUILT_IN_PROBLEMS, fetchGsm8kFromHub, Gsm8kAnswerError, parseGsm8kAnswer, parseProblemsText } from '../../sims/problems/index';
+import type { Problem } from '../../sims/problems/problem';
 import type { ToolCallRunConfig } from '../run-config';
 import type { ToolCallProblems } from './loop';
 

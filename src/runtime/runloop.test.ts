@@ -4,11 +4,11 @@
  * student scenario's records fit together exactly.
  */
 import { describe, expect, it } from 'vitest';
-import { tinyModel } from '../../../test/fixtures/tiny-model';
-import { CpuBackend } from '../../gpu/cpu/backend';
-import type { EvaluationRecord, InteractionRecord, JudgeResultRecord, JudgeVoteRecord, RunRecord, SampleRecord, SessionEndRecord, TrainStepRecord } from '../../rl/records';
-import { validateRecord } from '../../rl/validate';
-import { createScenario } from '../../sims/scenarios/index';
+import { tinyModel } from '../../test/fixtures/tiny-model';
+import { CpuBackend } from '../gpu/cpu/backend';
+import type { EvaluationRecord, InteractionRecord, JudgeResultRecord, JudgeVoteRecord, RunRecord, SampleRecord, SessionEndRecord, TrainStepRecord } from '../rl/records';
+import { validateRecord } from '../rl/validate';
+import { createScenario } from '../sims/scenarios/index';
 import { loadProblems } from './problems';
 import { exampleConfig, parseRunConfig, type RunConfig } from './run-config';
 import { RunLoop } from './runloop';

@@ -5,12 +5,12 @@
  * tokens) and what reaches PolicyService.train can be checked against hand-computed numbers.
  */
 import { describe, expect, it } from 'vitest';
-import type { StepStats } from '../../../gpu/train';
-import type { EvaluationRecord, InteractionRecord, RunRecord, SampleRecord, ToolStepRecord, TrainStepRecord } from '../../../rl/records';
-import { validateRecord } from '../../../rl/validate';
-import { BUILT_IN_PROBLEMS } from '../../../sims/problems/index';
-import { CALCULATOR_TOOL, RulesStepJudge, type RewardMode } from '../../../sims/toolcall/index';
-import { calculatorCall } from '../../../../test/support/toolcall/testing';
+import type { StepStats } from '../../gpu/train';
+import type { EvaluationRecord, InteractionRecord, RunRecord, SampleRecord, ToolStepRecord, TrainStepRecord } from '../../rl/records';
+import { validateRecord } from '../../rl/validate';
+import { BUILT_IN_PROBLEMS } from '../../sims/problems/index';
+import { CALCULATOR_TOOL, RulesStepJudge, type RewardMode } from '../../sims/toolcall/index';
+import { calculatorCall } from '../../../test/support/toolcall/testing';
 import type { PolicyReply, PolicyRequest, PolicyService, TrainItem, TrainResult } from '../policy-service';
 import { exampleConfig, parseAnyRunConfig, parseRunConfig, parseToolCallRunConfig, promptTools, RunConfigError, TOOL_TRACK_TOOLS, type ToolCallRunConfig } from '../run-config';
 import { rolloutId, rolloutSeed, ToolCallRunLoop } from './loop';

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { MAX_VOTES } from '../../rl/presets';
+import { MAX_VOTES } from '../rl/presets';
 import { voteSeed } from './judge-turn';
 
 describe('voteSeed', () => {

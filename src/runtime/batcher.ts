@@ -4,7 +4,7 @@
  * that arrive while a batch is running wait for the next one; requests with different
  * sampling settings go to different batches.
  */
-import { yieldToEventLoop } from '../../gpu/yield';
+import { yieldToEventLoop } from '../gpu/yield';
 import type { PolicyReply, PolicyRequest, PolicyService } from './policy-service';
 
 interface Waiting {

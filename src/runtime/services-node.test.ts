@@ -3,8 +3,8 @@
  * only to the host it was set for, and over plain http only to this machine.
  */
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import type { Backend } from '../../gpu/backend';
-import type { Policy } from '../../gpu/policy';
+import type { Backend } from '../gpu/backend';
+import type { Policy } from '../gpu/policy';
 import { apiKeyVariable, EndpointKeyError, endpointApiKey, nodeGenerator, type GeneratorContext } from './services-node';
 
 afterEach(() => {

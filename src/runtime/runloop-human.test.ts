@@ -4,19 +4,19 @@
  * and resuming with the samples that were buffered but not trained on.
  */
 import { describe, expect, it } from 'vitest';
-import { tinyModel } from '../../../test/fixtures/tiny-model';
-import { CpuBackend } from '../../gpu/cpu/backend';
-import type { ChatMessage } from '../../rl/messages';
-import { makePreset } from '../../rl/presets';
-import type { InteractionRecord, JudgeResultRecord, RunRecord, SampleRecord, SessionEndRecord, TokenUpdateRecord } from '../../rl/records';
-import type { GenerateOptions, TextGenerator } from '../../sims/generator';
-import { createRules } from '../../sims/rules/index';
-import { createScenario } from '../../sims/scenarios/index';
-import type { BufferedSample } from '../../rl/buffer';
-import type { TrainingSample } from '../../rl/samples';
+import { tinyModel } from '../../test/fixtures/tiny-model';
+import { CpuBackend } from '../gpu/cpu/backend';
+import type { ChatMessage } from '../rl/messages';
+import { makePreset } from '../rl/presets';
+import type { InteractionRecord, JudgeResultRecord, RunRecord, SampleRecord, SessionEndRecord, TokenUpdateRecord } from '../rl/records';
+import type { GenerateOptions, TextGenerator } from '../sims/generator';
+import { createRules } from '../sims/rules/index';
+import { createScenario } from '../sims/scenarios/index';
+import type { BufferedSample } from '../rl/buffer';
+import type { TrainingSample } from '../rl/samples';
 import { EnginePolicyService } from './policy-service';
-import { Policy } from '../../gpu/policy';
-import { DirSource } from '../../gpu/source-node';
+import { Policy } from '../gpu/policy';
+import { DirSource } from '../gpu/source-node';
 import type { RunConfig } from './run-config';
 import { EndSessionRequest, RunLoop } from './runloop';
 

@@ -7,15 +7,15 @@
  * version v while the trainer updates its own copy; the swap to v+1 happens between two
  * generation calls, so no request ever waits for training (DESIGN.md section 3).
  */
-import type { ChatMessage } from '../../rl/messages';
-import type { MethodPreset, TeacherSource } from '../../rl/presets';
-import type { Projection } from '../../gpu/config';
-import { LoraAdapter } from '../../gpu/lora';
-import { adapterFromPeft, adapterToPeft, type PeftFiles } from '../../gpu/peft';
-import type { Policy } from '../../gpu/policy';
-import type { SamplingOptions } from '../../gpu/sampler';
-import { score } from '../../gpu/score';
-import { LoraTrainer, type StepStats } from '../../gpu/train';
+import type { ChatMessage } from '../rl/messages';
+import type { MethodPreset, TeacherSource } from '../rl/presets';
+import type { Projection } from '../gpu/config';
+import { LoraAdapter } from '../gpu/lora';
+import { adapterFromPeft, adapterToPeft, type PeftFiles } from '../gpu/peft';
+import type { Policy } from '../gpu/policy';
+import type { SamplingOptions } from '../gpu/sampler';
+import { score } from '../gpu/score';
+import { LoraTrainer, type StepStats } from '../gpu/train';
 
 export interface PolicyRequest {
   messages: ChatMessage[];

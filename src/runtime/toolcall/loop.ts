@@ -13,12 +13,12 @@
  * training, versions and the evaluation schedule are the shared RunLoopCore's; the evaluation
  * here is greedy accuracy on held-out problems.
  */
-import type { ChatMessage } from '../../../rl/messages';
-import type { EvaluationRecord, ToolStepRecord } from '../../../rl/records';
-import type { TrainingSample } from '../../../rl/samples';
-import type { TextGenerator } from '../../../sims/generator';
-import type { Problem } from '../../../sims/problems/problem';
-import { groupAdvantages, runToolEpisode, scoreTrajectory, type PolicyStep, type Trajectory } from '../../../sims/toolcall/index';
+import type { ChatMessage } from '../../rl/messages';
+import type { EvaluationRecord, ToolStepRecord } from '../../rl/records';
+import type { TrainingSample } from '../../rl/samples';
+import type { TextGenerator } from '../../sims/generator';
+import type { Problem } from '../../sims/problems/problem';
+import { groupAdvantages, runToolEpisode, scoreTrajectory, type PolicyStep, type Trajectory } from '../../sims/toolcall/index';
 import { interactionRecord, isAbort, RunLoopCore, type RecordSink, type RunLoopOptions } from '../loop-core';
 import type { PolicyReply, PolicyService } from '../policy-service';
 import { TOOL_TRACK_TOOLS, type ToolCallRunConfig } from '../run-config';

@@ -1,5 +1,5 @@
 /** The run's problems from its config: built-in, the GSM8K hub split, or a local file. */
-import type { Problem } from '../../sims/problems/problem';
+import type { Problem } from '../sims/problems/problem';
 import {
   BUILT_IN_PROBLEMS,
   fetchGsm8kFromHub,
@@ -8,8 +8,8 @@ import {
   REFERENCE_ORDER_SOURCE,
   storyOpenings,
   type ProblemOrder,
-} from '../../sims/problems/index';
-import type { Scenario } from '../../sims/scenarios/index';
+} from '../sims/problems/index';
+import type { Scenario } from '../sims/scenarios/index';
 import type { RunConfig } from './run-config';
 
 /**

@@ -5,15 +5,15 @@
  * groups fill two batches together.
  */
 import { describe, expect, it } from 'vitest';
-import { tinyModel } from '../../../test/fixtures/tiny-model';
-import { CpuBackend } from '../../gpu/cpu/backend';
-import type { PeftFiles } from '../../gpu/peft';
-import { Policy } from '../../gpu/policy';
-import { parseSafetensors, tensorToFloat32 } from '../../gpu/safetensors';
-import { DirSource } from '../../gpu/source-node';
-import type { ChatMessage } from '../../rl/messages';
-import { makePreset } from '../../rl/presets';
-import { CALCULATOR_TOOL } from '../../sims/toolcall/index';
+import { tinyModel } from '../../test/fixtures/tiny-model';
+import { CpuBackend } from '../gpu/cpu/backend';
+import type { PeftFiles } from '../gpu/peft';
+import { Policy } from '../gpu/policy';
+import { parseSafetensors, tensorToFloat32 } from '../gpu/safetensors';
+import { DirSource } from '../gpu/source-node';
+import type { ChatMessage } from '../rl/messages';
+import { makePreset } from '../rl/presets';
+import { CALCULATOR_TOOL } from '../sims/toolcall/index';
 import { EnginePolicyService } from './policy-service';
 
 describe('EnginePolicyService', () => {

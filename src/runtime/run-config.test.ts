@@ -1,11 +1,11 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { parseHeader } from '../../storage/runfile';
-import { PresetError } from '../../rl/errors';
+import { parseHeader } from '../storage/runfile';
+import { PresetError } from '../rl/errors';
 import { exampleConfig, parseAnyRunConfig, parseRunConfig, RunConfigError, type RunConfig } from './run-config';
 
 /** Line 1 of a storyteller run file the lab exported before config and stored config were one type. */
-const OLD_HEADER = JSON.parse(readFileSync(new URL('../../../test/fixtures/run-file-v1-header.json', import.meta.url), 'utf8'));
+const OLD_HEADER = JSON.parse(readFileSync(new URL('../../test/fixtures/run-file-v1-header.json', import.meta.url), 'utf8'));
 
 const copy = <T>(v: T): T => JSON.parse(JSON.stringify(v));
 

@@ -6,13 +6,13 @@
  * group, one sample per step with the step's token count, versions, train steps, evaluations.
  */
 import { describe, expect, it } from 'vitest';
-import { tinyModel } from '../../../../test/fixtures/tiny-model';
-import { CpuBackend } from '../../../gpu/cpu/backend';
-import { standardizeByStep } from '../../../rl/advantages';
-import type { EvaluationRecord, InteractionRecord, RunRecord, SampleRecord, ToolStepRecord, TrainStepRecord } from '../../../rl/records';
-import { validateRecord } from '../../../rl/validate';
-import { BUILT_IN_PROBLEMS } from '../../../sims/problems/index';
-import { episodeMessages, TOOL_SYSTEM_PROMPT } from '../../../sims/toolcall/index';
+import { tinyModel } from '../../../test/fixtures/tiny-model';
+import { CpuBackend } from '../../gpu/cpu/backend';
+import { standardizeByStep } from '../../rl/advantages';
+import type { EvaluationRecord, InteractionRecord, RunRecord, SampleRecord, ToolStepRecord, TrainStepRecord } from '../../rl/records';
+import { validateRecord } from '../../rl/validate';
+import { BUILT_IN_PROBLEMS } from '../../sims/problems/index';
+import { episodeMessages, TOOL_SYSTEM_PROMPT } from '../../sims/toolcall/index';
 import { exampleConfig, parseAnyRunConfig, type ToolCallRunConfig } from '../run-config';
 import { readTextFile } from '../services-node';
 import { TOOL_TRACK_TOOLS } from '../run-config';

@@ -3,16 +3,16 @@
  * votes may give a hint, and a hint gives OPD advantages from the teacher's log-probs under
  * the hint-enhanced context (DESIGN.md section 1). Every vote and decision becomes a record.
  */
-import { opdAdvantages } from '../../rl/advantages';
-import { parseBoxedScore } from '../../rl/boxed';
-import { appendHint, parseHintVote, selectBestHint, type HintVote } from '../../rl/hints';
-import { buildBinaryJudgePrompt, buildHintJudgePrompt } from '../../rl/judge';
-import type { MethodPreset } from '../../rl/presets';
-import type { JudgeResultRecord, JudgeVoteRecord } from '../../rl/records';
-import type { PolicyResponse, TurnJudgement } from '../../rl/samples';
-import type { ClosedTurn } from '../../rl/sessions';
-import { majorityVote } from '../../rl/votes';
-import type { TextGenerator } from '../../sims/generator';
+import { opdAdvantages } from '../rl/advantages';
+import { parseBoxedScore } from '../rl/boxed';
+import { appendHint, parseHintVote, selectBestHint, type HintVote } from '../rl/hints';
+import { buildBinaryJudgePrompt, buildHintJudgePrompt } from '../rl/judge';
+import type { MethodPreset } from '../rl/presets';
+import type { JudgeResultRecord, JudgeVoteRecord } from '../rl/records';
+import type { PolicyResponse, TurnJudgement } from '../rl/samples';
+import type { ClosedTurn } from '../rl/sessions';
+import { majorityVote } from '../rl/votes';
+import type { TextGenerator } from '../sims/generator';
 import type { PolicyService } from './policy-service';
 
 export interface JudgeDeps {

@@ -9,14 +9,14 @@
  * Plain TypeScript with injected services and clock: it runs unchanged in Node (the CLI's
  * headless runs) and in the page, where the services are web workers.
  */
-import type { ChatMessage } from '../../rl/messages';
-import type { EvaluationRecord } from '../../rl/records';
-import { assembleSample, type PolicyResponse } from '../../rl/samples';
-import { SessionTracker, type ClosedTurn, type TrackerEvents } from '../../rl/sessions';
-import { scoreEvaluation } from '../../sims/evaluator';
-import type { TextGenerator } from '../../sims/generator';
-import type { Problem } from '../../sims/problems/problem';
-import { createScenario, isDone, simulatorMessages, simulatorReply, type Scenario } from '../../sims/scenarios/index';
+import type { ChatMessage } from '../rl/messages';
+import type { EvaluationRecord } from '../rl/records';
+import { assembleSample, type PolicyResponse } from '../rl/samples';
+import { SessionTracker, type ClosedTurn, type TrackerEvents } from '../rl/sessions';
+import { scoreEvaluation } from '../sims/evaluator';
+import type { TextGenerator } from '../sims/generator';
+import type { Problem } from '../sims/problems/problem';
+import { createScenario, isDone, simulatorMessages, simulatorReply, type Scenario } from '../sims/scenarios/index';
 import { judgeTurn } from './judge-turn';
 import { problemSetLabel } from './problems';
 import { interactionRecord, isAbort, RunLoopCore, type RecordSink, type RunLoopOptions } from './loop-core';

@@ -1,8 +1,8 @@
 /** A run's problems: GSM8K comes in the reference evaluation's order unless the config asks for dataset order. */
 import { describe, expect, it } from 'vitest';
-import { dataPath } from '../../../test/data-dir';
-import { ProblemFileError } from '../../sims/problems/problem';
-import { createScenario } from '../../sims/scenarios/index';
+import { dataPath } from '../../test/data-dir';
+import { ProblemFileError } from '../sims/problems/problem';
+import { createScenario } from '../sims/scenarios/index';
 import { loadProblems, problemSetLabel, type ProblemsSpec } from './problems';
 import { exampleConfig, parseRunConfig, RunConfigError, type RunConfig } from './run-config';
 import { readTextFile } from './services-node';

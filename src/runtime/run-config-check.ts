@@ -3,11 +3,11 @@
  * run file carries and what `nextstate run --config` reads all pass here. Objects are exact (a
  * misspelt field is refused, not ignored); every problem names its field and what to write.
  */
-import { FieldError, int, num, object, oneOf, runChecker, str, type Checker } from '../../rl/check';
-import { METHODS, parsePreset, type MethodPreset } from '../../rl/presets';
-import { PROBLEM_ORDERS } from '../../sims/problems/index';
-import { createScenario, type ScenarioConfig } from '../../sims/scenarios/index';
-import { modelsChecker, seedsChecker } from '../../storage/stored-config';
+import { FieldError, int, num, object, oneOf, runChecker, str, type Checker } from '../rl/check';
+import { METHODS, parsePreset, type MethodPreset } from '../rl/presets';
+import { PROBLEM_ORDERS } from '../sims/problems/index';
+import { createScenario, type ScenarioConfig } from '../sims/scenarios/index';
+import { modelsChecker, seedsChecker } from '../storage/stored-config';
 import type { AnyRunConfig, GeneratorSpec, RunConfig, ToolCallRunConfig } from './run-config';
 
 /** A field of a run config failed its check; `field` is its path in the config. */

@@ -2,12 +2,12 @@
  * A run's whole configuration as plain JSON: what the lab stores in a run, what a run file
  * carries (without secrets), and what `nextstate run --config` reads.
  */
-import { makePreset, toolCallPreset, type MethodName, type MethodPreset, type PresetOverrides } from '../../rl/presets';
-import { DEMO_STORY_MODEL } from '../../gpu/bundled';
-import type { ProblemOrder } from '../../sims/problems/index';
-import { DEFAULT_FAVOURITE, DEFAULT_PET_NAME, DEFAULT_STORY_SUBJECT, type ScenarioConfig, type ScenarioId } from '../../sims/scenarios/index';
-import { CALCULATOR_TOOL, DEFAULT_GROUP_SIZE, DEFAULT_MAX_STEPS, type RewardMode } from '../../sims/toolcall/index';
-import type { ModelRef } from '../../storage/stored-config';
+import { makePreset, toolCallPreset, type MethodName, type MethodPreset, type PresetOverrides } from '../rl/presets';
+import { DEMO_STORY_MODEL } from '../gpu/bundled';
+import type { ProblemOrder } from '../sims/problems/index';
+import { DEFAULT_FAVOURITE, DEFAULT_PET_NAME, DEFAULT_STORY_SUBJECT, type ScenarioConfig, type ScenarioId } from '../sims/scenarios/index';
+import { CALCULATOR_TOOL, DEFAULT_GROUP_SIZE, DEFAULT_MAX_STEPS, type RewardMode } from '../sims/toolcall/index';
+import type { ModelRef } from '../storage/stored-config';
 import type { TRACKS } from './run-config-check';
 
 export { parseAnyRunConfig, parseRunConfig, parseToolCallRunConfig, RunConfigError, TRACKS } from './run-config-check';
