@@ -1,6 +1,7 @@
 /**
  * Oracle 1 end to end: the whole model on WebGPU (Node, Dawn on SwiftShader) against the CPU
- * reference on real weights: greedy text, scores, and one LoRA training step.
+ * reference on real weights: greedy text, scores, one LoRA training step and one full
+ * fine-tuning step.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { dataPath } from '../../test/data-dir';
@@ -10,7 +11,7 @@ import { LoraAdapter } from './lora';
 import { Policy } from './policy';
 import { score } from './score';
 import { DirSource } from './source-node';
-import { DEFAULT_TRAIN, LoraTrainer } from './train';
+import { DEFAULT_FULL_TRAIN, DEFAULT_TRAIN, FullTrainer, LoraTrainer } from './train';
 import { createNodeWebGPUBackend } from './webgpu/node';
 
 const stories = dataPath('models/stories260K');
@@ -66,5 +67,25 @@ describe('stories260K on WebGPU (Dawn) vs the CPU reference', () => {
     expect(g.stats.loss).toBeCloseTo(c.stats.loss, 4);
     expect(Math.abs(g.stats.gradNorm - c.stats.gradNorm) / c.stats.gradNorm).toBeLessThan(1e-3);
     g.params.forEach((t, i) => t.forEach((x, j) => expect(Math.abs(x - c.params[i][j])).toBeLessThan(1e-5)));
+  });
+
+  it('one full fine-tuning step matches: loss, gradient norm and every updated weight', async () => {
+    const items = [{ prompt: onCpu.promptIds('Once upon a time'), completion: onCpu.tokenizer.encode(' there was a dog.', false) }];
+    const run = async (be: Backend) => {
+      const p = await Policy.load(new DirSource(stories), be, { weightDtype: 'f32' });
+      // A large epsilon keeps Adam's first step proportional to the gradient: with the default, a
+      // near-zero gradient's sign (float noise) would decide a full lr-sized step.
+      const trainer = new FullTrainer(p.model, { ...DEFAULT_FULL_TRAIN, lr: 1e-3, adamEps: 1e-2 });
+      const stats = await trainer.trainStep([{ ...items[0], advantages: items[0].completion.map((_, i) => (i % 2 ? 1 : -0.5)) }]);
+      const weights = await Promise.all(trainer.names.map((n) => be.read(p.model.w(n))));
+      trainer.dispose();
+      return { stats, weights, names: trainer.names };
+    };
+    const g = await run(gpu);
+    const c = await run(new CpuBackend());
+    expect(g.names).toEqual(c.names);
+    expect(g.stats.loss).toBeCloseTo(c.stats.loss, 4);
+    expect(Math.abs(g.stats.gradNorm - c.stats.gradNorm) / c.stats.gradNorm).toBeLessThan(1e-3);
+    g.weights.forEach((t, i) => t.forEach((x, j) => expect(Math.abs(x - c.weights[i][j]), `${g.names[i]}[${j}]`).toBeLessThan(1e-5)));
   });
 });
