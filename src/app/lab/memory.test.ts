@@ -1,25 +1,55 @@
 import { describe, expect, it } from 'vitest';
 import { STORIES260K_CONFIG as storiesConfig } from '../../../test/fixtures/stories-config';
-import { hubModelFiles, estimateMemory, pickedModelFiles } from './memory';
+import { planMemoryFromJson } from '../../gpu/plan';
+import { estimateMemory, hubModelFiles, pickedModelFiles, shippedConfig } from './memory';
 
-describe('memory estimate from config.json', () => {
-  it('counts parameters and weight bytes by backend and dtype', () => {
-    const input = { backend: 'cpu' as const, loraRank: 8, loraTargets: ['q_proj', 'v_proj'], batch: 4, contextTokens: 64 };
+describe('memory estimate from config.json (the planner, fed with the Setup)', () => {
+  const input = { backend: 'cpu' as const, loraRank: 8, loraTargets: ['q_proj', 'v_proj'], batch: 4, contextTokens: 64, trainSequences: 16 };
+
+  it('is planMemory of a lab run: three adapter copies, a 2048-token micro-batch, a generation batch', () => {
     const e = estimateMemory(storiesConfig, input);
-    // stories260K: 260,032 parameters (its SOURCE.md).
+    const plan = planMemoryFromJson(storiesConfig, {
+      quantize: 'f16',
+      backend: 'cpu',
+      shaderF16: false,
+      lora: { rank: 8, targets: ['q_proj', 'v_proj'] },
+      adapterCopies: 3,
+      train: { sequences: 16, tokens: 64 },
+      microBatchTokens: 2048,
+      generate: { batch: 4, tokens: 64 },
+    });
+    expect(e).toEqual(plan);
+    // stories260K: 260,032 parameters (its SOURCE.md), f32 on the CPU.
     expect(e.parameters).toBe(260_032);
-    expect(e.weightBytes).toBe(260_032 * 4);
-    expect(estimateMemory(storiesConfig, { ...input, backend: 'webgpu', f16: true }).weightBytes).toBe(260_032 * 2);
-    // f16 only where WebGPU offers it.
-    expect(estimateMemory(storiesConfig, { ...input, f16: true }).weightBytes).toBe(260_032 * 4);
-    // LoRA: 5 layers x rank 8 x (q 64+64, v 32+64), six f32 copies.
-    expect(e.loraBytes).toBe(5 * 8 * (128 + 96) * 4 * 6);
-    expect(e.kvBytes).toBe(2 * 5 * 4 * 8 * 64 * 4 * 4);
-    expect(e.totalBytes).toBe(e.weightBytes + e.loraBytes + e.kvBytes + e.trainBytes);
+    expect(e.bytes.weights).toBe(260_032 * 4);
+    // LoRA: 5 layers x rank 8 x (q 64+64, v 32+64): three copies and the gradient; AdamW m and v.
+    expect(e.bytes.lora).toBe(5 * 8 * (128 + 96) * 4 * 4);
+    expect(e.bytes.optimizer).toBe(5 * 8 * (128 + 96) * 4 * 2);
+    expect(e.microBatches).toEqual({ count: 1, sequences: 16, tokens: 64 });
+  });
+
+  it('stores f16 matrices only where WebGPU offers shader-f16', () => {
+    const gpu = estimateMemory(storiesConfig, { ...input, backend: 'webgpu', f16: true });
+    expect(gpu.weightFormat.storage).toBe('f16');
+    expect(estimateMemory(storiesConfig, { ...input, f16: true }).weightFormat.storage).toBe('f32');
+  });
+
+  it('plans serving only without a training batch, and q4 as a planned format', () => {
+    const serve = estimateMemory(storiesConfig, { ...input, trainSequences: 0 });
+    expect(serve.microBatches).toBeNull();
+    expect(serve.bytes.activations).toBe(0);
+    expect(estimateMemory(storiesConfig, { ...input, quantize: 'q4' }).weightFormat.implemented).toBe(false);
+  });
+
+  it('knows the shipped config.json of the models people pick, by hub id only', () => {
+    expect(shippedConfig('Qwen/Qwen3-4B')).toMatchObject({ architectures: ['Qwen3ForCausalLM'], hidden_size: 2560 });
+    expect(shippedConfig('HuggingFaceTB/SmolLM2-360M')).toMatchObject({ hidden_size: 960 });
+    expect(shippedConfig('someone/Qwen3-4B')).toBeNull();
+    expect(shippedConfig('Qwen/Qwen3-235B')).toBeNull();
   });
 
   it('refuses architectures the engine does not run', () => {
-    expect(() => estimateMemory({ architectures: ['GPT2LMHeadModel'] }, { backend: 'cpu', loraRank: 8, loraTargets: [], batch: 1, contextTokens: 1 })).toThrow(/architecture/);
+    expect(() => estimateMemory({ architectures: ['GPT2LMHeadModel'] }, input)).toThrow(/architecture/);
   });
 });
 

@@ -1,10 +1,10 @@
 /**
  * Size and memory of a policy model before it is downloaded: config.json and HEAD requests for
- * hub models, the files' own sizes for picked folders. The estimate is deliberately rough (it
- * says "about"): weights x bytes per weight, plus LoRA training state, KV cache and training
- * activations, so a person can tell a 100 MB model from a 4 GB one before waiting for it.
+ * hub models, the files' own sizes for picked folders, and for the models whose config.json the
+ * app ships (data/model-configs) nothing at all. The memory figures are the planner's
+ * (src/gpu/plan.ts, the same function as `nextstate plan`), fed with the Setup's choices.
  */
-import { parameterCount, parseModelConfig, projectionShape, PROJECTIONS, type ModelConfig, type Projection } from '../../gpu/config';
+import { planMemoryFromJson, type MemoryPlan, type Quantize } from '../../gpu/plan';
 import { hubBaseUrl } from '../../gpu/source';
 
 export interface EstimateInput {
@@ -17,47 +17,52 @@ export interface EstimateInput {
   batch: number;
   /** Prompt plus answer tokens per sequence. */
   contextTokens: number;
+  /** Samples per training step (the preset's batch size); 0 plans serving only. */
+  trainSequences: number;
+  /** Weight format to plan; default 'f16', what the engine loads ('auto': f16 where the device can). */
+  quantize?: Quantize;
+  /** Plan per-layer recomputation of activations (a planned engine feature). */
+  recompute?: 'none' | 'layer';
 }
 
-export interface MemoryEstimate {
-  architecture: string;
-  parameters: number;
-  /** Weights on the device. */
-  weightBytes: number;
-  /** LoRA weights, gradients, Adam moments and the serving snapshot. */
-  loraBytes: number;
-  /** KV cache for one generation batch. */
-  kvBytes: number;
-  /** Activations and logits of one training micro-batch (2048 tokens). */
-  trainBytes: number;
-  totalBytes: number;
+/** The policy service trains in micro-batches of this many padded tokens (runtime/policy-service.ts). */
+export const LAB_MICRO_BATCH_TOKENS = 2048;
+/** A lab run holds three adapters at once: the one being trained, the serving snapshot, and the next one waiting to swap in. */
+export const LAB_ADAPTER_COPIES = 3;
+
+/**
+ * The memory plan of a lab run: one training step of `trainSequences` x `contextTokens` while a
+ * generation batch of `batch` x `contextTokens` is served.
+ *
+ * @throws Error with the reason when config.json names a model the engine does not run
+ */
+export function estimateMemory(configJson: unknown, input: EstimateInput): MemoryPlan {
+  return planMemoryFromJson(configJson, {
+    quantize: input.quantize ?? 'f16',
+    backend: input.backend,
+    shaderF16: input.f16 === true,
+    lora: input.loraRank > 0 && input.loraTargets.length ? { rank: input.loraRank, targets: input.loraTargets } : null,
+    adapterCopies: LAB_ADAPTER_COPIES,
+    train: input.trainSequences > 0 ? { sequences: input.trainSequences, tokens: Math.max(2, input.contextTokens) } : null,
+    microBatchTokens: LAB_MICRO_BATCH_TOKENS,
+    recompute: input.recompute ?? 'none',
+    generate: { batch: input.batch, tokens: input.contextTokens },
+  });
 }
 
-/** The engine trains in micro-batches of this many tokens (policy-service.ts). */
-const MICRO_BATCH_TOKENS = 2048;
-const F32 = 4;
+const SHIPPED = import.meta.glob('../../../data/model-configs/*.json', { eager: true, import: 'default' }) as Record<string, unknown>;
+/** The organisations whose models the shipped configs describe. */
+const SHIPPED_ORGS = ['Qwen', 'HuggingFaceTB'];
 
-export function estimateMemory(configJson: unknown, input: EstimateInput): MemoryEstimate {
-  const c: ModelConfig = parseModelConfig(configJson);
-  const parameters = parameterCount(c);
-  const f16 = input.backend === 'webgpu' && input.f16 === true;
-  const weightBytes = parameters * (f16 ? 2 : F32);
-  const targets = input.loraTargets.filter((t): t is Projection => (PROJECTIONS as readonly string[]).includes(t));
-  const loraParams = c.numLayers * targets.reduce((n, p) => n + input.loraRank * projectionShape(c, p).reduce((a, b) => a + b, 0), 0);
-  // Training copy, serving snapshot, pending swap, gradient, Adam m and v.
-  const loraBytes = loraParams * F32 * 6;
-  const kvBytes = 2 * c.numLayers * c.numKvHeads * c.headDim * input.contextTokens * input.batch * F32;
-  // Per token: a dozen hidden-sized activations per layer kept for backward, plus the logits.
-  const trainBytes = MICRO_BATCH_TOKENS * (c.hiddenSize * c.numLayers * 12 + c.intermediateSize * c.numLayers * 3 + c.vocabSize * 2) * F32;
-  return {
-    architecture: c.architecture,
-    parameters,
-    weightBytes,
-    loraBytes,
-    kvBytes,
-    trainBytes,
-    totalBytes: weightBytes + loraBytes + kvBytes + trainBytes,
-  };
+/**
+ * The shipped config.json of a hub model (e.g. Qwen/Qwen3-4B), so its plan shows before any
+ * request; null for models the app has no config of.
+ */
+export function shippedConfig(hubId: string): unknown | null {
+  const m = /^([\w-]+)\/([\w.-]+)$/.exec(hubId.trim());
+  if (!m || !SHIPPED_ORGS.includes(m[1])) return null;
+  const hit = Object.entries(SHIPPED).find(([path]) => path.endsWith(`/${m[2]}.json`));
+  return hit ? hit[1] : null;
 }
 
 export interface ModelFiles {
