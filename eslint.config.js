@@ -6,13 +6,15 @@ import ts from 'typescript-eslint';
 
 /**
  * The stack, top to bottom: app and cli -> workers (the worker entry points and their clients)
- * -> runtime (the run loop, on the page and in Node) -> sims and storage -> gpu and rl. A folder
- * imports only folders below it; rl imports nothing, and nothing imports app. Each entry names
- * the folders a layer may not reach.
+ * -> runtime (the run loop, on the page and in Node) -> sims and storage -> generators (the text
+ * sources that play judge, user and evaluator) -> gpu and rl. A folder imports only folders below
+ * it; rl imports nothing, and nothing imports app. Each entry names the folders a layer may not
+ * reach.
  */
 const LAYERS = [
-  { files: ['src/rl/**'], forbid: ['app', 'cli', 'workers', 'runtime', 'sims', 'storage', 'gpu', 'demo', 'deploy'] },
-  { files: ['src/gpu/**'], forbid: ['app', 'cli', 'workers', 'runtime', 'sims', 'storage', 'demo', 'deploy'] },
+  { files: ['src/rl/**'], forbid: ['app', 'cli', 'workers', 'runtime', 'sims', 'storage', 'generators', 'gpu', 'demo', 'deploy'] },
+  { files: ['src/gpu/**'], forbid: ['app', 'cli', 'workers', 'runtime', 'sims', 'storage', 'generators', 'demo', 'deploy'] },
+  { files: ['src/generators/**'], forbid: ['app', 'cli', 'workers', 'runtime', 'sims', 'storage', 'demo', 'deploy'] },
   { files: ['src/sims/**', 'src/storage/**'], forbid: ['app', 'cli', 'workers', 'runtime', 'demo', 'deploy'] },
   { files: ['src/runtime/**'], forbid: ['app', 'cli', 'workers', 'demo', 'deploy'] },
   { files: ['src/workers/**'], forbid: ['app', 'cli', 'demo', 'deploy'] },

@@ -12,7 +12,7 @@ import type { JudgeResultRecord, JudgeVoteRecord } from '../rl/records';
 import type { PolicyResponse, TurnJudgement } from '../rl/samples';
 import type { ClosedTurn } from '../rl/sessions';
 import { majorityVote } from '../rl/votes';
-import type { TextGenerator } from '../sims/generator';
+import type { TextGenerator } from '../generators/generator';
 import type { PolicyService } from './policy-service';
 
 export interface JudgeDeps {

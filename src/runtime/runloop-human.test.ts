@@ -9,7 +9,7 @@ import { CpuBackend } from '../gpu/cpu/backend';
 import type { ChatMessage } from '../rl/messages';
 import { makePreset } from '../rl/presets';
 import type { InteractionRecord, JudgeResultRecord, RunRecord, SampleRecord, SessionEndRecord, TokenUpdateRecord } from '../rl/records';
-import type { GenerateOptions, TextGenerator } from '../sims/generator';
+import type { GenerateOptions, TextGenerator } from '../generators/generator';
 import { createRules } from '../sims/rules/index';
 import { createScenario } from '../sims/scenarios/index';
 import type { BufferedSample } from '../rl/buffer';

@@ -10,7 +10,7 @@ import { SampleBuffer } from '../rl/buffer';
 import type { ChatMessage } from '../rl/messages';
 import type { RunRecord } from '../rl/records';
 import { validateRecord } from '../rl/validate';
-import type { TextGenerator } from '../sims/generator';
+import type { TextGenerator } from '../generators/generator';
 import { BUILT_IN_PROBLEMS } from '../sims/problems/index';
 import { createScenario } from '../sims/scenarios/index';
 import { loadProblems } from './problems';

@@ -14,7 +14,7 @@ import type { EvaluationRecord } from '../rl/records';
 import { assembleSample, type PolicyResponse } from '../rl/samples';
 import { SessionTracker, type ClosedTurn, type TrackerEvents } from '../rl/sessions';
 import { scoreEvaluation } from '../sims/evaluator';
-import type { TextGenerator } from '../sims/generator';
+import type { TextGenerator } from '../generators/generator';
 import type { Problem } from '../sims/problems/problem';
 import { createScenario, isDone, simulatorMessages, simulatorReply, type Scenario } from '../sims/scenarios/index';
 import { judgeTurn } from './judge-turn';

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import type { ChatMessage } from '../rl/messages';
 import { scoreEvaluation, type EvaluationProgress } from './evaluator';
 import { buildEvaluatorPrompt, parseEvaluatorScore, readEvaluatorPrompt } from './evaluator-prompt';
-import type { GenerateOptions, TextGenerator } from './generator';
+import type { GenerateOptions, TextGenerator } from '../generators/generator';
 
 /** Answers each call with the next scripted text and records what it was asked. */
 function scripted(texts: string[]) {

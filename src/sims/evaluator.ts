@@ -1,5 +1,5 @@
 import { buildEvaluatorPrompt, parseEvaluatorScore } from './evaluator-prompt';
-import type { TextGenerator } from './generator';
+import type { TextGenerator } from '../generators/generator';
 
 /** One problem to score: the user's first message and the policy's first answer to it. */
 export interface EvaluationItem {

@@ -1,14 +1,3 @@
-export type { TextGenerator, GenerateOptions, GeneratorKind } from './generator';
-export { OpenAICompatibleGenerator, describeEndpoint, type EndpointConfig, type EndpointDescription } from './endpoint';
-export * from './endpoint-errors';
-export {
-  TransformersGenerator,
-  TransformersLoadError,
-  pickDevice,
-  type TransformersConfig,
-  type TransformersDevice,
-  type DownloadProgress,
-} from './transformers';
 export * from './problems/index';
 export * from './scenarios/index';
 export * from './rules/index';

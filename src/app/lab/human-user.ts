@@ -4,7 +4,7 @@
  * the same RunLoop (one session at a time) serves, judges and trains on a real conversation.
  */
 import type { ChatMessage } from '../../rl/messages';
-import type { GenerateOptions, GeneratorKind, TextGenerator } from '../../sims/generator';
+import type { GenerateOptions, GeneratorKind, TextGenerator } from '../../generators/generator';
 import { EndSessionRequest } from '../../runtime/runloop';
 
 /** What the page shows while the loop waits for the person. */

@@ -16,7 +16,7 @@
 import type { ChatMessage } from '../../rl/messages';
 import type { EvaluationRecord, ToolStepRecord } from '../../rl/records';
 import type { TrainingSample } from '../../rl/samples';
-import type { TextGenerator } from '../../sims/generator';
+import type { TextGenerator } from '../../generators/generator';
 import type { Problem } from '../../sims/problems/problem';
 import { groupAdvantages, runToolEpisode, scoreTrajectory, type PolicyStep, type Trajectory } from '../../sims/toolcall/index';
 import { interactionRecord, isAbort, RunLoopCore, type RecordSink, type RunLoopOptions } from '../loop-core';

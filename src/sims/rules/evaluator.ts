@@ -1,6 +1,6 @@
 import type { ChatMessage } from '../../rl/messages';
 import { EVALUATOR_SCORES, readEvaluatorPrompt } from '../evaluator-prompt';
-import type { GenerateOptions, TextGenerator } from '../generator';
+import type { GenerateOptions, TextGenerator } from '../../generators/generator';
 import { joinList, presentIssues, type RulesProfile } from './profile';
 import { RulesInputError } from './reading';
 

@@ -1,4 +1,4 @@
-import type { TextGenerator } from '../generator';
+import type { TextGenerator } from '../../generators/generator';
 import type { Scenario } from '../scenarios/scenario';
 import { normaliseChild } from '../scenarios/storyteller';
 import { RulesEvaluator } from './evaluator';

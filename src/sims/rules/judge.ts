@@ -1,5 +1,5 @@
 import type { ChatMessage } from '../../rl/messages';
-import type { GenerateOptions, TextGenerator } from '../generator';
+import type { GenerateOptions, TextGenerator } from '../../generators/generator';
 import { heardIssues, joinList, type RulesProfile } from './profile';
 import { classifyReaction, classifyToolResult } from './reaction';
 import { readNextState, readNextStateRole } from './reading';

@@ -1,5 +1,5 @@
 import type { ChatMessage } from '../../rl/messages';
-import type { GenerateOptions, TextGenerator } from '../generator';
+import type { GenerateOptions, TextGenerator } from '../../generators/generator';
 import { pick } from '../seeded';
 import { joinList, presentIssues, type RulesProfile } from './profile';
 import { readSimulatorView } from './reading';

@@ -1,6 +1,6 @@
 import { InvalidArgumentError } from '../../rl/errors';
 import type { ChatMessage } from '../../rl/messages';
-import type { GenerateOptions, TextGenerator } from '../generator';
+import type { GenerateOptions, TextGenerator } from '../../generators/generator';
 import type { Problem } from '../problems/problem';
 import { parseGsm8kAnswer } from '../problems/gsm8k-answer';
 import { readFinalAnswer, sameAnswer, type FinalAnswer } from './answer';

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { ChatMessage } from '../../rl/messages';
-import type { TextGenerator } from '../generator';
+import type { TextGenerator } from '../../generators/generator';
 import { groupAdvantages, runGroup, sampleGroup } from './group';
 import { readStepJudgePrompt, scoreTrajectory } from './prm';
 import { RulesStepJudge } from './rules-judge';

@@ -1,6 +1,6 @@
 import { standardizeByStep, type StepSample } from '../../rl/advantages';
 import { InvalidArgumentError } from '../../rl/errors';
-import type { TextGenerator } from '../generator';
+import type { TextGenerator } from '../../generators/generator';
 import type { Problem } from '../problems/problem';
 import { runToolEpisode, type EpisodeOptions, type PolicyOutput, type PolicyStep, type Trajectory } from './environment';
 import { scoreTrajectory, type ScoreOptions, type ScoredTrajectory } from './prm';

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { parseBoxedScore } from '../../rl/boxed';
 import { InvalidArgumentError } from '../../rl/errors';
 import type { ChatMessage } from '../../rl/messages';
-import type { GenerateOptions, TextGenerator } from '../generator';
+import type { GenerateOptions, TextGenerator } from '../../generators/generator';
 import { runToolEpisode } from './environment';
 import {
   STEP_JUDGE_CLOSING,

@@ -2,7 +2,7 @@ import { stepwiseRewards } from '../../rl/advantages';
 import { parseBoxedScore } from '../../rl/boxed';
 import { InvalidArgumentError } from '../../rl/errors';
 import type { ChatMessage } from '../../rl/messages';
-import type { GenerateOptions, TextGenerator } from '../generator';
+import type { GenerateOptions, TextGenerator } from '../../generators/generator';
 import type { PolicyOutput, Trajectory } from './environment';
 
 /**

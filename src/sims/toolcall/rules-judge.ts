@@ -1,5 +1,5 @@
 import type { ChatMessage } from '../../rl/messages';
-import type { GenerateOptions, TextGenerator } from '../generator';
+import type { GenerateOptions, TextGenerator } from '../../generators/generator';
 import { readFinalAnswer } from './answer';
 import { readStepJudgePrompt } from './prm';
 

@@ -4,7 +4,7 @@
  */
 import * as Comlink from 'comlink';
 import type { ChatMessage } from '../../rl/messages';
-import type { GenerateOptions, TextGenerator } from '../../sims/generator';
+import type { GenerateOptions, TextGenerator } from '../../generators/generator';
 import type { GeneratorHost, GeneratorLoadRequest, GeneratorProgress } from './generator-host';
 
 let nextId = 0;

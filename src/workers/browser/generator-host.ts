@@ -8,9 +8,9 @@ import { createWebGPUBackend } from '../../gpu/webgpu/backend';
 import { CpuBackend } from '../../gpu/cpu/backend';
 import { Policy } from '../../gpu/policy';
 import { HubSource, type FileProgress } from '../../gpu/source';
-import { EngineGenerator } from '../../sims/engine-generator';
-import type { GenerateOptions, TextGenerator } from '../../sims/generator';
-import { TransformersGenerator, type DownloadProgress } from '../../sims/transformers';
+import { EngineGenerator } from '../../generators/engine';
+import type { GenerateOptions, TextGenerator } from '../../generators/generator';
+import { TransformersGenerator, type DownloadProgress } from '../../generators/transformers';
 
 export type GeneratorLoadRequest =
   | { kind: 'transformers'; model: string; wasmPaths?: string }
