@@ -6,6 +6,15 @@
 export type { ChatMessage, Role } from './messages';
 export { RlError, LengthMismatchError, InvalidArgumentError, PresetError, RecordValidationError } from './errors';
 export { buildBinaryJudgePrompt, buildHintJudgePrompt } from './judge';
+export {
+  buildStepJudgePrompt,
+  readStepJudgePrompt,
+  parseStepVote,
+  StepJudgePromptError,
+  STEP_JUDGE_CLOSING,
+  type StepJudgeInput,
+  type StepVote,
+} from './step-judge';
 export { parseBoxedScore, lastBoxContent, type BoxedScore } from './boxed';
 export { majorityVote } from './votes';
 export {

@@ -33,16 +33,9 @@ export {
   type Trajectory,
 } from './environment';
 export {
-  buildStepJudgePrompt,
   stepJudgeInputs,
-  readStepJudgePrompt,
-  parseStepVote,
   scoreTrajectory,
-  StepJudgePromptError,
-  STEP_JUDGE_CLOSING,
   DEFAULT_JUDGE_TEMPERATURE,
-  type StepJudgeInput,
-  type StepVote,
   type RewardMode,
   type ScoreOptions,
   type StepScore,

@@ -1,7 +1,7 @@
 import type { ChatMessage } from '../../rl/messages';
 import type { GenerateOptions, TextGenerator } from '../../generators/generator';
 import { readFinalAnswer } from './answer';
-import { readStepJudgePrompt } from './prm';
+import { readStepJudgePrompt } from '../../rl/step-judge';
 
 /** A tool result that is a plain number, as the calculator writes a success. */
 const NUMERIC_RESULT = /^-?\d+(?:\.\d+)?(?:e[+-]?\d+)?$/;
