@@ -35,6 +35,18 @@ describe('nextstate plan', () => {
     expect(text.out.join('\n')).toMatch(/^ {2}total +/m);
   });
 
+  it('plans full fine-tuning: f32 weights, their gradient and AdamW moments', async () => {
+    const r = await run('plan', '--model', 'SmolLM2-135M', '--full', '--train', '4x128', '--json');
+    const p = JSON.parse(r.out[0]);
+    expect(p.training).toBe('full');
+    expect(p.weightFormat.storage).toBe('f32');
+    expect(p.bytes.lora).toBe(p.bytes.weights);
+    expect(p.bytes.optimizer).toBe(2 * p.bytes.weights);
+    const text = await run('plan', '--model', 'SmolLM2-135M', '--full', '--train', '4x128');
+    expect(text.out.join('\n')).toMatch(/weight gradient/);
+    expect((await run('plan', '--model', 'SmolLM2-135M', '--full', '--quantize', 'q4', '--train', '4x128')).err[0]).toMatch(/f32 weights, not q4/);
+  });
+
   it('refuses bad options and unsupported configs with one line', async () => {
     const bad = await run('plan', '--model', 'Qwen3-4B', '--quantize', 'q3');
     expect(bad.code).toBe(2);

@@ -12,8 +12,10 @@ import { terminalField } from './terminal';
 
 export const usage = `nextstate plan --model DIR|CONFIG.json|NAME|ID [--quantize none|f16|q8|q4] [--lora-rank 16 (0: none)]
     [--targets q_proj,...] [--train 16x512] [--micro-batch-tokens 2048] [--recompute none|layer]
-    [--generate BxT] [--adapter-copies 1] [--backend webgpu|cpu] [--no-shader-f16] [--json]
-  NAME is a config shipped in data/model-configs (e.g. Qwen3-4B); nothing but config.json is read.`;
+    [--generate BxT] [--adapter-copies 1] [--full [--freeze-embedding] [--weight-copies 0]]
+    [--backend webgpu|cpu] [--no-shader-f16] [--json]
+  NAME is a config shipped in data/model-configs (e.g. Qwen3-4B); nothing but config.json is read.
+  --quantize defaults to f16 (none with --full); q8, q4 and --recompute layer are planned, not in the engine yet.`;
 
 /** "16x512" -> 16 sequences of 512 tokens. */
 function shape(v: Record<string, unknown>, name: string): { n: number; tokens: number } | null {
@@ -39,7 +41,7 @@ async function readConfig(model: string): Promise<{ json: unknown; from: string 
 export async function planCommand(argv: string[], out: (line: string) => void): Promise<void> {
   const v = parse(argv, {
     model: { type: 'string' },
-    quantize: { type: 'string', default: 'f16' },
+    quantize: { type: 'string' },
     'lora-rank': { type: 'string' },
     targets: { type: 'string' },
     train: { type: 'string' },
@@ -47,11 +49,15 @@ export async function planCommand(argv: string[], out: (line: string) => void): 
     recompute: { type: 'string', default: 'none' },
     generate: { type: 'string' },
     'adapter-copies': { type: 'string' },
+    full: { type: 'boolean' },
+    'freeze-embedding': { type: 'boolean' },
+    'weight-copies': { type: 'string' },
     backend: { type: 'string', default: 'webgpu' },
     'no-shader-f16': { type: 'boolean' },
     json: { type: 'boolean' },
   });
-  const quantize = v.quantize as Quantize;
+  const full = v.full === true;
+  const quantize = (v.quantize ?? (full ? 'none' : 'f16')) as Quantize;
   if (!QUANTIZE_FORMATS.includes(quantize)) throw new UsageError(`--quantize must be one of ${QUANTIZE_FORMATS.join(', ')}, got ${JSON.stringify(v.quantize)}`);
   if (v.backend !== 'webgpu' && v.backend !== 'cpu') throw new UsageError(`--backend must be webgpu or cpu, got ${JSON.stringify(v.backend)}`);
   if (v.recompute !== 'none' && v.recompute !== 'layer') throw new UsageError(`--recompute must be none or layer, got ${JSON.stringify(v.recompute)}`);
@@ -64,7 +70,8 @@ export async function planCommand(argv: string[], out: (line: string) => void): 
     quantize,
     backend: v.backend,
     shaderF16: !v['no-shader-f16'],
-    lora: rank > 0 ? { rank, targets } : null,
+    lora: rank > 0 && !full ? { rank, targets } : null,
+    full: full ? { freezeEmbedding: v['freeze-embedding'] === true, weightCopies: number(v, 'weight-copies', 0, (n) => Number.isInteger(n) && n >= 0) } : null,
     adapterCopies: number(v, 'adapter-copies', 1, isPositiveInt),
     train: train && { sequences: train.n, tokens: train.tokens },
     microBatchTokens: number(v, 'micro-batch-tokens', DEFAULT_TRAIN.microBatchTokens, isPositiveInt),
@@ -99,7 +106,8 @@ function planLines(p: MemoryPlan, from: string): string[] {
     `weights as ${f.storage}${f.groupSize ? ` (groups of ${f.groupSize}, f16 scales, ${f.bitsPerWeight} bits a weight)` : ''}${f.implemented ? '' : ': PLANNED, not implemented in the engine yet'}`,
   ];
   const width = Math.max(...Object.values(LABELS).map((l) => l.length));
-  for (const [key, label] of Object.entries(LABELS) as [keyof PlanCategories, string][]) {
+  const labels = p.training === 'full' ? { ...LABELS, weights: 'weights (and frozen copies)', lora: 'weight gradient' } : LABELS;
+  for (const [key, label] of Object.entries(labels) as [keyof PlanCategories, string][]) {
     lines.push(`  ${label.padEnd(width)}  ${gib(p.bytes[key]).padStart(11)}  ${p.bytes[key].toLocaleString('en-US').padStart(16)} bytes`);
   }
   lines.push(`  ${'total'.padEnd(width)}  ${gib(p.bytes.total).padStart(11)}  ${p.bytes.total.toLocaleString('en-US').padStart(16)} bytes`);

@@ -15,7 +15,7 @@ import { loadModel } from './load';
 import { LoraAdapter } from './lora';
 import { planMemory, planMemoryFromJson, QUANT_GROUP_SIZE } from './plan';
 import { DirSource } from './source-node';
-import { DEFAULT_TRAIN, LoraTrainer, type TrainSample } from './train';
+import { DEFAULT_FULL_TRAIN, DEFAULT_TRAIN, FullTrainer, LoraTrainer, type TrainSample } from './train';
 import { createNodeWebGPUBackend } from './webgpu/node';
 
 /** The shipped config.json of a model people pick (data/model-configs). */
@@ -80,6 +80,43 @@ describe('memory plan against the engine allocation (CPU backend)', () => {
       expect(ratio, `planned ${plan.bytes.total}, measured ${m.peak}`).toBeLessThan(1.1);
     });
   }
+});
+
+describe('full fine-tuning plan against the engine allocation (CPU backend)', () => {
+  const cases = [
+    { name: 'stories260K (tied), 4 x 64', dir: async () => dataPath('models/stories260K'), freezeEmbedding: false, sequences: 4, tokens: 64 },
+    { name: 'tiny Qwen2 (biases), embedding frozen, 2 x 16', dir: tiny({ family: 'qwen2' }), freezeEmbedding: true, sequences: 2, tokens: 16 },
+  ];
+  for (const c of cases) {
+    it(`${c.name}: within 10% of the measured peak`, async () => {
+      const dir = await c.dir();
+      const be = new CpuBackend();
+      const { model, config } = await loadModel(new DirSource(dir), be, { weightDtype: 'f32' });
+      const trainer = new FullTrainer(model, DEFAULT_FULL_TRAIN, { freezeEmbedding: c.freezeEmbedding });
+      const samples: TrainSample[] = Array.from({ length: c.sequences }, (_, i) => {
+        const ids = Array.from({ length: c.tokens }, (_, t) => (5 * t + 11 * i + 2) % config.vocabSize);
+        return { prompt: ids.slice(0, 1), completion: ids.slice(1), advantages: ids.slice(1).map((_, t) => (t % 2 ? 0.5 : -0.5)) };
+      });
+      be.resetPeakMemory();
+      await trainer.trainStep(samples);
+      const plan = planMemoryFromJson(JSON.parse(readFileSync(join(dir, 'config.json'), 'utf8')), {
+        quantize: 'none',
+        backend: 'cpu',
+        lora: null,
+        full: { freezeEmbedding: c.freezeEmbedding },
+        train: { sequences: c.sequences, tokens: c.tokens },
+      });
+      expect(plan.training).toBe('full');
+      const ratio = plan.bytes.total / be.memory().peak;
+      expect(ratio, `planned ${plan.bytes.total}, measured ${be.memory().peak}`).toBeGreaterThan(0.9);
+      expect(ratio, `planned ${plan.bytes.total}, measured ${be.memory().peak}`).toBeLessThan(1.1);
+    });
+  }
+
+  it('refuses full fine-tuning of f16 or quantized weights, as FullTrainer does', () => {
+    const stories = JSON.parse(readFileSync(dataPath('models/stories260K/config.json'), 'utf8')) as unknown;
+    expect(() => planMemoryFromJson(stories, { quantize: 'q4', backend: 'webgpu', lora: null, full: {}, train: { sequences: 1, tokens: 8 } })).toThrow(/f32 weights/);
+  });
 });
 
 describe('memory plan against the engine allocation (WebGPU on Dawn)', () => {

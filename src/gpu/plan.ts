@@ -10,7 +10,8 @@
  *  - activations: the tape CausalLM.forward keeps for backward() (LayerTape per layer, the final
  *    residual stream and the normed hidden states);
  *  - LoRA: LoraAdapter (A [r, in], B [out, r] per targeted projection), its copies, and the
- *    gradient zeroGrads allocates each step; optimizer: LoraTrainer's AdamW m and v;
+ *    gradient zeroGrads allocates each step; optimizer: the trainer's AdamW m and v. With full
+ *    fine-tuning (FullTrainer) every weight is trained in f32 and gets a gradient, m and v;
  *  - scratch: the transient peak on top of those (q/k/v of the layer being run, the logits block
  *    and its gradient, the backward's per-layer temporaries), as train.ts and backward.ts free them.
  * The trainer cuts a batch into micro-batches of at most `microBatchTokens` padded tokens and
@@ -48,8 +49,13 @@ export interface PlanInput {
   backend: 'webgpu' | 'cpu';
   /** WebGPU only: the device has shader-f16 (default true). */
   shaderF16?: boolean;
-  /** The trained adapter; null plans inference only. */
+  /** The trained adapter; null plans inference only (or full fine-tuning, with `full`). */
   lora: { rank: number; targets: readonly string[] } | null;
+  /**
+   * Full fine-tuning (FullTrainer) instead of LoRA: every weight trained in f32, with its gradient
+   * and AdamW moments; `weightCopies` frozen copies of the weights beside (a KL reference: 1).
+   */
+  full?: { freezeEmbedding?: boolean; weightCopies?: number } | null;
   /**
    * Copies of the adapter held at once besides its gradient: 1 for `nextstate train`, 3 in a
    * lab run (the one being trained, the serving snapshot and the finished step waiting to swap in).
@@ -66,10 +72,13 @@ export interface PlanInput {
 }
 
 export interface PlanCategories {
+  /** Model weights, and with full fine-tuning their frozen copies. */
   weights: number;
   kvCache: number;
   activations: number;
+  /** LoRA: the adapter's copies and its gradient. Full fine-tuning: the weights' gradient. */
   lora: number;
+  /** AdamW's m and v of whatever is trained. */
   optimizer: number;
   scratch: number;
 }
@@ -87,6 +96,8 @@ export interface MemoryPlan {
   architecture: string;
   parameters: number;
   loraParameters: number;
+  /** What a step trains: a LoRA adapter, every weight, or nothing (no step planned). */
+  training: 'lora' | 'full' | null;
   quantize: Quantize;
   weightFormat: {
     /** What matrices are stored as: f32, f16, q8 or q4. */
@@ -193,10 +204,17 @@ export function planMemory(c: ModelConfig, input: PlanInput): MemoryPlan {
     const [out, inp] = projectionShape(c, p);
     return n + act(rank * inp) + act(out * rank);
   }, 0);
-  const training = input.train !== null && input.lora !== null;
-  const copies = input.adapterCopies ?? 1;
-  const lora = adapterBytes * (copies + (training ? 1 : 0));
-  const optimizer = training ? adapterBytes * 2 : 0;
+  const full = input.full ?? null;
+  if (full && input.lora) throw new EngineError('plan either LoRA or full fine-tuning, not both');
+  if (full && format.storage !== 'f32') {
+    throw new EngineError(`full fine-tuning trains f32 weights, not ${format.storage}; plan it with quantize 'none'`);
+  }
+  const training: MemoryPlan['training'] = input.train === null ? null : full ? 'full' : input.lora ? 'lora' : null;
+  // FullTrainer: every checkpoint tensor (the embedding left out when frozen) gets a gradient and m, v of its shape.
+  const trained = training === 'full' ? weights - (full?.freezeEmbedding ? matrixBytes(V, D) : 0) : adapterBytes;
+  const lora = training === 'full' ? trained : adapterBytes * ((input.adapterCopies ?? 1) + (training ? 1 : 0));
+  const optimizer = training ? 2 * trained : 0;
+  if (training === 'full') weights += (full?.weightCopies ?? 0) * weights;
 
   // ---- one training micro-batch ----
   let kvCache = 0;
@@ -204,7 +222,7 @@ export function planMemory(c: ModelConfig, input: PlanInput): MemoryPlan {
   let scratch = 0;
   let microBatches: MemoryPlan['microBatches'] = null;
   const notes: string[] = [];
-  if (input.train && input.lora) {
+  if (input.train && training) {
     const { sequences, tokens: T } = input.train;
     if (!(Number.isInteger(sequences) && sequences > 0 && Number.isInteger(T) && T > 1)) {
       throw new EngineError(`a training step needs whole numbers of sequences (>= 1) and tokens (>= 2), got ${sequences}x${T}`);
@@ -237,7 +255,8 @@ export function planMemory(c: ModelConfig, input: PlanInput): MemoryPlan {
     const forward = act(N * Hq) + 2 * act(N * Hkv);
     // d hidden plus the logits block, its gradient, d picked rows and the rows scattered back;
     const logits = act(chunkRows * V);
-    const logitsPhase = act(N * D) + Math.max(2 * logits, logits + act(chunkRows * D), act(chunkRows * D) + act(N * D));
+    // (headBackward holds dlogits, d picked rows and the scattered rows at once).
+    const logitsPhase = act(N * D) + Math.max(2 * logits, logits + act(chunkRows * D) + act(N * D));
     // d hidden, dx, and one layer's largest set of gradients (dAct, dGate, dUp, or the attention's), du.
     const mlp = 3 * act(N * I);
     const attention = 2 * act(N * Hq) + 3 * act(N * Hkv);
@@ -252,8 +271,14 @@ export function planMemory(c: ModelConfig, input: PlanInput): MemoryPlan {
         ? 'activations: every layer keeps its tape for the backward (what the engine does)'
         : 'activations: recomputed per layer in the backward, only each layer input kept (PLANNED: the engine keeps every layer today)',
     );
-  } else if (input.train && !input.lora) {
-    notes.push('no LoRA adapter: nothing to train, the step is left out');
+  } else if (input.train) {
+    notes.push('no LoRA adapter and no full fine-tuning: nothing to train, the step is left out');
+  }
+  if (training === 'full') {
+    notes.push(
+      `full fine-tuning: every weight${full?.freezeEmbedding ? ' but the embedding' : ''} trained in f32 with its gradient and AdamW m and v` +
+        (full?.weightCopies ? `; ${full.weightCopies} frozen cop${full.weightCopies > 1 ? 'ies' : 'y'} of the weights` : ''),
+    );
   }
 
   // ---- a generation batch served meanwhile ----
@@ -287,6 +312,7 @@ export function planMemory(c: ModelConfig, input: PlanInput): MemoryPlan {
     architecture: c.architecture,
     parameters: parameterCount(c),
     loraParameters,
+    training,
     quantize: input.quantize,
     weightFormat: format,
     recompute,

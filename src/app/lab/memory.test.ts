@@ -41,6 +41,13 @@ describe('memory estimate from config.json (the planner, fed with the Setup)', (
     expect(estimateMemory(storiesConfig, { ...input, quantize: 'q4' }).weightFormat.implemented).toBe(false);
   });
 
+  it('plans a full fine-tune of the preset in f32', () => {
+    const full = estimateMemory(storiesConfig, { ...input, backend: 'webgpu', f16: true, finetune: 'full' });
+    expect(full.training).toBe('full');
+    expect(full.weightFormat.storage).toBe('f32');
+    expect(full.bytes.optimizer).toBe(2 * full.bytes.lora);
+  });
+
   it('knows the shipped config.json of the models people pick, by hub id only', () => {
     expect(shippedConfig('Qwen/Qwen3-4B')).toMatchObject({ architectures: ['Qwen3ForCausalLM'], hidden_size: 2560 });
     expect(shippedConfig('HuggingFaceTB/SmolLM2-360M')).toMatchObject({ hidden_size: 960 });

@@ -23,6 +23,8 @@ export interface EstimateInput {
   quantize?: Quantize;
   /** Plan per-layer recomputation of activations (a planned engine feature). */
   recompute?: 'none' | 'layer';
+  /** The preset's fine-tuning mode: a LoRA adapter (default) or every weight. */
+  finetune?: 'lora' | 'full';
 }
 
 /** The policy service trains in micro-batches of this many padded tokens (runtime/policy-service.ts). */
@@ -37,11 +39,14 @@ export const LAB_ADAPTER_COPIES = 3;
  * @throws Error with the reason when config.json names a model the engine does not run
  */
 export function estimateMemory(configJson: unknown, input: EstimateInput): MemoryPlan {
+  const full = input.finetune === 'full';
   return planMemoryFromJson(configJson, {
-    quantize: input.quantize ?? 'f16',
+    // Full fine-tuning keeps f32 weights (FullTrainer refuses f16 ones).
+    quantize: input.quantize ?? (full ? 'none' : 'f16'),
     backend: input.backend,
     shaderF16: input.f16 === true,
-    lora: input.loraRank > 0 && input.loraTargets.length ? { rank: input.loraRank, targets: input.loraTargets } : null,
+    lora: !full && input.loraRank > 0 && input.loraTargets.length ? { rank: input.loraRank, targets: input.loraTargets } : null,
+    full: full ? {} : null,
     adapterCopies: LAB_ADAPTER_COPIES,
     train: input.trainSequences > 0 ? { sequences: input.trainSequences, tokens: Math.max(2, input.contextTokens) } : null,
     microBatchTokens: LAB_MICRO_BATCH_TOKENS,
