@@ -1,4 +1,5 @@
-import { createWriteStream, readFileSync } from 'node:fs';
+import { createWriteStream, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import type { ReadableStream as NodeReadableStream } from 'node:stream/web';
@@ -93,11 +94,11 @@ export async function runCommand(argv: string[], out: (line: string) => void): P
   config.schedule.steps = number(v, 'steps', config.schedule.steps, isPositiveInt);
 
   const file = typeof v.out === 'string' ? v.out : undefined;
-  const { status, records, file: written } = await runToFile(config, {
+  const { status, records, file: written, modelDir } = await runToFile(config, {
     file,
     onLine: (line) => out(v.json ? JSON.stringify(line) : describe(line as Record<string, unknown>)),
   });
-  if (!v.json) out(`run ${status}: ${records.length} records written to ${written}`);
+  if (!v.json) out(`run ${status}: ${records.length} records written to ${written}${modelDir ? `, the fully fine-tuned model to ${modelDir}` : ''}`);
 }
 
 /**
@@ -107,7 +108,7 @@ export async function runCommand(argv: string[], out: (line: string) => void): P
 export async function runToFile(
   config: AnyRunConfig,
   o: { file?: string; onLine?: (line: object) => void } = {},
-): Promise<{ status: string; records: RunRecord[]; file: string }> {
+): Promise<{ status: string; records: RunRecord[]; file: string; modelDir?: string }> {
   const records: RunRecord[] = [];
   const created = Date.now();
   const { loop, policy } = await createRun(config, await createBackend(config.models.policy.backend ?? 'cpu'), {
@@ -127,7 +128,15 @@ export async function runToFile(
     process.off('SIGINT', stop);
   }
   const file = o.file ?? `nextstate-${runName(config)}-${new Date(created).toISOString().replace(/[:.]/g, '-')}.nsrun`;
-  const adapter = { version: policy.servingVersion(), ts: Date.now(), files: await policy.exportAdapter() };
+  // A full fine-tuning run has no adapter: its trained model is a Hugging Face folder beside the run file.
+  const full = config.preset.finetune.mode === 'full';
+  let modelDir: string | undefined;
+  if (full && policy.exportModel) {
+    modelDir = `${file.replace(/\.nsrun$/, '')}.model`;
+    mkdirSync(modelDir, { recursive: true });
+    for (const [name, bytes] of await policy.exportModel()) writeFileSync(join(modelDir, name), bytes);
+  }
+  const adapter = full ? undefined : { version: policy.servingVersion(), ts: Date.now(), files: await policy.exportAdapter() };
   const source = memorySource(
     {
       config: { ...config, modelRefs: { policy: { id: config.models.policy.model, files: policyFiles(policy) } }, seeds: { run: config.seed } },
@@ -139,8 +148,8 @@ export async function runToFile(
     records,
     adapter,
   );
-  await pipeline(Readable.fromWeb(runFileStream(source, { includeAdapter: true }) as NodeReadableStream), createWriteStream(file));
-  return { status, records, file };
+  await pipeline(Readable.fromWeb(runFileStream(source, { includeAdapter: !full }) as NodeReadableStream), createWriteStream(file));
+  return { status, records, file, ...(modelDir ? { modelDir } : {}) };
 }
 
 function describe(line: Record<string, unknown>): string {

@@ -17,7 +17,9 @@ import { CausalLM } from '../gpu/model';
 import { Policy } from '../gpu/policy';
 import { score } from '../gpu/score';
 import { DirSource } from '../gpu/source-node';
+import { exampleConfig } from '../runtime/run-config';
 import { main } from './main';
+import { runToFile } from './run';
 
 const stories = dataPath('models/stories260K');
 const prompt = 'The cat';
@@ -117,5 +119,25 @@ describe('nextstate train --full on stories260K', () => {
     expect(bad.err[0]).toMatch(/--lora-rank is a LoRA option/);
     const none = await run('train', '--full', '--resume', '--model', stories!, '--data', data, '--out', join(dir, 'y'));
     expect(none.err[0]).toMatch(/optimizer\.safetensors not found/);
+  });
+
+  it("nextstate run with finetune.mode 'full' trains every weight and writes the model folder beside the run file", async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'nextstate-full-run-'));
+    const config = exampleConfig('storyteller', stories!, 'binary');
+    config.preset.finetune.mode = 'full';
+    config.preset.optimizer.lr = 1e-5;
+    config.schedule.steps = 1;
+    config.schedule.evalProblems = 2;
+    const file = join(dir, 'run.nsrun');
+    const r = await runToFile(config, { file });
+    expect(r.status).toBe('finished');
+    expect(r.modelDir).toBe(join(dir, 'run.model'));
+    expect(r.records.filter((x) => x.kind === 'train_step')).toHaveLength(1);
+    const trained = await Policy.load(new DirSource(r.modelDir!), new CpuBackend());
+    const base = await Policy.load(new DirSource(stories!), new CpuBackend());
+    const w = await trained.model.backend.read(trained.model.w('model.norm.weight'));
+    const w0 = await base.model.backend.read(base.model.w('model.norm.weight'));
+    expect(Array.from(w)).not.toEqual(Array.from(w0));
+    expect(existsSync(join(r.modelDir!, 'optimizer.safetensors'))).toBe(true);
   });
 });

@@ -8,7 +8,7 @@
 import type { Backend, Tensor } from './backend';
 import { expectedTensors, parameterCount, type ModelConfig } from './config';
 import { EngineError, FullTrainingMemoryError, WeightsError } from './errors';
-import type { CausalLM } from './model';
+import { CausalLM } from './model';
 import { finiteTensor, parseSafetensors, tensorToFloat32, writeSafetensors, type TensorEntry, type TensorToWrite } from './safetensors';
 import type { ModelSource } from './source';
 import type { OptimizerState } from './train';
@@ -171,12 +171,32 @@ export function checkFullTrainingFits(config: ModelConfig, o: { memoryBytes?: nu
   }
 }
 
-/** A copy of the model's weights on the same backend: the frozen reference or teacher of full fine-tuning. */
+/** A copy of the model's weights on the same backend, in f32: the frozen reference of the KL term. */
 export function copyWeights(be: Backend, model: CausalLM): Map<string, Tensor> {
   const out = new Map<string, Tensor>();
   for (const [name, t] of model.weights) {
-    if ((t as Tensor & { dtype?: string }).dtype === 'f16') throw new EngineError(`copyWeights: ${name} is f16; full fine-tuning keeps f32 weights`);
+    if ((t as Tensor & { dtype?: string }).dtype === 'f16') throw new EngineError(`copyWeights: ${name} is f16; use copyModelF32`);
+    // x + 0 * x on the device: no readback.
     out.set(name, be.add(t, t, 0));
   }
   return out;
+}
+
+/**
+ * A model of its own with f32 copies of `model`'s weights: what full fine-tuning trains and
+ * serves while the loaded model stays the frozen initial policy. f32 weights are copied on the
+ * device; f16 ones (a WebGPU load with shader-f16) are read back and stored as f32.
+ */
+export async function copyModelF32(model: CausalLM): Promise<CausalLM> {
+  const be = model.backend;
+  const out = new Map<string, Tensor>();
+  for (const [name, t] of model.weights) {
+    out.set(name, (t as Tensor & { dtype?: string }).dtype === 'f16' ? be.tensor(await be.read(t), t.shape) : be.add(t, t, 0));
+  }
+  return new CausalLM(be, model.config, out);
+}
+
+/** Frees a model's weights (a copy made by copyModelF32; never the loaded model while it serves). */
+export function disposeModel(model: CausalLM): void {
+  for (const t of model.weights.values()) model.backend.dispose(t);
 }

@@ -43,6 +43,11 @@ export class Policy {
     return this.model.config;
   }
 
+  /** The same tokenizer and source over another model of the same config (a fully fine-tuned copy). */
+  withModel(model: CausalLM): Policy {
+    return new Policy(model, this.tokenizer, this.source, this.weightBytes, this.files);
+  }
+
   /** Prompt ids: the chat template for chat models, else the text as the tokenizer encodes it. */
   promptIds(prompt: string | ChatMessage[], options: PromptOptions = {}): number[] {
     const text = this.promptText(prompt, options);

@@ -5,16 +5,20 @@
  * groups fill two batches together.
  */
 import { describe, expect, it } from 'vitest';
+import { dataPath } from '../../test/data-dir';
 import { tinyModel } from '../../test/fixtures/tiny-model';
 import { CpuBackend } from '../gpu/cpu/backend';
 import type { PeftFiles } from '../gpu/peft';
 import { Policy } from '../gpu/policy';
 import { parseSafetensors, tensorToFloat32 } from '../gpu/safetensors';
 import { DirSource } from '../gpu/source-node';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import type { ChatMessage } from '../rl/messages';
 import { makePreset } from '../rl/presets';
 import { CALCULATOR_TOOL } from '../sims/toolcall/index';
-import { EnginePolicyService } from './policy-service';
+import { EnginePolicyService, NoAdapterError } from './policy-service';
 
 describe('EnginePolicyService', () => {
   it('numbers versions by training steps when two steps finish during one generation', async () => {
@@ -125,5 +129,53 @@ describe('EnginePolicyService', () => {
     const item = { messages, tokenIds: viaService.tokenIds, advantages: viaService.tokenIds.map(() => 0), rolloutLogp: viaService.logprobs, trainable: true };
     const same = await service.train([{ ...item, tools: [CALCULATOR_TOOL] }]);
     expect(same.stats.rolloutGap!).toBeLessThan(1e-4);
+  }, 120_000);
+
+  it("finetune.mode 'full' trains every weight: the loaded model stays the initial policy, serving swaps whole copies, the model exports as a folder", async () => {
+    // stories260K: a real checkpoint with a small vocabulary (the fixtures carry Qwen3's 151k).
+    const be = new CpuBackend();
+    const policy = await Policy.load(new DirSource(dataPath('models/stories260K')), be);
+    const initialWeights = await Promise.all([...policy.model.weights.values()].map((t) => be.read(t)));
+    const service = new EnginePolicyService(policy, makePreset('binary', { finetune: { mode: 'full' }, optimizer: { lr: 0.01 } }), 1);
+    expect(service.label).toMatch(/full fine-tuning/);
+    const messages: ChatMessage[] = [{ role: 'user', content: 'Once upon a time' }];
+    const greedy = { temperature: 0, topP: 1, topK: 0 };
+    const request = { messages, maxNewTokens: 12, sampling: greedy, seed: 0 };
+    const [base] = await service.generate([request]);
+    const item = { messages, tokenIds: base.tokenIds, advantages: base.tokenIds.map(() => -1), rolloutLogp: base.logprobs, trainable: true };
+
+    // A generation in flight during the step keeps the weights it started with.
+    const inFlight = service.generate([request]);
+    const { version, stats } = await service.train([item]);
+    expect(version).toBe(1);
+    expect(stats.skipped).toBeNull();
+    const [during] = await inFlight;
+    expect(during.logprobs).toEqual(base.logprobs);
+    const [after] = await service.generate([request]);
+    expect(after.version).toBe(1);
+    expect(after.logprobs).not.toEqual(base.logprobs);
+
+    // Not LoRA: the base weights are what was trained (a copy of them), and the loaded model is untouched.
+    const now = await Promise.all([...policy.model.weights.values()].map((t) => be.read(t)));
+    now.forEach((t, i) => expect(Array.from(t)).toEqual(Array.from(initialWeights[i])));
+    const scoreItem = [{ messages, tokenIds: base.tokenIds }];
+    expect((await service.score(scoreItem, 'initial'))[0]).toEqual(base.logprobs);
+    const current = (await service.score([{ messages, tokenIds: after.tokenIds }], 'current'))[0];
+    current.forEach((x, t) => expect(x).toBeCloseTo(after.logprobs[t], 5));
+
+    await expect(service.exportAdapter()).rejects.toThrow(NoAdapterError);
+    await expect(service.restore({ 'adapter_model.safetensors': new Uint8Array(), 'adapter_config.json': '{}' }, 1)).rejects.toThrow(NoAdapterError);
+    const files = await service.exportModel();
+    expect(files.has('optimizer.safetensors')).toBe(true);
+    const out = mkdtempSync(join(tmpdir(), 'full-service-'));
+    for (const [name, bytes] of files) writeFileSync(join(out, name), bytes);
+    const reloaded = await Policy.load(new DirSource(out), be);
+    const [again] = await reloaded.generate([messages], { maxNewTokens: 12, sampling: greedy });
+    expect(again.logprobs).toEqual(after.logprobs);
+
+    // The KL term's reference is the initial policy: after one step away from it, the KL is positive.
+    const kl = new EnginePolicyService(policy, makePreset('binary', { finetune: { mode: 'full' }, optimizer: { lr: 0.01 }, loss: { klCoef: 0.1 } }), 1);
+    await kl.train([item]);
+    expect((await kl.train([item])).stats.kl).toBeGreaterThan(0);
   }, 120_000);
 });

@@ -3,19 +3,25 @@
  * train on batches. EnginePolicyService runs the engine in this thread (Node, or inside the
  * browser's policy worker, which exposes this same interface over comlink).
  *
- * Serving and training use different adapters: the server answers with the snapshot of
- * version v while the trainer updates its own copy; the swap to v+1 happens between two
- * generation calls, so no request ever waits for training (DESIGN.md section 3).
+ * Serving and training use different copies of what is trained: the server answers with the
+ * snapshot of version v while the trainer updates its own copy; the swap to v+1 happens between
+ * two generation calls, so no request ever waits for training (DESIGN.md section 3). With
+ * finetune.mode 'lora' a copy is a LoRA adapter over the loaded model; with 'full' it is a whole
+ * f32 copy of the weights, and the loaded model stays untouched as the frozen initial policy
+ * (the OPD teacher 'initial' and the KL term's reference).
  */
 import type { ChatMessage } from '../rl/messages';
 import type { MethodPreset, TeacherSource } from '../rl/presets';
 import type { Projection } from '../gpu/config';
+import { EngineError } from '../gpu/errors';
+import { checkFullTrainingFits, copyModelF32, disposeModel, fullModelFolder, OPTIMIZER_FILE, optimizerToSafetensors, parameterShape } from '../gpu/full';
 import { LoraAdapter } from '../gpu/lora';
+import type { CausalLM } from '../gpu/model';
 import { adapterFromPeft, adapterToPeft, type PeftFiles } from '../gpu/peft';
 import type { Policy } from '../gpu/policy';
 import type { SamplingOptions } from '../gpu/sampler';
 import { score } from '../gpu/score';
-import { LoraTrainer, type StepStats } from '../gpu/train';
+import { FullTrainer, LoraTrainer, type StepStats, type Trainer, type TrainSettings } from '../gpu/train';
 
 export interface PolicyRequest {
   messages: ChatMessage[];
@@ -73,23 +79,71 @@ export interface PolicyService {
   restore(files: PeftFiles, version: number): Promise<void>;
   /** Device memory the engine holds now and at its peak (where the service can tell). */
   memory?(): Promise<{ allocated: number; peak: number }>;
+  /**
+   * Full fine-tuning: the newest weights as a complete Hugging Face folder (file name -> bytes,
+   * optimizer.safetensors included). Absent or refused where the run trains LoRA.
+   */
+  exportModel?(): Promise<Map<string, Uint8Array>>;
+}
+
+/** A run with finetune.mode 'full' has no adapter to export or restore. */
+export class NoAdapterError extends EngineError {}
+
+/**
+ * One version of the trained policy: a LoRA adapter over the loaded model, or (full
+ * fine-tuning) a model with weights of its own.
+ */
+interface PolicyState {
+  readonly model: CausalLM;
+  readonly lora?: LoraAdapter;
+  clone(): Promise<PolicyState>;
+  dispose(): void;
+}
+
+class LoraState implements PolicyState {
+  constructor(
+    readonly model: CausalLM,
+    readonly lora: LoraAdapter,
+  ) {}
+  async clone(): Promise<PolicyState> {
+    return new LoraState(this.model, await this.lora.clone(this.model.backend));
+  }
+  dispose(): void {
+    this.lora.dispose(this.model.backend);
+  }
+}
+
+class FullState implements PolicyState {
+  constructor(
+    readonly model: CausalLM,
+    /** False for the loaded model itself, which is the frozen initial policy and is never freed. */
+    private readonly owned: boolean,
+  ) {}
+  async clone(): Promise<PolicyState> {
+    return new FullState(await copyModelF32(this.model), true);
+  }
+  dispose(): void {
+    if (this.owned) disposeModel(this.model);
+  }
 }
 
 export class EnginePolicyService implements PolicyService {
   private version = 0;
   /**
-   * The version of the newest trained adapter. Two steps can finish before a generation call
-   * lets the first swap in; the second then replaces the pending adapter, and numbering by the
+   * The version of the newest trained state. Two steps can finish before a generation call
+   * lets the first swap in; the second then replaces the pending state, and numbering by the
    * trained steps (not by swaps) keeps version = steps taken.
    */
   private latest = 0;
-  private serving: LoraAdapter;
-  private pending: LoraAdapter | null = null;
+  private serving: PolicyState;
+  private pending: PolicyState | null = null;
   private inFlight = 0;
-  /** Adapters replaced while something held them, freed once nothing does. */
-  private retired: LoraAdapter[] = [];
-  private trainer: LoraTrainer;
-  private training: LoraAdapter;
+  /** States replaced while something held them, freed once nothing does. */
+  private retired: PolicyState[] = [];
+  /** Made at the first step after start or a restore, on the training copy. */
+  private trainer: Trainer | null = null;
+  private training: PolicyState;
+  private readonly full: boolean;
 
   constructor(
     readonly policy: Policy,
@@ -97,18 +151,25 @@ export class EnginePolicyService implements PolicyService {
     private readonly seed: number,
     private readonly clock: () => number = Date.now,
   ) {
-    const lora = preset.finetune.lora;
-    this.training = LoraAdapter.init(policy.model.backend, policy.config, { rank: lora.rank, alpha: lora.alpha, targets: lora.targets as Projection[] }, seed);
+    this.full = preset.finetune.mode === 'full';
+    if (this.full) {
+      // Before the run starts: every weight must fit one buffer, or the first step would fail.
+      const limits = (policy.model.backend as { device?: GPUDevice }).device?.limits;
+      checkFullTrainingFits(policy.config, limits ? { maxBufferBytes: Math.min(limits.maxStorageBufferBindingSize, limits.maxBufferSize) } : {});
+      this.training = new FullState(policy.model, false);
+    } else {
+      const lora = preset.finetune.lora;
+      this.training = new LoraState(policy.model, LoraAdapter.init(policy.model.backend, policy.config, { rank: lora.rank, alpha: lora.alpha, targets: lora.targets as Projection[] }, seed));
+    }
     this.serving = this.training;
-    this.trainer = this.makeTrainer();
-    this.label = `engine: ${policy.source.id} (${policy.model.backend.kind})`;
+    this.label = `engine: ${policy.source.id} (${policy.model.backend.kind}${this.full ? ', full fine-tuning' : ''})`;
   }
 
   readonly label: string;
 
-  private makeTrainer(): LoraTrainer {
+  private settings(): TrainSettings {
     const p = this.preset;
-    return new LoraTrainer(this.policy.model, this.training, {
+    return {
       epsLow: p.loss.epsLow,
       epsHigh: p.loss.epsHigh,
       klCoef: p.loss.klCoef,
@@ -119,7 +180,12 @@ export class EnginePolicyService implements PolicyService {
       weightDecay: p.optimizer.weightDecay,
       maxGradNorm: 1,
       microBatchTokens: 2048,
-    });
+    };
+  }
+
+  private makeTrainer(): Trainer {
+    const t = this.training;
+    return t.lora ? new LoraTrainer(t.model, t.lora, this.settings()) : new FullTrainer(t.model, this.settings());
   }
 
   servingVersion(): number {
@@ -127,8 +193,8 @@ export class EnginePolicyService implements PolicyService {
   }
 
   /**
-   * When nothing holds an adapter: frees the retired ones and swaps in a finished step's
-   * adapter, retiring the one it replaces.
+   * When nothing holds a state: frees the retired ones and swaps in a finished step's state,
+   * retiring the one it replaces.
    */
   private swapIfReady(): void {
     if (this.inFlight > 0) return;
@@ -138,15 +204,15 @@ export class EnginePolicyService implements PolicyService {
       this.pending = null;
       this.version = this.latest;
     }
-    for (const a of this.retired) a.dispose(this.policy.model.backend);
+    for (const a of this.retired) a.dispose();
     this.retired = [];
   }
 
   /**
-   * Runs fn on the serving adapter, or on the pending one with `newest`, holding off the swap
-   * that would dispose the serving adapter until fn is done: fn reads tensors across awaits.
+   * Runs fn on the serving state, or on the pending one with `newest`, holding off the swap
+   * that would dispose the serving state until fn is done: fn reads tensors across awaits.
    */
-  private async holding<T>(fn: (lora: LoraAdapter, version: number) => Promise<T>, newest = false): Promise<T> {
+  private async holding<T>(fn: (state: PolicyState, version: number) => Promise<T>, newest = false): Promise<T> {
     this.swapIfReady();
     this.inFlight++;
     try {
@@ -158,15 +224,16 @@ export class EnginePolicyService implements PolicyService {
   }
 
   generate(requests: PolicyRequest[], signal?: AbortSignal): Promise<PolicyReply[]> {
-    return this.holding(async (lora, version) => {
+    return this.holding(async (state, version) => {
       const startedAt = this.clock();
       const s = requests[0].sampling;
-      const gens = await this.policy.generate(requests.map((r) => r.messages), {
+      const policy = state.model === this.policy.model ? this.policy : this.policy.withModel(state.model);
+      const gens = await policy.generate(requests.map((r) => r.messages), {
         maxNewTokens: Math.max(...requests.map((r) => r.maxNewTokens)),
         sampling: s,
         seeds: requests.map((r) => r.seed),
         tools: requests.map((r) => r.tools),
-        lora,
+        lora: state.lora,
         signal,
       });
       const finishedAt = this.clock();
@@ -185,21 +252,23 @@ export class EnginePolicyService implements PolicyService {
 
   score(items: { messages: ChatMessage[]; tokenIds: number[] }[], teacher: TeacherSource): Promise<number[][]> {
     return this.holding(async (serving) => {
-      // The initial adapter has B = 0, so the frozen initial policy is the base model itself.
-      const lora = teacher === 'current' ? serving : undefined;
-      const scored = await score(this.policy.model, items.map((it) => ({ prompt: this.policy.promptIds(it.messages), completion: it.tokenIds })), { lora });
+      // The initial adapter has B = 0, and full fine-tuning trains copies, so the frozen initial
+      // policy is the loaded model itself.
+      const current = teacher === 'current';
+      const model = current ? serving.model : this.policy.model;
+      const scored = await score(model, items.map((it) => ({ prompt: this.policy.promptIds(it.messages), completion: it.tokenIds })), { lora: current ? serving.lora : undefined });
       return scored.map((s) => Array.from(s.logprobs));
     });
   }
 
   async train(items: TrainItem[], onMicroBatch?: (i: number, n: number) => void): Promise<TrainResult> {
     const startedAt = this.clock();
-    if (this.serving === this.training) {
-      // Serving and training share one adapter only before the first step after start or a
+    if (this.serving === this.training || !this.trainer) {
+      // Serving and training share one state only before the first step after start or a
       // restore, when the trainer has no optimizer state yet: train a copy, so generations
-      // in flight keep an adapter that AdamW does not touch.
-      this.training = await this.serving.clone(this.policy.model.backend);
-      this.trainer.dispose();
+      // in flight keep weights that AdamW does not touch.
+      this.training = await this.serving.clone();
+      this.trainer?.dispose();
       this.trainer = this.makeTrainer();
     }
     const stats = await this.trainer.trainStep(
@@ -211,10 +280,12 @@ export class EnginePolicyService implements PolicyService {
         trainable: it.trainable,
         opdWeight: it.opdWeight,
       })),
-      { onMicroBatch, scoreAfter: true },
+      // The KL term's reference is the initial policy: the base model for LoRA, and the loaded
+      // model, which full fine-tuning leaves untouched.
+      { onMicroBatch, scoreAfter: true, reference: this.full ? { kind: 'model', model: this.policy.model } : { kind: 'base' } },
     );
     if (this.pending) this.retired.push(this.pending);
-    this.pending = await this.training.clone(this.policy.model.backend);
+    this.pending = await this.training.clone();
     this.latest++;
     this.swapIfReady();
     return { version: this.latest, stats, startedAt, finishedAt: this.clock() };
@@ -225,22 +296,36 @@ export class EnginePolicyService implements PolicyService {
   }
 
   exportAdapter(): Promise<PeftFiles> {
-    return this.holding((lora) => adapterToPeft(this.policy.model.backend, lora, this.policy.source.id), true);
+    return this.holding((state) => {
+      if (!state.lora) throw new NoAdapterError('this run fine-tunes every weight (finetune.mode "full") and has no adapter; export the model folder instead');
+      return adapterToPeft(this.policy.model.backend, state.lora, this.policy.source.id);
+    }, true);
+  }
+
+  /** The newest weights as a Hugging Face folder, with the optimizer's state when a step has run. */
+  exportModel(): Promise<Map<string, Uint8Array>> {
+    return this.holding(async (state) => {
+      if (state.lora) throw new EngineError('this run trains a LoRA adapter; export the adapter (PEFT files) instead of a model folder');
+      const files = await fullModelFolder(state.model, this.policy.source);
+      if (this.trainer) files.set(OPTIMIZER_FILE, optimizerToSafetensors(await this.trainer.optimizerState(), parameterShape(state.model)));
+      return files;
+    }, true);
   }
 
   async restore(files: PeftFiles, version: number): Promise<void> {
+    if (this.full) throw new NoAdapterError('this run fine-tunes every weight (finetune.mode "full"): it cannot continue from a LoRA adapter');
     const be = this.policy.model.backend;
     const loaded = adapterFromPeft(be, this.policy.config, { weights: files['adapter_model.safetensors'], config: files['adapter_config.json'] });
-    this.trainer.dispose();
-    if (this.serving !== this.training) this.serving.dispose(be);
-    this.training.dispose(be);
-    this.pending?.dispose(be);
+    this.trainer?.dispose();
+    this.trainer = null;
+    if (this.serving !== this.training) this.serving.dispose();
+    this.training.dispose();
+    this.pending?.dispose();
     this.pending = null;
-    for (const a of this.retired) a.dispose(be);
+    for (const a of this.retired) a.dispose();
     this.retired = [];
-    this.training = loaded;
-    this.serving = loaded;
-    this.trainer = this.makeTrainer();
+    this.training = new LoraState(this.policy.model, loaded);
+    this.serving = this.training;
     this.version = version;
     this.latest = version;
   }

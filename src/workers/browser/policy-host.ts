@@ -16,7 +16,7 @@ import type { PeftFiles } from '../../gpu/peft';
 import { Policy } from '../../gpu/policy';
 import { FileListSource, HubSource, type FileProgress, type ModelSource } from '../../gpu/source';
 import { createWebGPUBackend, type WebGPUBackend } from '../../gpu/webgpu/backend';
-import { EnginePolicyService, type PolicyReply, type PolicyRequest, type TrainItem, type TrainResult } from '../../runtime/policy-service';
+import { EnginePolicyService, NoAdapterError, type PolicyReply, type PolicyRequest, type TrainItem, type TrainResult } from '../../runtime/policy-service';
 
 /** How long a failed GPU call waits for device.lost to settle before it is a real error. */
 const LOSS_GRACE_MS = 1000;
@@ -87,6 +87,11 @@ export class PolicyHost {
 
   private async build(): Promise<void> {
     const req = this.request!;
+    // Said before the model is downloaded: the lab checkpoints, resumes and recovers a run by its
+    // LoRA adapter, which a full fine-tuning run does not have.
+    if (req.preset.finetune.mode === 'full') {
+      throw new NoAdapterError('full fine-tuning runs from the command line (nextstate run, nextstate train --full); the lab checkpoints LoRA adapters only, so choose LoRA here');
+    }
     const backend = req.backend === 'webgpu' ? await createWebGPUBackend() : new CpuBackend();
     const source: ModelSource = req.location.kind === 'hub' ? new HubSource(req.location.id) : new FileListSource(req.location.files);
     const policy = await Policy.load(source, backend, { onProgress: (progress) => this.emit({ type: 'progress', progress }) });
