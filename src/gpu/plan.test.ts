@@ -190,6 +190,8 @@ describe('memory plan formats and limits', () => {
   it('refuses what the engine refuses', () => {
     expect(() => planMemoryFromJson({ architectures: ['GPT2LMHeadModel'] }, { ...base, quantize: 'none' })).toThrow(/architecture/);
     expect(() => planMemoryFromJson(stories, { ...base, quantize: 'none', lora: { rank: 4, targets: ['mlp'] } })).toThrow(/LoRA target/);
+    // stories260K has 512 positions, as CausalLM.createCache checks.
+    expect(() => planMemoryFromJson(stories, { ...base, quantize: 'none', lora: { rank: 4, targets: ['q_proj'] }, train: { sequences: 1, tokens: 513 } })).toThrow(/exceed the model's 512 positions/);
   });
 });
 

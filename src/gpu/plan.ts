@@ -227,6 +227,7 @@ export function planMemory(c: ModelConfig, input: PlanInput): MemoryPlan {
     if (!(Number.isInteger(sequences) && sequences > 0 && Number.isInteger(T) && T > 1)) {
       throw new EngineError(`a training step needs whole numbers of sequences (>= 1) and tokens (>= 2), got ${sequences}x${T}`);
     }
+    if (T > c.maxPositions) throw new EngineError(`${T} tokens exceed the model's ${c.maxPositions} positions; train on shorter sequences`);
     const budget = input.microBatchTokens ?? DEFAULT_TRAIN.microBatchTokens;
     // LoraTrainer.microBatches: sequences of equal length, as many as fit in the token budget (at least one).
     const per = Math.max(1, Math.min(sequences, Math.floor(budget / T)));
@@ -284,6 +285,7 @@ export function planMemory(c: ModelConfig, input: PlanInput): MemoryPlan {
   // ---- a generation batch served meanwhile ----
   if (input.generate) {
     const { batch, tokens } = input.generate;
+    if (tokens > c.maxPositions) throw new EngineError(`${tokens} tokens exceed the model's ${c.maxPositions} positions; shorten the prompt or max new tokens`);
     kvCache += 2 * L * act(batch * tokens * Hkv);
     buffer('generation KV cache, one layer (K or V)', [batch, c.numKvHeads, tokens, c.headDim], batch * tokens * Hkv * F32);
     notes.push(`KV cache includes a generation batch of ${batch} x ${tokens} tokens`);
@@ -303,6 +305,11 @@ export function planMemory(c: ModelConfig, input: PlanInput): MemoryPlan {
     notes.push(`weights: matrices in ${format.storage}, norms and biases f32 (as load.ts stores them)`);
   }
   notes.push('activations, gradients, KV cache and optimizer state are f32');
+  if (webgpu) {
+    notes.push(
+      "WebGPU: tensors come from the runtime's buffer pool (sizes rounded up by at most 1/8, counted here); freed buffers stay in the pool for reuse, so the device can hold more than this peak of live bytes",
+    );
+  }
 
   buffers.sort((a, b) => b.bytes - a.bytes);
   const largest = buffers.slice(0, 4);
