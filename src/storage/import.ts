@@ -7,7 +7,8 @@ import type { RunRecord } from '../rl';
 import { RunFileError } from './errors';
 import { readRunFile, type FileAdapter, type ReadOptions } from './reader';
 import type { IntegrityStatus, RunFileHeader } from './runfile';
-import type { ImportWriter, RunStore } from './store';
+import type { RunStore } from './store';
+import type { ImportWriter } from './store-types';
 import type { ByteInput } from './streams';
 import type { RunSummary } from './summary';
 

@@ -3,19 +3,19 @@
  * with fake-indexeddb, in Node; the run-file half (readRunFile, inspectRunFile,
  * extractAdapter, the JSONL exports) needs no database and serves the CLI.
  */
-export {
-  RunStore,
-  type RunInfo,
-  type StoredRecord,
-  type RecordQuery,
-  type StoredAdapter,
-  type ResumePoint,
-  type BufferedRecords,
-  type StartupReport,
-  type RunStoreOptions,
-  type ImportWriter,
-  type ImportedRunMeta,
-} from './store';
+export { RunStore } from './store';
+export type {
+  RunInfo,
+  StoredRecord,
+  RecordQuery,
+  StoredAdapter,
+  ResumePoint,
+  BufferedRecords,
+  StartupReport,
+  RunStoreOptions,
+  ImportWriter,
+  ImportedRunMeta,
+} from './store-types';
 export { NextStateDB, DEFAULT_DB_NAME, SCHEMAS, SCHEMA_VERSION, RUN_STATUSES, type RunStatus } from './db';
 export { parseStoredConfig, StoredConfigError, type StoredConfig, type StorableConfig, type ModelRef } from './stored-config';
 export type { Metric } from './metrics';

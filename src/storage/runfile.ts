@@ -18,7 +18,8 @@ import { modelsChecker, parseStoredConfig, seedsChecker, sha256Field, StoredConf
 import { RUN_STATUSES, type IntegrityStatus, type RunStatus } from './db';
 import { RunFileError, RunNotFoundError } from './errors';
 import { stripSecrets } from './secrets';
-import type { RunInfo, RunStore, StoredAdapter, StoredRecord } from './store';
+import type { RunStore } from './store';
+import type { RunInfo, StoredAdapter, StoredRecord } from './store-types';
 import { Summarizer, type EvaluationSummary, type RunSummary } from './summary';
 
 export const RUN_FILE_FORMAT = 'nextstate-run';

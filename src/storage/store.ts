@@ -10,141 +10,29 @@
  * second connection opened with strict durability; other records stay relaxed, cheap, and are
  * flushed by the next strict commit, since the browser's store writes one log in order.
  */
-import Dexie from 'dexie';
 import { PEFT_CONFIG, PEFT_WEIGHTS, type PeftFiles } from '../gpu/peft';
-import {
-  RecordValidationError,
-  validateRecord,
-  type InteractionRecord,
-  type RecordKind,
-  type RunRecord,
-  type SampleRecord,
-} from '../rl';
+import type { InteractionRecord, RecordKind, RunRecord } from '../rl';
 import { utf8Length } from './bytes';
 import { parseStoredConfig, type StorableConfig } from './stored-config';
-import {
-  adapterBytes,
-  NextStateDB,
-  recordBytes,
-  RUN_STATUSES,
-  runRange,
-  type AdapterRow,
-  type IntegrityStatus,
-  type MetricRow,
-  type RecordRow,
-  type RunRow,
-  type RunStatus,
-} from './db';
-import { InvalidRunDataError, ReadOnlyRunError, RunBusyError, RunNotFoundError, StorageFullError, type DeletableRun } from './errors';
-import { metricOf, type Metric } from './metrics';
+import { NextStateDB, RUN_STATUSES, runRange, type AdapterRow, type RunRow, type RunStatus } from './db';
+import { InvalidRunDataError, ReadOnlyRunError, RunBusyError, RunNotFoundError } from './errors';
+import type { Metric } from './metrics';
 import { heldLocks, tryHold } from './locks';
-import { isQuotaError, storageStatus, type StorageStatus } from './quota';
+import { storageStatus } from './quota';
+import { lastSeqIn, queryRecords } from './record-query';
 import { findResumeStep } from './resume';
-
-/** A run as the app lists it. */
-export type RunInfo = Omit<RunRow, 'importing'>;
-
-export interface StoredRecord<R extends RunRecord = RunRecord> {
-  seq: number;
-  record: R;
-}
-
-/** Filters for records(); all optional and combined with AND. Results are in seq order. */
-export interface RecordQuery {
-  kind?: RecordKind;
-  session?: string;
-  step?: number;
-  version?: number;
-  /** First seq to return (inclusive). */
-  fromSeq?: number;
-  /** Last seq to return (inclusive). */
-  toSeq?: number;
-  limit?: number;
-}
-
-export interface StoredAdapter {
-  version: number;
-  ts: number;
-  files: PeftFiles;
-}
-
-/** A sample that entered the buffer and was not trained on, with the turn that produced it. */
-export interface BufferedRecords {
-  sample: StoredRecord<SampleRecord>;
-  /** The main-turn interaction with the sample's session and turn; null if it is missing. */
-  interaction: StoredRecord<InteractionRecord> | null;
-}
-
-export interface ResumePoint {
-  /** The last completed train step, or null to start from the base model. */
-  lastStep: number | null;
-  /** The step number to use next. */
-  nextStep: number;
-  /** Policy version to serve after resuming. */
-  version: number;
-  /** The adapter of `version`; null for version 0 (the base model). */
-  adapter: StoredAdapter | null;
-  /** Records up to this seq are the resumed state; later ones were in flight and are dropped. */
-  throughSeq: number;
-  /** Samples to put back into the SampleBuffer, oldest first. */
-  buffered: BufferedRecords[];
-}
-
-export interface StartupReport {
-  /** Runs left 'running' by a closed tab, now 'interrupted'. */
-  interrupted: string[];
-  /** Imports that never finished (tab closed mid-import), now removed. */
-  discardedImports: string[];
-}
-
-export interface RunStoreOptions {
-  /** Database name (tests use one per test). */
-  name?: string;
-  /** Passed to Dexie: `{ indexedDB, IDBKeyRange }` to use a non-global IndexedDB. */
-  dexie?: ConstructorParameters<typeof Dexie>[1];
-  now?: () => number;
-  newId?: () => string;
-  /** Where StorageFullError reads usage and quota from. */
-  storageStatus?: () => Promise<StorageStatus>;
-  /**
-   * What the run's row, step records and checkpoints ask the browser for: 'strict' (the
-   * default), or the browser's default like every other write ("relaxed" in Chromium), which
-   * is there for the bench to measure what 'strict' costs.
-   */
-  durableWrites?: 'strict' | 'default';
-}
-
-/** Records a resume is computed from (resume.ts): the batch holding them is written strictly. */
-const STEP_KINDS: ReadonlySet<RecordKind> = new Set(['train_step', 'version_boundary']);
-
-/** Writes into an imported (read-only) run before it becomes visible; see RunStore.beginImport. */
-export interface ImportWriter {
-  readonly runId: string;
-  append(records: readonly RunRecord[]): Promise<number[]>;
-  saveAdapter(version: number, files: PeftFiles): Promise<void>;
-  /** Makes the run visible. */
-  commit(): Promise<void>;
-  /** Removes everything written so far. */
-  abort(): Promise<void>;
-}
-
-/** What an import knows about the run before its records. */
-export interface ImportedRunMeta {
-  config: unknown;
-  label: string;
-  notes: string;
-  created: number;
-  /** Known from the header: a file with hashes is refused before commit if they fail. */
-  integrity?: IntegrityStatus;
-}
-
-/** Candidate runs listed in a StorageFullError. */
-const DELETABLE_SHOWN = 5;
-
-function toRecord(row: RecordRow): StoredRecord {
-  const { runId: _runId, seq, ...record } = row;
-  return { seq, record: record as RunRecord };
-}
+import { StoreWriter } from './store-writes';
+import type {
+  ImportedRunMeta,
+  ImportWriter,
+  RecordQuery,
+  ResumePoint,
+  RunInfo,
+  RunStoreOptions,
+  StartupReport,
+  StoredAdapter,
+  StoredRecord,
+} from './store-types';
 
 function toInfo(row: RunRow): RunInfo {
   const { importing: _importing, ...info } = row;
@@ -159,25 +47,13 @@ function jsonBytes(value: unknown): number {
   return utf8Length(JSON.stringify(value) ?? '');
 }
 
-async function lastSeqIn(db: NextStateDB, runId: string): Promise<number> {
-  const [lo, hi] = runRange(runId);
-  const key = await db.records.where('[runId+seq]').between(lo, hi, true, true).lastKey();
-  return key === undefined ? 0 : (key as unknown as [string, number])[1];
-}
-
-function checkVersion(version: number): void {
-  if (!Number.isSafeInteger(version) || version < 0) {
-    throw new InvalidRunDataError(`adapter version must be a non-negative integer, got ${version}`);
-  }
-}
-
 export class RunStore {
   readonly db: NextStateDB;
   /** The same database through a strict-durability connection (`db` itself with durableWrites 'default'). */
   private readonly durable: NextStateDB;
   private readonly now: () => number;
   private readonly newId: () => string;
-  private readonly status: () => Promise<StorageStatus>;
+  private readonly writer: StoreWriter;
 
   constructor(options: RunStoreOptions = {}) {
     this.db = new NextStateDB(options.name, options.dexie);
@@ -189,7 +65,7 @@ export class RunStore {
     if (this.durable !== this.db) for (const table of this.db.tables) this.durable.table(table.name).hook = table.hook;
     this.now = options.now ?? Date.now;
     this.newId = options.newId ?? (() => crypto.randomUUID());
-    this.status = options.storageStatus ?? storageStatus;
+    this.writer = new StoreWriter(this.db, this.durable, this.now, options.storageStatus ?? storageStatus);
   }
 
   /** Opens (and if needed upgrades) the database. Other methods open it lazily too. */
@@ -225,7 +101,7 @@ export class RunStore {
       readOnly: false,
       bytes: 0,
     };
-    await this.guardQuota(null, jsonBytes(row), () => this.durable.runs.add(row));
+    await this.writer.guardQuota(null, jsonBytes(row), () => this.durable.runs.add(row));
     return row.id;
   }
 
@@ -315,7 +191,7 @@ export class RunStore {
 
   /** Appends records in one transaction (all or none); resolves with their seqs once committed. */
   appendMany(runId: string, records: readonly RunRecord[]): Promise<number[]> {
-    return this.writeRecords(runId, records, false);
+    return this.writer.records(runId, records, false);
   }
 
   /** The run's records in seq order. */
@@ -324,34 +200,8 @@ export class RunStore {
     query: RecordQuery & { kind: K },
   ): Promise<StoredRecord<Extract<RunRecord, { kind: K }>>[]>;
   records(runId: string, query?: RecordQuery): Promise<StoredRecord[]>;
-  async records(runId: string, query: RecordQuery = {}): Promise<StoredRecord[]> {
-    const { kind, session, step, version, limit } = query;
-    const from = query.fromSeq ?? Dexie.minKey;
-    const to = query.toSeq ?? Dexie.maxKey;
-    const t = this.db.records;
-    // The most selective index leads; remaining conditions filter within it.
-    let rows =
-      kind !== undefined
-        ? t.where('[runId+kind+seq]').between([runId, kind, from], [runId, kind, to], true, true)
-        : session !== undefined
-          ? t.where('[runId+session+seq]').between([runId, session, from], [runId, session, to], true, true)
-          : step !== undefined
-            ? t.where('[runId+step]').equals([runId, step])
-            : version !== undefined
-              ? t.where('[runId+version]').equals([runId, version])
-              : t.where('[runId+seq]').between([runId, from], [runId, to], true, true);
-    const lo = query.fromSeq ?? -Infinity;
-    const hi = query.toSeq ?? Infinity;
-    rows = rows.filter(
-      (r) =>
-        (session === undefined || r.session === session) &&
-        (step === undefined || r.step === step) &&
-        (version === undefined || r.version === version) &&
-        r.seq >= lo &&
-        r.seq <= hi,
-    );
-    if (limit !== undefined) rows = rows.limit(limit);
-    return (await rows.toArray()).map(toRecord);
+  records(runId: string, query: RecordQuery = {}): Promise<StoredRecord[]> {
+    return queryRecords(this.db, runId, query);
   }
 
   /** The highest seq of the run (0 when it has no records). */
@@ -374,7 +224,7 @@ export class RunStore {
    * @throws StorageFullError, ReadOnlyRunError, RunNotFoundError
    */
   async saveAdapter(runId: string, version: number, files: PeftFiles): Promise<void> {
-    await this.writeAdapter(runId, version, files, false);
+    await this.writer.adapter(runId, version, files, false);
   }
 
   /** The adapter of the highest saved version. */
@@ -443,7 +293,7 @@ export class RunStore {
   }
 
   async setSetting(key: string, value: unknown): Promise<void> {
-    await this.guardQuota(null, jsonBytes({ key, value }), () => this.db.settings.put({ key, value }));
+    await this.writer.guardQuota(null, jsonBytes({ key, value }), () => this.db.settings.put({ key, value }));
   }
 
   async deleteSetting(key: string): Promise<void> {
@@ -476,7 +326,7 @@ export class RunStore {
     // Held until commit or abort, so another tab's startup does not take it for abandoned.
     const release = (await tryHold(this.lockName('import', row.id))) ?? (() => {});
     try {
-      await this.guardQuota(null, jsonBytes(row), () => this.db.runs.add(row));
+      await this.writer.guardQuota(null, jsonBytes(row), () => this.db.runs.add(row));
     } catch (e) {
       release();
       throw e;
@@ -484,8 +334,8 @@ export class RunStore {
     const runId = row.id;
     return {
       runId,
-      append: (records) => this.writeRecords(runId, records, true),
-      saveAdapter: (version, files) => this.writeAdapter(runId, version, files, true),
+      append: (records) => this.writer.records(runId, records, true),
+      saveAdapter: (version, files) => this.writer.adapter(runId, version, files, true),
       commit: async () => {
         // Strict: an import the page reported done must not come back from a crash half-made,
         // which the next startup would remove as abandoned.
@@ -527,100 +377,12 @@ export class RunStore {
   /** `readOnlyAction` names what a read-only run refuses; omitted for label and notes. */
   private async updateRun(runId: string, change: Partial<RunRow>, readOnlyAction?: string): Promise<void> {
     const db = this.durable;
-    await this.guardQuota(runId, jsonBytes(change), () =>
+    await this.writer.guardQuota(runId, jsonBytes(change), () =>
       db.transaction('rw', db.runs, async () => {
         const run = await this.requireRun(runId, db);
         if (readOnlyAction && run.readOnly) throw new ReadOnlyRunError(runId, readOnlyAction);
         await db.runs.update(runId, { ...change, updated: this.now() });
       }),
     );
-  }
-
-  /** Checks a writer may touch the run: visible and writable, or the import writing it. */
-  private async writableRun(db: NextStateDB, runId: string, importing: boolean, action: string): Promise<RunRow> {
-    const run = await db.runs.get(runId);
-    if (!run || Boolean(run.importing) !== importing) throw new RunNotFoundError(runId);
-    if (run.readOnly && !importing) throw new ReadOnlyRunError(runId, action);
-    return run;
-  }
-
-  private async writeRecords(runId: string, records: readonly RunRecord[], importing: boolean): Promise<number[]> {
-    if (records.length === 0) return [];
-    const checked = records.map((r, i) => {
-      try {
-        return validateRecord(r, `record ${i} of ${records.length} appended to run ${runId}`);
-      } catch (e) {
-        if (!(e instanceof RecordValidationError)) throw e;
-        throw new InvalidRunDataError(
-          `Cannot append to run ${runId}: record ${i} (${String((r as { kind?: unknown }).kind)}) field "${e.field}" ${e.problem}. ` +
-            'Nothing was written. This is a bug in the code that built the record (e.g. a NaN statistic must be written as null).',
-          { cause: e },
-        );
-      }
-    });
-    const sizes = checked.map(recordBytes);
-    const bytes = sizes.reduce((a, b) => a + b, 0);
-    const db = checked.some((r) => STEP_KINDS.has(r.kind)) ? this.durable : this.db;
-    return this.guardQuota(runId, bytes, () =>
-      db.transaction('rw', [db.runs, db.records, db.metrics], async () => {
-        const run = await this.writableRun(db, runId, importing, 'take new records');
-        const first = (await lastSeqIn(db, runId)) + 1;
-        const rows: RecordRow[] = checked.map((r, i) => ({ ...r, runId, seq: first + i }));
-        const metrics: MetricRow[] = [];
-        rows.forEach((row, i) => {
-          const m = metricOf(row.seq, checked[i]);
-          if (m) metrics.push({ ...m, runId });
-        });
-        await db.records.bulkAdd(rows);
-        if (metrics.length) await db.metrics.bulkAdd(metrics);
-        await db.runs.update(runId, { bytes: run.bytes + bytes, updated: this.now() });
-        return rows.map((r) => r.seq);
-      }),
-    );
-  }
-
-  private async writeAdapter(runId: string, version: number, files: PeftFiles, importing: boolean): Promise<void> {
-    checkVersion(version);
-    const weights = files[PEFT_WEIGHTS];
-    const config = files[PEFT_CONFIG];
-    if (!(weights instanceof Uint8Array) || typeof config !== 'string') {
-      throw new InvalidRunDataError(`saveAdapter needs "${PEFT_WEIGHTS}" as bytes and "${PEFT_CONFIG}" as a string`);
-    }
-    // A copy: the caller may reuse or transfer its buffer, and a Node Buffer view would drag
-    // its whole pool slab into the database.
-    const row: AdapterRow = { runId, version, weights: weights.slice(), config, ts: this.now() };
-    const bytes = adapterBytes(row);
-    const db = this.durable;
-    await this.guardQuota(runId, bytes, () =>
-      db.transaction('rw', [db.runs, db.adapters], async () => {
-        const run = await this.writableRun(db, runId, importing, 'save adapters');
-        const old = await db.adapters.get([runId, version]);
-        await db.adapters.put(row);
-        await db.runs.update(runId, { bytes: run.bytes + bytes - (old ? adapterBytes(old) : 0), updated: this.now() });
-      }),
-    );
-  }
-
-  /** Runs a write; a quota failure becomes StorageFullError naming runs to delete. */
-  private async guardQuota<T>(runId: string | null, bytes: number, write: () => Promise<T>): Promise<T> {
-    try {
-      return await write();
-    } catch (e) {
-      if (!isQuotaError(e)) throw e;
-      throw await this.storageFull(runId, bytes, e);
-    }
-  }
-
-  private async storageFull(runId: string | null, bytes: number, cause: unknown): Promise<StorageFullError> {
-    // Best effort: the error must reach the caller even if these reads fail too.
-    const runs = await this.db.runs.toArray().catch(() => [] as RunRow[]);
-    const deletable: DeletableRun[] = runs
-      .filter((r) => r.id !== runId && !r.importing)
-      .sort((a, b) => b.bytes - a.bytes)
-      .slice(0, DELETABLE_SHOWN)
-      .map((r) => ({ id: r.id, label: r.label, bytes: r.bytes }));
-    const status = await this.status().catch(() => null);
-    const label = runs.find((r) => r.id === runId)?.label ?? null;
-    return new StorageFullError(runId, label, Math.max(bytes, 1), deletable, status?.usage ?? null, status?.quota ?? null, cause);
   }
 }
