@@ -3,7 +3,7 @@ import { flushSync } from 'svelte';
 import { userEvent } from 'vitest/browser';
 import type { RunRecord } from '../../rl/records';
 import TokenView from './TokenView.svelte';
-import { tokenTable } from './derive';
+import { tokenTable } from './derive-tokens';
 import { HOSTILE, hostileTurn, recordedRun, render } from '../../../test/support/views/testing';
 import { reactive } from '../../../test/support/views/testing-state.svelte';
 

@@ -19,19 +19,12 @@ import type { EvaluationRecord, InteractionRecord, RunRecord, ToolStepRecord } f
 import { readFinalAnswer, type FinalAnswer } from '../../sims/toolcall/answer';
 import { TOOL_ERROR_PREFIX } from '../../sims/toolcall/calculator';
 import { parseToolCalls } from '../../sims/toolcall/calls';
+import { finite, turnKey } from './record-values';
 
 /** The evaluation the tool-call track reports (greedy accuracy on held-out problems). */
 export const ACCURACY = 'accuracy';
 
 export type RewardMode = ToolStepRecord['mode'];
-
-function key(session: string, turn: number): string {
-  return `${session}\u0000${turn}`;
-}
-
-function finite(x: number | null | undefined): number | null {
-  return typeof x === 'number' && Number.isFinite(x) ? x : null;
-}
 
 /** `g3.r1` -> group `g3`, rollout 1 (the run loop's rolloutId); null for other session ids. */
 export function parseRolloutId(session: string): { group: string; rollout: number } | null {
@@ -214,18 +207,18 @@ export function toolTrajectories(records: readonly RunRecord[]): GroupView[] {
   };
   for (const r of records) {
     if (r.kind === 'interaction') {
-      inters.set(key(r.session, r.turn), r);
+      inters.set(turnKey(r.session, r.turn), r);
       noteTurn(r.session, r.turn);
       if (!groupOf.has(r.session)) {
         const id = parseRolloutId(r.session);
         if (id) groupOf.set(r.session, id.group);
       }
     } else if (r.kind === 'tool_step') {
-      toolSteps.set(key(r.session, r.turn), r);
+      toolSteps.set(turnKey(r.session, r.turn), r);
       noteTurn(r.session, r.turn);
       groupOf.set(r.session, r.group);
     } else if (r.kind === 'token_update') {
-      const k = key(r.session, r.turn);
+      const k = turnKey(r.session, r.turn);
       const list = trained.get(k) ?? [];
       if (!list.includes(r.step)) list.push(r.step);
       trained.set(k, list);
@@ -242,16 +235,16 @@ export function toolTrajectories(records: readonly RunRecord[]): GroupView[] {
     }
     const turns = [...turnsOf.get(session)!].sort((a, b) => a - b);
     const steps = turns.map((turn) =>
-      stepView(session, turn, inters.get(key(session, turn)), inters.get(key(session, turn + 1)), toolSteps.get(key(session, turn)), trained.get(key(session, turn)) ?? []),
+      stepView(session, turn, inters.get(turnKey(session, turn)), inters.get(turnKey(session, turn + 1)), toolSteps.get(turnKey(session, turn)), trained.get(turnKey(session, turn)) ?? []),
     );
-    const scoredSteps = turns.map((t) => toolSteps.get(key(session, t))).filter((x): x is ToolStepRecord => !!x);
+    const scoredSteps = turns.map((t) => toolSteps.get(turnKey(session, t))).filter((x): x is ToolStepRecord => !!x);
     const first = scoredSteps[0];
     const outcome = first ? first.outcome : null;
     if (first) {
       g.problem ??= first.problem;
       g.mode ??= first.mode;
     }
-    const firstInter = inters.get(key(session, turns[0]));
+    const firstInter = inters.get(turnKey(session, turns[0]));
     if (firstInter && g.question === null) {
       g.question = firstInter.messages.find((m: ChatMessage) => m.role === 'user')?.content ?? null;
       g.system = firstInter.messages.find((m: ChatMessage) => m.role === 'system')?.content ?? null;

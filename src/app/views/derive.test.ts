@@ -1,19 +1,12 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import type { RunRecord, TrainStats } from '../../rl/records';
-import {
-  advantageOf,
-  advantageRange,
-  alignTokenTexts,
-  beforeAfter,
-  clipState,
-  conversations,
-  evalSeries,
-  fmt,
-  fmtSigned,
-  stepSeries,
-  tokenTable,
-} from './derive';
+import { advantageOf, advantageRange, alignTokenTexts, tokenTable } from './derive-tokens';
+import { beforeAfter, evalSeries } from './derive-evaluations';
+import { clipState } from '../../rl/ppo';
+import { conversations } from './derive-conversations';
+import { fmt, fmtSigned } from './format';
+import { stepSeries } from './derive-steps';
 
 const stats = (over: Partial<TrainStats> = {}): TrainStats => ({
   loss: 0.5,

@@ -1,0 +1,110 @@
+/**
+ * The conversations of a run log: every session's turns with their judge votes, results, sample
+ * and training steps. Pure; tested in Node (derive.test.ts).
+ */
+import type { ChatMessage } from '../../rl/messages';
+import type { JudgeResultRecord, JudgeVoteRecord, RunRecord, SampleRecord, SessionEndRecord } from '../../rl/records';
+import { turnKey } from './record-values';
+
+export interface VoteView {
+  vote: number;
+  score: number | null;
+  hint: string | null;
+  raw: string;
+  version: number;
+}
+
+export interface TurnView {
+  session: string;
+  turn: number;
+  turnType: 'main' | 'side';
+  /** The policy version that generated the answer. */
+  version: number;
+  /** The message the policy answered (the request's last message), null when there was none. */
+  prompt: ChatMessage | null;
+  response: string;
+  tokens: number;
+  binaryVotes: VoteView[];
+  hintVotes: VoteView[];
+  binary: JudgeResultRecord | null;
+  hint: JudgeResultRecord | null;
+  sample: SampleRecord | null;
+  /** Train step(s) that used this turn's sample. */
+  trainedAt: number[];
+  /** The turn has at least one judge result: it can be opened in the token view. */
+  judged: boolean;
+  /**
+   * Judged with no usable hint and no nonzero r_final, so the OPD and Combined methods give it
+   * no sample (as the reference drops it); false once a sample exists (logs from before).
+   */
+  dropped: boolean;
+}
+
+export interface SessionView {
+  session: string;
+  turns: TurnView[];
+  end: SessionEndRecord | null;
+}
+
+function voteView(v: JudgeVoteRecord): VoteView {
+  return { vote: v.vote, score: v.score, hint: v.hint, raw: v.raw, version: v.version };
+}
+
+/**
+ * Every session's turns in turn order; sessions in the order their first record appears.
+ * Judge records for a turn without an interaction record are ignored (nothing to show).
+ */
+export function conversations(records: readonly RunRecord[]): SessionView[] {
+  const sessions = new Map<string, SessionView>();
+  const turns = new Map<string, TurnView>();
+  const session = (id: string): SessionView => {
+    let s = sessions.get(id);
+    if (!s) sessions.set(id, (s = { session: id, turns: [], end: null }));
+    return s;
+  };
+  for (const r of records) {
+    if (r.kind === 'interaction') {
+      const t: TurnView = {
+        session: r.session,
+        turn: r.turn,
+        turnType: r.turnType,
+        version: r.version,
+        prompt: r.messages.length ? r.messages[r.messages.length - 1] : null,
+        response: r.response,
+        tokens: r.tokenIds.length,
+        binaryVotes: [],
+        hintVotes: [],
+        binary: null,
+        hint: null,
+        sample: null,
+        trainedAt: [],
+        judged: false,
+        dropped: false,
+      };
+      const s = session(r.session);
+      const prev = turns.get(turnKey(r.session, r.turn));
+      if (prev) s.turns.splice(s.turns.indexOf(prev), 1, t);
+      else s.turns.push(t);
+      turns.set(turnKey(r.session, r.turn), t);
+    } else if (r.kind === 'session_end') {
+      session(r.session).end = r;
+    }
+  }
+  for (const r of records) {
+    if (r.kind !== 'judge_vote' && r.kind !== 'judge_result' && r.kind !== 'sample' && r.kind !== 'token_update') continue;
+    const t = turns.get(turnKey(r.session, r.turn));
+    if (!t) continue;
+    if (r.kind === 'judge_vote') (r.judge === 'binary' ? t.binaryVotes : t.hintVotes).push(voteView(r));
+    else if (r.kind === 'judge_result') {
+      if (r.judge === 'binary') t.binary = r;
+      else t.hint = r;
+      t.judged = true;
+    } else if (r.kind === 'sample') t.sample = r;
+    else if (!t.trainedAt.includes(r.step)) t.trainedAt.push(r.step);
+  }
+  for (const s of sessions.values()) {
+    s.turns.sort((a, b) => a.turn - b.turn);
+    for (const t of s.turns) t.dropped = t.sample === null && t.hint !== null && !t.hint.accepted && (t.binary === null || t.binary.score === 0);
+  }
+  return [...sessions.values()];
+}

@@ -1,0 +1,25 @@
+/** How the views write numbers and votes. */
+
+/** A number for display: fixed digits, a real minus sign, an en dash for missing values. */
+export function fmt(x: number | null | undefined, digits = 3): string {
+  if (x === null || x === undefined || !Number.isFinite(x)) return '–';
+  const s = Math.abs(x).toFixed(digits);
+  return (x < 0 && Number(s) !== 0 ? '\u2212' : '') + s;
+}
+
+/** A signed number for display (+0.500 / −0.500). */
+export function fmtSigned(x: number | null | undefined, digits = 3): string {
+  if (x === null || x === undefined || !Number.isFinite(x)) return '–';
+  const s = fmt(x, digits);
+  return x > 0 && Number(Math.abs(x).toFixed(digits)) !== 0 ? `+${s}` : s;
+}
+
+/** A judge vote as shown: +1, −1, 0, or "failed" for a reply without a usable \boxed{}. */
+export function voteText(score: number | null): string {
+  return score === null ? 'failed' : fmtSigned(score, 0);
+}
+
+/** The colour class of a signed value: pos, neg, zero, or none when missing. */
+export function signClass(x: number | null | undefined): string {
+  return x === null || x === undefined ? 'none' : x > 0 ? 'pos' : x < 0 ? 'neg' : 'zero';
+}
