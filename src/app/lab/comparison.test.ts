@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { comparisonSetups } from './comparison';
+import { ComparisonQueue, comparisonSetups } from './comparison';
 import { defaultSetup, toRunConfig } from './setup';
 
 describe('comparing the methods', () => {
@@ -19,5 +19,31 @@ describe('comparing the methods', () => {
     }
     expect(setups[0].preset.advantage.weights).toMatchObject({ opd: 0 });
     expect(setups[1].preset.advantage.weights).toMatchObject({ binary: 0 });
+  });
+});
+
+describe('ComparisonQueue', () => {
+  it('hands out one setup per method in turn, tells each run the runs before it, and ends after the last', () => {
+    const queue = new ComparisonQueue();
+    expect(queue.active).toBe(false);
+    expect(queue.next()).toBeNull();
+    const first = queue.begin(defaultSetup());
+    expect(queue.active).toBe(true);
+    expect(first.method).toBe('binary');
+    expect(queue.add('run-a')).toEqual([]);
+    expect(queue.next()?.method).toBe('opd');
+    expect(queue.add('run-b')).toEqual(['run-a']);
+    expect(queue.next()?.method).toBe('combined');
+    expect(queue.add('run-c')).toEqual(['run-a', 'run-b']);
+    expect(queue.next()).toBeNull();
+    expect(queue.active).toBe(false);
+  });
+
+  it('stops handing out setups once ended', () => {
+    const queue = new ComparisonQueue();
+    queue.begin(defaultSetup());
+    queue.end();
+    expect(queue.active).toBe(false);
+    expect(queue.next()).toBeNull();
   });
 });

@@ -18,3 +18,43 @@ export function comparisonSetups(setup: LabSetup): LabSetup[] {
     return { ...setup, method, label: `${group} · ${METHOD_TITLES[method]}`, preset: presetSwitchedTo(method, setup.preset, laptopOverrides(setup.scenario)) };
   });
 }
+
+/** A method comparison under way: the setups still to run and the runs already started. */
+export class ComparisonQueue {
+  private pending: LabSetup[] = [];
+  private started: string[] = [];
+  private running = false;
+
+  get active(): boolean {
+    return this.running;
+  }
+
+  /** Starts comparing the methods on `setup`; returns the first run's setup. */
+  begin(setup: LabSetup): LabSetup {
+    const [first, ...rest] = comparisonSetups(setup);
+    this.pending = rest;
+    this.started = [];
+    this.running = true;
+    return first;
+  }
+
+  /** Counts a run of the comparison as started; returns the runs before it, to overlay on its charts. */
+  add(runId: string): string[] {
+    const before = this.started;
+    this.started = [...before, runId];
+    return before;
+  }
+
+  /** The next setup to run, or null (and the comparison is over) when none is left. */
+  next(): LabSetup | null {
+    const setup = this.running ? this.pending.shift() : undefined;
+    if (!setup) this.end();
+    return setup ?? null;
+  }
+
+  end(): void {
+    this.running = false;
+    this.pending = [];
+    this.started = [];
+  }
+}

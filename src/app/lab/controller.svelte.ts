@@ -1,84 +1,32 @@
 /**
- * The lab's one controller: it holds the RunStore, the policy worker and the running RunLoop,
- * and exposes what the page shows as Svelte 5 runes state. Components read this state and call
- * its methods; none of them talks to storage or workers directly, so every record the page
- * shows has gone through RunStore first (the loop's onRecord fires after the commit).
+ * The lab's one controller: the page's state (LabPage) and the live run on top of it: launching
+ * and resuming runs, the policy worker and the running RunLoop, and their controls, exposed as
+ * Svelte 5 runes state. Components read this state and call its methods; none of them talks to
+ * storage or workers directly, so every record the page shows has gone through RunStore first
+ * (the loop's onRecord fires after the commit).
  */
-import { comparisonSetups } from './comparison';
+import { ComparisonQueue } from './comparison';
 import { hubLocation } from './model-location';
 import type { RunRecord } from '../../rl/records';
-import { exportRun, importRun, requestPersistence, RunStore, type RunInfo } from '../../storage/index';
-import { parseAnyRunConfig, parseRunConfig, type AnyRunConfig, type RunConfig } from '../../runtime/run-config';
-import { RunLoop, type RunSnapshot } from '../../runtime/runloop';
-import { PolicyClient } from '../../workers/browser/policy-client';
+import { requestPersistence, type RunInfo } from '../../storage/index';
+import { parseRunConfig, type RunConfig } from '../../runtime/run-config';
+import type { RunSnapshot } from '../../runtime/runloop';
 import type { ModelLocation, PolicyEvent, PolicyInfo } from '../../workers/browser/policy-host';
 import { errorText } from '../gpu-adapter';
-import { CheckpointingPolicy } from './checkpoint';
-import { RecoveringPolicy } from './recovering';
+import { assembleRun, type DeviceLoss, type LiveRun } from './assemble';
 import { DownloadTracker, type DownloadRow } from './downloads';
-import { HumanUser, type HumanTurn } from './human-user';
+import type { HumanTurn } from './human-user';
 import { DurableWrites } from './durable';
-import { claimRunSlot, runInputs } from './launch';
-import { RunLibrary, type RunRecords } from './runs.svelte';
-import { deviceNotice, endNotice, phaseAfter, RecordFeed, recordAnnouncement, type LivePhase } from './live';
-import { checkSamePolicy } from './model-files';
-import type { PersistenceAnswer } from './persistence';
-import { hashFor, parseHash, type Page } from './routing';
-import { adapterFiles, download, importedMessage, runFileName, samplesFile } from './run-files';
-import { apiKeySetting, buildServices } from './services';
-import { askPersistence, hasApiKey, loadSettings, setApiKey, SetupSaver } from './settings';
-import { defaultSetup, policyModelName, setupProblems, toRunConfig, type LabSetup } from './setup';
+import { deviceNotice, endNotice, phaseAfter, recordAnnouncement, type LivePhase } from './live';
+import { LabPage } from './page.svelte';
+import { askPersistence } from './settings';
+import { policyModelName, setupProblems, toRunConfig, type LabSetup } from './setup';
 
 export { PAGES, type Page } from './routing';
 export type { LivePhase } from './live';
-
 export type { RunRecords } from './runs.svelte';
 
-
-interface Live {
-  runId: string;
-  loop: RunLoop;
-  policy: PolicyClient;
-  human: HumanUser | null;
-  /** Set while a loss pressed in the debug menu is in progress (it is logged when pressed). */
-  loss: { simulated: boolean };
-  dispose: () => void;
-}
-
-export class LabController {
-  page = $state<Page>('setup');
-  ready = $state(false);
-  /** null until probed; decides the default backend. */
-  webgpu = $state<boolean | null>(null);
-  setup = $state<LabSetup>(defaultSetup());
-  /** The policy's picked folder (File objects cannot be remembered across reloads). */
-  pickedFiles = $state.raw<File[]>([]);
-
-  /** The runs, the open run and its records, the compared runs, and the storage actions on them. */
-  readonly library: RunLibrary;
-  get runs(): RunInfo[] {
-    return this.library.runs;
-  }
-  get openRun(): RunInfo | null {
-    return this.library.openRun;
-  }
-  set openRun(info: RunInfo | null) {
-    this.library.openRun = info;
-  }
-  get records(): RunRecord[] {
-    return this.library.records;
-  }
-  set records(records: RunRecord[]) {
-    this.library.records = records;
-  }
-  get compareIds(): string[] {
-    return this.library.compareIds;
-  }
-  get compared(): RunRecords[] {
-    return this.library.compared;
-  }
-
-  liveRunId = $state<string | null>(null);
+export class LabController extends LabPage {
   phase = $state<LivePhase>('idle');
   snapshot = $state.raw<RunSnapshot | null>(null);
   downloads = $state.raw<DownloadRow[]>([]);
@@ -87,216 +35,38 @@ export class LabController {
   policyInfo = $state.raw<PolicyInfo | null>(null);
   roleLabels = $state.raw<Record<string, string> | null>(null);
   talkTurn = $state.raw<HumanTurn | null>(null);
-
-  /** One polite line for the aria-live status region. */
-  announcement = $state('');
-  error = $state<string | null>(null);
   /** StorageFullError's message while a run waits for space. */
   storageFull = $state<string | null>(null);
-  /** The browser's answer to navigator.storage.persist() when the last run started; null before any. */
-  persistence = $state.raw<PersistenceAnswer | null>(null);
 
-  readonly store: RunStore;
-  private live: Live | null = null;
-  private readonly feed = new RecordFeed((records) => {
-    if (this.openRun?.id === this.liveRunId) this.records = records;
-  });
+  private live: LiveRun | null = null;
   private readonly writes = new DurableWrites((message) => {
     this.storageFull = message;
     this.live?.loop.pause();
   });
   private readonly tracker = new DownloadTracker();
-  private readonly saver: SetupSaver;
-
-  constructor(store: RunStore = new RunStore()) {
-    this.store = store;
-    this.saver = new SetupSaver(store);
-    this.library = new RunLibrary(store, () => (this.liveRunId ? { id: this.liveRunId, records: () => this.feed.published() } : null));
-  }
+  private readonly comparison = new ComparisonQueue();
 
   /** Stops timers (tests, and a page that unmounts the lab); a live run is stopped too. */
-  dispose(): void {
-    this.saver.cancel();
-    this.feed.cancel();
+  override dispose(): void {
+    super.dispose();
     this.live?.loop.stop();
   }
-
-  // ---- start-up and navigation ----
-
-  async init(options: { webgpu: boolean }): Promise<void> {
-    this.webgpu = options.webgpu;
-    try {
-      await this.store.open();
-      const report = await this.store.markInterruptedOnStartup();
-      ({ setup: this.setup, persistence: this.persistence } = await loadSettings(this.store, options.webgpu));
-      await this.refreshRuns();
-      if (report.interrupted.length) this.announce(`${report.interrupted.length} run(s) were interrupted when the page closed; resume them from Runs.`);
-    } catch (e) {
-      this.error = `Could not open the browser's run storage: ${errorText(e)}`;
-    }
-    this.ready = true;
-  }
-
-  /** Page and open run from the URL hash ("#/run/<id>"), so reload and Back land where they were. */
-  async fromHash(hash: string): Promise<void> {
-    const route = parseHash(hash);
-    if (!route) return;
-    if (route.runId !== undefined && route.runId !== this.openRun?.id) await this.open(route.runId);
-    else this.go(route.page);
-  }
-
-  hash(): string {
-    return hashFor(this.page, this.openRun?.id);
-  }
-
-  /** Counts navigations, so a run that finishes opening after the person went elsewhere does not pull them back. */
-  private navigations = 0;
-
-  go(page: Page): void {
-    this.navigations++;
-    this.page = page;
-  }
-
-  private announce(text: string): void {
-    this.announcement = text;
-  }
-
-  /** Remembers the form (debounced): the next visit starts from the same choices. */
-  rememberSetup(): void {
-    if (!this.ready) return;
-    this.saver.later($state.snapshot(this.setup));
-  }
-
-  setApiKey(baseUrl: string, key: string): Promise<void> {
-    return setApiKey(this.store, baseUrl, key);
-  }
-
-  hasApiKey(baseUrl: string): Promise<boolean> {
-    return hasApiKey(this.store, baseUrl);
-  }
-
-  // ---- runs ----
-
-  refreshRuns(): Promise<void> {
-    return this.library.refresh();
-  }
-
-  private loadRecords(id: string): Promise<RunRecord[]> {
-    return this.library.loadRecords(id);
-  }
-
-  /** Opens a run on the Run page (live, stored or imported). */
-  async open(id: string): Promise<void> {
-    const nav = ++this.navigations;
-    try {
-      await this.library.open(id);
-      if (nav === this.navigations) this.page = 'run';
-    } catch (e) {
-      this.error = errorText(e);
-    }
-  }
-
-  toggleCompare(id: string, on: boolean): Promise<void> {
-    return this.library.toggleCompare(id, on);
-  }
-
-  async rename(id: string, label: string): Promise<void> {
-    const clean = await this.library.rename(id, label);
-    if (clean) this.announce(`Renamed to ${clean}.`);
-  }
-
-  async remove(id: string): Promise<void> {
-    if (id === this.liveRunId) {
-      this.error = 'Stop the run before deleting it.';
-      return;
-    }
-    await this.library.remove(id);
-    this.announce('Run deleted.');
-  }
-
-  async exportFile(id: string): Promise<void> {
-    const info = await this.store.getRun(id);
-    download({ blob: await exportRun(this.store, id, { includeAdapter: true }), name: runFileName(info?.label ?? id) });
-    this.announce(`Exported ${info?.label ?? id}.`);
-  }
-
-  /** The last adapter in the PEFT layout: adapter_model.safetensors and adapter_config.json. */
-  async exportAdapter(id: string): Promise<void> {
-    const adapter = await this.store.latestAdapter(id);
-    if (!adapter) {
-      this.error = 'This run has no saved adapter yet: adapters are saved after each training step.';
-      return;
-    }
-    for (const file of adapterFiles(adapter)) download(file);
-    this.announce(`Exported the adapter of version ${adapter.version}.`);
-  }
-
-  /** Training samples as TRL-style JSONL rows. */
-  async exportSamples(id: string): Promise<void> {
-    const info = await this.store.getRun(id);
-    const file = samplesFile(await this.loadRecords(id), info?.config, info?.label ?? id);
-    download(file);
-    this.announce(`Exported ${file.rows} training samples.`);
-  }
-
-  /** Imports a .nsrun file as a read-only run and opens it. */
-  async importFile(file: File): Promise<void> {
-    this.error = null;
-    this.announce(`Importing ${file.name}…`);
-    try {
-      const id = await importRun(this.store, file);
-      await this.refreshRuns();
-      await this.open(id);
-      this.announce(importedMessage(file.name, this.openRun?.integrity));
-    } catch (e) {
-      this.error = `Could not import ${file.name}: ${errorText(e)}`;
-      this.announce('');
-    }
-  }
-
-  /** Whether a stored run can continue: interrupted by a reload, paused, or stopped early. */
-  canResume(info: RunInfo): boolean {
-    return !info.readOnly && info.id !== this.liveRunId && (info.status === 'interrupted' || info.status === 'paused' || info.status === 'stopped');
-  }
-
-  /** Runs whose policy came from picked files need those files again to resume. */
-  needsFiles(info: RunInfo): boolean {
-    return configOf(info)?.lab?.policySource === 'files';
-  }
-
-  // ---- the live run ----
 
   get busy(): boolean {
     return this.live !== null || this.phase === 'loading';
   }
 
-  /** The runs still to start of a method comparison, and the ids of those already started. */
-  comparison = $state.raw<{ pending: LabSetup[]; started: string[] } | null>(null);
-
   /** Starts a new run from the setup form. */
   async start(): Promise<void> {
     if (this.busy) return;
-    this.comparison = null;
+    this.comparison.end();
     await this.startSetup($state.snapshot(this.setup) as LabSetup);
   }
 
   /** Runs the setup once per method, one after another, each overlaid on the ones before. */
   async compareMethods(): Promise<void> {
     if (this.busy) return;
-    const [first, ...rest] = comparisonSetups($state.snapshot(this.setup) as LabSetup);
-    this.comparison = { pending: rest, started: [] };
-    await this.startSetup(first);
-  }
-
-  private async startNextCompared(): Promise<void> {
-    const c = this.comparison;
-    if (!c?.pending.length) {
-      this.comparison = null;
-      return;
-    }
-    const [next, ...rest] = c.pending;
-    this.comparison = { ...c, pending: rest };
-    await this.startSetup(next);
+    await this.startSetup(this.comparison.begin($state.snapshot(this.setup) as LabSetup));
   }
 
   private async startSetup(setup: LabSetup): Promise<void> {
@@ -359,52 +129,17 @@ export class LabController {
     // Not awaited: Firefox asks the person, and the run need not wait for their answer.
     void this.askPersistence();
 
-    let policy: PolicyClient | null = null;
-    let dispose = () => {};
-    let release: (() => void) | null = null;
+    let run: LiveRun | null = null;
     try {
-      const backend = config.models.policy.backend ?? 'webgpu';
-      const loss = { simulated: false };
-      let recovering: RecoveringPolicy | null = null;
-      policy = PolicyClient.create((e) => {
-        if (e.type === 'device-lost') recovering?.deviceLost();
-        this.onPolicyEvent('policy', e, loss);
-      });
-      recovering = new RecoveringPolicy(policy);
-      this.policyInfo = await policy.load({ location, backend, preset: config.preset, seed: config.seed });
-      if (resuming) checkSamePolicy(resuming.config, this.policyInfo.files);
-
-      this.announce('Loading the judge, user and evaluator…');
-      const built = await buildServices(config, {
-        policyLocation: location,
-        backend,
-        apiKey: (baseUrl) => this.store.getSetting<string>(apiKeySetting(baseUrl)),
-        onProgress: (model, e) => (this.downloads = this.tracker.update(model, e)),
-      });
-      dispose = built.dispose;
-      this.roleLabels = built.labels;
-      const { scenario, problems } = await runInputs(config);
-      const loaded = policy;
-      const slot = await claimRunSlot(this.store, config, this.policyInfo.files, resuming && {
-        info: resuming,
-        records: this.records,
-        restore: (adapter, version) => loaded.restore(adapter.files, version),
-      });
-      const { runId, resume } = slot;
-      release = slot.release;
-      if (!resuming) this.records = [];
-      this.feed.reset(this.records);
-      this.library.remember(runId);
-      this.openRun = (await this.store.getRun(runId)) ?? null;
-
-      const human = scenario.persona === null ? new HumanUser((t) => (this.talkTurn = t)) : null;
-      const checkpointing = new CheckpointingPolicy(recovering, (version, files) => this.durably(() => this.store.saveAdapter(runId, version, files)));
-      const loop: RunLoop = new RunLoop(
-        config,
-        { ...built.services, policy: checkpointing, user: human ?? built.services.user },
-        problems,
-        { append: (records) => this.durably(async () => void (await this.store.appendMany(runId, records))) },
-        {
+      run = await assembleRun(this.store, config, location, resuming && { info: resuming, records: this.records }, {
+        onPolicyEvent: (e, loss) => this.onPolicyEvent('policy', e, loss),
+        onPolicyInfo: (info) => (this.policyInfo = info),
+        onDownload: (model, e) => (this.downloads = this.tracker.update(model, e)),
+        onLabels: (labels) => (this.roleLabels = labels),
+        announce: (text) => this.announce(text),
+        onTalkTurn: (turn) => (this.talkTurn = turn),
+        durably: (write) => this.durably(write),
+        loop: {
           onRecord: (r) => this.onRecord(r),
           onSnapshot: (s) => this.onSnapshot(s),
           onProgress: (p) => {
@@ -412,19 +147,18 @@ export class LabController {
             if (p.phase === 'train') this.trainProgress = { done: p.done, total: p.total };
             else this.evalProgress = p.done >= p.total ? null : { done: p.done, total: p.total };
           },
-          resume,
         },
-      );
-      const liveRelease = release;
-      const livePolicy = policy;
-      this.live = { runId, loop, policy, human, loss, dispose };
+      });
+      const { runId, loop, resume } = run;
+      const live = run;
+      if (!resuming) this.records = [];
+      this.feed.reset(this.records);
+      this.library.remember(runId);
+      this.openRun = (await this.store.getRun(runId)) ?? null;
+      this.live = run;
       this.liveRunId = runId;
-      if (this.comparison && !resuming) {
-        // The runs of the comparison so far are overlaid on this one's charts.
-        const before = this.comparison.started;
-        this.comparison = { ...this.comparison, started: [...before, runId] };
-        await this.library.compareWith(before);
-      }
+      // The runs of the comparison so far are overlaid on this one's charts.
+      if (this.comparison.active && !resuming) await this.library.compareWith(this.comparison.add(runId));
       this.phase = 'running';
       this.announce(resuming ? `Resumed at step ${resume?.step ?? 0}.` : 'Run started.');
       await this.refreshRuns();
@@ -435,23 +169,24 @@ export class LabController {
           await this.store.setStatus(runId, result.status === 'finished' ? 'finished' : 'stopped').catch(() => {});
           const notice = endNotice(result);
           this.announce(notice.text);
-          if (notice.endsComparison) this.comparison = null;
+          if (notice.endsComparison) this.comparison.end();
         })
         .catch(async (e) => {
-          this.comparison = null;
+          this.comparison.end();
           this.error = `The run failed: ${errorText(e)}`;
           await this.store.setStatus(runId, 'stopped').catch(() => {});
         })
         .finally(() => {
-          this.finish(livePolicy, dispose, liveRelease);
-          if (this.comparison) void this.startNextCompared();
+          this.finish(live);
+          const next = this.comparison.next();
+          if (next) void this.startSetup(next);
         });
     } catch (e) {
-      this.comparison = null;
+      this.comparison.end();
       this.error = `Could not start the run: ${errorText(e)}`;
-      policy?.terminate();
-      dispose();
-      release?.();
+      run?.close();
+      this.live = null;
+      this.liveRunId = null;
       this.phase = 'idle';
       this.announce('');
       if (resuming) await this.store.setStatus(resuming.id, resuming.status === 'running' ? 'interrupted' : resuming.status).catch(() => {});
@@ -467,7 +202,7 @@ export class LabController {
     this.persistence = await askPersistence(this.store, requestPersistence);
   }
 
-  private finish(policy: PolicyClient, dispose: () => void, release: () => void): void {
+  private finish(run: LiveRun): void {
     this.feed.flush();
     if (this.live) this.snapshot = this.live.loop.snapshot();
     const id = this.liveRunId;
@@ -478,13 +213,11 @@ export class LabController {
     this.trainProgress = null;
     this.evalProgress = null;
     this.talkTurn = null;
-    policy.terminate();
-    dispose();
-    release();
+    run.close();
     void this.refreshRuns();
   }
 
-  private onPolicyEvent(model: string, e: PolicyEvent, state: { simulated: boolean }): void {
+  private onPolicyEvent(model: string, e: PolicyEvent, state: DeviceLoss): void {
     if (e.type === 'progress') {
       this.downloads = this.tracker.update(model, e.progress);
       return;
@@ -570,14 +303,5 @@ export class LabController {
   newConversation(): void {
     this.live?.human?.endConversation();
     this.announce('Conversation ended; write a new first message.');
-  }
-}
-
-/** A stored run's config, or null when it is not one this app reads (the list still shows the run). */
-function configOf(info: RunInfo): AnyRunConfig | null {
-  try {
-    return parseAnyRunConfig(info.config);
-  } catch {
-    return null;
   }
 }
