@@ -27,6 +27,22 @@ export {
   type AppendHintOptions,
 } from './hints';
 export {
+  hintCandidates,
+  overlapSize,
+  overlapPerToken,
+  chooseHintByOverlap,
+  winningTeacherLogp,
+  clipDifference,
+  clippedOpdAdvantages,
+  usesTopK,
+  LONGEST_HINT,
+  TOPK_HINT_SELECTION,
+  TOPK_HINT_VOTES,
+  type HintRule,
+  type HintSelection,
+  type HintChoice,
+} from './topk-hints';
+export {
   opdAdvantages,
   opdAdvantage,
   binaryAdvantages,
@@ -88,6 +104,7 @@ export {
 export {
   makePreset,
   parsePreset,
+  topKSelectPreset,
   LR_FULL,
   LR_LORA,
   LORA_ALL_PROJECTIONS,

@@ -1,6 +1,6 @@
 import { describe, it, expect } from 'vitest';
 import { PresetError } from './errors';
-import { makePreset, parsePreset, presetSwitchedTo, toolCallPreset, TOOL_CALL_KL_COEF, type MethodName, type PresetOverrides } from './presets';
+import { makePreset, parsePreset, presetSwitchedTo, toolCallPreset, topKSelectPreset, TOOL_CALL_KL_COEF, type MethodName, type PresetOverrides } from './presets';
 
 describe('makePreset', () => {
   it('binary serialises exactly as stored in a run file', () => {
@@ -8,7 +8,8 @@ describe('makePreset', () => {
       '{"method":"binary",' +
         '"judge":{"binaryVotes":3,"hintVotes":0,"temperature":0.6,"maxNewTokens":4096,"minHintChars":10},' +
         '"advantage":{"weights":{"binary":1,"opd":0},"teacher":"initial",' +
-        '"teacherContext":{"noUserMessage":"new-user-message","trim":true}},' +
+        '"teacherContext":{"noUserMessage":"new-user-message","trim":true},' +
+        '"hintSelection":{"rule":"longest","maxCandidates":3,"k":4,"clip":0}},' +
         '"loss":{"epsLow":0.2,"epsHigh":0.28,"klCoef":0,"aggregation":"sample-mean"},' +
         '"optimizer":{"lr":0.0001,"weightDecay":0.1,"betas":[0.9,0.98],"eps":1e-8},' +
         '"batch":{"size":16,"zeroAdvantage":"at-least-one-per-session"},' +
@@ -147,5 +148,41 @@ describe('presetSwitchedTo', () => {
     expect(binary.batch).toEqual(from.batch);
     expect(binary.finetune).toEqual(from.finetune);
     expect(binary.loss).toEqual({ ...make('binary').loss, klCoef: 0.05 });
+  });
+});
+
+describe('hint selection', () => {
+  it('defaults to the paper: the longest hint, no clip', () => {
+    for (const m of ['binary', 'opd', 'combined'] as const) {
+      expect(makePreset(m).advantage.hintSelection).toEqual({ rule: 'longest', maxCandidates: 3, k: 4, clip: 0 });
+    }
+  });
+
+  it('a run file written before the setting existed opens with the longest-hint rule', () => {
+    const stored = JSON.parse(JSON.stringify(makePreset('opd')));
+    delete stored.advantage.hintSelection;
+    expect(parsePreset(stored)).toEqual(makePreset('opd'));
+  });
+
+  it("topKSelectPreset is the reference's top-k select run: 3 votes, 3 candidates, top-4, sequence winner, clip 1", () => {
+    const p = topKSelectPreset('opd');
+    expect(p.judge.hintVotes).toBe(3);
+    expect(p.advantage.hintSelection).toEqual({ rule: 'topk-sequence', maxCandidates: 3, k: 4, clip: 1 });
+    expect(parsePreset(JSON.parse(JSON.stringify(p)))).toEqual(p);
+    const q = topKSelectPreset('combined', { judge: { hintVotes: 5 }, advantage: { hintSelection: { rule: 'topk-token', k: 8 } } });
+    expect(q.judge.hintVotes).toBe(5);
+    expect(q.advantage.hintSelection).toEqual({ rule: 'topk-token', maxCandidates: 3, k: 8, clip: 1 });
+  });
+
+  it.each([
+    ['rule', { rule: 'shortest' }],
+    ['k', { k: 0 }],
+    ['k', { k: 65 }],
+    ['maxCandidates', { maxCandidates: 0 }],
+    ['clip', { clip: -1 }],
+  ])('refuses a bad %s', (field, bad) => {
+    const p = JSON.parse(JSON.stringify(makePreset('opd')));
+    Object.assign(p.advantage.hintSelection, bad);
+    expect(() => parsePreset(p)).toThrow(`"advantage.hintSelection.${field}"`);
   });
 });

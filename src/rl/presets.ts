@@ -16,6 +16,7 @@ import {
 } from './check';
 import { PresetError } from './errors';
 import { MIN_HINT_CHARS, type AppendHintOptions } from './hints';
+import { LONGEST_HINT, TOPK_HINT_SELECTION, TOPK_HINT_VOTES, type HintSelection } from './topk-hints';
 import type { LossAggregation } from './ppo';
 import { DEFAULT_IDLE_TIMEOUT_MS } from './sessions';
 
@@ -56,6 +57,11 @@ export interface MethodPreset {
     teacher: TeacherSource;
     /** How appendHint builds the teacher context. */
     teacherContext: Required<AppendHintOptions>;
+    /**
+     * Which accepted hint conditions the teacher, and the clip on A_OPD. Default: the paper's
+     * longest hint, unclipped; a run file written before this setting existed reads as that.
+     */
+    hintSelection: HintSelection;
   };
   loss: {
     epsLow: number;
@@ -118,6 +124,7 @@ function basePreset(method: MethodName): MethodPreset {
       weights: { ...shape.weights },
       teacher: 'initial',
       teacherContext: { noUserMessage: 'new-user-message', trim: true },
+      hintSelection: { ...LONGEST_HINT },
     },
     loss: { epsLow: 0.2, epsHigh: 0.28, klCoef: 0, aggregation: 'sample-mean' },
     optimizer: { lr: LR_LORA, weightDecay: 0.1, betas: [0.9, 0.98], eps: 1e-8 },
@@ -200,6 +207,19 @@ export function toolCallPreset(overrides: PresetOverrides = {}): MethodPreset {
   return makePreset('binary', { ...overrides, loss: { klCoef: TOOL_CALL_KL_COEF, ...overrides.loss } });
 }
 
+/**
+ * `method`'s preset with the reference's top-k hint selection (its recommended OPD run,
+ * run_qwen3_4b_openclaw_topk_select.sh): 3 hint-judge votes, up to 3 candidate hints, top-4
+ * sets, the sequence-level winner, A_OPD clipped to [-1, 1]; `overrides` as for makePreset.
+ */
+export function topKSelectPreset(method: Exclude<MethodName, 'binary'>, overrides: PresetOverrides = {}): MethodPreset {
+  return makePreset(method, {
+    ...overrides,
+    judge: { hintVotes: TOPK_HINT_VOTES, ...overrides.judge },
+    advantage: { ...overrides.advantage, hintSelection: { ...TOPK_HINT_SELECTION, ...overrides.advantage?.hintSelection } },
+  });
+}
+
 const unit = num(0, 1);
 const below1 = (value: unknown, path: string): number => {
   const n = unit(value, path);
@@ -209,8 +229,10 @@ const below1 = (value: unknown, path: string): number => {
 
 /** The most votes a preset may ask of one judge per turn (binaryVotes, hintVotes). */
 export const MAX_VOTES = 64;
+/** The largest top-k set a preset may ask for (hintSelection.k): the sets are read back per token. */
+export const MAX_TOP_K = 64;
 
-const presetShape: Checker<MethodPreset> = object({
+const presetShape = object({
   method: oneOf(...METHODS),
   judge: object({
     binaryVotes: int(0, MAX_VOTES),
@@ -223,6 +245,13 @@ const presetShape: Checker<MethodPreset> = object({
     weights: object({ binary: num(), opd: num() }),
     teacher: oneOf('initial', 'current'),
     teacherContext: object({ noUserMessage: oneOf('new-user-message', 'last-message'), trim: bool }),
+  }, {
+    hintSelection: object({
+      rule: oneOf('longest', 'topk-sequence', 'topk-token'),
+      maxCandidates: int(1, MAX_VOTES),
+      k: int(1, MAX_TOP_K),
+      clip: num(0, 1000),
+    }),
   }),
   loss: object({
     epsLow: below1,
@@ -242,9 +271,10 @@ const presetShape: Checker<MethodPreset> = object({
   session: object({ idleTimeoutMs: above(0) }),
 });
 
-/** Checks the judges the method needs are switched on. */
+/** Checks the judges the method needs are switched on; a preset without hintSelection gets the paper's rule. */
 function checkPreset(value: unknown): MethodPreset {
-  const preset = runChecker(presetShape, value, (e) => new PresetError(e.path, e.problem));
+  const checked = runChecker(presetShape, value, (e) => new PresetError(e.path, e.problem));
+  const preset: MethodPreset = { ...checked, advantage: { ...checked.advantage, hintSelection: checked.advantage.hintSelection ?? { ...LONGEST_HINT } } };
   const { binaryVotes, hintVotes } = preset.judge;
   if (preset.method !== 'opd' && binaryVotes < 1) {
     throw new PresetError('judge.binaryVotes', `is 0 but method "${preset.method}" needs the binary judge; use 1 or more`);
