@@ -20,6 +20,36 @@ export interface Scored {
   logprobs: Float32Array;
   /** Entropy of the model's distribution at each completion position. */
   entropy: Float32Array;
+  /**
+   * With options.topK = k: the k most likely next-token ids at each completion position (the
+   * distribution that predicts completion token j), most likely first, ties to the lower id.
+   */
+  topIds?: Int32Array[];
+}
+
+/**
+ * The k largest entries of `logits[at .. at + vocab)` as token ids, largest first; equal values
+ * in id order. One pass with a sorted list of k, so a 150k vocabulary costs 150k comparisons.
+ */
+export function topKIds(logits: Float32Array, at: number, vocab: number, k: number): Int32Array {
+  const n = Math.min(k, vocab);
+  const ids = new Int32Array(n);
+  const vals = new Float32Array(n).fill(-Infinity);
+  let filled = 0;
+  for (let v = 0; v < vocab; v++) {
+    const x = logits[at + v];
+    // NaN never enters; a later equal value never displaces an earlier (lower) id.
+    if (!(filled < n || x > vals[n - 1])) continue;
+    let i = filled < n ? filled++ : n - 1;
+    while (i > 0 && x > vals[i - 1]) {
+      vals[i] = vals[i - 1];
+      ids[i] = ids[i - 1];
+      i--;
+    }
+    vals[i] = x;
+    ids[i] = v;
+  }
+  return filled === n ? ids : ids.slice(0, filled);
 }
 
 /** Row indices (into [B*T]) whose logits predict each completion token, and the targets. */
@@ -39,8 +69,11 @@ export function completionRows(items: ScoreItem[], T: number, padLeft: Int32Arra
 export async function score(
   model: CausalLM,
   items: ScoreItem[],
-  options: { lora?: LoraAdapter; maxBatchTokens?: number } = {},
+  options: { lora?: LoraAdapter; maxBatchTokens?: number; topK?: number } = {},
 ): Promise<Scored[]> {
+  if (options.topK !== undefined && !(Number.isInteger(options.topK) && options.topK >= 1)) {
+    throw new Error(`score: topK is ${options.topK}; ask for 1 or more next-token ids per position`);
+  }
   const out: Scored[] = [];
   const budget = options.maxBatchTokens ?? 4096;
   let i = 0;
@@ -54,7 +87,7 @@ export async function score(
       maxLen = len;
       j++;
     }
-    out.push(...(await scoreBatch(model, items.slice(i, j), options.lora)));
+    out.push(...(await scoreBatch(model, items.slice(i, j), options.lora, options.topK)));
     i = j;
   }
   return out;
@@ -90,7 +123,7 @@ export async function readLogprobs(
   }
 }
 
-async function scoreBatch(model: CausalLM, items: ScoreItem[], lora?: LoraAdapter): Promise<Scored[]> {
+async function scoreBatch(model: CausalLM, items: ScoreItem[], lora?: LoraAdapter, topK?: number): Promise<Scored[]> {
   const be = model.backend;
   for (const it of items) {
     if (it.prompt.length === 0) throw new Error('score: every prompt needs at least one token (e.g. BOS)');
@@ -100,20 +133,32 @@ async function scoreBatch(model: CausalLM, items: ScoreItem[], lora?: LoraAdapte
   try {
     const hidden = model.forward({ ids, B: items.length, T, start: 0, padLeft }, cache, lora);
     const { rows, targets } = completionRows(items, T, padLeft);
-    if (rows.length === 0) return items.map(() => ({ logprobs: new Float32Array(0), entropy: new Float32Array(0) }));
+    if (rows.length === 0) return items.map(() => ({ logprobs: new Float32Array(0), entropy: new Float32Array(0), ...(topK ? { topIds: [] } : {}) }));
     const logp = new Float32Array(rows.length);
     const ent = new Float32Array(rows.length);
+    const top: Int32Array[] = [];
+    const V = model.config.vocabSize;
     // Logits are rows x vocab: chunk the rows so a 150k vocabulary stays within memory.
-    for (const [a, b] of rowChunks(rows.length, model.config.vocabSize, LOGITS_CHUNK_FLOATS)) {
+    for (const [a, b] of rowChunks(rows.length, V, LOGITS_CHUNK_FLOATS)) {
       const logits = model.logits(hidden, rows.subarray(a, b));
-      await readLogprobs(be, logits, targets.subarray(a, b), { logp, entropy: ent }, a);
-      be.dispose(logits);
+      try {
+        await readLogprobs(be, logits, targets.subarray(a, b), { logp, entropy: ent }, a);
+        // Top-k sets: the chunk's logits come back and are ranked here, on either backend alike
+        // (the order of logits is the order of probabilities, so no softmax is needed).
+        if (topK) {
+          const host = await be.read(logits);
+          for (let r = 0; r < b - a; r++) top.push(topKIds(host, r * V, V, topK));
+        }
+      } finally {
+        be.dispose(logits);
+      }
     }
     be.dispose(hidden);
     let at = 0;
     return items.map((it) => {
       const n = it.completion.length;
-      const r = { logprobs: logp.slice(at, at + n), entropy: ent.slice(at, at + n) };
+      const r: Scored = { logprobs: logp.slice(at, at + n), entropy: ent.slice(at, at + n) };
+      if (topK) r.topIds = top.slice(at, at + n);
       at += n;
       return r;
     });

@@ -46,6 +46,18 @@ describe('stories260K on WebGPU (Dawn) vs the CPU reference', () => {
     a.forEach((s, i) => s.logprobs.forEach((x, t) => expect(Math.abs(x - b[i].logprobs[t])).toBeLessThan(1e-4)));
   });
 
+  it('gives the same top-k next-token sets as the CPU (top-k hint selection)', async () => {
+    const items = [
+      { prompt: onCpu.promptIds('Once upon a time'), completion: onCpu.tokenizer.encode(' there was a dog named Max.', false) },
+      { prompt: onCpu.promptIds('The cat'), completion: onCpu.tokenizer.encode(' sat on the mat.', false) },
+    ];
+    const a = await score(onGpu.model, items, { topK: 4 });
+    const b = await score(onCpu.model, items, { topK: 4 });
+    // As sets: two logits within float error of each other may swap places in the ranking.
+    a.forEach((s, i) => s.topIds!.forEach((ids, t) => expect(new Set(ids)).toEqual(new Set(b[i].topIds![t]))));
+    expect(a[0].topIds!.length).toBe(items[0].completion.length);
+  });
+
   it('one LoRA training step matches: loss, gradient norm and the updated adapter', async () => {
     const items = [{ prompt: onCpu.promptIds('Once upon a time'), completion: onCpu.tokenizer.encode(' there was a dog.', false) }];
     const lora = { rank: 4, alpha: 8, targets: ['q_proj', 'k_proj', 'v_proj', 'o_proj', 'gate_proj', 'up_proj', 'down_proj'] as const };

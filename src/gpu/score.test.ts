@@ -1,0 +1,59 @@
+import { describe, expect, it } from 'vitest';
+import { randomModel, tinyConfig } from '../../test/random-model';
+import { CpuBackend } from './cpu/backend';
+import { score, topKIds } from './score';
+
+describe('topKIds', () => {
+  it('the k largest, largest first, equal values in id order', () => {
+    const row = Float32Array.from([0.5, 3, -1, 3, 2, NaN, 7]);
+    expect(Array.from(topKIds(row, 0, row.length, 3))).toEqual([6, 1, 3]);
+    expect(Array.from(topKIds(row, 0, row.length, 4))).toEqual([6, 1, 3, 4]);
+    // A row inside a larger block.
+    const block = Float32Array.from([9, 9, 9, 1, 5, 3]);
+    expect(Array.from(topKIds(block, 3, 3, 2))).toEqual([1, 2]);
+  });
+
+  it('k larger than the vocabulary gives every id', () => {
+    expect(Array.from(topKIds(Float32Array.from([1, 2]), 0, 2, 5))).toEqual([1, 0]);
+  });
+});
+
+describe('score with topK', () => {
+  const be = new CpuBackend();
+  const model = randomModel(be, tinyConfig('qwen3'), 7);
+  const V = model.config.vocabSize;
+  const prompt = [1, 5, 9];
+  const completion = [4, 20, 3, 11];
+
+  it("each position's set is the k most likely next tokens, found by scoring every token there", async () => {
+    const [s] = await score(model, [{ prompt, completion }], { topK: 3 });
+    expect(s.topIds).toHaveLength(completion.length);
+    for (let j = 0; j < completion.length; j++) {
+      const prefix = [...prompt, ...completion.slice(0, j)];
+      // log p(v | prefix) for every v, one single-token completion each: no logits read back.
+      const all = await score(model, Array.from({ length: V }, (_, v) => ({ prompt: prefix, completion: [v] })));
+      const lp = all.map((x, v) => ({ v, lp: x.logprobs[0] }));
+      lp.sort((a, b) => b.lp - a.lp || a.v - b.v);
+      expect(new Set(s.topIds![j])).toEqual(new Set(lp.slice(0, 3).map((x) => x.v)));
+    }
+  });
+
+  it('the log-probs do not change when top-k sets are asked for, across micro-batches too', async () => {
+    const items = [
+      { prompt, completion },
+      { prompt: [2, 3], completion: [7, 8, 9] },
+    ];
+    const plain = await score(model, items);
+    const withTop = await score(model, items, { topK: 2, maxBatchTokens: 7 });
+    withTop.forEach((s, i) => {
+      expect(Array.from(s.logprobs)).toEqual(Array.from(plain[i].logprobs));
+      expect(s.topIds).toHaveLength(items[i].completion.length);
+      s.topIds!.forEach((ids) => expect(ids).toHaveLength(2));
+    });
+    expect(plain[0].topIds).toBeUndefined();
+  });
+
+  it('refuses a top-k of 0', async () => {
+    await expect(score(model, [{ prompt, completion }], { topK: 0 })).rejects.toThrow(/topK is 0/);
+  });
+});
