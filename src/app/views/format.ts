@@ -23,3 +23,8 @@ export function voteText(score: number | null): string {
 export function signClass(x: number | null | undefined): string {
   return x === null || x === undefined ? 'none' : x > 0 ? 'pos' : x < 0 ? 'neg' : 'zero';
 }
+
+/** A token's text in quotes, newlines drawn as ↵ so that a line break is seen. */
+export function quotedToken(text: string): string {
+  return `“${text.replace(/\n/g, '↵')}”`;
+}
