@@ -133,6 +133,7 @@ export class OpenAICompatibleGenerator implements TextGenerator {
       ...(opts.topP !== undefined && { top_p: opts.topP }),
       ...(opts.maxNewTokens !== undefined && { max_tokens: opts.maxNewTokens }),
       ...(opts.seed !== undefined && { seed: opts.seed }),
+      ...(opts.stop?.length && { stop: opts.stop }),
     };
   }
 

@@ -4,7 +4,7 @@
  */
 import * as Comlink from 'comlink';
 import type { ChatMessage } from '../../rl/messages';
-import type { GenerateOptions, TextGenerator } from '../../generators/generator';
+import type { GenerateOptions, GeneratorSource, TextGenerator } from '../../generators/generator';
 import type { GeneratorHost, GeneratorLoadRequest, GeneratorProgress } from './generator-host';
 
 let nextId = 0;
@@ -15,6 +15,7 @@ export class WorkerGenerator implements TextGenerator {
     private readonly remote: Comlink.Remote<GeneratorHost>,
     readonly label: string,
     readonly kind: TextGenerator['kind'],
+    readonly source: GeneratorSource | undefined,
   ) {}
 
   static async load(request: GeneratorLoadRequest, onProgress?: (p: GeneratorProgress) => void, name = 'generator'): Promise<WorkerGenerator> {
@@ -22,7 +23,7 @@ export class WorkerGenerator implements TextGenerator {
     const remote = Comlink.wrap<GeneratorHost>(worker);
     try {
       const info = await remote.load(request, onProgress && Comlink.proxy(onProgress));
-      return new WorkerGenerator(worker, remote, info.label, info.kind);
+      return new WorkerGenerator(worker, remote, info.label, info.kind, info.source);
     } catch (e) {
       worker.terminate();
       throw e;

@@ -9,12 +9,40 @@ import { CpuBackend } from '../../gpu/cpu/backend';
 import { Policy } from '../../gpu/policy';
 import { HubSource, type FileProgress } from '../../gpu/source';
 import { EngineGenerator } from '../../generators/engine';
-import type { GenerateOptions, TextGenerator } from '../../generators/generator';
-import { TransformersGenerator, type DownloadProgress } from '../../generators/transformers';
+import type { GenerateOptions, GeneratorSource, TextGenerator } from '../../generators/generator';
+import {
+  TransformersGenerator,
+  type DownloadProgress,
+  type PickedFile,
+  type TransformersDevice,
+  type TransformersDtype,
+} from '../../generators/transformers';
+// onnxruntime-web's WASM build that transformers.js uses for both devices, served by the app itself:
+// the library's default fetches it from a CDN, which an offline page (and the CSP) cannot reach.
+import ortMjs from 'onnxruntime-web/ort-wasm-simd-threaded.asyncify.mjs?url';
+import ortWasm from 'onnxruntime-web/ort-wasm-simd-threaded.asyncify.wasm?url';
 
 export type GeneratorLoadRequest =
-  | { kind: 'transformers'; model: string; wasmPaths?: string }
+  | {
+      kind: 'transformers';
+      /** Hub id, or the picked folder's name when `files` are given. */
+      model: string;
+      device?: TransformersDevice;
+      dtype?: TransformersDtype;
+      /** Serve hub ids from this path on the page's origin instead of the hub. */
+      localModelPath?: string;
+      allowRemoteModels?: boolean;
+      files?: PickedFile[];
+      wasmPaths?: string | { mjs: string; wasm: string };
+    }
   | { kind: 'engine'; model: string; backend: 'webgpu' | 'cpu' };
+
+/** What a loaded worker reports about its generator. */
+export interface GeneratorInfo {
+  label: string;
+  kind: TextGenerator['kind'];
+  source?: GeneratorSource;
+}
 
 export type GeneratorProgress = { file: string; loaded: number; total: number | null; fromCache?: boolean };
 
@@ -22,12 +50,17 @@ export class GeneratorHost {
   private generator: TextGenerator | null = null;
   private readonly aborts = new Map<string, AbortController>();
 
-  async load(request: GeneratorLoadRequest, onProgress?: (p: GeneratorProgress) => void): Promise<{ label: string; kind: TextGenerator['kind'] }> {
+  async load(request: GeneratorLoadRequest, onProgress?: (p: GeneratorProgress) => void): Promise<GeneratorInfo> {
     if (request.kind === 'transformers') {
       this.generator = await TransformersGenerator.load({
         modelId: request.model,
-        wasmPaths: request.wasmPaths,
-        onProgress: (p: DownloadProgress) => onProgress?.({ file: p.file, loaded: p.loaded, total: p.total }),
+        device: request.device,
+        dtype: request.dtype,
+        localModelPath: request.localModelPath,
+        allowRemoteModels: request.allowRemoteModels,
+        files: request.files,
+        wasmPaths: request.wasmPaths ?? { mjs: absolute(ortMjs), wasm: absolute(ortWasm) },
+        onProgress: (p: DownloadProgress) => onProgress?.({ file: p.file, loaded: p.loaded, total: p.total || null, fromCache: p.fromCache }),
       });
     } else {
       const backend = request.backend === 'webgpu' ? await createWebGPUBackend() : new CpuBackend();
@@ -36,7 +69,7 @@ export class GeneratorHost {
       });
       this.generator = new EngineGenerator(policy);
     }
-    return { label: this.generator.label, kind: this.generator.kind };
+    return { label: this.generator.label, kind: this.generator.kind, source: this.generator.source };
   }
 
   async generate(messages: ChatMessage[], opts: Omit<GenerateOptions, 'signal'>, requestId?: string): Promise<string> {
@@ -53,4 +86,9 @@ export class GeneratorHost {
   abort(requestId: string): void {
     this.aborts.get(requestId)?.abort(new DOMException('aborted', 'AbortError'));
   }
+}
+
+/** onnxruntime imports its factory by URL: make the app's relative asset URL absolute. */
+function absolute(url: string): string {
+  return new URL(url, self.location.href).href;
 }
