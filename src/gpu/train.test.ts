@@ -159,6 +159,32 @@ describe('PPO steps on stories260K', () => {
     expect(stats.meanAbsAdv).toBeCloseTo(mean([...stats.perSample![0]!.advantages, ...sample(1).advantages].map(Math.abs)), 5);
   });
 
+  it('a clipped OPD term (top-k hint selection) is re-based as clip(teacher - old), not shifted', async () => {
+    const adapter = fresh(4);
+    const old = (await score(policy.model, [{ prompt, completion }], { lora: adapter }))[0].logprobs;
+    // Teacher minus old: 2.5, -0.3, 1.4, -3, ... ; the rollout sits 0.5 below the trainer.
+    const diffs = [2.5, -0.3, 1.4, -3];
+    const teacher = Array.from(old, (x, t) => x + diffs[t % 4]);
+    const rolloutLogp = Array.from(old, (x) => x - 0.5);
+    const w = 0.8;
+    const clip = 1;
+    const c = (x: number) => Math.min(clip, Math.max(-clip, x));
+    const judged = teacher.map((x, t) => 1 + w * c(x - rolloutLogp[t]));
+    const stats = await new LoraTrainer(policy.model, adapter, settings).trainStep(
+      [{ prompt, completion, advantages: judged, rolloutLogp, opdWeight: w, opdClip: { clip, teacherLogp: teacher } }],
+      { scoreAfter: true },
+    );
+    stats.perSample![0]!.advantages.forEach((a, t) => expect(a).toBeCloseTo(1 + w * c(diffs[t % 4]), 5));
+    // A shift by w (rollout - old) would have given 1 + w (c(diff + 0.5) - 0.5): e.g. 1 - 0.64 for -0.3, not 1 - 0.24.
+    expect(stats.perSample![0]!.advantages[1]).toBeCloseTo(1 - 0.24, 5);
+  });
+
+  it('refuses a clipped OPD term without a teacher log-prob per token', async () => {
+    const trainer = new LoraTrainer(policy.model, fresh(4), settings);
+    const x = { ...sample(1), rolloutLogp: sample(1).advantages.map(() => -1), opdWeight: 1, opdClip: { clip: 1, teacherLogp: [-1] } };
+    await expect(trainer.trainStep([x])).rejects.toThrow(/teacher log-probs/);
+  });
+
   it('OPD advantages (teacher - student) shrink the log-ratio to a hint-conditioned teacher', async () => {
     const adapter = fresh(3);
     const [g] = await generate(policy.model, [prompt], { maxNewTokens: 20 });

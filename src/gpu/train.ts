@@ -11,6 +11,7 @@
  */
 import type { PpoSampleInput, PpoSettings } from '../rl/ppo';
 import { ppoBatchLoss } from '../rl/ppo';
+import { clipDifference } from '../rl/topk-hints';
 import type { Tensor } from './backend';
 import { backward, EMBED_KEY, headBackward, zeroGrads, type Grads } from './backward';
 import { expectedTensors } from './config';
@@ -36,6 +37,12 @@ export interface TrainSample extends ScoreItem {
    * A_t + w_opd * (rollout_t - old_t). Needs `rolloutLogp`.
    */
   opdWeight?: number;
+  /**
+   * With opdWeight: the OPD term is w_opd * clip(log pi_teacher - log pi, -clip, +clip) (top-k
+   * hint selection's bound), so re-basing cannot be a shift; the step takes the clipped
+   * rollout term out and puts clip(teacher - old) in. Needs one teacher log-prob per token.
+   */
+  opdClip?: { clip: number; teacherLogp: readonly number[] };
   /**
    * The loss mask (default true). A masked sample is neither scored nor trained: it adds no
    * loss, gradient, token or statistic, and only keeps its slot in the sample-mean's batch size.
@@ -160,6 +167,9 @@ export class Trainer {
       }
       if (x.opdWeight && x.rolloutLogp?.length !== x.completion.length) {
         throw new EngineError(`sample ${i} has an OPD term but no rollout log-prob per completion token; pass rolloutLogp to re-base it on the old policy`);
+      }
+      if (x.opdWeight && x.opdClip && x.opdClip.teacherLogp.length !== x.completion.length) {
+        throw new EngineError(`sample ${i}: ${x.opdClip.teacherLogp.length} teacher log-probs for ${x.completion.length} completion tokens; the clipped OPD term needs one per token`);
       }
     }
     // Only trainable samples are forwarded; the masked ones are left out of every pass.
@@ -425,10 +435,20 @@ export class FullTrainer extends Trainer {
   }
 }
 
-/** The advantages a step trains with: the sample's, its OPD term re-based on the old policy. */
-function trainAdvantages(x: TrainSample, oldLogp: readonly number[]): number[] {
+/**
+ * The advantages a step trains with: the sample's, its OPD term re-based on the old policy.
+ * Unclipped: A_t + w (rollout_t - old_t). Clipped at c: A_t - w clip(T_t - rollout_t, c) + w clip(T_t - old_t, c).
+ */
+export function trainAdvantages(x: TrainSample, oldLogp: readonly number[]): number[] {
   const w = x.opdWeight;
   if (!w) return x.advantages;
+  const c = x.opdClip;
+  if (c && c.clip > 0) {
+    return x.advantages.map((a, t) => {
+      const teacher = c.teacherLogp[t];
+      return a - w * clipDifference(teacher - x.rolloutLogp![t], c.clip) + w * clipDifference(teacher - oldLogp[t], c.clip);
+    });
+  }
   return x.advantages.map((a, t) => a + w * (x.rolloutLogp![t] - oldLogp[t]));
 }
 

@@ -105,6 +105,7 @@ export {
   makePreset,
   parsePreset,
   topKSelectPreset,
+  hintSelectionOf,
   LR_FULL,
   LR_LORA,
   LORA_ALL_PROJECTIONS,

@@ -1,6 +1,6 @@
 import { describe, it, expect } from 'vitest';
 import { PresetError } from './errors';
-import { makePreset, parsePreset, presetSwitchedTo, toolCallPreset, topKSelectPreset, TOOL_CALL_KL_COEF, type MethodName, type PresetOverrides } from './presets';
+import { makePreset, parsePreset, presetSwitchedTo, toolCallPreset, topKSelectPreset, hintSelectionOf, TOOL_CALL_KL_COEF, type MethodName, type PresetOverrides } from './presets';
 
 describe('makePreset', () => {
   it('binary serialises exactly as stored in a run file', () => {
@@ -158,10 +158,12 @@ describe('hint selection', () => {
     }
   });
 
-  it('a run file written before the setting existed opens with the longest-hint rule', () => {
+  it('a run file written before the setting existed opens unchanged, and means the longest-hint rule', () => {
     const stored = JSON.parse(JSON.stringify(makePreset('opd')));
     delete stored.advantage.hintSelection;
-    expect(parsePreset(stored)).toEqual(makePreset('opd'));
+    const parsed = parsePreset(stored);
+    expect(parsed).toEqual(stored);
+    expect(hintSelectionOf(parsed)).toEqual({ rule: 'longest', maxCandidates: 3, k: 4, clip: 0 });
   });
 
   it("topKSelectPreset is the reference's top-k select run: 3 votes, 3 candidates, top-4, sequence winner, clip 1", () => {

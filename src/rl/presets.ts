@@ -58,10 +58,11 @@ export interface MethodPreset {
     /** How appendHint builds the teacher context. */
     teacherContext: Required<AppendHintOptions>;
     /**
-     * Which accepted hint conditions the teacher, and the clip on A_OPD. Default: the paper's
-     * longest hint, unclipped; a run file written before this setting existed reads as that.
+     * Which accepted hint conditions the teacher, and the clip on A_OPD. Every new preset has it
+     * (default: the paper's longest hint, unclipped); a run file written before it existed has
+     * none and means that default (read it with hintSelectionOf).
      */
-    hintSelection: HintSelection;
+    hintSelection?: HintSelection;
   };
   loss: {
     epsLow: number;
@@ -271,10 +272,14 @@ const presetShape = object({
   session: object({ idleTimeoutMs: above(0) }),
 });
 
-/** Checks the judges the method needs are switched on; a preset without hintSelection gets the paper's rule. */
+/** The preset's hint selection; the paper's longest-hint rule for a preset stored without one. */
+export function hintSelectionOf(preset: MethodPreset): HintSelection {
+  return preset.advantage.hintSelection ?? LONGEST_HINT;
+}
+
+/** Checks the judges the method needs are switched on. */
 function checkPreset(value: unknown): MethodPreset {
-  const checked = runChecker(presetShape, value, (e) => new PresetError(e.path, e.problem));
-  const preset: MethodPreset = { ...checked, advantage: { ...checked.advantage, hintSelection: checked.advantage.hintSelection ?? { ...LONGEST_HINT } } };
+  const preset: MethodPreset = runChecker(presetShape, value, (e) => new PresetError(e.path, e.problem));
   const { binaryVotes, hintVotes } = preset.judge;
   if (preset.method !== 'opd' && binaryVotes < 1) {
     throw new PresetError('judge.binaryVotes', `is 0 but method "${preset.method}" needs the binary judge; use 1 or more`);

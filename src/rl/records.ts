@@ -72,6 +72,33 @@ export interface JudgeResultRecord extends RecordBase {
   teacherLogpCount: number;
   /** log pi_teacher(a_t | s_enhanced) per response token, when a hint was accepted. */
   teacherLogp?: number[];
+  /**
+   * Top-k hint selection (preset advantage.hintSelection 'topk-*'): the candidates and how each
+   * did; `hint` is the winner's. Absent under the paper's longest-hint rule.
+   */
+  selection?: HintSelectionRecord;
+}
+
+/** One candidate hint of top-k selection and its top-k overlap with the student. */
+export interface HintCandidateRecord {
+  hint: string;
+  /** sum over response tokens of |student top-k ∩ this teacher's top-k| (at most k x tokens). */
+  overlap: number;
+  /** Response tokens this candidate won (all of them for the winner under 'topk-sequence'). */
+  tokensWon: number;
+}
+
+/** How top-k hint selection chose the hint of one turn. */
+export interface HintSelectionRecord {
+  rule: 'topk-sequence' | 'topk-token';
+  k: number;
+  /** The bound on |A_OPD| per token; 0 = none. */
+  clip: number;
+  /** Response tokens compared. */
+  tokens: number;
+  /** Index of the winning candidate (shortest hint first); under 'topk-token', the one that won most tokens. */
+  winner: number;
+  candidates: HintCandidateRecord[];
 }
 
 /** A training sample as it entered the buffer. */
@@ -91,6 +118,11 @@ export interface SampleRecord extends RecordBase {
    * policy version it trains (the token update's `advantages`).
    */
   opdWeight?: number;
+  /**
+   * The clip on the OPD term and the teacher log-probs it is clipped against, present when the
+   * preset clips A_OPD: the trainer clips teacher - old again after re-basing.
+   */
+  opdClip?: { clip: number; teacherLogp: number[] };
 }
 
 /** What the engine reports for a train step; null where a value was not computed or not finite. */

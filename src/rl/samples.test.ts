@@ -72,4 +72,15 @@ describe('assembleSample', () => {
     });
     expect(validateRecord(JSON.parse(JSON.stringify(record)), 'test')).toEqual(record);
   });
+
+  it('carries a clipped OPD term with its teacher log-probs into the sample and its record (top-k selection)', () => {
+    const judgement: TurnJudgement = { reward: 1, opd: [1, -0.5], opdClip: { clip: 1, teacherLogp: [0.5, -0.75] } };
+    const sample = assembleSample(turn(true), judgement, 'combined', w)!;
+    expect(sample.opdClip).toEqual({ clip: 1, teacherLogp: [0.5, -0.75] });
+    const record = sampleRecord({ ...sample, trainable: true, promoted: false }, 30);
+    expect(record.opdClip).toEqual({ clip: 1, teacherLogp: [0.5, -0.75] });
+    expect(validateRecord(JSON.parse(JSON.stringify(record)), 'test')).toEqual(record);
+    // Binary keeps no OPD term, so nothing to clip.
+    expect(assembleSample(turn(true), judgement, 'binary', w)!.opdClip).toBeUndefined();
+  });
 });

@@ -20,6 +20,8 @@ export interface TurnJudgement {
   reward: number | null;
   /** Per-token OPD advantages when a hint was accepted, else null. */
   opd: readonly number[] | null;
+  /** When the preset clips A_OPD: the clip and the teacher log-probs of the chosen hint. */
+  opdClip?: { clip: number; teacherLogp: readonly number[] };
 }
 
 /** A judged main turn, ready for the SampleBuffer. */
@@ -38,6 +40,11 @@ export interface TrainingSample {
    * policy version it trains (TrainSample.opdWeight).
    */
   opdWeight: number;
+  /**
+   * Present when the OPD term is clipped: the trainer re-bases teacher - old and clips it again
+   * (TrainSample.opdClip).
+   */
+  opdClip?: { clip: number; teacherLogp: number[] };
   judged: boolean;
 }
 
@@ -77,6 +84,7 @@ export function assembleSample(
     reward,
     advantages: combinedAdvantages(reward ?? 0, opd ?? new Array<number>(tokens).fill(0), weights),
     opdWeight: opd ? weights.opd : 0,
+    ...(opd && judgement.opdClip ? { opdClip: { clip: judgement.opdClip.clip, teacherLogp: [...judgement.opdClip.teacherLogp] } } : {}),
     judged: turn.nextState !== null,
   };
 }
@@ -95,5 +103,6 @@ export function sampleRecord(sample: BufferedSample<TrainingSample>, ts: number)
     advantages: summarizeAdvantages(sample.advantages),
     perToken: [...sample.advantages],
     ...(sample.opdWeight !== 0 ? { opdWeight: sample.opdWeight } : {}),
+    ...(sample.opdWeight !== 0 && sample.opdClip ? { opdClip: { clip: sample.opdClip.clip, teacherLogp: [...sample.opdClip.teacherLogp] } } : {}),
   };
 }

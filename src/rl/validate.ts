@@ -110,7 +110,18 @@ const judgeResult = object(
     hint: nullable(str(L.hint)),
     teacherLogpCount: count,
   },
-  { ...optionalStep, teacherLogp: finiteNumbers },
+  {
+    ...optionalStep,
+    teacherLogp: finiteNumbers,
+    selection: object({
+      rule: oneOf('topk-sequence', 'topk-token'),
+      k: int(1),
+      clip: num(0),
+      tokens: count,
+      winner: count,
+      candidates: arrayOf(object({ hint: str(L.hint), overlap: count, tokensWon: count }), 64),
+    }),
+  },
 );
 
 const advantageSummary: Checker<AdvantageSummary> = object({
@@ -134,7 +145,7 @@ const sample = object(
     advantages: advantageSummary,
     perToken: finiteNumbers,
   },
-  { ...optionalStep, opdWeight: num() },
+  { ...optionalStep, opdWeight: num(), opdClip: object({ clip: num(0), teacherLogp: finiteNumbers }) },
 );
 
 const trainStats: Checker<TrainStats> = object(
@@ -243,6 +254,9 @@ function checkConsistency(record: RunRecord): void {
       if (record.teacherLogp && record.teacherLogp.length !== record.teacherLogpCount) {
         throw new FieldError('teacherLogp', `has ${record.teacherLogp.length} entries but teacherLogpCount is ${record.teacherLogpCount}`);
       }
+      if (record.selection && record.selection.winner >= record.selection.candidates.length) {
+        throw new FieldError('selection.winner', `is ${record.selection.winner} but there are ${record.selection.candidates.length} candidates`);
+      }
       break;
     case 'token_update':
       if (record.after.length !== record.before.length) {
@@ -255,6 +269,9 @@ function checkConsistency(record: RunRecord): void {
     case 'sample':
       if (record.perToken.length !== record.advantages.tokens) {
         throw new FieldError('perToken', `has ${record.perToken.length} entries but advantages.tokens is ${record.advantages.tokens}`);
+      }
+      if (record.opdClip && record.opdClip.teacherLogp.length !== record.perToken.length) {
+        throw new FieldError('opdClip.teacherLogp', `has ${record.opdClip.teacherLogp.length} entries but perToken has ${record.perToken.length}`);
       }
       break;
     case 'tool_step':

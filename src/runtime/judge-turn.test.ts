@@ -1,6 +1,12 @@
 import { describe, expect, it } from 'vitest';
-import { MAX_VOTES } from '../rl/presets';
-import { voteSeed } from './judge-turn';
+import { splitHint } from '../rl/hints';
+import { makePreset, MAX_VOTES, topKSelectPreset, type MethodPreset } from '../rl/presets';
+import type { PolicyResponse } from '../rl/samples';
+import type { ClosedTurn } from '../rl/sessions';
+import { validateRecord } from '../rl/validate';
+import type { TextGenerator } from '../generators/generator';
+import { judgeTurn, voteSeed, type JudgeDeps } from './judge-turn';
+import type { ScoredTopK } from './policy-service';
 
 describe('voteSeed', () => {
   it('gives every vote of every judge on every turn its own seed', () => {
@@ -14,5 +20,124 @@ describe('voteSeed', () => {
   it('keeps the seeds recorded runs were sampled with', () => {
     expect(voteSeed(1, 3, 'binary', 2)).toBe(1 + 3 * 1000 + 2);
     expect(voteSeed(1, 3, 'hint', 0)).toBe(1 + 3 * 1000 + 100);
+  });
+});
+
+describe('judgeTurn with top-k hint selection', () => {
+  const long = 'Write the steps as plain sentences.';
+  const short = 'Show each step.';
+  const mid = 'Give only the final number.';
+  const hints = [long, short, mid, 'Rejected.'];
+  const hintJudge: TextGenerator = {
+    kind: 'rules',
+    label: 'scripted hint judge',
+    // Vote v (by its seed) writes hints[v]; the last vote rejects.
+    generate: async (_m, o) => {
+      const v = o!.seed! - voteSeed(0, 1, 'hint', 0);
+      return v === 3 ? 'No.\n\\boxed{-1}' : `[HINT_START]${hints[v]}[HINT_END]\n\\boxed{1}`;
+    },
+  };
+  const turn: ClosedTurn<PolicyResponse> = {
+    session: 's0',
+    turn: 1,
+    turnType: 'main',
+    version: 0,
+    messages: [{ role: 'user', content: 'What is 2 + 3?' }],
+    response: { text: 'five', tokenIds: [10, 11, 12], logprobs: [-1, -1, -1] },
+    at: 0,
+    nextState: { role: 'user', content: 'Redo it in plain sentences.' },
+    closedBy: 'next-request',
+    closedAt: 1,
+  };
+  const student = [
+    [1, 2, 3, 4],
+    [5, 6, 7, 8],
+    [9, 10, 11, 12],
+  ];
+  // Per hint: its teacher's top-4 sets (overlap with the student per token) and log-probs.
+  const teachers: Record<string, ScoredTopK> = {
+    [short]: { topIds: [[1, 2, 90, 91], [5, 6, 90, 91], [9, 10, 90, 91]], logprobs: [-0.5, -0.5, -0.5] }, // 2, 2, 2 -> 6
+    [mid]: { topIds: [[4, 3, 2, 1], [5, 6, 7, 8], [90, 91, 92, 93]], logprobs: [-0.2, -3.5, -1] }, // 4, 4, 0 -> 8
+    [long]: { topIds: [[90, 91, 92, 93], [90, 91, 92, 93], [9, 10, 11, 12]], logprobs: [-2, -2, -0.1] }, // 0, 0, 4 -> 4
+  };
+  function fakePolicy() {
+    const calls: { policy: string; hints: (string | null)[] }[] = [];
+    const policy: JudgeDeps['policy'] = {
+      score: async (items) => items.map((it) => teachers[splitHint(it.messages.at(-1)!.content).hint!].logprobs),
+      scoreTopK: async (items, which, k) => {
+        expect(k).toBe(4);
+        const hs = items.map((it) => splitHint(it.messages.at(-1)!.content).hint);
+        calls.push({ policy: which, hints: hs });
+        return hs.map((h) => (h === null ? { topIds: student, logprobs: [-1, -1, -1] } : teachers[h]));
+      },
+    };
+    return { policy, calls };
+  }
+  const deps = (preset: MethodPreset, policy: JudgeDeps['policy']): JudgeDeps => ({
+    judge: hintJudge,
+    hintJudge,
+    policy,
+    preset,
+    seed: 0,
+    now: () => 5,
+  });
+
+  it("keeps the candidate whose teacher's top-k sets overlap the student's most, and clips its A_OPD", async () => {
+    const { policy, calls } = fakePolicy();
+    const preset = topKSelectPreset('opd', { judge: { hintVotes: 4 } });
+    const { judgement, records } = await judgeTurn(turn, deps(preset, policy));
+    // The student is scored once without a hint, under the serving policy; the candidates, shortest first, under the teacher.
+    expect(calls).toEqual([
+      { policy: 'current', hints: [null] },
+      { policy: 'initial', hints: [short, mid, long] },
+    ]);
+    // Teacher (mid) minus rollout: 0.8, -2.5, 0 -> clipped to 1: 0.8, -1, 0.
+    expect(judgement.opd).toEqual([0.8, -1, 0].map((x) => expect.closeTo(x, 12)));
+    expect(judgement.opdClip).toEqual({ clip: 1, teacherLogp: [-0.2, -3.5, -1] });
+    const result = records.find((r) => r.kind === 'judge_result')!;
+    expect(result).toMatchObject({ hint: mid, accepted: true, score: 1, teacherLogp: [-0.2, -3.5, -1] });
+    expect(result.kind === 'judge_result' && result.selection).toEqual({
+      rule: 'topk-sequence',
+      k: 4,
+      clip: 1,
+      tokens: 3,
+      winner: 1,
+      candidates: [
+        { hint: short, overlap: 6, tokensWon: 0 },
+        { hint: mid, overlap: 8, tokensWon: 3 },
+        { hint: long, overlap: 4, tokensWon: 0 },
+      ],
+    });
+    expect(() => validateRecord(JSON.parse(JSON.stringify(result)), 'judge_result')).not.toThrow();
+  });
+
+  it('per token: each token takes the teacher log-prob of the candidate that wins it', async () => {
+    const { policy } = fakePolicy();
+    const preset = topKSelectPreset('opd', { judge: { hintVotes: 4 }, advantage: { hintSelection: { rule: 'topk-token', clip: 0 } } });
+    const { judgement, records } = await judgeTurn(turn, deps(preset, policy));
+    // Token winners: mid (4), mid (4), long (4): teacher -0.2, -3.5, -0.1; unclipped.
+    expect(judgement.opd).toEqual([0.8, -2.5, 0.9].map((x) => expect.closeTo(x, 12)));
+    expect(judgement.opdClip).toBeUndefined();
+    const result = records.find((r) => r.kind === 'judge_result');
+    expect(result).toMatchObject({ hint: mid, selection: { rule: 'topk-token', winner: 1 } });
+    expect(result!.kind === 'judge_result' && result!.selection!.candidates.map((c) => c.tokensWon)).toEqual([0, 2, 1]);
+  });
+
+  it("the default preset keeps the paper's longest hint, unclipped, with no top-k pass", async () => {
+    const { policy, calls } = fakePolicy();
+    const preset = makePreset('opd', { judge: { hintVotes: 4 } });
+    const { judgement, records } = await judgeTurn(turn, deps(preset, policy));
+    expect(calls).toEqual([]);
+    expect(judgement.opd).toEqual([-1, -1, 0.9].map((x) => expect.closeTo(x, 12)));
+    expect(records.find((r) => r.kind === 'judge_result')).toMatchObject({ hint: long });
+    expect(records.find((r) => r.kind === 'judge_result')).not.toHaveProperty('selection');
+  });
+
+  it('no candidate: no OPD sample and no scoring', async () => {
+    const { policy, calls } = fakePolicy();
+    const preset = topKSelectPreset('opd', { judge: { hintVotes: 4, minHintChars: 100 } });
+    const { judgement } = await judgeTurn(turn, deps(preset, policy));
+    expect(judgement.opd).toBeNull();
+    expect(calls).toEqual([]);
   });
 });

@@ -5,10 +5,11 @@
  */
 import { opdAdvantages } from '../rl/advantages';
 import { parseBoxedScore } from '../rl/boxed';
+import { chooseHintByOverlap, clippedOpdAdvantages, hintCandidates, usesTopK, winningTeacherLogp, type HintSelection } from '../rl/topk-hints';
 import { appendHint, parseHintVote, selectBestHint, type HintVote } from '../rl/hints';
 import { buildBinaryJudgePrompt, buildHintJudgePrompt } from '../rl/judge';
-import type { MethodPreset } from '../rl/presets';
-import type { JudgeResultRecord, JudgeVoteRecord } from '../rl/records';
+import { hintSelectionOf, type MethodPreset } from '../rl/presets';
+import type { HintSelectionRecord, JudgeResultRecord, JudgeVoteRecord } from '../rl/records';
 import type { PolicyResponse, TurnJudgement } from '../rl/samples';
 import type { ClosedTurn } from '../rl/sessions';
 import { majorityVote } from '../rl/votes';
@@ -18,7 +19,7 @@ import type { PolicyService } from './policy-service';
 export interface JudgeDeps {
   judge: TextGenerator;
   hintJudge: TextGenerator;
-  policy: Pick<PolicyService, 'score'>;
+  policy: Pick<PolicyService, 'score' | 'scoreTopK'>;
   preset: MethodPreset;
   seed: number;
   now: () => number;
@@ -75,17 +76,32 @@ export async function judgeTurn(turn: Turn, d: JudgeDeps): Promise<JudgedTurn> {
   let opd: number[] | null = null;
   let teacherLogp: number[] | null = null;
   if (hintVotes > 0) {
+  let opdClip: { clip: number; teacherLogp: number[] } | null = null;
     const votes: HintVote[] = hintTexts.map((raw, vote) => {
       const v = parseHintVote(raw);
       records.push({ kind: 'judge_vote', ...base, ts: d.now(), judge: 'hint', vote, raw, score: v.score, hint: v.hint });
       return v;
     });
-    const hint = selectBestHint(votes, d.preset.judge.minHintChars);
-    if (hint !== null && turn.response.tokenIds.length > 0) {
-      const teacherMessages = appendHint(turn.messages, hint, d.preset.advantage.teacherContext);
-      [teacherLogp] = await d.policy.score([{ messages: teacherMessages, tokenIds: [...turn.response.tokenIds] }], d.preset.advantage.teacher);
-      // Against the rollout's log-probs, as logged; the trainer re-bases it on the policy it trains.
-      opd = opdAdvantages(teacherLogp, turn.response.logprobs);
+    const rule: HintSelection = hintSelectionOf(d.preset);
+    let hint: string | null;
+    let selection: HintSelectionRecord | undefined;
+    if (usesTopK(rule.rule)) {
+      const picked = await selectByTopK(turn, votes, rule, d);
+      hint = picked?.hint ?? null;
+      teacherLogp = picked?.teacherLogp ?? null;
+      selection = picked?.selection;
+    } else {
+      hint = selectBestHint(votes, d.preset.judge.minHintChars);
+      if (hint !== null && turn.response.tokenIds.length > 0) {
+        const teacherMessages = appendHint(turn.messages, hint, d.preset.advantage.teacherContext);
+        [teacherLogp] = await d.policy.score([{ messages: teacherMessages, tokenIds: [...turn.response.tokenIds] }], d.preset.advantage.teacher);
+      }
+    }
+    if (teacherLogp) {
+      // Against the rollout's log-probs, as logged; the trainer re-bases it on the policy it trains
+      // (and clips it again there, when the preset clips).
+      opd = rule.clip > 0 ? clippedOpdAdvantages(teacherLogp, turn.response.logprobs, rule.clip) : opdAdvantages(teacherLogp, turn.response.logprobs);
+      if (rule.clip > 0) opdClip = { clip: rule.clip, teacherLogp };
     }
     records.push({
       kind: 'judge_result',
@@ -98,6 +114,47 @@ export async function judgeTurn(turn: Turn, d: JudgeDeps): Promise<JudgedTurn> {
       teacherLogpCount: opd?.length ?? 0,
       ...(teacherLogp ? { teacherLogp } : {}),
     });
+      ...(selection ? { selection } : {}),
   }
-  return { judgement: { reward, opd }, records };
+  return { judgement: { reward, opd, ...(opdClip ? { opdClip } : {}) }, records };
+}
+
+/**
+ * Top-k hint selection: every candidate hint conditions its own teacher pass, the student is
+ * scored once without a hint, and the candidate whose teacher's top-k next-token sets share the
+ * most ids with the student's wins (per turn, or per token). The student's sets come from the
+ * policy serving when the turn is judged; the reference takes them from the trainer's old policy.
+ *
+ * @returns null when no vote gives a candidate (no OPD sample) or the response is empty
+ */
+async function selectByTopK(
+  turn: Turn,
+  votes: readonly HintVote[],
+  rule: HintSelection,
+  d: JudgeDeps,
+): Promise<{ hint: string; teacherLogp: number[]; selection: HintSelectionRecord } | null> {
+  const candidates = hintCandidates(votes, d.preset.judge.minHintChars, rule.maxCandidates);
+  const tokenIds = [...turn.response.tokenIds];
+  if (candidates.length === 0 || tokenIds.length === 0) return null;
+  const scoreTopK = d.policy.scoreTopK?.bind(d.policy);
+  if (!scoreTopK) throw new Error('this policy cannot score top-k next-token sets, which top-k hint selection needs; set advantage.hintSelection.rule to "longest"');
+  const [student] = await scoreTopK([{ messages: turn.messages, tokenIds }], 'current', rule.k);
+  const teachers = await scoreTopK(
+    candidates.map((hint) => ({ messages: appendHint(turn.messages, hint, d.preset.advantage.teacherContext), tokenIds })),
+    d.preset.advantage.teacher,
+    rule.k,
+  );
+  const choice = chooseHintByOverlap(student.topIds, teachers.map((t) => t.topIds), rule.rule === 'topk-token' ? 'token' : 'sequence');
+  return {
+    hint: candidates[choice.winner],
+    teacherLogp: winningTeacherLogp(teachers.map((t) => t.logprobs), choice.perToken),
+    selection: {
+      rule: rule.rule === 'topk-token' ? 'topk-token' : 'topk-sequence',
+      k: rule.k,
+      clip: rule.clip,
+      tokens: tokenIds.length,
+      winner: choice.winner,
+      candidates: candidates.map((hint, i) => ({ hint, overlap: choice.overlap[i], tokensWon: choice.tokenWins[i] })),
+    },
+  };
 }

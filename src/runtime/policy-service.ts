@@ -56,6 +56,16 @@ export interface TrainItem {
   /** w_opd when `advantages` hold an OPD term against `rolloutLogp` (TrainSample.opdWeight). */
   opdWeight?: number;
 }
+  /** The clip on the OPD term and its teacher log-probs (TrainSample.opdClip). */
+  opdClip?: { clip: number; teacherLogp: number[] };
+}
+
+/** One completion scored with its top-k next-token sets (PolicyService.scoreTopK). */
+export interface ScoredTopK {
+  /** log p(token) of every completion token. */
+  logprobs: number[];
+  /** The k most likely next-token ids at every completion position, most likely first. */
+  topIds: number[][];
 
 export interface TrainResult {
   /** The version the step produced; it serves from the next generation call on. */
@@ -73,6 +83,11 @@ export interface PolicyService {
   /** Log-probs of each completion after its prompt, under the initial or the current policy. */
   score(items: { messages: ChatMessage[]; tokenIds: number[] }[], teacher: TeacherSource): Promise<number[][]>;
   train(items: TrainItem[], onMicroBatch?: (i: number, n: number) => void): Promise<TrainResult>;
+  /**
+   * As score, with the k most likely next tokens at every completion position (top-k hint
+   * selection). `policy` 'current' is the serving version, 'initial' the frozen start.
+   */
+  scoreTopK?(items: { messages: ChatMessage[]; tokenIds: number[] }[], policy: TeacherSource, k: number): Promise<ScoredTopK[]>;
   /** The newest adapter (the last finished step's, even before serving swaps to it) as PEFT files. */
   exportAdapter(): Promise<PeftFiles>;
   /** Continue from a saved adapter (resume after reload, or after a lost GPU device). */
@@ -262,6 +277,15 @@ export class EnginePolicyService implements PolicyService {
   }
 
   async train(items: TrainItem[], onMicroBatch?: (i: number, n: number) => void): Promise<TrainResult> {
+  scoreTopK(items: { messages: ChatMessage[]; tokenIds: number[] }[], policy: TeacherSource, k: number): Promise<ScoredTopK[]> {
+    return this.holding(async (serving) => {
+      const current = policy === 'current';
+      const model = current ? serving.model : this.policy.model;
+      const scored = await score(model, items.map((it) => ({ prompt: this.policy.promptIds(it.messages), completion: it.tokenIds })), { lora: current ? serving.lora : undefined, topK: k });
+      return scored.map((s) => ({ logprobs: Array.from(s.logprobs), topIds: s.topIds!.map((ids) => Array.from(ids)) }));
+    });
+  }
+
     const startedAt = this.clock();
     if (this.serving === this.training || !this.trainer) {
       // Serving and training share one state only before the first step after start or a
@@ -280,6 +304,7 @@ export class EnginePolicyService implements PolicyService {
         trainable: it.trainable,
         opdWeight: it.opdWeight,
       })),
+        ...(it.opdClip ? { opdClip: it.opdClip } : {}),
       // The KL term's reference is the initial policy: the base model for LoRA, and the loaded
       // model, which full fine-tuning leaves untouched.
       { onMicroBatch, scoreAfter: true, reference: this.full ? { kind: 'model', model: this.policy.model } : { kind: 'base' } },

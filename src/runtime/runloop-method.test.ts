@@ -8,6 +8,7 @@ import { tinyModel } from '../../test/fixtures/tiny-model';
 import { CpuBackend } from '../gpu/cpu/backend';
 import { SampleBuffer } from '../rl/buffer';
 import type { ChatMessage } from '../rl/messages';
+import { topKSelectPreset } from '../rl/presets';
 import type { RunRecord } from '../rl/records';
 import { validateRecord } from '../rl/validate';
 import type { TextGenerator } from '../generators/generator';
@@ -150,4 +151,56 @@ describe('the personalization evaluation record', () => {
       expect(e.problemSet).toBe('the first 3 built-in problems');
     }
   }, 120_000);
+});
+
+describe('OPD with top-k hint selection on the tiny fixture (1 step)', () => {
+  it('records the candidates and the winner, and trains w_opd * clip(teacher - old, 1)', async () => {
+    const { dir } = await tinyModel({ family: 'qwen3' });
+    const config: RunConfig = {
+      ...exampleConfig('student', dir, 'opd'),
+      problems: { source: 'builtin', count: 12 },
+      schedule: { concurrentSessions: 2, steps: 1, evalEvery: 0, evalProblems: 1, evalVotes: 1 },
+    };
+    config.preset = topKSelectPreset('opd', { batch: { size: 2 } });
+    config.sampling.policy.maxNewTokens = 6;
+    const services = await createNodeServices(parseRunConfig(config), new CpuBackend());
+    const problems = await loadProblems(config, createScenario(config.scenario), readTextFile);
+    // Three different hints per turn (one per vote) and a repeat of the first, which is not a new candidate.
+    const wording = ['Write every step as a plain sentence, please.', 'Use plain sentences.', 'Say the answer first, then why.'];
+    let n = 0;
+    const hintJudge: TextGenerator = { kind: 'rules', label: 'scripted hint judge', generate: async () => `[HINT_START]${wording[n++ % 3]}[HINT_END]\n\\boxed{1}` };
+    const user: TextGenerator = { kind: 'rules', label: 'scripted user', generate: async () => 'Please redo it in plain sentences.' };
+    const records: RunRecord[] = [];
+    const loop = new RunLoop(config, { ...services, user, judge: hintJudge, hintJudge }, problems, {
+      append: async (rs) => {
+        for (const r of rs) records.push(validateRecord(JSON.parse(JSON.stringify(r)), `record ${records.length}`));
+      },
+    });
+    expect(await loop.run()).toMatchObject({ status: 'finished', step: 1 });
+
+    const results = of(records, 'judge_result').filter((r) => r.judge === 'hint' && r.accepted);
+    expect(results.length).toBeGreaterThan(0);
+    for (const r of results) {
+      const sel = r.selection!;
+      expect(sel).toMatchObject({ rule: 'topk-sequence', k: 4, clip: 1 });
+      // Shortest first, every one of the three once.
+      expect(sel.candidates.map((c) => c.hint)).toEqual([...wording].sort((a, b) => a.length - b.length));
+      const best = Math.max(...sel.candidates.map((c) => c.overlap));
+      expect(sel.candidates[sel.winner].overlap).toBe(best);
+      expect(sel.candidates.findIndex((c) => c.overlap === best)).toBe(sel.winner);
+      for (const c of sel.candidates) expect(c.overlap).toBeLessThanOrEqual(4 * sel.tokens);
+      expect(r.hint).toBe(sel.candidates[sel.winner].hint);
+    }
+    const teacher = new Map(results.map((r) => [key(r), r.teacherLogp!]));
+    const samples = new Map(of(records, 'sample').map((s) => [key(s), s]));
+    const updates = of(records, 'token_update');
+    expect(updates.length).toBeGreaterThan(0);
+    for (const u of updates) {
+      const s = samples.get(key(u))!;
+      const t = teacher.get(key(u))!;
+      expect(s.opdClip).toEqual({ clip: 1, teacherLogp: t });
+      s.perToken.forEach((a) => expect(Math.abs(a)).toBeLessThanOrEqual(1));
+      u.advantages!.forEach((a, i) => expect(a).toBeCloseTo(Math.min(1, Math.max(-1, t[i] - u.before[i])), 4));
+    }
+  }, 300_000);
 });

@@ -10,7 +10,8 @@
 import type { ChatMessage } from '../../rl/messages';
 import type { TeacherSource } from '../../rl/presets';
 import type { PeftFiles } from '../../gpu/peft';
-import type { PolicyReply, PolicyRequest, PolicyService, TrainItem, TrainResult } from '../../runtime/policy-service';
+import type { PolicyReply, PolicyRequest, PolicyService, ScoredTopK, TrainItem, TrainResult } from '../../runtime/policy-service';
+import { needTopK } from './recovering';
 
 export class CheckpointingPolicy implements PolicyService {
   private inFlight = 0;
@@ -47,6 +48,10 @@ export class CheckpointingPolicy implements PolicyService {
 
   score(items: { messages: ChatMessage[]; tokenIds: number[] }[], teacher: TeacherSource): Promise<number[][]> {
     return this.inner.score(items, teacher);
+  }
+
+  scoreTopK(items: { messages: ChatMessage[]; tokenIds: number[] }[], policy: TeacherSource, k: number): Promise<ScoredTopK[]> {
+    return needTopK(this.inner).scoreTopK!(items, policy, k);
   }
 
   async train(items: TrainItem[], onMicroBatch?: (i: number, n: number) => void): Promise<TrainResult> {

@@ -10,7 +10,7 @@
 import type { ChatMessage } from '../../rl/messages';
 import type { TeacherSource } from '../../rl/presets';
 import type { PeftFiles } from '../../gpu/peft';
-import type { PolicyReply, PolicyRequest, PolicyService, TrainItem, TrainResult } from '../../runtime/policy-service';
+import type { PolicyReply, PolicyRequest, PolicyService, ScoredTopK, TrainItem, TrainResult } from '../../runtime/policy-service';
 
 export class RecoveringPolicy implements PolicyService {
   private lostAt = -Infinity;
@@ -43,6 +43,10 @@ export class RecoveringPolicy implements PolicyService {
 
   score(items: { messages: ChatMessage[]; tokenIds: number[] }[], teacher: TeacherSource): Promise<number[][]> {
     return this.retry(() => this.inner.score(items, teacher));
+  }
+
+  scoreTopK(items: { messages: ChatMessage[]; tokenIds: number[] }[], policy: TeacherSource, k: number): Promise<ScoredTopK[]> {
+    return this.retry(() => needTopK(this.inner).scoreTopK!(items, policy, k));
   }
 
   train(items: TrainItem[], onMicroBatch?: (i: number, n: number) => void): Promise<TrainResult> {
@@ -89,4 +93,10 @@ export class RecoveringPolicy implements PolicyService {
       this.waiters.push(wake);
     });
   }
+}
+
+/** The wrapped service, when it can give top-k sets (every engine-backed one can). */
+export function needTopK(service: PolicyService): PolicyService {
+  if (!service.scoreTopK) throw new Error(`${service.label} cannot score top-k next-token sets, which top-k hint selection needs; run with the longest-hint rule`);
+  return service;
 }

@@ -83,6 +83,20 @@ describe('resume plan', () => {
     expect(resumePlan(point, [a]).samples.map((s) => s.opdWeight)).toEqual([0.5]);
   });
 
+  it('keeps a clipped OPD term and its teacher log-probs, so the trainer clips it again', () => {
+    const a = interaction('s0', 1, [5, 6]);
+    const opdClip = { clip: 1, teacherLogp: [-0.5, -2] };
+    const point: ResumePoint = {
+      lastStep: 1,
+      nextStep: 2,
+      version: 1,
+      adapter: null,
+      throughSeq: 9,
+      buffered: [{ sample: { seq: 8, record: { ...sample('s0', 1, [0.5, -1]), opdWeight: 1, opdClip } }, interaction: { seq: 7, record: a } }],
+    };
+    expect(resumePlan(point, [a]).samples.map((s) => s.opdClip)).toEqual([opdClip]);
+  });
+
   it('starts from step 0 when no step was saved', () => {
     const point: ResumePoint = { lastStep: null, nextStep: 0, version: 0, adapter: null, throughSeq: 0, buffered: [] };
     expect(resumePlan(point, [])).toMatchObject({ step: 0, version: 0, sessionsStarted: 0, samples: [] });

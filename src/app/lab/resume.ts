@@ -48,6 +48,7 @@ export function resumePlan(point: ResumePoint, records: Iterable<RunRecord>): Re
       reward: s.reward,
       advantages: [...s.perToken],
       opdWeight: s.opdWeight ?? 0,
+      ...(s.opdClip ? { opdClip: { clip: s.opdClip.clip, teacherLogp: [...s.opdClip.teacherLogp] } } : {}),
       judged: true,
       trainable: s.trainable,
       promoted: s.promoted,

@@ -6,7 +6,7 @@ import * as Comlink from 'comlink';
 import type { ChatMessage } from '../../rl/messages';
 import type { TeacherSource } from '../../rl/presets';
 import type { PeftFiles } from '../../gpu/peft';
-import type { PolicyReply, PolicyRequest, PolicyService, TrainItem, TrainResult } from '../../runtime/policy-service';
+import type { PolicyReply, PolicyRequest, PolicyService, ScoredTopK, TrainItem, TrainResult } from '../../runtime/policy-service';
 import type { PolicyEvent, PolicyHost, PolicyInfo, PolicyLoadRequest } from './policy-host';
 
 let nextId = 0;
@@ -52,6 +52,10 @@ export class PolicyClient implements PolicyService {
 
   score(items: { messages: ChatMessage[]; tokenIds: number[] }[], teacher: TeacherSource): Promise<number[][]> {
     return this.remote.score(items, teacher);
+  }
+
+  scoreTopK(items: { messages: ChatMessage[]; tokenIds: number[] }[], policy: TeacherSource, k: number): Promise<ScoredTopK[]> {
+    return this.remote.scoreTopK(items, policy, k);
   }
 
   train(items: TrainItem[], onMicroBatch?: (i: number, n: number) => void): Promise<TrainResult> {

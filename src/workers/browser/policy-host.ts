@@ -16,7 +16,7 @@ import type { PeftFiles } from '../../gpu/peft';
 import { Policy } from '../../gpu/policy';
 import { FileListSource, HubSource, type FileProgress, type ModelSource } from '../../gpu/source';
 import { createWebGPUBackend, type WebGPUBackend } from '../../gpu/webgpu/backend';
-import { EnginePolicyService, NoAdapterError, type PolicyReply, type PolicyRequest, type TrainItem, type TrainResult } from '../../runtime/policy-service';
+import { EnginePolicyService, NoAdapterError, type PolicyReply, type PolicyRequest, type ScoredTopK, type TrainItem, type TrainResult } from '../../runtime/policy-service';
 
 /** How long a failed GPU call waits for device.lost to settle before it is a real error. */
 const LOSS_GRACE_MS = 1000;
@@ -163,6 +163,10 @@ export class PolicyHost {
 
   async score(items: { messages: ChatMessage[]; tokenIds: number[] }[], teacher: TeacherSource): Promise<number[][]> {
     return this.withRecovery((s) => s.score(items, teacher));
+  }
+
+  async scoreTopK(items: { messages: ChatMessage[]; tokenIds: number[] }[], policy: TeacherSource, k: number): Promise<ScoredTopK[]> {
+    return this.withRecovery((s) => s.scoreTopK(items, policy, k));
   }
 
   async train(items: TrainItem[], onMicroBatch?: (i: number, n: number) => void): Promise<TrainResult> {
