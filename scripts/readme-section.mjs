@@ -1,23 +1,219 @@
 #!/usr/bin/env node
-// Replaces the text between `<!-- NAME:start -->` and `<!-- NAME:end -->` in README.md with a
-// generated file, so that figures in the README are made by the commands that measured them:
+// The README's generated sections: the text between `<!-- NAME:start -->` and `<!-- NAME:end -->`
+// is made from a committed file, so that no figure in the README is typed by hand.
+//
 //   node scripts/readme-section.mjs reproduction docs/reproduction/reproduction.md
+//   node scripts/readme-section.mjs bench docs/bench/bench.json
+//   node scripts/readme-section.mjs            (every section from its committed file)
+//
+// A Markdown file goes in as it is (`nextstate reproduce` writes reproduction.md); the bench's
+// JSON (`npm run -s bench > docs/bench/bench.json`) is rendered by benchSection() below, which
+// fails with the missing field's path when the JSON lacks a figure its tables need.
+// test/docs/readme-sections.test.ts checks that README.md holds what this script makes.
 import { readFileSync, writeFileSync } from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 
-const [name, file, readme = 'README.md'] = process.argv.slice(2);
-if (!name || !file) {
-  console.error('usage: node scripts/readme-section.mjs NAME GENERATED_FILE [README.md]');
-  process.exit(2);
+export const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
+
+/** Every generated section and the committed file it is made from, relative to the repository. */
+export const SECTIONS = {
+  reproduction: 'docs/reproduction/reproduction.md',
+  bench: 'docs/bench/bench.json',
+};
+
+/** The section's text made from `file`: a Markdown file as it is, a JSON file rendered. */
+export function sectionBody(name, file) {
+  const text = readFileSync(resolve(ROOT, file), 'utf8');
+  if (!file.endsWith('.json')) return text.trim();
+  const render = RENDERERS[name];
+  if (!render) throw new Error(`no renderer makes section "${name}" from JSON; known: ${Object.keys(RENDERERS).join(', ')}`);
+  return render(JSON.parse(text), file);
 }
-const start = `<!-- ${name}:start -->`;
-const end = `<!-- ${name}:end -->`;
-const text = readFileSync(readme, 'utf8');
-const a = text.indexOf(start);
-const b = text.indexOf(end);
-if (a < 0 || b < a) {
-  console.error(`${readme} has no ${start} ... ${end} section; add the two markers where the text belongs.`);
-  process.exit(1);
+
+/** `readme` with the text between NAME's two markers replaced by `body`. */
+export function replaceSection(readme, name, body) {
+  const start = `<!-- ${name}:start -->`;
+  const end = `<!-- ${name}:end -->`;
+  const a = readme.indexOf(start);
+  const b = readme.indexOf(end);
+  if (a < 0 || b < a) throw new Error(`README.md has no ${start} ... ${end} section; add the two markers where the text belongs.`);
+  return `${readme.slice(0, a + start.length)}\n${body.trim()}\n${readme.slice(b)}`;
 }
-const body = readFileSync(file, 'utf8').trim();
-writeFileSync(readme, `${text.slice(0, a + start.length)}\n${body}\n${text.slice(b)}`);
-console.log(`${readme}: section "${name}" now holds ${file}`);
+
+/** `readme` with every section of `sections` (name -> file) made from its file. */
+export function generateReadme(readme, sections = SECTIONS) {
+  return Object.entries(sections).reduce((text, [name, file]) => replaceSection(text, name, sectionBody(name, file)), readme);
+}
+
+// ---------------------------------------------------------------------------------------------
+// The bench's JSON (bench/node/report.ts) as tables.
+
+const isSkipped = (x) => typeof x === 'object' && x !== null && 'skipped' in x;
+
+/** obj[path...], or an error naming the path when the field is missing. */
+function need(obj, path, file) {
+  let at = obj;
+  for (const key of path) {
+    if (at === null || typeof at !== 'object' || !(key in at)) {
+      throw new Error(`${file} lacks ${path.map((k) => (typeof k === 'number' ? `[${k}]` : `.${k}`)).join('')}: the README's bench tables need it. Run the full bench again (npm run -s bench > ${file}).`);
+    }
+    at = at[key];
+    if (isSkipped(at)) return at;
+  }
+  return at;
+}
+
+/** A rate with 3-4 significant figures, as the bench logs them. */
+function rate(x) {
+  if (x >= 100) return String(Math.round(x));
+  if (x >= 10) return x.toFixed(1);
+  return x.toPrecision(3);
+}
+
+const times = (x) => `${x >= 10 ? x.toFixed(1) : x.toFixed(2)}x`;
+const mib = (bytes) => `${(bytes / 2 ** 20).toFixed(1)} MiB`;
+
+const BACKEND_TITLES = {
+  'webgpu-chromium': 'the engine, WebGPU in Chromium',
+  'webgpu-node': 'the engine, WebGPU in Dawn',
+  'cpu-node': 'the engine, CPU reference in Node',
+  'transformers.js-webgpu': 'transformers.js, WebGPU',
+  'transformers.js-wasm': 'transformers.js, WASM',
+};
+
+function benchSection(report, file) {
+  const notMeasured = [];
+  /** A cell's text, or "skipped" with the reason kept for the list under the tables. */
+  const cell = (value, what, show) => {
+    if (isSkipped(value)) {
+      notMeasured.push(`${what}: ${value.skipped}`);
+      return 'skipped';
+    }
+    return show(value);
+  };
+  const models = need(report, ['models'], file).filter((m) => !isSkipped(m));
+  if (!models.some((m) => m.name === 'stories260K')) throw new Error(`${file} has no stories260K figures: the README's bench tables need them (data/models/stories260K).`);
+  const batches = need(report, ['workload', 'batches'], file).map((b) => `b${b}`);
+  const machine = need(report, ['machine'], file);
+  const chromium = need(report, ['machine', 'chromium'], file);
+  if (isSkipped(chromium)) throw new Error(`${file} was made without the browser (${chromium.skipped}): the README's tables compare the engine with transformers.js in Chromium.`);
+  const adapter = need(report, ['machine', 'chromium', 'webgpuAdapter'], file);
+  const load = need(report, ['machine', 'load', 'loadAverage1m'], file);
+  const contended = need(report, ['machine', 'load', 'contended'], file);
+  const date = need(report, ['startedAt'], file).slice(0, 10);
+
+  const pair = (c) => `${rate(c.prefillTokensPerS.median)} / ${rate(c.decodeTokensPerS.median)}`;
+  const inference = (m, i, runner, group, b) => {
+    const run = need(m, [group, runner], file);
+    const what = `${m.name}, ${BACKEND_TITLES[runner]}, batch ${b.slice(1)}`;
+    return cell(isSkipped(run) ? run : need(run, ['inference', b], file), what, pair);
+  };
+
+  const lines = [];
+  const adapterName = `adapter \`${adapter.architecture || 'unknown'}\`${adapter.vendor ? ` by \`${adapter.vendor}\`` : ''}`;
+  const peer = need(report, ['machine', 'chromium', 'peerRuntime'], file);
+  const threads = need(report, ['machine', 'chromium', 'peerRuntime', 'ortWasmThreads'], file);
+  lines.push(
+    `Measured on ${date} by \`npm run bench\` (${need(report, ['mode'], file)} run, ${need(report, ['durationS'], file)} s) on a ` +
+      `${machine.cpuCores}-core ${machine.cpuModel} with ${machine.memoryGiB} GiB and no GPU, load average ` +
+      `${load.atStart} at the start${contended ? ' (other processes competed with the run)' : ''}. WebGPU there is a CPU emulator ` +
+      `(${adapterName}, ${adapter.kernels} kernels, ${adapter.shaderF16 ? 'with' : 'no'} \`shader-f16\`) ` +
+      `in headless Chromium ${chromium.version} and in Node through Dawn. An emulator's rates say nothing about a GPU's: ` +
+      'read each figure against its peer measured in the same run, as the ratios do.',
+    '',
+    `Prefill / decode, tokens per second; the engine and transformers.js ${peer.transformers} on WebGPU in the same page on the same weights, ` +
+      'and their ratio:',
+    '',
+    `| model | batch | engine, WebGPU | transformers.js, WebGPU | engine / transformers.js | engine, CPU in Node | transformers.js, WASM (${threads} thread${threads === 1 ? '' : 's'}) |`,
+    '| --- | --- | --- | --- | --- | --- | --- |',
+  );
+  models.forEach((m, i) => {
+    for (const b of batches) {
+      const ratio = need(m, ['ratios', 'engine webgpu-chromium / transformers.js-webgpu'], file);
+      const r = isSkipped(ratio) ? ratio : need(ratio, [b], file);
+      const ratioText = isSkipped(r) ? 'skipped' : `${times(r.prefill)} / **${times(r.decode)}**`;
+      lines.push(
+        `| ${m.name} | ${b.slice(1)} | ${inference(m, i, 'webgpu-chromium', 'engine', b)} | ${inference(m, i, 'transformers.js-webgpu', 'peer', b)} | ` +
+          `${ratioText} | ${inference(m, i, 'cpu-node', 'engine', b)} | ${inference(m, i, 'transformers.js-wasm', 'peer', b)} |`,
+      );
+    }
+  });
+  const stories = models.find((m) => m.name === 'stories260K');
+  const headline = need(stories, ['ratios', 'engine webgpu-chromium / transformers.js-webgpu'], file);
+  if (isSkipped(headline) || batches.some((b) => isSkipped(need(headline, [b], file)))) {
+    throw new Error(`${file}: stories260K's engine / transformers.js ratio on WebGPU was not measured; the README's tables need it.`);
+  }
+
+  const last = batches.at(-1);
+  const [bFirst, bLast] = [batches[0].slice(1), last.slice(1)];
+  lines.push(
+    '',
+    `Batching and training (one LoRA step: forward, backward and AdamW on ${need(report, ['workload', 'train', 'batch'], file)} sequences; ` +
+      '"of prefill" is its rate over the same batch\'s prefill, mark 0.33; the work ratio is the step\'s projection and LM-head ' +
+      'work over a prefill\'s, so 1 / work ratio is what equal FLOP rates would give):',
+    '',
+    `| model | where | decode, batch ${bLast} / batch ${bFirst} | training tokens/s | of prefill | work ratio | peak memory of a step |`,
+    '| --- | --- | --- | --- | --- | --- | --- |',
+  );
+  for (const m of models) {
+    for (const where of ['webgpu-chromium', 'webgpu-node']) {
+      const run = need(m, ['engine', where], file);
+      const what = `${m.name}, ${BACKEND_TITLES[where]}`;
+      if (isSkipped(run)) {
+        lines.push(`| ${m.name} | ${where === 'webgpu-chromium' ? 'Chromium' : 'Dawn'} | ${cell(run, what, () => '')} | | | | |`);
+        continue;
+      }
+      const scaling = cell(need(run, ['decodeBatchScaling'], file), `${what}, batch scaling`, times);
+      const training = need(run, ['training'], file);
+      const t = isSkipped(training)
+        ? [cell(training, `${what}, training`, () => ''), '', '', '']
+        : [
+            rate(need(training, ['tokensPerS', 'median'], file)),
+            cell(need(training, ['ratioToPrefill'], file), `${what}, training / prefill`, (x) => x.toFixed(3)),
+            need(training, ['workRatio'], file).toFixed(2),
+            mib(need(training, ['peakBytes'], file)),
+          ];
+      lines.push(`| ${m.name} | ${where === 'webgpu-chromium' ? 'Chromium' : 'Dawn'} | ${scaling} | ${t.join(' | ')} |`);
+    }
+  }
+
+  const matmul = (where) => cell(need(report, ['matmul', where], file), `matmul, ${where}`, (c) => `${c.gflops.median.toFixed(2)} GFLOP/s`);
+  const mm = need(report, ['matmul', 'webgpu-node'], file);
+  const n = isSkipped(mm) ? need(report, ['workload', 'matmulN'], file) : mm.n;
+  lines.push('', `Matmul ${n}^3: ${matmul('webgpu-chromium')} in Chromium, ${matmul('webgpu-node')} in Dawn.`);
+  const durability = need(report, ['storage', 'durability'], file);
+  lines.push(
+    '',
+    cell(durability, 'storage durability', (d) =>
+      `Strict IndexedDB durability costs a training step ${d.extraMsPerStep.toFixed(1)} ms (${d.msPerStep.strict.median.toFixed(1)} ms strict, ` +
+        `${d.msPerStep.default.median.toFixed(1)} ms at the browser's default, for ${d.turnsPerStep} turns and a ${mib(d.adapterBytes)} checkpoint).`,
+    ),
+  );
+  if (notMeasured.length) lines.push('', 'Not measured in this run:', '', ...notMeasured.map((s) => `- ${s.replace(/\s+/g, ' ')}`));
+  lines.push('', `Made by \`npm run -s bench > ${file}\` and \`node scripts/readme-section.mjs bench ${file}\`.`);
+  return lines.join('\n');
+}
+
+const RENDERERS = { bench: benchSection };
+
+// ---------------------------------------------------------------------------------------------
+
+function main(argv) {
+  const [name, file, readmePath = join(ROOT, 'README.md')] = argv;
+  if (name && !file) {
+    console.error('usage: node scripts/readme-section.mjs [NAME GENERATED_FILE [README.md]]');
+    process.exit(2);
+  }
+  const sections = name ? { [name]: file } : SECTIONS;
+  const readme = readFileSync(readmePath, 'utf8');
+  try {
+    writeFileSync(readmePath, generateReadme(readme, sections));
+  } catch (e) {
+    console.error(e.message);
+    process.exit(1);
+  }
+  for (const [n, f] of Object.entries(sections)) console.log(`${readmePath}: section "${n}" now holds ${f}`);
+}
+
+if (process.argv[1] && import.meta.url === pathToFileURL(resolve(process.argv[1])).href) main(process.argv.slice(2));
