@@ -4,8 +4,8 @@
  * the hint-enhanced context (DESIGN.md section 1). Every vote and decision becomes a record.
  */
 import { opdAdvantages } from '../rl/advantages';
-import { parseBoxedScore } from '../rl/boxed';
 import { chooseHintByOverlap, clippedOpdAdvantages, hintCandidates, usesTopK, winningTeacherLogp, type HintSelection } from '../rl/topk-hints';
+import { parseBoxedScore } from '../rl/boxed';
 import { appendHint, parseHintVote, selectBestHint, type HintVote } from '../rl/hints';
 import { buildBinaryJudgePrompt, buildHintJudgePrompt } from '../rl/judge';
 import { hintSelectionOf, type MethodPreset } from '../rl/presets';
@@ -75,8 +75,8 @@ export async function judgeTurn(turn: Turn, d: JudgeDeps): Promise<JudgedTurn> {
 
   let opd: number[] | null = null;
   let teacherLogp: number[] | null = null;
-  if (hintVotes > 0) {
   let opdClip: { clip: number; teacherLogp: number[] } | null = null;
+  if (hintVotes > 0) {
     const votes: HintVote[] = hintTexts.map((raw, vote) => {
       const v = parseHintVote(raw);
       records.push({ kind: 'judge_vote', ...base, ts: d.now(), judge: 'hint', vote, raw, score: v.score, hint: v.hint });
@@ -113,8 +113,8 @@ export async function judgeTurn(turn: Turn, d: JudgeDeps): Promise<JudgedTurn> {
       hint,
       teacherLogpCount: opd?.length ?? 0,
       ...(teacherLogp ? { teacherLogp } : {}),
-    });
       ...(selection ? { selection } : {}),
+    });
   }
   return { judgement: { reward, opd, ...(opdClip ? { opdClip } : {}) }, records };
 }

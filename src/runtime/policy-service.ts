@@ -55,7 +55,6 @@ export interface TrainItem {
   trainable: boolean;
   /** w_opd when `advantages` hold an OPD term against `rolloutLogp` (TrainSample.opdWeight). */
   opdWeight?: number;
-}
   /** The clip on the OPD term and its teacher log-probs (TrainSample.opdClip). */
   opdClip?: { clip: number; teacherLogp: number[] };
 }
@@ -66,6 +65,7 @@ export interface ScoredTopK {
   logprobs: number[];
   /** The k most likely next-token ids at every completion position, most likely first. */
   topIds: number[][];
+}
 
 export interface TrainResult {
   /** The version the step produced; it serves from the next generation call on. */
@@ -82,12 +82,12 @@ export interface PolicyService {
   generate(requests: PolicyRequest[], signal?: AbortSignal): Promise<PolicyReply[]>;
   /** Log-probs of each completion after its prompt, under the initial or the current policy. */
   score(items: { messages: ChatMessage[]; tokenIds: number[] }[], teacher: TeacherSource): Promise<number[][]>;
-  train(items: TrainItem[], onMicroBatch?: (i: number, n: number) => void): Promise<TrainResult>;
   /**
    * As score, with the k most likely next tokens at every completion position (top-k hint
    * selection). `policy` 'current' is the serving version, 'initial' the frozen start.
    */
   scoreTopK?(items: { messages: ChatMessage[]; tokenIds: number[] }[], policy: TeacherSource, k: number): Promise<ScoredTopK[]>;
+  train(items: TrainItem[], onMicroBatch?: (i: number, n: number) => void): Promise<TrainResult>;
   /** The newest adapter (the last finished step's, even before serving swaps to it) as PEFT files. */
   exportAdapter(): Promise<PeftFiles>;
   /** Continue from a saved adapter (resume after reload, or after a lost GPU device). */
@@ -276,7 +276,6 @@ export class EnginePolicyService implements PolicyService {
     });
   }
 
-  async train(items: TrainItem[], onMicroBatch?: (i: number, n: number) => void): Promise<TrainResult> {
   scoreTopK(items: { messages: ChatMessage[]; tokenIds: number[] }[], policy: TeacherSource, k: number): Promise<ScoredTopK[]> {
     return this.holding(async (serving) => {
       const current = policy === 'current';
@@ -286,6 +285,7 @@ export class EnginePolicyService implements PolicyService {
     });
   }
 
+  async train(items: TrainItem[], onMicroBatch?: (i: number, n: number) => void): Promise<TrainResult> {
     const startedAt = this.clock();
     if (this.serving === this.training || !this.trainer) {
       // Serving and training share one state only before the first step after start or a
@@ -303,8 +303,8 @@ export class EnginePolicyService implements PolicyService {
         rolloutLogp: it.rolloutLogp,
         trainable: it.trainable,
         opdWeight: it.opdWeight,
-      })),
         ...(it.opdClip ? { opdClip: it.opdClip } : {}),
+      })),
       // The KL term's reference is the initial policy: the base model for LoRA, and the loaded
       // model, which full fine-tuning leaves untouched.
       { onMicroBatch, scoreAfter: true, reference: this.full ? { kind: 'model', model: this.policy.model } : { kind: 'base' } },
