@@ -20,7 +20,8 @@ export function transformers(): Promise<Library> {
     const { env } = lib;
     env.allowRemoteModels = false;
     env.allowLocalModels = true;
-    // A path on the page's origin: a full URL would skip the local lookup (DESIGN.md 5).
+    // A path on the page's origin: a full URL would skip transformers.js's local lookup and fail
+    // with "reading 'tokenizer_class'".
     env.localModelPath = FILES_ROUTE;
     // Load times should not depend on what an earlier run left in Cache Storage.
     env.useBrowserCache = false;

@@ -103,7 +103,7 @@ export const LR_LORA = 1e-4;
 /** Every projection of a llama-family block, by Hugging Face parameter name. */
 export const LORA_ALL_PROJECTIONS = ['q_proj', 'k_proj', 'v_proj', 'o_proj', 'gate_proj', 'up_proj', 'down_proj'];
 
-/** m per judge and the signal weights, per method (DESIGN.md section 1). */
+/** m per judge and the signal weights, per method (docs/method.md#defaults). */
 const METHOD_SHAPE: Record<MethodName, { binaryVotes: number; hintVotes: number; weights: AdvantageWeights }> = {
   binary: { binaryVotes: 3, hintVotes: 0, weights: { binary: 1, opd: 0 } },
   opd: { binaryVotes: 0, hintVotes: 1, weights: { binary: 0, opd: 1 } },
@@ -158,7 +158,7 @@ function get(obj: unknown, path: string[]): unknown {
 }
 
 /**
- * A method preset with the defaults of DESIGN.md section 1 and optional overrides.
+ * A method preset with the defaults of docs/method.md#defaults and optional overrides.
  *
  * binary: m = 3, weights 1/0. opd: m = 1 (hint judge), weights 0/1. combined: m = 1 for both
  * judges, weights 1/1. All: judge temperature 0.6, eps 0.2/0.28, kl 0, sample-mean

@@ -1,7 +1,8 @@
 /**
  * Judging one closed main turn: the binary judge's m votes become r_final, the hint judge's
  * votes may give a hint, and a hint gives OPD advantages from the teacher's log-probs under
- * the hint-enhanced context (DESIGN.md section 1). Every vote and decision becomes a record.
+ * the hint-enhanced context (docs/method.md: #binary-rl, #hindsight-hints,
+ * #opd-on-policy-distillation-from-the-hint). Every vote and decision becomes a record.
  */
 import { opdAdvantages } from '../rl/advantages';
 import { chooseHintByOverlap, clippedOpdAdvantages, hintCandidates, usesTopK, winningTeacherLogp, type HintSelection } from '../rl/topk-hints';

@@ -5,7 +5,8 @@
  *
  * Serving and training use different copies of what is trained: the server answers with the
  * snapshot of version v while the trainer updates its own copy; the swap to v+1 happens between
- * two generation calls, so no request ever waits for training (DESIGN.md section 3). With
+ * two generation calls, so no request ever waits for training
+ * (docs/architecture.md#workers-and-their-messages). With
  * finetune.mode 'lora' a copy is a LoRA adapter over the loaded model; with 'full' it is a whole
  * f32 copy of the weights, and the loaded model stays untouched as the frozen initial policy
  * (the OPD teacher 'initial' and the KL term's reference).

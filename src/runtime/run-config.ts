@@ -89,9 +89,10 @@ export interface ToolCallOptions {
 }
 
 /**
- * The general-agent track (DESIGN.md section 1): GSM8K problems solved with a calculator tool,
- * the PRM judging every step with m = preset.judge.binaryVotes votes, step rewards, group
- * sampling and advantages standardized per step index; accuracy on held-out problems.
+ * The general-agent track (docs/method.md#general-agents-tool-calls): GSM8K problems solved
+ * with a calculator tool, the PRM judging every step with m = preset.judge.binaryVotes votes,
+ * step rewards, group sampling and advantages standardized per step index; accuracy on
+ * held-out problems.
  */
 export interface ToolCallRunConfig extends ConfigExtras {
   format: 'nextstate-run-config';

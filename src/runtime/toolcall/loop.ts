@@ -1,5 +1,5 @@
 /**
- * The tool-call track's run loop (DESIGN.md section 1, general agents). Each worker takes the
+ * The tool-call track's run loop (docs/method.md#general-agents-tool-calls). Each worker takes the
  * next training problem and samples a group of n rollouts of it concurrently: every policy step
  * is one generation through the shared batcher, rendered with the calculator in the chat
  * template's `tools`, and logged as an interaction record (session = the rollout, turn = step

@@ -1,7 +1,7 @@
 /**
  * What runs inside the policy worker: the engine on one GPUDevice, serving and training
- * (DESIGN.md section 3). Plain class so it can be tested without a worker; policy.worker.ts
- * only exposes it with comlink.
+ * (docs/architecture.md#workers-and-their-messages). Plain class so it can be tested without
+ * a worker; policy.worker.ts only exposes it with comlink.
  *
  * A lost GPU device (driver reset, out of memory, a tab in the background too long) is caught
  * here: the next call reloads the model and the last finished step's adapter on a fresh device
