@@ -95,4 +95,26 @@ describe('ConversationFeed', () => {
     expect(t.querySelector('details pre')!.textContent).toContain(HOSTILE);
     expect((window as unknown as { __pwned?: number }).__pwned).toBe(0);
   });
+
+  it('lists the candidates of a top-k hint selection, their overlap with the student and the chosen one', () => {
+    const withSelection = records.map((r): RunRecord =>
+      r.kind === 'judge_result' && r.judge === 'hint' && r.session === 's0' && r.turn === 1
+        ? { ...r, selection: { rule: 'topk-sequence', k: 4, clip: 1, tokens: 5, winner: 1, candidates: [{ hint: 'Make it shorter.', overlap: 8, tokensWon: 0 }, { hint: r.hint!, overlap: 15, tokensWon: 5 }] } }
+        : r,
+    );
+    using view = render(ConversationFeed, { records: withSelection });
+    const t = turnEl(view.target, 's0', 1);
+    const items = [...t.querySelectorAll('.candidates li')];
+    expect(items).toHaveLength(2);
+    expect(items[0].textContent).toContain('1.60 / 4');
+    expect(items[0].textContent).toContain('Make it shorter.');
+    expect(items[0].classList.contains('winner')).toBe(false);
+    expect(items[1].classList.contains('winner')).toBe(true);
+    expect(items[1].textContent).toContain('3.00 / 4');
+    expect(items[1].textContent).toContain('chosen');
+    expect(t.querySelector('.cand-h')!.textContent).toMatch(/2 candidates, shortest first; top-4 overlap.*clipped to ±1/s);
+    // A run without top-k selection shows no candidate list.
+    using plain = render(ConversationFeed, { records });
+    expect(turnEl(plain.target, 's0', 1).querySelector('.candidates')).toBeNull();
+  });
 });

@@ -3,7 +3,7 @@
  * and training steps. Pure; tested in Node (derive.test.ts).
  */
 import type { ChatMessage } from '../../rl/messages';
-import type { JudgeResultRecord, JudgeVoteRecord, RunRecord, SampleRecord, SessionEndRecord } from '../../rl/records';
+import type { HintSelectionRecord, JudgeResultRecord, JudgeVoteRecord, RunRecord, SampleRecord, SessionEndRecord } from '../../rl/records';
 import { turnKey } from './record-values';
 
 export interface VoteView {
@@ -107,4 +107,26 @@ export function conversations(records: readonly RunRecord[]): SessionView[] {
     for (const t of s.turns) t.dropped = t.sample === null && t.hint !== null && !t.hint.accepted && (t.binary === null || t.binary.score === 0);
   }
   return [...sessions.values()];
+}
+
+/** One candidate hint of a top-k selection as the feed lists it. */
+export interface CandidateView {
+  hint: string;
+  /** Mean |student top-k ∩ teacher top-k| per response token, out of k. */
+  perToken: number;
+  /** The summed overlap (over every response token). */
+  overlap: number;
+  tokensWon: number;
+  winner: boolean;
+}
+
+/** The candidates of a top-k hint selection, shortest hint first, the winner marked. */
+export function candidateViews(selection: HintSelectionRecord): CandidateView[] {
+  return selection.candidates.map((c, i) => ({
+    hint: c.hint,
+    overlap: c.overlap,
+    perToken: selection.tokens > 0 ? c.overlap / selection.tokens : 0,
+    tokensWon: c.tokensWon,
+    winner: i === selection.winner,
+  }));
 }

@@ -4,7 +4,7 @@ import type { RunRecord, TrainStats } from '../../rl/records';
 import { advantageOf, advantageRange, alignTokenTexts, tokenTable } from './derive-tokens';
 import { beforeAfter, evalSeries } from './derive-evaluations';
 import { clipState } from '../../rl/ppo';
-import { conversations } from './derive-conversations';
+import { candidateViews, conversations } from './derive-conversations';
 import { fmt, fmtSigned } from './format';
 import { stepSeries } from './derive-steps';
 
@@ -194,6 +194,26 @@ describe('conversations', () => {
     const now = conversations(LOG.filter((r) => !(r.kind === 'sample' && r.session === 's1')));
     expect(now[1].turns[0].dropped).toBe(true);
     expect(now[0].turns.map((t) => t.dropped)).toEqual([false, false, false]);
+  });
+});
+
+describe('candidateViews', () => {
+  it('lists the top-k candidates with their mean overlap per token, the winner marked', () => {
+    const views = candidateViews({
+      rule: 'topk-sequence',
+      k: 4,
+      clip: 1,
+      tokens: 5,
+      winner: 1,
+      candidates: [
+        { hint: 'Show each step.', overlap: 12, tokensWon: 0 },
+        { hint: 'Write every step as a sentence.', overlap: 17, tokensWon: 5 },
+      ],
+    });
+    expect(views).toEqual([
+      { hint: 'Show each step.', overlap: 12, perToken: 2.4, tokensWon: 0, winner: false },
+      { hint: 'Write every step as a sentence.', overlap: 17, perToken: 3.4, tokensWon: 5, winner: true },
+    ]);
   });
 });
 
