@@ -64,4 +64,15 @@ describe('HowItWorks', () => {
       expect(Math.abs(mid(last) - mid(first))).toBeLessThan(Math.max(first.height, last.height) / 2);
     }
   });
+
+  it("explains OPD's hint choice: the paper's longest hint by default, the reference's top-k selection as an option", () => {
+    using setup = render(HowItWorks, { topic: 'setup' });
+    const text = setup.target.textContent!.replace(/\s+/g, ' ');
+    expect(text).toContain('The paper takes the longest accepted one (the default)');
+    expect(text).toMatch(/4 most likely next tokens.*share the most tokens with the student’s 4/);
+    expect(text).toMatch(/clips A\s?OPD to \[−1, 1\]/);
+    expect(text).toContain('the lab keeps the sampled token only');
+    using feed = render(HowItWorks, { topic: 'feed' });
+    expect(feed.target.textContent!.replace(/\s+/g, ' ')).toMatch(/candidate hints, shortest first.*a tie keeps the shorter hint/);
+  });
 });
