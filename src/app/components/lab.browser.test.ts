@@ -84,6 +84,29 @@ describe('Setup', () => {
     expect(field(t, 'ε low').valueAsNumber).toBe(0.2);
   });
 
+  it("OPD's hint choice: the paper's longest hint by default, top-k selection with the reference's numbers", async () => {
+    const lab = await controller();
+    using view = render(Setup, { lab });
+    const t = view.target;
+    await userEvent.click(t.querySelector('input[value="opd"]')!);
+    flushSync();
+    await openAdvanced(t);
+    const choice = field(t, 'Hint choice') as unknown as HTMLSelectElement;
+    expect(choice.value).toBe('longest');
+    expect(field(t, 'Clip |A OPD| (0 = none)').valueAsNumber).toBe(0);
+    expect(() => field(t, 'Top-k size k')).toThrow();
+    await userEvent.selectOptions(choice, 'topk-sequence');
+    flushSync();
+    expect(lab.setup.preset.advantage.hintSelection).toEqual({ rule: 'topk-sequence', maxCandidates: 3, k: 4, clip: 1 });
+    expect(lab.setup.preset.judge.hintVotes).toBe(3);
+    await userEvent.fill(field(t, 'Top-k size k'), '8');
+    flushSync();
+    expect(lab.setup.preset.advantage.hintSelection!.k).toBe(8);
+    await userEvent.fill(field(t, 'Top-k size k'), '0');
+    flushSync();
+    expect(t.querySelector('.problems')!.textContent).toMatch(/hintSelection\.k/);
+  });
+
   it('alpha follows the rank, and LoRA targets are chosen one by one', async () => {
     const lab = await controller();
     using view = render(Setup, { lab });
