@@ -8,7 +8,7 @@ import type { RunRecord } from '../rl/records';
 import { memorySource, runFileStream } from '../storage/index';
 import type { Backend } from '../gpu/backend';
 import { createScenario } from '../sims/scenarios/index';
-import type { RecordSink, RunController, RunLoopOptions } from '../runtime/loop-core';
+import type { RecordSink, RunController, RunLoopOptions } from '../runtime/loop-types';
 import type { PolicyService } from '../runtime/policy-service';
 import { loadProblems } from '../runtime/problems';
 import { EXAMPLES, exampleConfig, parseAnyRunConfig, trackOf, type AnyRunConfig, type ExampleName } from '../runtime/run-config';

@@ -19,11 +19,12 @@ import type { Problem } from '../sims/problems/problem';
 import { createScenario, isDone, simulatorMessages, simulatorReply, type Scenario } from '../sims/scenarios/index';
 import { judgeTurn } from './judge-turn';
 import { problemSetLabel } from './problems';
-import { interactionRecord, isAbort, RunLoopCore, type RecordSink, type RunLoopOptions } from './loop-core';
+import { interactionRecord, isAbort, RunLoopCore } from './loop-core';
+import type { RecordSink, RunLoopOptions } from './loop-types';
 import type { PolicyService } from './policy-service';
 import type { RunConfig } from './run-config';
 
-export type { RecordSink, RunLoopOptions, RunSnapshot, RunStatus } from './loop-core';
+export type { RecordSink, RunLoopOptions, RunSnapshot, RunStatus } from './loop-types';
 
 export interface RunServices {
   policy: PolicyService;

@@ -19,7 +19,8 @@ import type { TrainingSample } from '../../rl/samples';
 import type { TextGenerator } from '../../generators/generator';
 import type { Problem } from '../../sims/problems/problem';
 import { groupAdvantages, runToolEpisode, scoreTrajectory, type PolicyStep, type Trajectory } from '../../sims/toolcall/index';
-import { interactionRecord, isAbort, RunLoopCore, type RecordSink, type RunLoopOptions } from '../loop-core';
+import { interactionRecord, isAbort, RunLoopCore } from '../loop-core';
+import type { RecordSink, RunLoopOptions } from '../loop-types';
 import type { PolicyReply, PolicyService } from '../policy-service';
 import { TOOL_TRACK_TOOLS, type ToolCallRunConfig } from '../run-config';
 
