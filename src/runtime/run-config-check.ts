@@ -3,7 +3,7 @@
  * run file carries and what `nextstate run --config` reads all pass here. Objects are exact (a
  * misspelt field is refused, not ignored); every problem names its field and what to write.
  */
-import { FieldError, int, num, object, oneOf, runChecker, str, type Checker } from '../rl/check';
+import { FieldError, int, mapOf, num, object, oneOf, runChecker, str, type Checker } from '../rl/check';
 import { METHODS, parsePreset, type MethodPreset } from '../rl/presets';
 import { PROBLEM_ORDERS } from '../sims/problems/index';
 import { createScenario, type ScenarioConfig } from '../sims/scenarios/index';
@@ -68,7 +68,14 @@ const generatorShapes: Record<GeneratorSpec['kind'], Checker<GeneratorSpec>> = {
   rules: object({ kind: oneOf('rules') }),
   policy: object({ kind: oneOf('policy') }),
   engine: object({ kind: oneOf('engine'), model: saying('must be a string', modelName) }),
-  transformers: object({ kind: oneOf('transformers'), model: saying('must be a string', modelName) }),
+  transformers: object(
+    { kind: oneOf('transformers'), model: saying('must be a string', modelName) },
+    {
+      source: saying('must be "hub" or "files"', oneOf('hub', 'files')),
+      device: saying('must be "webgpu" or "wasm"', oneOf('webgpu', 'wasm')),
+      dtype: saying('must be one of fp32, fp16, q8, int8, uint8, q4, bnb4, q4f16', oneOf('fp32', 'fp16', 'q8', 'int8', 'uint8', 'q4', 'bnb4', 'q4f16')),
+    },
+  ),
   endpoint: saying('needs baseUrl and model', object({ kind: oneOf('endpoint'), baseUrl: str(2048, 1), model: modelName })),
 };
 
@@ -116,6 +123,11 @@ const extras = {
   lab: object({ policySource: oneOf('hub', 'files') }),
   modelRefs: modelsChecker,
   seeds: seedsChecker,
+  roleSources: mapOf(
+    str(64, 1),
+    object({ kind: oneOf('engine', 'transformers', 'endpoint', 'rules') }, { library: str(256), device: str(64), model: str(1024), dtype: str(64) }),
+    16,
+  ),
 };
 
 const personal: Checker<RunConfig> = object(

@@ -8,6 +8,8 @@ import type { ProblemOrder } from '../sims/problems/index';
 import { DEFAULT_FAVOURITE, DEFAULT_PET_NAME, DEFAULT_STORY_SUBJECT, type ScenarioConfig, type ScenarioId } from '../sims/scenarios/index';
 import { CALCULATOR_TOOL, DEFAULT_GROUP_SIZE, DEFAULT_MAX_STEPS, type RewardMode } from '../sims/toolcall/index';
 import type { ModelRef } from '../storage/stored-config';
+import type { GeneratorSource } from '../generators/generator';
+import type { TransformersDevice, TransformersDtype } from '../generators/transformers';
 import type { TRACKS } from './run-config-check';
 
 export { parseAnyRunConfig, parseRunConfig, parseToolCallRunConfig, RunConfigError, TRACKS } from './run-config-check';
@@ -22,8 +24,12 @@ export type GeneratorSpec =
   | { kind: 'engine'; model: string }
   /** An OpenAI-compatible endpoint; the key stays in the browser's settings, never here. */
   | { kind: 'endpoint'; baseUrl: string; model: string }
-  /** An ONNX model through transformers.js (browser). */
-  | { kind: 'transformers'; model: string };
+  /**
+   * An ONNX model through transformers.js (browser): a hub id, or (source 'files') the name of a
+   * folder the person picks (in the Setup, again before a resume). Device and dtype default to the
+   * library's choice (WebGPU where there is an adapter; for a folder, the variant it holds).
+   */
+  | { kind: 'transformers'; model: string; source?: 'hub' | 'files'; device?: TransformersDevice; dtype?: TransformersDtype };
 
 /** What the lab and the run file keep beside the run loop's fields; the loop ignores them. */
 export interface ConfigExtras {
@@ -33,6 +39,8 @@ export interface ConfigExtras {
   modelRefs?: Record<string, ModelRef>;
   /** Name ("run", ...) -> seed, repeated in the run file's header. */
   seeds?: Record<string, number>;
+  /** Role ("judge", "user", "evaluator") -> what played it: library and version, device, model, dtype. */
+  roleSources?: Record<string, GeneratorSource>;
 }
 
 /**

@@ -17,6 +17,7 @@ import { claimRunSlot, runInputs } from './launch';
 import { checkSamePolicy } from './model-files';
 import { RecoveringPolicy } from './recovering';
 import { apiKeySetting, buildServices, type BuiltServices } from './services';
+import type { RoleFiles } from './role-files';
 
 /** Set while a loss pressed in the debug menu is in progress (it is logged when pressed). */
 export interface DeviceLoss {
@@ -60,6 +61,7 @@ export async function assembleRun(
   location: ModelLocation,
   resuming: Resuming | null,
   hooks: AssemblyHooks,
+  roleFiles: RoleFiles = {},
 ): Promise<LiveRun> {
   let policy: PolicyClient | null = null;
   let dispose = () => {};
@@ -83,12 +85,14 @@ export async function assembleRun(
       backend,
       apiKey: (baseUrl) => store.getSetting<string>(apiKeySetting(baseUrl)),
       onProgress: (model, e) => hooks.onDownload(model, e),
+      roleFiles,
     });
     dispose = built.dispose;
     hooks.onLabels(built.labels);
     const { scenario, problems } = await runInputs(config);
     const loaded = policy;
-    const slot = await claimRunSlot(store, config, info.files, resuming && {
+    // The run file says what played each role: library and version, device, model.
+    const slot = await claimRunSlot(store, { ...config, roleSources: built.sources }, info.files, resuming && {
       ...resuming,
       restore: (adapter, version) => loaded.restore(adapter.files, version),
     });

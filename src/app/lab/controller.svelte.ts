@@ -71,7 +71,7 @@ export class LabController extends LabPage {
 
   private async startSetup(setup: LabSetup): Promise<void> {
     this.error = null;
-    const problems = setupProblems(setup, { pickedFiles: this.pickedFiles.length });
+    const problems = setupProblems(setup, { pickedFiles: this.pickedFiles.length, roleFiles: this.roleFiles });
     if (problems.length) {
       this.error = problems.join(' ');
       return;
@@ -148,7 +148,7 @@ export class LabController extends LabPage {
             else this.evalProgress = p.done >= p.total ? null : { done: p.done, total: p.total };
           },
         },
-      });
+      }, this.roleFiles);
       const { runId, loop, resume } = run;
       const live = run;
       if (!resuming) this.records = [];

@@ -14,6 +14,7 @@ import { adapterFiles, download, importedMessage, runFileName, samplesFile } fro
 import { RunLibrary, type RunRecords } from './runs.svelte';
 import { hasApiKey, loadSettings, setApiKey, SetupSaver } from './settings';
 import { defaultSetup, type LabSetup } from './setup';
+import type { RoleFiles } from './role-files';
 
 export class LabPage {
   page = $state<Page>('setup');
@@ -23,6 +24,8 @@ export class LabPage {
   setup = $state<LabSetup>(defaultSetup());
   /** The policy's picked folder (File objects cannot be remembered across reloads). */
   pickedFiles = $state.raw<File[]>([]);
+  /** Folders picked for roles on transformers.js, by role (not remembered either). */
+  roleFiles = $state.raw<RoleFiles>({});
 
   /** The runs, the open run and its records, the compared runs, and the storage actions on them. */
   readonly library: RunLibrary;

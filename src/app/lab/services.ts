@@ -1,16 +1,17 @@
 /**
  * The run loop's services in the page: the judge, simulated user and evaluator from their
- * specs. Models for those roles run in their own policy workers (never trained, so frozen);
- * transformers.js models load in the page; endpoints take their API key from the settings
- * table, never from the run config.
+ * specs. Engine models for those roles run in their own policy workers (never trained, so
+ * frozen); transformers.js models in their own generator workers, from the hub or a picked
+ * folder; endpoints take their API key from the settings table, never from the run config.
  */
 import { hubLocation } from './model-location';
 import type { RunConfig, GeneratorSpec } from '../../runtime/run-config';
 import type { RunServices } from '../../runtime/runloop';
 import type { ChatMessage } from '../../rl/messages';
-import type { GenerateOptions, TextGenerator } from '../../generators/generator';
+import type { GenerateOptions, GeneratorSource, TextGenerator } from '../../generators/generator';
 import { OpenAICompatibleGenerator } from '../../generators/endpoint';
-import { TransformersGenerator } from '../../generators/transformers';
+import { WorkerGenerator as GeneratorWorker } from '../../workers/browser/generator-client';
+import { pickedRoleFiles, type RoleFiles } from './role-files';
 import { createRules } from '../../sims/rules/index';
 import { createScenario } from '../../sims/scenarios/index';
 import { PolicyClient } from '../../workers/browser/policy-client';
@@ -24,6 +25,7 @@ export class WorkerGenerator implements TextGenerator {
   constructor(
     private readonly client: PolicyClient,
     readonly label: string,
+    readonly source?: GeneratorSource,
   ) {}
 
   async generate(messages: ChatMessage[], opts: GenerateOptions = {}): Promise<string> {
@@ -43,19 +45,23 @@ export interface ServiceDeps {
   apiKey: (baseUrl: string) => Promise<string | undefined>;
   onProgress: (model: string, e: FileEvent) => void;
   onPolicyEvent?: (model: string, e: PolicyEvent) => void;
+  /** Folders picked for roles on transformers.js whose spec says source 'files'. */
+  roleFiles?: RoleFiles;
 }
 
 export interface BuiltServices {
   services: Omit<RunServices, 'policy'>;
   /** What each role runs on, for the page. */
   labels: Record<'user' | 'judge' | 'evaluator', string>;
+  /** What played each role (library and version, device, model), for the run file. */
+  sources: Record<string, GeneratorSource>;
   dispose: () => void;
 }
 
 export async function buildServices(config: RunConfig, deps: ServiceDeps): Promise<BuiltServices> {
   const scenario = createScenario(config.scenario);
   const rules = createRules(scenario);
-  const workers: PolicyClient[] = [];
+  const workers: { terminate(): void }[] = [];
   const made = new Map<string, Promise<TextGenerator>>();
   const make = (role: 'user' | 'judge' | 'evaluator', spec: Exclude<GeneratorSpec, { kind: 'rules' }>): Promise<TextGenerator> => {
     // Two roles on the same model share one copy of it.
@@ -75,13 +81,21 @@ export async function buildServices(config: RunConfig, deps: ServiceDeps): Promi
         workers.push(client);
         const location: ModelLocation = spec.kind === 'policy' ? deps.policyLocation : hubLocation(spec.model);
         const info = await client.load({ location, backend: deps.backend, preset: config.preset, seed: config.seed });
-        return new WorkerGenerator(client, spec.kind === 'policy' ? `engine: ${info.label} (frozen copy of the policy)` : `engine: ${info.label} (frozen)`);
+        const source: GeneratorSource = { kind: 'engine', library: 'the lab’s engine', device: deps.backend, model: spec.kind === 'policy' ? `${info.label} (frozen policy)` : spec.model };
+        return new WorkerGenerator(client, spec.kind === 'policy' ? `engine: ${info.label} (frozen copy of the policy)` : `engine: ${info.label} (frozen)`, source);
       }
-      case 'transformers':
-        return TransformersGenerator.load({
-          modelId: spec.model,
-          onProgress: (p) => deps.onProgress(`${role}: ${spec.model}`, { file: p.file, loaded: p.loaded, total: p.total || null, fromCache: false }),
-        });
+      case 'transformers': {
+        const fromFiles = spec.source === 'files';
+        const files = fromFiles ? deps.roleFiles?.[role as keyof RoleFiles] : undefined;
+        if (fromFiles && !files?.length) throw new Error(`The ${role}’s model came from a picked folder: pick the folder of ${spec.model} again.`);
+        const gen = await GeneratorWorker.load(
+          { kind: 'transformers', model: spec.model, device: spec.device, dtype: spec.dtype, ...(files && { files: pickedRoleFiles(files) }) },
+          (p) => deps.onProgress(`${role}: ${spec.model}`, { file: p.file, loaded: p.loaded, total: p.total, fromCache: p.fromCache ?? false }),
+          role,
+        );
+        workers.push(gen);
+        return gen;
+      }
       case 'endpoint':
         return new OpenAICompatibleGenerator({ baseUrl: spec.baseUrl, model: spec.model, apiKey: await deps.apiKey(spec.baseUrl) });
     }
@@ -90,6 +104,11 @@ export async function buildServices(config: RunConfig, deps: ServiceDeps): Promi
     const spec = config.models[role];
     if (spec.kind !== 'rules') return make(role, spec);
     return role === 'user' ? rules.user : role === 'evaluator' ? rules.evaluator : rules.judge;
+  };
+  const sourceOf = (role: 'user' | 'judge' | 'evaluator', g: TextGenerator): GeneratorSource => {
+    if (g.source) return g.source;
+    const spec = config.models[role];
+    return { kind: g.kind, ...('model' in spec && { model: spec.model }), ...(spec.kind === 'endpoint' && { library: `endpoint ${spec.baseUrl}` }) };
   };
   const dispose = () => workers.forEach((w) => w.terminate());
   try {
@@ -103,6 +122,11 @@ export async function buildServices(config: RunConfig, deps: ServiceDeps): Promi
         user: talk ? 'you' : (user?.label ?? 'none'),
         judge: judge.label,
         evaluator: evaluator?.label ?? 'none (no score for this scenario)',
+      },
+      sources: {
+        judge: sourceOf('judge', judge),
+        ...(user && { user: sourceOf('user', user) }),
+        ...(evaluator && { evaluator: sourceOf('evaluator', evaluator) }),
       },
       dispose,
     };

@@ -7,6 +7,7 @@ import { makePreset, METHOD_TITLES, type MethodName, type MethodPreset } from '.
 import { bundledName } from '../../gpu/bundled';
 import { createScenario, DEFAULT_FAVOURITE, DEFAULT_PET_NAME, DEFAULT_STORY_SUBJECT, type ScenarioConfig, type ScenarioId } from '../../sims/scenarios/index';
 import type { ProblemOrder } from '../../sims/problems/index';
+import { roleFolderProblem, type RoleFiles } from './role-files';
 import { CHAT_MODEL, exampleConfig, laptopOverrides, parseRunConfig, type ConfigExtras, type GeneratorSpec, type RunConfig } from '../../runtime/run-config';
 
 /** Where a judge, simulated user or evaluator gets its text (the run config's GeneratorSpec). */
@@ -189,14 +190,17 @@ export function rolesFor(scenario: ScenarioId): Role[] {
 }
 
 /** Problems in the form that block a start, in words; empty when the setup can run. */
-export function setupProblems(setup: LabSetup, options: { pickedFiles?: number } = {}): string[] {
+export function setupProblems(setup: LabSetup, options: { pickedFiles?: number; roleFiles?: RoleFiles } = {}): string[] {
   const out: string[] = [];
   if (setup.policy.source === 'hub' && !setup.policy.hubId.trim()) out.push('Name the policy model: a hub id such as HuggingFaceTB/SmolLM2-135M-Instruct, or a URL.');
   if (setup.policy.source === 'files' && !options.pickedFiles) out.push('Pick the policy model\u2019s folder (config.json, model.safetensors, tokenizer.json, tokenizer_config.json).');
   if (setup.scenario === 'custom' && setup.roles.user.kind === 'rules') out.push('A custom persona needs a model to play it: choose the policy model, another model or an endpoint for the user.');
   for (const role of rolesFor(setup.scenario)) {
     const r = setup.roles[role];
-    if ((r.kind === 'engine' || r.kind === 'transformers') && !r.model.trim()) out.push(`Name the ${role}\u2019s model.`);
+    if (r.kind === 'transformers' && r.source === 'files') {
+      const problem = roleFolderProblem(role, options.roleFiles?.[role]);
+      if (problem) out.push(problem);
+    } else if ((r.kind === 'engine' || r.kind === 'transformers') && !r.model.trim()) out.push(`Name the ${role}\u2019s model.`);
     if (r.kind === 'endpoint' && (!/^https?:\/\/\S+$/.test(r.baseUrl.trim()) || !r.model.trim())) out.push(`Give the ${role}\u2019s endpoint a base URL (http:// or https://) and a model name.`);
   }
   try {
@@ -220,7 +224,7 @@ export function policyModelName(setup: LabSetup, files: readonly { name: string;
 }
 
 /** A run config as the lab starts it: with where the policy came from, its model and its seed. */
-export type LabRunConfig = RunConfig & Required<ConfigExtras>;
+export type LabRunConfig = RunConfig & Required<Pick<ConfigExtras, 'lab' | 'modelRefs' | 'seeds'>>;
 
 /**
  * The run config of a setup. `policyModel` is the hub id or URL, or the picked folder's name.
