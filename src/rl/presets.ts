@@ -12,7 +12,6 @@ import {
   pair,
   runChecker,
   str,
-  type Checker,
 } from './check';
 import { PresetError } from './errors';
 import { MIN_HINT_CHARS, type AppendHintOptions } from './hints';
