@@ -304,6 +304,7 @@ export abstract class RunLoopCore implements RunController {
       rolloutLogp: [...s.response.logprobs],
       trainable: s.trainable,
       ...(s.opdWeight !== 0 ? { opdWeight: s.opdWeight } : {}),
+      ...(s.opdWeight !== 0 && s.opdClip ? { opdClip: s.opdClip } : {}),
     }));
     const result = await this.policyService.train(items, (i, n) => this.options.onProgress?.({ phase: 'train', done: i, total: n }));
     const from = this.version;
