@@ -149,6 +149,16 @@ describe('presetSwitchedTo', () => {
     expect(binary.finetune).toEqual(from.finetune);
     expect(binary.loss).toEqual({ ...make('binary').loss, klCoef: 0.05 });
   });
+
+  it('carries top-k hint selection and its hint votes between OPD and Combined, never into Binary RL', () => {
+    const from = topKSelectPreset('opd', { advantage: { hintSelection: { k: 8 } } });
+    const combined = presetSwitchedTo('combined', from);
+    expect(combined.advantage.hintSelection).toEqual({ rule: 'topk-sequence', maxCandidates: 3, k: 8, clip: 1 });
+    expect(combined.judge).toEqual({ ...makePreset('combined').judge, hintVotes: 3 });
+    expect(presetSwitchedTo('binary', from).advantage).toEqual(makePreset('binary').advantage);
+    // The paper's rule is each method's own default anyway.
+    expect(presetSwitchedTo('combined', makePreset('opd'))).toEqual(makePreset('combined'));
+  });
 });
 
 describe('hint selection', () => {

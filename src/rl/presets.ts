@@ -15,7 +15,7 @@ import {
 } from './check';
 import { PresetError } from './errors';
 import { MIN_HINT_CHARS, type AppendHintOptions } from './hints';
-import { LONGEST_HINT, TOPK_HINT_SELECTION, TOPK_HINT_VOTES, type HintSelection } from './topk-hints';
+import { LONGEST_HINT, TOPK_HINT_SELECTION, TOPK_HINT_VOTES, usesTopK, type HintSelection } from './topk-hints';
 import type { LossAggregation } from './ppo';
 import { DEFAULT_IDLE_TIMEOUT_MS } from './sessions';
 
@@ -195,12 +195,19 @@ export const TOOL_CALL_KL_COEF = 0.01;
  */
 /**
  * `method`'s preset (its votes, weights and teacher, from `overrides`) carrying over the training
- * settings of `from` (optimizer, batch, fine-tuning, KL coefficient): two runs that differ only in
- * the method, as a comparison of the methods needs.
+ * settings of `from` (optimizer, batch, fine-tuning, KL coefficient) and, to a method with a hint
+ * judge, the hint selection (with the hint votes top-k selection asked for): two runs that differ
+ * only in the method, as a comparison of the methods needs.
  */
 export function presetSwitchedTo(method: MethodName, from: MethodPreset, overrides: PresetOverrides = {}): MethodPreset {
   const preset = makePreset(method, overrides);
-  return { ...preset, optimizer: from.optimizer, batch: from.batch, finetune: from.finetune, loss: { ...preset.loss, klCoef: from.loss.klCoef } };
+  const out: MethodPreset = { ...preset, optimizer: from.optimizer, batch: from.batch, finetune: from.finetune, loss: { ...preset.loss, klCoef: from.loss.klCoef } };
+  const selection = hintSelectionOf(from);
+  if (method !== 'binary' && from.method !== 'binary' && usesTopK(selection.rule)) {
+    out.advantage = { ...preset.advantage, hintSelection: { ...selection } };
+    out.judge = { ...preset.judge, hintVotes: Math.max(preset.judge.hintVotes, from.judge.hintVotes) };
+  }
+  return out;
 }
 
 export function toolCallPreset(overrides: PresetOverrides = {}): MethodPreset {
