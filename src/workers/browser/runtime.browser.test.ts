@@ -83,6 +83,20 @@ describe('the live runtime in a browser', () => {
     for (const v of bySession.values()) expect(v).toEqual([...v].sort((a, b) => a - b));
   });
 
+  it('scores top-k next-token sets through the worker (top-k hint selection), with the same log-probs as score', async () => {
+    await ensureLoaded();
+    const items = [{ messages: [{ role: 'user' as const, content: 'Once upon a time' }], tokenIds: [100, 200, 300] }];
+    const [plain] = await policy.score(items, 'initial');
+    const [top] = await policy.scoreTopK(items, 'initial', 4);
+    expect(top.logprobs).toEqual(plain);
+    expect(top.topIds).toHaveLength(3);
+    for (const ids of top.topIds) {
+      expect(ids).toHaveLength(4);
+      expect(new Set(ids).size).toBe(4);
+      for (const id of ids) expect(id >= 0 && id < 512).toBe(true);
+    }
+  });
+
   it('pauses, resumes and stops without orphan requests', async () => {
     await ensureLoaded();
     const { records, sink } = collect();
