@@ -200,6 +200,7 @@ export function parseRunConfig(json: unknown): RunConfig {
 export function parseToolCallRunConfig(json: unknown): ToolCallRunConfig {
   if (rootObject(json).track !== 'toolcall') throw new RunConfigError('track', 'must be "toolcall" (print one with `nextstate run --example toolcall`)');
   const c = runChecker(toolCall, json, toError);
+  if (c.preset.method !== 'binary') throw new RunConfigError('preset.method', `(${c.preset.method}) must be "binary" on the tool-call track`);
   if (c.schedule.evalEvery > 0 && c.toolcall.evalHeldOut === 0) {
     throw new RunConfigError('toolcall.evalHeldOut', 'is 0 but schedule.evalEvery asks for evaluations; hold out some problems or set evalEvery to 0');
   }

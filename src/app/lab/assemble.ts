@@ -1,22 +1,28 @@
 /**
  * The parts of a live run, put together: the policy worker (reloaded after a device loss,
- * checkpointing each step's adapter), the judge, user and evaluator services, the run's slot in
- * storage (a new row, or the resumed one at its last saved step) and the RunLoop over them.
+ * checkpointing each step's adapter), the judge, user and evaluator services (the step judge on
+ * the tool-call track), the run's slot in storage (a new row, or the resumed one at its last saved
+ * step) and the RunLoop (ToolCallRunLoop) over them.
  * A failure on the way ends what was made before it, so no worker or lock outlives it.
  */
 import type { RunRecord } from '../../rl/records';
 import type { RunInfo, RunStore } from '../../storage/index';
-import type { RunConfig } from '../../runtime/run-config';
+import { isToolCallConfig, type AnyRunConfig, type RunConfig, type ToolCallRunConfig } from '../../runtime/run-config';
+import type { RunLoopCore } from '../../runtime/loop-core';
+import type { RecordSink } from '../../runtime/loop-types';
+import type { PolicyService } from '../../runtime/policy-service';
 import { RunLoop, type RunLoopOptions } from '../../runtime/runloop';
+import { ToolCallRunLoop } from '../../runtime/toolcall/index';
 import { PolicyClient } from '../../workers/browser/policy-client';
 import type { ModelLocation, PolicyEvent, PolicyInfo } from '../../workers/browser/policy-host';
 import { CheckpointingPolicy } from './checkpoint';
 import type { FileEvent } from './downloads';
 import { HumanUser, type HumanTurn } from './human-user';
-import { claimRunSlot, runInputs } from './launch';
+import { claimRunSlot, runInputs, toolCallInputs } from './launch';
 import { checkSamePolicy } from './model-files';
 import { RecoveringPolicy } from './recovering';
-import { apiKeySetting, buildServices, type BuiltServices } from './services';
+import { apiKeySetting, buildServices, type BuiltServices, type ServiceDeps } from './services';
+import { buildToolCallServices } from './services-toolcall';
 import type { RoleFiles } from './role-files';
 
 /** Set while a loss pressed in the debug menu is in progress (it is logged when pressed). */
@@ -45,7 +51,8 @@ export interface Resuming {
 
 export interface LiveRun {
   runId: string;
-  loop: RunLoop;
+  /** The personal track's RunLoop or the tool-call track's ToolCallRunLoop. */
+  loop: RunLoopCore;
   policy: PolicyClient;
   /** The person, when they play the user (talk yourself). */
   human: HumanUser | null;
@@ -55,9 +62,46 @@ export interface LiveRun {
   close(): void;
 }
 
+/** What differs between the tracks: the roles' services, the problems and the loop over them. */
+interface TrackParts {
+  labels: BuiltServices['labels'];
+  sources: BuiltServices['sources'];
+  human: HumanUser | null;
+  dispose(): void;
+  loop(policy: PolicyService, sink: RecordSink, options: RunLoopOptions): RunLoopCore;
+}
+
+async function personalParts(config: RunConfig, deps: ServiceDeps, hooks: AssemblyHooks): Promise<TrackParts> {
+  const built = await buildServices(config, deps);
+  try {
+    const { scenario, problems } = await runInputs(config);
+    const human = scenario.persona === null ? new HumanUser((t) => hooks.onTalkTurn(t)) : null;
+    return {
+      ...built,
+      human,
+      loop: (policy, sink, options) => new RunLoop(config, { ...built.services, policy, user: human ?? built.services.user }, problems, sink, options),
+    };
+  } catch (e) {
+    built.dispose();
+    throw e;
+  }
+}
+
+/** GSM8K with the calculator: the step judge, the training and held-out problems, the ToolCallRunLoop. */
+async function toolCallParts(config: ToolCallRunConfig, deps: ServiceDeps): Promise<TrackParts> {
+  const built = await buildToolCallServices(config, deps);
+  try {
+    const problems = await toolCallInputs(config);
+    return { ...built, human: null, loop: (policy, sink, options) => new ToolCallRunLoop(config, { policy, judge: built.judge }, problems, sink, options) };
+  } catch (e) {
+    built.dispose();
+    throw e;
+  }
+}
+
 export async function assembleRun(
   store: RunStore,
-  config: RunConfig,
+  config: AnyRunConfig,
   location: ModelLocation,
   resuming: Resuming | null,
   hooks: AssemblyHooks,
@@ -79,17 +123,17 @@ export async function assembleRun(
     hooks.onPolicyInfo(info);
     if (resuming) checkSamePolicy(resuming.info.config, info.files);
 
-    hooks.announce('Loading the judge, user and evaluator…');
-    const built = await buildServices(config, {
+    const deps: ServiceDeps = {
       policyLocation: location,
       backend,
       apiKey: (baseUrl) => store.getSetting<string>(apiKeySetting(baseUrl)),
       onProgress: (model, e) => hooks.onDownload(model, e),
       roleFiles,
-    });
+    };
+    hooks.announce(isToolCallConfig(config) ? 'Loading the step judge and the problems…' : 'Loading the judge, user and evaluator…');
+    const built = isToolCallConfig(config) ? await toolCallParts(config, deps) : await personalParts(config, deps, hooks);
     dispose = built.dispose;
     hooks.onLabels(built.labels);
-    const { scenario, problems } = await runInputs(config);
     const loaded = policy;
     // The run file says what played each role: library and version, device, model.
     const slot = await claimRunSlot(store, { ...config, roleSources: built.sources }, info.files, resuming && {
@@ -99,15 +143,9 @@ export async function assembleRun(
     const { runId, resume } = slot;
     release = slot.release;
 
-    const human = scenario.persona === null ? new HumanUser((t) => hooks.onTalkTurn(t)) : null;
+    const { human } = built;
     const checkpointing = new CheckpointingPolicy(recovering, (version, files) => hooks.durably(() => store.saveAdapter(runId, version, files)));
-    const loop = new RunLoop(
-      config,
-      { ...built.services, policy: checkpointing, user: human ?? built.services.user },
-      problems,
-      { append: (records) => hooks.durably(async () => void (await store.appendMany(runId, records))) },
-      { ...hooks.loop, resume },
-    );
+    const loop = built.loop(checkpointing, { append: (records) => hooks.durably(async () => void (await store.appendMany(runId, records))) }, { ...hooks.loop, resume });
     const releaseSlot = release;
     const close = () => {
       loaded.terminate();

@@ -9,7 +9,7 @@ import { ComparisonQueue } from './comparison';
 import { hubLocation } from './model-location';
 import type { RunRecord } from '../../rl/records';
 import { requestPersistence, type RunInfo } from '../../storage/index';
-import { parseRunConfig, type RunConfig } from '../../runtime/run-config';
+import { parseAnyRunConfig, type AnyRunConfig } from '../../runtime/run-config';
 import type { RunSnapshot } from '../../runtime/runloop';
 import type { ModelLocation, PolicyEvent, PolicyInfo } from '../../workers/browser/policy-host';
 import { errorText } from '../gpu-adapter';
@@ -20,7 +20,7 @@ import { DurableWrites } from './durable';
 import { deviceNotice, endNotice, phaseAfter, recordAnnouncement, type LivePhase } from './live';
 import { LabPage } from './page.svelte';
 import { askPersistence } from './settings';
-import { policyModelName, setupProblems, toRunConfig, type LabSetup } from './setup';
+import { policyModelName, setupProblems, toAnyRunConfig, type LabSetup } from './setup';
 
 export { PAGES, type Page } from './routing';
 export type { LivePhase } from './live';
@@ -79,7 +79,7 @@ export class LabController extends LabPage {
     const files = this.pickedFiles;
     const fromFiles = setup.policy.source === 'files';
     const policyModel = policyModelName(setup, files);
-    const config = toRunConfig(setup, policyModel);
+    const config = toAnyRunConfig(setup, policyModel);
     void this.saver.now(setup);
     const location: ModelLocation = fromFiles ? { kind: 'files', files } : hubLocation(policyModel);
     await this.launch(config, location, null);
@@ -98,9 +98,9 @@ export class LabController extends LabPage {
       this.error = 'This run\u2019s policy came from picked files: pick the same model folder to resume it.';
       return;
     }
-    let config: RunConfig;
+    let config: AnyRunConfig;
     try {
-      config = parseRunConfig(info.config);
+      config = parseAnyRunConfig(info.config);
     } catch (e) {
       this.error = `This run cannot be resumed: ${errorText(e)}`;
       return;
@@ -109,7 +109,7 @@ export class LabController extends LabPage {
     await this.launch(config, location, info);
   }
 
-  private async launch(config: RunConfig, location: ModelLocation, resuming: RunInfo | null): Promise<void> {
+  private async launch(config: AnyRunConfig, location: ModelLocation, resuming: RunInfo | null): Promise<void> {
     this.phase = 'loading';
     this.tracker.clear();
     this.downloads = [];

@@ -7,7 +7,8 @@ import { createScenario, type Scenario } from '../../sims/scenarios/index';
 import type { RunRecord } from '../../rl/records';
 import type { RunInfo, RunStore, StoredAdapter } from '../../storage/index';
 import { loadProblems } from '../../runtime/problems';
-import type { RunConfig } from '../../runtime/run-config';
+import type { AnyRunConfig, RunConfig, ToolCallRunConfig } from '../../runtime/run-config';
+import { loadToolCallProblems, type ToolCallProblems } from '../../runtime/toolcall/index';
 import type { RunLoopOptions } from '../../runtime/runloop';
 import { withPolicyFiles } from './model-files';
 import { resumePlan } from './resume';
@@ -23,6 +24,11 @@ export async function runInputs(config: RunConfig, fetchFn?: typeof fetch): Prom
   return { scenario, problems };
 }
 
+/** A tool-call run's training problems and the held-out ones after them. */
+export function toolCallInputs(config: ToolCallRunConfig, fetchFn?: typeof fetch): Promise<ToolCallProblems> {
+  return loadToolCallProblems(config, noProblemFiles, fetchFn);
+}
+
 export interface RunSlot {
   runId: string;
   /** Releases the run's lock when the loop ends. */
@@ -36,7 +42,7 @@ export interface RunSlot {
  */
 export async function claimRunSlot(
   store: Pick<RunStore, 'createRun' | 'claimRun' | 'resumePoint' | 'setStatus'>,
-  config: RunConfig,
+  config: AnyRunConfig,
   policyFiles: Record<string, string>,
   resuming: { info: RunInfo; records: readonly RunRecord[]; restore: (adapter: StoredAdapter, version: number) => Promise<void> } | null,
 ): Promise<RunSlot> {

@@ -8,12 +8,15 @@ import type { RunRecord } from '../../rl/records';
 import type { TrainingSample } from '../../rl/samples';
 import type { ResumePoint } from '../../storage/index';
 
-/** One past the highest "sN" session of the log (the loop names sessions s0, s1, ...). */
+/**
+ * One past the highest session of the log: the personal loop names sessions s0, s1, ...; the
+ * tool-call loop names rollout r of group g "g<g>.r<r>", and counts groups.
+ */
 export function nextSessionIndex(records: Iterable<RunRecord>): number {
   let next = 0;
   for (const r of records) {
-    const m = r.session !== undefined ? /^s(\d+)$/.exec(r.session) : null;
-    if (m) next = Math.max(next, Number(m[1]) + 1);
+    const m = r.session !== undefined ? /^(?:s(\d+)|g(\d+)\.r\d+)$/.exec(r.session) : null;
+    if (m) next = Math.max(next, Number(m[1] ?? m[2]) + 1);
   }
   return next;
 }

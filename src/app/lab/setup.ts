@@ -8,7 +8,8 @@ import { bundledName } from '../../gpu/bundled';
 import { createScenario, DEFAULT_FAVOURITE, DEFAULT_PET_NAME, DEFAULT_STORY_SUBJECT, type ScenarioConfig, type ScenarioId } from '../../sims/scenarios/index';
 import type { ProblemOrder } from '../../sims/problems/index';
 import { roleFolderProblem, type RoleFiles } from './role-files';
-import { CHAT_MODEL, exampleConfig, laptopOverrides, parseRunConfig, type ConfigExtras, type GeneratorSpec, type RunConfig } from '../../runtime/run-config';
+import { CHAT_MODEL, exampleConfig, laptopOverrides, parseRunConfig, type ConfigExtras, type GeneratorSpec, type RunConfig, type Track } from '../../runtime/run-config';
+import { defaultToolCallSetup, TOOL_CALL_MODEL, toolCallLabPreset, toToolCallRunConfig, type LabToolCallRunConfig, type ToolCallSetup } from './toolcall-setup';
 
 /** Where a judge, simulated user or evaluator gets its text (the run config's GeneratorSpec). */
 export type RoleChoice = GeneratorSpec;
@@ -26,6 +27,8 @@ export interface LabSetup {
   /** Bumped when the shape changes, so a remembered setup from an older app is dropped. */
   version: 1;
   label: string;
+  /** personal: a scenario's users and judges; toolcall: GSM8K with the calculator (fields in `toolcall`). */
+  track: Track;
   scenario: ScenarioId;
   storySubject: string;
   /** The storyteller child's pet name and its favourite thing. */
@@ -49,6 +52,8 @@ export interface LabSetup {
   problems: { source: 'builtin' | 'gsm8k-hub'; count: number; order: ProblemOrder };
   schedule: RunConfig['schedule'];
   sampling: RunConfig['sampling'];
+  /** The tool-call track's own fields; its step judge is `roles.judge`. */
+  toolcall: ToolCallSetup;
 }
 
 export const SCENARIO_CHOICES: { id: ScenarioId; title: string; summary: string }[] = (
@@ -119,6 +124,7 @@ export function defaultSetup(options: { webgpu?: boolean } = {}): LabSetup {
   return {
     version: 1,
     label: '',
+    track: 'personal',
     scenario: 'storyteller',
     storySubject: DEFAULT_STORY_SUBJECT,
     storyName: DEFAULT_PET_NAME,
@@ -137,7 +143,24 @@ export function defaultSetup(options: { webgpu?: boolean } = {}): LabSetup {
     problems: parts.problems,
     schedule: parts.schedule,
     sampling: parts.sampling,
+    toolcall: defaultToolCallSetup(),
   };
+}
+
+/**
+ * Switching track: the tool-call track brings its preset and a chat model that calls tools; back
+ * on the personal track the scenario's preset and model return. Seed, backend, label, the judge
+ * and each track's own fields stay.
+ */
+export function withTrack(setup: LabSetup, track: Track): LabSetup {
+  if (track === setup.track) return setup;
+  if (track === 'toolcall') return { ...setup, track, preset: toolCallLabPreset(), policy: { ...setup.policy, hubId: TOOL_CALL_MODEL } };
+  return { ...setup, track, preset: presetFor(setup.method, setup.scenario), policy: { ...setup.policy, hubId: scenarioParts(setup.scenario).hubId } };
+}
+
+/** The preset the advanced panel resets to: the track's, or the method's for the scenario. */
+export function presetOf(setup: LabSetup): MethodPreset {
+  return setup.track === 'toolcall' ? toolCallLabPreset() : presetFor(setup.method, setup.scenario);
 }
 
 /** Picking another scenario brings its defaults; the method, backend, seed and label stay. */
@@ -189,13 +212,18 @@ export function rolesFor(scenario: ScenarioId): Role[] {
   return scenario === 'talk' ? ['judge'] : ['user', 'judge', 'evaluator'];
 }
 
+/** The roles of a setup: the step judge alone on the tool-call track. */
+export function setupRoles(setup: LabSetup): Role[] {
+  return setup.track === 'toolcall' ? ['judge'] : rolesFor(setup.scenario);
+}
+
 /** Problems in the form that block a start, in words; empty when the setup can run. */
 export function setupProblems(setup: LabSetup, options: { pickedFiles?: number; roleFiles?: RoleFiles } = {}): string[] {
   const out: string[] = [];
   if (setup.policy.source === 'hub' && !setup.policy.hubId.trim()) out.push('Name the policy model: a hub id such as HuggingFaceTB/SmolLM2-135M-Instruct, or a URL.');
   if (setup.policy.source === 'files' && !options.pickedFiles) out.push('Pick the policy model\u2019s folder (config.json, model.safetensors, tokenizer.json, tokenizer_config.json).');
-  if (setup.scenario === 'custom' && setup.roles.user.kind === 'rules') out.push('A custom persona needs a model to play it: choose the policy model, another model or an endpoint for the user.');
-  for (const role of rolesFor(setup.scenario)) {
+  if (setup.track !== 'toolcall' && setup.scenario === 'custom' && setup.roles.user.kind === 'rules') out.push('A custom persona needs a model to play it: choose the policy model, another model or an endpoint for the user.');
+  for (const role of setupRoles(setup)) {
     const r = setup.roles[role];
     if (r.kind === 'transformers' && r.source === 'files') {
       const problem = roleFolderProblem(role, options.roleFiles?.[role]);
@@ -204,7 +232,7 @@ export function setupProblems(setup: LabSetup, options: { pickedFiles?: number; 
     if (r.kind === 'endpoint' && (!/^https?:\/\/\S+$/.test(r.baseUrl.trim()) || !r.model.trim())) out.push(`Give the ${role}\u2019s endpoint a base URL (http:// or https://) and a model name.`);
   }
   try {
-    toRunConfig(setup, 'check');
+    toAnyRunConfig(setup, 'check');
   } catch (e) {
     out.push((e as Error).message);
   }
@@ -261,6 +289,11 @@ export function toRunConfig(setup: LabSetup, policyModel = policyModelName(setup
   };
 }
 
+/** The run config of a setup on either track (what Start launches). */
+export function toAnyRunConfig(setup: LabSetup, policyModel = policyModelName(setup)): LabRunConfig | LabToolCallRunConfig {
+  return setup.track === 'toolcall' ? toToolCallRunConfig(setup, policyModel) : toRunConfig(setup, policyModel);
+}
+
 function defaultLabel(setup: LabSetup, policyModel: string): string {
   const method = METHOD_CHOICES.find((m) => m.id === setup.method)?.title ?? setup.method;
   const model = bundledName(policyModel) ?? (policyModel.split('/').pop() || policyModel);
@@ -285,9 +318,16 @@ export function restoreSetup(saved: unknown, options: { webgpu?: boolean } = {})
     problems: { ...base.problems, ...s.problems },
     schedule: { ...base.schedule, ...s.schedule },
     sampling: { policy: { ...base.sampling.policy, ...s.sampling?.policy }, user: { ...base.sampling.user, ...s.sampling?.user } },
+    toolcall: {
+      ...base.toolcall,
+      ...s.toolcall,
+      problems: { ...base.toolcall.problems, ...s.toolcall?.problems },
+      schedule: { ...base.toolcall.schedule, ...s.toolcall?.schedule },
+      sampling: { ...base.toolcall.sampling, ...s.toolcall?.sampling },
+    },
   } as LabSetup;
   try {
-    toRunConfig(merged);
+    toAnyRunConfig(merged);
     return merged;
   } catch {
     return base;

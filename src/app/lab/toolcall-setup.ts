@@ -1,0 +1,98 @@
+/**
+ * The Setup's tool-call track (GSM8K with the calculator, the PRM step judge): its own fields of
+ * the form, their defaults (`nextstate run --example toolcall`), and how a setup on this track
+ * becomes a ToolCallRunConfig. The shared parts of the form (policy model and backend, seed,
+ * label, the step judge's role choice, the advanced preset) stay in LabSetup.
+ * Pure, so the mapping is tested in Node.
+ */
+import { bundledName } from '../../gpu/bundled';
+import type { MethodPreset } from '../../rl/presets';
+import type { RewardMode } from '../../sims/toolcall/index';
+import { exampleConfig, parseToolCallRunConfig, type ConfigExtras, type ToolCallRunConfig } from '../../runtime/run-config';
+import type { LabSetup } from './setup';
+
+/** What the form edits on the tool-call track; the run config's `toolcall`, problems, schedule and sampling. */
+export interface ToolCallSetup {
+  /** integrated: r_t = o + mean(PRM votes of step t); outcome: r_t = o. */
+  rewardMode: RewardMode;
+  /** Rollouts per problem (n). */
+  groupSize: number;
+  /** Policy steps an episode may take before it ends without an answer. */
+  maxSteps: number;
+  /** Problems after the training ones, never trained on, for the greedy accuracy evaluation. */
+  evalHeldOut: number;
+  /** Training problems: the first `count` of the source. */
+  problems: { source: 'builtin' | 'gsm8k-hub'; count: number };
+  schedule: ToolCallRunConfig['schedule'];
+  sampling: ToolCallRunConfig['sampling']['policy'];
+}
+
+export const REWARD_MODE_CHOICES: { id: RewardMode; title: string; summary: string }[] = [
+  { id: 'integrated', title: 'Integrated', summary: 'r = o + the mean of the PRM\u2019s votes on the step: every step is judged.' },
+  { id: 'outcome', title: 'Outcome only', summary: 'r = o: every step of an episode gets its final answer\u2019s \u00b11; no step judge.' },
+];
+
+/** The tool-call example as the CLI prints it: what the track starts with in the Setup. */
+const example = () => exampleConfig('toolcall');
+
+export function defaultToolCallSetup(): ToolCallSetup {
+  const e = example();
+  return {
+    ...e.toolcall,
+    problems: { source: e.problems.source === 'file' ? 'builtin' : e.problems.source, count: e.problems.count },
+    schedule: { ...e.schedule },
+    sampling: { ...e.sampling.policy },
+  };
+}
+
+/** The track's preset: Binary RL's votes for the PRM, the track's KL, the example's batch and rank. */
+export function toolCallLabPreset(): MethodPreset {
+  return example().preset;
+}
+
+/** The policy a setup switched to the tool-call track starts with (a chat model that calls tools). */
+export const TOOL_CALL_MODEL = example().models.policy.model;
+
+/** A tool-call run config as the lab starts it (like LabRunConfig for the personal track). */
+export type LabToolCallRunConfig = ToolCallRunConfig & Required<Pick<ConfigExtras, 'lab' | 'modelRefs' | 'seeds'>>;
+
+/**
+ * The run config of a setup on the tool-call track, checked by the run-config parser.
+ * `policyModel` is the hub id or URL, or the picked folder's name.
+ *
+ * @throws RunConfigError / PresetError naming the first bad field
+ */
+export function toToolCallRunConfig(setup: LabSetup, policyModel: string): LabToolCallRunConfig {
+  const t = setup.toolcall;
+  const model = policyModel || 'policy';
+  const config: ToolCallRunConfig = {
+    format: 'nextstate-run-config',
+    formatVersion: 1,
+    label: setup.label.trim() || toolCallLabel(setup, model),
+    track: 'toolcall',
+    method: 'binary',
+    preset: setup.preset,
+    models: {
+      policy: { model, backend: setup.policy.backend },
+      judge: setup.roles.judge,
+    },
+    seed: setup.seed,
+    problems: { ...t.problems },
+    toolcall: { rewardMode: t.rewardMode, groupSize: t.groupSize, maxSteps: t.maxSteps, evalHeldOut: t.evalHeldOut },
+    schedule: { ...t.schedule },
+    sampling: { policy: { ...t.sampling } },
+  };
+  const checked = parseToolCallRunConfig(config);
+  return {
+    ...checked,
+    lab: { policySource: setup.policy.source },
+    modelRefs: { policy: { id: model } },
+    seeds: { run: setup.seed },
+  };
+}
+
+function toolCallLabel(setup: LabSetup, policyModel: string): string {
+  const mode = REWARD_MODE_CHOICES.find((m) => m.id === setup.toolcall.rewardMode)?.title ?? setup.toolcall.rewardMode;
+  const model = bundledName(policyModel) ?? (policyModel.split('/').pop() || policyModel);
+  return `toolcall \u00b7 ${mode} \u00b7 ${model}`;
+}
