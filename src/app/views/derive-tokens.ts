@@ -5,6 +5,7 @@
 import { unsignedZero } from '../../rl/numbers';
 import { clipState, type ClipState } from '../../rl/ppo';
 import { opdAdvantage, type AdvantageWeights } from '../../rl/advantages';
+import { clipDifference } from '../../rl/topk-hints';
 import type { ChatMessage } from '../../rl/messages';
 import type { InteractionRecord, JudgeResultRecord, RunRecord, SampleRecord, TokenUpdateRecord } from '../../rl/records';
 
@@ -63,6 +64,8 @@ export interface TokenTable {
   epsLow: number;
   epsHigh: number;
   weights: AdvantageWeights;
+  /** The bound on |A_OPD| the run's preset set (top-k hint selection); 0 = none. */
+  opdClip: number;
   rows: TokenRow[];
 }
 
@@ -123,6 +126,9 @@ export function tokenTable(
   const perToken = sample && sample.perToken.length === n ? sample.perToken : null;
   const upd = update && update.before.length === n && update.after.length === n ? update : null;
   const rebased = upd?.advantages && upd.advantages.length === n ? upd.advantages : null;
+  // A preset that clips A_OPD (top-k hint selection) clipped both the judged and the trained term.
+  const opdClip = sample?.opdClip?.clip ?? hint?.selection?.clip ?? 0;
+  const opdOf = (teacher: number, student: number) => clipDifference(opdAdvantage(teacher, student), opdClip);
   const rows: TokenRow[] = [];
   for (let i = 0; i < n; i++) {
     const student = inter.logprobs[i];
@@ -132,7 +138,7 @@ export function tokenTable(
     const after = upd ? upd.after[i] : null;
     const ratio = before !== null && after !== null ? Math.exp(after - before) : null;
     const trained = rebased ? rebased[i] : upd ? combined : null;
-    const opd = teacher !== null ? opdAdvantage(teacher, student) : null;
+    const opd = teacher !== null ? opdOf(teacher, student) : null;
     const text = texts ? texts[i] : `#${inter.tokenIds[i]}`;
     rows.push({
       index: i,
@@ -142,7 +148,7 @@ export function tokenTable(
       student,
       teacher,
       opd,
-      opdTrained: teacher === null || before === null ? null : rebased ? opdAdvantage(teacher, before) : opd,
+      opdTrained: teacher === null || before === null ? null : rebased ? opdOf(teacher, before) : opd,
       binary: rFinal !== null ? unsignedZero(rFinal * weights.binary) : null,
       combined,
       trained,
@@ -167,6 +173,7 @@ export function tokenTable(
     epsLow: opts.epsLow,
     epsHigh: opts.epsHigh,
     weights,
+    opdClip,
     rows,
   };
 }

@@ -280,6 +280,21 @@ describe('tokenTable', () => {
     expect(table.rows.map((r) => [r.trained, r.opdTrained])).toEqual([[1.5, 0.5], [0.5, -0.5], [1, 0]]);
   });
 
+  it('shows a clipped A_OPD (top-k hint selection) as judged and as trained', () => {
+    const clipped = LOG.map((r): RunRecord => {
+      if (r.kind === 'judge_result' && r.judge === 'hint' && r.session === 's0') return { ...r, teacherLogp: [0.5, -4.5, -0.5] };
+      if (r.kind === 'sample' && r.session === 's0') return { ...r, perToken: [2, 0, 1], opdWeight: 1, opdClip: { clip: 1, teacherLogp: [0.5, -4.5, -0.5] } };
+      if (r.kind === 'token_update' && r.session === 's0') return { ...r, before: [-1.25, -2.25, -0.625], advantages: [2, 0, 1.125] };
+      return r;
+    });
+    const t = tokenTable(clipped, 's0', 1, { epsLow: 0.2, epsHigh: 0.28 })!;
+    // Teacher minus rollout: 1.5, -2.5, 0 -> clipped 1, -1, 0; minus the trainer's old: 1.75, -2.25, 0.125 -> 1, -1, 0.125.
+    expect(t.rows.map((r) => r.opd)).toEqual([1, -1, 0]);
+    expect(t.rows.map((r) => r.opdTrained)).toEqual([1, -1, 0.125]);
+    expect(t.opdClip).toBe(1);
+    expect(table.opdClip).toBe(0);
+  });
+
   it('gives the advantage and the scale of each kind', () => {
     expect(table.rows.map((r) => advantageOf(r, 'opd'))).toEqual([0.5, -0.5, 0]);
     expect(advantageRange(table.rows, 'opd')).toBe(0.5);
