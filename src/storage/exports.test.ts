@@ -54,6 +54,13 @@ describe('trainingSamples', () => {
     expect(trainingSamples(sampleRun()).rows.every((r) => !('opd_weight' in r))).toBe(true);
   });
 
+  it('carries a clipped OPD term with its teacher log-probs (top-k hint selection)', () => {
+    const records = turnRecords('g', 1, 0, 1).map((r) => (r.kind === 'sample' ? { ...r, opdWeight: 1, opdClip: { clip: 1, teacherLogp: r.perToken.map(() => -0.5) } } : r));
+    const [row] = trainingSamples(records).rows;
+    expect(row.opd_clip).toEqual({ clip: 1, teacher_logprobs: row.advantages.map(() => -0.5) });
+    expect(trainingSamples(sampleRun()).rows.every((r) => !('opd_clip' in r))).toBe(true);
+  });
+
   it('joins one record at a time, for logs read from a stream', () => {
     const joiner = new SampleJoiner();
     const out = sampleRun().map((r) => joiner.push(r)).filter((r) => r !== null);

@@ -23,6 +23,12 @@ export interface TrainingSampleRow {
    * offline trainer. Absent when the sample has no OPD term.
    */
   opd_weight?: number;
+  /**
+   * With opd_weight, when the run clipped A_OPD (top-k hint selection): the bound and the
+   * teacher's log-probs of the completion tokens. The OPD term is then w_opd * clip(teacher -
+   * logprobs), and an offline trainer re-bases it as w_opd * clip(teacher - old), not by a shift.
+   */
+  opd_clip?: { clip: number; teacher_logprobs: number[] };
   /** Policy version that generated the completion. */
   policy_version: number;
   /** Loss mask decided by the buffer: false means the sample contributed no loss. */
@@ -71,6 +77,7 @@ export class SampleJoiner {
       reward: record.reward,
       advantages: [...record.perToken],
       ...(record.opdWeight !== undefined ? { opd_weight: record.opdWeight } : {}),
+      ...(record.opdWeight !== undefined && record.opdClip ? { opd_clip: { clip: record.opdClip.clip, teacher_logprobs: [...record.opdClip.teacherLogp] } } : {}),
       policy_version: record.version,
       trainable: record.trainable,
       completion_ids: [...turn.tokenIds],
