@@ -4,7 +4,8 @@
  * calculator in the chat template, the rules step judge, GSM8K-style built-in problems). The
  * policy is the tiny random Qwen3 fixture (the real Qwen3 tokenizer and chat template, random
  * weights) on the CPU engine, so the bookkeeping is checked, not learning: it records every
- * step, trains, evaluates held-out accuracy, and a stopped run resumes to its last step.
+ * step, trains, evaluates held-out accuracy, compares the two reward modes, and a stopped run
+ * resumes to its last step.
  */
 import { describe, expect, inject, it } from 'vitest';
 import { flushSync } from 'svelte';
@@ -95,6 +96,29 @@ describe('a tool-call run from the lab', () => {
     flushSync();
     expect(view.target.querySelector('section[aria-labelledby="accuracy-heading"]')).not.toBeNull();
     expect(view.target.querySelector('section[aria-labelledby="trajectory-heading"]')).not.toBeNull();
+  }, 300_000);
+
+  it('compares integrated and outcome-only rewards: two runs, one after another, the second overlaid on the first', async () => {
+    const lab = await controller();
+    tinyToolCallSetup(lab, 1);
+    lab.setup.label = 'rewards';
+    await lab.compareMethods();
+    expect(lab.error).toBeNull();
+    const first = lab.liveRunId!;
+    await expect.poll(() => lab.liveRunId !== null && lab.liveRunId !== first, { timeout: 240_000, interval: 250 }).toBe(true);
+    const second = lab.liveRunId!;
+    expect(lab.compareIds).toEqual([first]);
+    await expect.poll(() => lab.phase, { timeout: 240_000, interval: 250 }).toBe('idle');
+    expect(lab.error).toBeNull();
+    const runs = await Promise.all([first, second].map((id) => lab.store.getRun(id)));
+    expect(runs.map((r) => [r?.label, r?.status, (r?.config as { toolcall?: { rewardMode: string } }).toolcall?.rewardMode])).toEqual([
+      ['rewards · Integrated', 'finished', 'integrated'],
+      ['rewards · Outcome only', 'finished', 'outcome'],
+    ]);
+    // Outcome-only steps carry no PRM votes.
+    const steps = ofKind(await records(lab, second), 'tool_step') as ToolStepRecord[];
+    expect(steps.length).toBeGreaterThan(0);
+    expect(steps.every((s) => s.mode === 'outcome' && s.reward === s.outcome)).toBe(true);
   }, 300_000);
 
   it('a stopped tool-call run resumes from its last saved step and finishes', async () => {
