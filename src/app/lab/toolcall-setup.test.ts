@@ -6,7 +6,7 @@ import { parseStoredConfig } from '../../storage/stored-config';
 import { ComparisonQueue, comparisonSetups } from './comparison';
 import { nextSessionIndex } from './resume';
 import { defaultSetup, presetOf, restoreSetup, setupProblems, setupRoles, toAnyRunConfig, withTrack, type LabSetup } from './setup';
-import { TOOL_CALL_MODEL, toToolCallRunConfig } from './toolcall-setup';
+import { TOOL_CALL_MODEL, toolCallServing, toToolCallRunConfig } from './toolcall-setup';
 
 const toolSetup = (): LabSetup => withTrack(defaultSetup({ webgpu: false }), 'toolcall');
 
@@ -126,6 +126,11 @@ describe('the Setup on the tool-call track', () => {
     expect(queue.begin(setup).toolcall.rewardMode).toBe('integrated');
     expect(queue.next()?.toolcall.rewardMode).toBe('outcome');
     expect(queue.next()).toBeNull();
+  });
+
+  it('plans memory for every rollout in flight and the last step’s context', () => {
+    // The example: 2 groups of 8 rollouts; 8 steps of 256 new tokens after a prompt of at most 512.
+    expect(toolCallServing(toolSetup().toolcall)).toEqual({ batch: 16, contextTokens: 512 + 8 * (256 + 32) });
   });
 
   it('a resumed tool-call run starts its groups after the last one logged', () => {

@@ -53,6 +53,24 @@ export function toolCallLabPreset(): MethodPreset {
 /** The policy a setup switched to the tool-call track starts with (a chat model that calls tools). */
 export const TOOL_CALL_MODEL = example().models.policy.model;
 
+/**
+ * The prompt of an episode's first step, rounded up: the system prompt, the calculator's
+ * `<tools>` block and a GSM8K question (about 380 tokens with Qwen3's template on the built-in
+ * problems).
+ */
+const FIRST_PROMPT_TOKENS = 512;
+/** One tool result as the next step's prompt carries it, with its template tokens (about 25). */
+const TOOL_RESULT_TOKENS = 32;
+
+/**
+ * What the policy serves at most at once on this track, for the memory plan: every rollout of
+ * the groups in flight, and the last step's context (the first prompt and every earlier step's
+ * reply and tool result).
+ */
+export function toolCallServing(t: ToolCallSetup): { batch: number; contextTokens: number } {
+  return { batch: t.schedule.concurrentGroups * t.groupSize, contextTokens: FIRST_PROMPT_TOKENS + t.maxSteps * (t.sampling.maxNewTokens + TOOL_RESULT_TOKENS) };
+}
+
 /** A tool-call run config as the lab starts it (like LabRunConfig for the personal track). */
 export type LabToolCallRunConfig = ToolCallRunConfig & Required<Pick<ConfigExtras, 'lab' | 'modelRefs' | 'seeds'>>;
 
