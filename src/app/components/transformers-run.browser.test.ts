@@ -8,7 +8,14 @@
 import { describe, expect, inject, it } from 'vitest';
 import { flushSync } from 'svelte';
 import { exportRun } from '../../storage/index';
-import type { JudgeVoteRecord, RunRecord } from '../../rl/records';
+import type { InteractionRecord, JudgeVoteRecord, RunRecord } from '../../rl/records';
+import type { RunConfig } from '../../runtime/run-config';
+import { RunLoop } from '../../runtime/runloop';
+import { createRules } from '../../sims/rules/index';
+import { createScenario } from '../../sims/scenarios/index';
+import { storyOpenings } from '../../sims/problems/index';
+import { WorkerGenerator } from '../../workers/browser/generator-client';
+import { PolicyClient } from '../../workers/browser/policy-client';
 import { labControllers } from '../../../test/support/app/lab-controllers';
 import { gunzip } from '../../../test/support/storage/fixtures';
 import { render } from '../../../test/support/views/testing';
@@ -90,5 +97,60 @@ describe('a run with transformers.js roles', () => {
       expect(sources[role].library).toMatch(/^@huggingface\/transformers \d/);
     }
     expect(sources.evaluator).toMatchObject({ kind: 'rules' });
+  });
+});
+
+describe('a run with transformers.js roles, twice with one seed', () => {
+  it('repeats its judge votes and user replies given the seed, and another seed changes them', async () => {
+    const slash = onnxDir.lastIndexOf('/');
+    const judge = await WorkerGenerator.load({
+      kind: 'transformers',
+      model: onnxDir.slice(slash + 1),
+      localModelPath: `/@fs${onnxDir.slice(0, slash)}/`,
+      allowRemoteModels: false,
+      device: 'wasm',
+      dtype: 'fp32',
+    });
+    const policy = PolicyClient.create(() => {});
+    try {
+      const preset = makePreset('combined', { batch: { size: 2 }, finetune: { lora: { rank: 2 } }, judge: { maxNewTokens: 6 } });
+      await policy.load({ location: { kind: 'hub', id: stories }, backend: 'cpu', preset, seed: 3 });
+      const scenario = { id: 'storyteller', subject: 'dog' } as const;
+      const rules = createRules(createScenario(scenario));
+      const run = async (seed: number) => {
+        const config: RunConfig = {
+          format: 'nextstate-run-config',
+          formatVersion: 1,
+          scenario,
+          method: 'combined',
+          preset,
+          models: { policy: { model: stories, backend: 'cpu' }, user: { kind: 'transformers', model: 'tiny' }, judge: { kind: 'transformers', model: 'tiny' }, evaluator: { kind: 'rules' } },
+          seed,
+          problems: { source: 'builtin', count: 4 },
+          // One session at a time: which problem a session gets does not depend on timing.
+          schedule: { concurrentSessions: 1, steps: 2, evalEvery: 0, evalProblems: 1, evalVotes: 1 },
+          sampling: { policy: { temperature: 1, topP: 1, topK: 0, maxNewTokens: 6 }, user: { temperature: 0.7, maxNewTokens: 6 } },
+        };
+        const records: RunRecord[] = [];
+        const loop = new RunLoop(config, { policy, user: judge, judge, hintJudge: judge, evaluator: rules.evaluator }, storyOpenings('dog'), {
+          append: async (r) => void records.push(...r),
+        });
+        const done = loop.run();
+        await expect.poll(() => records.filter((r) => r.kind === 'judge_vote').length, { timeout: 120_000, interval: 200 }).toBeGreaterThanOrEqual(6);
+        loop.stop();
+        await done;
+        const votes = records.filter((r): r is JudgeVoteRecord => r.kind === 'judge_vote').slice(0, 6);
+        const replies = records.filter((r): r is InteractionRecord => r.kind === 'interaction').slice(0, 3);
+        return { votes: votes.map((v) => [v.session, v.turn, v.judge, v.vote, v.raw]), replies: replies.map((r) => [r.messages.at(-1)?.content, r.response]) };
+      };
+      const first = await run(11);
+      const again = await run(11);
+      expect(again).toEqual(first);
+      const other = await run(12);
+      expect(other.votes.map((v) => v[4])).not.toEqual(first.votes.map((v) => v[4]));
+    } finally {
+      judge.terminate();
+      policy.terminate();
+    }
   });
 });
