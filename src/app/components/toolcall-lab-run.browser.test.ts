@@ -98,6 +98,16 @@ describe('a tool-call run from the lab', () => {
     expect(view.target.querySelector('section[aria-labelledby="trajectory-heading"]')).not.toBeNull();
   }, 300_000);
 
+  it('refuses a policy without a chat template, naming models that work', async () => {
+    const lab = await controller();
+    tinyToolCallSetup(lab, 1);
+    lab.setup.policy.hubId = `${location.origin}/@fs${inject('stories260KDir')}`;
+    await lab.start();
+    expect(lab.error).toMatch(/has no chat template: the tool-call track needs a chat model .*Qwen\/Qwen3-0\.6B/);
+    expect(lab.phase).toBe('idle');
+    expect(lab.liveRunId).toBeNull();
+  });
+
   it('compares integrated and outcome-only rewards: two runs, one after another, the second overlaid on the first', async () => {
     const lab = await controller();
     tinyToolCallSetup(lab, 1);

@@ -12,7 +12,7 @@ import type { RunLoopCore } from '../../runtime/loop-core';
 import type { RecordSink } from '../../runtime/loop-types';
 import type { PolicyService } from '../../runtime/policy-service';
 import { RunLoop, type RunLoopOptions } from '../../runtime/runloop';
-import { ToolCallRunLoop } from '../../runtime/toolcall/index';
+import { checkToolCallPolicy, ToolCallRunLoop } from '../../runtime/toolcall/index';
 import { PolicyClient } from '../../workers/browser/policy-client';
 import type { ModelLocation, PolicyEvent, PolicyInfo } from '../../workers/browser/policy-host';
 import { CheckpointingPolicy } from './checkpoint';
@@ -121,6 +121,7 @@ export async function assembleRun(
     recovering = new RecoveringPolicy(policy);
     const info = await policy.load({ location, backend, preset: config.preset, seed: config.seed });
     hooks.onPolicyInfo(info);
+    if (isToolCallConfig(config)) checkToolCallPolicy(config.models.policy.model, info.hasChatTemplate);
     if (resuming) checkSamePolicy(resuming.info.config, info.files);
 
     const deps: ServiceDeps = {

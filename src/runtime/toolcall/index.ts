@@ -15,6 +15,7 @@
  */
 export {
   ToolCallRunLoop,
+  checkToolCallPolicy,
   rolloutSeed,
   judgeSeed,
   groupId,

@@ -30,6 +30,20 @@ export interface ToolCallServices {
   judge: TextGenerator;
 }
 
+/**
+ * The track needs a policy with a chat template (it renders the calculator in `tools` and reads
+ * tool results back); a base model would only continue the prompt's text.
+ *
+ * @throws Error naming the model and models that work
+ */
+export function checkToolCallPolicy(model: string, hasChatTemplate: boolean): void {
+  if (hasChatTemplate) return;
+  throw new Error(
+    `${model} has no chat template: the tool-call track needs a chat model that can read tool results ` +
+      '(e.g. Qwen/Qwen3-0.6B or HuggingFaceTB/SmolLM2-135M-Instruct)',
+  );
+}
+
 /** Training problems and the held-out evaluation problems (disjoint). */
 export interface ToolCallProblems {
   train: Problem[];

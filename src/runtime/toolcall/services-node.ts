@@ -9,16 +9,11 @@ import { EnginePolicyService } from '../policy-service';
 import type { ToolCallRunConfig } from '../run-config';
 import { modelSource } from '../../gpu/source-node';
 import { nodeGenerator } from '../services-node';
-import type { ToolCallServices } from './loop';
+import { checkToolCallPolicy, type ToolCallServices } from './loop';
 
 export async function createToolCallNodeServices(config: ToolCallRunConfig, backend: Backend): Promise<ToolCallServices & { policyModel: Policy }> {
   const policyModel = await Policy.load(modelSource(config.models.policy.model), backend);
-  if (!policyModel.tokenizer.hasChatTemplate) {
-    throw new Error(
-      `${config.models.policy.model} has no chat template: the tool-call track needs a chat model that can read tool results ` +
-        '(e.g. Qwen/Qwen3-0.6B or HuggingFaceTB/SmolLM2-135M-Instruct)',
-    );
-  }
+  checkToolCallPolicy(config.models.policy.model, policyModel.tokenizer.hasChatTemplate);
   const spec = config.models.judge;
   const judge =
     spec.kind === 'rules'
