@@ -26,16 +26,19 @@ beforeAll(async () => {
   base = await Policy.load(new DirSource(dataPath('models/stories260K')), new CpuBackend());
 });
 
-// Margins below what this build measures (the lab's hint: name 0.92 vs 0, kite 0.19 vs 0, bedtime
-// 0.31 vs 0.17; held-out wordings: name 0.33 vs 0.02, thing 0.19 vs 0.02, bedtime 0.30 vs 0.23).
+// Margins below what this build measures. The lab's hint for the pet's name, a kite and bedtime:
+// name 0.92 vs 0, kite 0.19 vs 0, bedtime 0.31 vs 0.17. For the default child (a ball, which the
+// base model writes now and then by itself, and one story opening names): name 0.90 vs 0, ball
+// 0.60 vs 0.15. Held-out wordings: name 0.33 vs 0.02, thing 0.19 vs 0.02, bedtime 0.30 vs 0.23.
 const LAB_FAVOURITE = 0.12;
 const LAB_BEDTIME_GAIN = 0.08;
+const DEFAULT_FAVOURITE_GAIN = 0.3;
 const HELD_OUT_GAIN = { name: 0.2, favourite: 0.1, bedtime: 0.03 } as const;
 const CHECK = { maxNewTokens: 48, temperature: 1, seed: 11 };
 
-/** The storyteller's default child (dog Max, kite, bedtime) on each story opening, with the rules judge's hint. */
-function labCases(count: number): HintCase[] {
-  const child = normaliseChild({});
+/** A child (the default: dog Max, a ball) on each story opening, with the rules judge's hint for the name, the thing and bedtime. */
+function labCases(count: number, wishes: { favourite?: string } = {}): HintCase[] {
+  const child = normaliseChild(wishes);
   const hint = `${storyHintLead(child)} ${joinList(storytellerRules(child).issues.filter((i) => ['no-name', 'no-favourite', 'no-bedtime'].includes(i.id)).map((i) => i.fix))}.`;
   const openings = storyOpenings(child.subject);
   return Array.from({ length: count }, (_, i) => ({ ...child, beginning: openings[i % openings.length].question, instruction: hint }));
@@ -47,18 +50,23 @@ describe('the storyteller demo model', () => {
     expect(demo.tokenizer.encode('Once upon a time')).toEqual(base.tokenizer.encode('Once upon a time'));
   });
 
-  it('writes what the lab\'s own hint asks for, and what a held-out wording asks for far more often than without it', async () => {
+  it('writes what the lab\'s own hint asks for, for a kite and for the default ball, and what a held-out wording asks for far more often than without it', async () => {
     // The rules judge's hint for the default child, as the lab gives it.
-    const lab = await hintEffect(demo, labCases(48), CHECK);
+    const lab = await hintEffect(demo, labCases(48, { favourite: 'kite' }), CHECK);
+    const labDefault = await hintEffect(demo, labCases(48), CHECK);
     const heldOut = await hintEffect(demo, hintCases(64, 2024), CHECK);
     const baseHeldOut = await hintEffect(base, hintCases(64, 2024), CHECK);
-    console.log(`demo model, the lab's hint: ${JSON.stringify(lab)}`);
+    console.log(`demo model, the lab's hint: ${JSON.stringify(lab)}; for the default child: ${JSON.stringify(labDefault)}`);
     console.log(`demo model, held-out wordings: ${JSON.stringify(heldOut)}; stories260K: ${JSON.stringify(baseHeldOut)}`);
     expect(lab.withHint.name).toBeGreaterThanOrEqual(0.8);
     expect(lab.withoutHint.name).toBeLessThanOrEqual(0.05);
     expect(lab.withHint.favourite).toBeGreaterThanOrEqual(LAB_FAVOURITE);
     expect(lab.withoutHint.favourite).toBeLessThanOrEqual(0.05);
     expect(lab.withHint.bedtime).toBeGreaterThanOrEqual(lab.withoutHint.bedtime + LAB_BEDTIME_GAIN);
+    expect(labDefault.withHint.name).toBeGreaterThanOrEqual(0.8);
+    expect(labDefault.withoutHint.name).toBeLessThanOrEqual(0.05);
+    expect(labDefault.withoutHint.favourite).toBeLessThanOrEqual(0.2);
+    expect(labDefault.withHint.favourite).toBeGreaterThanOrEqual(labDefault.withoutHint.favourite + DEFAULT_FAVOURITE_GAIN);
     for (const trait of ['name', 'favourite', 'bedtime'] as const) {
       expect(heldOut.withHint[trait]).toBeGreaterThanOrEqual(heldOut.withoutHint[trait] + HELD_OUT_GAIN[trait]);
       // The base model does not read the instruction: the same hints barely move it.

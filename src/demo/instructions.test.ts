@@ -34,7 +34,7 @@ describe('demo instructions', () => {
   });
 
   it('the rules judge’s own storyteller hint is one of the training wordings', async () => {
-    const scenario = createScenario({ id: 'storyteller' });
+    const scenario = createScenario({ id: 'storyteller', favourite: 'kite' });
     const rules = createRules(scenario);
     const reply = 'Hmm, my dog is called Max and where is the kite? I love kites. Tell me a new one! Once upon a time, there was a dog';
     const out = await rules.hintJudge.generate([{ role: 'user', content: `Next state:\n${reply}` }]);

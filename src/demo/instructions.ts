@@ -5,7 +5,7 @@
  * that the hint works is a test that the model reads the words, not that it memorised a sentence.
  */
 import { pickFrom, shuffled } from '../gpu/random';
-import { quotedRequest } from '../sims/rules/judge';
+import { quotedRequest } from '../rl/hints';
 import { joinList } from '../sims/rules/profile';
 
 /** What one instruction asks for; absent fields are not asked for. */

@@ -59,7 +59,7 @@ describe('TinyStories-656K (tied embedding stored only as lm_head.weight)', () =
   });
 });
 
-describe('a base model continues the task, with an OPD hint in front of it', () => {
+describe('a base model continues the task, with the latest request and any OPD hint in front of it', () => {
   it('renders one message, a later turn and a hinted teacher context', async () => {
     const policy = await Policy.load(new DirSource(stories), new CpuBackend());
     const task = 'Once upon a time, there was a little dog.';
@@ -69,10 +69,20 @@ describe('a base model continues the task, with an OPD hint in front of it', () 
       { role: 'assistant' as const, content: 'The dog ran.' },
       { role: 'user' as const, content: 'Hmm, my dog is called Max. Tell me a new one!' },
     ];
-    // The feedback is the next state, not text to continue: the model starts the story again.
-    expect(policy.promptText(later)).toBe(task);
+    // The model starts the story again, shown the person's latest words as a chat model would see them.
+    const request = 'The user asked for a different answer: "Hmm, my dog is called Max. Tell me a new one!". Answer the way this request asks.';
+    expect(policy.promptText(later)).toBe(`${request}\n\n${task}`);
     const { appendHint } = await import('../rl/hints');
-    expect(policy.promptText(appendHint(later, 'Call the dog Max.'))).toBe(`Call the dog Max.\n\n${task}`);
+    expect(policy.promptText(appendHint(later, 'Call the dog Max.'))).toBe(`${request} Call the dog Max.\n\n${task}`);
     expect(policy.promptText(appendHint([{ role: 'user', content: task }], 'Call the dog Max.'))).toBe(`Call the dog Max.\n\n${task}`);
+    // A scenario whose replies are next states only: every turn continues the task afresh.
+    const fresh = await Policy.load(new DirSource(stories), new CpuBackend(), { replies: 'none' });
+    expect(fresh.promptText(later)).toBe(task);
+    expect(fresh.promptText(appendHint(later, 'Call the dog Max.'))).toBe(`Call the dog Max.\n\n${task}`);
+    // Only the latest request, and at most 200 characters of it: the story keeps its room.
+    const third = [...later, { role: 'assistant' as const, content: 'Max ran.' }, { role: 'user' as const, content: `Where is the kite? ${'very '.repeat(60)}` }];
+    const shown = policy.promptText(third);
+    expect(shown).not.toContain('Max. Tell');
+    expect(shown.length).toBeLessThan(200 + request.length + task.length);
   });
 });

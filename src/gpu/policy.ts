@@ -2,7 +2,7 @@
  * A loaded policy: the model, its tokenizer and the text-level calls the rest of the app uses.
  * Token-level work (generate, score, train) stays available through `model`.
  */
-import { hintInFront, splitHint } from '../rl/hints';
+import { hintInFront, quotedRequest, splitHint } from '../rl/hints';
 import type { ChatMessage } from '../rl/messages';
 import type { Backend } from './backend';
 import type { ModelConfig } from './config';
@@ -23,6 +23,17 @@ export interface PromptOptions {
   tools?: readonly object[];
 }
 
+/**
+ * What a base model (no chat template) is shown of the user's later messages. 'latest': the
+ * latest one, quoted, in front of the task, as a chat model would read it in the conversation.
+ * 'none': every turn answers the task afresh and the user's messages are next states only, read
+ * by the judge; the policy must learn what the user wants unasked (the storyteller's child).
+ */
+export type BaseModelReplies = 'latest' | 'none';
+
+/** The most of a person's latest request a base model is shown: the story keeps its room in the context. */
+const REQUEST_CHARS = 200;
+
 export class Policy {
   private constructor(
     readonly model: CausalLM,
@@ -31,12 +42,13 @@ export class Policy {
     readonly weightBytes: number,
     /** What the weights were built from, by SHA-256: how a run file names this checkpoint. */
     readonly files: ModelFileHashes,
+    readonly replies: BaseModelReplies,
   ) {}
 
-  static async load(source: ModelSource, backend: Backend, options: LoadOptions = {}): Promise<Policy> {
+  static async load(source: ModelSource, backend: Backend, options: LoadOptions & { replies?: BaseModelReplies } = {}): Promise<Policy> {
     const loaded = await loadModel(source, backend, options);
     const tokenizer = await Tokenizer.load(source, loaded.config.eosTokenIds);
-    return new Policy(loaded.model, tokenizer, source, loaded.weightBytes, loaded.files);
+    return new Policy(loaded.model, tokenizer, source, loaded.weightBytes, loaded.files, options.replies ?? 'latest');
   }
 
   get config(): ModelConfig {
@@ -45,7 +57,7 @@ export class Policy {
 
   /** The same tokenizer and source over another model of the same config (a fully fine-tuned copy). */
   withModel(model: CausalLM): Policy {
-    return new Policy(model, this.tokenizer, this.source, this.weightBytes, this.files);
+    return new Policy(model, this.tokenizer, this.source, this.weightBytes, this.files, this.replies);
   }
 
   /** Prompt ids: the chat template for chat models, else the text as the tokenizer encodes it. */
@@ -58,10 +70,10 @@ export class Policy {
   /**
    * The prompt as text. A base model (no chat template, e.g. TinyStories) continues text, not a
    * conversation: it continues the conversation's first user message, the task (a story
-   * beginning), on every turn, and the person's later messages are next states only, read by the
-   * judge. An OPD hint, appended to the last user message, goes in front of that text: still
-   * before the answer, as a chat template would place it, without breaking the text the model
-   * continues.
+   * beginning), on every turn. What a chat model would read in the conversation goes in front of
+   * that text as an instruction, where the demo model learned to read one: the person's latest
+   * request, quoted (unless `replies` is 'none'), then any OPD hint appended to it. Earlier
+   * requests are left out, so the story keeps its room in a small model's context.
    */
   promptText(prompt: string | ChatMessage[], options: PromptOptions = {}): string {
     if (typeof prompt === 'string') return prompt;
@@ -70,8 +82,10 @@ export class Policy {
     }
     const users = prompt.filter((m) => m.role === 'user').map((m) => m.content);
     const { text: last, hint } = splitHint(users.at(-1) ?? prompt.at(-1)?.content ?? '');
-    const task = users.length > 1 ? users[0] : last;
-    return hint === null ? task : hintInFront(hint, task);
+    const [task, ...later] = [...users.slice(0, -1), last];
+    const request = this.replies === 'latest' ? later.at(-1)?.replace(/\s+/g, ' ').trim().slice(0, REQUEST_CHARS) : undefined;
+    const instruction = [request ? quotedRequest(request) : '', hint ?? ''].filter(Boolean).join(' ');
+    return instruction ? hintInFront(instruction, task) : task;
   }
 
   /**

@@ -109,6 +109,11 @@ export function splitHint(message: string): { text: string; hint: string | null 
   return { text: message.slice(0, at), hint: message.slice(at + HINT_OPENING.length).trim() };
 }
 
+/** A person's words, quoted, as an instruction: the hint for a request no profile knows. */
+export function quotedRequest(request: string): string {
+  return `The user asked for a different answer: "${request}". Answer the way this request asks.`;
+}
+
 /**
  * How a base model (no chat template) is shown a hint: in front of the text it continues, then a
  * blank line, so that the hint comes before the answer without breaking the text.

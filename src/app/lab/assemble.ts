@@ -6,6 +6,7 @@
  * A failure on the way ends what was made before it, so no worker or lock outlives it.
  */
 import type { RunRecord } from '../../rl/records';
+import { createScenario } from '../../sims/scenarios/index';
 import type { RunInfo, RunStore } from '../../storage/index';
 import { isToolCallConfig, type AnyRunConfig, type RunConfig, type ToolCallRunConfig } from '../../runtime/run-config';
 import type { RunLoopCore } from '../../runtime/loop-core';
@@ -119,7 +120,7 @@ export async function assembleRun(
       hooks.onPolicyEvent(e, loss);
     });
     recovering = new RecoveringPolicy(policy);
-    const info = await policy.load({ location, backend, preset: config.preset, seed: config.seed });
+    const info = await policy.load({ location, backend, preset: config.preset, seed: config.seed, replies: createScenario(config.scenario).baseModelReplies });
     hooks.onPolicyInfo(info);
     if (isToolCallConfig(config)) checkToolCallPolicy(config.models.policy.model, info.hasChatTemplate);
     if (resuming) checkSamePolicy(resuming.info.config, info.files);

@@ -22,7 +22,7 @@ describe('the default setup', () => {
     const stored = parseStoredConfig(config);
     expect(stored.modelRefs).toEqual({ policy: { id: STORY_MODEL } });
     expect(stored.seeds).toEqual({ run: 1 });
-    expect(config.scenario).toEqual({ id: 'storyteller', subject: 'dog', name: 'Max', favourite: 'kite' });
+    expect(config.scenario).toEqual({ id: 'storyteller', subject: 'dog', name: 'Max', favourite: 'ball' });
     expect(config.models).toEqual({ policy: { model: STORY_MODEL, backend: 'webgpu' }, user: { kind: 'rules' }, judge: { kind: 'rules' }, evaluator: { kind: 'rules' } });
     expect(config.lab).toEqual({ policySource: 'hub' });
     expect(config.label).toBe('storyteller · Combined · storyteller-demo');

@@ -1,13 +1,9 @@
+import { quotedRequest } from '../../rl/hints';
 import type { ChatMessage } from '../../rl/messages';
 import type { GenerateOptions, TextGenerator } from '../../generators/generator';
 import { heardIssues, joinList, type RulesProfile } from './profile';
 import { classifyReaction, classifyToolResult } from './reaction';
 import { readNextState, readNextStateRole } from './reading';
-
-/** The hint for a request no profile knows: the person's words, quoted, as an instruction. */
-export function quotedRequest(request: string): string {
-  return `The user asked for a different answer: "${request}". Answer the way this request asks.`;
-}
 
 export type JudgeMode = 'binary' | 'hint';
 

@@ -28,8 +28,6 @@ export interface RulesProfile {
   closers: readonly string[];
   /** Say the answer is good; the done marker is appended. */
   approvals: readonly string[];
-  /** Appended after a closer, e.g. a fresh story beginning for a text-continuation model. */
-  restart?: string;
   /** Opens the hint, before the fixes. */
   hintLead: string;
   /** Closes the hint, after the fixes; may be empty. */

@@ -194,19 +194,20 @@ describe('teacher rules', () => {
 });
 
 describe('storyteller rules', () => {
-  const scenario = createScenario({ id: 'storyteller' });
+  const scenario = createScenario({ id: 'storyteller', favourite: 'kite' });
   const rules = createRules(scenario);
   const task = scenario.firstMessage(storyOpenings('dog')[0]);
 
   const SCARY = 'Tom went to the park. A big monster came and Tom was scared and sad.';
   const SWEET = 'The dog was named Max. Max and his friend Lily shared a kite and hugged. Max was happy and went to sleep. The end.';
 
-  it('a story without the dog and with scary parts gets a new story beginning to continue', async () => {
+  it('a story without the dog and with scary parts gets a rewrite request naming each problem', async () => {
     const reply = await userReply(scenario, rules, task, SCARY);
     expect(reply).toMatch(/no dog in it/);
     expect(reply).toMatch(/mean or scary/);
     expect(reply).toMatch(/kind things/);
-    expect(reply).toMatch(/Once upon a time, there was a dog$/);
+    // A request, not a story beginning: a base model is shown it in front of the task (Policy.promptText).
+    expect(reply).toMatch(/(?:Tell me a new one!|another one\?|a new story!)$/);
     expect(lastBox(await rules.judge.generate(binaryJudgePrompt(SCARY, reply)))).toBe('-1');
     const hint = hintOf(await rules.hintJudge.generate(hintJudgePrompt(SCARY, reply)))!;
     expect(hint).toMatch(/about the dog/);
@@ -261,7 +262,6 @@ describe('storyteller rules', () => {
     const cat = createScenario({ id: 'storyteller', subject: 'cat' });
     const reply = await userReply(cat, createRules(cat), 'Once upon a time, there was a little cat.', SWEET);
     expect(reply).toMatch(/no cat in it/);
-    expect(reply).toMatch(/there was a cat$/);
   });
 });
 
@@ -315,7 +315,7 @@ describe('each scenario’s rules agree with themselves', () => {
       for (const issue of profile.issues) {
         expect(heardIssues(profile, issue.complaint).map((i) => i.id), issue.complaint).toEqual([issue.id]);
       }
-      for (const phrase of [...profile.openers, ...profile.closers, profile.restart ?? '']) {
+      for (const phrase of [...profile.openers, ...profile.closers]) {
         expect(heardIssues(profile, phrase), phrase).toEqual([]);
       }
       for (const closer of profile.closers) expect(classifyReaction(closer), closer).toBe('redo');

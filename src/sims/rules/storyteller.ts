@@ -1,4 +1,4 @@
-import { STORY_DONE, storyRestart, type StoryChild } from '../scenarios/storyteller';
+import { STORY_DONE, type StoryChild } from '../scenarios/storyteller';
 import type { Issue, RulesProfile } from './profile';
 import { hasKindWords, hasUnkindWords, isShortStory, mentionsBedtime, mentionsName, mentionsNoun } from './story-traits';
 
@@ -74,7 +74,6 @@ export function storytellerRules(child: StoryChild): RulesProfile {
     openers: ['Hmm,', 'No no,', 'Um,'],
     closers: ['Tell me a new one!', 'Can you tell me another one?', 'I want a new story!'],
     approvals: ['I love it! Good night!', 'Yay, I love that story! Good night!'],
-    restart: storyRestart(subject),
     hintLead: storyHintLead(child),
     hintTail: '',
   };

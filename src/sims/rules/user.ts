@@ -25,7 +25,6 @@ export class RulesUser implements TextGenerator {
     const issues = presentIssues(profile, answer, task);
     if (issues.length === 0) return `${pick(profile.approvals, seed, turn, 'approve')} ${profile.doneMarker}`;
     const complaint = `${pick(profile.openers, seed, turn, 'open')} ${joinList(issues.map((i) => i.complaint))}.`;
-    const request = pick(profile.closers, seed, turn, 'close');
-    return [complaint, request, profile.restart].filter(Boolean).join(' ');
+    return `${complaint} ${pick(profile.closers, seed, turn, 'close')}`;
   }
 }

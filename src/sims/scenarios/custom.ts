@@ -22,6 +22,7 @@ export function customScenario(input: CustomScenarioConfig): Scenario {
     firstMessage: (problem) => template.replaceAll('{question}', problem.question),
     doneMarker: config.doneMarker!,
     maxTurns: config.maxTurns!,
+    baseModelReplies: 'latest',
     preference: config.preference.trim(),
     problemSource: config.problemSource!,
   };

@@ -1,3 +1,4 @@
+import type { BaseModelReplies } from '../../gpu/policy';
 import type { Problem } from '../problems/problem';
 
 export type ScenarioId = 'student' | 'teacher' | 'storyteller' | 'custom' | 'talk';
@@ -55,6 +56,8 @@ export interface Scenario {
   readonly doneMarker: string | null;
   /** Policy answers per conversation; null for no limit. */
   readonly maxTurns: number | null;
+  /** What a base-model policy is shown of the user's later messages (Policy.promptText). */
+  readonly baseModelReplies: BaseModelReplies;
   /** What the personalization evaluator rewards; null when the scenario has no score. */
   readonly preference: string | null;
   readonly problemSource: ProblemSource;

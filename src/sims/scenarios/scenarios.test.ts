@@ -22,6 +22,8 @@ describe('scenario registry', () => {
       const again = createScenario(JSON.parse(JSON.stringify(scenario.config)) as ScenarioConfig);
       expect(again.persona).toBe(scenario.persona);
       expect(again.preference).toBe(scenario.preference);
+      // A base model reads the user's latest request in every scenario but the storyteller's.
+      expect(scenario.baseModelReplies).toBe(config.id === 'storyteller' ? 'none' : 'latest');
     }
   });
 
@@ -86,18 +88,19 @@ describe('teacher scenario', () => {
 describe('storyteller scenario', () => {
   it('defaults to the child’s dog and uses plain story openings as tasks', () => {
     const story = createScenario({ id: 'storyteller' });
-    expect(story.config).toEqual({ id: 'storyteller', subject: 'dog', name: 'Max', favourite: 'kite' });
-    expect(story.preference).toMatch(/called Max.*kite/);
+    expect(story.config).toEqual({ id: 'storyteller', subject: 'dog', name: 'Max', favourite: 'ball' });
+    expect(story.preference).toMatch(/called Max.*ball/);
     expect(story.problemSource).toBe('story-openings');
     const opening = storyOpenings('dog')[0];
     expect(story.firstMessage(opening)).toBe('Once upon a time, there was a little dog.');
     expect(story.persona).toContain('your dog');
-    expect(story.persona).toContain('Once upon a time, there was a dog');
+    // Each story starts afresh: the child's complaints are next states for the judge only.
+    expect(story.baseModelReplies).toBe('none');
     expect(story.doneMarker).toBe('STORY_DONE');
   });
 
   it('takes another subject, normalised, and refuses one it cannot put in a sentence', () => {
-    expect(createScenario({ id: 'storyteller', subject: '  Owl ' }).persona).toContain('an owl');
+    expect(createScenario({ id: 'storyteller', subject: '  Owl ' }).persona).toContain('your owl');
     expect(() => createScenario({ id: 'storyteller', subject: 'dog</s>{{x}}' })).toThrow(ScenarioConfigError);
     expect(() => createScenario({ id: 'storyteller', subject: '' })).toThrow(/one to forty letters/);
   });

@@ -4,7 +4,12 @@ import { ScenarioConfigError, type Scenario, type StorytellerScenarioConfig } fr
 export const STORY_DONE = 'STORY_DONE';
 export const DEFAULT_STORY_SUBJECT = 'dog';
 export const DEFAULT_PET_NAME = 'Max';
-export const DEFAULT_FAVOURITE = 'kite';
+/**
+ * A ball: a thing stories260K writes by itself now and then (about one story in twenty), so the
+ * policy samples it and OPD, which scores the tokens the policy wrote, can strengthen it. A kite,
+ * which it almost never writes, is learned far more slowly (README, Reproduction).
+ */
+export const DEFAULT_FAVOURITE = 'ball';
 
 /** The child's wishes, checked and normalised: every field the rules can match in a story. */
 export interface StoryChild {
@@ -43,22 +48,17 @@ export function normaliseChild(config: Omit<StorytellerScenarioConfig, 'id'>): S
   return { subject, name, favourite };
 }
 
-/** What the child simulator writes to restart the story, so that a plain text model can continue it. */
-export function storyRestart(subject: string): string {
-  return `Once upon a time, there was ${/^[aeiou]/.test(subject) ? 'an' : 'a'} ${subject}`;
-}
-
 /**
  * A child at bedtime who wants stories about their pet, called by its name, with its favourite
  * thing. Made for tiny TinyStories models: the tasks are plain story beginnings that the model
- * continues, and the child's requests for a new story end in a fresh beginning for the same reason.
+ * continues.
  */
 function persona({ subject, name, favourite }: StoryChild): string {
   return `You are role-playing a young child at bedtime who wants a story about your ${subject}, ${name}. You speak like a small child: short, simple sentences and simple words.
 
 You never tell the story yourself. You only say what you want.
 
-You want a story that is about your ${subject} and calls it ${name}, that has ${name}'s favourite thing, a ${favourite}, in it, that ends with ${name} going to sleep, that is kind and gentle, with friends who help, share, hug and smile, and with nobody mean, hurt, scared or sad, and that is short, just a few sentences, because you are sleepy. If the story misses any of this, say in a few simple words what is wrong and ask for a new one, and end that message with a new story beginning such as "${storyRestart(subject)}" so the storyteller can start again.
+You want a story that is about your ${subject} and calls it ${name}, that has ${name}'s favourite thing, a ${favourite}, in it, that ends with ${name} going to sleep, that is kind and gentle, with friends who help, share, hug and smile, and with nobody mean, hurt, scared or sad, and that is short, just a few sentences, because you are sleepy. If the story misses any of this, say in a few simple words what is wrong and ask for a new one.
 
 When a story is just right, say that you love it and good night, and end that message with exactly ${STORY_DONE}.
 
@@ -77,6 +77,11 @@ export function storytellerScenario(config: Omit<StorytellerScenarioConfig, 'id'
     firstMessage: (problem) => problem.question,
     doneMarker: STORY_DONE,
     maxTurns: 6,
+    // Each story starts afresh from its beginning, and the child's complaints reach the judge
+    // only: the policy must learn to write what the child wants unasked, which the evaluator
+    // measures. Shown the complaint, a story model learns to answer complaints instead (README,
+    // The storyteller and the demo model).
+    baseModelReplies: 'none',
     preference:
       `The user is a young child who wants a short bedtime story about their ${subject} ${name}: the ${subject} is in the ` +
       `story and is called ${name}, ${name}'s favourite thing (a ${favourite}) is in it, ${name} goes to sleep at the end, the story uses kind words ` +

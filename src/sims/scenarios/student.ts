@@ -30,6 +30,7 @@ export function studentScenario(): Scenario {
       `hey can you help me with my homework? here's the problem:\n\n${problem.question}\n\nshow me the whole solution pls`,
     doneMarker: HOMEWORK_DONE,
     maxTurns: 8,
+    baseModelReplies: 'latest',
     preference:
       'The user is a student who will hand the answer in as their own homework. They want the complete solution ' +
       'with every calculation step shown, written naturally in plain sentences the way a student would write it, ' +

@@ -11,6 +11,7 @@ export function talkScenario(): Scenario {
     firstMessage: (problem) => problem.question,
     doneMarker: null,
     maxTurns: null,
+    baseModelReplies: 'latest',
     preference: null,
     problemSource: 'none',
   };

@@ -34,6 +34,7 @@ export function teacherScenario(): Scenario {
     },
     doneMarker: GRADING_DONE,
     maxTurns: 8,
+    baseModelReplies: 'latest',
     preference:
       'The user is a teacher who wants grading comments that are detailed, patient and encouraging: they say what ' +
       'the student did well, point out exactly where the student went wrong, explain the right approach and the ' +

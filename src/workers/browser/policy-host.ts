@@ -13,7 +13,7 @@ import type { Backend } from '../../gpu/backend';
 import { CpuBackend } from '../../gpu/cpu/backend';
 import { DeviceLostError } from '../../gpu/errors';
 import type { PeftFiles } from '../../gpu/peft';
-import { Policy } from '../../gpu/policy';
+import { Policy, type BaseModelReplies } from '../../gpu/policy';
 import { FileListSource, HubSource, type FileProgress, type ModelSource } from '../../gpu/source';
 import { createWebGPUBackend, type WebGPUBackend } from '../../gpu/webgpu/backend';
 import { EnginePolicyService, NoAdapterError, type PolicyReply, type PolicyRequest, type ScoredTopK, type TrainItem, type TrainResult } from '../../runtime/policy-service';
@@ -29,6 +29,8 @@ export interface PolicyLoadRequest {
   backend: 'webgpu' | 'cpu';
   preset: MethodPreset;
   seed: number;
+  /** What a base-model policy is shown of the user's later messages (the scenario's choice). */
+  replies?: BaseModelReplies;
 }
 
 export interface PolicyInfo {
@@ -94,7 +96,7 @@ export class PolicyHost {
     }
     const backend = req.backend === 'webgpu' ? await createWebGPUBackend() : new CpuBackend();
     const source: ModelSource = req.location.kind === 'hub' ? new HubSource(req.location.id) : new FileListSource(req.location.files);
-    const policy = await Policy.load(source, backend, { onProgress: (progress) => this.emit({ type: 'progress', progress }) });
+    const policy = await Policy.load(source, backend, { onProgress: (progress) => this.emit({ type: 'progress', progress }), replies: req.replies });
     this.backend = backend;
     this.service = new EnginePolicyService(policy, req.preset, req.seed);
     this.lost = false;
