@@ -30,10 +30,10 @@ async function runHeadless(config: RunConfig) {
 }
 
 /**
- * The mean gain asked of Combined: 0.15 is three fewer missing wishes in every five problems.
- * This build measures +0.104, +0.271, +0.313 (mean +0.229) over seeds 1-3 (README, Reproduction).
+ * The mean gain asked of Combined: 0.3 is more than one missing wish fewer in every problem.
+ * This build measures +0.396, +0.271, +0.313 (mean +0.326) over seeds 1-3 (README, Reproduction).
  */
-const LEARNING_GAIN = 0.15;
+const LEARNING_GAIN = 0.3;
 
 const of = <K extends RunRecord['kind']>(records: RunRecord[], kind: K) => records.filter((r) => r.kind === kind) as Extract<RunRecord, { kind: K }>[];
 
