@@ -120,7 +120,7 @@ export async function assembleRun(
       hooks.onPolicyEvent(e, loss);
     });
     recovering = new RecoveringPolicy(policy);
-    const info = await policy.load({ location, backend, preset: config.preset, seed: config.seed, replies: createScenario(config.scenario).baseModelReplies });
+    const info = await policy.load({ location, backend, preset: config.preset, seed: config.seed, replies: isToolCallConfig(config) ? undefined : createScenario(config.scenario).baseModelReplies });
     hooks.onPolicyInfo(info);
     if (isToolCallConfig(config)) checkToolCallPolicy(config.models.policy.model, info.hasChatTemplate);
     if (resuming) checkSamePolicy(resuming.info.config, info.files);
