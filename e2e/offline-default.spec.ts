@@ -3,17 +3,13 @@
  * itself (no hub, no picked folder), and one action compares the three methods on one chart.
  */
 import { expect, test } from '@playwright/test';
-import { watchProblems } from './watch';
+import { blockOutside, watchProblems } from './watch';
 
 test('the default storyteller loads the bundled demo model and the three methods run and overlay', async ({ page, context }) => {
   test.setTimeout(420_000);
   const problems = watchProblems(page);
   // Nothing may come from outside the app's own origin.
-  const outside: string[] = [];
-  await context.route(/^https?:\/\/(?!127\.0\.0\.1|localhost)/, (route) => {
-    outside.push(route.request().url());
-    return route.abort();
-  });
+  const outside = await blockOutside(context);
   await page.goto('/#/setup');
   await expect(page.getByRole('radio', { name: /Storyteller/ })).toBeChecked();
   await expect(page.getByLabel('Hub id or URL')).toHaveValue('bundled:storyteller-demo');

@@ -5,7 +5,7 @@
  * rules judge turns the same words into the turn's hint.
  */
 import { expect, test } from '@playwright/test';
-import { watchProblems } from './watch';
+import { blockOutside, watchProblems } from './watch';
 
 const BEGINNING = 'Once upon a time, there was a little cat.';
 const REQUEST = 'make it about my cat Biscuit';
@@ -13,11 +13,8 @@ const REQUEST = 'make it about my cat Biscuit';
 test('a request to the demo model changes its stories within a few turns, with no network', async ({ page, context }) => {
   test.setTimeout(300_000);
   const problems = watchProblems(page);
-  const outside: string[] = [];
-  await context.route(/^https?:\/\/(?!127\.0\.0\.1|localhost)/, (route) => {
-    outside.push(route.request().url());
-    return route.abort();
-  });
+  // Nothing may come from outside the app's own origin.
+  const outside = await blockOutside(context);
   await page.goto('/#/setup');
   await page.getByRole('radio', { name: /Talk yourself/ }).check();
   await page.getByLabel('Hub id or URL').fill('bundled:storyteller-demo');
