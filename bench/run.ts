@@ -10,7 +10,7 @@ import { attempt } from './lib/attempt';
 import { isSkipped, type Maybe } from './lib/types';
 import { workloadFor } from './lib/workload';
 import { parseBenchArgs } from './node/args';
-import { durabilityInChromium, runInChromium, type BrowserRun } from './node/chromium';
+import { durabilityInChromium, judgeInChromium, runInChromium, type BrowserRun } from './node/chromium';
 import { log } from './node/log';
 import { LoadWatch, machineInfo } from './node/machine';
 import { benchModels, type BenchModel } from './node/models';
@@ -41,11 +41,29 @@ async function durabilityOnly(startedAt: Date, load: LoadWatch): Promise<void> {
   log(`done; written to ${file}`);
 }
 
+/** `--only judge`: a judged turn with transformers.js as the judge, on the models' ONNX copies. */
+async function judgeOnly(startedAt: Date, load: LoadWatch, quick: boolean, extra: string[], budgetS: number | undefined): Promise<void> {
+  const models = (await benchModels(extra)).filter((m): m is BenchModel => !isSkipped(m));
+  const plan = { maxNewTokens: quick ? 16 : 64, reps: quick ? 2 : 3, budgetMs: (budgetS ?? (quick ? 20 : 45)) * 1000 };
+  const judge = await attempt('the judged-turn measurement', () => judgeInChromium(models, plan), log);
+  const file = join(RESULTS_DIR, 'judge.json');
+  await write(file, {
+    benchmark: 'next-state-lab judged turn with transformers.js as the judge',
+    startedAt: startedAt.toISOString(),
+    durationS: Math.round((Date.now() - startedAt.getTime()) / 1000),
+    machine: { ...machineInfo(), load: load.stop() },
+    models: Object.fromEntries(models.map((m) => [m.name, m.summary])),
+    judge,
+  });
+  log(`done; written to ${file}`);
+}
+
 async function main(): Promise<void> {
   const startedAt = new Date();
   const load = new LoadWatch();
   const args = parseBenchArgs(process.argv.slice(2));
   if (args.only === 'durability') return durabilityOnly(startedAt, load);
+  if (args.only === 'judge') return judgeOnly(startedAt, load, args.quick, args.models, args.budgetS);
   const workload = workloadFor(args.quick, args.budgetS);
   log(`${args.quick ? 'quick' : 'full'} run, ${workload.budgetMs / 1000} s budget per measurement`);
   const models = await benchModels(args.models);

@@ -8,7 +8,7 @@ export interface BenchArgs {
   browser: boolean;
   dawn: boolean;
   /** Measure only this part (the others take minutes): 'durability'. */
-  only: 'durability' | null;
+  only: 'durability' | 'judge' | null;
 }
 
 export const USAGE = `npm run bench -- [--quick] [--model DIR]... [--budget SECONDS] [--no-browser] [--no-dawn]
@@ -23,6 +23,9 @@ export const USAGE = `npm run bench -- [--quick] [--model DIR]... [--budget SECO
   --only durability
                  measure only what strict IndexedDB durability costs a training step, in headless
                  Chromium with a profile on disk (seconds); written to bench/results/durability.json
+  --only judge   measure only what a judged turn costs with transformers.js as the judge (a binary
+                 and a hint vote, 64 new tokens each; --quick: 16) on the models' ONNX copies, WASM
+                 and WebGPU in headless Chromium; written to bench/results/judge.json
 
 Prints one JSON object to stdout and writes it to bench/results/latest.json; progress goes to stderr.`;
 
@@ -45,6 +48,6 @@ export function parseBenchArgs(argv: string[]): BenchArgs {
   }
   const budgetS = values.budget === undefined ? undefined : Number(values.budget);
   if (budgetS !== undefined && !(budgetS > 0)) throw new Error(`--budget takes a positive number of seconds, got "${values.budget}"`);
-  if (values.only !== undefined && values.only !== 'durability') throw new Error(`--only takes "durability", got "${values.only}"`);
-  return { quick: values.quick, models: values.model, budgetS, browser: !values['no-browser'], dawn: !values['no-dawn'], only: values.only ?? null };
+  if (values.only !== undefined && values.only !== 'durability' && values.only !== 'judge') throw new Error(`--only takes "durability" or "judge", got "${values.only}"`);
+  return { quick: values.quick, models: values.model, budgetS, browser: !values['no-browser'], dawn: !values['no-dawn'], only: (values.only as BenchArgs['only']) ?? null };
 }

@@ -11,6 +11,7 @@ import { chromiumArgs, chromiumPath } from '../../chromium.config';
 import type { Workload } from '../lib/workload';
 import { isSkipped, type DurabilityCell } from '../lib/types';
 import type { PagePlan, PageResult } from '../page/protocol';
+import type { JudgePlan } from '../page/judge';
 import type { BenchModel } from './models';
 import { log } from './log';
 import { startServer } from './server';
@@ -77,5 +78,30 @@ export async function durabilityInChromium(): Promise<DurabilityCell & { userAge
     await context.close();
     await server.close();
     await rm(profile, { recursive: true, force: true });
+  }
+}
+
+/**
+ * What a judged turn costs with transformers.js as the judge, on each model's ONNX copy, WASM and
+ * WebGPU (page/judge.ts).
+ */
+export async function judgeInChromium(models: BenchModel[], opts: Omit<JudgePlan, 'models'>) {
+  const folders: Record<string, string> = {};
+  const plan: JudgePlan = { ...opts, models: [] };
+  for (const m of models) {
+    if (isSkipped(m.peerDir)) continue;
+    folders[`${m.key}-onnx`] = m.peerDir;
+    plan.models.push({ name: m.name, peerKey: `${m.key}-onnx` });
+  }
+  const { url, server } = await startServer(folders);
+  const browser = await chromium.launch({ executablePath: chromiumPath, args: chromiumArgs, headless: true });
+  try {
+    const page = await browser.newPage();
+    await openBenchPage(page, url);
+    const turns = await page.evaluate((p) => window.__bench!.judge(p), plan);
+    return { chromiumVersion: browser.version(), userAgent: await page.evaluate(() => navigator.userAgent), plan: opts, turns };
+  } finally {
+    await browser.close();
+    await server.close();
   }
 }

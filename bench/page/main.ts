@@ -13,6 +13,7 @@ import { measureEngine } from '../lib/engine';
 import { measureMatmul } from '../lib/matmul';
 import { isSkipped, type Maybe, type PeerRun } from '../lib/types';
 import { measurePeer, transformers } from './peer';
+import { measureJudgeTurns } from './judge';
 import { FILES_ROUTE, type PageModelResult, type PagePlan, type PageResult, type PeerKey } from './protocol';
 
 const log = (line: string) => console.log(line);
@@ -65,4 +66,4 @@ async function run(plan: PagePlan): Promise<PageResult> {
   };
 }
 
-window.__bench = { run, durability: () => measureDurability() };
+window.__bench = { run, durability: () => measureDurability(), judge: (plan) => measureJudgeTurns(plan, log) };

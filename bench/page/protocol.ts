@@ -1,6 +1,7 @@
 /** What the Node side asks of the bench page and what the page answers (types only). */
 import type { AdapterReport, DurabilityCell, EngineRun, MatmulCell, Maybe, PeerRun } from '../lib/types';
 import type { Workload } from '../lib/workload';
+import type { JudgePlan, JudgeTurnCell } from './judge';
 
 /** Every model folder is served at `${FILES_ROUTE}${key}/`, onnxruntime-web's dist at `${FILES_ROUTE}${ORT_KEY}/`. */
 export const FILES_ROUTE = '/bench-files/';
@@ -34,6 +35,11 @@ export interface PageResult {
 declare global {
   interface Window {
     /** durability() needs a page whose profile is on disk (see lib/durability.ts). */
-    __bench?: { run(plan: PagePlan): Promise<PageResult>; durability(): Promise<DurabilityCell> };
+    /** judge() times a judged turn with transformers.js as the judge (page/judge.ts). */
+    __bench?: {
+      run(plan: PagePlan): Promise<PageResult>;
+      durability(): Promise<DurabilityCell>;
+      judge(plan: JudgePlan): Promise<Record<string, Record<string, Maybe<JudgeTurnCell>>>>;
+    };
   }
 }
