@@ -2,6 +2,7 @@ import { describe, it, expect } from 'vitest';
 import { RecordValidationError } from './errors';
 import type { RunRecord } from './records';
 import { RECORD_LIMITS, validateRecord } from './validate';
+import { skippedStats } from '../../test/support/rl/stats';
 
 const good: RunRecord[] = [
   {
@@ -78,19 +79,7 @@ const good: RunRecord[] = [
     ts: 1500,
     step: 1,
     samples: 16,
-    stats: {
-      loss: null,
-      policyLoss: null,
-      kl: null,
-      clipFracLow: null,
-      clipFracHigh: null,
-      entropy: null,
-      meanAbsAdv: null,
-      gradNorm: null,
-      tokens: 0,
-      stepMs: null,
-      logpGap: null,
-    },
+    stats: skippedStats,
     skipped: 'no trainable tokens',
   },
   {

@@ -7,6 +7,7 @@ import { clipState } from '../../rl/ppo';
 import { candidateViews, conversations } from './derive-conversations';
 import { fmt, fmtSigned } from './format';
 import { stepSeries } from './derive-steps';
+import { skippedStats } from '../../../test/support/rl/stats';
 
 const stats = (over: Partial<TrainStats> = {}): TrainStats => ({
   loss: 0.5,
@@ -22,20 +23,6 @@ const stats = (over: Partial<TrainStats> = {}): TrainStats => ({
   logpGap: 0.003,
   ...over,
 });
-
-const nullStats: TrainStats = {
-  loss: null,
-  policyLoss: null,
-  kl: null,
-  clipFracLow: null,
-  clipFracHigh: null,
-  entropy: null,
-  meanAbsAdv: null,
-  gradNorm: null,
-  tokens: 0,
-  stepMs: null,
-  logpGap: null,
-};
 
 /**
  * A hand-written log: two sessions, one side turn, one trained step and one skipped step.
@@ -93,7 +80,7 @@ const LOG: RunRecord[] = [
     messages: [{ role: 'user', content: 'Again' }], response: 'wxyz', tokenIds: [1, 2, 3, 4], logprobs: [-1, -1, -1, -1],
     startedAt: 6500, finishedAt: 7000,
   },
-  { kind: 'train_step', version: 1, ts: 8000, step: 2, samples: 0, stats: nullStats, skipped: 'no trainable samples' },
+  { kind: 'train_step', version: 1, ts: 8000, step: 2, samples: 0, stats: skippedStats, skipped: 'no trainable samples' },
   {
     kind: 'evaluation', version: 1, ts: 9000, step: 2, name: 'personalization', scores: { score: 0.6 },
     perProblem: [{ id: 'p1', score: 1, detail: 'new' }, { id: 'p3', score: null, detail: 'unparsed' }], failed: 1,
