@@ -30,6 +30,16 @@ const sample = (session: string, turn: number, perToken: number[], trainable = t
   perToken,
 });
 
+/** A log saved through step `lastStep` at version `lastStep`, with `buffered` samples not yet trained on. */
+const savedAt = (lastStep: number, throughSeq: number, buffered: ResumePoint['buffered']): ResumePoint => ({
+  lastStep,
+  nextStep: lastStep + 1,
+  version: lastStep,
+  adapter: null,
+  throughSeq,
+  buffered,
+});
+
 describe('resume plan', () => {
   it('numbers new sessions after the highest one in the log', () => {
     const records: RunRecord[] = [interaction('s0', 1, [1]), interaction('s11', 1, [1]), interaction('s3', 2, [1])];
@@ -39,17 +49,10 @@ describe('resume plan', () => {
 
   it('rebuilds waiting samples from their sample record and interaction, keeping the loss mask', () => {
     const a = interaction('s2', 1, [5, 6]);
-    const point: ResumePoint = {
-      lastStep: 3,
-      nextStep: 4,
-      version: 3,
-      adapter: null,
-      throughSeq: 40,
-      buffered: [
-        { sample: { seq: 41, record: sample('s2', 1, [0.5, 0.5], false) }, interaction: { seq: 30, record: a } },
-        { sample: { seq: 42, record: sample('s2', 2, [1]) }, interaction: null },
-      ],
-    };
+    const point = savedAt(3, 40, [
+      { sample: { seq: 41, record: sample('s2', 1, [0.5, 0.5], false) }, interaction: { seq: 30, record: a } },
+      { sample: { seq: 42, record: sample('s2', 2, [1]) }, interaction: null },
+    ]);
     const plan = resumePlan(point, [a]);
     expect(plan).toMatchObject({ step: 3, version: 3, sessionsStarted: 3, dropped: 1 });
     expect(plan.samples).toEqual([
@@ -72,28 +75,14 @@ describe('resume plan', () => {
 
   it('keeps the OPD weight a sample was logged with, so the trainer re-bases it again', () => {
     const a = interaction('s0', 1, [5, 6]);
-    const point: ResumePoint = {
-      lastStep: 1,
-      nextStep: 2,
-      version: 1,
-      adapter: null,
-      throughSeq: 9,
-      buffered: [{ sample: { seq: 8, record: { ...sample('s0', 1, [0.5, 0.5]), opdWeight: 0.5 } }, interaction: { seq: 7, record: a } }],
-    };
+    const point = savedAt(1, 9, [{ sample: { seq: 8, record: { ...sample('s0', 1, [0.5, 0.5]), opdWeight: 0.5 } }, interaction: { seq: 7, record: a } }]);
     expect(resumePlan(point, [a]).samples.map((s) => s.opdWeight)).toEqual([0.5]);
   });
 
   it('keeps a clipped OPD term and its teacher log-probs, so the trainer clips it again', () => {
     const a = interaction('s0', 1, [5, 6]);
     const opdClip = { clip: 1, teacherLogp: [-0.5, -2] };
-    const point: ResumePoint = {
-      lastStep: 1,
-      nextStep: 2,
-      version: 1,
-      adapter: null,
-      throughSeq: 9,
-      buffered: [{ sample: { seq: 8, record: { ...sample('s0', 1, [0.5, -1]), opdWeight: 1, opdClip } }, interaction: { seq: 7, record: a } }],
-    };
+    const point = savedAt(1, 9, [{ sample: { seq: 8, record: { ...sample('s0', 1, [0.5, -1]), opdWeight: 1, opdClip } }, interaction: { seq: 7, record: a } }]);
     expect(resumePlan(point, [a]).samples.map((s) => s.opdClip)).toEqual([opdClip]);
   });
 
