@@ -20,15 +20,21 @@ import { makePreset } from '../rl/presets';
 import { CALCULATOR_TOOL } from '../sims/toolcall/index';
 import { EnginePolicyService, NoAdapterError } from './policy-service';
 
+/** A rank-2 LoRA service on the tiny Qwen3 fixture, and an item that reinforces every token of one reply it sampled. */
+async function serviceAndItem() {
+  const { dir } = await tinyModel({ family: 'qwen3' });
+  const policy = await Policy.load(new DirSource(dir), new CpuBackend());
+  const service = new EnginePolicyService(policy, makePreset('binary', { finetune: { lora: { rank: 2 } } }), 1);
+  const messages: ChatMessage[] = [{ role: 'user', content: 'Tell me a story.' }];
+  const sampling = { temperature: 1, topP: 1, topK: 0 };
+  const [first] = await service.generate([{ messages, maxNewTokens: 3, sampling, seed: 1 }]);
+  const item = { messages, tokenIds: first.tokenIds, advantages: first.tokenIds.map(() => 1), rolloutLogp: first.logprobs, trainable: true };
+  return { service, item, messages, sampling };
+}
+
 describe('EnginePolicyService', () => {
   it('numbers versions by training steps when two steps finish during one generation', async () => {
-    const { dir } = await tinyModel({ family: 'qwen3' });
-    const policy = await Policy.load(new DirSource(dir), new CpuBackend());
-    const service = new EnginePolicyService(policy, makePreset('binary', { finetune: { lora: { rank: 2 } } }), 1);
-    const messages: ChatMessage[] = [{ role: 'user', content: 'Tell me a story.' }];
-    const sampling = { temperature: 1, topP: 1, topK: 0 };
-    const [first] = await service.generate([{ messages, maxNewTokens: 3, sampling, seed: 1 }]);
-    const item = { messages, tokenIds: first.tokenIds, advantages: first.tokenIds.map(() => 1), rolloutLogp: first.logprobs, trainable: true };
+    const { service, item, messages, sampling } = await serviceAndItem();
 
     // A long generation holds the serving adapter while both steps finish.
     let generating = true;
@@ -45,13 +51,7 @@ describe('EnginePolicyService', () => {
   }, 120_000);
 
   it('exports the newest step adapter while a generation still serves the previous one', async () => {
-    const { dir } = await tinyModel({ family: 'qwen3' });
-    const policy = await Policy.load(new DirSource(dir), new CpuBackend());
-    const service = new EnginePolicyService(policy, makePreset('binary', { finetune: { lora: { rank: 2 } } }), 1);
-    const messages: ChatMessage[] = [{ role: 'user', content: 'Tell me a story.' }];
-    const sampling = { temperature: 1, topP: 1, topK: 0 };
-    const [first] = await service.generate([{ messages, maxNewTokens: 3, sampling, seed: 1 }]);
-    const item = { messages, tokenIds: first.tokenIds, advantages: first.tokenIds.map(() => 1), rolloutLogp: first.logprobs, trainable: true };
+    const { service, item, messages, sampling } = await serviceAndItem();
     const loraB = async (files: Promise<PeftFiles>) => {
       const parsed = parseSafetensors((await files)['adapter_model.safetensors'], 'adapter_model.safetensors');
       return [...parsed.tensors.values()].filter((t) => t.name.includes('lora_B')).flatMap((t) => Array.from(tensorToFloat32(t)));
