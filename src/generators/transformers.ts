@@ -88,6 +88,20 @@ export function dtypeInFolder(paths: readonly string[], device: TransformersDevi
   return order.find(has) ?? PREFERENCE[device].find(has) ?? null;
 }
 
+/**
+ * The variant transformers.js loads when asked for `dtype`: the one asked for, else the model's
+ * config.json `transformers.js_config` (per device, then overall), else its default per device.
+ */
+export function effectiveDtype(dtype: TransformersDtype | undefined, modelConfig: unknown, device: TransformersDevice): TransformersDtype {
+  if (dtype) return dtype;
+  type JsConfig = { dtype?: unknown; device_config?: Record<string, { dtype?: unknown }> };
+  const js = ((modelConfig as Record<string, unknown> | null)?.['transformers.js_config'] ?? {}) as JsConfig;
+  const configured = js.device_config?.[device]?.dtype ?? js.dtype;
+  const named = typeof configured === 'string' ? configured : (configured as Record<string, unknown> | undefined)?.model;
+  if (typeof named === 'string' && Object.hasOwn(SUFFIX, named)) return named as TransformersDtype;
+  return device === 'wasm' ? 'q8' : 'fp32';
+}
+
 /** Where picked files appear to the library: a path no server answers, served by our own fetch. */
 const PICKED_ROOT = '/__picked-model__/';
 
@@ -107,13 +121,13 @@ export class TransformersGenerator implements TextGenerator {
   private constructor(
     readonly label: string,
     readonly device: TransformersDevice,
-    readonly dtype: TransformersDtype | undefined,
+    readonly dtype: TransformersDtype,
     private readonly tokenizer: PreTrainedTokenizer,
     private readonly model: PreTrainedModel,
     private readonly library: Library,
     modelName: string,
   ) {
-    this.source = { kind: 'transformers', library: `@huggingface/transformers ${library.env.version}`, device, model: modelName, dtype: dtype ?? 'library default' };
+    this.source = { kind: 'transformers', library: `@huggingface/transformers ${library.env.version}`, device, model: modelName, dtype };
   }
 
   static async load(config: TransformersConfig): Promise<TransformersGenerator> {
@@ -173,15 +187,16 @@ export class TransformersGenerator implements TextGenerator {
       loaded = await AutoModelForCausalLM.from_pretrained(modelId, { device, dtype, config: modelConfig, progress_callback });
     } catch (error) {
       const text = oneLine(error);
-      const wanted = `onnx/model${dtype ? SUFFIX[dtype] : ''}.onnx`;
+      const wanted = `onnx/model${SUFFIX[effectiveDtype(dtype, modelConfig, device)]}.onnx`;
       if (/\.onnx/.test(text) && /not found|could not locate|404|missing/i.test(text)) throw new NoOnnxWeightsError(model, wanted);
       throw new TransformersLoadError(
         `Could not load ${model} on ${device}${dtype ? ` (${dtype})` : ''}: ${text}. Check that it has ONNX weights for transformers.js, or try the other device or dtype.`,
       );
     }
     yieldBeforeEachForward(loaded);
-    const label = config.label ?? `transformers.js: ${model} (${device}${dtype ? `, ${dtype}` : ''})`;
-    return new TransformersGenerator(label, device, dtype, tokenizer, loaded, library, model);
+    const ran = effectiveDtype(dtype, modelConfig, device);
+    const label = config.label ?? `transformers.js: ${model} (${device}, ${ran})`;
+    return new TransformersGenerator(label, device, ran, tokenizer, loaded, library, model);
   }
 
   async generate(messages: ChatMessage[], opts: GenerateOptions = {}): Promise<string> {
