@@ -6,7 +6,7 @@ import { DEFAULT_LORA } from '../gpu/lora';
 import { planMemoryFromJson, QUANTIZE_FORMATS, type MemoryPlan, type PlanCategories, type Quantize } from '../gpu/plan';
 import { readJson } from '../gpu/source';
 import { modelSource, packageRoot } from '../gpu/source-node';
-import { DEFAULT_TRAIN } from '../gpu/train';
+import { DEFAULT_TRAIN } from '../gpu/train-types';
 import { isPositiveInt, number, parse, required, UsageError } from './args';
 import { terminalField } from './terminal';
 

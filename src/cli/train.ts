@@ -11,7 +11,8 @@ import { adapterToPeft, PEFT_CONFIG, PEFT_WEIGHTS } from '../gpu/peft';
 import { Policy } from '../gpu/policy';
 import { score } from '../gpu/score';
 import { modelSource } from '../gpu/source-node';
-import { DEFAULT_FULL_TRAIN, DEFAULT_TRAIN, FullTrainer, LoraTrainer, type Reference, type Trainer, type TrainSample } from '../gpu/train';
+import { FullTrainer, LoraTrainer, type Trainer } from '../gpu/train';
+import { DEFAULT_FULL_TRAIN, DEFAULT_TRAIN, type Reference, type TrainSample } from '../gpu/train-types';
 import { BACKEND_OPTION, createBackend, loadPolicy } from './engine';
 import { isNonNegative, isPositiveInt, number, parse, required, UsageError } from './args';
 

@@ -18,7 +18,8 @@ import { Policy } from './policy';
 import { parseSafetensors, writeSafetensors } from './safetensors';
 import { score } from './score';
 import { DirSource } from './source-node';
-import { DEFAULT_FULL_TRAIN, FullTrainer, type TrainSample } from './train';
+import { FullTrainer } from './train';
+import { DEFAULT_FULL_TRAIN, type TrainSample } from './train-types';
 
 const stories = dataPath('models/stories260K');
 const mean = (xs: ArrayLike<number>) => Array.from(xs).reduce((a, b) => a + b, 0) / xs.length;

@@ -11,7 +11,7 @@ import { EngineError, FullTrainingMemoryError, WeightsError } from './errors';
 import { CausalLM } from './model';
 import { finiteTensor, parseSafetensors, tensorToFloat32, writeSafetensors, type TensorEntry, type TensorToWrite } from './safetensors';
 import type { ModelSource } from './source';
-import type { OptimizerState } from './train';
+import type { OptimizerState } from './train-types';
 
 export const MODEL_WEIGHTS = 'model.safetensors';
 export const OPTIMIZER_FILE = 'optimizer.safetensors';

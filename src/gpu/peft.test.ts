@@ -11,7 +11,8 @@ import { Policy } from './policy';
 import { parseSafetensors } from './safetensors';
 import { score } from './score';
 import { DirSource } from './source-node';
-import { DEFAULT_TRAIN, LoraTrainer } from './train';
+import { LoraTrainer } from './train';
+import { DEFAULT_TRAIN } from './train-types';
 
 const stories = dataPath('models/stories260K');
 

@@ -15,7 +15,8 @@ import { loadModel } from './load';
 import { LoraAdapter } from './lora';
 import { planMemory, planMemoryFromJson, QUANT_GROUP_SIZE } from './plan';
 import { DirSource } from './source-node';
-import { DEFAULT_FULL_TRAIN, DEFAULT_TRAIN, FullTrainer, LoraTrainer, type TrainSample } from './train';
+import { FullTrainer, LoraTrainer } from './train';
+import { DEFAULT_FULL_TRAIN, DEFAULT_TRAIN, type TrainSample } from './train-types';
 import { createNodeWebGPUBackend } from './webgpu/node';
 
 /** The shipped config.json of a model people pick (data/model-configs). */

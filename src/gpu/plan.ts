@@ -27,7 +27,7 @@ import { parameterCount, parseModelConfig, PROJECTIONS, projectionShape, type Mo
 import { EngineError } from './errors';
 import { LOGITS_CHUNK_FLOATS } from './score';
 import { BufferPool } from './webgpu/pool';
-import { DEFAULT_TRAIN } from './train';
+import { DEFAULT_TRAIN } from './train-types';
 
 export const QUANTIZE_FORMATS = ['none', 'f16', 'q8', 'q4'] as const;
 export type Quantize = (typeof QUANTIZE_FORMATS)[number];

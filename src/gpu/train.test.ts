@@ -7,7 +7,8 @@ import { LoraAdapter } from './lora';
 import { Policy } from './policy';
 import { score } from './score';
 import { DirSource } from './source-node';
-import { DEFAULT_TRAIN, LoraTrainer, type TrainSample } from './train';
+import { LoraTrainer } from './train';
+import { DEFAULT_TRAIN, type TrainSample } from './train-types';
 
 const stories = dataPath('models/stories260K');
 const mean = (xs: ArrayLike<number>) => Array.from(xs).reduce((a, b) => a + b, 0) / xs.length;

@@ -12,7 +12,8 @@ import { LoraAdapter } from './lora';
 import { Policy } from './policy';
 import { score } from './score';
 import { DirSource } from './source-node';
-import { DEFAULT_FULL_TRAIN, DEFAULT_TRAIN, FullTrainer, LoraTrainer } from './train';
+import { FullTrainer, LoraTrainer } from './train';
+import { DEFAULT_FULL_TRAIN, DEFAULT_TRAIN } from './train-types';
 import { createNodeWebGPUBackend } from './webgpu/node';
 
 const stories = dataPath('models/stories260K');

@@ -22,7 +22,8 @@ import { adapterFromPeft, adapterToPeft, type PeftFiles } from '../gpu/peft';
 import type { Policy } from '../gpu/policy';
 import type { SamplingOptions } from '../gpu/sampler';
 import { score } from '../gpu/score';
-import { FullTrainer, LoraTrainer, type StepStats, type Trainer, type TrainSettings } from '../gpu/train';
+import { FullTrainer, LoraTrainer, type Trainer } from '../gpu/train';
+import { type StepStats, type TrainSettings } from '../gpu/train-types';
 
 export interface PolicyRequest {
   messages: ChatMessage[];

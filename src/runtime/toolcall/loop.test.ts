@@ -5,7 +5,7 @@
  * tokens) and what reaches PolicyService.train can be checked against hand-computed numbers.
  */
 import { describe, expect, it } from 'vitest';
-import type { StepStats } from '../../gpu/train';
+import type { StepStats } from '../../gpu/train-types';
 import type { EvaluationRecord, InteractionRecord, RunRecord, SampleRecord, ToolStepRecord, TrainStepRecord } from '../../rl/records';
 import { validateRecord } from '../../rl/validate';
 import { BUILT_IN_PROBLEMS } from '../../sims/problems/index';
