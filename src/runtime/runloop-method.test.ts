@@ -5,21 +5,14 @@
  */
 import { describe, expect, it, vi } from 'vitest';
 import { tinyModel } from '../../test/fixtures/tiny-model';
-import { CpuBackend } from '../gpu/cpu/backend';
+import { of, runHeadless } from '../../test/support/runtime/headless';
 import { SampleBuffer } from '../rl/buffer';
 import type { ChatMessage } from '../rl/messages';
 import { topKSelectPreset } from '../rl/presets';
 import type { RunRecord } from '../rl/records';
-import { validateRecord } from '../rl/validate';
 import type { TextGenerator } from '../generators/generator';
 import { BUILT_IN_PROBLEMS } from '../sims/problems/index';
-import { createScenario } from '../sims/scenarios/index';
-import { loadProblems } from './problems';
-import { exampleConfig, parseRunConfig, type RunConfig } from './run-config';
-import { RunLoop } from './runloop';
-import { createNodeServices, readTextFile } from './services-node';
-
-const of = <K extends RunRecord['kind']>(records: RunRecord[], kind: K) => records.filter((r) => r.kind === kind) as Extract<RunRecord, { kind: K }>[];
+import { exampleConfig, type RunConfig } from './run-config';
 const key = (r: { session: string; turn: number }) => `${r.session}#${r.turn}`;
 
 /** Judges that decide from the judged answer alone, so both agree on which turns are empty. */
@@ -48,8 +41,6 @@ describe('combined run loop on the tiny fixture (3 steps)', () => {
     };
     config.preset.batch.size = 3;
     config.sampling.policy.maxNewTokens = 7;
-    const services = await createNodeServices(parseRunConfig(config), new CpuBackend());
-    const problems = await loadProblems(config, createScenario(config.scenario), readTextFile);
     const records: RunRecord[] = [];
     const forgotten: { session: string; at: number }[] = [];
     const forget = SampleBuffer.prototype.forgetSession;
@@ -59,12 +50,8 @@ describe('combined run loop on the tiny fixture (3 steps)', () => {
     });
     try {
       const user: TextGenerator = { kind: 'rules', label: 'scripted user', generate: async () => 'Please redo it in plain sentences.' };
-      const loop = new RunLoop(config, { ...services, user, judge: splitJudge('binary'), hintJudge: splitJudge('hint') }, problems, {
-        append: async (rs) => {
-          for (const r of rs) records.push(validateRecord(JSON.parse(JSON.stringify(r)), `record ${records.length}`));
-        },
-      });
-      expect(await loop.run()).toMatchObject({ status: 'finished', step: 3 });
+      const { result } = await runHeadless(config, { user, judge: splitJudge('binary'), hintJudge: splitJudge('hint') }, records);
+      expect(result).toMatchObject({ status: 'finished', step: 3 });
     } finally {
       spy.mockRestore();
     }
@@ -127,21 +114,13 @@ describe('the personalization evaluation record', () => {
     };
     config.preset.batch.size = 2;
     config.sampling.policy.maxNewTokens = 5;
-    const services = await createNodeServices(parseRunConfig(config), new CpuBackend());
-    const problems = await loadProblems(config, createScenario(config.scenario), readTextFile);
     // The evaluator cannot answer in format for the first problem.
     const evaluator: TextGenerator = {
       kind: 'rules',
       label: 'scripted evaluator',
       generate: async (messages) => (messages.some((m) => m.content.includes(BUILT_IN_PROBLEMS[0].question)) ? 'I am not sure.' : 'Fine.\n\\boxed{0.5}'),
     };
-    const records: RunRecord[] = [];
-    const loop = new RunLoop(config, { ...services, evaluator }, problems, {
-      append: async (rs) => {
-        for (const r of rs) records.push(validateRecord(JSON.parse(JSON.stringify(r)), `record ${records.length}`));
-      },
-    });
-    await loop.run();
+    const { records } = await runHeadless(config, { evaluator });
     const evals = of(records, 'evaluation');
     expect(evals.map((e) => e.step)).toEqual([0, 1]);
     for (const e of evals) {
@@ -163,20 +142,13 @@ describe('OPD with top-k hint selection on the tiny fixture (1 step)', () => {
     };
     config.preset = topKSelectPreset('opd', { batch: { size: 2 } });
     config.sampling.policy.maxNewTokens = 6;
-    const services = await createNodeServices(parseRunConfig(config), new CpuBackend());
-    const problems = await loadProblems(config, createScenario(config.scenario), readTextFile);
     // Three different hints per turn (one per vote) and a repeat of the first, which is not a new candidate.
     const wording = ['Write every step as a plain sentence, please.', 'Use plain sentences.', 'Say the answer first, then why.'];
     let n = 0;
     const hintJudge: TextGenerator = { kind: 'rules', label: 'scripted hint judge', generate: async () => `[HINT_START]${wording[n++ % 3]}[HINT_END]\n\\boxed{1}` };
     const user: TextGenerator = { kind: 'rules', label: 'scripted user', generate: async () => 'Please redo it in plain sentences.' };
-    const records: RunRecord[] = [];
-    const loop = new RunLoop(config, { ...services, user, judge: hintJudge, hintJudge }, problems, {
-      append: async (rs) => {
-        for (const r of rs) records.push(validateRecord(JSON.parse(JSON.stringify(r)), `record ${records.length}`));
-      },
-    });
-    expect(await loop.run()).toMatchObject({ status: 'finished', step: 1 });
+    const { result, records } = await runHeadless(config, { user, judge: hintJudge, hintJudge });
+    expect(result).toMatchObject({ status: 'finished', step: 1 });
 
     const results = of(records, 'judge_result').filter((r) => r.judge === 'hint' && r.accepted);
     expect(results.length).toBeGreaterThan(0);

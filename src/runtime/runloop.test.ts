@@ -5,37 +5,15 @@
  */
 import { describe, expect, it } from 'vitest';
 import { tinyModel } from '../../test/fixtures/tiny-model';
-import { CpuBackend } from '../gpu/cpu/backend';
-import type { EvaluationRecord, InteractionRecord, JudgeResultRecord, JudgeVoteRecord, RunRecord, SampleRecord, SessionEndRecord, TrainStepRecord } from '../rl/records';
-import { validateRecord } from '../rl/validate';
-import { createScenario } from '../sims/scenarios/index';
-import { loadProblems } from './problems';
-import { exampleConfig, parseRunConfig, type RunConfig } from './run-config';
-import { RunLoop } from './runloop';
-import { createNodeServices, readTextFile } from './services-node';
-
-
-async function runHeadless(config: RunConfig) {
-  const services = await createNodeServices(parseRunConfig(config), new CpuBackend());
-  const problems = await loadProblems(config, createScenario(config.scenario), readTextFile);
-  const records: RunRecord[] = [];
-  const loop = new RunLoop(config, services, problems, {
-    append: async (rs) => {
-      // Whatever the loop writes must pass the validator that guards imported run files.
-      for (const r of rs) records.push(validateRecord(JSON.parse(JSON.stringify(r)), `record ${records.length}`));
-    },
-  });
-  const result = await loop.run();
-  return { result, records };
-}
+import { of, runHeadless } from '../../test/support/runtime/headless';
+import type { EvaluationRecord, InteractionRecord, JudgeResultRecord, JudgeVoteRecord, SampleRecord, SessionEndRecord, TrainStepRecord } from '../rl/records';
+import { exampleConfig, type RunConfig } from './run-config';
 
 /**
  * The mean gain asked of Combined: 0.3 is more than one missing wish fewer in every problem.
  * This build measures +0.396, +0.271, +0.313 (mean +0.326) over seeds 1-3 (README, Reproduction).
  */
 const LEARNING_GAIN = 0.3;
-
-const of = <K extends RunRecord['kind']>(records: RunRecord[], kind: K) => records.filter((r) => r.kind === kind) as Extract<RunRecord, { kind: K }>[];
 
 describe('storyteller on the demo model, Combined, rules user/judge/evaluator', () => {
   // The example config as `nextstate run --example storyteller` prints it: the bundled demo

@@ -1,0 +1,38 @@
+/**
+ * Headless runs for the run-loop tests: every record a loop appends is kept as an imported run
+ * file would give it back (through JSON, then the validator), so a test also proves the loop
+ * writes only what an import accepts.
+ */
+import { CpuBackend } from '../../../src/gpu/cpu/backend';
+import type { RunRecord } from '../../../src/rl/records';
+import { validateRecord } from '../../../src/rl/validate';
+import { createScenario } from '../../../src/sims/scenarios/index';
+import type { RecordSink } from '../../../src/runtime/loop-types';
+import { loadProblems } from '../../../src/runtime/problems';
+import { parseRunConfig, type RunConfig } from '../../../src/runtime/run-config';
+import { RunLoop, type RunServices } from '../../../src/runtime/runloop';
+import { createNodeServices, readTextFile } from '../../../src/runtime/services-node';
+
+/** A sink that pushes each appended record onto `records`, round-tripped through JSON and validated. */
+export function validatingSink(records: RunRecord[]): RecordSink {
+  return {
+    append: async (rs) => {
+      for (const r of rs) records.push(validateRecord(JSON.parse(JSON.stringify(r)), `record ${records.length}`));
+    },
+  };
+}
+
+/**
+ * Runs `config` to the end on the CPU engine with the Node services, `roles` replacing any of
+ * them; the records land in `records` as they are written, for tests that watch the run.
+ */
+export async function runHeadless(config: RunConfig, roles: Partial<RunServices> = {}, records: RunRecord[] = []) {
+  const services = await createNodeServices(parseRunConfig(config), new CpuBackend());
+  const problems = await loadProblems(config, createScenario(config.scenario), readTextFile);
+  const loop = new RunLoop(config, { ...services, ...roles }, problems, validatingSink(records));
+  const result = await loop.run();
+  return { result, records };
+}
+
+/** The records of one kind, typed as that kind. */
+export const of = <K extends RunRecord['kind']>(records: RunRecord[], kind: K) => records.filter((r) => r.kind === kind) as Extract<RunRecord, { kind: K }>[];
