@@ -13,7 +13,7 @@ import { PROJECTIONS, type Projection } from './config';
 import { CpuBackend } from './cpu/backend';
 import { loadModel } from './load';
 import { LoraAdapter } from './lora';
-import { planMemory, planMemoryFromJson, QUANT_GROUP_SIZE } from './plan';
+import { planMemory, planMemoryFromJson, QUANT_GROUP_SIZE, type PlanInput } from './plan';
 import { DirSource } from './source-node';
 import { FullTrainer, LoraTrainer } from './train';
 import { DEFAULT_FULL_TRAIN, DEFAULT_TRAIN, type TrainSample } from './train-types';
@@ -60,25 +60,33 @@ async function measure(c: Case, be: Backend = new CpuBackend()) {
   return { config: JSON.parse(readFileSync(join(dir, 'config.json'), 'utf8')) as unknown, weights, persistent, peak: be.memory().peak, microBatches: stats.microBatches };
 }
 
+/** The LoRA plan of case `c` from its config.json, as the app plans a run. */
+const loraPlan = (c: Case, config: unknown, backend: PlanInput['backend']) =>
+  planMemoryFromJson(config, {
+    quantize: 'none',
+    backend,
+    lora: { rank: c.rank, targets: c.targets },
+    train: { sequences: c.sequences, tokens: c.tokens },
+    microBatchTokens: c.microBatchTokens,
+  });
+
+function expectWithinTenPercent(planned: number, measured: number) {
+  const ratio = planned / measured;
+  expect(ratio, `planned ${planned}, measured ${measured}`).toBeGreaterThan(0.9);
+  expect(ratio, `planned ${planned}, measured ${measured}`).toBeLessThan(1.1);
+}
+
 describe('memory plan against the engine allocation (CPU backend)', () => {
   for (const c of CASES) {
     it(`${c.name}: within 10% of the measured peak`, async () => {
       const m = await measure(c);
-      const plan = planMemoryFromJson(m.config, {
-        quantize: 'none',
-        backend: 'cpu',
-        lora: { rank: c.rank, targets: c.targets },
-        train: { sequences: c.sequences, tokens: c.tokens },
-        microBatchTokens: c.microBatchTokens,
-      });
+      const plan = loraPlan(c, m.config, 'cpu');
       // Weights are exact: f32, one tensor per checkpoint tensor.
       expect(plan.bytes.weights).toBe(m.weights);
       expect(plan.microBatches?.count).toBe(m.microBatches);
       // Adapter A and B, AdamW m and v: exact; the gradient is allocated in the step.
       expect(plan.bytes.weights + plan.bytes.lora - plan.loraParameters * 4 + plan.bytes.optimizer).toBe(m.persistent);
-      const ratio = plan.bytes.total / m.peak;
-      expect(ratio, `planned ${plan.bytes.total}, measured ${m.peak}`).toBeGreaterThan(0.9);
-      expect(ratio, `planned ${plan.bytes.total}, measured ${m.peak}`).toBeLessThan(1.1);
+      expectWithinTenPercent(plan.bytes.total, m.peak);
     });
   }
 });
@@ -108,9 +116,7 @@ describe('full fine-tuning plan against the engine allocation (CPU backend)', ()
         train: { sequences: c.sequences, tokens: c.tokens },
       });
       expect(plan.training).toBe('full');
-      const ratio = plan.bytes.total / be.memory().peak;
-      expect(ratio, `planned ${plan.bytes.total}, measured ${be.memory().peak}`).toBeGreaterThan(0.9);
-      expect(ratio, `planned ${plan.bytes.total}, measured ${be.memory().peak}`).toBeLessThan(1.1);
+      expectWithinTenPercent(plan.bytes.total, be.memory().peak);
     });
   }
 
@@ -126,18 +132,10 @@ describe('memory plan against the engine allocation (WebGPU on Dawn)', () => {
     try {
       const c = CASES[0];
       const m = await measure(c, gpu);
-      const plan = planMemoryFromJson(m.config, {
-        quantize: 'none',
-        backend: 'webgpu',
-        lora: { rank: c.rank, targets: c.targets },
-        train: { sequences: c.sequences, tokens: c.tokens },
-        microBatchTokens: c.microBatchTokens,
-      });
+      const plan = loraPlan(c, m.config, 'webgpu');
       // The runtime counts buffer.size: size-class rounding of the pool included, as the plan has it.
       expect(plan.bytes.weights).toBe(m.weights);
-      const ratio = plan.bytes.total / m.peak;
-      expect(ratio, `planned ${plan.bytes.total}, measured ${m.peak}`).toBeGreaterThan(0.9);
-      expect(ratio, `planned ${plan.bytes.total}, measured ${m.peak}`).toBeLessThan(1.1);
+      expectWithinTenPercent(plan.bytes.total, m.peak);
     } finally {
       gpu.destroy?.();
     }
