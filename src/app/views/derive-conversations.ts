@@ -2,9 +2,8 @@
  * The conversations of a run log: every session's turns with their judge votes, results, sample
  * and training steps. Pure; tested in Node (derive.test.ts).
  */
-import type { ChatMessage } from '../../rl/messages';
 import type { HintSelectionRecord, JudgeResultRecord, JudgeVoteRecord, RunRecord, SampleRecord, SessionEndRecord } from '../../rl/records';
-import { turnKey } from './record-values';
+import { turnHeader, turnKey, type TurnHeader } from './record-values';
 
 export interface VoteView {
   vote: number;
@@ -14,15 +13,7 @@ export interface VoteView {
   version: number;
 }
 
-export interface TurnView {
-  session: string;
-  turn: number;
-  turnType: 'main' | 'side';
-  /** The policy version that generated the answer. */
-  version: number;
-  /** The message the policy answered (the request's last message), null when there was none. */
-  prompt: ChatMessage | null;
-  response: string;
+export interface TurnView extends TurnHeader {
   tokens: number;
   binaryVotes: VoteView[];
   hintVotes: VoteView[];
@@ -65,12 +56,7 @@ export function conversations(records: readonly RunRecord[]): SessionView[] {
   for (const r of records) {
     if (r.kind === 'interaction') {
       const t: TurnView = {
-        session: r.session,
-        turn: r.turn,
-        turnType: r.turnType,
-        version: r.version,
-        prompt: r.messages.length ? r.messages[r.messages.length - 1] : null,
-        response: r.response,
+        ...turnHeader(r),
         tokens: r.tokenIds.length,
         binaryVotes: [],
         hintVotes: [],

@@ -6,7 +6,7 @@ import { unsignedZero } from '../../rl/numbers';
 import { clipState, type ClipState } from '../../rl/ppo';
 import { opdAdvantage, type AdvantageWeights } from '../../rl/advantages';
 import { clipDifference } from '../../rl/topk-hints';
-import type { ChatMessage } from '../../rl/messages';
+import { turnHeader, type TurnHeader } from './record-values';
 import type { InteractionRecord, JudgeResultRecord, RunRecord, SampleRecord, TokenUpdateRecord } from '../../rl/records';
 
 /** Weights of the paper's combined method (w_binary = w_opd = 1). */
@@ -48,13 +48,7 @@ export interface TokenRow {
   clip: ClipState | null;
 }
 
-export interface TokenTable {
-  session: string;
-  turn: number;
-  turnType: 'main' | 'side';
-  version: number;
-  prompt: ChatMessage | null;
-  response: string;
+export interface TokenTable extends TurnHeader {
   rFinal: number | null;
   hint: string | null;
   hintAccepted: boolean | null;
@@ -159,12 +153,7 @@ export function tokenTable(
     });
   }
   return {
-    session,
-    turn,
-    turnType: inter.turnType,
-    version: inter.version,
-    prompt: inter.messages.length ? inter.messages[inter.messages.length - 1] : null,
-    response: inter.response,
+    ...turnHeader(inter),
     rFinal,
     hint: hint?.hint ?? null,
     hintAccepted: hint ? hint.accepted : null,
