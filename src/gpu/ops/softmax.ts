@@ -1,5 +1,14 @@
 import { like, type Arr } from './types';
 
+/** The max of row logits[o, o + V) and the sum of exp(x - max) over it: shifted by the max, exp cannot overflow. */
+function rowExpSum(logits: Arr, o: number, V: number): { max: number; sum: number } {
+  let max = -Infinity;
+  for (let i = 0; i < V; i++) max = Math.max(max, logits[o + i]);
+  let sum = 0;
+  for (let i = 0; i < V; i++) sum += Math.exp(logits[o + i] - max);
+  return { max, sum };
+}
+
 /** Per row of logits [R, V]: log p(target) and the entropy of the row's distribution. */
 export function logSoftmaxGatherForward(logits: Arr, targets: Int32Array): { logp: Arr; entropy: Arr } {
   const R = targets.length;
@@ -8,10 +17,7 @@ export function logSoftmaxGatherForward(logits: Arr, targets: Int32Array): { log
   const entropy = like(logits, R);
   for (let r = 0; r < R; r++) {
     const o = r * V;
-    let max = -Infinity;
-    for (let i = 0; i < V; i++) max = Math.max(max, logits[o + i]);
-    let sum = 0;
-    for (let i = 0; i < V; i++) sum += Math.exp(logits[o + i] - max);
+    const { max, sum } = rowExpSum(logits, o, V);
     const lse = max + Math.log(sum);
     let h = 0;
     for (let i = 0; i < V; i++) {
@@ -31,10 +37,7 @@ export function logSoftmaxGatherBackward(logits: Arr, targets: Int32Array, dlogp
   const d = like(logits, logits.length);
   for (let r = 0; r < R; r++) {
     const o = r * V;
-    let max = -Infinity;
-    for (let i = 0; i < V; i++) max = Math.max(max, logits[o + i]);
-    let sum = 0;
-    for (let i = 0; i < V; i++) sum += Math.exp(logits[o + i] - max);
+    const { max, sum } = rowExpSum(logits, o, V);
     for (let i = 0; i < V; i++) d[o + i] = -dlogp[r] * (Math.exp(logits[o + i] - max) / sum);
     d[o + targets[r]] += dlogp[r];
   }
