@@ -73,8 +73,21 @@ export function presetFor(method: MethodName, scenario: ScenarioId): MethodPrese
   return makePreset(method, laptopOverrides(scenario));
 }
 
+type ScenarioParts = Pick<LabSetup, 'problems' | 'schedule' | 'sampling'> & { hubId: string; roles: Record<Role, RoleChoice> };
+
+/** A chat model on 12 GSM8K-style problems, 8 steps: the homework scenarios (student, teacher, custom). */
+function homeworkParts(roles: Record<Role, RoleChoice>, evalVotes: number): ScenarioParts {
+  return {
+    hubId: CHAT_MODEL,
+    roles,
+    problems: { source: 'builtin', count: 12, order: 'reference' },
+    schedule: { concurrentSessions: 4, steps: 8, evalEvery: 4, evalProblems: 12, evalVotes },
+    sampling: { policy: { temperature: 1, topP: 1, topK: 0, maxNewTokens: 256 }, user: { temperature: 0.7, maxNewTokens: 256 } },
+  };
+}
+
 /** What a scenario brings with it when picked: model, problems, schedule, sampling. */
-function scenarioParts(scenario: ScenarioId): Pick<LabSetup, 'problems' | 'schedule' | 'sampling'> & { hubId: string; roles: Record<Role, RoleChoice> } {
+function scenarioParts(scenario: ScenarioId): ScenarioParts {
   const rules: RoleChoice = { kind: 'rules' };
   switch (scenario) {
     case 'storyteller': {
@@ -99,22 +112,10 @@ function scenarioParts(scenario: ScenarioId): Pick<LabSetup, 'problems' | 'sched
         sampling: { policy: { temperature: 0.7, topP: 1, topK: 0, maxNewTokens: 128 }, user: { temperature: 0.7, maxNewTokens: 256 } },
       };
     case 'custom':
-      return {
-        hubId: CHAT_MODEL,
-        // Rules know only the built-in users: a described persona needs a model to play it.
-        roles: { user: { kind: 'policy' }, judge: rules, evaluator: { kind: 'policy' } },
-        problems: { source: 'builtin', count: 12, order: 'reference' },
-        schedule: { concurrentSessions: 4, steps: 8, evalEvery: 4, evalProblems: 12, evalVotes: 1 },
-        sampling: { policy: { temperature: 1, topP: 1, topK: 0, maxNewTokens: 256 }, user: { temperature: 0.7, maxNewTokens: 256 } },
-      };
+      // Rules know only the built-in users: a described persona needs a model to play it.
+      return homeworkParts({ user: { kind: 'policy' }, judge: rules, evaluator: { kind: 'policy' } }, 1);
     default:
-      return {
-        hubId: CHAT_MODEL,
-        roles: { user: rules, judge: rules, evaluator: rules },
-        problems: { source: 'builtin', count: 12, order: 'reference' },
-        schedule: { concurrentSessions: 4, steps: 8, evalEvery: 4, evalProblems: 12, evalVotes: 3 },
-        sampling: { policy: { temperature: 1, topP: 1, topK: 0, maxNewTokens: 256 }, user: { temperature: 0.7, maxNewTokens: 256 } },
-      };
+      return homeworkParts({ user: rules, judge: rules, evaluator: rules }, 3);
   }
 }
 
