@@ -7,10 +7,10 @@
  */
 import { describe, expect, it } from 'vitest';
 import { tinyModel } from '../../../test/fixtures/tiny-model';
+import { validatingSink } from '../../../test/support/runtime/headless';
 import { CpuBackend } from '../../gpu/cpu/backend';
 import { standardizeByStep } from '../../rl/advantages';
 import type { EvaluationRecord, InteractionRecord, RunRecord, SampleRecord, ToolStepRecord, TrainStepRecord } from '../../rl/records';
-import { validateRecord } from '../../rl/validate';
 import { BUILT_IN_PROBLEMS } from '../../sims/problems/index';
 import { episodeMessages, TOOL_SYSTEM_PROMPT } from '../../sims/toolcall/index';
 import { exampleConfig, parseAnyRunConfig, type ToolCallRunConfig } from '../run-config';
@@ -43,11 +43,7 @@ describe('tool-call track end to end on the tiny fixture (2 steps)', () => {
     expect(prompt).toContain('<tools>\n{"type": "function", "function": {"name": "calculator"');
 
     const records: RunRecord[] = [];
-    const loop = new ToolCallRunLoop(config, services, problems, {
-      append: async (rs) => {
-        for (const r of rs) records.push(validateRecord(JSON.parse(JSON.stringify(r)), `record ${records.length}`));
-      },
-    });
+    const loop = new ToolCallRunLoop(config, services, problems, validatingSink(records));
     expect(await loop.run()).toEqual({ status: 'finished', step: 2, version: 2 });
 
     const of = <K extends RunRecord['kind']>(kind: K) => records.filter((r) => r.kind === kind) as Extract<RunRecord, { kind: K }>[];

@@ -7,7 +7,7 @@
 import { describe, expect, it } from 'vitest';
 import type { StepStats } from '../../gpu/train-types';
 import type { EvaluationRecord, InteractionRecord, RunRecord, SampleRecord, ToolStepRecord, TrainStepRecord } from '../../rl/records';
-import { validateRecord } from '../../rl/validate';
+import { validatingSink } from '../../../test/support/runtime/headless';
 import { BUILT_IN_PROBLEMS } from '../../sims/problems/index';
 import { CALCULATOR_TOOL, RulesStepJudge, type RewardMode } from '../../sims/toolcall/index';
 import { calculatorCall } from '../../../test/support/toolcall/testing';
@@ -113,11 +113,7 @@ function config(mode: RewardMode): ToolCallRunConfig {
 async function runScripted(mode: RewardMode) {
   const policy = new ScriptedPolicyService();
   const records: RunRecord[] = [];
-  const loop = new ToolCallRunLoop(config(mode), { policy, judge: new RulesStepJudge() }, { train: [PROBLEM], heldOut: HELD_OUT }, {
-    append: async (rs) => {
-      for (const r of rs) records.push(validateRecord(JSON.parse(JSON.stringify(r)), `record ${records.length}`));
-    },
-  });
+  const loop = new ToolCallRunLoop(config(mode), { policy, judge: new RulesStepJudge() }, { train: [PROBLEM], heldOut: HELD_OUT }, validatingSink(records));
   const result = await loop.run();
   const of = <K extends RunRecord['kind']>(kind: K) => records.filter((r) => r.kind === kind) as Extract<RunRecord, { kind: K }>[];
   return { result, records, policy, of };
