@@ -75,8 +75,10 @@ test.describe('the lab (built app under vite preview)', () => {
     await page.screenshot({ path: `${ARTIFACTS}/lab-run-finished.png`, fullPage: true });
     await tokens.screenshot({ path: `${ARTIFACTS}/lab-token-view.png` });
 
-    // After a reload the run and its data are still there.
+    // After a reload the run and its data are still there: first the run page it was on, then Runs.
     await page.reload();
+    await expect(page.getByTestId('run-status')).toHaveText('finished');
+    await expect(page.getByTestId('run-summary')).toContainText('2 training steps');
     await page.getByRole('link', { name: 'Runs' }).click();
     const item = page.getByTestId('run-item').filter({ hasText: 'e2e storyteller' });
     await expect(item).toBeVisible();
