@@ -260,8 +260,15 @@ describe('storyteller rules', () => {
 
   it('follows the chosen subject', async () => {
     const cat = createScenario({ id: 'storyteller', subject: 'cat' });
-    const reply = await userReply(cat, createRules(cat), 'Once upon a time, there was a little cat.', SWEET);
+    const reply = await userReply(cat, createRules(cat), 'Once upon a time, there was a little cat.', 'The dog and his friend Lily shared a ball and hugged.');
     expect(reply).toMatch(/no cat in it/);
+  });
+
+  it('a story that calls the pet by its name is about the pet, without naming the kind of animal', async () => {
+    const named = 'Max had a kite. Max and his friends shared it and smiled, and then Max went to sleep.';
+    expect(await userReply(scenario, rules, task, named)).toMatch(/STORY_DONE$/);
+    const rating = await rules.evaluator!.generate(buildEvaluatorPrompt(scenario.preference!, task, named));
+    expect(parseEvaluatorScore(rating)).toBe(1);
   });
 });
 

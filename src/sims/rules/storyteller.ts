@@ -12,7 +12,8 @@ export function storytellerRules(child: StoryChild): RulesProfile {
   const issues: readonly Issue[] = [
     {
       id: 'no-subject',
-      present: (answer) => !mentionsNoun(answer, subject),
+      // A story that calls the pet by its name is about the pet: "Max ran" needs no "dog".
+      present: (answer) => !mentionsNoun(answer, subject) && !mentionsName(answer, name),
       complaint: `there's no ${subject} in it`,
       heard: new RegExp(`no ${subject}|about (?:my|the|a) ${subject}\\b|where(?:'s| is) (?:my|the) ${subject}`, 'i'),
       fix: `make the story about the ${subject}`,
