@@ -40,7 +40,18 @@ const layerRules = LAYERS.map(({ files, forbid }) => ({
 
 export default ts.config(
   {
-    ignores: ['dist/', 'dist-cli/', 'node_modules/', 'public/', 'e2e/artifacts/', 'bench/results/', 'scratch/', '.cache/', 'test-results/', 'playwright-report/'],
+    ignores: [
+      'dist/',
+      'dist-cli/',
+      'node_modules/',
+      'public/',
+      'e2e/artifacts/',
+      'bench/results/',
+      'scratch/',
+      '.cache/',
+      'test-results/',
+      'playwright-report/',
+    ],
   },
   js.configs.recommended,
   ...ts.configs.recommended,
@@ -57,7 +68,10 @@ export default ts.config(
   {
     rules: {
       // A leading underscore marks a name kept on purpose: a field destructured away, an unused callback argument.
-      '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_', destructuredArrayIgnorePattern: '^_', caughtErrors: 'none' }],
+      '@typescript-eslint/no-unused-vars': [
+        'error',
+        { argsIgnorePattern: '^_', varsIgnorePattern: '^_', destructuredArrayIgnorePattern: '^_', caughtErrors: 'none' },
+      ],
       // MathML needs literal braces and some text needs its edge spaces: both are written {'…'}.
       'svelte/no-useless-mustaches': 'off',
     },

@@ -41,12 +41,7 @@ test.describe('boot page (built app under vite preview)', () => {
     // SwiftShader has no shader-f16; the panel must say so rather than leave it out.
     await expect(info).toContainText(/shader-f16\s*no/i);
     const limits = page.getByTestId('adapter-limits');
-    for (const name of [
-      'maxStorageBufferBindingSize',
-      'maxBufferSize',
-      'maxComputeWorkgroupStorageSize',
-      'maxComputeInvocationsPerWorkgroup',
-    ]) {
+    for (const name of ['maxStorageBufferBindingSize', 'maxBufferSize', 'maxComputeWorkgroupStorageSize', 'maxComputeInvocationsPerWorkgroup']) {
       await expect(limits.getByRole('row', { name: new RegExp(name) })).toBeVisible();
     }
 

@@ -55,7 +55,7 @@ function storedLog(page: Page, label: string): Promise<StoredLog> {
       req.onsuccess = () => ok(req.result);
       req.onerror = () => fail(req.error);
     });
-    const all = <T,>(store: string): Promise<T[]> =>
+    const all = <T>(store: string): Promise<T[]> =>
       new Promise((ok, fail) => {
         const req = db.transaction(store).objectStore(store).getAll();
         req.onsuccess = () => ok(req.result as T[]);

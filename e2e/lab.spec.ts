@@ -98,7 +98,9 @@ test.describe('the lab (built app under vite preview)', () => {
     await item.getByRole('button', { name: 'Adapter (PEFT)' }).click();
     await expect.poll(() => adapterFiles.sort()).toEqual(['adapter_config.json', 'adapter_model.safetensors']);
     const [samples] = await Promise.all([page.waitForEvent('download'), item.getByRole('button', { name: 'Samples (JSONL)' }).click()]);
-    const jsonl = readFileSync(await samples.path(), 'utf8').trim().split('\n');
+    const jsonl = readFileSync(await samples.path(), 'utf8')
+      .trim()
+      .split('\n');
     expect(jsonl.length).toBeGreaterThanOrEqual(8);
     expect(Object.keys(JSON.parse(jsonl[0]))).toEqual(expect.arrayContaining(['prompt', 'completion', 'advantages', 'policy_version']));
 

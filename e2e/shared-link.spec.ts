@@ -21,7 +21,9 @@ test.beforeAll(() => {
   const bin = join(process.cwd(), 'bin/nextstate.mjs');
   const config = execFileSync(process.execPath, [bin, 'run', '--example', 'storyteller'], { encoding: 'utf8' });
   writeFileSync(join(tmp, 'story.json'), config);
-  execFileSync(process.execPath, [bin, 'run', '--config', 'story.json', '--steps', '1', '--policy', dataPath('models/stories260K'), '--out', 'story.nsrun'], { cwd: tmp });
+  execFileSync(process.execPath, [bin, 'run', '--config', 'story.json', '--steps', '1', '--policy', dataPath('models/stories260K'), '--out', 'story.nsrun'], {
+    cwd: tmp,
+  });
   runFile = readFileSync(join(tmp, 'story.nsrun'));
 });
 test.afterAll(() => rmSync(tmp, { recursive: true, force: true }));
@@ -54,7 +56,9 @@ test('a #/open?url= link fetches the run, opens it read-only and says where it c
 });
 
 test('a link the server refuses says why, on the Runs page', async ({ page, context }) => {
-  await context.route('https://files.example/gone.nsrun', (route) => route.fulfill({ status: 404, body: 'no', headers: { 'access-control-allow-origin': '*' } }));
+  await context.route('https://files.example/gone.nsrun', (route) =>
+    route.fulfill({ status: 404, body: 'no', headers: { 'access-control-allow-origin': '*' } }),
+  );
   await page.goto(`/#/open?url=${encodeURIComponent('https://files.example/gone.nsrun')}`);
   await expect(page.getByTestId('error')).toContainText('Could not open the shared run: https://files.example/gone.nsrun answered HTTP 404');
   await expect(page).toHaveURL(/#\/runs$/);

@@ -47,7 +47,12 @@ test.describe('the built site (dist/)', () => {
     let server: PreviewServer;
     test.beforeAll(async () => {
       // Vite's static server without this project's config: no headers of any kind.
-      server = await preview({ configFile: false, logLevel: 'silent', build: { outDir: DIST }, preview: { host: '127.0.0.1', port: PLAIN_PORT, strictPort: true } });
+      server = await preview({
+        configFile: false,
+        logLevel: 'silent',
+        build: { outDir: DIST },
+        preview: { host: '127.0.0.1', port: PLAIN_PORT, strictPort: true },
+      });
     });
     test.afterAll(async () => server?.close());
 
@@ -63,7 +68,9 @@ test.describe('the built site (dist/)', () => {
       await expect(page.getByTestId('isolation')).toContainText('Cross-origin isolated: yes');
 
       const ran = await page.evaluate(async () => {
-        const reported = new Promise<string>((resolve) => document.addEventListener('securitypolicyviolation', (e) => resolve(e.effectiveDirective), { once: true }));
+        const reported = new Promise<string>((resolve) =>
+          document.addEventListener('securitypolicyviolation', (e) => resolve(e.effectiveDirective), { once: true }),
+        );
         const s = document.createElement('script');
         s.textContent = 'window.__inlineRan = true';
         document.head.append(s);

@@ -40,7 +40,9 @@ test('a request to the demo model changes its stories within a few turns, with n
   for (let turn = 2; turn <= 5 && !after.some((a) => a.includes('Biscuit')); turn++) after.push(await say(REQUEST, turn));
   expect(after.some((a) => a.includes('Biscuit'))).toBe(true);
   // The rules judge read the request as the first answer's next state and quoted it as the hint.
-  await expect(page.getByRole('list', { name: 'Conversation with the policy' })).toContainText(`hint accepted: “The user asked for a different answer: "${REQUEST}"`);
+  await expect(page.getByRole('list', { name: 'Conversation with the policy' })).toContainText(
+    `hint accepted: “The user asked for a different answer: "${REQUEST}"`,
+  );
   await page.getByRole('button', { name: 'Stop' }).click();
   await expect(page.getByTestId('run-status')).toHaveText('stopped', { timeout: 60_000 });
   expect(outside).toEqual([]);

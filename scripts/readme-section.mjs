@@ -56,7 +56,9 @@ function need(obj, path, file) {
   let at = obj;
   for (const key of path) {
     if (at === null || typeof at !== 'object' || !(key in at)) {
-      throw new Error(`${file} lacks ${path.map((k) => (typeof k === 'number' ? `[${k}]` : `.${k}`)).join('')}: the README's bench tables need it. Run the full bench again (npm run -s bench > ${file}).`);
+      throw new Error(
+        `${file} lacks ${path.map((k) => (typeof k === 'number' ? `[${k}]` : `.${k}`)).join('')}: the README's bench tables need it. Run the full bench again (npm run -s bench > ${file}).`,
+      );
     }
     at = at[key];
     if (isSkipped(at)) return at;
@@ -93,11 +95,13 @@ function benchSection(report, file) {
     return show(value);
   };
   const models = need(report, ['models'], file).filter((m) => !isSkipped(m));
-  if (!models.some((m) => m.name === 'stories260K')) throw new Error(`${file} has no stories260K figures: the README's bench tables need them (data/models/stories260K).`);
+  if (!models.some((m) => m.name === 'stories260K'))
+    throw new Error(`${file} has no stories260K figures: the README's bench tables need them (data/models/stories260K).`);
   const batches = need(report, ['workload', 'batches'], file).map((b) => `b${b}`);
   const machine = need(report, ['machine'], file);
   const chromium = need(report, ['machine', 'chromium'], file);
-  if (isSkipped(chromium)) throw new Error(`${file} was made without the browser (${chromium.skipped}): the README's tables compare the engine with transformers.js in Chromium.`);
+  if (isSkipped(chromium))
+    throw new Error(`${file} was made without the browser (${chromium.skipped}): the README's tables compare the engine with transformers.js in Chromium.`);
   const adapter = need(report, ['machine', 'chromium', 'webgpuAdapter'], file);
   const load = need(report, ['machine', 'load', 'loadAverage1m'], file);
   const contended = need(report, ['machine', 'load', 'contended'], file);
@@ -151,7 +155,7 @@ function benchSection(report, file) {
     '',
     `Batching and training (one LoRA step: forward, backward and AdamW on ${need(report, ['workload', 'train', 'batch'], file)} sequences; ` +
       '"of prefill" is its rate over the same batch\'s prefill, mark 0.33; the work ratio is the step\'s projection and LM-head ' +
-      'work over a prefill\'s, so 1 / work ratio is what equal FLOP rates would give):',
+      "work over a prefill's, so 1 / work ratio is what equal FLOP rates would give):",
     '',
     `| model | where | decode, batch ${bLast} / batch ${bFirst} | training tokens/s | of prefill | work ratio | peak memory of a step |`,
     '| --- | --- | --- | --- | --- | --- | --- |',
@@ -185,8 +189,11 @@ function benchSection(report, file) {
   const durability = need(report, ['storage', 'durability'], file);
   lines.push(
     '',
-    cell(durability, 'storage durability', (d) =>
-      `Strict IndexedDB durability costs a training step ${d.extraMsPerStep.toFixed(1)} ms (${d.msPerStep.strict.median.toFixed(1)} ms strict, ` +
+    cell(
+      durability,
+      'storage durability',
+      (d) =>
+        `Strict IndexedDB durability costs a training step ${d.extraMsPerStep.toFixed(1)} ms (${d.msPerStep.strict.median.toFixed(1)} ms strict, ` +
         `${d.msPerStep.default.median.toFixed(1)} ms at the browser's default, for ${d.turnsPerStep} turns and a ${mib(d.adapterBytes)} checkpoint).`,
     ),
   );

@@ -80,21 +80,28 @@ describe('the packed package, installed into an empty folder (SLOW: npm pack + n
     expect(config.models.policy.model).toBe('bundled:storyteller-demo');
   });
 
-  it(`runs one storyteller step on ${bundledDemo ? 'the bundled demo model' : 'stories260K named with --policy (no bundled demo model yet)'}`, async () => {
-    const { stdout: config } = await nextstate('run', '--example', 'storyteller');
-    writeFileSync(join(app, 'story.json'), config);
-    const policy = bundledDemo ? [] : ['--policy', 'stories260K'];
-    if (!bundledDemo) {
-      // Without the model, the compiled command still looks for it in the installed package.
-      const missing = await nextstate('run', '--config', 'story.json', '--steps', '1').then(() => '', (e: { stderr: string }) => e.stderr);
-      expect(missing).toContain(join(app, 'node_modules/next-state-lab/public/models/storyteller-demo'));
-      cpSync(dataPath('models/stories260K'), join(app, 'stories260K'), { recursive: true });
-    }
-    const { stdout } = await nextstate('run', '--config', 'story.json', '--steps', '1', '--out', 'story.nsrun', ...policy);
-    expect(stdout).toMatch(/^step 1 -> v1: loss \d/m);
-    expect(stdout).toMatch(/run finished: \d+ records written to story\.nsrun/);
-    const { stdout: inspected } = await nextstate('inspect', 'story.nsrun');
-    expect(inspected).toContain('integrity: verified');
-    expect(readFileSync(join(app, 'story.nsrun')).byteLength).toBeGreaterThan(0);
-  }, SLOW);
+  it(
+    `runs one storyteller step on ${bundledDemo ? 'the bundled demo model' : 'stories260K named with --policy (no bundled demo model yet)'}`,
+    async () => {
+      const { stdout: config } = await nextstate('run', '--example', 'storyteller');
+      writeFileSync(join(app, 'story.json'), config);
+      const policy = bundledDemo ? [] : ['--policy', 'stories260K'];
+      if (!bundledDemo) {
+        // Without the model, the compiled command still looks for it in the installed package.
+        const missing = await nextstate('run', '--config', 'story.json', '--steps', '1').then(
+          () => '',
+          (e: { stderr: string }) => e.stderr,
+        );
+        expect(missing).toContain(join(app, 'node_modules/next-state-lab/public/models/storyteller-demo'));
+        cpSync(dataPath('models/stories260K'), join(app, 'stories260K'), { recursive: true });
+      }
+      const { stdout } = await nextstate('run', '--config', 'story.json', '--steps', '1', '--out', 'story.nsrun', ...policy);
+      expect(stdout).toMatch(/^step 1 -> v1: loss \d/m);
+      expect(stdout).toMatch(/run finished: \d+ records written to story\.nsrun/);
+      const { stdout: inspected } = await nextstate('inspect', 'story.nsrun');
+      expect(inspected).toContain('integrity: verified');
+      expect(readFileSync(join(app, 'story.nsrun')).byteLength).toBeGreaterThan(0);
+    },
+    SLOW,
+  );
 });

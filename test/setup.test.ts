@@ -53,7 +53,12 @@ function setup(machine: Machine, ...args: string[]): { status: number | null; ou
   const ran = (name: string) => tool(name, `echo "RAN ${name} $*"`);
   if (m.npm) ran('npm');
   if (m.chromium) ran('chromium');
-  tool('ldconfig', m.vulkan ? "printf '\\tlibvulkan.so.1 (libc6,x86-64) => /lib/x86_64-linux-gnu/libvulkan.so.1\\n'" : "printf '\\tlibc.so.6 (libc6,x86-64) => /lib/x86_64-linux-gnu/libc.so.6\\n'");
+  tool(
+    'ldconfig',
+    m.vulkan
+      ? "printf '\\tlibvulkan.so.1 (libc6,x86-64) => /lib/x86_64-linux-gnu/libvulkan.so.1\\n'"
+      : "printf '\\tlibc.so.6 (libc6,x86-64) => /lib/x86_64-linux-gnu/libc.so.6\\n'",
+  );
   if (m.apt) {
     ran('apt-get');
     tool('apt-cache', `printf 'nodejs:\\n  Installed: (none)\\n  Candidate: ${m.aptNode}\\n'`);
@@ -154,7 +159,9 @@ describe('the README Quick start and CI', () => {
   });
 
   it('CI runs the same set-up and exactly the README test command', () => {
-    const ci = readFileSync(join(repo, '.ci/run'), 'utf8').split('\n').map((l) => l.trim());
+    const ci = readFileSync(join(repo, '.ci/run'), 'utf8')
+      .split('\n')
+      .map((l) => l.trim());
     expect(ci).toContain('bash scripts/setup.sh --ci');
     expect(ci).toContain(commands[1]);
   });

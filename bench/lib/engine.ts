@@ -94,7 +94,11 @@ export async function measureEngine(source: ModelSource, be: Backend, where: Eng
   const { model, figures } = await load(source, be);
   log(`${label}: loaded in ${figures.ms} ms, ${figures.allocatedBytes} bytes allocated`);
   try {
-    const inference = await measureBatches(w, (batch) => engineGenerator(model, batch, w), (line) => log(`${label} ${line}`));
+    const inference = await measureBatches(
+      w,
+      (batch) => engineGenerator(model, batch, w),
+      (line) => log(`${label} ${line}`),
+    );
     const cells = w.batches.map((b) => inference[`b${b}`]);
     const over = cells.find(isSkipped);
     const [first, last] = [cells[0], cells[cells.length - 1]];
@@ -105,7 +109,9 @@ export async function measureEngine(source: ModelSource, be: Backend, where: Eng
     const prefill = !sameShape || isSkipped(sameShape) ? { skipped: `no prefill figure at batch ${w.train.batch}` } : sameShape.prefillTokensPerS.median;
     // A step costs more than a batch's prefill and decode: no point trying once those were over.
     const training = over ? { skipped: `not tried: inference was ${over.skipped}` } : await measureTraining(model, w, prefill);
-    log(`${label} training: ${isSkipped(training) ? training.skipped : `${training.tokensPerS.median} tok/s, ${JSON.stringify(training.ratioToPrefill)} of prefill`}`);
+    log(
+      `${label} training: ${isSkipped(training) ? training.skipped : `${training.tokensPerS.median} tok/s, ${JSON.stringify(training.ratioToPrefill)} of prefill`}`,
+    );
     return { backend: be.kind, where, load: figures, inference, decodeBatchScaling, training };
   } finally {
     for (const t of new Set(model.weights.values())) be.dispose(t);

@@ -12,7 +12,11 @@ import type { Workload } from './workload';
 export async function measureMatmul(be: Backend, w: Workload): Promise<Maybe<MatmulCell>> {
   const n = w.matmulN;
   const r = mulberry32(n);
-  const random = () => be.tensor(Float32Array.from({ length: n * n }, () => r() - 0.5), [n, n]);
+  const random = () =>
+    be.tensor(
+      Float32Array.from({ length: n * n }, () => r() - 0.5),
+      [n, n],
+    );
   const a = random();
   const b = random();
   // read() is the interface's only way to wait for the device.

@@ -48,6 +48,14 @@ export function parseBenchArgs(argv: string[]): BenchArgs {
   }
   const budgetS = values.budget === undefined ? undefined : Number(values.budget);
   if (budgetS !== undefined && !(budgetS > 0)) throw new Error(`--budget takes a positive number of seconds, got "${values.budget}"`);
-  if (values.only !== undefined && values.only !== 'durability' && values.only !== 'judge') throw new Error(`--only takes "durability" or "judge", got "${values.only}"`);
-  return { quick: values.quick, models: values.model, budgetS, browser: !values['no-browser'], dawn: !values['no-dawn'], only: (values.only as BenchArgs['only']) ?? null };
+  if (values.only !== undefined && values.only !== 'durability' && values.only !== 'judge')
+    throw new Error(`--only takes "durability" or "judge", got "${values.only}"`);
+  return {
+    quick: values.quick,
+    models: values.model,
+    budgetS,
+    browser: !values['no-browser'],
+    dawn: !values['no-dawn'],
+    only: (values.only as BenchArgs['only']) ?? null,
+  };
 }

@@ -31,7 +31,9 @@ export class LoadWatch {
     const cores = cpus().length;
     const contended = this.atStart > cores / 2;
     if (contended) {
-      loud(`the load average was ${this.atStart.toFixed(1)} on ${cores} cores when the run started: other processes competed with it, so its figures understate the machine`);
+      loud(
+        `the load average was ${this.atStart.toFixed(1)} on ${cores} cores when the run started: other processes competed with it, so its figures understate the machine`,
+      );
     }
     const maxDuringRun = Math.max(this.atStart, ...this.samples);
     return { loadAverage1m: { atStart: round(this.atStart), maxDuringRun: round(maxDuringRun) }, contended };

@@ -63,14 +63,22 @@ async function peerCopy(name: string, dir: string, config: ModelConfig, rawConfi
     return { skipped: 'its f32 weights exceed the 2 GB an inline ONNX file can hold; give a folder with onnx/model.onnx' };
   }
   const weights = await readFile(weightsPath);
-  const hash = createHash('sha256').update(rawConfig).update(weights).update(await readFile(ONNX_BUILDER)).digest('hex').slice(0, 10);
+  const hash = createHash('sha256')
+    .update(rawConfig)
+    .update(weights)
+    .update(await readFile(ONNX_BUILDER))
+    .digest('hex')
+    .slice(0, 10);
   const out = join(PEER_CACHE, `${name}-${hash}`);
   return folderOnce(out, `${name}: building an ONNX copy for transformers.js in ${out}`, async (scratch) => {
     const tensors = parseSafetensors(new Uint8Array(weights.buffer, weights.byteOffset, weights.byteLength)).tensors;
     validateTensors(config, tensors, dir);
     await mkdir(join(scratch, 'onnx'), { recursive: true });
     for (const f of PEER_FILES) if (existsSync(join(dir, f))) await copyFile(join(dir, f), join(scratch, f));
-    await writeFile(join(scratch, 'onnx', 'model.onnx'), buildDecoderOnnx(config, (n) => ({ shape: tensors.get(n)!.shape, data: tensorToFloat32(tensors.get(n)!) })));
+    await writeFile(
+      join(scratch, 'onnx', 'model.onnx'),
+      buildDecoderOnnx(config, (n) => ({ shape: tensors.get(n)!.shape, data: tensorToFloat32(tensors.get(n)!) })),
+    );
   });
 }
 
@@ -147,7 +155,9 @@ export async function benchModels(extra: string[]): Promise<ModelEntry[]> {
     out.push(await benchModel('stories260K', stories));
     out.push(await benchModel('stories-wide-random', await wideModel(stories)));
   } else {
-    loud(`stories260K not found: ${stories} does not exist, so stories260K is NOT measured. It belongs to the repository's data/models/ (or the folder NEXTSTATE_SHARED names).`);
+    loud(
+      `stories260K not found: ${stories} does not exist, so stories260K is NOT measured. It belongs to the repository's data/models/ (or the folder NEXTSTATE_SHARED names).`,
+    );
     out.push({ name: 'stories260K', skipped: `${stories} does not exist` });
   }
   for (const dir of extra) {

@@ -13,10 +13,10 @@ export const NOTES = [
   'Prefill is timed to the first token: forward over the prompt, logits and greedy pick. transformers.js computes logits at every prompt position (its ONNX graph returns them all); the engine only at the last.',
   'A measurement whose warm-up shows it would run past the time budget is reported as skipped with the warm-up time; --budget raises the limit.',
   'Ratios are engine / peer, like with like in the same Chromium: engine WebGPU over onnxruntime-web WebGPU, engine CPU (TypeScript, one thread) over onnxruntime-web WASM (SIMD; threads in machine.chromium.peerRuntime). Above 1: the engine is faster.',
-  'Training: one full LoRA step (forward with tape, backward, AdamW; old log-probs given, so no scoring pass) on a batch of the largest inference batch\'s shape; ratioToPrefill divides by that batch\'s prefill rate (mark to beat: 0.33); workRatio is the step\'s projection and LM-head work over a prefill\'s (bench/lib/work.ts), so 1 / workRatio bounds ratioToPrefill at equal FLOP rates, and relativeFlopRate = ratioToPrefill * workRatio.',
+  "Training: one full LoRA step (forward with tape, backward, AdamW; old log-probs given, so no scoring pass) on a batch of the largest inference batch's shape; ratioToPrefill divides by that batch's prefill rate (mark to beat: 0.33); workRatio is the step's projection and LM-head work over a prefill's (bench/lib/work.ts), so 1 / workRatio bounds ratioToPrefill at equal FLOP rates, and relativeFlopRate = ratioToPrefill * workRatio.",
   'Memory: backend.memory() bytes. load.allocatedBytes is the loaded model on the device; training.peakBytes the peak during a step.',
   'Load includes hashing what was read (SHA-256 of config.json and every weights file), which run files name the model by.',
-  'storage.durability: one training step\'s IndexedDB writes as the lab makes them, in Chromium with a profile on disk; msPerStep.default has every write at the browser\'s default durability, msPerStep.strict has the run row, step records and checkpoint strict, as the app writes them; extraMsPerStep is the difference of the medians.',
+  "storage.durability: one training step's IndexedDB writes as the lab makes them, in Chromium with a profile on disk; msPerStep.default has every write at the browser's default durability, msPerStep.strict has the run row, step records and checkpoint strict, as the app writes them; extraMsPerStep is the difference of the medians.",
 ];
 
 export interface Report {

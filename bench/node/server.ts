@@ -34,7 +34,9 @@ function filesRoute(folders: Record<string, string>): Plugin {
     name: 'bench-files',
     configureServer(server) {
       server.middlewares.use(FILES_ROUTE, (req, res, next) => {
-        const [key, ...rest] = decodeURIComponent((req.url ?? '').split('?')[0]).replace(/^\/+/, '').split('/');
+        const [key, ...rest] = decodeURIComponent((req.url ?? '').split('?')[0])
+          .replace(/^\/+/, '')
+          .split('/');
         const root = folders[key];
         if (!root) return next();
         const file = normalize(join(root, ...rest));

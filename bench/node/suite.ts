@@ -45,8 +45,7 @@ export async function runInNode(models: BenchModel[], w: Workload, opts: { dawn:
     const source = new DirSource(m.dir);
     out[m.key] = {
       'cpu-node': await attempt(`the engine on CPU in Node (${m.name})`, () => measureEngine(source, new CpuBackend(), 'node', w, log), log),
-      'webgpu-node':
-        noDawn ?? (await attempt(`the engine on Dawn (${m.name})`, () => withDawn((be) => measureEngine(source, be, 'node', w, log)), log)),
+      'webgpu-node': noDawn ?? (await attempt(`the engine on Dawn (${m.name})`, () => withDawn((be) => measureEngine(source, be, 'node', w, log)), log)),
     };
   }
   return { dawnAdapter, matmul, models: out };

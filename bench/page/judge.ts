@@ -53,7 +53,10 @@ async function cell(key: string, device: 'wasm' | 'webgpu', plan: JudgePlan, log
     const opts = (seed: number) => ({ temperature: 0.6, maxNewTokens: plan.maxNewTokens, seed });
     const turn = async (i: number) => {
       const start = now();
-      await Promise.all([gen.generate(buildBinaryJudgePrompt(action, nextState), opts(2 * i)), gen.generate(buildHintJudgePrompt(action, nextState), opts(2 * i + 1))]);
+      await Promise.all([
+        gen.generate(buildBinaryJudgePrompt(action, nextState), opts(2 * i)),
+        gen.generate(buildHintJudgePrompt(action, nextState), opts(2 * i + 1)),
+      ]);
       return now() - start;
     };
     const warm = await turn(0);
@@ -62,7 +65,16 @@ async function cell(key: string, device: 'wasm' | 'webgpu', plan: JudgePlan, log
     const times: number[] = [];
     for (let i = 1; i <= plan.reps; i++) times.push(await turn(i));
     const turnMs = median(times);
-    return { device, dtype: 'fp32', loadMs, turnMs: round(turnMs), msPerToken: round(turnMs / (2 * plan.maxNewTokens)), votes: 2, maxNewTokens: plan.maxNewTokens, reps: plan.reps };
+    return {
+      device,
+      dtype: 'fp32',
+      loadMs,
+      turnMs: round(turnMs),
+      msPerToken: round(turnMs / (2 * plan.maxNewTokens)),
+      votes: 2,
+      maxNewTokens: plan.maxNewTokens,
+      reps: plan.reps,
+    };
   } finally {
     await gen.dispose();
   }

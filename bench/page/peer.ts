@@ -63,7 +63,11 @@ export async function measurePeer(key: string, device: PeerRun['device'], w: Wor
   const load = { ms: round(now() - t0) };
   log(`${label}: loaded in ${load.ms} ms`);
   try {
-    const inference = await measureBatches(w, (batch) => peerGenerator(lib, model, batch, w), (line) => log(`${label} ${line}`));
+    const inference = await measureBatches(
+      w,
+      (batch) => peerGenerator(lib, model, batch, w),
+      (line) => log(`${label} ${line}`),
+    );
     return { library: `@huggingface/transformers ${lib.env.version}`, device, dtype: 'fp32', load, inference };
   } finally {
     await model.dispose();

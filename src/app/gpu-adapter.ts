@@ -17,11 +17,7 @@ export const KEY_LIMITS = [
 export type KeyLimit = (typeof KEY_LIMITS)[number];
 
 /** Limits measured in bytes (shown as KiB/MiB/GiB); the rest are counts. */
-const BYTE_LIMITS: ReadonlySet<KeyLimit> = new Set<KeyLimit>([
-  'maxStorageBufferBindingSize',
-  'maxBufferSize',
-  'maxComputeWorkgroupStorageSize',
-]);
+const BYTE_LIMITS: ReadonlySet<KeyLimit> = new Set<KeyLimit>(['maxStorageBufferBindingSize', 'maxBufferSize', 'maxComputeWorkgroupStorageSize']);
 
 export interface LimitRow {
   name: KeyLimit;
@@ -147,9 +143,7 @@ export function webGpuHelp(userAgent: string, opts: { secureContext?: boolean } 
   }
   steps.push(BROWSERS);
   if (platform === 'linux') {
-    steps.push(
-      'On Linux, Chrome ships WebGPU switched off: open chrome://flags, enable #enable-unsafe-webgpu and #enable-vulkan, then restart the browser.',
-    );
+    steps.push('On Linux, Chrome ships WebGPU switched off: open chrome://flags, enable #enable-unsafe-webgpu and #enable-vulkan, then restart the browser.');
   } else if (platform === 'mac') {
     steps.push('On macOS, Safari 26 has WebGPU on by default; Chrome 113+ works too.');
   } else if (platform === 'android') {
@@ -167,10 +161,7 @@ interface NavigatorLike {
 }
 
 /** Ask for an adapter and summarize it, or explain why there is none. Never throws. */
-export async function probeGpuAdapter(
-  nav: NavigatorLike = navigator,
-  secureContext: boolean | undefined = globalThis.isSecureContext,
-): Promise<ProbeResult> {
+export async function probeGpuAdapter(nav: NavigatorLike = navigator, secureContext: boolean | undefined = globalThis.isSecureContext): Promise<ProbeResult> {
   const help = webGpuHelp(nav.userAgent, { secureContext });
   if (!nav.gpu) {
     const reason =

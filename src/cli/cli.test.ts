@@ -14,13 +14,21 @@ const bin = resolve(__dirname, '../../bin/nextstate.mjs');
 async function run(...argv: string[]) {
   const out: string[] = [];
   const err: string[] = [];
-  const code = await main(argv, (l) => out.push(l), (l) => err.push(l));
+  const code = await main(
+    argv,
+    (l) => out.push(l),
+    (l) => err.push(l),
+  );
   return { code, out, err };
 }
 
 describe('nextstate CLI on stories260K', () => {
   it('generate --json prints the documented greedy continuation through the real bin', () => {
-    const stdout = execFileSync(process.execPath, [bin, 'generate', '--model', stories!, '--prompt', 'Once upon a time', '--max-new-tokens', '25', '--greedy', '--json'], { encoding: 'utf8' });
+    const stdout = execFileSync(
+      process.execPath,
+      [bin, 'generate', '--model', stories!, '--prompt', 'Once upon a time', '--max-new-tokens', '25', '--greedy', '--json'],
+      { encoding: 'utf8' },
+    );
     const r = JSON.parse(stdout);
     expect(r.text.startsWith(', there was a little girl named Lily.')).toBe(true);
     expect(r.tokens.length).toBe(r.logprobs.length);
@@ -41,16 +49,24 @@ describe('nextstate CLI on stories260K', () => {
     const s = JSON.parse(r.out[0]);
     expect(s.tokens).toEqual(gen.tokens);
     s.logprobs.forEach((lp: number, i: number) => expect(lp).toBeCloseTo(gen.logprobs[i], 4));
-    expect(s.sum).toBeCloseTo(s.logprobs.reduce((a: number, b: number) => a + b, 0), 6);
+    expect(s.sum).toBeCloseTo(
+      s.logprobs.reduce((a: number, b: number) => a + b, 0),
+      6,
+    );
   });
 
   it('train raises the mean log-prob of positively rewarded completions, writes PEFT files, and score --adapter applies them', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'nextstate-train-'));
     const data = join(dir, 'data.jsonl');
-    writeFileSync(data, [
-      { prompt: 'Once upon a time', completion: ' there was a dog named Max.', advantage: 1 },
-      { prompt: 'The cat', completion: ' sat on the big red mat.', advantage: 1 },
-    ].map((x) => JSON.stringify(x)).join('\n'));
+    writeFileSync(
+      data,
+      [
+        { prompt: 'Once upon a time', completion: ' there was a dog named Max.', advantage: 1 },
+        { prompt: 'The cat', completion: ' sat on the big red mat.', advantage: 1 },
+      ]
+        .map((x) => JSON.stringify(x))
+        .join('\n'),
+    );
     const out = join(dir, 'adapter');
     const r = await run('train', '--model', stories!, '--data', data, '--out', out, '--steps', '3', '--lr', '0.003', '--lora-rank', '4', '--json');
     expect(r.code).toBe(0);
@@ -62,7 +78,9 @@ describe('nextstate CLI on stories260K', () => {
     expect(existsSync(join(out, 'adapter_model.safetensors'))).toBe(true);
     expect(JSON.parse(readFileSync(join(out, 'adapter_config.json'), 'utf8')).r).toBe(4);
     const base = JSON.parse((await run('score', '--model', stories!, '--prompt', 'The cat', '--completion', ' sat on the big red mat.', '--json')).out[0]);
-    const tuned = JSON.parse((await run('score', '--model', stories!, '--prompt', 'The cat', '--completion', ' sat on the big red mat.', '--adapter', out, '--json')).out[0]);
+    const tuned = JSON.parse(
+      (await run('score', '--model', stories!, '--prompt', 'The cat', '--completion', ' sat on the big red mat.', '--adapter', out, '--json')).out[0],
+    );
     expect(tuned.sum).toBeGreaterThan(base.sum);
   });
 
@@ -153,7 +171,10 @@ describe('nextstate run, inspect and export', () => {
     // The run file names the local folder; its path stays on this machine.
     expect(inspected.header.run.config.models.policy.model).toBe(basename(stories));
     // ...and the model by content: the SHA-256 of what the run loaded, as sha256sum prints it.
-    const sha256sum = (f: string) => createHash('sha256').update(readFileSync(join(stories!, f))).digest('hex');
+    const sha256sum = (f: string) =>
+      createHash('sha256')
+        .update(readFileSync(join(stories!, f)))
+        .digest('hex');
     expect(inspected.header.models.policy).toEqual({
       id: basename(stories),
       files: { 'config.json': sha256sum('config.json'), 'model.safetensors': sha256sum('model.safetensors') },
@@ -166,14 +187,19 @@ describe('nextstate run, inspect and export', () => {
     const samples = join(dir, 'samples.jsonl');
     expect((await run('export', file, '--peft', peft, '--samples', samples)).code).toBe(0);
     expect(JSON.parse(readFileSync(join(peft, 'adapter_config.json'), 'utf8')).peft_type).toBe('LORA');
-    const rows = readFileSync(samples, 'utf8').trim().split('\n').map((l) => JSON.parse(l));
+    const rows = readFileSync(samples, 'utf8')
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l));
     expect(rows.length).toBeGreaterThanOrEqual(4);
     for (const row of rows) expect(row.advantages.length).toBe(row.completion_ids.length);
     // A personal-track run's prompts list no tools, so its rows carry no tools column.
     expect(rows.some((row) => 'tools' in row)).toBe(false);
     // The trained adapter from the file changes the policy's scores.
     const base = JSON.parse((await run('score', '--model', stories!, '--prompt', 'Once upon a time', '--completion', ' the dog was happy.', '--json')).out[0]);
-    const tuned = JSON.parse((await run('score', '--model', stories!, '--prompt', 'Once upon a time', '--completion', ' the dog was happy.', '--adapter', peft, '--json')).out[0]);
+    const tuned = JSON.parse(
+      (await run('score', '--model', stories!, '--prompt', 'Once upon a time', '--completion', ' the dog was happy.', '--adapter', peft, '--json')).out[0],
+    );
     expect(tuned.sum).not.toBeCloseTo(base.sum, 6);
   });
 });

@@ -22,11 +22,14 @@ export async function generateCommand(argv: string[], out: (line: string) => voi
   const prompt = required(v, 'prompt');
   const temperature = number(v, 'temperature', 0, isNonNegative);
   if (v.greedy && temperature > 0) throw new UsageError('--greedy and --temperature exclude each other');
-  const sampling = v.greedy || temperature === 0 ? GREEDY : {
-    temperature,
-    topP: number(v, 'top-p', 1, (p) => p > 0 && p <= 1),
-    topK: number(v, 'top-k', 0, (k) => Number.isInteger(k) && k >= 0),
-  };
+  const sampling =
+    v.greedy || temperature === 0
+      ? GREEDY
+      : {
+          temperature,
+          topP: number(v, 'top-p', 1, (p) => p > 0 && p <= 1),
+          topK: number(v, 'top-k', 0, (k) => Number.isInteger(k) && k >= 0),
+        };
   const policy = await loadPolicy(required(v, 'model'), await createBackend(v.backend));
   const [g] = await policy.generate([v.chat ? [{ role: 'user', content: prompt }] : prompt], {
     maxNewTokens: number(v, 'max-new-tokens', 128, isPositiveInt),

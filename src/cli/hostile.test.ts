@@ -27,7 +27,10 @@ async function runFile(label: string, modelId = 'test/tiny-qwen3'): Promise<stri
 }
 
 async function failure(command: Promise<void>): Promise<Error> {
-  const err = await command.then(() => null, (e: Error) => e);
+  const err = await command.then(
+    () => null,
+    (e: Error) => e,
+  );
   expect(err, 'expected the command to fail').toBeInstanceOf(Error);
   return err!;
 }
@@ -59,7 +62,9 @@ describe.each(Object.entries(commands))('%s on paths that are not run files', (_
     closeSync(fd);
     const before = process.memoryUsage().rss;
     const err = await failure(command(huge));
-    expect(err.message).toBe('This run file is larger than the import limit of 200 MB (1.5 GB). If you trust it, raise the limit (maxBytes) and import it again.');
+    expect(err.message).toBe(
+      'This run file is larger than the import limit of 200 MB (1.5 GB). If you trust it, raise the limit (maxBytes) and import it again.',
+    );
     expect(process.memoryUsage().rss - before).toBeLessThan(100_000_000);
   }, 5_000);
 
@@ -81,7 +86,9 @@ describe('inspect prints text from the file with its control characters escaped'
     await inspectCommand([file], (l) => out.push(l));
     expect(out).toHaveLength(5);
     for (const line of out) expect(line).not.toMatch(/[\u0000-\u001f\u007f-\u009f\u202a-\u202e]/);
-    expect(out[1]).toBe('run "ok\\u001b[2J\\u001b[H\\u000d\\u000aforged: run "x" (finished)\\u009b31m\\u202ereversed" (finished), created 1970-01-01T00:00:01.000Z');
+    expect(out[1]).toBe(
+      'run "ok\\u001b[2J\\u001b[H\\u000d\\u000aforged: run "x" (finished)\\u009b31m\\u202ereversed" (finished), created 1970-01-01T00:00:01.000Z',
+    );
     expect(out[2]).toBe('  policy: models/\\u001b]0;title\\u0007qwen');
     expect(out[3]).toMatch(/; integrity: verified \(the SHA-256 of the header and of every line after it match\)$/);
   });
@@ -160,7 +167,11 @@ describe('train --data', () => {
   });
 
   it('refuses invalid UTF-8, naming the line, instead of training on U+FFFD', () => {
-    const bad = new Uint8Array([...new TextEncoder().encode(`${rows}\n{"prompt": "caf`), 0xe9, ...new TextEncoder().encode('", "completion": "x", "advantage": 1}')]);
+    const bad = new Uint8Array([
+      ...new TextEncoder().encode(`${rows}\n{"prompt": "caf`),
+      0xe9,
+      ...new TextEncoder().encode('", "completion": "x", "advantage": 1}'),
+    ]);
     expect(() => decodeTrainData(bad, 'data.jsonl')).toThrow('data.jsonl:2: not valid UTF-8 text; save the file as UTF-8');
   });
 });

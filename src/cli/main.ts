@@ -31,7 +31,11 @@ export function help(): string {
   return ['usage:', ...Object.values(COMMANDS).map((c) => `  ${c.usage}`)].join('\n');
 }
 
-export async function main(argv: string[], out: (line: string) => void = (l) => console.log(l), err: (line: string) => void = (l) => console.error(l)): Promise<number> {
+export async function main(
+  argv: string[],
+  out: (line: string) => void = (l) => console.log(l),
+  err: (line: string) => void = (l) => console.error(l),
+): Promise<number> {
   const [name, ...rest] = argv;
   if (!name || name === '--help' || name === 'help') {
     out(help());

@@ -22,7 +22,8 @@ function shape(v: Record<string, unknown>, name: string): { n: number; tokens: n
   const x = v[name];
   if (x === undefined) return null;
   const m = typeof x === 'string' ? /^(\d+)x(\d+)$/.exec(x) : null;
-  if (!m || !isPositiveInt(Number(m[1])) || !isPositiveInt(Number(m[2]))) throw new UsageError(`--${name} must be SEQUENCESxTOKENS such as 16x512, got ${JSON.stringify(x)}`);
+  if (!m || !isPositiveInt(Number(m[1])) || !isPositiveInt(Number(m[2])))
+    throw new UsageError(`--${name} must be SEQUENCESxTOKENS such as 16x512, got ${JSON.stringify(x)}`);
   return { n: Number(m[1]), tokens: Number(m[2]) };
 }
 

@@ -4,10 +4,38 @@ import { configForMethod } from './reproduce';
 import { reproductionMarkdown, reproductionSvg, reproductionTable, type RunScores } from './reproduce-report';
 
 const runs: RunScores[] = [
-  { method: 'binary', seed: 1, scores: [{ step: 0, score: 0.25 }, { step: 8, score: 0 }] },
-  { method: 'binary', seed: 2, scores: [{ step: 0, score: 0.5 }, { step: 8, score: 0.5 }] },
-  { method: 'combined', seed: 1, scores: [{ step: 0, score: 0.25 }, { step: 8, score: 0.75 }] },
-  { method: 'combined', seed: 2, scores: [{ step: 0, score: 0.5 }, { step: 8, score: 1 }] },
+  {
+    method: 'binary',
+    seed: 1,
+    scores: [
+      { step: 0, score: 0.25 },
+      { step: 8, score: 0 },
+    ],
+  },
+  {
+    method: 'binary',
+    seed: 2,
+    scores: [
+      { step: 0, score: 0.5 },
+      { step: 8, score: 0.5 },
+    ],
+  },
+  {
+    method: 'combined',
+    seed: 1,
+    scores: [
+      { step: 0, score: 0.25 },
+      { step: 8, score: 0.75 },
+    ],
+  },
+  {
+    method: 'combined',
+    seed: 2,
+    scores: [
+      { step: 0, score: 0.5 },
+      { step: 8, score: 1 },
+    ],
+  },
 ];
 
 describe('the reproduction report', () => {

@@ -49,7 +49,14 @@ export function reproductionTable(runs: readonly RunScores[], steps: readonly nu
   const seeds = [...new Set(runs.map((r) => r.seed))].sort((a, b) => a - b);
   const methods = [...new Set(runs.map((r) => r.method))];
   // The base is the untrained policy: step 0 of any run of that seed (all methods share it).
-  const base = seeds.map((seed) => at(runs.find((r) => r.seed === seed)!, 0)).filter((x): x is number => x !== undefined);
+  const base = seeds
+    .map((seed) =>
+      at(
+        runs.find((r) => r.seed === seed)!,
+        0,
+      ),
+    )
+    .filter((x): x is number => x !== undefined);
   const rows: ReproductionTable['rows'] = [{ method: 'base', cells: steps.map(() => cell(base)) }];
   for (const method of methods) {
     const mine = runs.filter((r) => r.method === method);
@@ -95,11 +102,16 @@ export function reproductionSvg(runs: readonly RunScores[], o: { width?: number;
     `<rect width="${width}" height="${height}" fill="white"/>`,
   ];
   for (const v of [0, 0.25, 0.5, 0.75, 1]) {
-    parts.push(`<line x1="${pad.left}" x2="${width - pad.right}" y1="${y(v)}" y2="${y(v)}" stroke="#ddd"/>`, `<text x="${pad.left - 6}" y="${y(v) + 4}" text-anchor="end">${v.toFixed(2)}</text>`);
+    parts.push(
+      `<line x1="${pad.left}" x2="${width - pad.right}" y1="${y(v)}" y2="${y(v)}" stroke="#ddd"/>`,
+      `<text x="${pad.left - 6}" y="${y(v) + 4}" text-anchor="end">${v.toFixed(2)}</text>`,
+    );
   }
   for (const s of steps) parts.push(`<text x="${x(s)}" y="${height - pad.bottom + 16}" text-anchor="middle">${s}</text>`);
   parts.push(`<text x="${(pad.left + width - pad.right) / 2}" y="${height - 6}" text-anchor="middle">training step</text>`);
-  parts.push(`<text x="14" y="${(pad.top + height - pad.bottom) / 2}" transform="rotate(-90 14 ${(pad.top + height - pad.bottom) / 2})" text-anchor="middle">personalization score</text>`);
+  parts.push(
+    `<text x="14" y="${(pad.top + height - pad.bottom) / 2}" transform="rotate(-90 14 ${(pad.top + height - pad.bottom) / 2})" text-anchor="middle">personalization score</text>`,
+  );
   const methods = [...new Set(runs.map((r) => r.method))];
   methods.forEach((method, i) => {
     const mine = runs.filter((r) => r.method === method);

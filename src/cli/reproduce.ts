@@ -19,7 +19,10 @@ export const usage = `nextstate reproduce --config RUN.json --out DIR [--seeds 1
   DIR/reproduction.md and DIR/reproduction.svg`;
 
 function list<T>(text: string, name: string, read: (item: string) => T | null): T[] {
-  const items = text.split(',').map((s) => s.trim()).filter(Boolean);
+  const items = text
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);
   const out = items.map((item) => {
     const x = read(item);
     if (x === null) throw new UsageError(`--${name}: ${JSON.stringify(item)} is not valid`);
@@ -77,7 +80,11 @@ export async function reproduceCommand(argv: string[], out: (line: string) => vo
       if (status !== 'finished') throw new Error(`the ${method} run of seed ${seed} ${status}; see ${written}`);
       runs.push({ method, seed, scores });
       const line = { type: 'run', method, seed, scores, file: written, seconds: (Date.now() - t0) / 1000 };
-      out(v.json ? JSON.stringify(line) : `${method} seed ${seed}: ${scores.map((s) => `${s.step}:${s.score.toFixed(3)}`).join(' -> ')} (${line.seconds.toFixed(0)} s, ${written})`);
+      out(
+        v.json
+          ? JSON.stringify(line)
+          : `${method} seed ${seed}: ${scores.map((s) => `${s.step}:${s.score.toFixed(3)}`).join(' -> ')} (${line.seconds.toFixed(0)} s, ${written})`,
+      );
     }
   }
   const reportSteps = [...new Set([0, ...runs.flatMap((r) => r.scores.map((s) => s.step))])].sort((a, b) => a - b);

@@ -94,7 +94,12 @@ export async function runCommand(argv: string[], out: (line: string) => void): P
   config.schedule.steps = number(v, 'steps', config.schedule.steps, isPositiveInt);
 
   const file = typeof v.out === 'string' ? v.out : undefined;
-  const { status, records, file: written, modelDir } = await runToFile(config, {
+  const {
+    status,
+    records,
+    file: written,
+    modelDir,
+  } = await runToFile(config, {
     file,
     onLine: (line) => out(v.json ? JSON.stringify(line) : describe(line as Record<string, unknown>)),
   });
@@ -111,14 +116,19 @@ export async function runToFile(
 ): Promise<{ status: string; records: RunRecord[]; file: string; modelDir?: string }> {
   const records: RunRecord[] = [];
   const created = Date.now();
-  const { loop, policy } = await createRun(config, await createBackend(config.models.policy.backend ?? 'cpu'), {
-    append: async (rs) => void records.push(...rs),
-  }, {
-    onRecord: (r) => {
-      const line = eventLine(r);
-      if (line) o.onLine?.(line);
+  const { loop, policy } = await createRun(
+    config,
+    await createBackend(config.models.policy.backend ?? 'cpu'),
+    {
+      append: async (rs) => void records.push(...rs),
     },
-  });
+    {
+      onRecord: (r) => {
+        const line = eventLine(r);
+        if (line) o.onLine?.(line);
+      },
+    },
+  );
   const stop = () => loop.stop();
   process.once('SIGINT', stop);
   let status: string;

@@ -17,12 +17,13 @@ export async function scoreCommand(argv: string[], out: (line: string) => void):
   });
   const backend = await createBackend(v.backend);
   const policy = await loadPolicy(required(v, 'model'), backend);
-  const lora = typeof v.adapter === 'string'
-    ? adapterFromPeft(backend, policy.config, {
-        weights: readFileSync(join(v.adapter, PEFT_WEIGHTS)),
-        config: readFileSync(join(v.adapter, PEFT_CONFIG), 'utf8'),
-      })
-    : undefined;
+  const lora =
+    typeof v.adapter === 'string'
+      ? adapterFromPeft(backend, policy.config, {
+          weights: readFileSync(join(v.adapter, PEFT_WEIGHTS)),
+          config: readFileSync(join(v.adapter, PEFT_CONFIG), 'utf8'),
+        })
+      : undefined;
   const [s] = await policy.scoreText([{ prompt: required(v, 'prompt'), completion: required(v, 'completion') }], lora);
   const logprobs = Array.from(s.logprobs);
   const sum = logprobs.reduce((a, b) => a + b, 0);

@@ -28,7 +28,11 @@ const completion = ' sat on the big red mat.';
 async function run(...argv: string[]) {
   const out: string[] = [];
   const err: string[] = [];
-  const code = await main(argv, (l) => out.push(l), (l) => err.push(l));
+  const code = await main(
+    argv,
+    (l) => out.push(l),
+    (l) => err.push(l),
+  );
   return { code, out, err };
 }
 
@@ -36,7 +40,10 @@ async function run(...argv: string[]) {
 function readSafetensorsByHand(bytes: Uint8Array): Map<string, { shape: number[]; data: Float32Array }> {
   const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
   const n = Number(view.getBigUint64(0, true));
-  const header = JSON.parse(new TextDecoder().decode(bytes.subarray(8, 8 + n))) as Record<string, { dtype: string; shape: number[]; data_offsets: [number, number] }>;
+  const header = JSON.parse(new TextDecoder().decode(bytes.subarray(8, 8 + n))) as Record<
+    string,
+    { dtype: string; shape: number[]; data_offsets: [number, number] }
+  >;
   const out = new Map<string, { shape: number[]; data: Float32Array }>();
   for (const [name, t] of Object.entries(header)) {
     if (name === '__metadata__') continue;
@@ -53,10 +60,15 @@ describe('nextstate train --full on stories260K', () => {
   it('raises the completion log-prob with A = +1 and writes a folder that scores the same however it is read', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'nextstate-full-'));
     const data = join(dir, 'data.jsonl');
-    writeFileSync(data, [
-      { prompt: 'Once upon a time', completion: ' there was a dog named Max.', advantage: 1 },
-      { prompt, completion, advantage: 1 },
-    ].map((x) => JSON.stringify(x)).join('\n'));
+    writeFileSync(
+      data,
+      [
+        { prompt: 'Once upon a time', completion: ' there was a dog named Max.', advantage: 1 },
+        { prompt, completion, advantage: 1 },
+      ]
+        .map((x) => JSON.stringify(x))
+        .join('\n'),
+    );
     const out = join(dir, 'full');
     // The reference's defaults: lr 1e-5, weight decay 0.1, betas (0.9, 0.98).
     const r = await run('train', '--full', '--model', stories!, '--data', data, '--out', out, '--steps', '3', '--json');
@@ -87,7 +99,10 @@ describe('nextstate train --full on stories260K', () => {
     const onnxDir = join(dir, 'onnx-oracle');
     mkdirSync(join(onnxDir, 'onnx'), { recursive: true });
     writeFileSync(join(onnxDir, 'config.json'), readFileSync(join(out, 'config.json')));
-    writeFileSync(join(onnxDir, 'onnx', 'model.onnx'), buildDecoderOnnx(config, (name) => tensors.get(name)!));
+    writeFileSync(
+      join(onnxDir, 'onnx', 'model.onnx'),
+      buildDecoderOnnx(config, (name) => tensors.get(name)!),
+    );
     const oracle = await OrtOracle.open(onnxDir);
     try {
       const ids = [...promptIds, ...cli.tokens];

@@ -3,7 +3,15 @@ import { totalmem } from 'node:os';
 import { join } from 'node:path';
 import type { Backend } from '../gpu/backend';
 import { PROJECTIONS, type Projection } from '../gpu/config';
-import { checkFullTrainingFits, copyWeights, fullModelFolder, OPTIMIZER_FILE, optimizerFromSafetensors, optimizerToSafetensors, parameterShape } from '../gpu/full';
+import {
+  checkFullTrainingFits,
+  copyWeights,
+  fullModelFolder,
+  OPTIMIZER_FILE,
+  optimizerFromSafetensors,
+  optimizerToSafetensors,
+  parameterShape,
+} from '../gpu/full';
 import { loadConfig } from '../gpu/load';
 import { LoraAdapter } from '../gpu/lora';
 import { CausalLM } from '../gpu/model';
@@ -62,22 +70,25 @@ export function decodeTrainData(bytes: Uint8Array, file: string): string {
 export function parseTrainData(text: string, file: string): DataLine[] {
   const rows: DataLine[] = [];
   // Editors on Windows start UTF-8 files with a byte-order mark; it is not part of line 1.
-  text.replace(/^\uFEFF/, '').split('\n').forEach((line, i) => {
-    if (!line.trim()) return;
-    const where = `${file}:${i + 1}`;
-    let o: Record<string, unknown>;
-    try {
-      o = JSON.parse(line);
-    } catch {
-      throw new UsageError(`${where}: not valid JSON`);
-    }
-    if (typeof o?.prompt !== 'string') throw new UsageError(`${where}: "prompt" must be a string`);
-    if (typeof o.completion !== 'string' || !o.completion) throw new UsageError(`${where}: "completion" must be a non-empty string`);
-    const a = o.advantage;
-    const ok = (typeof a === 'number' && Number.isFinite(a)) || (Array.isArray(a) && a.every((x) => typeof x === 'number' && Number.isFinite(x)));
-    if (!ok) throw new UsageError(`${where}: "advantage" must be a number or an array of numbers`);
-    rows.push(o as unknown as DataLine);
-  });
+  text
+    .replace(/^\uFEFF/, '')
+    .split('\n')
+    .forEach((line, i) => {
+      if (!line.trim()) return;
+      const where = `${file}:${i + 1}`;
+      let o: Record<string, unknown>;
+      try {
+        o = JSON.parse(line);
+      } catch {
+        throw new UsageError(`${where}: not valid JSON`);
+      }
+      if (typeof o?.prompt !== 'string') throw new UsageError(`${where}: "prompt" must be a string`);
+      if (typeof o.completion !== 'string' || !o.completion) throw new UsageError(`${where}: "completion" must be a non-empty string`);
+      const a = o.advantage;
+      const ok = (typeof a === 'number' && Number.isFinite(a)) || (Array.isArray(a) && a.every((x) => typeof x === 'number' && Number.isFinite(x)));
+      if (!ok) throw new UsageError(`${where}: "advantage" must be a number or an array of numbers`);
+      rows.push(o as unknown as DataLine);
+    });
   if (!rows.length) throw new UsageError(`${file} has no samples`);
   return rows;
 }
@@ -130,7 +141,9 @@ export async function trainCommand(argv: string[], out: (line: string) => void):
   const fullOnly = ['freeze-embedding', 'resume'].filter((k) => v[k] !== undefined);
   if (!full && fullOnly.length) throw new UsageError(`--${fullOnly[0]} needs --full`);
   const rows = parseTrainData(decodeTrainData(readFileSync(dataFile), dataFile), dataFile);
-  const targets = String(v.targets ?? 'q,k,v,o,gate,up,down').split(',').map((t) => `${t.trim()}_proj`);
+  const targets = String(v.targets ?? 'q,k,v,o,gate,up,down')
+    .split(',')
+    .map((t) => `${t.trim()}_proj`);
   const bad = targets.filter((t) => !PROJECTIONS.includes(t as Projection));
   if (bad.length) throw new UsageError(`--targets: unknown ${bad.join(', ')}; use q,k,v,o,gate,up,down`);
   const rank = number(v, 'lora-rank', 16, isPositiveInt);
@@ -145,7 +158,8 @@ export async function trainCommand(argv: string[], out: (line: string) => void):
     epsHigh: number(v, 'clip-high', defaults.epsHigh, isNonNegative),
   };
   const optimizerFile = join(modelArg, OPTIMIZER_FILE);
-  if (v.resume && !existsSync(optimizerFile)) throw new UsageError(`--resume: ${optimizerFile} not found; resume from a folder that nextstate train --full wrote`);
+  if (v.resume && !existsSync(optimizerFile))
+    throw new UsageError(`--resume: ${optimizerFile} not found; resume from a folder that nextstate train --full wrote`);
   const backend = await createBackend(v.backend);
   let policy: Policy;
   let trainer: Trainer;
@@ -162,7 +176,12 @@ export async function trainCommand(argv: string[], out: (line: string) => void):
     trainer = t;
   } else {
     policy = await loadPolicy(modelArg, backend);
-    lora = LoraAdapter.init(backend, policy.config, { rank, alpha: number(v, 'lora-alpha', 2 * rank, isNonNegative), targets: targets as Projection[] }, number(v, 'seed', 0, Number.isInteger));
+    lora = LoraAdapter.init(
+      backend,
+      policy.config,
+      { rank, alpha: number(v, 'lora-alpha', 2 * rank, isNonNegative), targets: targets as Projection[] },
+      number(v, 'seed', 0, Number.isInteger),
+    );
     trainer = new LoraTrainer(policy.model, lora, settings);
   }
   const samples = rows.map((r, i) => toSample(policy, r, i));
@@ -177,7 +196,11 @@ export async function trainCommand(argv: string[], out: (line: string) => void):
   for (let s = 0; s < steps; s++) {
     const picked = Array.from({ length: batch }, (_, i) => samples[(s * batch + i) % samples.length]);
     const stats = await trainer.trainStep(picked, { reference });
-    out(v.json ? JSON.stringify(stats) : `step ${stats.step}: loss ${stats.loss.toFixed(5)} grad-norm ${stats.gradNorm.toFixed(4)} entropy ${stats.entropy.toFixed(3)} ${stats.stepMs.toFixed(0)} ms${stats.skipped ? ` SKIPPED: ${stats.skipped}` : ''}`);
+    out(
+      v.json
+        ? JSON.stringify(stats)
+        : `step ${stats.step}: loss ${stats.loss.toFixed(5)} grad-norm ${stats.gradNorm.toFixed(4)} entropy ${stats.entropy.toFixed(3)} ${stats.stepMs.toFixed(0)} ms${stats.skipped ? ` SKIPPED: ${stats.skipped}` : ''}`,
+    );
   }
   const after = await meanLogp();
   mkdirSync(outDir, { recursive: true });

@@ -39,7 +39,11 @@ const CHECK = { maxNewTokens: 48, temperature: 1, seed: 11 };
 /** A child (the default: dog Max, a ball) on each story opening, with the rules judge's hint for the name, the thing and bedtime. */
 function labCases(count: number, wishes: { favourite?: string } = {}): HintCase[] {
   const child = normaliseChild(wishes);
-  const hint = `${storyHintLead(child)} ${joinList(storytellerRules(child).issues.filter((i) => ['no-name', 'no-favourite', 'no-bedtime'].includes(i.id)).map((i) => i.fix))}.`;
+  const hint = `${storyHintLead(child)} ${joinList(
+    storytellerRules(child)
+      .issues.filter((i) => ['no-name', 'no-favourite', 'no-bedtime'].includes(i.id))
+      .map((i) => i.fix),
+  )}.`;
   const openings = storyOpenings(child.subject);
   return Array.from({ length: count }, (_, i) => ({ ...child, beginning: openings[i % openings.length].question, instruction: hint }));
 }
@@ -50,7 +54,7 @@ describe('the storyteller demo model', () => {
     expect(demo.tokenizer.encode('Once upon a time')).toEqual(base.tokenizer.encode('Once upon a time'));
   });
 
-  it('writes what the lab\'s own hint asks for, for a kite and for the default ball, and what a held-out wording asks for far more often than without it', async () => {
+  it("writes what the lab's own hint asks for, for a kite and for the default ball, and what a held-out wording asks for far more often than without it", async () => {
     // The rules judge's hint for the default child, as the lab gives it.
     const lab = await hintEffect(demo, labCases(48, { favourite: 'kite' }), CHECK);
     const labDefault = await hintEffect(demo, labCases(48), CHECK);

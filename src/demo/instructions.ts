@@ -78,12 +78,7 @@ const CLAUSES: Record<Trait, Record<Split, Template[]>> = {
     heldOut: [() => 'be nice and happy, with good friends', () => 'the friends should love and help each other'],
   },
   gentle: {
-    train: [
-      () => 'keep it gentle, with nobody mean, hurt, scared or sad',
-      () => 'no scary parts',
-      () => 'nobody is mean or sad',
-      () => 'keep it gentle',
-    ],
+    train: [() => 'keep it gentle, with nobody mean, hurt, scared or sad', () => 'no scary parts', () => 'nobody is mean or sad', () => 'keep it gentle'],
     heldOut: [() => 'nothing scary or mean please', () => 'do not make anyone sad or scared'],
   },
 };

@@ -125,7 +125,9 @@ export async function makeDemoModel(base: Policy, options: Partial<DemoModelOpti
       if (stats.skipped) log(`  step ${step}: skipped (${stats.skipped})`);
       if (step % 10 === 0 || step === totalSteps) {
         after = await meanLogp(base, heldOut, adapter);
-        log(`  step ${step}/${totalSteps} (epoch ${epoch + 1}): held-out log-likelihood ${after.toFixed(4)}, grad norm ${stats.gradNorm.toFixed(3)} (${seconds()} s)`);
+        log(
+          `  step ${step}/${totalSteps} (epoch ${epoch + 1}): held-out log-likelihood ${after.toFixed(4)}, grad norm ${stats.gradNorm.toFixed(3)} (${seconds()} s)`,
+        );
       }
     }
   }

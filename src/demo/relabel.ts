@@ -89,7 +89,10 @@ function plan(rand: () => number, conditioned: boolean): Plan {
   const bedtime = rand() < (name || favourite ? 0.35 : 1);
   const who = name ?? `The ${subject}`;
   const sentences = [favourite ? pick(FAVOURITE_LEADS, rand)(who, favourite) : '', bedtime ? pick(BEDTIME_LEADS, rand)(who) : ''];
-  const lead = (rand() < 0.5 ? sentences : sentences.reverse()).filter(Boolean).map((x) => ` ${x}`).join('');
+  const lead = (rand() < 0.5 ? sentences : sentences.reverse())
+    .filter(Boolean)
+    .map((x) => ` ${x}`)
+    .join('');
   const named = name ? withName(beginning, subject, name) : beginning;
   return { subject, beginning, primed: named + lead, lead, name, favourite, bedtime, conditioned };
 }
@@ -139,7 +142,12 @@ export async function relabeledStories(policy: Policy, o: RelabelOptions, split:
     const plans = Array.from({ length: o.batch }, () => plan(rand, kept.plain >= want.plain || rand() >= o.unconditioned));
     const gens = await policy.generate(
       plans.map((p) => p.primed),
-      { maxNewTokens: o.maxNewTokens, sampling: { temperature: o.temperature, topP: 1, topK: 0 }, seed: o.seed * 1_000_003 + batchIndex * o.batch, signal: o.signal },
+      {
+        maxNewTokens: o.maxNewTokens,
+        sampling: { temperature: o.temperature, topP: 1, topK: 0 },
+        seed: o.seed * 1_000_003 + batchIndex * o.batch,
+        signal: o.signal,
+      },
     );
     batchIndex++;
     for (const [j, p] of plans.entries()) {

@@ -9,7 +9,9 @@ function reloadOnce(): void {
   // A browser that ignores the worker's headers would otherwise reload forever.
   try {
     if (sessionStorage.getItem(RELOADED)) {
-      console.warn('Next-State Lab: this page is not cross-origin isolated, even through its service worker; multi-threaded WASM is off. Serve it with the headers in the README (Deploying).');
+      console.warn(
+        'Next-State Lab: this page is not cross-origin isolated, even through its service worker; multi-threaded WASM is off. Serve it with the headers in the README (Deploying).',
+      );
       return;
     }
     sessionStorage.setItem(RELOADED, '1');
@@ -33,7 +35,9 @@ if (globalThis.crossOriginIsolated) {
   } else {
     navigator.serviceWorker.addEventListener('controllerchange', reloadOnce);
     navigator.serviceWorker.register(worker).catch((e: unknown) => {
-      console.warn(`Next-State Lab: the cross-origin isolation service worker did not install (${(e as Error).message}); serve the site with the headers in the README (Deploying).`);
+      console.warn(
+        `Next-State Lab: the cross-origin isolation service worker did not install (${(e as Error).message}); serve the site with the headers in the README (Deploying).`,
+      );
     });
   }
 }

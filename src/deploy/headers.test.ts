@@ -1,7 +1,17 @@
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { apacheHtaccess, apacheLines, CONTENT_SECURITY_POLICY, hostHeaderFiles, isolationHeaders, netlifyHeaders, nginxLines, securityHeaders, vercelJson } from './headers';
+import {
+  apacheHtaccess,
+  apacheLines,
+  CONTENT_SECURITY_POLICY,
+  hostHeaderFiles,
+  isolationHeaders,
+  netlifyHeaders,
+  nginxLines,
+  securityHeaders,
+  vercelJson,
+} from './headers';
 import { securityHeaders as viteHeaders } from '../../vite.config';
 
 describe('the security headers', () => {
@@ -31,7 +41,13 @@ describe('the security headers', () => {
 
   it("match the README's Deploying lines for Apache and nginx", () => {
     const readme = readFileSync(resolve(import.meta.dirname, '../../README.md'), 'utf8');
-    const block = (lang: string) => readme.match(new RegExp('```' + lang + '\\n([^`]*)```'))?.[1].split('\n').map((l) => l.trim()).filter(Boolean).join('\n');
+    const block = (lang: string) =>
+      readme
+        .match(new RegExp('```' + lang + '\\n([^`]*)```'))?.[1]
+        .split('\n')
+        .map((l) => l.trim())
+        .filter(Boolean)
+        .join('\n');
     expect(block('apache'), 'README (Deploying): paste apacheLines() from src/deploy/headers.ts').toBe(apacheLines());
     expect(block('nginx'), 'README (Deploying): paste nginxLines() from src/deploy/headers.ts').toBe(nginxLines());
   });

@@ -52,7 +52,14 @@ export function apacheLines(): string {
 }
 
 export function apacheHtaccess(): string {
-  return ['<IfModule mod_headers.c>', ...apacheLines().split('\n').map((l) => `  ${l}`), '</IfModule>', ''].join('\n');
+  return [
+    '<IfModule mod_headers.c>',
+    ...apacheLines()
+      .split('\n')
+      .map((l) => `  ${l}`),
+    '</IfModule>',
+    '',
+  ].join('\n');
 }
 
 /** nginx, inside the `server` or `location` block that serves the folder. */

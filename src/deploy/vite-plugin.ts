@@ -55,7 +55,8 @@ export function staticHosting(): Plugin {
         // Right after the charset (which must come first): a meta CSP governs only what follows
         // it, and the fallback must run before the app does.
         const charset = /<meta charset="[^"]*"\s*\/?>/i;
-        if (!charset.test(html)) throw new IndexHtmlError('index.html needs <meta charset="UTF-8" /> in its head: the CSP and the isolation fallback go right after it');
+        if (!charset.test(html))
+          throw new IndexHtmlError('index.html needs <meta charset="UTF-8" /> in its head: the CSP and the isolation fallback go right after it');
         const tags = [
           `<meta http-equiv="Content-Security-Policy" content="${attribute(CONTENT_SECURITY_POLICY)}" />`,
           `<script src="${attribute(`${base}${COI_REGISTER}`)}"></script>`,

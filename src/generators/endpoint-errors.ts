@@ -71,10 +71,6 @@ export class EndpointHttpError extends EndpointError {
         : status >= 500
           ? 'The server failed; check its logs.'
           : 'The server refused the request as sent.';
-    super(
-      `${where} answered HTTP ${status}${detail ? `: ${detail}` : ''} ` +
-        `(${attempts} attempt${attempts === 1 ? '' : 's'}). ${advice}`,
-      status,
-    );
+    super(`${where} answered HTTP ${status}${detail ? `: ${detail}` : ''} ` + `(${attempts} attempt${attempts === 1 ? '' : 's'}). ${advice}`, status);
   }
 }

@@ -16,14 +16,18 @@ const KEY = 'sk-test-SECRET-0123456789';
 /** One scripted reply per request; the last one repeats. */
 type Reply = (res: ServerResponse, body: string) => void;
 
-const ok = (content: string): Reply => (res) => {
-  res.writeHead(200, { 'Content-Type': 'application/json' });
-  res.end(JSON.stringify({ choices: [{ index: 0, message: { role: 'assistant', content } }] }));
-};
-const status = (code: number, body = '', headers: Record<string, string> = {}): Reply => (res) => {
-  res.writeHead(code, { 'Content-Type': 'application/json', ...headers });
-  res.end(body);
-};
+const ok =
+  (content: string): Reply =>
+  (res) => {
+    res.writeHead(200, { 'Content-Type': 'application/json' });
+    res.end(JSON.stringify({ choices: [{ index: 0, message: { role: 'assistant', content } }] }));
+  };
+const status =
+  (code: number, body = '', headers: Record<string, string> = {}): Reply =>
+  (res) => {
+    res.writeHead(code, { 'Content-Type': 'application/json', ...headers });
+    res.end(body);
+  };
 const garbage: Reply = (res) => {
   res.writeHead(200, { 'Content-Type': 'application/json' });
   res.end('<html>this is not json');
@@ -33,19 +37,21 @@ const silent: Reply = () => {
 };
 
 /** A body of up to 300 MB, written as fast as the client reads it; `sent` counts what went out. */
-const endless = (code: number, sent: { bytes: number }): Reply => (res) => {
-  res.writeHead(code, { 'Content-Type': 'application/json' });
-  res.write('{"choices": [{"message": {"content": "');
-  const chunk = Buffer.alloc(1_000_000, 'a');
-  const pump = () => {
-    while (sent.bytes < 300_000_000 && !res.destroyed) {
-      sent.bytes += chunk.length;
-      if (!res.write(chunk)) return void res.once('drain', pump);
-    }
-    if (!res.destroyed) res.end('"}}]}');
+const endless =
+  (code: number, sent: { bytes: number }): Reply =>
+  (res) => {
+    res.writeHead(code, { 'Content-Type': 'application/json' });
+    res.write('{"choices": [{"message": {"content": "');
+    const chunk = Buffer.alloc(1_000_000, 'a');
+    const pump = () => {
+      while (sent.bytes < 300_000_000 && !res.destroyed) {
+        sent.bytes += chunk.length;
+        if (!res.write(chunk)) return void res.once('drain', pump);
+      }
+      if (!res.destroyed) res.end('"}}]}');
+    };
+    pump();
   };
-  pump();
-};
 
 let server: Server;
 let baseUrl: string;
@@ -245,10 +251,12 @@ describe('OpenAICompatibleGenerator against a local HTTP server', () => {
     expect(sent.bytes).toBeLessThan(100_000_000);
     requests = [];
     // A declared length over the cap is refused before a byte of the body is read.
-    script = [(res) => {
-      res.writeHead(200, { 'Content-Type': 'application/json', 'Content-Length': String(MAX_RESPONSE_BYTES + 1) });
-      res.write('{');
-    }];
+    script = [
+      (res) => {
+        res.writeHead(200, { 'Content-Type': 'application/json', 'Content-Length': String(MAX_RESPONSE_BYTES + 1) });
+        res.write('{');
+      },
+    ];
     expect(await generator.generate(messages).catch((e: unknown) => e)).toBeInstanceOf(EndpointResponseError);
   });
 

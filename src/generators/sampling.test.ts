@@ -25,8 +25,20 @@ describe('drawToken', () => {
 
   it('repeats given the seed', () => {
     const logits = Float32Array.from({ length: 50 }, (_, i) => Math.sin(i));
-    const a = Array.from({ length: 20 }, ((r) => () => drawToken(logits, r))(mulberry32(9)));
-    const b = Array.from({ length: 20 }, ((r) => () => drawToken(logits, r))(mulberry32(9)));
+    const a = Array.from(
+      { length: 20 },
+      (
+        (r) => () =>
+          drawToken(logits, r)
+      )(mulberry32(9)),
+    );
+    const b = Array.from(
+      { length: 20 },
+      (
+        (r) => () =>
+          drawToken(logits, r)
+      )(mulberry32(9)),
+    );
     expect(a).toEqual(b);
   });
 });

@@ -204,7 +204,10 @@ export class TransformersGenerator implements TextGenerator {
     const { InterruptableStoppingCriteria, TemperatureLogitsWarper } = this.library;
     const prompt = this.tokenizer.chat_template
       ? (this.tokenizer.apply_chat_template(messages, { tokenize: false, add_generation_prompt: true }) as string)
-      : messages.filter((m) => m.role !== 'system').map((m) => m.content).join('\n');
+      : messages
+          .filter((m) => m.role !== 'system')
+          .map((m) => m.content)
+          .join('\n');
     const inputs = this.tokenizer(prompt, { add_special_tokens: !this.tokenizer.chat_template });
     const promptLength = (inputs.input_ids as Tensor).dims.at(-1)!;
     const interrupt = new InterruptableStoppingCriteria();
@@ -214,7 +217,12 @@ export class TransformersGenerator implements TextGenerator {
     // Decodes only the newest tokens: a stop string is shorter than what they decode to.
     const tail = Math.max(8, ...stops.map((s) => s.length + 4));
     const stopOnString = (ids: bigint[][]) =>
-      ids.map((row) => stops.length > 0 && row.length > promptLength && stopIndex(this.tokenizer.decode(row.slice(Math.max(promptLength, row.length - tail)), { skip_special_tokens: true }), stops) >= 0);
+      ids.map(
+        (row) =>
+          stops.length > 0 &&
+          row.length > promptLength &&
+          stopIndex(this.tokenizer.decode(row.slice(Math.max(promptLength, row.length - tail)), { skip_special_tokens: true }), stops) >= 0,
+      );
     const temperature = opts.temperature ?? 1;
     const draw = temperature > 0 ? seededDraw(opts.seed ?? randomSeed(), opts.topP ?? 1) : null;
     const logits_processor = draw

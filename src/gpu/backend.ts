@@ -100,25 +100,14 @@ export interface Backend {
    * One layer's attention inputs at once: returns rope(q) and writes rope(k) and v into the
    * caches at the batch's slots (one GPU launch where rope, rope and two copies would take four).
    */
-  ropeWriteCache(
-    x: { q: Tensor; k: Tensor; v: Tensor; kCache: Tensor; vCache: Tensor },
-    positions: Int32Array,
-    theta: number,
-    shape: AttentionShape,
-  ): Tensor;
+  ropeWriteCache(x: { q: Tensor; k: Tensor; v: Tensor; kCache: Tensor; vCache: Tensor }, positions: Int32Array, theta: number, shape: AttentionShape): Tensor;
   /** Causal GQA attention of q [B*T, numHeads*headDim] over the caches -> [B*T, numHeads*headDim]. */
   attention(q: Tensor, kCache: Tensor, vCache: Tensor, shape: AttentionShape): Tensor;
   /**
    * Gradients of attention with start = 0 and maxT = T (training has no cache):
    * dq [B*T, numHeads*headDim], dk and dv [B*T, numKvHeads*headDim].
    */
-  attentionBackward(
-    q: Tensor,
-    k: Tensor,
-    v: Tensor,
-    dOut: Tensor,
-    shape: AttentionShape,
-  ): { dq: Tensor; dk: Tensor; dv: Tensor };
+  attentionBackward(q: Tensor, k: Tensor, v: Tensor, dOut: Tensor, shape: AttentionShape): { dq: Tensor; dk: Tensor; dv: Tensor };
 
   /** silu(gate) * up. */
   siluMul(gate: Tensor, up: Tensor): Tensor;

@@ -23,7 +23,10 @@ const weightsPerToken = [0.7, -1.3, 0.4, 2.1, -0.5, 1.1, 0.3];
 /** sum_t w_t * log p(token_t): a loss whose d/dlogp is exactly the weights. */
 function objective(model: CausalLM, adapter?: LoraAdapter, tapeBox?: { value?: Tape }) {
   const be = model.backend;
-  const { ids, T, padLeft } = leftPad(items.map((x) => [...x.prompt, ...x.completion]), 0);
+  const { ids, T, padLeft } = leftPad(
+    items.map((x) => [...x.prompt, ...x.completion]),
+    0,
+  );
   const cache = model.createCache(items.length, T);
   const hidden = model.forward({ ids, B: items.length, T, start: 0, padLeft }, cache, adapter, tapeBox);
   const { rows, targets } = completionRows(items, T, padLeft);
@@ -46,7 +49,14 @@ function analytic(model: CausalLM, grads: Grads, adapter?: LoraAdapter): void {
 }
 
 /** Central differences of the objective at `entries` of `param`, against `grad`. */
-function checkEntries(model: CausalLM, param: Float64Array | Float32Array, grad: Float64Array | Float32Array, entries: number[], what: string, adapter?: LoraAdapter): number {
+function checkEntries(
+  model: CausalLM,
+  param: Float64Array | Float32Array,
+  grad: Float64Array | Float32Array,
+  entries: number[],
+  what: string,
+  adapter?: LoraAdapter,
+): number {
   for (const i of entries) {
     const keep = param[i];
     const h = 1e-5;
@@ -67,7 +77,12 @@ describe.each(['llama', 'qwen2', 'qwen3'] as const)('backward through a random %
   it('LoRA: matches central finite differences on A and B of every projection', () => {
     const be = new CpuBackend('f64');
     const model = randomModel(be, tinyConfig(family), 3);
-    const adapter = LoraAdapter.init(be, model.config, { rank: 2, alpha: 4, targets: ['q_proj', 'k_proj', 'v_proj', 'o_proj', 'gate_proj', 'up_proj', 'down_proj'] }, 5);
+    const adapter = LoraAdapter.init(
+      be,
+      model.config,
+      { rank: 2, alpha: 4, targets: ['q_proj', 'k_proj', 'v_proj', 'o_proj', 'gate_proj', 'up_proj', 'down_proj'] },
+      5,
+    );
     // B = 0 would make every dA zero; give B values so both gradients are exercised.
     const rand = mulberry32(9);
     for (const { B } of adapter.pairs.values()) (B as CpuTensor).data.forEach((_, i, a) => (a[i] = (rand() - 0.5) * 0.5));
@@ -85,7 +100,10 @@ describe.each(['llama', 'qwen2', 'qwen3'] as const)('backward through a random %
     const config = tinyConfig(family);
     const model = randomModel(be, config, 3);
     const names = expectedTensors(config).map((e) => e.name);
-    const grads = zeroGrads(be, names.map((name) => ({ name, tensor: model.w(name) })));
+    const grads = zeroGrads(
+      be,
+      names.map((name) => ({ name, tensor: model.w(name) })),
+    );
     analytic(model, grads);
     const D = config.hiddenSize;
     for (const name of names) {
@@ -104,8 +122,14 @@ describe.each(['llama', 'qwen2', 'qwen3'] as const)('backward through a random %
     const config = tinyConfig(family);
     const model = randomModel(be, config, 3);
     const names = expectedTensors(config).map((e) => e.name);
-    const all = zeroGrads(be, names.map((name) => ({ name, tensor: model.w(name) })));
-    const frozen = zeroGrads(be, names.filter((n) => n !== EMBED_KEY).map((name) => ({ name, tensor: model.w(name) })));
+    const all = zeroGrads(
+      be,
+      names.map((name) => ({ name, tensor: model.w(name) })),
+    );
+    const frozen = zeroGrads(
+      be,
+      names.filter((n) => n !== EMBED_KEY).map((name) => ({ name, tensor: model.w(name) })),
+    );
     analytic(model, all);
     analytic(model, frozen);
     expect(frozen.has(EMBED_KEY)).toBe(false);

@@ -30,12 +30,12 @@ export function floatToHalf(x: number): number {
     const half = 1 << (shift - 1);
     let m = mant >>> shift;
     const rem = mant & ((1 << shift) - 1);
-    if (rem > half || (rem === half && (m & 1))) m++;
+    if (rem > half || (rem === half && m & 1)) m++;
     return sign | m;
   }
   let m = mant >>> 13;
   const rem = mant & 0x1fff;
-  if (rem > 0x1000 || (rem === 0x1000 && (m & 1))) {
+  if (rem > 0x1000 || (rem === 0x1000 && m & 1)) {
     m++;
     if (m === 0x400) {
       m = 0;

@@ -12,7 +12,17 @@ import { EMBED_KEY } from './backward';
 import { expectedTensors } from './config';
 import { CpuBackend } from './cpu/backend';
 import { EngineError, FullTrainingMemoryError } from './errors';
-import { checkFullTrainingFits, copyWeights, fullModelFolder, fullTrainingBytes, MODEL_WEIGHTS, OPTIMIZER_FILE, optimizerFromSafetensors, optimizerToSafetensors, parameterShape } from './full';
+import {
+  checkFullTrainingFits,
+  copyWeights,
+  fullModelFolder,
+  fullTrainingBytes,
+  MODEL_WEIGHTS,
+  OPTIMIZER_FILE,
+  optimizerFromSafetensors,
+  optimizerToSafetensors,
+  parameterShape,
+} from './full';
 import { CausalLM } from './model';
 import { Policy } from './policy';
 import { parseSafetensors, writeSafetensors } from './safetensors';
@@ -44,7 +54,11 @@ function writeFolder(files: Map<string, Uint8Array>): string {
 
 describe('full fine-tuning on stories260K', () => {
   it('A = +1 raises the completion log-prob, A = -1 lowers it, at the reference lr of 1e-5 too', async () => {
-    for (const [a, sign, lr] of [[1, 1, 1e-3], [-1, -1, 1e-3], [1, 1, 1e-5]] as const) {
+    for (const [a, sign, lr] of [
+      [1, 1, 1e-3],
+      [-1, -1, 1e-3],
+      [1, 1, 1e-5],
+    ] as const) {
       const s = await setup();
       const before = await s.meanLogp();
       const trainer = new FullTrainer(s.policy.model, { ...settings, lr });
@@ -95,7 +109,14 @@ describe('full fine-tuning on stories260K', () => {
     await new FullTrainer(s.policy.model, settings).trainStep([s.sample(1)]);
     const trained = (await score(s.policy.model, [{ prompt: s.prompt, completion: s.completion }]))[0].logprobs;
     const files = await fullModelFolder(s.policy.model, s.policy.source);
-    expect([...files.keys()].sort()).toEqual(['LICENSE.md', 'config.json', 'generation_config.json', 'model.safetensors', 'tokenizer.json', 'tokenizer_config.json']);
+    expect([...files.keys()].sort()).toEqual([
+      'LICENSE.md',
+      'config.json',
+      'generation_config.json',
+      'model.safetensors',
+      'tokenizer.json',
+      'tokenizer_config.json',
+    ]);
     const original = parseSafetensors(await s.policy.source.bytes(MODEL_WEIGHTS));
     const written = parseSafetensors(files.get(MODEL_WEIGHTS)!);
     expect([...written.tensors.keys()]).toEqual([...original.tensors.keys()]);

@@ -123,7 +123,9 @@ export function optimizerFromSafetensors(bytes: Uint8Array): OptimizerState {
   const { tensors, metadata } = parseSafetensors(bytes, OPTIMIZER_FILE);
   const step = Number(metadata.step);
   if (metadata.format !== STATE_FORMAT || !Number.isInteger(step) || step < 0) {
-    throw new WeightsError(`${OPTIMIZER_FILE} is not an optimizer state written by nextstate train --full (format ${String(metadata.format)}, step ${String(metadata.step)})`);
+    throw new WeightsError(
+      `${OPTIMIZER_FILE} is not an optimizer state written by nextstate train --full (format ${String(metadata.format)}, step ${String(metadata.step)})`,
+    );
   }
   const moments = new Map<string, { m: Float32Array; v: Float32Array }>();
   for (const [key, t] of tensors) {
@@ -166,7 +168,9 @@ export function checkFullTrainingFits(config: ModelConfig, o: { memoryBytes?: nu
   if (o.maxBufferBytes !== undefined) {
     const big = expectedTensors(config).find((e) => e.shape.reduce((a, b) => a * b, 1) * 4 > o.maxBufferBytes!);
     if (big) {
-      throw new FullTrainingMemoryError(`full fine-tuning: ${big.name} [${big.shape}] in f32 is larger than this device's ${GB(o.maxBufferBytes)} buffer limit; train LoRA instead`);
+      throw new FullTrainingMemoryError(
+        `full fine-tuning: ${big.name} [${big.shape}] in f32 is larger than this device's ${GB(o.maxBufferBytes)} buffer limit; train LoRA instead`,
+      );
     }
   }
 }

@@ -24,7 +24,10 @@ const sha256sum = (path: string) => createHash('sha256').update(readFileSync(pat
 describe('loading checkpoints', () => {
   it('names what it loaded by the SHA-256 of config.json and the weights, as sha256sum would', async () => {
     const policy = await Policy.load(new DirSource(stories), new CpuBackend());
-    expect(policy.files).toEqual({ 'config.json': sha256sum(join(stories, 'config.json')), 'model.safetensors': sha256sum(join(stories, 'model.safetensors')) });
+    expect(policy.files).toEqual({
+      'config.json': sha256sum(join(stories, 'config.json')),
+      'model.safetensors': sha256sum(join(stories, 'model.safetensors')),
+    });
   });
 
   it('loads a sharded checkpoint (model.safetensors.index.json) with F16 and BF16 shards', async () => {
@@ -38,13 +41,21 @@ describe('loading checkpoints', () => {
     shards.forEach((part, i) => {
       const name = `model-0000${i + 1}-of-00002.safetensors`;
       // The second shard in F16: loading converts whatever dtype each tensor has.
-      writeFileSync(join(dir, name), writeSafetensors(part.map((t) => ({ name: t.name, shape: t.shape, data: tensorToFloat32(t), dtype: i === 1 ? 'F16' : 'F32' }))));
+      writeFileSync(
+        join(dir, name),
+        writeSafetensors(part.map((t) => ({ name: t.name, shape: t.shape, data: tensorToFloat32(t), dtype: i === 1 ? 'F16' : 'F32' }))),
+      );
       for (const t of part) weightMap[t.name] = name;
     });
     writeFileSync(join(dir, 'model.safetensors.index.json'), JSON.stringify({ metadata: {}, weight_map: weightMap }));
     const policy = await Policy.load(new DirSource(dir), new CpuBackend());
     // Every file the weights came from, the index that maps them included.
-    expect(Object.keys(policy.files).sort()).toEqual(['config.json', 'model-00001-of-00002.safetensors', 'model-00002-of-00002.safetensors', 'model.safetensors.index.json']);
+    expect(Object.keys(policy.files).sort()).toEqual([
+      'config.json',
+      'model-00001-of-00002.safetensors',
+      'model-00002-of-00002.safetensors',
+      'model.safetensors.index.json',
+    ]);
     expect(policy.files['model-00002-of-00002.safetensors']).toBe(sha256sum(join(dir, 'model-00002-of-00002.safetensors')));
     const [g] = await policy.generate(['Once upon a time'], { maxNewTokens: 12 });
     // F16 rounding of half the weights may change late tokens, not the opening words.
@@ -78,7 +89,11 @@ describe('loading checkpoints', () => {
     const policy = await Policy.load(source, new CpuBackend(), { onProgress: (p) => progress.push(p) });
     const weights = progress.filter((p) => p.file === 'model.safetensors');
     expect(weights.length).toBeGreaterThan(2);
-    expect(weights.at(-1)).toMatchObject({ loaded: files.get('model.safetensors')!.byteLength, total: files.get('model.safetensors')!.byteLength, fromCache: false });
+    expect(weights.at(-1)).toMatchObject({
+      loaded: files.get('model.safetensors')!.byteLength,
+      total: files.get('model.safetensors')!.byteLength,
+      fromCache: false,
+    });
     const [g] = await policy.generate(['Once upon a time'], { maxNewTokens: 20 });
     expect(documented.startsWith(g.text)).toBe(true);
 

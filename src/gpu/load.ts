@@ -54,7 +54,9 @@ async function readTensors(source: ModelSource, hashes: ModelFileHashes, onProgr
     }
     files.push(...new Set(Object.values(index.weight_map)));
   } else {
-    throw new WeightsError(`${source.id} has neither model.safetensors nor model.safetensors.index.json; the engine loads safetensors checkpoints (not .bin or .gguf).`);
+    throw new WeightsError(
+      `${source.id} has neither model.safetensors nor model.safetensors.index.json; the engine loads safetensors checkpoints (not .bin or .gguf).`,
+    );
   }
   const all = new Map<string, TensorEntry>();
   for (const file of files) {

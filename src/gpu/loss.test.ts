@@ -6,7 +6,11 @@ import { ppoLossGrad } from './loss';
 function numericGrad(samples: PpoSampleInput[], s: PpoSettings, h = 1e-6): number[][] {
   return samples.map((x, i) =>
     x.logp.map((_, t) => {
-      const at = (d: number) => ppoBatchLoss(samples.map((y, j) => (j === i ? { ...y, logp: y.logp.map((v, k) => (k === t ? v + d : v)) } : y)), s).loss;
+      const at = (d: number) =>
+        ppoBatchLoss(
+          samples.map((y, j) => (j === i ? { ...y, logp: y.logp.map((v, k) => (k === t ? v + d : v)) } : y)),
+          s,
+        ).loss;
       return (at(h) - at(-h)) / (2 * h);
     }),
   );

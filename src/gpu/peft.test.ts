@@ -22,7 +22,12 @@ describe('PEFT save, load and merge', () => {
     const policy = await Policy.load(new DirSource(stories), be);
     const prompt = policy.promptIds('Once upon a time');
     const completion = policy.tokenizer.encode(' there was a cat.', false);
-    const adapter = LoraAdapter.init(be, policy.config, { rank: 4, alpha: 8, targets: ['q_proj', 'k_proj', 'v_proj', 'o_proj', 'gate_proj', 'up_proj', 'down_proj'] }, 2);
+    const adapter = LoraAdapter.init(
+      be,
+      policy.config,
+      { rank: 4, alpha: 8, targets: ['q_proj', 'k_proj', 'v_proj', 'o_proj', 'gate_proj', 'up_proj', 'down_proj'] },
+      2,
+    );
     const trainer = new LoraTrainer(policy.model, adapter, { ...DEFAULT_TRAIN, lr: 1e-2 });
     await trainer.trainStep([{ prompt, completion, advantages: completion.map(() => 1) }]);
     await trainer.trainStep([{ prompt, completion, advantages: completion.map(() => 1) }]);

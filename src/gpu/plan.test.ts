@@ -34,12 +34,60 @@ interface Case {
 
 const tiny = (o: TinyModelOptions) => async () => (await tinyModel(o)).dir;
 const CASES: Case[] = [
-  { name: 'stories260K, all projections, 8 x 64', dir: async () => dataPath('models/stories260K'), rank: 8, targets: [...PROJECTIONS], sequences: 8, tokens: 64, microBatchTokens: 2048 },
-  { name: 'stories260K, q/v, 16 x 48 in micro-batches of 4', dir: async () => dataPath('models/stories260K'), rank: 4, targets: ['q_proj', 'v_proj'], sequences: 16, tokens: 48, microBatchTokens: 200 },
-  { name: 'TinyStories-656K, 4 x 100', dir: async () => dataPath('models/TinyStories-656K'), rank: 16, targets: [...PROJECTIONS], sequences: 4, tokens: 100, microBatchTokens: 2048 },
-  { name: 'tiny Qwen3 (qk-norm, untied), 2 x 24', dir: tiny({ family: 'qwen3' }), rank: 4, targets: [...PROJECTIONS], sequences: 2, tokens: 24, microBatchTokens: 2048 },
-  { name: 'tiny Qwen2 (qkv bias, tied), 3 x 16', dir: tiny({ family: 'qwen2', tied: true }), rank: 8, targets: ['q_proj', 'k_proj', 'v_proj', 'o_proj'], sequences: 3, tokens: 16, microBatchTokens: 2048 },
-  { name: 'tiny Llama, 2 x 64 (logits in chunks)', dir: tiny({ family: 'llama' }), rank: 4, targets: [...PROJECTIONS], sequences: 2, tokens: 64, microBatchTokens: 4096 },
+  {
+    name: 'stories260K, all projections, 8 x 64',
+    dir: async () => dataPath('models/stories260K'),
+    rank: 8,
+    targets: [...PROJECTIONS],
+    sequences: 8,
+    tokens: 64,
+    microBatchTokens: 2048,
+  },
+  {
+    name: 'stories260K, q/v, 16 x 48 in micro-batches of 4',
+    dir: async () => dataPath('models/stories260K'),
+    rank: 4,
+    targets: ['q_proj', 'v_proj'],
+    sequences: 16,
+    tokens: 48,
+    microBatchTokens: 200,
+  },
+  {
+    name: 'TinyStories-656K, 4 x 100',
+    dir: async () => dataPath('models/TinyStories-656K'),
+    rank: 16,
+    targets: [...PROJECTIONS],
+    sequences: 4,
+    tokens: 100,
+    microBatchTokens: 2048,
+  },
+  {
+    name: 'tiny Qwen3 (qk-norm, untied), 2 x 24',
+    dir: tiny({ family: 'qwen3' }),
+    rank: 4,
+    targets: [...PROJECTIONS],
+    sequences: 2,
+    tokens: 24,
+    microBatchTokens: 2048,
+  },
+  {
+    name: 'tiny Qwen2 (qkv bias, tied), 3 x 16',
+    dir: tiny({ family: 'qwen2', tied: true }),
+    rank: 8,
+    targets: ['q_proj', 'k_proj', 'v_proj', 'o_proj'],
+    sequences: 3,
+    tokens: 16,
+    microBatchTokens: 2048,
+  },
+  {
+    name: 'tiny Llama, 2 x 64 (logits in chunks)',
+    dir: tiny({ family: 'llama' }),
+    rank: 4,
+    targets: [...PROJECTIONS],
+    sequences: 2,
+    tokens: 64,
+    microBatchTokens: 4096,
+  },
 ];
 
 /** Peak bytes of one real training step, and the bytes of weights and adapter state before it. */
@@ -57,7 +105,13 @@ async function measure(c: Case, be: Backend = new CpuBackend()) {
   });
   be.resetPeakMemory();
   const stats = await trainer.trainStep(samples);
-  return { config: JSON.parse(readFileSync(join(dir, 'config.json'), 'utf8')) as unknown, weights, persistent, peak: be.memory().peak, microBatches: stats.microBatches };
+  return {
+    config: JSON.parse(readFileSync(join(dir, 'config.json'), 'utf8')) as unknown,
+    weights,
+    persistent,
+    peak: be.memory().peak,
+    microBatches: stats.microBatches,
+  };
 }
 
 /** The LoRA plan of case `c` from its config.json, as the app plans a run. */
@@ -122,7 +176,9 @@ describe('full fine-tuning plan against the engine allocation (CPU backend)', ()
 
   it('refuses full fine-tuning of f16 or quantized weights, as FullTrainer does', () => {
     const stories = JSON.parse(readFileSync(dataPath('models/stories260K/config.json'), 'utf8')) as unknown;
-    expect(() => planMemoryFromJson(stories, { quantize: 'q4', backend: 'webgpu', lora: null, full: {}, train: { sequences: 1, tokens: 8 } })).toThrow(/f32 weights/);
+    expect(() => planMemoryFromJson(stories, { quantize: 'q4', backend: 'webgpu', lora: null, full: {}, train: { sequences: 1, tokens: 8 } })).toThrow(
+      /f32 weights/,
+    );
   });
 });
 
@@ -162,7 +218,10 @@ describe('memory plan formats and limits', () => {
   });
 
   it('plans q8 and q4 as group-quantized matrices with f16 scales, marked not implemented', () => {
-    for (const [q, bits] of [['q8', 8], ['q4', 4]] as const) {
+    for (const [q, bits] of [
+      ['q8', 8],
+      ['q4', 4],
+    ] as const) {
       const p = planMemoryFromJson(stories, { ...base, quantize: q });
       expect(p.weightFormat).toEqual({ storage: q, bitsPerWeight: bits + 16 / QUANT_GROUP_SIZE, groupSize: QUANT_GROUP_SIZE, implemented: false });
       expect(p.notes.join(' ')).toMatch(/PLANNED format, not implemented/);
@@ -190,7 +249,9 @@ describe('memory plan formats and limits', () => {
     expect(() => planMemoryFromJson({ architectures: ['GPT2LMHeadModel'] }, { ...base, quantize: 'none' })).toThrow(/architecture/);
     expect(() => planMemoryFromJson(stories, { ...base, quantize: 'none', lora: { rank: 4, targets: ['mlp'] } })).toThrow(/LoRA target/);
     // stories260K has 512 positions, as CausalLM.createCache checks.
-    expect(() => planMemoryFromJson(stories, { ...base, quantize: 'none', lora: { rank: 4, targets: ['q_proj'] }, train: { sequences: 1, tokens: 513 } })).toThrow(/exceed the model's 512 positions/);
+    expect(() =>
+      planMemoryFromJson(stories, { ...base, quantize: 'none', lora: { rank: 4, targets: ['q_proj'] }, train: { sequences: 1, tokens: 513 } }),
+    ).toThrow(/exceed the model's 512 positions/);
   });
 });
 

@@ -145,7 +145,9 @@ function weightStorage(input: PlanInput): MemoryPlan['weightFormat'] {
     return { storage: q, bitsPerWeight: bits + 16 / QUANT_GROUP_SIZE, groupSize: QUANT_GROUP_SIZE, implemented: false };
   }
   const half = q === 'f16' && input.backend === 'webgpu' && (input.shaderF16 ?? true);
-  return half ? { storage: 'f16', bitsPerWeight: 16, groupSize: null, implemented: true } : { storage: 'f32', bitsPerWeight: 32, groupSize: null, implemented: true };
+  return half
+    ? { storage: 'f16', bitsPerWeight: 16, groupSize: null, implemented: true }
+    : { storage: 'f32', bitsPerWeight: 32, groupSize: null, implemented: true };
 }
 
 function loraTargets(targets: readonly string[]): Projection[] {
@@ -200,10 +202,12 @@ export function planMemory(c: ModelConfig, input: PlanInput): MemoryPlan {
   if (input.lora && (!Number.isInteger(rank) || rank <= 0)) throw new EngineError(`LoRA rank must be a positive integer, got ${rank}`);
   const loraParameters = L * targets.reduce((n, p) => n + rank * projectionShape(c, p).reduce((a, b) => a + b, 0), 0);
   // One adapter's A and B tensors (the gradient, m and v have the same shapes).
-  const adapterBytes = L * targets.reduce((n, p) => {
-    const [out, inp] = projectionShape(c, p);
-    return n + act(rank * inp) + act(out * rank);
-  }, 0);
+  const adapterBytes =
+    L *
+    targets.reduce((n, p) => {
+      const [out, inp] = projectionShape(c, p);
+      return n + act(rank * inp) + act(out * rank);
+    }, 0);
   const full = input.full ?? null;
   if (full && input.lora) throw new EngineError('plan either LoRA or full fine-tuning, not both');
   if (full && format.storage !== 'f32') {

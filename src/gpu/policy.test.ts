@@ -80,7 +80,11 @@ describe('a base model continues the task, with the latest request and any OPD h
     expect(fresh.promptText(later)).toBe(task);
     expect(fresh.promptText(appendHint(later, 'Call the dog Max.'))).toBe(`Call the dog Max.\n\n${task}`);
     // Only the latest request, and at most 200 characters of it: the story keeps its room.
-    const third = [...later, { role: 'assistant' as const, content: 'Max ran.' }, { role: 'user' as const, content: `Where is the kite? ${'very '.repeat(60)}` }];
+    const third = [
+      ...later,
+      { role: 'assistant' as const, content: 'Max ran.' },
+      { role: 'user' as const, content: `Where is the kite? ${'very '.repeat(60)}` },
+    ];
     const shown = policy.promptText(third);
     expect(shown).not.toContain('Max. Tell');
     expect(shown.length).toBeLessThan(200 + request.length + task.length);

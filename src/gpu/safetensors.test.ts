@@ -15,7 +15,13 @@ const header = (obj: unknown, data = new Uint8Array(0)) => {
 describe('safetensors', () => {
   it('round-trips F32 and F16 tensors, with metadata, 8-byte aligned data', () => {
     const a = Float32Array.from([1, -2.5, 3.25, 0]);
-    const bytes = writeSafetensors([{ name: 'a', shape: [2, 2], data: a }, { name: 'h', shape: [4], data: a, dtype: 'F16' }], { format: 'pt' });
+    const bytes = writeSafetensors(
+      [
+        { name: 'a', shape: [2, 2], data: a },
+        { name: 'h', shape: [4], data: a, dtype: 'F16' },
+      ],
+      { format: 'pt' },
+    );
     const headerLen = Number(new DataView(bytes.buffer).getBigUint64(0, true));
     expect((8 + headerLen) % 8).toBe(0);
     const f = parseSafetensors(bytes);
@@ -34,10 +40,31 @@ describe('safetensors', () => {
 
   it.each([
     ['a file shorter than its length prefix', new Uint8Array(4), /only 4 bytes/],
-    ['a header longer than the file', (() => { const b = new Uint8Array(16); new DataView(b.buffer).setBigUint64(0, 1000n, true); return b; })(), /header claims 1000/],
-    ['a header that is not JSON', (() => { const b = header({}); b[8] = 0x7b; b[9] = 0x7b; return b; })(), /not valid JSON/],
+    [
+      'a header longer than the file',
+      (() => {
+        const b = new Uint8Array(16);
+        new DataView(b.buffer).setBigUint64(0, 1000n, true);
+        return b;
+      })(),
+      /header claims 1000/,
+    ],
+    [
+      'a header that is not JSON',
+      (() => {
+        const b = header({});
+        b[8] = 0x7b;
+        b[9] = 0x7b;
+        return b;
+      })(),
+      /not valid JSON/,
+    ],
     ['an unsupported dtype', header({ x: { dtype: 'I8', shape: [1], data_offsets: [0, 1] } }, new Uint8Array(1)), /dtype I8/],
-    ['offsets that disagree with the shape', header({ x: { dtype: 'F32', shape: [2], data_offsets: [0, 4] } }, new Uint8Array(8)), /spans 4 bytes but shape \[2\] needs 8/],
+    [
+      'offsets that disagree with the shape',
+      header({ x: { dtype: 'F32', shape: [2], data_offsets: [0, 4] } }, new Uint8Array(8)),
+      /spans 4 bytes but shape \[2\] needs 8/,
+    ],
     ['a tensor past the end (truncated download)', header({ x: { dtype: 'F32', shape: [4], data_offsets: [0, 16] } }, new Uint8Array(8)), /past the end/],
     ['a negative offset', header({ x: { dtype: 'F32', shape: [1], data_offsets: [-4, 0] } }), /invalid data_offsets/],
     // Two tensors reading the same bytes: writing one would silently change the other.
@@ -46,14 +73,26 @@ describe('safetensors', () => {
       header({ a: { dtype: 'F32', shape: [2], data_offsets: [0, 8] }, b: { dtype: 'F32', shape: [2], data_offsets: [4, 12] } }, new Uint8Array(12)),
       /tensor b overlaps tensor a \(bytes 4 to 8\)/,
     ],
-    ['one tensor named twice over the same bytes', header({ a: { dtype: 'F32', shape: [1], data_offsets: [0, 4] }, b: { dtype: 'F32', shape: [1], data_offsets: [0, 4] } }, new Uint8Array(4)), /overlaps/],
+    [
+      'one tensor named twice over the same bytes',
+      header({ a: { dtype: 'F32', shape: [1], data_offsets: [0, 4] }, b: { dtype: 'F32', shape: [1], data_offsets: [0, 4] } }, new Uint8Array(4)),
+      /overlaps/,
+    ],
     [
       'a gap between tensors',
       header({ a: { dtype: 'F32', shape: [1], data_offsets: [0, 4] }, b: { dtype: 'F32', shape: [1], data_offsets: [8, 12] } }, new Uint8Array(12)),
       /bytes 4 to 8 of the data belong to no tensor/,
     ],
-    ['data before the first tensor', header({ a: { dtype: 'F32', shape: [1], data_offsets: [4, 8] } }, new Uint8Array(8)), /bytes 0 to 4 of the data belong to no tensor/],
-    ['bytes after the last tensor', header({ a: { dtype: 'F32', shape: [1], data_offsets: [0, 4] } }, new Uint8Array(9)), /bytes 4 to 9 of the data belong to no tensor/],
+    [
+      'data before the first tensor',
+      header({ a: { dtype: 'F32', shape: [1], data_offsets: [4, 8] } }, new Uint8Array(8)),
+      /bytes 0 to 4 of the data belong to no tensor/,
+    ],
+    [
+      'bytes after the last tensor',
+      header({ a: { dtype: 'F32', shape: [1], data_offsets: [0, 4] } }, new Uint8Array(9)),
+      /bytes 4 to 9 of the data belong to no tensor/,
+    ],
   ])('rejects %s with a WeightsError that says what to do', (_, bytes, message) => {
     expect(() => parseSafetensors(bytes)).toThrow(WeightsError);
     expect(() => parseSafetensors(bytes)).toThrow(message);
@@ -72,7 +111,9 @@ describe('finiteTensor', () => {
     );
     expect(Array.from(finiteTensor(file.tensors.get('ok')!, 'model'))).toEqual([1, -0, 2 ** 127]);
     expect(() => finiteTensor(file.tensors.get('bad')!, 'model')).toThrow(
-      new WeightsError('model: tensor bad holds 3 NaN or infinite values of 4; the weights are damaged (or were saved after training diverged). Use another copy or an earlier checkpoint.'),
+      new WeightsError(
+        'model: tensor bad holds 3 NaN or infinite values of 4; the weights are damaged (or were saved after training diverged). Use another copy or an earlier checkpoint.',
+      ),
     );
     // 1e6 overflows f16 to Inf: caught after decoding, whatever the stored dtype.
     expect(() => finiteTensor(file.tensors.get('half')!, 'model')).toThrow(/tensor half holds 1 NaN or infinite value of 2/);
@@ -82,7 +123,14 @@ describe('finiteTensor', () => {
 
 describe('f16 and bf16 conversions', () => {
   it.each([
-    [0, 0x0000], [1, 0x3c00], [-2, 0xc000], [65504, 0x7bff], [6.103515625e-5, 0x0400], [5.960464477539063e-8, 0x0001], [Infinity, 0x7c00], [1e6, 0x7c00],
+    [0, 0x0000],
+    [1, 0x3c00],
+    [-2, 0xc000],
+    [65504, 0x7bff],
+    [6.103515625e-5, 0x0400],
+    [5.960464477539063e-8, 0x0001],
+    [Infinity, 0x7c00],
+    [1e6, 0x7c00],
   ])('half %f <-> 0x%s', (x, h) => {
     expect(floatToHalf(x)).toBe(h);
     expect(halfToFloat(h)).toBe(x === 1e6 ? Infinity : x);

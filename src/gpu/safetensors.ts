@@ -24,8 +24,7 @@ export interface SafetensorsFile {
 }
 
 export function parseSafetensors(file: Uint8Array, fileName = 'model.safetensors'): SafetensorsFile {
-  const fail = (why: string) =>
-    new WeightsError(`${fileName}: ${why}. The file may be truncated or not a safetensors file; download it again.`);
+  const fail = (why: string) => new WeightsError(`${fileName}: ${why}. The file may be truncated or not a safetensors file; download it again.`);
   if (file.byteLength < 8) throw fail(`only ${file.byteLength} bytes`);
   const view = new DataView(file.buffer, file.byteOffset, file.byteLength);
   const headerLen = Number(view.getBigUint64(0, true));
@@ -52,10 +51,7 @@ export function parseSafetensors(file: Uint8Array, fileName = 'model.safetensors
     const info = raw as { dtype?: unknown; shape?: unknown; data_offsets?: unknown };
     const dtype = info?.dtype;
     if (dtype !== 'F32' && dtype !== 'F16' && dtype !== 'BF16') {
-      throw new WeightsError(
-        `${fileName}: tensor ${name} has dtype ${String(dtype)}; the engine reads F32, F16 and BF16. ` +
-          'Use an unquantized checkpoint.',
-      );
+      throw new WeightsError(`${fileName}: tensor ${name} has dtype ${String(dtype)}; the engine reads F32, F16 and BF16. ` + 'Use an unquantized checkpoint.');
     }
     const shape = info.shape;
     const offsets = info.data_offsets;

@@ -31,7 +31,10 @@ describe('score with topK', () => {
     for (let j = 0; j < completion.length; j++) {
       const prefix = [...prompt, ...completion.slice(0, j)];
       // log p(v | prefix) for every v, one single-token completion each: no logits read back.
-      const all = await score(model, Array.from({ length: V }, (_, v) => ({ prompt: prefix, completion: [v] })));
+      const all = await score(
+        model,
+        Array.from({ length: V }, (_, v) => ({ prompt: prefix, completion: [v] })),
+      );
       const lp = all.map((x, v) => ({ v, lp: x.logprobs[0] }));
       lp.sort((a, b) => b.lp - a.lp || a.v - b.v);
       expect(new Set(s.topIds![j])).toEqual(new Set(lp.slice(0, 3).map((x) => x.v)));

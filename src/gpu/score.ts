@@ -128,7 +128,10 @@ async function scoreBatch(model: CausalLM, items: ScoreItem[], lora?: LoraAdapte
   for (const it of items) {
     if (it.prompt.length === 0) throw new Error('score: every prompt needs at least one token (e.g. BOS)');
   }
-  const { ids, T, padLeft } = leftPad(items.map((it) => [...it.prompt, ...it.completion]), 0);
+  const { ids, T, padLeft } = leftPad(
+    items.map((it) => [...it.prompt, ...it.completion]),
+    0,
+  );
   const cache = model.createCache(items.length, T);
   try {
     const hidden = model.forward({ ids, B: items.length, T, start: 0, padLeft }, cache, lora);

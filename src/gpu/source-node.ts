@@ -28,7 +28,9 @@ export class DirSource implements ModelSource {
       onProgress?.({ file: name, loaded: out.byteLength, total: out.byteLength, fromCache: false });
       return out;
     } catch (e) {
-      throw new ModelSourceError(`cannot read ${join(this.id, name)}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}. Is this a Hugging Face model folder?`);
+      throw new ModelSourceError(
+        `cannot read ${join(this.id, name)}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}. Is this a Hugging Face model folder?`,
+      );
     }
   }
 }
@@ -41,7 +43,8 @@ export class DirSource implements ModelSource {
 export function packageRoot(from: string = dirname(fileURLToPath(import.meta.url))): string {
   for (let dir = from; ; dir = dirname(dir)) {
     if (existsSync(join(dir, 'package.json'))) return dir;
-    if (dirname(dir) === dir) throw new ModelSourceError(`no package.json above ${from}: reinstall next-state-lab, whose bundled models live in its public/ folder`);
+    if (dirname(dir) === dir)
+      throw new ModelSourceError(`no package.json above ${from}: reinstall next-state-lab, whose bundled models live in its public/ folder`);
   }
 }
 

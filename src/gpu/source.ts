@@ -29,7 +29,12 @@ const LOCAL_PATH = /^(?:\/|~[\\/]|\.{1,2}[\\/]|[A-Za-z]:[\\/]|\\\\)/;
  */
 export function portableModelName(id: string): string {
   if (!LOCAL_PATH.test(id)) return id;
-  return id.split(/[\\/]+/).filter((part) => part !== '' && part !== '.' && part !== '..' && part !== '~').at(-1) ?? 'local model';
+  return (
+    id
+      .split(/[\\/]+/)
+      .filter((part) => part !== '' && part !== '.' && part !== '..' && part !== '~')
+      .at(-1) ?? 'local model'
+  );
 }
 
 export async function readText(source: ModelSource, name: string): Promise<string> {

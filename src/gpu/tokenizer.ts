@@ -30,10 +30,7 @@ export class Tokenizer {
     // The same class lookup AutoTokenizer does, without its own file loading.
     const name = String(config.tokenizer_class ?? 'PreTrainedTokenizer').replace(/Fast$/, '');
     const exports = transformers as unknown as Record<string, unknown>;
-    const Cls = (typeof exports[name] === 'function' ? exports[name] : transformers.PreTrainedTokenizer) as new (
-      json: unknown,
-      config: unknown,
-    ) => HfTokenizer;
+    const Cls = (typeof exports[name] === 'function' ? exports[name] : transformers.PreTrainedTokenizer) as new (json: unknown, config: unknown) => HfTokenizer;
     const tok = new Cls(json, config);
     const stop = new Set(configEos);
     if (typeof tok.eos_token_id === 'number') stop.add(tok.eos_token_id);
@@ -66,11 +63,14 @@ export class Tokenizer {
     if (!this.hasChatTemplate) {
       throw new ModelSourceError('this model has no chat template; it is a base model, so give it plain text prompts.');
     }
-    return this.tok.apply_chat_template(messages as unknown as transformers.Message[], {
-      tokenize: false,
-      add_generation_prompt: options.addGenerationPrompt ?? true,
-      tools: options.tools as never,
-      enable_thinking: options.enableThinking ?? false,
-    } as never) as unknown as string;
+    return this.tok.apply_chat_template(
+      messages as unknown as transformers.Message[],
+      {
+        tokenize: false,
+        add_generation_prompt: options.addGenerationPrompt ?? true,
+        tools: options.tools as never,
+        enable_thinking: options.enableThinking ?? false,
+      } as never,
+    ) as unknown as string;
   }
 }

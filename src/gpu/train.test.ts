@@ -24,7 +24,8 @@ describe('PPO steps on stories260K', () => {
     completion = policy.tokenizer.encode(' there was a dog named Max. Max liked to run.', false);
   });
 
-  const fresh = (seed = 1) => LoraAdapter.init(policy.model.backend, policy.config, { rank: 4, alpha: 8, targets: ['q_proj', 'v_proj', 'o_proj', 'down_proj'] }, seed);
+  const fresh = (seed = 1) =>
+    LoraAdapter.init(policy.model.backend, policy.config, { rank: 4, alpha: 8, targets: ['q_proj', 'v_proj', 'o_proj', 'down_proj'] }, seed);
   const meanLogp = async (adapter: LoraAdapter) => mean((await score(policy.model, [{ prompt, completion }], { lora: adapter }))[0].logprobs);
   const sample = (a: number): TrainSample => ({ prompt, completion, advantages: completion.map(() => a) });
   const settings = { ...DEFAULT_TRAIN, lr: 2e-3, weightDecay: 0 };
@@ -35,7 +36,10 @@ describe('PPO steps on stories260K', () => {
   });
 
   it('A = +1 raises the completion log-prob, A = -1 lowers it', async () => {
-    for (const [a, sign] of [[1, 1], [-1, -1]] as const) {
+    for (const [a, sign] of [
+      [1, 1],
+      [-1, -1],
+    ] as const) {
       const adapter = fresh();
       const before = await meanLogp(adapter);
       const trainer = new LoraTrainer(policy.model, adapter, settings);

@@ -60,7 +60,9 @@ export class Trainer {
         throw new EngineError(`sample ${i} has an OPD term but no rollout log-prob per completion token; pass rolloutLogp to re-base it on the old policy`);
       }
       if (x.opdWeight && x.opdClip && x.opdClip.teacherLogp.length !== x.completion.length) {
-        throw new EngineError(`sample ${i}: ${x.opdClip.teacherLogp.length} teacher log-probs for ${x.completion.length} completion tokens; the clipped OPD term needs one per token`);
+        throw new EngineError(
+          `sample ${i}: ${x.opdClip.teacherLogp.length} teacher log-probs for ${x.completion.length} completion tokens; the clipped OPD term needs one per token`,
+        );
       }
     }
     // Only trainable samples are forwarded; the masked ones are left out of every pass.
@@ -181,7 +183,10 @@ export class Trainer {
     grads: Grads,
   ): Promise<{ logp: Float32Array[]; entropy: Float32Array[] }> {
     const be = this.model.backend;
-    const { ids, T, padLeft } = leftPad(part.map((x) => [...x.prompt, ...x.completion]), 0);
+    const { ids, T, padLeft } = leftPad(
+      part.map((x) => [...x.prompt, ...x.completion]),
+      0,
+    );
     const cache = this.model.createCache(part.length, T);
     const tapeBox: { value?: Tape } = {};
     const hidden = this.model.forward({ ids, B: part.length, T, start: 0, padLeft }, cache, this.trainable.lora, tapeBox);
@@ -319,7 +324,8 @@ export class FullTrainer extends Trainer {
       if (t.dtype && t.dtype !== 'f32') {
         throw new EngineError(`full fine-tuning trains f32 weights, but ${name} is stored as ${t.dtype}; load the model with weightDtype 'f32'`);
       }
-      if (t.isSplit) throw new FullTrainingMemoryError(`full fine-tuning: ${name} [${t.shape}] is larger than one GPU buffer can hold; train LoRA on this model instead`);
+      if (t.isSplit)
+        throw new FullTrainingMemoryError(`full fine-tuning: ${name} [${t.shape}] is larger than one GPU buffer can hold; train LoRA on this model instead`);
     }
     super(model, { parameters: () => names.map((name) => ({ name, tensor: model.w(name) })) }, settings, clock);
     this.names = names;

@@ -103,25 +103,28 @@ describe('stories260K on WebGPU (Dawn) vs the CPU reference', () => {
     g.weights.forEach((t, i) => t.forEach((x, j) => expect(Math.abs(x - c.weights[i][j]), `${g.names[i]}[${j}]`).toBeLessThan(1e-5)));
   });
 
-  it.each(['qwen2', 'qwen3'] as const)('one full step on a random %s model (qwen2 has biases, qwen3 q/k norms; both an untied LM head) matches', async (family) => {
-    const items = [
-      { prompt: [1, 5, 9], completion: [3, 7, 2, 11], advantages: [1, -0.5, 0.7, 2] },
-      { prompt: [4], completion: [8, 8, 30], advantages: [-1, 0.3, 1] },
-    ];
-    const run = async (be: Backend) => {
-      const model = randomModel(be, tinyConfig(family), 3);
-      const trainer = new FullTrainer(model, { ...DEFAULT_FULL_TRAIN, lr: 1e-3, adamEps: 1e-2 });
-      const stats = await trainer.trainStep(items);
-      const weights = await Promise.all(trainer.names.map((n) => be.read(model.w(n))));
-      trainer.dispose();
-      for (const t of model.weights.values()) be.dispose(t);
-      return { stats, weights, names: trainer.names };
-    };
-    const g = await run(gpu);
-    const c = await run(new CpuBackend());
-    expect(g.names).toContain('lm_head.weight');
-    expect(g.stats.loss).toBeCloseTo(c.stats.loss, 4);
-    expect(Math.abs(g.stats.gradNorm - c.stats.gradNorm) / c.stats.gradNorm).toBeLessThan(1e-3);
-    g.weights.forEach((t, i) => t.forEach((x, j) => expect(Math.abs(x - c.weights[i][j]), `${g.names[i]}[${j}]`).toBeLessThan(1e-5)));
-  });
+  it.each(['qwen2', 'qwen3'] as const)(
+    'one full step on a random %s model (qwen2 has biases, qwen3 q/k norms; both an untied LM head) matches',
+    async (family) => {
+      const items = [
+        { prompt: [1, 5, 9], completion: [3, 7, 2, 11], advantages: [1, -0.5, 0.7, 2] },
+        { prompt: [4], completion: [8, 8, 30], advantages: [-1, 0.3, 1] },
+      ];
+      const run = async (be: Backend) => {
+        const model = randomModel(be, tinyConfig(family), 3);
+        const trainer = new FullTrainer(model, { ...DEFAULT_FULL_TRAIN, lr: 1e-3, adamEps: 1e-2 });
+        const stats = await trainer.trainStep(items);
+        const weights = await Promise.all(trainer.names.map((n) => be.read(model.w(n))));
+        trainer.dispose();
+        for (const t of model.weights.values()) be.dispose(t);
+        return { stats, weights, names: trainer.names };
+      };
+      const g = await run(gpu);
+      const c = await run(new CpuBackend());
+      expect(g.names).toContain('lm_head.weight');
+      expect(g.stats.loss).toBeCloseTo(c.stats.loss, 4);
+      expect(Math.abs(g.stats.gradNorm - c.stats.gradNorm) / c.stats.gradNorm).toBeLessThan(1e-3);
+      g.weights.forEach((t, i) => t.forEach((x, j) => expect(Math.abs(x - c.weights[i][j]), `${g.names[i]}[${j}]`).toBeLessThan(1e-5)));
+    },
+  );
 });

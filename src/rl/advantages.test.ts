@@ -1,13 +1,5 @@
 import { describe, it, expect } from 'vitest';
-import {
-  binaryAdvantages,
-  combinedAdvantages,
-  opdAdvantages,
-  standardizeByStep,
-  stepwiseRewards,
-  summarizeAdvantages,
-  type StepSample,
-} from './advantages';
+import { binaryAdvantages, combinedAdvantages, opdAdvantages, standardizeByStep, stepwiseRewards, summarizeAdvantages, type StepSample } from './advantages';
 import { InvalidArgumentError, LengthMismatchError } from './errors';
 
 describe('opdAdvantages', () => {
@@ -64,8 +56,25 @@ describe('combinedAdvantages', () => {
 
 describe('stepwiseRewards', () => {
   const cases: [string, number, (number | null)[][], number[]][] = [
-    ['outcome plus mean vote per step', 1, [[1, 1, -1], [-1, -1, -1], [0, 1]], [1 + 1 / 3, 0, 1.5]],
-    ['failed votes leave the mean', 0, [[1, null, null], [null, -1]], [1, -1]],
+    [
+      'outcome plus mean vote per step',
+      1,
+      [
+        [1, 1, -1],
+        [-1, -1, -1],
+        [0, 1],
+      ],
+      [1 + 1 / 3, 0, 1.5],
+    ],
+    [
+      'failed votes leave the mean',
+      0,
+      [
+        [1, null, null],
+        [null, -1],
+      ],
+      [1, -1],
+    ],
     ['a step without valid votes gets the outcome', 1, [[], [null]], [1, 1]],
     ['no steps', 1, [], []],
   ];

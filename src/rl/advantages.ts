@@ -10,10 +10,7 @@ import { assertCount, assertFinite, assertSameLength, mean, unsignedZero } from 
  * @param studentLogp - log-probs of the same tokens under the policy that sampled them
  * @throws LengthMismatchError, InvalidArgumentError (non-finite log-prob)
  */
-export function opdAdvantages(
-  teacherLogp: readonly number[],
-  studentLogp: readonly number[],
-): number[] {
+export function opdAdvantages(teacherLogp: readonly number[], studentLogp: readonly number[]): number[] {
   assertSameLength('opdAdvantages(teacherLogp, studentLogp)', studentLogp, teacherLogp);
   return teacherLogp.map((t, i) => {
     assertFinite(`teacherLogp[${i}]`, t);
@@ -56,11 +53,7 @@ export function binaryAdvantages(reward: number, tokens: number): number[] {
  * @param opd - per-token OPD advantages
  * @param weights - w_binary and w_opd (both 1 in the reference)
  */
-export function combinedAdvantages(
-  reward: number,
-  opd: readonly number[],
-  weights: AdvantageWeights,
-): number[] {
+export function combinedAdvantages(reward: number, opd: readonly number[], weights: AdvantageWeights): number[] {
   assertFinite('reward', reward);
   return opd.map((a, i) => {
     assertFinite(`opd[${i}]`, a);
@@ -75,10 +68,7 @@ export function combinedAdvantages(
  * @param outcome - o, the trajectory outcome
  * @param stepVotes - the m votes of every step, in step order
  */
-export function stepwiseRewards(
-  outcome: number,
-  stepVotes: readonly (readonly (number | null)[])[],
-): number[] {
+export function stepwiseRewards(outcome: number, stepVotes: readonly (readonly (number | null)[])[]): number[] {
   assertFinite('outcome', outcome);
   return stepVotes.map((votes) => {
     const valid = votes.filter((v): v is number => typeof v === 'number' && Number.isFinite(v));

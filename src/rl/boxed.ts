@@ -84,9 +84,7 @@ function unwrap(content: string): string {
       s = s.slice(1, -1).trim();
       continue;
     }
-    const wrapper = WRAPPERS.find(
-      (w) => s.startsWith(w + '{') && matchingBrace(s, w.length) === s.length - 1,
-    );
+    const wrapper = WRAPPERS.find((w) => s.startsWith(w + '{') && matchingBrace(s, w.length) === s.length - 1);
     if (wrapper === undefined) return s;
     s = s.slice(wrapper.length + 1, -1).trim();
   }

@@ -80,12 +80,7 @@ describe('SampleBuffer zero-advantage policy', () => {
     ['C', true, [0]], // zero after an effective one
   ];
   const cases: [ZeroAdvantagePolicy, boolean[], boolean[], { promoted: number; masked: number }][] = [
-    [
-      'at-least-one-per-session',
-      [true, false, true, false, true, true, false],
-      [true, false, false, false, false, false, false],
-      { promoted: 1, masked: 3 },
-    ],
+    ['at-least-one-per-session', [true, false, true, false, true, true, false], [true, false, false, false, false, false, false], { promoted: 1, masked: 3 }],
     ['mask-all', [false, false, true, false, true, true, false], [false, false, false, false, false, false, false], { promoted: 0, masked: 4 }],
     ['train-all', [true, true, true, true, true, true, true], [false, false, false, false, false, false, false], { promoted: 0, masked: 0 }],
   ];

@@ -114,11 +114,7 @@ export class SampleBuffer<S extends BufferableSample> {
     if (zero) {
       this.counts.zeroAdvantage++;
       trainable = this.zeroAdvantage === 'train-all';
-      if (
-        this.zeroAdvantage === 'at-least-one-per-session' &&
-        sample.judged &&
-        !this.effectiveSessions.has(sample.session)
-      ) {
+      if (this.zeroAdvantage === 'at-least-one-per-session' && sample.judged && !this.effectiveSessions.has(sample.session)) {
         trainable = true;
         promoted = true;
         this.counts.promoted++;

@@ -146,10 +146,7 @@ type Out<S extends Spec> = { [K in keyof S]: S[K] extends Checker<infer T> ? T :
  * A JSON object with exactly the given fields: required ones must be present, optional ones
  * may be absent, anything else is rejected (a misspelt field is a bug, not an extension).
  */
-export function object<R extends Spec, O extends Spec = Record<never, never>>(
-  required: R,
-  optional?: O,
-): Checker<Out<R> & Partial<Out<O>>> {
+export function object<R extends Spec, O extends Spec = Record<never, never>>(required: R, optional?: O): Checker<Out<R> & Partial<Out<O>>> {
   return (value, path) => {
     if (!isPlainObject(value)) fail(path === '' ? '(root)' : path, 'a JSON object', value);
     for (const key of Object.keys(value)) {

@@ -33,10 +33,7 @@ export class PresetError extends RlError {
     readonly field: string,
     problem: string,
   ) {
-    super(
-      `preset field "${field}" ${problem}. Fix the override (or the run file's preset) and ` +
-        `start the run again.`,
-    );
+    super(`preset field "${field}" ${problem}. Fix the override (or the run file's preset) and ` + `start the run again.`);
   }
 }
 

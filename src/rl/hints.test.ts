@@ -52,7 +52,14 @@ describe('selectBestHint', () => {
     ['failed vote ignored', [{ score: null, hint: 'A long hint without a box.' }], null],
     ['ambiguous vote ignored', [{ score: 0, hint: 'A long hint with a zero box.' }], null],
     ['vote without hint', [{ score: 1, hint: null }], null],
-    ['tie keeps the first', [{ score: 1, hint: 'first hint!!' }, { score: 1, hint: 'other hint!!' }], 'first hint!!'],
+    [
+      'tie keeps the first',
+      [
+        { score: 1, hint: 'first hint!!' },
+        { score: 1, hint: 'other hint!!' },
+      ],
+      'first hint!!',
+    ],
     ['emoji count as one character each (6)', [{ score: 1, hint: '\u{1F600}'.repeat(6) }], null],
     ['emoji count as one character each (11)', [{ score: 1, hint: '\u{1F600}'.repeat(11) }], '\u{1F600}'.repeat(11)],
     ['no votes', [], null],
@@ -80,10 +87,18 @@ describe('appendHint', () => {
     ],
     [
       'last user message is not the last message',
-      [{ role: 'user', content: 'Q' }, { role: 'assistant', content: 'A' }, { role: 'tool', content: 'T' }],
+      [
+        { role: 'user', content: 'Q' },
+        { role: 'assistant', content: 'A' },
+        { role: 'tool', content: 'T' },
+      ],
       'Check the tool output.',
       {},
-      [{ role: 'user', content: `Q\n\n${H}\nCheck the tool output.` }, { role: 'assistant', content: 'A' }, { role: 'tool', content: 'T' }],
+      [
+        { role: 'user', content: `Q\n\n${H}\nCheck the tool output.` },
+        { role: 'assistant', content: 'A' },
+        { role: 'tool', content: 'T' },
+      ],
     ],
     [
       'no user message: a new user message',
@@ -100,13 +115,7 @@ describe('appendHint', () => {
       [sys, { role: 'tool', content: `T\n\n${H}\nH1` }],
     ],
     ['no messages at all', [], 'H1', { noUserMessage: 'last-message' }, [{ role: 'user', content: `${H}\nH1` }]],
-    [
-      'trimmed like the reference',
-      [{ role: 'user', content: '  Q  ' }],
-      '  H1  ',
-      {},
-      [{ role: 'user', content: `Q  \n\n${H}\nH1` }],
-    ],
+    ['trimmed like the reference', [{ role: 'user', content: '  Q  ' }], '  H1  ', {}, [{ role: 'user', content: `Q  \n\n${H}\nH1` }]],
     [
       'untrimmed, byte for byte as the paper writes it',
       [{ role: 'user', content: '  Q  ' }],

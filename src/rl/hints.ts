@@ -63,10 +63,7 @@ export const MIN_HINT_CHARS = 10;
  * @param minChars - a hint must be strictly longer than this (default 10)
  * @returns the stripped hint, or null when no vote qualifies: the turn gives no OPD sample
  */
-export function selectBestHint(
-  votes: readonly HintVote[],
-  minChars: number = MIN_HINT_CHARS,
-): string | null {
+export function selectBestHint(votes: readonly HintVote[], minChars: number = MIN_HINT_CHARS): string | null {
   let best: string | null = null;
   let bestLength = minChars;
   for (const vote of votes) {
@@ -132,11 +129,7 @@ export function hintInFront(hint: string, text: string): string {
  * @param options - behaviour where the paper and the reference differ
  * @returns s_enhanced
  */
-export function appendHint(
-  messages: readonly ChatMessage[],
-  hint: string,
-  options: AppendHintOptions = {},
-): ChatMessage[] {
+export function appendHint(messages: readonly ChatMessage[], hint: string, options: AppendHintOptions = {}): ChatMessage[] {
   const trim = options.trim ?? true;
   const suffix = `${HINT_OPENING}${trim ? hint.trim() : hint}`;
   const out = messages.map((m) => ({ ...m }));

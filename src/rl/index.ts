@@ -17,15 +17,7 @@ export {
 } from './step-judge';
 export { parseBoxedScore, lastBoxContent, type BoxedScore } from './boxed';
 export { majorityVote } from './votes';
-export {
-  parseHintVote,
-  selectBestHint,
-  appendHint,
-  MIN_HINT_CHARS,
-  HINT_HEADER,
-  type HintVote,
-  type AppendHintOptions,
-} from './hints';
+export { parseHintVote, selectBestHint, appendHint, MIN_HINT_CHARS, HINT_HEADER, type HintVote, type AppendHintOptions } from './hints';
 export {
   hintCandidates,
   overlapSize,
@@ -94,13 +86,7 @@ export {
   type AddResult,
   type SampleBufferOptions,
 } from './buffer';
-export {
-  assembleSample,
-  sampleRecord,
-  type PolicyResponse,
-  type TurnJudgement,
-  type TrainingSample,
-} from './samples';
+export { assembleSample, sampleRecord, type PolicyResponse, type TurnJudgement, type TrainingSample } from './samples';
 export {
   makePreset,
   parsePreset,

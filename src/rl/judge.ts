@@ -74,11 +74,7 @@ const HINT_SYSTEM =
 export function buildBinaryJudgePrompt(action: string, nextState: ChatMessage): ChatMessage[] {
   return [
     { role: 'system', content: BINARY_SYSTEM },
-    judgeUserMessage(
-      action,
-      nextState,
-      'Classify the assistant output. Think, then answer \\boxed{1}, \\boxed{-1} or \\boxed{0}.',
-    ),
+    judgeUserMessage(action, nextState, 'Classify the assistant output. Think, then answer \\boxed{1}, \\boxed{-1} or \\boxed{0}.'),
   ];
 }
 
@@ -94,10 +90,6 @@ export function buildBinaryJudgePrompt(action: string, nextState: ChatMessage): 
 export function buildHintJudgePrompt(action: string, nextState: ChatMessage): ChatMessage[] {
   return [
     { role: 'system', content: HINT_SYSTEM },
-    judgeUserMessage(
-      action,
-      nextState,
-      'Give your decision and, only if it is \\boxed{1}, the hint in the required format.',
-    ),
+    judgeUserMessage(action, nextState, 'Give your decision and, only if it is \\boxed{1}, the hint in the required format.'),
   ];
 }

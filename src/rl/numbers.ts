@@ -1,11 +1,7 @@
 import { InvalidArgumentError, LengthMismatchError } from './errors';
 
 /** Throws unless both per-token arrays have the same length. */
-export function assertSameLength(
-  what: string,
-  a: { readonly length: number },
-  b: { readonly length: number },
-): void {
+export function assertSameLength(what: string, a: { readonly length: number }, b: { readonly length: number }): void {
   if (a.length !== b.length) throw new LengthMismatchError(what, a.length, b.length);
 }
 

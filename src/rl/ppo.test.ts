@@ -136,8 +136,6 @@ describe('ppoBatchLoss', () => {
   it('needs reference log-probs when the KL term is on', () => {
     const { refLogp: _unused, ...noRef } = s1;
     void _unused;
-    expect(() =>
-      ppoBatchLoss([noRef], { epsLow: 0.2, epsHigh: 0.28, klCoef: 0.1, aggregation: 'sample-mean' }),
-    ).toThrow(InvalidArgumentError);
+    expect(() => ppoBatchLoss([noRef], { epsLow: 0.2, epsHigh: 0.28, klCoef: 0.1, aggregation: 'sample-mean' })).toThrow(InvalidArgumentError);
   });
 });

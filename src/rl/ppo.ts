@@ -10,8 +10,7 @@ import { assertSameLength, unsignedZero } from './numbers';
 function checkClip(epsLow: number, epsHigh: number): void {
   if (!(epsLow >= 0 && epsLow < 1) || !(epsHigh >= 0 && Number.isFinite(epsHigh))) {
     throw new InvalidArgumentError(
-      `clip range (epsLow=${epsLow}, epsHigh=${epsHigh}) is invalid; use 0 <= epsLow < 1 and ` +
-        `a finite epsHigh >= 0 (the reference uses 0.2 and 0.28).`,
+      `clip range (epsLow=${epsLow}, epsHigh=${epsHigh}) is invalid; use 0 <= epsLow < 1 and ` + `a finite epsHigh >= 0 (the reference uses 0.2 and 0.28).`,
     );
   }
 }
@@ -28,13 +27,7 @@ function clamp(x: number, lo: number, hi: number): number {
  * @param oldLogp - log-probs under the policy that sampled them
  * @param adv - per-token advantages
  */
-export function ppoTokenLoss(
-  logp: readonly number[],
-  oldLogp: readonly number[],
-  adv: readonly number[],
-  epsLow: number,
-  epsHigh: number,
-): number[] {
+export function ppoTokenLoss(logp: readonly number[], oldLogp: readonly number[], adv: readonly number[], epsLow: number, epsHigh: number): number[] {
   assertSameLength('ppoTokenLoss(logp, oldLogp)', logp, oldLogp);
   assertSameLength('ppoTokenLoss(logp, adv)', logp, adv);
   checkClip(epsLow, epsHigh);
@@ -91,11 +84,7 @@ export type LossAggregation = 'sample-mean' | 'token-mean';
  * @param masks - optional 0/1 loss masks, same shapes as perToken
  * @returns the aggregate; 0 for an empty batch or when no token is unmasked under 'token-mean'
  */
-export function aggregateLoss(
-  perToken: readonly (readonly number[])[],
-  mode: LossAggregation,
-  masks?: readonly (readonly number[])[],
-): number {
+export function aggregateLoss(perToken: readonly (readonly number[])[], mode: LossAggregation, masks?: readonly (readonly number[])[]): number {
   if (masks) assertSameLength('aggregateLoss(perToken, masks) samples', perToken, masks);
   let total = 0;
   let count = 0;
@@ -145,13 +134,7 @@ export function clipState(advantage: number, rho: number, epsLow: number, epsHig
 }
 
 /** Fractions of tokens clipped low and high for one sample's tokens. */
-export function clipFractions(
-  logp: readonly number[],
-  oldLogp: readonly number[],
-  adv: readonly number[],
-  epsLow: number,
-  epsHigh: number,
-): ClipStats {
+export function clipFractions(logp: readonly number[], oldLogp: readonly number[], adv: readonly number[], epsLow: number, epsHigh: number): ClipStats {
   assertSameLength('clipFractions(logp, oldLogp)', logp, oldLogp);
   assertSameLength('clipFractions(logp, adv)', logp, adv);
   checkClip(epsLow, epsHigh);
@@ -234,8 +217,7 @@ export function ppoBatchLoss(samples: readonly PpoSampleInput[], settings: PpoSe
     else if (useKl) {
       if (!s.refLogp) {
         throw new InvalidArgumentError(
-          `sample ${i} has no refLogp but klCoef is ${settings.klCoef}; score the batch with ` +
-            `the reference policy or set klCoef to 0.`,
+          `sample ${i} has no refLogp but klCoef is ${settings.klCoef}; score the batch with ` + `the reference policy or set klCoef to 0.`,
         );
       }
       kls.push(k3(s.refLogp, logp));

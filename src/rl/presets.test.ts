@@ -1,6 +1,16 @@
 import { describe, it, expect } from 'vitest';
 import { PresetError } from './errors';
-import { makePreset, parsePreset, presetSwitchedTo, toolCallPreset, topKSelectPreset, hintSelectionOf, TOOL_CALL_KL_COEF, type MethodName, type PresetOverrides } from './presets';
+import {
+  makePreset,
+  parsePreset,
+  presetSwitchedTo,
+  toolCallPreset,
+  topKSelectPreset,
+  hintSelectionOf,
+  TOOL_CALL_KL_COEF,
+  type MethodName,
+  type PresetOverrides,
+} from './presets';
 
 describe('makePreset', () => {
   it('binary serialises exactly as stored in a run file', () => {

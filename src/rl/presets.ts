@@ -1,18 +1,6 @@
 import type { AdvantageWeights } from './advantages';
 import { DEFAULT_BATCH_SIZE, type ZeroAdvantagePolicy } from './buffer';
-import {
-  above,
-  arrayOf,
-  bool,
-  FieldError,
-  int,
-  num,
-  object,
-  oneOf,
-  pair,
-  runChecker,
-  str,
-} from './check';
+import { above, arrayOf, bool, FieldError, int, num, object, oneOf, pair, runChecker, str } from './check';
 import { PresetError } from './errors';
 import { MIN_HINT_CHARS, type AppendHintOptions } from './hints';
 import { LONGEST_HINT, TOPK_HINT_SELECTION, TOPK_HINT_VOTES, usesTopK, type HintSelection } from './topk-hints';
@@ -201,7 +189,13 @@ export const TOOL_CALL_KL_COEF = 0.01;
  */
 export function presetSwitchedTo(method: MethodName, from: MethodPreset, overrides: PresetOverrides = {}): MethodPreset {
   const preset = makePreset(method, overrides);
-  const out: MethodPreset = { ...preset, optimizer: from.optimizer, batch: from.batch, finetune: from.finetune, loss: { ...preset.loss, klCoef: from.loss.klCoef } };
+  const out: MethodPreset = {
+    ...preset,
+    optimizer: from.optimizer,
+    batch: from.batch,
+    finetune: from.finetune,
+    loss: { ...preset.loss, klCoef: from.loss.klCoef },
+  };
   const selection = hintSelectionOf(from);
   if (method !== 'binary' && from.method !== 'binary' && usesTopK(selection.rule)) {
     out.advantage = { ...preset.advantage, hintSelection: { ...selection } };
@@ -248,18 +242,21 @@ const presetShape = object({
     maxNewTokens: int(1, 1_000_000),
     minHintChars: int(0, 100_000),
   }),
-  advantage: object({
-    weights: object({ binary: num(), opd: num() }),
-    teacher: oneOf('initial', 'current'),
-    teacherContext: object({ noUserMessage: oneOf('new-user-message', 'last-message'), trim: bool }),
-  }, {
-    hintSelection: object({
-      rule: oneOf('longest', 'topk-sequence', 'topk-token'),
-      maxCandidates: int(1, MAX_VOTES),
-      k: int(1, MAX_TOP_K),
-      clip: num(0, 1000),
-    }),
-  }),
+  advantage: object(
+    {
+      weights: object({ binary: num(), opd: num() }),
+      teacher: oneOf('initial', 'current'),
+      teacherContext: object({ noUserMessage: oneOf('new-user-message', 'last-message'), trim: bool }),
+    },
+    {
+      hintSelection: object({
+        rule: oneOf('longest', 'topk-sequence', 'topk-token'),
+        maxCandidates: int(1, MAX_VOTES),
+        k: int(1, MAX_TOP_K),
+        clip: num(0, 1000),
+      }),
+    },
+  ),
   loss: object({
     epsLow: below1,
     epsHigh: num(0, 10),

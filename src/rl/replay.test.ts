@@ -63,7 +63,11 @@ const script: Step[] = [
     response: resp('Glad to help.', [16], [-0.25]),
   },
   { t: 2000, sweep: true },
-  { t: 2100, request: { session: 'carol', turnType: 'main', version: 1, messages: [u('Grade this essay'), a('B+'), u('late reply')] }, response: resp('Thanks.', [32, 33], [-0.5, -0.5]) },
+  {
+    t: 2100,
+    request: { session: 'carol', turnType: 'main', version: 1, messages: [u('Grade this essay'), a('B+'), u('late reply')] },
+    response: resp('Thanks.', [32, 33], [-0.5, -0.5]),
+  },
   { t: 2200, end: 'carol' },
 ];
 
@@ -104,16 +108,59 @@ function replay(method: MethodName) {
         judgePrompts.push(buildHintJudgePrompt(turn.response.text, turn.nextState)[1].content);
         const score = parseBoxedScore(judged.binary);
         reward = majorityVote([score]);
-        records.push({ kind: 'judge_vote', version: turn.version, ts: now, session: turn.session, turn: turn.turn, judge: 'binary', vote: 0, raw: judged.binary, score, hint: null });
+        records.push({
+          kind: 'judge_vote',
+          version: turn.version,
+          ts: now,
+          session: turn.session,
+          turn: turn.turn,
+          judge: 'binary',
+          vote: 0,
+          raw: judged.binary,
+          score,
+          hint: null,
+        });
         const vote = parseHintVote(judged.hint);
-        records.push({ kind: 'judge_vote', version: turn.version, ts: now, session: turn.session, turn: turn.turn, judge: 'hint', vote: 0, raw: judged.hint, ...vote });
+        records.push({
+          kind: 'judge_vote',
+          version: turn.version,
+          ts: now,
+          session: turn.session,
+          turn: turn.turn,
+          judge: 'hint',
+          vote: 0,
+          raw: judged.hint,
+          ...vote,
+        });
         const hint = selectBestHint([vote], preset.judge.minHintChars);
         if (hint !== null) {
           teacherContexts[key] = appendHint(turn.messages, hint, preset.advantage.teacherContext);
           opd = opdAdvantages(judged.teacherLogp!, [...turn.response.logprobs]);
         }
-        records.push({ kind: 'judge_result', version: turn.version, ts: now, session: turn.session, turn: turn.turn, judge: 'binary', score: reward, accepted: reward !== 0, hint: null, teacherLogpCount: 0 });
-        records.push({ kind: 'judge_result', version: turn.version, ts: now, session: turn.session, turn: turn.turn, judge: 'hint', score: hint ? 1 : 0, accepted: hint !== null, hint, teacherLogpCount: opd?.length ?? 0 });
+        records.push({
+          kind: 'judge_result',
+          version: turn.version,
+          ts: now,
+          session: turn.session,
+          turn: turn.turn,
+          judge: 'binary',
+          score: reward,
+          accepted: reward !== 0,
+          hint: null,
+          teacherLogpCount: 0,
+        });
+        records.push({
+          kind: 'judge_result',
+          version: turn.version,
+          ts: now,
+          session: turn.session,
+          turn: turn.turn,
+          judge: 'hint',
+          score: hint ? 1 : 0,
+          accepted: hint !== null,
+          hint,
+          teacherLogpCount: opd?.length ?? 0,
+        });
       } else {
         expect(judged, `turn ${key} has no next state but a scripted judge answer`).toBeUndefined();
       }

@@ -211,12 +211,7 @@ export class SessionTracker<R> {
     return out;
   }
 
-  private close(
-    turn: ObservedTurn<R>,
-    nextState: ChatMessage | null,
-    closedBy: CloseReason,
-    closedAt: number,
-  ): ClosedTurn<R> {
+  private close(turn: ObservedTurn<R>, nextState: ChatMessage | null, closedBy: CloseReason, closedAt: number): ClosedTurn<R> {
     return { ...turn, nextState, closedBy, closedAt };
   }
 

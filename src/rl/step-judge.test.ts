@@ -16,8 +16,10 @@ describe('the step-judge prompt', () => {
     const read = readStepJudgePrompt(prompt);
     expect(read.toolResults).toEqual(['Error: Unknown name "x"', '7']);
     expect(read.output).toBe('real tail');
-    expect(readStepJudgePrompt(buildStepJudgePrompt({ question: 'q', stepIndex: 0, history: [], output: 'The answer is 4', toolResults: [] })))
-      .toEqual({ output: 'The answer is 4', toolResults: [] });
+    expect(readStepJudgePrompt(buildStepJudgePrompt({ question: 'q', stepIndex: 0, history: [], output: 'The answer is 4', toolResults: [] }))).toEqual({
+      output: 'The answer is 4',
+      toolResults: [],
+    });
     expect(() => readStepJudgePrompt([{ role: 'user', content: 'hello' }])).toThrow(StepJudgePromptError);
   });
 

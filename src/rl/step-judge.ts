@@ -30,8 +30,7 @@ const RESPONSE_CLOSE = '\n</tool_response>';
 const NO_TOOL_CALL = '(none: the step made no tool call, so it is the final answer)';
 
 /** The last paragraph of the judge's user message. */
-export const STEP_JUDGE_CLOSING =
-  'Judge only the current step; do not continue the trajectory. Think briefly, then end with \\boxed{1} or \\boxed{-1}.';
+export const STEP_JUDGE_CLOSING = 'Judge only the current step; do not continue the trajectory. Think briefly, then end with \\boxed{1} or \\boxed{-1}.';
 
 /** Everything the judge is shown about one step. */
 export interface StepJudgeInput {
@@ -87,9 +86,7 @@ export function readStepJudgePrompt(messages: readonly ChatMessage[]): { output:
   const toolAt = content.lastIndexOf(`\n${TOOL_HEADING}`);
   const stepAt = toolAt < 0 ? -1 : content.lastIndexOf(`\n${STEP_HEADING}`, toolAt);
   if (stepAt < 0) {
-    throw new StepJudgePromptError(
-      `A step-judge prompt needs a "${STEP_HEADING}" and a "${TOOL_HEADING}" section; build it with buildStepJudgePrompt().`,
-    );
+    throw new StepJudgePromptError(`A step-judge prompt needs a "${STEP_HEADING}" and a "${TOOL_HEADING}" section; build it with buildStepJudgePrompt().`);
   }
   const stepBody = content.indexOf('\n', stepAt + 1) + 1;
   const output = content.slice(stepBody, toolAt).trim();

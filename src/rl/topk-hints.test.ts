@@ -1,15 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { InvalidArgumentError, LengthMismatchError } from './errors';
 import type { HintVote } from './hints';
-import {
-  chooseHintByOverlap,
-  clipDifference,
-  clippedOpdAdvantages,
-  hintCandidates,
-  overlapPerToken,
-  overlapSize,
-  winningTeacherLogp,
-} from './topk-hints';
+import { chooseHintByOverlap, clipDifference, clippedOpdAdvantages, hintCandidates, overlapPerToken, overlapSize, winningTeacherLogp } from './topk-hints';
 
 const vote = (score: 1 | 0 | -1 | null, hint: string | null): HintVote => ({ score, hint });
 
@@ -48,7 +40,20 @@ describe('overlap', () => {
   });
 
   it('per token', () => {
-    expect(overlapPerToken([[1, 2], [3, 4], [5, 6]], [[2, 9], [3, 4], [7, 8]])).toEqual([1, 2, 0]);
+    expect(
+      overlapPerToken(
+        [
+          [1, 2],
+          [3, 4],
+          [5, 6],
+        ],
+        [
+          [2, 9],
+          [3, 4],
+          [7, 8],
+        ],
+      ),
+    ).toEqual([1, 2, 0]);
     expect(() => overlapPerToken([[1]], [])).toThrow(LengthMismatchError);
   });
 });
@@ -61,9 +66,21 @@ describe('chooseHintByOverlap', () => {
     [30, 31],
   ];
   const cands = [
-    [[10, 99], [98, 97], [30, 31]], // O = 1, 0, 2 -> 3
-    [[10, 11], [20, 21], [96, 95]], // O = 2, 2, 0 -> 4
-    [[94, 93], [20, 92], [30, 31]], // O = 0, 1, 2 -> 3
+    [
+      [10, 99],
+      [98, 97],
+      [30, 31],
+    ], // O = 1, 0, 2 -> 3
+    [
+      [10, 11],
+      [20, 21],
+      [96, 95],
+    ], // O = 2, 2, 0 -> 4
+    [
+      [94, 93],
+      [20, 92],
+      [30, 31],
+    ], // O = 0, 1, 2 -> 3
   ];
 
   it('sequence: the largest summed overlap wins every token', () => {

@@ -138,9 +138,7 @@ export function chooseHintByOverlap(
   const overlap = o.map((row) => row.reduce((a, b) => a + b, 0));
   const T = student.length;
   const perToken =
-    mode === 'sequence'
-      ? new Array<number>(T).fill(argmaxFirst(overlap))
-      : Array.from({ length: T }, (_, t) => argmaxFirst(o.map((row) => row[t])));
+    mode === 'sequence' ? new Array<number>(T).fill(argmaxFirst(overlap)) : Array.from({ length: T }, (_, t) => argmaxFirst(o.map((row) => row[t])));
   const tokenWins = candidates.map(() => 0);
   for (const c of perToken) tokenWins[c]++;
   const winner = mode === 'sequence' ? argmaxFirst(overlap) : argmaxFirst(tokenWins);
@@ -177,7 +175,8 @@ export function clipDifference(x: number, clip: number): number {
  */
 export function clippedOpdAdvantages(teacherLogp: readonly number[], studentLogp: readonly number[], clip: number): number[] {
   if (!(clip >= 0) || !Number.isFinite(clip)) throw new InvalidArgumentError(`clip is ${clip}; use 0 (no clip) or a positive number of nats.`);
-  if (teacherLogp.length !== studentLogp.length) throw new LengthMismatchError('clippedOpdAdvantages(teacherLogp, studentLogp)', studentLogp.length, teacherLogp.length);
+  if (teacherLogp.length !== studentLogp.length)
+    throw new LengthMismatchError('clippedOpdAdvantages(teacherLogp, studentLogp)', studentLogp.length, teacherLogp.length);
   return teacherLogp.map((t, i) => {
     assertFinite(`teacherLogp[${i}]`, t);
     assertFinite(`studentLogp[${i}]`, studentLogp[i]);

@@ -89,7 +89,10 @@ const good: RunRecord[] = [
     step: 1,
     name: 'personalization',
     scores: { mean: 0.25 },
-    perProblem: [{ id: 'gsm8k-0', score: 0.5, detail: 'too formal' }, { id: 'gsm8k-1', score: null }],
+    perProblem: [
+      { id: 'gsm8k-0', score: 0.5, detail: 'too formal' },
+      { id: 'gsm8k-1', score: null },
+    ],
     failed: 1,
     problemSet: 'the first 2 of the GSM8K test split in dataset order',
   },
@@ -172,8 +175,19 @@ describe('validateRecord rejects malformed records, naming the field', () => {
     ['per-token length differs from summary', 'sample', (r) => r.perToken.push(0), 'perToken'],
     ['clipped OPD teacher log-probs do not cover the tokens', 'sample', (r) => (r.opdClip = { clip: 1, teacherLogp: [-1] }), 'opdClip.teacherLogp'],
     ['negative OPD clip', 'sample', (r) => (r.opdClip = { clip: -1, teacherLogp: r.perToken.map(() => -1) }), 'opdClip.clip'],
-    ['top-k selection winner out of range', 'judge_result', (r) => (r.selection = { rule: 'topk-sequence', k: 4, clip: 1, tokens: 2, winner: 1, candidates: [{ hint: 'Show each step.', overlap: 3, tokensWon: 2 }] }), 'selection.winner'],
-    ['top-k selection with an unknown rule', 'judge_result', (r) => (r.selection = { rule: 'longest', k: 4, clip: 1, tokens: 2, winner: 0, candidates: [] }), 'selection.rule'],
+    [
+      'top-k selection winner out of range',
+      'judge_result',
+      (r) =>
+        (r.selection = { rule: 'topk-sequence', k: 4, clip: 1, tokens: 2, winner: 1, candidates: [{ hint: 'Show each step.', overlap: 3, tokensWon: 2 }] }),
+      'selection.winner',
+    ],
+    [
+      'top-k selection with an unknown rule',
+      'judge_result',
+      (r) => (r.selection = { rule: 'longest', k: 4, clip: 1, tokens: 2, winner: 0, candidates: [] }),
+      'selection.rule',
+    ],
     ['summary field missing', 'sample', (r) => delete r.advantages.meanAbs, 'advantages.meanAbs'],
     ['clip fraction above 1', 'train_step', (r) => (r.stats.clipFracLow = 1.5), 'stats.clipFracLow'],
     ['stat missing', 'train_step', (r) => delete r.stats.entropy, 'stats.entropy'],
@@ -228,7 +242,6 @@ describe('validateRecord on hostile input', () => {
       expect(() => validateRecord({ ...last, ts }, 'x')).toThrow(/field "ts" must be a number in \[0, 8640000000000000\]/);
     }
   });
-
 
   it('keeps a "__proto__" score key as plain data', () => {
     const text = JSON.stringify(byKind('evaluation')).replace('"mean":0.25', '"__proto__":{"polluted":1}');

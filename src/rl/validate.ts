@@ -1,19 +1,5 @@
 import type { AdvantageSummary } from './advantages';
-import {
-  arrayOf,
-  bool,
-  FieldError,
-  int,
-  mapOf,
-  nullable,
-  num,
-  object,
-  oneOf,
-  runChecker,
-  str,
-  timestamp,
-  type Checker,
-} from './check';
+import { arrayOf, bool, FieldError, int, mapOf, nullable, num, object, oneOf, runChecker, str, timestamp, type Checker } from './check';
 import { RecordValidationError } from './errors';
 import type { ChatMessage } from './messages';
 import {

@@ -76,7 +76,10 @@ export class GenerationBatcher {
         for (const w of batch) w.signal?.addEventListener('abort', onAbort);
         this.current = batch.length;
         try {
-          const replies = await this.policy.generate(batch.map((w) => w.request), controller.signal);
+          const replies = await this.policy.generate(
+            batch.map((w) => w.request),
+            controller.signal,
+          );
           batch.forEach((w, i) => (w.signal?.aborted ? w.reject(w.signal.reason) : w.resolve(replies[i])));
         } catch (e) {
           for (const w of batch) w.reject(e);

@@ -12,8 +12,7 @@ describe('voteSeed', () => {
   it('gives every vote of every judge on every turn its own seed', () => {
     const seen = new Set<number>();
     for (let turn = 1; turn <= 20; turn++)
-      for (const judge of ['binary', 'hint'] as const)
-        for (let vote = 0; vote < MAX_VOTES; vote++) seen.add(voteSeed(7, turn, judge, vote));
+      for (const judge of ['binary', 'hint'] as const) for (let vote = 0; vote < MAX_VOTES; vote++) seen.add(voteSeed(7, turn, judge, vote));
     expect(seen.size).toBe(20 * 2 * MAX_VOTES);
   });
 
@@ -56,9 +55,30 @@ describe('judgeTurn with top-k hint selection', () => {
   ];
   // Per hint: its teacher's top-4 sets (overlap with the student per token) and log-probs.
   const teachers: Record<string, ScoredTopK> = {
-    [short]: { topIds: [[1, 2, 90, 91], [5, 6, 90, 91], [9, 10, 90, 91]], logprobs: [-0.5, -0.5, -0.5] }, // 2, 2, 2 -> 6
-    [mid]: { topIds: [[4, 3, 2, 1], [5, 6, 7, 8], [90, 91, 92, 93]], logprobs: [-0.2, -3.5, -1] }, // 4, 4, 0 -> 8
-    [long]: { topIds: [[90, 91, 92, 93], [90, 91, 92, 93], [9, 10, 11, 12]], logprobs: [-2, -2, -0.1] }, // 0, 0, 4 -> 4
+    [short]: {
+      topIds: [
+        [1, 2, 90, 91],
+        [5, 6, 90, 91],
+        [9, 10, 90, 91],
+      ],
+      logprobs: [-0.5, -0.5, -0.5],
+    }, // 2, 2, 2 -> 6
+    [mid]: {
+      topIds: [
+        [4, 3, 2, 1],
+        [5, 6, 7, 8],
+        [90, 91, 92, 93],
+      ],
+      logprobs: [-0.2, -3.5, -1],
+    }, // 4, 4, 0 -> 8
+    [long]: {
+      topIds: [
+        [90, 91, 92, 93],
+        [90, 91, 92, 93],
+        [9, 10, 11, 12],
+      ],
+      logprobs: [-2, -2, -0.1],
+    }, // 0, 0, 4 -> 4
   };
   function fakePolicy() {
     const calls: { policy: string; hints: (string | null)[] }[] = [];

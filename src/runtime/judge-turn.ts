@@ -138,17 +138,25 @@ async function selectByTopK(
   const tokenIds = [...turn.response.tokenIds];
   if (candidates.length === 0 || tokenIds.length === 0) return null;
   const scoreTopK = d.policy.scoreTopK?.bind(d.policy);
-  if (!scoreTopK) throw new Error('this policy cannot score top-k next-token sets, which top-k hint selection needs; set advantage.hintSelection.rule to "longest"');
+  if (!scoreTopK)
+    throw new Error('this policy cannot score top-k next-token sets, which top-k hint selection needs; set advantage.hintSelection.rule to "longest"');
   const [student] = await scoreTopK([{ messages: turn.messages, tokenIds }], 'current', rule.k);
   const teachers = await scoreTopK(
     candidates.map((hint) => ({ messages: appendHint(turn.messages, hint, d.preset.advantage.teacherContext), tokenIds })),
     d.preset.advantage.teacher,
     rule.k,
   );
-  const choice = chooseHintByOverlap(student.topIds, teachers.map((t) => t.topIds), rule.rule === 'topk-token' ? 'token' : 'sequence');
+  const choice = chooseHintByOverlap(
+    student.topIds,
+    teachers.map((t) => t.topIds),
+    rule.rule === 'topk-token' ? 'token' : 'sequence',
+  );
   return {
     hint: candidates[choice.winner],
-    teacherLogp: winningTeacherLogp(teachers.map((t) => t.logprobs), choice.perToken),
+    teacherLogp: winningTeacherLogp(
+      teachers.map((t) => t.logprobs),
+      choice.perToken,
+    ),
     selection: {
       rule: rule.rule === 'topk-token' ? 'topk-token' : 'topk-sequence',
       k: rule.k,

@@ -331,7 +331,19 @@ export abstract class RunLoopCore implements RunController {
     const updates: TokenUpdateRecord[] = (s.perSample ?? []).flatMap((t, i) => {
       const sample = batch.samples[i];
       if (!t) return [];
-      return [{ kind: 'token_update' as const, version: sample.version, ts: result.finishedAt, session: sample.session, turn: sample.turn, step: this.step, before: t.before, after: t.after, advantages: t.advantages }];
+      return [
+        {
+          kind: 'token_update' as const,
+          version: sample.version,
+          ts: result.finishedAt,
+          session: sample.session,
+          turn: sample.turn,
+          step: this.step,
+          before: t.before,
+          after: t.after,
+          advantages: t.advantages,
+        },
+      ];
     });
     await this.commit([
       { kind: 'train_step', version: from, ts: result.finishedAt, step: this.step, samples: batch.samples.length, stats, skipped: s.skipped, dropped },

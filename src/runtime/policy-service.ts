@@ -176,7 +176,10 @@ export class EnginePolicyService implements PolicyService {
       this.training = new FullState(policy.model, false);
     } else {
       const lora = preset.finetune.lora;
-      this.training = new LoraState(policy.model, LoraAdapter.init(policy.model.backend, policy.config, { rank: lora.rank, alpha: lora.alpha, targets: lora.targets as Projection[] }, seed));
+      this.training = new LoraState(
+        policy.model,
+        LoraAdapter.init(policy.model.backend, policy.config, { rank: lora.rank, alpha: lora.alpha, targets: lora.targets as Projection[] }, seed),
+      );
     }
     this.serving = this.training;
     this.label = `engine: ${policy.source.id} (${policy.model.backend.kind}${this.full ? ', full fine-tuning' : ''})`;
@@ -245,14 +248,17 @@ export class EnginePolicyService implements PolicyService {
       const startedAt = this.clock();
       const s = requests[0].sampling;
       const policy = state.model === this.policy.model ? this.policy : this.policy.withModel(state.model);
-      const gens = await policy.generate(requests.map((r) => r.messages), {
-        maxNewTokens: Math.max(...requests.map((r) => r.maxNewTokens)),
-        sampling: s,
-        seeds: requests.map((r) => r.seed),
-        tools: requests.map((r) => r.tools),
-        lora: state.lora,
-        signal,
-      });
+      const gens = await policy.generate(
+        requests.map((r) => r.messages),
+        {
+          maxNewTokens: Math.max(...requests.map((r) => r.maxNewTokens)),
+          sampling: s,
+          seeds: requests.map((r) => r.seed),
+          tools: requests.map((r) => r.tools),
+          lora: state.lora,
+          signal,
+        },
+      );
       const finishedAt = this.clock();
       const tok = this.policy.tokenizer;
       return gens.map((g) => ({
@@ -273,7 +279,11 @@ export class EnginePolicyService implements PolicyService {
       // policy is the loaded model itself.
       const current = teacher === 'current';
       const model = current ? serving.model : this.policy.model;
-      const scored = await score(model, items.map((it) => ({ prompt: this.policy.promptIds(it.messages), completion: it.tokenIds })), { lora: current ? serving.lora : undefined });
+      const scored = await score(
+        model,
+        items.map((it) => ({ prompt: this.policy.promptIds(it.messages), completion: it.tokenIds })),
+        { lora: current ? serving.lora : undefined },
+      );
       return scored.map((s) => Array.from(s.logprobs));
     });
   }
@@ -282,7 +292,11 @@ export class EnginePolicyService implements PolicyService {
     return this.holding(async (serving) => {
       const current = policy === 'current';
       const model = current ? serving.model : this.policy.model;
-      const scored = await score(model, items.map((it) => ({ prompt: this.policy.promptIds(it.messages), completion: it.tokenIds })), { lora: current ? serving.lora : undefined, topK: k });
+      const scored = await score(
+        model,
+        items.map((it) => ({ prompt: this.policy.promptIds(it.messages), completion: it.tokenIds })),
+        { lora: current ? serving.lora : undefined, topK: k },
+      );
       return scored.map((s) => ({ logprobs: Array.from(s.logprobs), topIds: s.topIds!.map((ids) => Array.from(ids)) }));
     });
   }

@@ -18,7 +18,10 @@ function config(problems: ProblemsSpec): RunConfig {
 const hub = (async (input: string | URL | Request) => {
   const url = new URL(String(input));
   const offset = Number(url.searchParams.get('offset'));
-  const rows = Array.from({ length: Number(url.searchParams.get('length')) }, (_, i) => ({ row_idx: offset + i, row: { question: `q${offset + i}`, answer: '#### 1' } }));
+  const rows = Array.from({ length: Number(url.searchParams.get('length')) }, (_, i) => ({
+    row_idx: offset + i,
+    row: { question: `q${offset + i}`, answer: '#### 1' },
+  }));
   return new Response(JSON.stringify({ rows }));
 }) as typeof fetch;
 

@@ -56,7 +56,8 @@ export function problemSetLabel(spec: ProblemsSpec, scenario: Scenario, n: numbe
   if (spec.source === 'builtin') return `${first} built-in problems`;
   // A file by its name only: a record never carries a local path.
   const file = spec.path?.split(/[\\/]/).pop() ?? 'file';
-  if (problemOrder(spec) === 'dataset') return spec.source === 'file' ? `${first} problems of ${file} in file order` : `${first} of the GSM8K test split in dataset order`;
+  if (problemOrder(spec) === 'dataset')
+    return spec.source === 'file' ? `${first} problems of ${file} in file order` : `${first} of the GSM8K test split in dataset order`;
   const where = spec.source === 'file' ? `GSM8K test split (${file})` : 'GSM8K test split';
   return `${first} of the ${where} in the reference evaluation's order (${REFERENCE_ORDER_SOURCE})`;
 }

@@ -88,22 +88,19 @@ const generator: Checker<GeneratorSpec> = (value, path) => {
   return generatorShapes[kind as GeneratorSpec['kind']](value, path);
 };
 
-const policyModel = object(
-  { model: saying('must name a model folder or hub id', modelName) },
-  { backend: oneOf('cpu', 'webgpu') },
-);
+const policyModel = object({ model: saying('must name a model folder or hub id', modelName) }, { backend: oneOf('cpu', 'webgpu') });
 
 const problemSource = saying('must be builtin, gsm8k-hub or file', oneOf('builtin', 'gsm8k-hub', 'file'));
-const problemOrder = saying(
-  `must be "reference" (the reference evaluation's GSM8K order) or "dataset"`,
-  oneOf(...PROBLEM_ORDERS),
-);
+const problemOrder = saying(`must be "reference" (the reference evaluation's GSM8K order) or "dataset"`, oneOf(...PROBLEM_ORDERS));
 
 const temperature = saying('must be 0 or more', num(0));
 const maxNewTokens = saying('must be a whole number of at least 1', int(1));
 const policySampling = object({
   temperature,
-  topP: saying('must be above 0 and at most 1', where(num(0, 1), (p) => p > 0, 'must be above 0')),
+  topP: saying(
+    'must be above 0 and at most 1',
+    where(num(0, 1), (p) => p > 0, 'must be above 0'),
+  ),
   topK: saying('must be 0 (no top-k) or a positive integer', int(0)),
   maxNewTokens,
 });
@@ -149,10 +146,7 @@ const toolCall: Checker<ToolCallRunConfig> = object(
   {
     ...header,
     track: oneOf('toolcall'),
-    method: saying(
-      `must be "binary": the tool-call track's PRM votes are evaluative (m = preset.judge.binaryVotes)`,
-      oneOf('binary'),
-    ),
+    method: saying(`must be "binary": the tool-call track's PRM votes are evaluative (m = preset.judge.binaryVotes)`, oneOf('binary')),
     preset,
     models: object({ policy: policyModel, judge: generator }),
     seed: saying('must be an integer', int(Number.MIN_SAFE_INTEGER)),

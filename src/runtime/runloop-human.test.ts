@@ -68,8 +68,19 @@ const of = <K extends RunRecord['kind']>(records: RunRecord[], kind: K) => recor
 describe('a person as the user (talk yourself)', () => {
   it('takes the first message from the person, shows them the plain transcript, and ends the session on request', async () => {
     const { config, service, rules, records, sink } = await setup(1);
-    const person = new ScriptedPerson(['Tell me a story about a cat.', 'No, that is wrong. Please redo it and make it shorter.', 'Thanks, that is great.', END, 'Hello again.']);
-    const loop = new RunLoop(config, { policy: service, user: person, judge: rules.judge, hintJudge: rules.hintJudge, evaluator: null }, [{ id: 'talk', question: '', answer: '' }], sink);
+    const person = new ScriptedPerson([
+      'Tell me a story about a cat.',
+      'No, that is wrong. Please redo it and make it shorter.',
+      'Thanks, that is great.',
+      END,
+      'Hello again.',
+    ]);
+    const loop = new RunLoop(
+      config,
+      { policy: service, user: person, judge: rules.judge, hintJudge: rules.hintJudge, evaluator: null },
+      [{ id: 'talk', question: '', answer: '' }],
+      sink,
+    );
     const result = await loop.run();
     expect(result).toMatchObject({ status: 'finished', step: 1 });
 
@@ -79,12 +90,18 @@ describe('a person as the user (talk yourself)', () => {
     expect(s0[0].messages).toEqual([{ role: 'user', content: 'Tell me a story about a cat.' }]);
     // The person sees the conversation as the policy does: no simulator persona, no role swap.
     expect(person.seen[0]).toEqual([]);
-    expect(person.seen[1]).toEqual([{ role: 'user', content: 'Tell me a story about a cat.' }, { role: 'assistant', content: s0[0].response }]);
+    expect(person.seen[1]).toEqual([
+      { role: 'user', content: 'Tell me a story about a cat.' },
+      { role: 'assistant', content: s0[0].response },
+    ]);
 
     const ends = of(records, 'session_end') as SessionEndRecord[];
     expect(ends.find((e) => e.session === 's0')).toMatchObject({ reason: 'explicit', mainTurns: 3 });
     const binary = (of(records, 'judge_result') as JudgeResultRecord[]).filter((r) => r.session === 's0' && r.judge === 'binary');
-    expect(binary.map((r) => [r.turn, r.score])).toEqual([[1, -1], [2, 1]]);
+    expect(binary.map((r) => [r.turn, r.score])).toEqual([
+      [1, -1],
+      [2, 1],
+    ]);
     // The last answer closed without a next state: unjudged, and Combined drops it as the
     // reference does (no hint, r = 0).
     const samples = (of(records, 'sample') as SampleRecord[]).filter((s) => s.session === 's0');
@@ -115,9 +132,15 @@ describe('resume with buffered samples', () => {
       promoted: false,
     });
     const person = new ScriptedPerson([]);
-    const loop = new RunLoop(config, { policy: service, user: person, judge: rules.judge, hintJudge: rules.hintJudge, evaluator: null }, [{ id: 'talk', question: '', answer: '' }], sink, {
-      resume: { step: 0, version: 0, sessionsStarted: 7, samples: [waiting('s3'), waiting('s4')] },
-    });
+    const loop = new RunLoop(
+      config,
+      { policy: service, user: person, judge: rules.judge, hintJudge: rules.hintJudge, evaluator: null },
+      [{ id: 'talk', question: '', answer: '' }],
+      sink,
+      {
+        resume: { step: 0, version: 0, sessionsStarted: 7, samples: [waiting('s3'), waiting('s4')] },
+      },
+    );
     const result = await loop.run();
     expect(result).toMatchObject({ status: 'finished', step: 1, version: 1 });
     expect(of(records, 'sample')).toEqual([]);

@@ -100,7 +100,11 @@ describe('combined run loop on the tiny fixture (3 steps)', () => {
     // Sessions that ended before the first step had long finished judging by the last one.
     const firstStep = records.indexOf(steps[0]);
     const endedEarly = of(records.slice(0, firstStep), 'session_end').map((e) => e.session);
-    for (const s of endedEarly) expect(forgotten.some((f) => f.session === s), s).toBe(true);
+    for (const s of endedEarly)
+      expect(
+        forgotten.some((f) => f.session === s),
+        s,
+      ).toBe(true);
   }, 300_000);
 });
 
@@ -126,7 +130,11 @@ describe('the personalization evaluation record', () => {
     for (const e of evals) {
       expect(e.scores).toEqual({ score: 0.5 });
       expect(e.failed).toBe(1);
-      expect(e.perProblem.map((p) => [p.id, p.score])).toEqual([['builtin#0', null], ['builtin#1', 0.5], ['builtin#2', 0.5]]);
+      expect(e.perProblem.map((p) => [p.id, p.score])).toEqual([
+        ['builtin#0', null],
+        ['builtin#1', 0.5],
+        ['builtin#2', 0.5],
+      ]);
       expect(e.problemSet).toBe('the first 3 built-in problems');
     }
   }, 120_000);
@@ -145,7 +153,11 @@ describe('OPD with top-k hint selection on the tiny fixture (1 step)', () => {
     // Three different hints per turn (one per vote) and a repeat of the first, which is not a new candidate.
     const wording = ['Write every step as a plain sentence, please.', 'Use plain sentences.', 'Say the answer first, then why.'];
     let n = 0;
-    const hintJudge: TextGenerator = { kind: 'rules', label: 'scripted hint judge', generate: async () => `[HINT_START]${wording[n++ % 3]}[HINT_END]\n\\boxed{1}` };
+    const hintJudge: TextGenerator = {
+      kind: 'rules',
+      label: 'scripted hint judge',
+      generate: async () => `[HINT_START]${wording[n++ % 3]}[HINT_END]\n\\boxed{1}`,
+    };
     const user: TextGenerator = { kind: 'rules', label: 'scripted user', generate: async () => 'Please redo it in plain sentences.' };
     const { result, records } = await runHeadless(config, { user, judge: hintJudge, hintJudge });
     expect(result).toMatchObject({ status: 'finished', step: 1 });

@@ -22,7 +22,7 @@ describe('storyteller on the demo model, Combined, rules user/judge/evaluator', 
   // the base story never has. The claim is made over three fixed seeds against each run's own
   // step-0 score, deterministic on the CPU engine. These are the Combined runs of the README's
   // reproduction table (same config, seeds and schedule).
-  it('learns the child\'s wishes: from a base of at most 0.3, a mean gain of at least LEARNING_GAIN in 16 steps', async () => {
+  it("learns the child's wishes: from a base of at most 0.3, a mean gain of at least LEARNING_GAIN in 16 steps", async () => {
     const scores: number[][] = [];
     for (const seed of [1, 2, 3]) {
       const example = exampleConfig('storyteller');
@@ -30,7 +30,11 @@ describe('storyteller on the demo model, Combined, rules user/judge/evaluator', 
       const { result, records } = await runHeadless(config);
       expect(result).toMatchObject({ status: 'finished', step: 16, version: 16 });
       const evals = of(records, 'evaluation') as EvaluationRecord[];
-      expect(evals.map((e) => [e.step, e.version])).toEqual([[0, 0], [8, 8], [16, 16]]);
+      expect(evals.map((e) => [e.step, e.version])).toEqual([
+        [0, 0],
+        [8, 8],
+        [16, 16],
+      ]);
       console.log(`storyteller seed ${seed}: personalization ${evals.map((e) => e.scores.score.toFixed(3)).join(' -> ')}`);
       scores.push([evals[0].scores.score, evals[2].scores.score]);
     }
@@ -81,8 +85,18 @@ describe('student scenario end to end on the tiny fixture (2 steps)', () => {
     const key = (r: { session: string; turn: number }) => `${r.session}#${r.turn}`;
     const judged = new Set(votes.map(key));
     for (const k of judged) {
-      expect(votes.filter((v) => key(v) === k).map((v) => v.judge).sort()).toEqual(['binary', 'hint']);
-      expect(results.filter((r) => key(r) === k).map((r) => r.judge).sort()).toEqual(['binary', 'hint']);
+      expect(
+        votes
+          .filter((v) => key(v) === k)
+          .map((v) => v.judge)
+          .sort(),
+      ).toEqual(['binary', 'hint']);
+      expect(
+        results
+          .filter((r) => key(r) === k)
+          .map((r) => r.judge)
+          .sort(),
+      ).toEqual(['binary', 'hint']);
     }
     // The rules judge reads the student's complaints: rewrite requests are -1.
     expect(results.filter((r) => r.judge === 'binary').some((r) => r.score === -1)).toBe(true);
@@ -101,9 +115,15 @@ describe('student scenario end to end on the tiny fixture (2 steps)', () => {
       expect(s.version).toBe(i.version);
     }
     // Two steps of 4 samples, and a version boundary after each.
-    expect(steps.map((s) => [s.step, s.samples, s.version])).toEqual([[1, 4, 0], [2, 4, 1]]);
+    expect(steps.map((s) => [s.step, s.samples, s.version])).toEqual([
+      [1, 4, 0],
+      [2, 4, 1],
+    ]);
     expect(steps.every((s) => s.skipped === null && s.stats.gradNorm! > 0)).toBe(true);
-    expect(of(records, 'version_boundary').map((b) => [b.from, b.to])).toEqual([[0, 1], [1, 2]]);
+    expect(of(records, 'version_boundary').map((b) => [b.from, b.to])).toEqual([
+      [0, 1],
+      [1, 2],
+    ]);
     // Each trained sample reports how the step moved its tokens.
     const updates = of(records, 'token_update');
     expect(updates.length).toBeGreaterThan(0);
@@ -132,7 +152,11 @@ describe('teacher scenario', () => {
     const { records } = await runHeadless(config);
     const interactions = of(records, 'interaction') as InteractionRecord[];
     const attempts = interactions.filter((i) => i.turnType === 'side');
-    expect(attempts.map((a) => [a.session, a.turn])).toEqual([['student-work', 1], ['student-work', 2], ['student-work', 3]]);
+    expect(attempts.map((a) => [a.session, a.turn])).toEqual([
+      ['student-work', 1],
+      ['student-work', 2],
+      ['student-work', 3],
+    ]);
     // The teacher's first message quotes the policy's attempt at that problem.
     const firstTurns = interactions.filter((i) => i.turnType === 'main' && i.turn === 1);
     expect(firstTurns.length).toBeGreaterThan(0);

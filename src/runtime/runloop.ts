@@ -156,7 +156,11 @@ export class RunLoop extends RunLoopCore {
   private async userSays(user: TextGenerator, transcript: ChatMessage[], index: number, turn: number): Promise<{ text: string } | { ended: true } | null> {
     const messages = this.scenario.persona === null ? transcript.map((m) => ({ ...m })) : simulatorMessages(this.scenario, transcript);
     try {
-      return { text: simulatorReply(await user.generate(messages, { ...this.config.sampling.user, seed: this.config.seed + index * 7919 + turn, signal: this.abort.signal })) };
+      return {
+        text: simulatorReply(
+          await user.generate(messages, { ...this.config.sampling.user, seed: this.config.seed + index * 7919 + turn, signal: this.abort.signal }),
+        ),
+      };
     } catch (e) {
       if (isAbort(e)) return null;
       if ((e as { name?: string })?.name === 'EndSessionRequest') return { ended: true };
@@ -180,7 +184,15 @@ export class RunLoop extends RunLoopCore {
     for (const turn of events.closed) this.unjudged.set(turn.session, (this.unjudged.get(turn.session) ?? 0) + 1);
     for (const e of events.ended) this.ended.add(e.session);
     await this.commit(
-      events.ended.map((e) => ({ kind: 'session_end' as const, version: this.version, ts: e.at, session: e.session, reason: e.reason, turns: e.turns, mainTurns: e.mainTurns })),
+      events.ended.map((e) => ({
+        kind: 'session_end' as const,
+        version: this.version,
+        ts: e.at,
+        session: e.session,
+        reason: e.reason,
+        turns: e.turns,
+        mainTurns: e.mainTurns,
+      })),
     );
     for (const e of events.ended) this.releaseIfDone(e.session);
     for (const turn of events.closed) {
@@ -206,7 +218,15 @@ export class RunLoop extends RunLoopCore {
   private async judgeAndBuffer(turn: ClosedTurn<PolicyResponse>): Promise<void> {
     if (this.stopping) return;
     const { judge, hintJudge, policy } = this.services;
-    const judged = await judgeTurn(turn, { judge, hintJudge, policy, preset: this.config.preset, seed: this.config.seed, now: this.now, signal: this.abort.signal });
+    const judged = await judgeTurn(turn, {
+      judge,
+      hintJudge,
+      policy,
+      preset: this.config.preset,
+      seed: this.config.seed,
+      now: this.now,
+      signal: this.abort.signal,
+    });
     if (this.stopping) return;
     await this.commit(judged.records);
     const sample = assembleSample(turn, judged.judgement, this.config.method, this.config.preset.advantage.weights);
@@ -229,7 +249,12 @@ export class RunLoop extends RunLoopCore {
     const replies = await Promise.all(
       problems.map((p) =>
         this.batcher.request(
-          { messages: [{ role: 'user', content: this.scenario.firstMessage(p) }], maxNewTokens: sp.maxNewTokens, sampling: { temperature: 0, topP: 1, topK: 0 }, seed: 0 },
+          {
+            messages: [{ role: 'user', content: this.scenario.firstMessage(p) }],
+            maxNewTokens: sp.maxNewTokens,
+            sampling: { temperature: 0, topP: 1, topK: 0 },
+            seed: 0,
+          },
           this.abort.signal,
         ),
       ),

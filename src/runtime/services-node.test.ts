@@ -40,7 +40,9 @@ describe('endpointApiKey', () => {
     expect(endpointApiKey('http://localhost:8000/v1', env)).toBe('sk-local');
     expect(endpointApiKey('http://127.0.0.1:8000/v1', { NEXTSTATE_API_KEY_127_0_0_1: 'k' })).toBe('k');
     expect(() => endpointApiKey('http://gpu.lan:8000/v1', env)).toThrow(
-      new EndpointKeyError('NEXTSTATE_API_KEY_GPU_LAN would go to gpu.lan:8000 over plain http, readable on the way; use an https base URL, or unset NEXTSTATE_API_KEY_GPU_LAN.'),
+      new EndpointKeyError(
+        'NEXTSTATE_API_KEY_GPU_LAN would go to gpu.lan:8000 over plain http, readable on the way; use an https base URL, or unset NEXTSTATE_API_KEY_GPU_LAN.',
+      ),
     );
     expect(() => endpointApiKey('http://api.openai.com/v1', env)).toThrow(EndpointKeyError);
     expect(endpointApiKey('https://gpu.lan/v1', env)).toBe('sk-lan');

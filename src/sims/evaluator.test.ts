@@ -51,9 +51,15 @@ describe('buildEvaluatorPrompt', () => {
 describe('scoreEvaluation', () => {
   it('averages the valid votes per problem, then the problems', async () => {
     const { generator, calls } = scripted([
-      '\\boxed{1}', '\\boxed{0.5}', '\\boxed{0.75}', // p0: 0.75
-      '\\boxed{0}', 'no score at all', '\\boxed{0.5}', // p1: one invalid vote ignored, 0.25
-      'oops', '\\boxed{7}', '\\boxed{}', // p2: no valid vote -> failed, left out of the mean
+      '\\boxed{1}',
+      '\\boxed{0.5}',
+      '\\boxed{0.75}', // p0: 0.75
+      '\\boxed{0}',
+      'no score at all',
+      '\\boxed{0.5}', // p1: one invalid vote ignored, 0.25
+      'oops',
+      '\\boxed{7}',
+      '\\boxed{}', // p2: no valid vote -> failed, left out of the mean
     ]);
     const result = await scoreEvaluation(generator, items, { preference: 'Be brief.', votes: 3 });
     expect(result.perProblem.map((p) => p.score)).toEqual([0.75, 0.25, null]);
@@ -79,7 +85,14 @@ describe('scoreEvaluation', () => {
     expect(result.score).toBe(0.25);
     expect(seen.at(-1)).toEqual({ votesDone: 6, votesTotal: 6, problemsDone: 2, problemsTotal: 2 });
     expect(seen.map((p) => [p.votesDone, p.problemsDone])).toEqual([
-      [1, 0], [2, 0], [3, 0], [3, 1], [4, 1], [5, 1], [6, 1], [6, 2],
+      [1, 0],
+      [2, 0],
+      [3, 0],
+      [3, 1],
+      [4, 1],
+      [5, 1],
+      [6, 1],
+      [6, 2],
     ]);
   });
 

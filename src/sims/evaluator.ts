@@ -55,11 +55,7 @@ export interface EvaluationResult {
  * user's preference, each problem scores the mean of its valid votes, and the run scores the mean
  * over the problems that have one. Calls run one at a time, since one model usually serves them all.
  */
-export async function scoreEvaluation(
-  generator: TextGenerator,
-  items: readonly EvaluationItem[],
-  options: EvaluationOptions,
-): Promise<EvaluationResult> {
+export async function scoreEvaluation(generator: TextGenerator, items: readonly EvaluationItem[], options: EvaluationOptions): Promise<EvaluationResult> {
   const votes = options.votes ?? 3;
   if (!Number.isInteger(votes) || votes < 1) throw new RangeError(`votes must be a whole number ≥ 1, not ${votes}.`);
   const progress: EvaluationProgress = {

@@ -103,9 +103,12 @@ async function backfillRunBytes(tx: Transaction): Promise<void> {
     add(runId, recordBytes(record as RunRecord));
   });
   await tx.table<AdapterRow>('adapters').each((row) => add(row.runId, adapterBytes(row)));
-  await tx.table<RunRow>('runs').toCollection().modify((run) => {
-    run.bytes = totals.get(run.id) ?? 0;
-  });
+  await tx
+    .table<RunRow>('runs')
+    .toCollection()
+    .modify((run) => {
+      run.bytes = totals.get(run.id) ?? 0;
+    });
 }
 
 export class NextStateDB extends Dexie {

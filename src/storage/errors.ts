@@ -31,10 +31,7 @@ export class ReadOnlyRunError extends StorageError {
     readonly runId: string,
     action: string,
   ) {
-    super(
-      `Run "${runId}" was imported from a file and is read-only, so it cannot ${action}. ` +
-        `Start a new run (its label and notes can still be edited).`,
-    );
+    super(`Run "${runId}" was imported from a file and is read-only, so it cannot ${action}. ` + `Start a new run (its label and notes can still be edited).`);
   }
 }
 

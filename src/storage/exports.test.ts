@@ -55,7 +55,9 @@ describe('trainingSamples', () => {
   });
 
   it('carries a clipped OPD term with its teacher log-probs (top-k hint selection)', () => {
-    const records = turnRecords('g', 1, 0, 1).map((r) => (r.kind === 'sample' ? { ...r, opdWeight: 1, opdClip: { clip: 1, teacherLogp: r.perToken.map(() => -0.5) } } : r));
+    const records = turnRecords('g', 1, 0, 1).map((r) =>
+      r.kind === 'sample' ? { ...r, opdWeight: 1, opdClip: { clip: 1, teacherLogp: r.perToken.map(() => -0.5) } } : r,
+    );
     const [row] = trainingSamples(records).rows;
     expect(row.opd_clip).toEqual({ clip: 1, teacher_logprobs: row.advantages.map(() => -0.5) });
     expect(trainingSamples(sampleRun()).rows.every((r) => !('opd_clip' in r))).toBe(true);
@@ -63,7 +65,9 @@ describe('trainingSamples', () => {
 
   it('joins one record at a time, for logs read from a stream', () => {
     const joiner = new SampleJoiner();
-    const out = sampleRun().map((r) => joiner.push(r)).filter((r) => r !== null);
+    const out = sampleRun()
+      .map((r) => joiner.push(r))
+      .filter((r) => r !== null);
     expect(out).toHaveLength(5);
   });
 
@@ -82,7 +86,12 @@ describe('JSONL', () => {
     const records = sampleRun();
     const text = recordsJsonl(records);
     expect(text.endsWith('\n')).toBe(true);
-    expect(text.split('\n').slice(0, -1).map((l) => JSON.parse(l))).toEqual(records);
+    expect(
+      text
+        .split('\n')
+        .slice(0, -1)
+        .map((l) => JSON.parse(l)),
+    ).toEqual(records);
     expect(toJsonl([{ a: '<b>\n</b>' }, 1, 'x'])).toBe('{"a":"<b>\\n</b>"}\n1\n"x"\n');
     expect(toJsonl([])).toBe('');
   });

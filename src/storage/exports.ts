@@ -77,7 +77,9 @@ export class SampleJoiner {
       reward: record.reward,
       advantages: [...record.perToken],
       ...(record.opdWeight !== undefined ? { opd_weight: record.opdWeight } : {}),
-      ...(record.opdWeight !== undefined && record.opdClip ? { opd_clip: { clip: record.opdClip.clip, teacher_logprobs: [...record.opdClip.teacherLogp] } } : {}),
+      ...(record.opdWeight !== undefined && record.opdClip
+        ? { opd_clip: { clip: record.opdClip.clip, teacher_logprobs: [...record.opdClip.teacherLogp] } }
+        : {}),
       policy_version: record.version,
       trainable: record.trainable,
       completion_ids: [...turn.tokenIds],

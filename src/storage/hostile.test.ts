@@ -81,7 +81,9 @@ describe('hostile run files', () => {
   });
 
   it('something that is not a run file', async () => {
-    expect((await refused(gzip('{"hello": "world"}\n'))).message).toMatch(/^This is not a Next-State Lab run file: its first line has no "format": "nextstate-run"/);
+    expect((await refused(gzip('{"hello": "world"}\n'))).message).toMatch(
+      /^This is not a Next-State Lab run file: its first line has no "format": "nextstate-run"/,
+    );
     expect((await refused(new TextEncoder().encode('{"format": "nextstate-run"}\n'))).message).toMatch(/plain JSON, not a run file/);
     expect((await refused(new TextEncoder().encode('PK\u0003\u0004 a zip'))).message).toMatch(/not gzip-compressed/);
     expect((await refused(gzip(''))).message).toBe('This run file is empty.');
@@ -142,7 +144,9 @@ describe('hostile run files', () => {
     expect(compressed.length).toBeLessThan(1_000_000);
     const inflated = countInflated();
     const err = await refused(compressed, { maxBytes: 5_000_000 });
-    expect(err.message).toBe('This run file is larger than the import limit of 5.0 MB (more than that once decompressed). If you trust it, raise the limit (maxBytes) and import it again.');
+    expect(err.message).toBe(
+      'This run file is larger than the import limit of 5.0 MB (more than that once decompressed). If you trust it, raise the limit (maxBytes) and import it again.',
+    );
     expect(inflated()).toBeGreaterThan(5_000_000);
     expect(inflated()).toBeLessThan(5_000_000 + 1_000_000);
   });
@@ -206,7 +210,9 @@ describe('hostile run files', () => {
     const limit = adapterLineLimit(bytes);
     const long = `{"adapter":{"version":2,"config":"{}","safetensorsBase64":"${'A'.repeat(limit)}"}}`;
     const err = await refused(fileOf([...lines.slice(0, -1), long]));
-    expect(err.message).toBe(`Run file line ${lines.length} is longer than the limit of ${limit.toLocaleString('en-US')} characters for one line; the file is damaged or not a run file.`);
+    expect(err.message).toBe(
+      `Run file line ${lines.length} is longer than the limit of ${limit.toLocaleString('en-US')} characters for one line; the file is damaged or not a run file.`,
+    );
   });
 
   it('the adapter line is read shape-first: nesting, unknown fields and oversized values stop at once', async () => {
@@ -220,8 +226,12 @@ describe('hostile run files', () => {
     expect([nested.field, nested.line]).toEqual(['adapter', lines.length]);
     expect(nested.message).toMatch(/\(adapter\): field "adapter" must be a JSON object\. The adapter is damaged/);
     expect((await withAdapter('{"adapter":{"version":2,"config":' + '['.repeat(2_000_000) + '}}')).field).toBe('adapter.config');
-    expect((await withAdapter('{"adapter":{"version":2,"config":"' + '['.repeat(500_000) + '"}}')).message).toMatch(/field "adapter.config" is not a JSON object/);
-    expect((await withAdapter('{"adapter":{"version":2,"config":"' + 'x'.repeat(1_000_001) + '"}}')).message).toMatch(/field "adapter.config" is longer than 1,000,000 characters/);
+    expect((await withAdapter('{"adapter":{"version":2,"config":"' + '['.repeat(500_000) + '"}}')).message).toMatch(
+      /field "adapter.config" is not a JSON object/,
+    );
+    expect((await withAdapter('{"adapter":{"version":2,"config":"' + 'x'.repeat(1_000_001) + '"}}')).message).toMatch(
+      /field "adapter.config" is longer than 1,000,000 characters/,
+    );
     expect((await withAdapter('{"adapter":{"version":2,"version":2}}')).message).toMatch(/field "adapter.version" appears twice/);
     expect((await withAdapter('{"adapter":{"weights":[]}}')).message).toMatch(/field "adapter.weights" is not a known field/);
     expect((await withAdapter('{"adapter":{"version":2},"more":1}')).field).toBe('(line)');
@@ -235,7 +245,9 @@ describe('hostile run files', () => {
     const { bytes } = header.adapter;
     const lying = JSON.stringify({ ...header, adapter: { ...header.adapter, bytes: bytes + 8 } });
     const err = await refused(fileOf([lying, ...lines.slice(1)]));
-    expect(err.message).toBe(`Run file line ${lines.length} (adapter): field "adapter.safetensorsBase64" holds ${bytes} bytes but the header promises ${bytes + 8}. The adapter is damaged; export the run again.`);
+    expect(err.message).toBe(
+      `Run file line ${lines.length} (adapter): field "adapter.safetensorsBase64" holds ${bytes} bytes but the header promises ${bytes + 8}. The adapter is damaged; export the run again.`,
+    );
   });
 
   it('a record line nested deeper than any record is refused before JSON.parse', async () => {

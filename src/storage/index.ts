@@ -51,21 +51,7 @@ export {
   headerDigest,
   type ExportOptions,
 } from './runfile';
-export {
-  readRunFile,
-  DEFAULT_MAX_BYTES,
-  DEFAULT_MAX_LINE_CHARS,
-  type ReadOptions,
-  type RunFileItem,
-  type FileAdapter,
-} from './reader';
+export { readRunFile, DEFAULT_MAX_BYTES, DEFAULT_MAX_LINE_CHARS, type ReadOptions, type RunFileItem, type FileAdapter } from './reader';
 export { importRun, inspectRunFile, extractAdapter, type ImportOptions, type RunFileInfo } from './import';
 export type { ByteInput } from './streams';
-export {
-  trainingSamples,
-  SampleJoiner,
-  toJsonl,
-  recordsJsonl,
-  type TrainingSampleRow,
-  type TrainingSamples,
-} from './exports';
+export { trainingSamples, SampleJoiner, toJsonl, recordsJsonl, type TrainingSampleRow, type TrainingSamples } from './exports';

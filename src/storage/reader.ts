@@ -50,12 +50,9 @@ function parseJsonLine(text: string, line: number): unknown {
   try {
     return JSON.parse(text);
   } catch (e) {
-    throw new RunFileError(
-      `Run file line ${line} is not valid JSON (${e instanceof Error ? e.message : String(e)}); the file is damaged.`,
-      line,
-      null,
-      { cause: e },
-    );
+    throw new RunFileError(`Run file line ${line} is not valid JSON (${e instanceof Error ? e.message : String(e)}); the file is damaged.`, line, null, {
+      cause: e,
+    });
   }
 }
 
@@ -65,8 +62,7 @@ function checkRecord(value: unknown, line: number): RunRecord {
   } catch (e) {
     if (!(e instanceof RecordValidationError)) throw e;
     throw new RunFileError(
-      `Run file line ${line}: record field "${e.field}" ${e.problem}. The file is damaged or was edited; ` +
-        'export it again from the app that made it.',
+      `Run file line ${line}: record field "${e.field}" ${e.problem}. The file is damaged or was edited; ` + 'export it again from the app that made it.',
       line,
       e.field,
       { cause: e },

@@ -18,8 +18,7 @@ afterEach(() => {
   for (const s of stores.splice(0)) s.close();
 });
 
-const sampleKeys = (point: Awaited<ReturnType<RunStore['resumePoint']>>) =>
-  point.buffered.map((b) => `${b.sample.record.session}#${b.sample.record.turn}`);
+const sampleKeys = (point: Awaited<ReturnType<RunStore['resumePoint']>>) => point.buffered.map((b) => `${b.sample.record.session}#${b.sample.record.turn}`);
 
 describe('resumePoint', () => {
   it('resumes after the last step whose adapter was saved, re-buffering the samples it did not train on', async () => {

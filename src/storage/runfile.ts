@@ -14,7 +14,16 @@ import { RECORD_KINDS, type RunRecord } from '../rl';
 import { int, mapOf, nullable, num, object, oneOf, runChecker, str, timestamp, type Checker } from '../rl/check';
 import { Sha256 } from '../gpu/sha256';
 import { encodeBase64 } from './base64';
-import { modelsChecker, parseStoredConfig, seedsChecker, sha256Field, StoredConfigError, type ModelRef, type StorableConfig, type StoredConfig } from './stored-config';
+import {
+  modelsChecker,
+  parseStoredConfig,
+  seedsChecker,
+  sha256Field,
+  StoredConfigError,
+  type ModelRef,
+  type StorableConfig,
+  type StoredConfig,
+} from './stored-config';
 import { RUN_STATUSES, type IntegrityStatus, type RunStatus } from './db';
 import { RunFileError, RunNotFoundError } from './errors';
 import { stripSecrets } from './secrets';
@@ -99,24 +108,27 @@ const summaryChecker: Checker<RunSummary> = object({
   lastEvaluation: nullable(evaluationSummary),
 });
 
-const headerRest = object({
-  appVersion: str(64, 1),
-  exported: timestamp,
-  run: object({
-    config: (v: unknown) => v,
-    label: str(10_000),
-    notes: str(1_000_000),
-    created: timestamp,
-    status: oneOf(...RUN_STATUSES),
-  }),
-  // Taken from run.config on import; checked here only so inspect can trust their shape.
-  models: modelsChecker,
-  seeds: seedsChecker,
-  summary: summaryChecker,
-  adapter: nullable(object({ version: count, bytes: count })),
-}, {
-  integrity: nullable(object({ algorithm: oneOf('sha-256'), header: sha256Field, body: sha256Field })),
-});
+const headerRest = object(
+  {
+    appVersion: str(64, 1),
+    exported: timestamp,
+    run: object({
+      config: (v: unknown) => v,
+      label: str(10_000),
+      notes: str(1_000_000),
+      created: timestamp,
+      status: oneOf(...RUN_STATUSES),
+    }),
+    // Taken from run.config on import; checked here only so inspect can trust their shape.
+    models: modelsChecker,
+    seeds: seedsChecker,
+    summary: summaryChecker,
+    adapter: nullable(object({ version: count, bytes: count })),
+  },
+  {
+    integrity: nullable(object({ algorithm: oneOf('sha-256'), header: sha256Field, body: sha256Field })),
+  },
+);
 
 const HEADER_FIELDS = ['appVersion', 'exported', 'run', 'models', 'seeds', 'summary', 'adapter', 'integrity'];
 
@@ -138,7 +150,11 @@ export function parseHeader(value: unknown): RunFileHeader {
   }
   const v = obj.formatVersion;
   if (typeof v !== 'number' || !Number.isInteger(v) || v < 1) {
-    throw new RunFileError(`Run file header field "formatVersion" must be a positive integer, got ${JSON.stringify(v)}. The file is damaged.`, 1, 'formatVersion');
+    throw new RunFileError(
+      `Run file header field "formatVersion" must be a positive integer, got ${JSON.stringify(v)}. The file is damaged.`,
+      1,
+      'formatVersion',
+    );
   }
   if (v > RUN_FILE_VERSION) {
     throw new RunFileError(
@@ -220,7 +236,7 @@ export function memorySource(
 
 /** The run's records up to `lastSeq`, a page at a time, so memory stays flat for long runs. */
 async function* pages(source: RunFileSource, lastSeq: number, pageSize: number): AsyncGenerator<StoredRecord[]> {
-  for (let from = 1; from <= lastSeq; ) {
+  for (let from = 1; from <= lastSeq;) {
     const page = await source.records(from, lastSeq, pageSize);
     if (page.length === 0) return;
     yield page;

@@ -10,7 +10,21 @@ const EXACT = new Set(['authorization', 'auth', 'bearer', 'cookie', 'token', 'pa
 /** Suffixes that mark a credential: openaiApiKey, hf_token, clientSecret, x-api-key, secretKey. */
 const SUFFIXES = ['apikey', 'secret', 'secretkey', 'password', 'passphrase', 'token', 'accesskey', 'privatekey', 'credential', 'credentials', 'jwt'];
 /** Keys whose last word is "key" but that name a lookup or a public value, not a credential. */
-const NOT_SECRET_KEYS = new Set(['sortkey', 'cachekey', 'primarykey', 'foreignkey', 'partitionkey', 'groupkey', 'rowkey', 'mapkey', 'lookupkey', 'hotkey', 'shortcutkey', 'publickey', 'idempotencykey']);
+const NOT_SECRET_KEYS = new Set([
+  'sortkey',
+  'cachekey',
+  'primarykey',
+  'foreignkey',
+  'partitionkey',
+  'groupkey',
+  'rowkey',
+  'mapkey',
+  'lookupkey',
+  'hotkey',
+  'shortcutkey',
+  'publickey',
+  'idempotencykey',
+]);
 
 /**
  * True for key names like apiKey, api_key, Authorization, token, hfToken, client_secret,
@@ -21,7 +35,10 @@ const NOT_SECRET_KEYS = new Set(['sortkey', 'cachekey', 'primarykey', 'foreignke
 export function isSecretKey(key: string): boolean {
   const k = key.toLowerCase().replace(/[^a-z0-9]/g, '');
   if (EXACT.has(k) || SUFFIXES.some((s) => k.endsWith(s))) return true;
-  const words = key.replace(/([a-z0-9])([A-Z])/g, '$1 $2').split(/[^A-Za-z0-9]+/).filter(Boolean);
+  const words = key
+    .replace(/([a-z0-9])([A-Z])/g, '$1 $2')
+    .split(/[^A-Za-z0-9]+/)
+    .filter(Boolean);
   return words.length > 1 && words.at(-1)!.toLowerCase() === 'key' && !NOT_SECRET_KEYS.has(k);
 }
 

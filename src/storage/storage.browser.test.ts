@@ -8,7 +8,18 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { PEFT_WEIGHTS } from '../gpu/peft';
 import { SCHEMAS } from './db';
 import { RunBusyError, RunFileError, StorageFullError } from './errors';
-import { boundary, gunzip, gzip, peftFiles, sampleRun, testConfig, trainStep, turnRecords, uniqueDbName, watchTransactions } from '../../test/support/storage/fixtures';
+import {
+  boundary,
+  gunzip,
+  gzip,
+  peftFiles,
+  sampleRun,
+  testConfig,
+  trainStep,
+  turnRecords,
+  uniqueDbName,
+  watchTransactions,
+} from '../../test/support/storage/fixtures';
 import { extractAdapter, importRun, inspectRunFile } from './import';
 import { requestPersistence, storageStatus } from './quota';
 import { exportRun } from './runfile';
@@ -107,7 +118,7 @@ describe('IndexedDB in Chromium', () => {
   });
 });
 
-describe('run files with the browser\'s CompressionStream', () => {
+describe("run files with the browser's CompressionStream", () => {
   it('round-trips export -> import with identical records, metrics and adapter', async () => {
     const source = open(uniqueDbName('browser-src'));
     const id = await source.createRun(testConfig(), 'shared <b>run</b>');
@@ -127,7 +138,7 @@ describe('run files with the browser\'s CompressionStream', () => {
     expect((await inspectRunFile(file)).summary!.records).toBe(sampleRun().length);
   });
 
-  it('refuses truncated and oversized files with Chromium\'s gzip errors, leaving nothing behind', async () => {
+  it("refuses truncated and oversized files with Chromium's gzip errors, leaving nothing behind", async () => {
     const source = open(uniqueDbName('browser-src'));
     const id = await source.createRun(testConfig(), 'r');
     await source.appendMany(id, sampleRun());

@@ -1,6 +1,16 @@
 import 'fake-indexeddb/auto';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { boundary, evaluation, peftFiles, sampleRun, testConfig, trainStep, turnRecords, uniqueDbName, watchTransactions } from '../../test/support/storage/fixtures';
+import {
+  boundary,
+  evaluation,
+  peftFiles,
+  sampleRun,
+  testConfig,
+  trainStep,
+  turnRecords,
+  uniqueDbName,
+  watchTransactions,
+} from '../../test/support/storage/fixtures';
 import { InvalidRunDataError, ReadOnlyRunError, RunBusyError, RunNotFoundError } from './errors';
 import { StoredConfigError } from './stored-config';
 import { RunStore } from './store';
@@ -118,7 +128,9 @@ describe('records', () => {
     expect((await store.records(id, { kind: 'train_step', fromSeq: stepSeq })).map((r) => r.seq)).toEqual([stepSeq]);
     const bob = await store.records(id, { session: 'bob' });
     expect(bob.every((r) => r.record.session === 'bob')).toBe(true);
-    expect(bob.map((r) => r.record.kind)).toEqual([...Array(2)].flatMap(() => ['interaction', 'judge_vote', 'judge_vote', 'judge_result', 'judge_result', 'sample']).concat('session_end'));
+    expect(bob.map((r) => r.record.kind)).toEqual(
+      [...Array(2)].flatMap(() => ['interaction', 'judge_vote', 'judge_vote', 'judge_result', 'judge_result', 'sample']).concat('session_end'),
+    );
     expect((await store.records(id, { session: 'bob', kind: 'sample' })).length).toBe(2);
     expect((await store.records(id, { step: 1 })).map((r) => r.record.kind)).toEqual(['train_step', 'evaluation']);
     expect((await store.records(id, { version: 2 })).length).toBe(records.filter((r) => r.version === 2).length);
@@ -238,7 +250,7 @@ describe('markInterruptedOnStartup', () => {
 });
 
 describe('runs driven by a live tab (Web Locks)', () => {
-  it('are left running by another tab\'s startup, and cannot be claimed twice', async () => {
+  it("are left running by another tab's startup, and cannot be claimed twice", async () => {
     const held = fakeLocks();
     const store = newStore();
     const live = await store.createRun(testConfig(), 'live');
@@ -299,7 +311,6 @@ describe('many records', () => {
     expect(page.map((r) => r.record)).toEqual(all.slice(4000));
   });
 });
-
 
 describe('durability', () => {
   it('writes the run row, step records and checkpoints strictly, other records the cheap way', async () => {

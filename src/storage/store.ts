@@ -58,8 +58,7 @@ export class RunStore {
   constructor(options: RunStoreOptions = {}) {
     this.db = new NextStateDB(options.name, options.dexie);
     // Dexie sets durability per connection, not per transaction. It opens on first use.
-    this.durable =
-      options.durableWrites === 'default' ? this.db : new NextStateDB(options.name, { ...options.dexie, chromeTransactionDurability: 'strict' });
+    this.durable = options.durableWrites === 'default' ? this.db : new NextStateDB(options.name, { ...options.dexie, chromeTransactionDurability: 'strict' });
     // One set of write hooks (Dexie's observers of a table's writes) for both connections, so
     // whatever watches `db` sees every write, whichever connection made it.
     if (this.durable !== this.db) for (const table of this.db.tables) this.durable.table(table.name).hook = table.hook;
@@ -167,7 +166,10 @@ export class RunStore {
     const live = (kind: 'run' | 'import', id: string) => held.has(this.lockName(kind, id));
     const db = this.db;
     return db.transaction('rw', [db.runs, db.records, db.metrics, db.adapters], async () => {
-      const stale = db.runs.where('status').equals('running').filter((r) => !r.importing && !live('run', r.id));
+      const stale = db.runs
+        .where('status')
+        .equals('running')
+        .filter((r) => !r.importing && !live('run', r.id));
       const interrupted = await stale.primaryKeys();
       await stale.modify({ status: 'interrupted', updated: this.now() });
       const discardedImports = await db.runs.filter((r) => r.importing === true && !live('import', r.id)).primaryKeys();
@@ -195,10 +197,7 @@ export class RunStore {
   }
 
   /** The run's records in seq order. */
-  records<K extends RecordKind>(
-    runId: string,
-    query: RecordQuery & { kind: K },
-  ): Promise<StoredRecord<Extract<RunRecord, { kind: K }>>[]>;
+  records<K extends RecordKind>(runId: string, query: RecordQuery & { kind: K }): Promise<StoredRecord<Extract<RunRecord, { kind: K }>>[]>;
   records(runId: string, query?: RecordQuery): Promise<StoredRecord[]>;
   records(runId: string, query: RecordQuery = {}): Promise<StoredRecord[]> {
     return queryRecords(this.db, runId, query);
@@ -339,10 +338,13 @@ export class RunStore {
       commit: async () => {
         // Strict: an import the page reported done must not come back from a crash half-made,
         // which the next startup would remove as abandoned.
-        await this.durable.runs.where(':id').equals(runId).modify((r) => {
-          delete r.importing;
-          r.updated = this.now();
-        });
+        await this.durable.runs
+          .where(':id')
+          .equals(runId)
+          .modify((r) => {
+            delete r.importing;
+            r.updated = this.now();
+          });
         release();
       },
       abort: async () => {

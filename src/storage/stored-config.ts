@@ -50,10 +50,7 @@ export const sha256Field: Checker<string> = (value, path) => {
   return hex;
 };
 
-const modelRef: Checker<ModelRef> = object(
-  { id: str(1024, 1) },
-  { revision: str(256), files: mapOf(str(1024, 1), sha256Field, 10_000) },
-);
+const modelRef: Checker<ModelRef> = object({ id: str(1024, 1) }, { revision: str(256), files: mapOf(str(1024, 1), sha256Field, 10_000) });
 /** Checkers shared with the run file header, which repeats models and seeds for readers. */
 export const modelsChecker = mapOf(name, modelRef, 64);
 export const seedsChecker = mapOf(name, int(Number.MIN_SAFE_INTEGER, Number.MAX_SAFE_INTEGER), 64);

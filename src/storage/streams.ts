@@ -73,8 +73,7 @@ function guarded<T>(
 /** The refusal of a file over `limit` bytes; `what` says which size passed it. */
 export function tooLarge(what: string, limit: number): RunFileError {
   return new RunFileError(
-    `This run file is larger than the import limit of ${formatBytes(limit)} (${what}). ` +
-      'If you trust it, raise the limit (maxBytes) and import it again.',
+    `This run file is larger than the import limit of ${formatBytes(limit)} (${what}). ` + 'If you trust it, raise the limit (maxBytes) and import it again.',
   );
 }
 

@@ -18,18 +18,10 @@ export interface ComputeCheckRequest {
 }
 
 export type ComputeCheckResponse =
-  | { id: number; ok: true; c: Float32Array<ArrayBuffer>; gpuAdapter: string; gpuMs: number }
-  | { id: number; ok: false; error: string };
+  { id: number; ok: true; c: Float32Array<ArrayBuffer>; gpuAdapter: string; gpuMs: number } | { id: number; ok: false; error: string };
 
 /** C = A x B on `backend`, through the same op the model's forward and backward use. */
-export async function backendMatmul(
-  backend: Backend,
-  a: Float32Array,
-  b: Float32Array,
-  m: number,
-  k: number,
-  n: number,
-): Promise<Float32Array<ArrayBuffer>> {
+export async function backendMatmul(backend: Backend, a: Float32Array, b: Float32Array, m: number, k: number, n: number): Promise<Float32Array<ArrayBuffer>> {
   const held: Tensor[] = [];
   const keep = (t: Tensor) => (held.push(t), t);
   try {

@@ -25,7 +25,9 @@ describe('compute self-check, pure parts', () => {
   });
 
   it('tolerance accepts f32 rounding but not a wrong answer', async () => {
-    const m = 13, k = 17, n = 11;
+    const m = 13,
+      k = 17,
+      n = 11;
     const a = seededUniform(m * k, 1);
     const b = seededUniform(k * n, 2);
     // The f64 CPU backend is the exact answer; the f32 one rounds as a GPU kernel does.

@@ -3,14 +3,7 @@
  * engine's WebGPU matmul with the same op on the CPU reference backend.
  */
 import { CpuBackend } from '../gpu/cpu/backend';
-import {
-  backendMatmul,
-  matmulTolerance,
-  maxAbsDiff,
-  seededUniform,
-  type ComputeCheckRequest,
-  type ComputeCheckResponse,
-} from './compute-check.shared';
+import { backendMatmul, matmulTolerance, maxAbsDiff, seededUniform, type ComputeCheckRequest, type ComputeCheckResponse } from './compute-check.shared';
 
 export interface ComputeCheckOptions {
   m?: number;

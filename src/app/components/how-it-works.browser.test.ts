@@ -38,7 +38,10 @@ async function openRun(lab: LabController, talk: boolean): Promise<void> {
 function overflows(root: HTMLElement): string[] {
   return [...root.querySelectorAll<Element>('details.how, details.how .formula, details.how math')]
     .filter((el) => el.scrollWidth > el.clientWidth)
-    .map((el) => `${el.closest<HTMLElement>('details.how')!.dataset.topic} ${el.tagName.toLowerCase()}.${[...el.classList].join('.')}: scrollWidth ${el.scrollWidth} > clientWidth ${el.clientWidth}`);
+    .map(
+      (el) =>
+        `${el.closest<HTMLElement>('details.how')!.dataset.topic} ${el.tagName.toLowerCase()}.${[...el.classList].join('.')}: scrollWidth ${el.scrollWidth} > clientWidth ${el.clientWidth}`,
+    );
 }
 
 /** Lays the page out at `width` px, after fonts and the formulas' resize observers have run. */

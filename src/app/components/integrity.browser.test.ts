@@ -92,7 +92,9 @@ describe('persistent storage', () => {
     expect(saved).toHaveBeenCalledWith(PERSISTENCE_KEY, lab.persistence);
     expect(lab.persistence).toMatchObject({ granted: false });
     using view = render(SystemPage, { probe, persistence: lab.persistence });
-    expect(view.target.querySelector('[data-testid="persistence"]')!.textContent).toMatch(/asked when the last run started \(.+\):\s*refused\. The browser may evict/);
+    expect(view.target.querySelector('[data-testid="persistence"]')!.textContent).toMatch(
+      /asked when the last run started \(.+\):\s*refused\. The browser may evict/,
+    );
 
     // A reload reads it back.
     const again = new LabController(lab.store);
@@ -103,8 +105,12 @@ describe('persistent storage', () => {
 
   it('says when nothing was asked yet, and when it was granted', async () => {
     using none = render(SystemPage, { probe, persistence: null });
-    expect(none.target.querySelector('[data-testid="persistence"]')!.textContent).toMatch(/not asked yet; the lab asks the browser \(navigator\.storage\.persist\(\)\) when a run starts/);
+    expect(none.target.querySelector('[data-testid="persistence"]')!.textContent).toMatch(
+      /not asked yet; the lab asks the browser \(navigator\.storage\.persist\(\)\) when a run starts/,
+    );
     using granted = render(SystemPage, { probe, persistence: { granted: true, at: 1_700_000_000_000 } });
-    expect(granted.target.querySelector('[data-testid="persistence"]')!.textContent).toMatch(/granted\s*, so the browser keeps the runs under storage pressure/);
+    expect(granted.target.querySelector('[data-testid="persistence"]')!.textContent).toMatch(
+      /granted\s*, so the browser keeps the runs under storage pressure/,
+    );
   });
 });

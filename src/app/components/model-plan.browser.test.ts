@@ -24,7 +24,15 @@ describe('the memory plan in Setup', () => {
     flushSync();
     const plan = view.target.querySelector('[data-testid="memory-plan"]');
     expect(plan?.textContent).toMatch(/Qwen3ForCausalLM, 4,022,468,096 parameters \(from the config\.json shipped with the app, before any download\)/);
-    for (const label of ['weights', 'KV cache', 'activations kept for the backward', 'LoRA weights and gradient', 'AdamW moments', 'scratch', 'Largest buffer']) {
+    for (const label of [
+      'weights',
+      'KV cache',
+      'activations kept for the backward',
+      'LoRA weights and gradient',
+      'AdamW moments',
+      'scratch',
+      'Largest buffer',
+    ]) {
       expect(plan?.textContent).toContain(label);
     }
     expect(view.target.textContent).toMatch(/With q4 weights and per-layer recomputation, both planned and not in the engine yet: about [\d.]+ GiB/);

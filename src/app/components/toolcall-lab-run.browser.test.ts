@@ -51,7 +51,15 @@ describe('a tool-call run from the lab', () => {
       using view = render(Setup, { lab });
       flushSync();
       const text = view.target.textContent!;
-      for (const label of ['Tool calls (GSM8K with a calculator)', 'Integrated', 'Outcome only', 'Group size', 'Max steps per episode', 'Held-out problems', 'Step judge (PRM']) {
+      for (const label of [
+        'Tool calls (GSM8K with a calculator)',
+        'Integrated',
+        'Outcome only',
+        'Group size',
+        'Max steps per episode',
+        'Held-out problems',
+        'Step judge (PRM',
+      ]) {
         expect(text).toContain(label);
       }
       expect(text).not.toContain('Scenario');
@@ -69,7 +77,11 @@ describe('a tool-call run from the lab', () => {
 
     const info = await lab.store.getRun(runId);
     expect(info?.status).toBe('finished');
-    expect(info?.config).toMatchObject({ track: 'toolcall', method: 'binary', toolcall: { rewardMode: 'integrated', groupSize: 2, maxSteps: 2, evalHeldOut: 2 } });
+    expect(info?.config).toMatchObject({
+      track: 'toolcall',
+      method: 'binary',
+      toolcall: { rewardMode: 'integrated', groupSize: 2, maxSteps: 2, evalHeldOut: 2 },
+    });
 
     const rs = await records(lab, runId);
     const steps = ofKind(rs, 'tool_step') as ToolStepRecord[];
@@ -85,7 +97,10 @@ describe('a tool-call run from the lab', () => {
     expect(interactions[0].messages[0].role).toBe('system');
     expect((ofKind(rs, 'train_step') as TrainStepRecord[]).map((t) => t.step)).toEqual([1]);
     const evals = ofKind(rs, 'evaluation') as EvaluationRecord[];
-    expect(evals.map((e) => [e.name, e.step])).toEqual([['accuracy', 0], ['accuracy', 1]]);
+    expect(evals.map((e) => [e.name, e.step])).toEqual([
+      ['accuracy', 0],
+      ['accuracy', 1],
+    ]);
     expect(evals[0].perProblem).toHaveLength(2);
     expect(rs.some((r) => r.kind === 'runtime_event' && r.event === 'error')).toBe(false);
 

@@ -18,7 +18,10 @@ describe('RunView of a tool-call run', () => {
     const lab = await controller();
     const config = { ...toRunConfig(defaultSetup({ webgpu: false })), track: 'toolcall' };
     const id = await lab.store.createRun(config, 'tool calls', 'finished');
-    await lab.store.appendMany(id, handToolRun().map((r, i) => validateRecord(JSON.parse(JSON.stringify(r)), `record ${i}`)));
+    await lab.store.appendMany(
+      id,
+      handToolRun().map((r, i) => validateRecord(JSON.parse(JSON.stringify(r)), `record ${i}`)),
+    );
     await lab.refreshRuns();
     await lab.open(id);
     using view = render(RunView, { lab });

@@ -66,7 +66,10 @@ describe('a run with transformers.js roles', () => {
     lab.stop();
     await expect.poll(() => lab.phase, { timeout: 60_000, interval: 200 }).toBe('idle');
     expect(lab.error).toBeNull();
-    expect(lab.roleLabels).toMatchObject({ judge: expect.stringMatching(/^transformers\.js: tiny-judge \(wasm, fp32\)$/), user: expect.stringMatching(/tiny-user/) });
+    expect(lab.roleLabels).toMatchObject({
+      judge: expect.stringMatching(/^transformers\.js: tiny-judge \(wasm, fp32\)$/),
+      user: expect.stringMatching(/tiny-user/),
+    });
 
     const records: RunRecord[] = (await lab.store.records(runId)).map((r) => r.record);
     const votes = records.filter((r): r is JudgeVoteRecord => r.kind === 'judge_vote');
@@ -124,7 +127,12 @@ describe('a run with transformers.js roles, twice with one seed', () => {
           scenario,
           method: 'combined',
           preset,
-          models: { policy: { model: stories, backend: 'cpu' }, user: { kind: 'transformers', model: 'tiny' }, judge: { kind: 'transformers', model: 'tiny' }, evaluator: { kind: 'rules' } },
+          models: {
+            policy: { model: stories, backend: 'cpu' },
+            user: { kind: 'transformers', model: 'tiny' },
+            judge: { kind: 'transformers', model: 'tiny' },
+            evaluator: { kind: 'rules' },
+          },
           seed,
           problems: { source: 'builtin', count: 4 },
           // One session at a time: which problem a session gets does not depend on timing.

@@ -120,7 +120,13 @@ export async function assembleRun(
       hooks.onPolicyEvent(e, loss);
     });
     recovering = new RecoveringPolicy(policy);
-    const info = await policy.load({ location, backend, preset: config.preset, seed: config.seed, replies: isToolCallConfig(config) ? undefined : createScenario(config.scenario).baseModelReplies });
+    const info = await policy.load({
+      location,
+      backend,
+      preset: config.preset,
+      seed: config.seed,
+      replies: isToolCallConfig(config) ? undefined : createScenario(config.scenario).baseModelReplies,
+    });
     hooks.onPolicyInfo(info);
     if (isToolCallConfig(config)) checkToolCallPolicy(config.models.policy.model, info.hasChatTemplate);
     if (resuming) checkSamePolicy(resuming.info.config, info.files);
@@ -138,16 +144,25 @@ export async function assembleRun(
     hooks.onLabels(built.labels);
     const loaded = policy;
     // The run file says what played each role: library and version, device, model.
-    const slot = await claimRunSlot(store, { ...config, roleSources: built.sources }, info.files, resuming && {
-      ...resuming,
-      restore: (adapter, version) => loaded.restore(adapter.files, version),
-    });
+    const slot = await claimRunSlot(
+      store,
+      { ...config, roleSources: built.sources },
+      info.files,
+      resuming && {
+        ...resuming,
+        restore: (adapter, version) => loaded.restore(adapter.files, version),
+      },
+    );
     const { runId, resume } = slot;
     release = slot.release;
 
     const { human } = built;
     const checkpointing = new CheckpointingPolicy(recovering, (version, files) => hooks.durably(() => store.saveAdapter(runId, version, files)));
-    const loop = built.loop(checkpointing, { append: (records) => hooks.durably(async () => void (await store.appendMany(runId, records))) }, { ...hooks.loop, resume });
+    const loop = built.loop(
+      checkpointing,
+      { append: (records) => hooks.durably(async () => void (await store.appendMany(runId, records))) },
+      { ...hooks.loop, resume },
+    );
     const releaseSlot = release;
     const close = () => {
       loaded.terminate();

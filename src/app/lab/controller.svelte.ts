@@ -131,24 +131,31 @@ export class LabController extends LabPage {
 
     let run: LiveRun | null = null;
     try {
-      run = await assembleRun(this.store, config, location, resuming && { info: resuming, records: this.records }, {
-        onPolicyEvent: (e, loss) => this.onPolicyEvent('policy', e, loss),
-        onPolicyInfo: (info) => (this.policyInfo = info),
-        onDownload: (model, e) => (this.downloads = this.tracker.update(model, e)),
-        onLabels: (labels) => (this.roleLabels = labels),
-        announce: (text) => this.announce(text),
-        onTalkTurn: (turn) => (this.talkTurn = turn),
-        durably: (write) => this.durably(write),
-        loop: {
-          onRecord: (r) => this.onRecord(r),
-          onSnapshot: (s) => this.onSnapshot(s),
-          onProgress: (p) => {
-            // Training reports the 0-based micro-batch it starts; evaluation the problems done.
-            if (p.phase === 'train') this.trainProgress = { done: p.done, total: p.total };
-            else this.evalProgress = p.done >= p.total ? null : { done: p.done, total: p.total };
+      run = await assembleRun(
+        this.store,
+        config,
+        location,
+        resuming && { info: resuming, records: this.records },
+        {
+          onPolicyEvent: (e, loss) => this.onPolicyEvent('policy', e, loss),
+          onPolicyInfo: (info) => (this.policyInfo = info),
+          onDownload: (model, e) => (this.downloads = this.tracker.update(model, e)),
+          onLabels: (labels) => (this.roleLabels = labels),
+          announce: (text) => this.announce(text),
+          onTalkTurn: (turn) => (this.talkTurn = turn),
+          durably: (write) => this.durably(write),
+          loop: {
+            onRecord: (r) => this.onRecord(r),
+            onSnapshot: (s) => this.onSnapshot(s),
+            onProgress: (p) => {
+              // Training reports the 0-based micro-batch it starts; evaluation the problems done.
+              if (p.phase === 'train') this.trainProgress = { done: p.done, total: p.total };
+              else this.evalProgress = p.done >= p.total ? null : { done: p.done, total: p.total };
+            },
           },
         },
-      }, this.roleFiles);
+        this.roleFiles,
+      );
       const { runId, loop, resume } = run;
       const live = run;
       if (!resuming) this.records = [];

@@ -6,9 +6,17 @@ describe('HumanUser', () => {
     const seen: (HumanTurn | null)[] = [];
     const user = new HumanUser((t) => seen.push(t));
     expect(user.submit('too early')).toBe(false);
-    const reply = user.generate([{ role: 'user', content: 'hi' }, { role: 'assistant', content: 'hello' }]);
+    const reply = user.generate([
+      { role: 'user', content: 'hi' },
+      { role: 'assistant', content: 'hello' },
+    ]);
     expect(user.waiting).toBe(true);
-    expect(seen.at(-1)).toEqual({ messages: [{ role: 'user', content: 'hi' }, { role: 'assistant', content: 'hello' }] });
+    expect(seen.at(-1)).toEqual({
+      messages: [
+        { role: 'user', content: 'hi' },
+        { role: 'assistant', content: 'hello' },
+      ],
+    });
     expect(user.submit('   ')).toBe(false);
     expect(user.submit('  thanks!  ')).toBe(true);
     await expect(reply).resolves.toBe('thanks!');
@@ -29,12 +37,20 @@ describe('HumanUser', () => {
 
   it('"New conversation" ends the session: now if waiting, else at the next question', async () => {
     const user = new HumanUser();
-    const waiting = user.generate([{ role: 'user', content: 'a' }, { role: 'assistant', content: 'b' }]);
+    const waiting = user.generate([
+      { role: 'user', content: 'a' },
+      { role: 'assistant', content: 'b' },
+    ]);
     user.endConversation();
     await expect(waiting).rejects.toMatchObject({ name: 'EndSessionRequest' });
     // Pressed while the policy was answering: the next ask ends the session.
     user.endConversation();
-    await expect(user.generate([{ role: 'user', content: 'a' }, { role: 'assistant', content: 'b' }])).rejects.toMatchObject({ name: 'EndSessionRequest' });
+    await expect(
+      user.generate([
+        { role: 'user', content: 'a' },
+        { role: 'assistant', content: 'b' },
+      ]),
+    ).rejects.toMatchObject({ name: 'EndSessionRequest' });
     // A conversation that has not started has nothing to end: it waits for the first message.
     user.endConversation();
     const first = user.generate([]);
@@ -79,15 +95,22 @@ describe('HumanUser driving the run loop (talk yourself on the tiny model)', () 
       const line = script.shift();
       queueMicrotask(() => (line === 'NEW' ? user.endConversation() : line !== undefined && user.submit(line)));
     });
-    const loop = new RunLoop(config, { policy: service, user, judge: rules.judge, hintJudge: rules.hintJudge, evaluator: null }, [{ id: 'talk', question: '', answer: '' }], {
-      append: async (rs) => void records.push(...rs),
-    });
+    const loop = new RunLoop(
+      config,
+      { policy: service, user, judge: rules.judge, hintJudge: rules.hintJudge, evaluator: null },
+      [{ id: 'talk', question: '', answer: '' }],
+      {
+        append: async (rs) => void records.push(...rs),
+      },
+    );
     const result = await loop.run();
     expect(result).toMatchObject({ status: 'finished', step: 1 });
     const firsts = records.filter((r) => r.kind === 'interaction' && r.turn === 1).map((r) => r.kind === 'interaction' && r.messages[0].content);
     expect(firsts.slice(0, 2)).toEqual(['Write me a poem about the sea.', 'Tell me a joke.']);
     expect(records.find((r) => r.kind === 'session_end' && r.session === 's0')).toMatchObject({ reason: 'explicit', mainTurns: 2 });
-    const verdicts = records.filter((r) => r.kind === 'judge_result' && r.judge === 'binary').map((r) => r.kind === 'judge_result' && [r.session, r.turn, r.score]);
+    const verdicts = records
+      .filter((r) => r.kind === 'judge_result' && r.judge === 'binary')
+      .map((r) => r.kind === 'judge_result' && [r.session, r.turn, r.score]);
     expect(verdicts).toContainEqual(['s0', 1, -1]);
     expect(verdicts).toContainEqual(['s1', 1, 1]);
   }, 120_000);

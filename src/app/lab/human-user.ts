@@ -31,7 +31,8 @@ export class HumanUser implements TextGenerator {
   }
 
   generate(messages: ChatMessage[], opts: GenerateOptions = {}): Promise<string> {
-    if (this.pending) return Promise.reject(new Error('HumanUser: the loop asked for a reply while another was pending; talk yourself runs one session at a time'));
+    if (this.pending)
+      return Promise.reject(new Error('HumanUser: the loop asked for a reply while another was pending; talk yourself runs one session at a time'));
     const signal = opts.signal;
     if (signal?.aborted) return Promise.reject(signal.reason ?? new DOMException('aborted', 'AbortError'));
     if (this.endRequested) {

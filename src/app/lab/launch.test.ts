@@ -58,11 +58,16 @@ describe('launching a run', () => {
     const store = fakeStore({ adapter: adapter as ResumePoint['adapter'] });
     const restored: number[] = [];
     const info = { id: 'old', label: 'old run' } as RunInfo;
-    const slot = await claimRunSlot(store, exampleConfig('storyteller'), {}, {
-      info,
-      records: [],
-      restore: async (_a, version) => void (restored.push(version), store.calls.push('restore')),
-    });
+    const slot = await claimRunSlot(
+      store,
+      exampleConfig('storyteller'),
+      {},
+      {
+        info,
+        records: [],
+        restore: async (_a, version) => void (restored.push(version), store.calls.push('restore')),
+      },
+    );
     expect(slot.runId).toBe('old');
     expect(slot.resume).toMatchObject({ step: 2, version: 2, sessionsStarted: 0, samples: [] });
     expect(restored).toEqual([2]);

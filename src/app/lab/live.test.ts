@@ -35,7 +35,10 @@ describe('the live run, continued', () => {
   it('logs a real device loss and a recovery, not a loss the debug menu already logged', () => {
     expect(deviceNotice({ type: 'device-lost', message: 'gone' }, false).log).toEqual({ kind: 'device_lost', detail: 'GPU device lost: gone' });
     expect(deviceNotice({ type: 'device-lost', message: 'gone' }, true).log).toBeNull();
-    expect(deviceNotice({ type: 'recovered', version: 4 }, true)).toMatchObject({ text: 'Recovered from the lost device at version 4.', log: { kind: 'recovered' } });
+    expect(deviceNotice({ type: 'recovered', version: 4 }, true)).toMatchObject({
+      text: 'Recovered from the lost device at version 4.',
+      log: { kind: 'recovered' },
+    });
   });
 
   it('hands records to the views in one batch per FLUSH_MS, after the ones the run had', () => {

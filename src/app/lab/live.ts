@@ -10,7 +10,8 @@ export type LivePhase = 'idle' | 'loading' | 'running' | 'paused' | 'stopping';
 
 /** The milestones a screen-reader user wants to hear about; null for every other record. */
 export function recordAnnouncement(r: RunRecord): string | null {
-  if (r.kind === 'train_step') return r.skipped ? `Training step ${r.step} skipped: ${r.skipped}` : `Training step ${r.step} done; the policy is now version ${r.version + 1}.`;
+  if (r.kind === 'train_step')
+    return r.skipped ? `Training step ${r.step} skipped: ${r.skipped}` : `Training step ${r.step} done; the policy is now version ${r.version + 1}.`;
   if (r.kind === 'evaluation') {
     const score = r.scores.score ?? r.scores.accuracy;
     const failed = r.failed ? `, ${r.failed} of ${r.perProblem.length} problems failed and left out` : '';
@@ -43,7 +44,10 @@ export function deviceNotice(
       log: simulated ? null : { kind: 'device_lost', detail: `GPU device lost: ${e.message}` },
     };
   }
-  return { text: `Recovered from the lost device at version ${e.version}.`, log: { kind: 'recovered', detail: `policy reloaded on a fresh device at version ${e.version}` } };
+  return {
+    text: `Recovered from the lost device at version ${e.version}.`,
+    log: { kind: 'recovered', detail: `policy reloaded on a fresh device at version ${e.version}` },
+  };
 }
 
 /** How often committed records are handed to the views: often enough to feel live, rarely enough not to re-render per record. */

@@ -77,7 +77,8 @@ describe('model files before download', () => {
     const calls: string[] = [];
     const fake = (async (url: string, init?: RequestInit) => {
       calls.push(`${init?.method ?? 'GET'} ${url}`);
-      if (url.endsWith('config.json') && !url.endsWith('tokenizer_config.json')) return new Response(JSON.stringify(storiesConfig), { headers: { 'content-length': '300' } });
+      if (url.endsWith('config.json') && !url.endsWith('tokenizer_config.json'))
+        return new Response(JSON.stringify(storiesConfig), { headers: { 'content-length': '300' } });
       if (url.endsWith('model.safetensors')) return new Response(null, { headers: { 'x-linked-size': '1040000' } });
       if (url.endsWith('tokenizer.json')) return new Response(null, { headers: { 'content-length': '20000' } });
       return new Response('<html>', { status: 200, headers: { 'content-type': 'text/html' } });

@@ -223,7 +223,6 @@ export class LabPage {
   }
 }
 
-
 /** A stored run's config, or null when it is not one this app reads (the list still shows the run). */
 function configOf(info: RunInfo): AnyRunConfig | null {
   try {

@@ -97,6 +97,7 @@ export class RecoveringPolicy implements PolicyService {
 
 /** The wrapped service, when it can give top-k sets (every engine-backed one can). */
 export function needTopK(service: PolicyService): PolicyService {
-  if (!service.scoreTopK) throw new Error(`${service.label} cannot score top-k next-token sets, which top-k hint selection needs; run with the longest-hint rule`);
+  if (!service.scoreTopK)
+    throw new Error(`${service.label} cannot score top-k next-token sets, which top-k hint selection needs; run with the longest-hint rule`);
   return service;
 }

@@ -15,7 +15,12 @@ export interface OutFile {
 
 /** A file name from a run's label: word characters, dots and dashes, at most 80. */
 export function fileStem(label: string): string {
-  return label.replace(/[^\w.-]+/g, '-').replace(/^-+|-+$/g, '').slice(0, 80) || 'run';
+  return (
+    label
+      .replace(/[^\w.-]+/g, '-')
+      .replace(/^-+|-+$/g, '')
+      .slice(0, 80) || 'run'
+  );
 }
 
 export function runFileName(label: string): string {

@@ -30,7 +30,14 @@ export class WorkerGenerator implements TextGenerator {
 
   async generate(messages: ChatMessage[], opts: GenerateOptions = {}): Promise<string> {
     const [reply] = await this.client.generate(
-      [{ messages, maxNewTokens: opts.maxNewTokens ?? 512, sampling: { temperature: opts.temperature ?? 0.6, topP: opts.topP ?? 1, topK: 0 }, seed: opts.seed ?? 0 }],
+      [
+        {
+          messages,
+          maxNewTokens: opts.maxNewTokens ?? 512,
+          sampling: { temperature: opts.temperature ?? 0.6, topP: opts.topP ?? 1, topK: 0 },
+          seed: opts.seed ?? 0,
+        },
+      ],
       opts.signal,
     );
     return reply.text;
@@ -81,8 +88,17 @@ export async function buildServices(config: RunConfig, deps: ServiceDeps): Promi
         workers.push(client);
         const location: ModelLocation = spec.kind === 'policy' ? deps.policyLocation : hubLocation(spec.model);
         const info = await client.load({ location, backend: deps.backend, preset: config.preset, seed: config.seed });
-        const source: GeneratorSource = { kind: 'engine', library: 'the lab’s engine', device: deps.backend, model: spec.kind === 'policy' ? `${info.label} (frozen policy)` : spec.model };
-        return new WorkerGenerator(client, spec.kind === 'policy' ? `engine: ${info.label} (frozen copy of the policy)` : `engine: ${info.label} (frozen)`, source);
+        const source: GeneratorSource = {
+          kind: 'engine',
+          library: 'the lab’s engine',
+          device: deps.backend,
+          model: spec.kind === 'policy' ? `${info.label} (frozen policy)` : spec.model,
+        };
+        return new WorkerGenerator(
+          client,
+          spec.kind === 'policy' ? `engine: ${info.label} (frozen copy of the policy)` : `engine: ${info.label} (frozen)`,
+          source,
+        );
       }
       case 'transformers': {
         const fromFiles = spec.source === 'files';

@@ -64,7 +64,13 @@ describe('lab settings', () => {
 
   it('saves the answer to the persistence request before handing it back', async () => {
     const store = memoryStore();
-    expect(await askPersistence(store, async () => false, () => 42)).toEqual({ granted: false, at: 42 });
+    expect(
+      await askPersistence(
+        store,
+        async () => false,
+        () => 42,
+      ),
+    ).toEqual({ granted: false, at: 42 });
     expect(store.values.get(PERSISTENCE_KEY)).toEqual({ granted: false, at: 42 });
   });
 });

@@ -23,11 +23,18 @@ describe('the default setup', () => {
     expect(stored.modelRefs).toEqual({ policy: { id: STORY_MODEL } });
     expect(stored.seeds).toEqual({ run: 1 });
     expect(config.scenario).toEqual({ id: 'storyteller', subject: 'dog', name: 'Max', favourite: 'ball' });
-    expect(config.models).toEqual({ policy: { model: STORY_MODEL, backend: 'webgpu' }, user: { kind: 'rules' }, judge: { kind: 'rules' }, evaluator: { kind: 'rules' } });
+    expect(config.models).toEqual({
+      policy: { model: STORY_MODEL, backend: 'webgpu' },
+      user: { kind: 'rules' },
+      judge: { kind: 'rules' },
+      evaluator: { kind: 'rules' },
+    });
     expect(config.lab).toEqual({ policySource: 'hub' });
     expect(config.label).toBe('storyteller · Combined · storyteller-demo');
     // The preset is the paper's combined preset with the laptop batch, rank and lr.
-    expect(config.preset).toEqual(makePreset('combined', { optimizer: { lr: 2e-3 }, batch: { size: 8 }, finetune: { lora: { rank: 8 } }, judge: { maxNewTokens: 512 } }));
+    expect(config.preset).toEqual(
+      makePreset('combined', { optimizer: { lr: 2e-3 }, batch: { size: 8 }, finetune: { lora: { rank: 8 } }, judge: { maxNewTokens: 512 } }),
+    );
   });
 
   it('names a picked folder as the policy model', () => {

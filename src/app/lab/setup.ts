@@ -8,7 +8,16 @@ import { bundledName } from '../../gpu/bundled';
 import { createScenario, DEFAULT_FAVOURITE, DEFAULT_PET_NAME, DEFAULT_STORY_SUBJECT, type ScenarioConfig, type ScenarioId } from '../../sims/scenarios/index';
 import type { ProblemOrder } from '../../sims/problems/index';
 import { roleFolderProblem, type RoleFiles } from './role-files';
-import { CHAT_MODEL, exampleConfig, laptopOverrides, parseRunConfig, type ConfigExtras, type GeneratorSpec, type RunConfig, type Track } from '../../runtime/run-config';
+import {
+  CHAT_MODEL,
+  exampleConfig,
+  laptopOverrides,
+  parseRunConfig,
+  type ConfigExtras,
+  type GeneratorSpec,
+  type RunConfig,
+  type Track,
+} from '../../runtime/run-config';
 import { defaultToolCallSetup, TOOL_CALL_MODEL, toolCallLabPreset, toToolCallRunConfig, type LabToolCallRunConfig, type ToolCallSetup } from './toolcall-setup';
 
 /** Where a judge, simulated user or evaluator gets its text (the run config's GeneratorSpec). */
@@ -56,12 +65,12 @@ export interface LabSetup {
   toolcall: ToolCallSetup;
 }
 
-export const SCENARIO_CHOICES: { id: ScenarioId; title: string; summary: string }[] = (
-  ['storyteller', 'student', 'teacher', 'custom', 'talk'] as const
-).map((id) => {
-  const s = createScenario(id === 'custom' ? { id, persona: 'x', preference: 'x' } : { id });
-  return { id, title: s.title, summary: s.summary };
-});
+export const SCENARIO_CHOICES: { id: ScenarioId; title: string; summary: string }[] = (['storyteller', 'student', 'teacher', 'custom', 'talk'] as const).map(
+  (id) => {
+    const s = createScenario(id === 'custom' ? { id, persona: 'x', preference: 'x' } : { id });
+    return { id, title: s.title, summary: s.summary };
+  },
+);
 
 export const METHOD_CHOICES: { id: MethodName; title: string; summary: string }[] = [
   { id: 'binary', title: METHOD_TITLES.binary, summary: 'The judge scores each answer +1, -1 or 0 from the next state; m = 3 votes.' },
@@ -221,16 +230,20 @@ export function setupRoles(setup: LabSetup): Role[] {
 /** Problems in the form that block a start, in words; empty when the setup can run. */
 export function setupProblems(setup: LabSetup, options: { pickedFiles?: number; roleFiles?: RoleFiles } = {}): string[] {
   const out: string[] = [];
-  if (setup.policy.source === 'hub' && !setup.policy.hubId.trim()) out.push('Name the policy model: a hub id such as HuggingFaceTB/SmolLM2-135M-Instruct, or a URL.');
-  if (setup.policy.source === 'files' && !options.pickedFiles) out.push('Pick the policy model\u2019s folder (config.json, model.safetensors, tokenizer.json, tokenizer_config.json).');
-  if (setup.track !== 'toolcall' && setup.scenario === 'custom' && setup.roles.user.kind === 'rules') out.push('A custom persona needs a model to play it: choose the policy model, another model or an endpoint for the user.');
+  if (setup.policy.source === 'hub' && !setup.policy.hubId.trim())
+    out.push('Name the policy model: a hub id such as HuggingFaceTB/SmolLM2-135M-Instruct, or a URL.');
+  if (setup.policy.source === 'files' && !options.pickedFiles)
+    out.push('Pick the policy model\u2019s folder (config.json, model.safetensors, tokenizer.json, tokenizer_config.json).');
+  if (setup.track !== 'toolcall' && setup.scenario === 'custom' && setup.roles.user.kind === 'rules')
+    out.push('A custom persona needs a model to play it: choose the policy model, another model or an endpoint for the user.');
   for (const role of setupRoles(setup)) {
     const r = setup.roles[role];
     if (r.kind === 'transformers' && r.source === 'files') {
       const problem = roleFolderProblem(role, options.roleFiles?.[role]);
       if (problem) out.push(problem);
     } else if ((r.kind === 'engine' || r.kind === 'transformers') && !r.model.trim()) out.push(`Name the ${role}\u2019s model.`);
-    if (r.kind === 'endpoint' && (!/^https?:\/\/\S+$/.test(r.baseUrl.trim()) || !r.model.trim())) out.push(`Give the ${role}\u2019s endpoint a base URL (http:// or https://) and a model name.`);
+    if (r.kind === 'endpoint' && (!/^https?:\/\/\S+$/.test(r.baseUrl.trim()) || !r.model.trim()))
+      out.push(`Give the ${role}\u2019s endpoint a base URL (http:// or https://) and a model name.`);
   }
   try {
     toAnyRunConfig(setup, 'check');

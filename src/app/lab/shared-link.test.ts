@@ -53,13 +53,15 @@ describe('fetchSharedRun', () => {
   });
 
   it('says what to do when the server refuses or fails', async () => {
-    await expect(fetchSharedRun('https://files.test/r.nsrun', { base: BASE, fetch: fakeFetch('no', { status: 404, statusText: 'Not Found' }) })).rejects.toThrow(
-      'https://files.test/r.nsrun answered HTTP 404 Not Found: check the link, or ask for the file itself.',
-    );
+    await expect(
+      fetchSharedRun('https://files.test/r.nsrun', { base: BASE, fetch: fakeFetch('no', { status: 404, statusText: 'Not Found' }) }),
+    ).rejects.toThrow('https://files.test/r.nsrun answered HTTP 404 Not Found: check the link, or ask for the file itself.');
     const blocked = (async () => {
       throw new TypeError('Failed to fetch');
     }) as typeof fetch;
-    await expect(fetchSharedRun('https://files.test/r.nsrun', { base: BASE, fetch: blocked })).rejects.toThrow(/CORS: Access-Control-Allow-Origin.*drop it on Runs/);
+    await expect(fetchSharedRun('https://files.test/r.nsrun', { base: BASE, fetch: blocked })).rejects.toThrow(
+      /CORS: Access-Control-Allow-Origin.*drop it on Runs/,
+    );
   });
 
   it('applies the importer limit: a declared size over it is refused unread, a stream is cut at it', async () => {
@@ -74,7 +76,9 @@ describe('fetchSharedRun', () => {
         c.enqueue(new Uint8Array(1000));
       },
     });
-    await expect(fetchSharedRun('https://files.test/r.nsrun', { base: BASE, maxBytes: 5000, fetch: fakeFetch(endless) })).rejects.toThrow(/larger than the import limit of/);
+    await expect(fetchSharedRun('https://files.test/r.nsrun', { base: BASE, maxBytes: 5000, fetch: fakeFetch(endless) })).rejects.toThrow(
+      /larger than the import limit of/,
+    );
     expect(pulled).toBeLessThan(10);
   });
 });

@@ -71,7 +71,10 @@ export async function fetchSharedRun(
       `Could not fetch ${url.href} (${(e as Error).message}). The server must allow this site to read it (CORS: Access-Control-Allow-Origin), or download the file and drop it on Runs.`,
     );
   }
-  if (!response.ok) throw new SharedLinkError(`${url.href} answered HTTP ${response.status}${response.statusText ? ` ${response.statusText}` : ''}: check the link, or ask for the file itself.`);
+  if (!response.ok)
+    throw new SharedLinkError(
+      `${url.href} answered HTTP ${response.status}${response.statusText ? ` ${response.statusText}` : ''}: check the link, or ask for the file itself.`,
+    );
   const declared = Number(response.headers.get('content-length'));
   if (declared > maxBytes) {
     void response.body?.cancel();

@@ -51,9 +51,7 @@ describe('AccuracyChart', () => {
   });
 
   it('draws a baseline per run when the runs start apart, and tool success where calls were made', async () => {
-    const lower = handOutcomeRun().map((r) =>
-      r.kind === 'evaluation' && r.step === 0 ? { ...r, scores: { ...r.scores, accuracy: 0.1 } } : r,
-    );
+    const lower = handOutcomeRun().map((r) => (r.kind === 'evaluation' && r.step === 0 ? { ...r, scores: { ...r.scores, accuracy: 0.1 } } : r));
     using view = render(AccuracyChart, {
       runs: [
         { id: 'a', label: 'integrated', records: handToolRun() },
@@ -95,7 +93,11 @@ describe('AccuracyChart', () => {
     const canvas = acc.querySelector('canvas');
     expect(latest(acc).live).toEqual(['1', '0.500']);
     const next: EvaluationRecord = {
-      kind: 'evaluation', version: 2, ts: 9000, step: 2, name: 'accuracy',
+      kind: 'evaluation',
+      version: 2,
+      ts: 9000,
+      step: 2,
+      name: 'accuracy',
       scores: { accuracy: 0.75, answered: 1, meanSteps: 2, meanToolCalls: 1, toolSuccess: 1 },
       perProblem: [],
     };

@@ -18,9 +18,7 @@ describe('BeforeAfter', () => {
     expect(before.textContent).toContain('step 0 · policy v0');
     expect(after.textContent).toContain('step 2 · policy v2');
     expect(after.textContent).toContain(`score ${evals[1].perProblem[0].score!.toFixed(2)}`);
-    expect(after.querySelector('.delta')!.textContent).toBe(
-      `+${(evals[1].perProblem[0].score! - evals[0].perProblem[0].score!).toFixed(2)} vs baseline`,
-    );
+    expect(after.querySelector('.delta')!.textContent).toBe(`+${(evals[1].perProblem[0].score! - evals[0].perProblem[0].score!).toFixed(2)} vs baseline`);
 
     select.value = 'story#2';
     select.dispatchEvent(new Event('change', { bubbles: true }));

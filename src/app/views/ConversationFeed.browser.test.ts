@@ -46,9 +46,18 @@ describe('ConversationFeed', () => {
 
   it('greys side turns', () => {
     const side: RunRecord = {
-      kind: 'interaction', version: 0, ts: 1, session: 's0', turn: 9, turnType: 'side',
-      messages: [{ role: 'user', content: 'update memory' }], response: 'noted', tokenIds: [1], logprobs: [-1],
-      startedAt: 0, finishedAt: 1,
+      kind: 'interaction',
+      version: 0,
+      ts: 1,
+      session: 's0',
+      turn: 9,
+      turnType: 'side',
+      messages: [{ role: 'user', content: 'update memory' }],
+      response: 'noted',
+      tokenIds: [1],
+      logprobs: [-1],
+      startedAt: 0,
+      finishedAt: 1,
     };
     using view = render(ConversationFeed, { records: [...records, side] });
     const t = turnEl(view.target, 's0', 9);
@@ -99,7 +108,20 @@ describe('ConversationFeed', () => {
   it('lists the candidates of a top-k hint selection, their overlap with the student and the chosen one', () => {
     const withSelection = records.map((r): RunRecord =>
       r.kind === 'judge_result' && r.judge === 'hint' && r.session === 's0' && r.turn === 1
-        ? { ...r, selection: { rule: 'topk-sequence', k: 4, clip: 1, tokens: 5, winner: 1, candidates: [{ hint: 'Make it shorter.', overlap: 8, tokensWon: 0 }, { hint: r.hint!, overlap: 15, tokensWon: 5 }] } }
+        ? {
+            ...r,
+            selection: {
+              rule: 'topk-sequence',
+              k: 4,
+              clip: 1,
+              tokens: 5,
+              winner: 1,
+              candidates: [
+                { hint: 'Make it shorter.', overlap: 8, tokensWon: 0 },
+                { hint: r.hint!, overlap: 15, tokensWon: 5 },
+              ],
+            },
+          }
         : r,
     );
     using view = render(ConversationFeed, { records: withSelection });

@@ -12,9 +12,7 @@ function charts(target: HTMLElement): HTMLElement[] {
 
 /** A second run: the recorded one with its rewards and losses changed. */
 function otherRun(): RunRecord[] {
-  return recordedRun().map((r) =>
-    r.kind === 'train_step' ? { ...r, stats: { ...r.stats, loss: (r.stats.loss ?? 0) + 1 } } : r,
-  );
+  return recordedRun().map((r) => (r.kind === 'train_step' ? { ...r, stats: { ...r.stats, loss: (r.stats.loss ?? 0) + 1 } } : r));
 }
 
 describe('MetricsCharts', () => {
@@ -50,12 +48,7 @@ describe('MetricsCharts', () => {
       expect(f.querySelector('[role="img"]')!.getAttribute('aria-label')).toMatch(/\S+\./);
     }
     expect(seriesLabels(chart(view.target, 'Loss'))).toEqual(['combined', 'binary']);
-    expect(seriesLabels(chart(view.target, 'Personalization score'))).toEqual([
-      'combined',
-      'combined · baseline',
-      'binary',
-      'binary · baseline',
-    ]);
+    expect(seriesLabels(chart(view.target, 'Personalization score'))).toEqual(['combined', 'combined · baseline', 'binary', 'binary · baseline']);
     expect(seriesLabels(chart(view.target, 'Binary judge votes'))).toHaveLength(6);
     expect(seriesLabels(chart(view.target, 'Rollout–train gap'))).toEqual(['combined · log-prob', 'combined · A_OPD', 'binary · log-prob', 'binary · A_OPD']);
     // Latest values, in the hidden table: loss at step 2 of each run.

@@ -33,7 +33,14 @@ export function evalSeries(records: readonly RunRecord[], name: string = PERSONA
   for (const r of records) {
     if (r.kind === 'train_step') stepsDone = Math.max(stepsDone, r.step);
     else if (r.kind === 'evaluation' && r.name === name) {
-      points.push({ step: r.step ?? stepsDone, version: r.version, ts: r.ts, score: finite(r.scores.score), failed: r.failed ?? null, problems: r.perProblem.length });
+      points.push({
+        step: r.step ?? stepsDone,
+        version: r.version,
+        ts: r.ts,
+        score: finite(r.scores.score),
+        failed: r.failed ?? null,
+        problems: r.perProblem.length,
+      });
     }
   }
   return { points, baseline: points.length ? points[0].score : null };

@@ -117,9 +117,7 @@ export function stepSeries(records: readonly RunRecord[]): StepPoint[] {
   return steps.map((s, k) => {
     const a = acc[k];
     const updates = updatesByStep.get(s.step);
-    const trained = updates
-      ? updates.map((u) => samples.get(turnKey(u.session, u.turn))).filter((x): x is SampleRecord => !!x)
-      : a.samples;
+    const trained = updates ? updates.map((u) => samples.get(turnKey(u.session, u.turn))).filter((x): x is SampleRecord => !!x) : a.samples;
     const rewards = trained.map((x) => x.reward).filter((x): x is number => typeof x === 'number');
     const votes = a.pos + a.neg + a.zero;
     const from = k > 0 ? ends[k - 1] : a.firstStart;

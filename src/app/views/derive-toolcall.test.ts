@@ -147,10 +147,7 @@ describe('toolTrajectories (hand-written run)', () => {
   it('leaves the advantage null when a step index carries no ranking', () => {
     const g1 = groupOf(groups, 'g1');
     expect(g1.question).toBe('What is 6 times 7?');
-    expect(g1.rollouts.map((r) => r.steps.map((s) => [s.reward, s.advantage, s.version]))).toEqual([
-      [[-2, null, 1]],
-      [[-2, null, 1]],
-    ]);
+    expect(g1.rollouts.map((r) => r.steps.map((s) => [s.reward, s.advantage, s.version]))).toEqual([[[-2, null, 1]], [[-2, null, 1]]]);
     expect(g1.solved).toBe(0);
   });
 
@@ -179,12 +176,36 @@ describe('toolTrajectories (hand-written run)', () => {
 
   it('keeps a scored step whose interaction is missing, and skips sessions that are not rollouts', () => {
     const orphan: ToolStepRecord = {
-      kind: 'tool_step', version: 3, ts: 1, session: 'x', turn: 2, group: 'gx', problem: 'p', stepIndex: 1, final: false,
-      toolResults: ['5'], outcome: -1, mode: 'outcome', votes: [], raw: [], reward: -1, advantage: null,
+      kind: 'tool_step',
+      version: 3,
+      ts: 1,
+      session: 'x',
+      turn: 2,
+      group: 'gx',
+      problem: 'p',
+      stepIndex: 1,
+      final: false,
+      toolResults: ['5'],
+      outcome: -1,
+      mode: 'outcome',
+      votes: [],
+      raw: [],
+      reward: -1,
+      advantage: null,
     };
     const personal: RunRecord = {
-      kind: 'interaction', version: 0, ts: 1, session: 's0', turn: 1, turnType: 'main', messages: [], response: 'hi',
-      tokenIds: [1], logprobs: [-1], startedAt: 0, finishedAt: 1,
+      kind: 'interaction',
+      version: 0,
+      ts: 1,
+      session: 's0',
+      turn: 1,
+      turnType: 'main',
+      messages: [],
+      response: 'hi',
+      tokenIds: [1],
+      logprobs: [-1],
+      startedAt: 0,
+      finishedAt: 1,
     };
     const [g] = toolTrajectories([personal, orphan]);
     expect(toolTrajectories([personal])).toEqual([]);
@@ -242,9 +263,7 @@ describe('accuracySeries', () => {
 
   it('is empty without evaluations, and ignores non-finite scores', () => {
     expect(accuracySeries([])).toEqual({ points: [], baseline: null });
-    const s = accuracySeries([
-      { kind: 'evaluation', version: 0, ts: 1, step: 0, name: 'accuracy', scores: { accuracy: Number.NaN }, perProblem: [] },
-    ]);
+    const s = accuracySeries([{ kind: 'evaluation', version: 0, ts: 1, step: 0, name: 'accuracy', scores: { accuracy: Number.NaN }, perProblem: [] }]);
     expect(s.points[0].accuracy).toBeNull();
     expect(s.points[0].answered).toBeNull();
     expect(s.baseline).toBeNull();

@@ -235,7 +235,14 @@ export function toolTrajectories(records: readonly RunRecord[]): GroupView[] {
     }
     const turns = [...turnsOf.get(session)!].sort((a, b) => a - b);
     const steps = turns.map((turn) =>
-      stepView(session, turn, inters.get(turnKey(session, turn)), inters.get(turnKey(session, turn + 1)), toolSteps.get(turnKey(session, turn)), trained.get(turnKey(session, turn)) ?? []),
+      stepView(
+        session,
+        turn,
+        inters.get(turnKey(session, turn)),
+        inters.get(turnKey(session, turn + 1)),
+        toolSteps.get(turnKey(session, turn)),
+        trained.get(turnKey(session, turn)) ?? [],
+      ),
     );
     const scoredSteps = turns.map((t) => toolSteps.get(turnKey(session, t))).filter((x): x is ToolStepRecord => !!x);
     const first = scoredSteps[0];

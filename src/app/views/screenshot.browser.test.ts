@@ -52,9 +52,7 @@ async function shoot(name: string, width: number, dark = false): Promise<void> {
     view.target.querySelector<HTMLInputElement>('.token-view input[value="opd"]')!.click();
     await tick();
     const tv = view.target.querySelector<HTMLElement>('.token-view')!;
-    const best = [...tv.querySelectorAll<HTMLButtonElement>('button.tok')].sort(
-      (a, b) => Number(b.dataset.advantage) - Number(a.dataset.advantage),
-    )[0];
+    const best = [...tv.querySelectorAll<HTMLButtonElement>('button.tok')].sort((a, b) => Number(b.dataset.advantage) - Number(a.dataset.advantage))[0];
     best.focus();
     await tick();
     tv.scrollIntoView();

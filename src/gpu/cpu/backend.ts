@@ -147,7 +147,8 @@ export class CpuBackend implements Backend {
   }
 
   rmsnormWeightGradAddInPlace(dw: Tensor, x: Tensor, eps: number, dy: Tensor): void {
-    if (x.size % dw.size !== 0 || dy.size !== x.size) throw new EngineError(`rmsnormWeightGrad: x [${x.shape}], dy [${dy.shape}] and dw [${dw.shape}] do not match`);
+    if (x.size % dw.size !== 0 || dy.size !== x.size)
+      throw new EngineError(`rmsnormWeightGrad: x [${x.shape}], dy [${dy.shape}] and dw [${dw.shape}] do not match`);
     rmsnormWeightGradAdd(d(dw), d(x), eps, d(dy));
   }
 

@@ -127,7 +127,10 @@ ${r.decl('acc', () => 'vec4<f32>(0.0)')}
   var l = 0.0;
   for (var j = lo; j <= slot; j++) {
     let ko = cacheRow(b, g, j);
-    let s = ${r.dot((c) => `qv${c}`, (c) => r.load('kc', 'ko', c))};
+    let s = ${r.dot(
+      (c) => `qv${c}`,
+      (c) => r.load('kc', 'ko', c),
+    )};
     let mNew = max(m, s);
     let c = exp(m - mNew);
     let p = exp(s - mNew);
@@ -210,8 +213,14 @@ ${entry(DECODE_WG)}
 /** dq and per-row statistics (lse, D); one invocation per (b, t, h). */
 const BACKWARD_DQ = (HD: number) => {
   const r = new HeadRegs(HD);
-  const sdp = `    let s = ${r.dot((c) => `qv${c}`, (c) => r.load('kc', 'ko', c))};
-    let dp = ${r.dot((c) => `dov${c}`, (c) => r.load('vc', 'ko', c))};`;
+  const sdp = `    let s = ${r.dot(
+    (c) => `qv${c}`,
+    (c) => r.load('kc', 'ko', c),
+  )};
+    let dp = ${r.dot(
+      (c) => `dov${c}`,
+      (c) => r.load('vc', 'ko', c),
+    )};`;
   return `${P_ATTN.wgsl}
 ${BACKWARD_INPUTS}
 @group(0) @binding(6) var<storage, read_write> dq: array<f32>;
@@ -291,8 +300,14 @@ ${r.decl('dva', () => 'vec4<f32>(0.0)')}
       let qo = row * ${HD}u;
 ${r.each((c) => `let q${c} = ${r.load('q', 'qo', c)};`).replace(/^ {4}/gm, '      ')}
 ${r.each((c) => `let do${c} = ${r.load('dO', 'qo', c)};`).replace(/^ {4}/gm, '      ')}
-      let s = ${r.dot((c) => `q${c}`, (c) => `kv${c}`)};
-      let dp = ${r.dot((c) => `do${c}`, (c) => `vv${c}`)};
+      let s = ${r.dot(
+        (c) => `q${c}`,
+        (c) => `kv${c}`,
+      )};
+      let dp = ${r.dot(
+        (c) => `do${c}`,
+        (c) => `vv${c}`,
+      )};
       let st = stats[row];
       let p = exp(s * P.scale - st.x);
       let ds = p * (dp - st.y) * P.scale;

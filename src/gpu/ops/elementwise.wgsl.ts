@@ -72,17 +72,36 @@ const SCALED = new Params({ n: 'u32', scale: 'f32' } satisfies Record<string, Sc
 /** a + scale * b into a new tensor. */
 export function addWgsl(rt: Runtime, a: GpuTensor, b: GpuTensor, scale: number): GpuTensor {
   const out = rt.alloc(a.shape);
-  mapKernel(rt, 'add', [{ name: 'a', t: a }, { name: 'b', t: b }, { name: 'o', t: out, write: true }], 'o[i] = a[i] + P.scale * b[i];', {
-    params: SCALED,
-    values: { scale },
-  });
+  mapKernel(
+    rt,
+    'add',
+    [
+      { name: 'a', t: a },
+      { name: 'b', t: b },
+      { name: 'o', t: out, write: true },
+    ],
+    'o[i] = a[i] + P.scale * b[i];',
+    {
+      params: SCALED,
+      values: { scale },
+    },
+  );
   return out;
 }
 
 /** a += scale * b. */
 export function addInPlaceWgsl(rt: Runtime, a: GpuTensor, b: GpuTensor, scale: number): void {
-  mapKernel(rt, 'addInPlace', [{ name: 'a', t: a, write: true }, { name: 'b', t: b }], 'a[i] = a[i] + P.scale * b[i];', {
-    params: SCALED,
-    values: { scale },
-  });
+  mapKernel(
+    rt,
+    'addInPlace',
+    [
+      { name: 'a', t: a, write: true },
+      { name: 'b', t: b },
+    ],
+    'a[i] = a[i] + P.scale * b[i];',
+    {
+      params: SCALED,
+      values: { scale },
+    },
+  );
 }

@@ -43,7 +43,10 @@ describe('CPU reference gradients vs finite differences (f64)', () => {
     const x = randn(3 * 8);
     const w = randn(8);
     const dy = randn(24);
-    expectClose(rmsnormBackward(x, w, 1e-5, dy), numericGrad((v) => rmsnormForward(v, w, 1e-5), x, dy));
+    expectClose(
+      rmsnormBackward(x, w, 1e-5, dy),
+      numericGrad((v) => rmsnormForward(v, w, 1e-5), x, dy),
+    );
   });
 
   it('rmsnorm: the weight gradient (full fine-tuning)', () => {
@@ -52,7 +55,10 @@ describe('CPU reference gradients vs finite differences (f64)', () => {
     const dy = randn(40);
     const dw = new Float64Array(8).fill(0.25);
     rmsnormWeightGradAdd(dw, x, 1e-5, dy);
-    expectClose(dw.map((g) => g - 0.25), numericGrad((v) => rmsnormForward(x, v, 1e-5), w, dy));
+    expectClose(
+      dw.map((g) => g - 0.25),
+      numericGrad((v) => rmsnormForward(x, v, 1e-5), w, dy),
+    );
   });
 
   it('embedding: the table gradient, with a repeated id', () => {
@@ -70,7 +76,10 @@ describe('CPU reference gradients vs finite differences (f64)', () => {
     const pos = Int32Array.from([0, 3, 17]);
     const x = randn(3 * 2 * 8);
     const dy = randn(x.length);
-    expectClose(ropeForward(dy, pos, 8, 10000, true), numericGrad((v) => ropeForward(v, pos, 8, 10000), x, dy));
+    expectClose(
+      ropeForward(dy, pos, 8, 10000, true),
+      numericGrad((v) => ropeForward(v, pos, 8, 10000), x, dy),
+    );
   });
 
   it('silu * up', () => {
@@ -78,8 +87,14 @@ describe('CPU reference gradients vs finite differences (f64)', () => {
     const up = randn(20);
     const dh = randn(20);
     const g = siluMulBackward(gate, up, dh);
-    expectClose(g.dGate, numericGrad((v) => siluMulForward(v, up), gate, dh));
-    expectClose(g.dUp, numericGrad((v) => siluMulForward(gate, v), up, dh));
+    expectClose(
+      g.dGate,
+      numericGrad((v) => siluMulForward(v, up), gate, dh),
+    );
+    expectClose(
+      g.dUp,
+      numericGrad((v) => siluMulForward(gate, v), up, dh),
+    );
   });
 
   it('log-softmax gather', () => {
@@ -118,8 +133,17 @@ describe('CPU reference gradients vs finite differences (f64)', () => {
     // Padding queries produce zeros by definition; their upstream gradient is irrelevant.
     for (let t = 0; t < 2; t++) dOut.fill(0, (1 * s.T + t) * 16, (1 * s.T + t + 1) * 16);
     const g = attentionBackward(q, toCache(kTok), toCache(vTok), dOut, s);
-    expectClose(g.dq, numericGrad((v) => attentionForward(v, toCache(kTok), toCache(vTok), s), q, dOut));
-    expectClose(g.dk, numericGrad((v) => attentionForward(q, toCache(v), toCache(vTok), s), kTok, dOut));
-    expectClose(g.dv, numericGrad((v) => attentionForward(q, toCache(kTok), toCache(v), s), vTok, dOut));
+    expectClose(
+      g.dq,
+      numericGrad((v) => attentionForward(v, toCache(kTok), toCache(vTok), s), q, dOut),
+    );
+    expectClose(
+      g.dk,
+      numericGrad((v) => attentionForward(q, toCache(v), toCache(vTok), s), kTok, dOut),
+    );
+    expectClose(
+      g.dv,
+      numericGrad((v) => attentionForward(q, toCache(kTok), toCache(v), s), vTok, dOut),
+    );
   });
 });

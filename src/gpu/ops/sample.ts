@@ -66,7 +66,9 @@ function topKCut(row: Arr, k: number): number {
 
 function topPCut(row: Arr, floor: number, max: number, o: SamplingOptions): number {
   if (!(o.topP < 1)) return floor;
-  const kept = Float32Array.from(row.filter((x) => x >= floor)).sort().reverse();
+  const kept = Float32Array.from(row.filter((x) => x >= floor))
+    .sort()
+    .reverse();
   const weight = (x: number) => Math.exp((x - max) / o.temperature);
   let total = 0;
   for (const x of kept) total += weight(x);

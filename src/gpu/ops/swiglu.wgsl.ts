@@ -8,8 +8,17 @@ const SIGMOID = 'let s = 1.0 / (1.0 + exp(-g[i]));';
 
 export function siluMulWgsl(rt: Runtime, gate: GpuTensor, up: GpuTensor): GpuTensor {
   const out = rt.alloc(gate.shape);
-  mapKernel(rt, 'siluMul', [{ name: 'g', t: gate }, { name: 'u', t: up }, { name: 'o', t: out, write: true }], `${SIGMOID}
-  o[i] = g[i] * s * u[i];`);
+  mapKernel(
+    rt,
+    'siluMul',
+    [
+      { name: 'g', t: gate },
+      { name: 'u', t: up },
+      { name: 'o', t: out, write: true },
+    ],
+    `${SIGMOID}
+  o[i] = g[i] * s * u[i];`,
+  );
   return out;
 }
 

@@ -272,7 +272,10 @@ export class WebGPUBackend implements Backend {
   }
 
   sumSquares(ts: readonly Tensor[]): Promise<number> {
-    return sumSquaresWgsl(this.rt, ts.map((t) => this.f32(t, 'sumSquares')));
+    return sumSquaresWgsl(
+      this.rt,
+      ts.map((t) => this.f32(t, 'sumSquares')),
+    );
   }
 
   adamwInPlace(param: Tensor, grad: Tensor, m: Tensor, v: Tensor, p: AdamWParams): void {

@@ -70,8 +70,7 @@ export async function acquireDevice(req: DeviceRequest = {}): Promise<AcquiredDe
     });
   } catch (e) {
     throw new WebGPUUnavailableError(
-      `the WebGPU adapter refused a device (${(e as Error).message}). Close other GPU-heavy tabs and retry, ` +
-        'or use the CPU backend.',
+      `the WebGPU adapter refused a device (${(e as Error).message}). Close other GPU-heavy tabs and retry, ` + 'or use the CPU backend.',
     );
   }
   return { device, adapter, f16 };

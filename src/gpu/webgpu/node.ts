@@ -68,9 +68,7 @@ export async function nodeGPU(dawnOptions: string[] = []): Promise<GPU> {
 function diagnose(): string {
   const hints: string[] = [];
   if (!systemVulkanLoader() && !existsSync(CHROMIUM_VULKAN_LOADER)) {
-    hints.push(
-      'the Vulkan loader libvulkan.so.1 is not installed: `apt-get install libvulkan1` (or chromium, which ships a copy)',
-    );
+    hints.push('the Vulkan loader libvulkan.so.1 is not installed: `apt-get install libvulkan1` (or chromium, which ships a copy)');
   }
   if (!process.env.VK_ICD_FILENAMES) {
     hints.push(`no Vulkan driver is configured: install chromium and set VK_ICD_FILENAMES=${SWIFTSHADER_ICD}`);

@@ -111,10 +111,7 @@ export class Runtime {
 
   private ensureBatch(): GPUCommandEncoder {
     if (this.lostInfo) {
-      throw new DeviceLostError(
-        `the GPU device was lost (${this.lostInfo.reason}: ${this.lostInfo.message}); ` +
-          'create a new backend and reload the model',
-      );
+      throw new DeviceLostError(`the GPU device was lost (${this.lostInfo.reason}: ${this.lostInfo.message}); ` + 'create a new backend and reload the model');
     }
     if (!this.encoder) {
       this.device.pushErrorScope('out-of-memory');
@@ -145,8 +142,7 @@ export class Runtime {
       if (this.firstError) return;
       if (o) {
         this.firstError = new EngineLimitError(
-          `the GPU ran out of memory during [${ops}]: ${o.message}. Free tensors, use a smaller model, ` +
-            'shorter sequences or smaller batches',
+          `the GPU ran out of memory during [${ops}]: ${o.message}. Free tensors, use a smaller model, ` + 'shorter sequences or smaller batches',
         );
       } else if (v) {
         this.firstError = new WebGPUValidationError(`WebGPU rejected a command in [${ops}]: ${v.message}`);
@@ -314,7 +310,10 @@ export class Runtime {
     // Copies need 4-byte offsets and sizes; an f16 chunk can end mid-word, so each chunk gets
     // its own aligned slot in the staging buffer and the halves are stitched together here.
     const slots = t.chunks.map((c) => align(c.rows * width * bpe, 4));
-    const bytes = Math.max(4, slots.reduce((a, n) => a + n, 0));
+    const bytes = Math.max(
+      4,
+      slots.reduce((a, n) => a + n, 0),
+    );
     const staging = this.readPool.acquire(bytes, Number.MAX_SAFE_INTEGER);
     const enc = this.ensureBatch();
     this.endPass();

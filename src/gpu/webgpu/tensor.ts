@@ -63,9 +63,7 @@ export function planChunks(rows: number, rowBytes: number, maxBytes: number): { 
   const total = rows * rowBytes;
   if (total <= maxBytes || rows <= 1) {
     if (total > maxBytes) {
-      throw new EngineLimitError(
-        `one row of ${rowBytes} bytes exceeds this adapter's storage binding limit of ${maxBytes} bytes`,
-      );
+      throw new EngineLimitError(`one row of ${rowBytes} bytes exceeds this adapter's storage binding limit of ${maxBytes} bytes`);
     }
     return [{ rowStart: 0, rows }];
   }

@@ -66,7 +66,10 @@ describe('tool-call track end to end on the tiny fixture (2 steps)', () => {
       expect(turns[0].messages[0]).toEqual({ role: 'system', content: TOOL_SYSTEM_PROMPT });
       expect(turns[0].messages).toHaveLength(2);
       for (let t = 1; t < turns.length; t++) {
-        expect(turns[t].messages.slice(0, turns[t - 1].messages.length + 1)).toEqual([...turns[t - 1].messages, { role: 'assistant', content: turns[t - 1].response }]);
+        expect(turns[t].messages.slice(0, turns[t - 1].messages.length + 1)).toEqual([
+          ...turns[t - 1].messages,
+          { role: 'assistant', content: turns[t - 1].response },
+        ]);
         expect(turns[t].messages.slice(turns[t - 1].messages.length + 1).every((m) => m.role === 'tool')).toBe(true);
       }
       for (const t of turns) {
@@ -118,7 +121,10 @@ describe('tool-call track end to end on the tiny fixture (2 steps)', () => {
     }
 
     // Two steps of 2 samples; the trainer saw exactly their tokens; a version boundary after each.
-    expect(trainSteps.map((s) => [s.step, s.samples, s.version])).toEqual([[1, 2, 0], [2, 2, 1]]);
+    expect(trainSteps.map((s) => [s.step, s.samples, s.version])).toEqual([
+      [1, 2, 0],
+      [2, 2, 1],
+    ]);
     trainSteps.forEach((s, b) => {
       // Samples are logged in the order they entered the buffer, so batch b is samples 2b and 2b + 1.
       const batch = samples.slice(2 * b, 2 * b + 2);
@@ -126,13 +132,19 @@ describe('tool-call track end to end on the tiny fixture (2 steps)', () => {
       expect(s.skipped).toBeNull();
       expect(batch.every((x) => x.version <= s.version)).toBe(true);
     });
-    expect(of('version_boundary').map((b) => [b.from, b.to])).toEqual([[0, 1], [1, 2]]);
+    expect(of('version_boundary').map((b) => [b.from, b.to])).toEqual([
+      [0, 1],
+      [1, 2],
+    ]);
     const secondStep = records.indexOf(trainSteps[1]);
     expect(records.slice(0, secondStep).some((r) => r.kind === 'interaction' && r.version === 2)).toBe(false);
 
     // Greedy accuracy on the held-out problems before training and after the last step.
     const evals = of('evaluation') as EvaluationRecord[];
-    expect(evals.map((e) => [e.name, e.step])).toEqual([['accuracy', 0], ['accuracy', 2]]);
+    expect(evals.map((e) => [e.name, e.step])).toEqual([
+      ['accuracy', 0],
+      ['accuracy', 2],
+    ]);
     expect(evals[0].version).toBe(0);
     for (const e of evals) {
       expect(e.perProblem.map((p) => p.id)).toEqual(problems.heldOut.map((p) => p.id));

@@ -13,14 +13,5 @@
  *   meanSteps, meanToolCalls and toolSuccess (when any call was made); per problem 1 or 0 with
  *   the answer, the expected number and the final text as detail.
  */
-export {
-  ToolCallRunLoop,
-  checkToolCallPolicy,
-  rolloutSeed,
-  judgeSeed,
-  groupId,
-  rolloutId,
-  type ToolCallServices,
-  type ToolCallProblems,
-} from './loop';
+export { ToolCallRunLoop, checkToolCallPolicy, rolloutSeed, judgeSeed, groupId, rolloutId, type ToolCallServices, type ToolCallProblems } from './loop';
 export { loadToolCallProblems, splitHeldOut } from './problems';

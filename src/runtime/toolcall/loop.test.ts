@@ -12,7 +12,16 @@ import { BUILT_IN_PROBLEMS } from '../../sims/problems/index';
 import { CALCULATOR_TOOL, RulesStepJudge, type RewardMode } from '../../sims/toolcall/index';
 import { calculatorCall } from '../../../test/support/toolcall/testing';
 import type { PolicyReply, PolicyRequest, PolicyService, TrainItem, TrainResult } from '../policy-service';
-import { exampleConfig, parseAnyRunConfig, parseRunConfig, parseToolCallRunConfig, promptTools, RunConfigError, TOOL_TRACK_TOOLS, type ToolCallRunConfig } from '../run-config';
+import {
+  exampleConfig,
+  parseAnyRunConfig,
+  parseRunConfig,
+  parseToolCallRunConfig,
+  promptTools,
+  RunConfigError,
+  TOOL_TRACK_TOOLS,
+  type ToolCallRunConfig,
+} from '../run-config';
 import { rolloutId, rolloutSeed, ToolCallRunLoop } from './loop';
 import { splitHeldOut } from './problems';
 
@@ -189,8 +198,14 @@ describe('ToolCallRunLoop with a scripted policy and the rules PRM', () => {
 
     // Two train steps, each on one group's 9 step samples (S steps -> S samples), with the prompts they were sampled from.
     const trainSteps = of('train_step') as TrainStepRecord[];
-    expect(trainSteps.map((s) => [s.step, s.samples, s.version])).toEqual([[1, SAMPLES_PER_GROUP, 0], [2, SAMPLES_PER_GROUP, 1]]);
-    expect(of('version_boundary').map((b) => [b.from, b.to])).toEqual([[0, 1], [1, 2]]);
+    expect(trainSteps.map((s) => [s.step, s.samples, s.version])).toEqual([
+      [1, SAMPLES_PER_GROUP, 0],
+      [2, SAMPLES_PER_GROUP, 1],
+    ]);
+    expect(of('version_boundary').map((b) => [b.from, b.to])).toEqual([
+      [0, 1],
+      [1, 2],
+    ]);
     expect(policy.trained).toHaveLength(2);
     policy.trained.forEach((batch, b) => {
       // Samples are logged in buffer order, so batch b is sample records 9b .. 9b + 8: one whole group.
@@ -214,10 +229,16 @@ describe('ToolCallRunLoop with a scripted policy and the rules PRM', () => {
 
     // Accuracy on the held-out problems, greedy, before training and after the last step.
     const evals = of('evaluation') as EvaluationRecord[];
-    expect(evals.map((e) => [e.name, e.step, e.version])).toEqual([['accuracy', 0, 0], ['accuracy', 2, 2]]);
+    expect(evals.map((e) => [e.name, e.step, e.version])).toEqual([
+      ['accuracy', 0, 0],
+      ['accuracy', 2, 2],
+    ]);
     for (const e of evals) {
       expect(e.scores).toMatchObject({ accuracy: 0.5, answered: 1, meanSteps: 1, meanToolCalls: 0 });
-      expect(e.perProblem.map((p) => [p.id, p.score])).toEqual([[HELD_OUT[0].id, 1], [HELD_OUT[1].id, 0]]);
+      expect(e.perProblem.map((p) => [p.id, p.score])).toEqual([
+        [HELD_OUT[0].id, 1],
+        [HELD_OUT[1].id, 0],
+      ]);
       expect(e.perProblem[1].detail).toMatch(/^answer 17 \(expected 10\); 1 step\(s\), 0 tool call\(s\)/);
     }
     const greedy = policy.requests.filter((r) => r.sampling.temperature === 0);

@@ -50,7 +50,6 @@ export interface ToolCallProblems {
   heldOut: Problem[];
 }
 
-
 /** Greedy decoding: two evaluations differ only by the policy, not by sampling luck. */
 const GREEDY = { temperature: 0, topP: 1, topK: 0 };
 

@@ -10,10 +10,7 @@ export function parseGsm8kAnswer(answer: string): number {
   const match = FINAL.exec(answer.trim());
   const value = match ? Number(match[1].replace(/,/g, '')) : NaN;
   if (!Number.isFinite(value)) {
-    throw new Gsm8kAnswerError(
-      `This solution does not end in "#### <number>": "${answer.slice(-60)}". ` +
-        'GSM8K answers end with a line like "#### 18".',
-    );
+    throw new Gsm8kAnswerError(`This solution does not end in "#### <number>": "${answer.slice(-60)}". ` + 'GSM8K answers end with a line like "#### 18".');
   }
   return value;
 }

@@ -88,21 +88,17 @@ async function fetchPage(fetchFn: typeof fetch, url: string, signal?: AbortSigna
   } catch (error) {
     if (signal?.aborted) throw signal.reason;
     throw new DatasetDownloadError(
-      `Could not reach the Hugging Face datasets server (${(error as Error).message}). ` +
-        'Check the network, or load GSM8K from a local .jsonl file instead.',
+      `Could not reach the Hugging Face datasets server (${(error as Error).message}). ` + 'Check the network, or load GSM8K from a local .jsonl file instead.',
     );
   }
   if (!response.ok) {
     throw new DatasetDownloadError(
-      `The Hugging Face datasets server answered HTTP ${response.status} for ${url}. ` +
-        'Try again later, or load GSM8K from a local .jsonl file instead.',
+      `The Hugging Face datasets server answered HTTP ${response.status} for ${url}. ` + 'Try again later, or load GSM8K from a local .jsonl file instead.',
     );
   }
   const body = (await response.json().catch(() => null)) as { rows?: unknown } | null;
   if (!body || !Array.isArray(body.rows)) {
-    throw new DatasetDownloadError(
-      'The Hugging Face datasets server sent an answer without "rows". Load GSM8K from a local .jsonl file instead.',
-    );
+    throw new DatasetDownloadError('The Hugging Face datasets server sent an answer without "rows". Load GSM8K from a local .jsonl file instead.');
   }
   return body.rows as Row[];
 }
@@ -111,8 +107,7 @@ function toProblem(row: Row, split: string, index: number): Problem {
   const { question, answer } = row.row ?? {};
   if (typeof question !== 'string' || typeof answer !== 'string') {
     throw new DatasetDownloadError(
-      `GSM8K row ${index} from the datasets server has no string "question" and "answer". ` +
-        'Load GSM8K from a local .jsonl file instead.',
+      `GSM8K row ${index} from the datasets server has no string "question" and "answer". ` + 'Load GSM8K from a local .jsonl file instead.',
     );
   }
   return { id: `gsm8k/${split}#${row.row_idx ?? index}`, question, answer };

@@ -1,8 +1,6 @@
 import { PROBLEM_LIMITS, ProblemFileError, type Problem } from './problem';
 
-const FORMAT_HELP =
-  'Each problem must be a JSON object with string fields "question" and "answer", ' +
-  'one per line (.jsonl) or in one JSON array (.json).';
+const FORMAT_HELP = 'Each problem must be a JSON object with string fields "question" and "answer", ' + 'one per line (.jsonl) or in one JSON array (.json).';
 
 /**
  * Problems from the text of a `.jsonl` file (one object per line) or a `.json` array, in file
@@ -15,9 +13,7 @@ export function parseProblemsText(text: string, name = 'file'): Problem[] {
   const records = text.trimStart().startsWith('[') ? jsonArrayRecords(text, name) : jsonlRecords(text, name);
   if (records.length === 0) throw new ProblemFileError(`${name} holds no problems. ${FORMAT_HELP}`);
   if (records.length > PROBLEM_LIMITS.problems) {
-    throw new ProblemFileError(
-      `${name} holds ${records.length} problems; at most ${PROBLEM_LIMITS.problems} can be loaded. Split the file.`,
-    );
+    throw new ProblemFileError(`${name} holds ${records.length} problems; at most ${PROBLEM_LIMITS.problems} can be loaded. Split the file.`);
   }
   return records.map(({ value, where }, index) => ({
     id: `${name}#${index}`,
@@ -31,8 +27,7 @@ export async function readProblemFile(file: Blob & { name?: string }): Promise<P
   const name = file.name ?? 'file';
   if (file.size > PROBLEM_LIMITS.fileBytes) {
     throw new ProblemFileError(
-      `${name} is ${(file.size / 2 ** 20).toFixed(1)} MiB; problem files may be at most ` +
-        `${PROBLEM_LIMITS.fileBytes / 2 ** 20} MiB.`,
+      `${name} is ${(file.size / 2 ** 20).toFixed(1)} MiB; problem files may be at most ` + `${PROBLEM_LIMITS.fileBytes / 2 ** 20} MiB.`,
     );
   }
   return parseProblemsText(await file.text(), name);
@@ -51,10 +46,7 @@ function jsonlRecords(text: string, name: string): { value: unknown; where: Wher
     try {
       records.push({ value: JSON.parse(raw), where: { line } });
     } catch (error) {
-      throw new ProblemFileError(
-        `${name} line ${line} is not valid JSON (${(error as Error).message}). ${FORMAT_HELP}`,
-        { line },
-      );
+      throw new ProblemFileError(`${name} line ${line} is not valid JSON (${(error as Error).message}). ${FORMAT_HELP}`, { line });
     }
   });
   return records;
@@ -78,16 +70,13 @@ function field(value: unknown, key: 'question' | 'answer', where: Where, name: s
   }
   const text = (value as Record<string, unknown>)[key];
   if (typeof text !== 'string' || text.trim() === '') {
-    throw new ProblemFileError(
-      `${name} ${place}: field "${key}" is ${text === undefined ? 'missing' : 'not a non-empty string'}. ${FORMAT_HELP}`,
-      { ...where, field: key },
-    );
+    throw new ProblemFileError(`${name} ${place}: field "${key}" is ${text === undefined ? 'missing' : 'not a non-empty string'}. ${FORMAT_HELP}`, {
+      ...where,
+      field: key,
+    });
   }
   if (text.length > PROBLEM_LIMITS.fieldChars) {
-    throw new ProblemFileError(
-      `${name} ${place}: field "${key}" is longer than ${PROBLEM_LIMITS.fieldChars} characters.`,
-      { ...where, field: key },
-    );
+    throw new ProblemFileError(`${name} ${place}: field "${key}" is longer than ${PROBLEM_LIMITS.fieldChars} characters.`, { ...where, field: key });
   }
   return text;
 }

@@ -105,9 +105,7 @@ describe('malformed problem files name the line and the field', () => {
 
 describe('GSM8K from the Hugging Face datasets-server rows API', () => {
   it('builds the documented URL', () => {
-    expect(gsm8kRowsUrl('test', 0, 36)).toBe(
-      'https://datasets-server.huggingface.co/rows?dataset=openai%2Fgsm8k&config=main&split=test&offset=0&length=36',
-    );
+    expect(gsm8kRowsUrl('test', 0, 36)).toBe('https://datasets-server.huggingface.co/rows?dataset=openai%2Fgsm8k&config=main&split=test&offset=0&length=36');
   });
 
   it('pages by 100 rows and keeps dataset order', async () => {
@@ -142,7 +140,11 @@ describe('the reference evaluation order (data/gsm8k/openclaw-order.json)', () =
     expect(ordered[0].id).toBe('test.jsonl#677');
     expect(ordered.findIndex((p) => p.question.startsWith('Janet’s ducks'))).toBe(709);
     // The reference's 36 evaluation problems and the dataset's first 36 share none.
-    const first36 = new Set(test().slice(0, 36).map((p) => p.id));
+    const first36 = new Set(
+      test()
+        .slice(0, 36)
+        .map((p) => p.id),
+    );
     expect(ordered.slice(0, 36).filter((p) => first36.has(p.id))).toEqual([]);
   });
 
@@ -173,7 +175,6 @@ function fakeHub() {
 }
 
 describe('GSM8K hub failures', () => {
-
   it('turns HTTP and network failures into a DatasetDownloadError that suggests a local file', async () => {
     const http = (async () => new Response('busy', { status: 503 })) as typeof fetch;
     await expect(fetchGsm8kFromHub(3, { fetch: http })).rejects.toThrow(/HTTP 503.*local \.jsonl/);

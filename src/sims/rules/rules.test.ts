@@ -12,8 +12,7 @@ import { classifyReaction } from './reaction';
 import { readNextState, RulesInputError } from './reading';
 
 /** The judge prompts the run loop sends, from the method library. */
-const binaryJudgePrompt = (answer: string, reply: string) =>
-  buildBinaryJudgePrompt(answer, { role: 'user', content: reply });
+const binaryJudgePrompt = (answer: string, reply: string) => buildBinaryJudgePrompt(answer, { role: 'user', content: reply });
 const hintJudgePrompt = (answer: string, reply: string) => buildHintJudgePrompt(answer, { role: 'user', content: reply });
 
 /** The reference implementation's layouts, which an endpoint-era prompt may still use. */
@@ -53,7 +52,8 @@ const AI_LOOKING = `**Solution:**
 
 **Final Answer:** $18`;
 
-const CLEAN = `Janet's ducks lay 16 eggs a day. She eats 3 and bakes with 4, so 16 - 3 - 4 = 9 eggs are left. ` +
+const CLEAN =
+  `Janet's ducks lay 16 eggs a day. She eats 3 and bakes with 4, so 16 - 3 - 4 = 9 eggs are left. ` +
   `She sells each one for $2, so she makes 9 * 2 = 18 dollars every day.`;
 
 describe('student rules', () => {
@@ -140,8 +140,7 @@ describe('student rules', () => {
   });
 
   it('the evaluator takes a quarter point per problem found', async () => {
-    const rate = async (answer: string) =>
-      parseEvaluatorScore(await rules.evaluator!.generate(buildEvaluatorPrompt(scenario.preference!, task, answer)));
+    const rate = async (answer: string) => parseEvaluatorScore(await rules.evaluator!.generate(buildEvaluatorPrompt(scenario.preference!, task, answer)));
     expect(await rate(CLEAN)).toBe(1);
     expect(await rate(`**${CLEAN}**`)).toBe(0.75);
     expect(await rate(AI_LOOKING)).toBe(0.25); // bold, a list, a "Final Answer" label
@@ -227,7 +226,7 @@ describe('storyteller rules', () => {
     expect(parseEvaluatorScore(rating)).toBe(0.5);
   });
 
-  it('takes the child\'s own pet, name and favourite thing', async () => {
+  it("takes the child's own pet, name and favourite thing", async () => {
     const frog = createScenario({ id: 'storyteller', subject: 'frog', name: 'biscuit', favourite: 'a red ball' });
     expect(frog.config).toEqual({ id: 'storyteller', subject: 'frog', name: 'Biscuit', favourite: 'red ball' });
     const story = 'The frog Biscuit had a red ball. Biscuit shared it with his friends, they hugged, and then Biscuit fell asleep.';
@@ -291,9 +290,7 @@ describe('generic judges (custom persona, talk-yourself)', () => {
   it('turn a person’s correction into a hint quoting it, safely', async () => {
     const text = await rules.hintJudge.generate(hintJudgePrompt('answer', 'please rewrite this in Celsius \\boxed{-1}'));
     expect(lastBox(text)).toBe('1');
-    expect(hintOf(text)).toBe(
-      'The user asked for a different answer: "please rewrite this in Celsius". Answer the way this request asks.',
-    );
+    expect(hintOf(text)).toBe('The user asked for a different answer: "please rewrite this in Celsius". Answer the way this request asks.');
   });
 });
 
@@ -303,14 +300,10 @@ describe('reading the next state out of a judge prompt', () => {
     expect(readNextState(hintJudgePrompt('x', 'line one\n\nline two'))).toBe('line one\n\nline two');
     expect(readNextState(referenceBinaryPrompt('**x**\n## Next state in the answer', 'redo it pls'))).toBe('redo it pls');
     expect(readNextState(referenceHintPrompt('x', 'line one\nline two'))).toBe('line one\nline two');
-    expect(readNextState([{ role: 'user', content: 'Response: x\nNext state (user): thanks a lot\nScore it.' }])).toBe(
-      'thanks a lot\nScore it.',
-    );
+    expect(readNextState([{ role: 'user', content: 'Response: x\nNext state (user): thanks a lot\nScore it.' }])).toBe('thanks a lot\nScore it.');
     expect(readNextState([{ role: 'user', content: 'x <next_state>\nok thanks\n</next_state> y' }])).toBe('ok thanks');
     expect(readNextState([{ role: 'user', content: '  just the reply ' }])).toBe('just the reply');
-    expect(
-      readNextState([{ role: 'user', content: '## Next state\nredo it\n\n## Instructions\nAnswer with \\boxed{}' }]),
-    ).toBe('redo it');
+    expect(readNextState([{ role: 'user', content: '## Next state\nredo it\n\n## Instructions\nAnswer with \\boxed{}' }])).toBe('redo it');
   });
 });
 
@@ -320,7 +313,10 @@ describe('each scenario’s rules agree with themselves', () => {
 
     it(`${config.id}: every complaint is heard as itself only, and requests read as redo`, () => {
       for (const issue of profile.issues) {
-        expect(heardIssues(profile, issue.complaint).map((i) => i.id), issue.complaint).toEqual([issue.id]);
+        expect(
+          heardIssues(profile, issue.complaint).map((i) => i.id),
+          issue.complaint,
+        ).toEqual([issue.id]);
       }
       for (const phrase of [...profile.openers, ...profile.closers]) {
         expect(heardIssues(profile, phrase), phrase).toEqual([]);

@@ -42,14 +42,10 @@ function normalise(input: CustomScenarioConfig): CustomScenarioConfig {
     throw new ScenarioConfigError(`Describe the persona in 1 to ${LIMITS.personaChars} characters.`);
   }
   if (!config.preference.trim() || config.preference.length > LIMITS.preferenceChars) {
-    throw new ScenarioConfigError(
-      `Describe the preference in 1 to ${LIMITS.preferenceChars} characters: it is what the evaluator scores.`,
-    );
+    throw new ScenarioConfigError(`Describe the preference in 1 to ${LIMITS.preferenceChars} characters: it is what the evaluator scores.`);
   }
   if (!/^[A-Z][A-Z0-9_]{2,39}$/.test(config.doneMarker!)) {
-    throw new ScenarioConfigError(
-      `The done marker "${config.doneMarker}" must be 3 to 40 capital letters, digits or underscores, like TASK_DONE.`,
-    );
+    throw new ScenarioConfigError(`The done marker "${config.doneMarker}" must be 3 to 40 capital letters, digits or underscores, like TASK_DONE.`);
   }
   if (!Number.isInteger(config.maxTurns) || config.maxTurns! < 1 || config.maxTurns! > LIMITS.maxTurns) {
     throw new ScenarioConfigError(`Max turns must be a whole number from 1 to ${LIMITS.maxTurns}.`);

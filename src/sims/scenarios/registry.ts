@@ -23,8 +23,6 @@ export function createScenario(config: ScenarioConfig): Scenario {
     case 'talk':
       return talkScenario();
     default:
-      throw new ScenarioConfigError(
-        `Unknown scenario "${(config as { id?: unknown }).id}"; choose one of ${SCENARIO_IDS.join(', ')}.`,
-      );
+      throw new ScenarioConfigError(`Unknown scenario "${(config as { id?: unknown }).id}"; choose one of ${SCENARIO_IDS.join(', ')}.`);
   }
 }

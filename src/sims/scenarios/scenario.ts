@@ -7,12 +7,7 @@ export type ScenarioId = 'student' | 'teacher' | 'storyteller' | 'custom' | 'tal
 export type ProblemSource = 'gsm8k' | 'story-openings' | 'none';
 
 /** What a run stores to recreate its scenario: plain JSON. */
-export type ScenarioConfig =
-  | { id: 'student' }
-  | { id: 'teacher' }
-  | StorytellerScenarioConfig
-  | CustomScenarioConfig
-  | { id: 'talk' };
+export type ScenarioConfig = { id: 'student' } | { id: 'teacher' } | StorytellerScenarioConfig | CustomScenarioConfig | { id: 'talk' };
 
 /** The storyteller's child: what their pet is, its name and its favourite thing. */
 export interface StorytellerScenarioConfig {

@@ -22,9 +22,7 @@ export interface StoryChild {
 export function normaliseSubject(subject: string | undefined): string {
   const text = (subject ?? DEFAULT_STORY_SUBJECT).trim().toLowerCase();
   if (!/^[a-z][a-z '-]{0,39}$/.test(text)) {
-    throw new ScenarioConfigError(
-      `The story subject "${subject}" cannot be used: write one to forty letters, like "dog" or "little cat".`,
-    );
+    throw new ScenarioConfigError(`The story subject "${subject}" cannot be used: write one to forty letters, like "dog" or "little cat".`);
   }
   return text;
 }
@@ -36,7 +34,10 @@ export function normaliseChild(config: Omit<StorytellerScenarioConfig, 'id'>): S
   if (!PET_NAME.test(name)) {
     throw new ScenarioConfigError(`The pet's name "${config.name}" cannot be used: write one word of two to sixteen letters, like "Max" or "Biscuit".`);
   }
-  const favourite = (config.favourite ?? DEFAULT_FAVOURITE).trim().toLowerCase().replace(/^(?:an?|the) /, '');
+  const favourite = (config.favourite ?? DEFAULT_FAVOURITE)
+    .trim()
+    .toLowerCase()
+    .replace(/^(?:an?|the) /, '');
   if (!THING.test(favourite)) {
     throw new ScenarioConfigError(
       `The favourite thing "${config.favourite}" cannot be used: write one or two plain words the story can name, like "kite" or "red ball".`,

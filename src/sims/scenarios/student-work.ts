@@ -33,8 +33,7 @@ export function studentWorkWithSlip(problem: Problem): StudentWork {
 function replaceLastNumber(line: string, correct: number, wrong: number): string {
   // A minus sign counts only where it cannot be subtraction ("16-3" holds 16 and 3, not -3).
   const numbers = [...line.matchAll(/(?<![\d)])-?\d[\d,]*(?:\.\d+)?/g)];
-  const target =
-    numbers.filter((m) => Number(m[0].replace(/,/g, '')) === correct).at(-1) ?? numbers.at(-1);
+  const target = numbers.filter((m) => Number(m[0].replace(/,/g, '')) === correct).at(-1) ?? numbers.at(-1);
   if (!target || target.index === undefined) return line;
   return line.slice(0, target.index) + String(wrong) + line.slice(target.index + target[0].length);
 }

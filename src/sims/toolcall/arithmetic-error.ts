@@ -14,15 +14,7 @@ export const ARITHMETIC_LIMITS = {
   maxMagnitude: 1e15,
 } as const;
 
-export type ArithmeticErrorKind =
-  | 'empty'
-  | 'too-long'
-  | 'too-deep'
-  | 'syntax'
-  | 'unknown-name'
-  | 'division-by-zero'
-  | 'too-large'
-  | 'not-real';
+export type ArithmeticErrorKind = 'empty' | 'too-long' | 'too-deep' | 'syntax' | 'unknown-name' | 'division-by-zero' | 'too-large' | 'not-real';
 
 export class ArithmeticError extends Error {
   override name = 'ArithmeticError';

@@ -25,8 +25,7 @@ export type Token =
 export const FUNCTION_NAMES: ReadonlySet<string> = new Set(['sqrt', 'abs', 'round', 'floor', 'ceil', 'min', 'max']);
 
 export const ALLOWED_SYNTAX =
-  'The calculator accepts numbers, the operators + - * / % ^ (or **), parentheses, and the functions ' +
-  `${[...FUNCTION_NAMES].join(', ')}.`;
+  'The calculator accepts numbers, the operators + - * / % ^ (or **), parentheses, and the functions ' + `${[...FUNCTION_NAMES].join(', ')}.`;
 
 const SINGLE_CHAR_OPS = new Map<string, Operator>([
   ['+', '+'],
@@ -120,11 +119,7 @@ export function tokenize(s: string): Token[] {
     }
   }
   if (parens.length > 0) {
-    throw new ArithmeticError(
-      'syntax',
-      `Missing ")": ${parens.length} parenthes${parens.length === 1 ? 'is is' : 'es are'} opened but not closed.`,
-      s.length,
-    );
+    throw new ArithmeticError('syntax', `Missing ")": ${parens.length} parenthes${parens.length === 1 ? 'is is' : 'es are'} opened but not closed.`, s.length);
   }
   tokens.push({ kind: 'end', pos: s.length });
   return tokens;
@@ -190,11 +185,7 @@ function readName(s: string, start: number, tokens: Token[]): number {
   let next = i;
   while (next < s.length && isSpace(s[next])) next++;
   if (s[next] !== '(') {
-    throw new ArithmeticError(
-      'syntax',
-      `"${name}" at character ${start + 1} is a function; call it with parentheses, e.g. ${name}(16).`,
-      start,
-    );
+    throw new ArithmeticError('syntax', `"${name}" at character ${start + 1} is a function; call it with parentheses, e.g. ${name}(16).`, start);
   }
   tokens.push({ kind: 'function', name, pos: start });
   return i;

@@ -70,11 +70,7 @@ function describeToken(t: Token): string {
 /** Throws unless `value` is a real number within the calculator's range. */
 function checked(value: number, what: string, pos: number): number {
   if (Number.isNaN(value)) {
-    throw new ArithmeticError(
-      'not-real',
-      `${what} is not a real number (for example the square root or a fractional power of a negative number).`,
-      pos,
-    );
+    throw new ArithmeticError('not-real', `${what} is not a real number (for example the square root or a fractional power of a negative number).`, pos);
   }
   if (!Number.isFinite(value) || Math.abs(value) > ARITHMETIC_LIMITS.maxMagnitude) {
     throw new ArithmeticError(
@@ -174,11 +170,7 @@ class Parser {
     const t = this.peek();
     if (t.kind !== 'end') {
       const hint = t.kind === 'number' || t.kind === '(' || t.kind === 'function' ? ' Is an operator such as * missing?' : '';
-      throw new ArithmeticError(
-        'syntax',
-        `Found ${describeToken(t)} at character ${t.pos + 1} where an operator or the end was expected.${hint}`,
-        t.pos,
-      );
+      throw new ArithmeticError('syntax', `Found ${describeToken(t)} at character ${t.pos + 1} where an operator or the end was expected.${hint}`, t.pos);
     }
     return value;
   }
@@ -246,7 +238,12 @@ class Parser {
     const base = this.atom();
     if (this.peekOp('^') === null) return base;
     const pos = this.next().pos;
-    return binary('^', base, this.nested(pos, () => this.signed()), pos);
+    return binary(
+      '^',
+      base,
+      this.nested(pos, () => this.signed()),
+      pos,
+    );
   }
 
   private atom(): number {

@@ -30,9 +30,7 @@ export const CALCULATOR_TOOL = {
 } as const;
 
 /** What a tool returned: the text that goes back to the model, and what it means. */
-export type ToolOutcome =
-  | { ok: true; value: number; content: string }
-  | { ok: false; error: string; content: string };
+export type ToolOutcome = { ok: true; value: number; content: string } | { ok: false; error: string; content: string };
 
 /** Prefix of every failed tool result, so both models and the rules judge can tell failures apart. */
 export const TOOL_ERROR_PREFIX = 'Error: ';

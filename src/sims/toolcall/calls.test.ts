@@ -17,8 +17,7 @@ describe('parseToolCalls', () => {
 
   it('reads several calls in order, errors interleaved by index', () => {
     const out =
-      `First ${calculatorCall('4 * 18')} then ${call('{"name": "calculator", "arguments": {"expression": "72 - 24"}}')} ` +
-      `and ${call('{not json}')} done`;
+      `First ${calculatorCall('4 * 18')} then ${call('{"name": "calculator", "arguments": {"expression": "72 - 24"}}')} ` + `and ${call('{not json}')} done`;
     const parsed = parseToolCalls(out);
     expect(parsed.calls.map((c) => [c.index, c.expression])).toEqual([
       [0, '4 * 18'],

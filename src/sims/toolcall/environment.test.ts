@@ -77,9 +77,7 @@ describe('runToolEpisode', () => {
   });
 
   it('answers every block of a step in order, errors included, and treats malformed calls as a tool step', async () => {
-    const step0 =
-      `${calculatorCall('4 * 18')}\n<tool_call>{"name": "calc", "arguments": {"expression": "1"}}</tool_call>\n` +
-      `${calculatorCall('72 / 0')}`;
+    const step0 = `${calculatorCall('4 * 18')}\n<tool_call>{"name": "calc", "arguments": {"expression": "1"}}</tool_call>\n` + `${calculatorCall('72 / 0')}`;
     const t = await runToolEpisode(MAYA, scriptedPolicy([step0, 'The answer is 48']));
     const tools = t.steps[0].toolMessages.map((m) => m.content);
     expect(tools).toHaveLength(3);

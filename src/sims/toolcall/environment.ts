@@ -130,7 +130,10 @@ export async function runToolEpisode<O extends PolicyOutput>(
   const expected = parseGsm8kAnswer(problem.answer);
   const maxSteps = opts.maxSteps ?? DEFAULT_MAX_STEPS;
   const maxCalls = opts.maxCallsPerStep ?? DEFAULT_MAX_CALLS_PER_STEP;
-  for (const [name, value] of [['maxSteps', maxSteps], ['maxCallsPerStep', maxCalls]] as const) {
+  for (const [name, value] of [
+    ['maxSteps', maxSteps],
+    ['maxCallsPerStep', maxCalls],
+  ] as const) {
     if (!Number.isInteger(value) || value < 1) {
       throw new InvalidArgumentError(`${name} is ${value}; it must be a whole number of at least 1.`);
     }

@@ -137,7 +137,12 @@ describe('sampleGroup and runGroup', () => {
     const result = await runGroup(PROBLEM, policy, new RulesStepJudge(), { n: 4, votes: 1, mode: 'integrated' });
     expect(result.solved).toBe(0.5);
     // Correct rollouts: [1 + 1, 1 + 1] = [2, 2]; wrong ones: [-1 + 1, -1 + 1] = [0, 0].
-    expect(result.scored.map((s) => s.rewards).sort()).toEqual([[0, 0], [0, 0], [2, 2], [2, 2]]);
+    expect(result.scored.map((s) => s.rewards).sort()).toEqual([
+      [0, 0],
+      [0, 0],
+      [2, 2],
+      [2, 2],
+    ]);
     for (const rollout of result.advantages) {
       for (const s of rollout) expect(Math.abs(s.advantage!)).toBeCloseTo(1, 5);
     }

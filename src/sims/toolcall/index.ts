@@ -6,14 +6,7 @@
 export { evaluateArithmetic, ArithmeticError, ARITHMETIC_LIMITS, ALLOWED_SYNTAX, FUNCTION_NAMES, type ArithmeticErrorKind } from './arithmetic';
 export { formatNumber } from './format';
 export { CALCULATOR_NAME, CALCULATOR_TOOL, TOOL_ERROR_PREFIX, runCalculator, toolError, type ToolOutcome } from './calculator';
-export {
-  parseToolCalls,
-  TOOL_CALL_OPEN,
-  TOOL_CALL_CLOSE,
-  type CalculatorCall,
-  type ToolCallError,
-  type ParsedToolCalls,
-} from './calls';
+export { parseToolCalls, TOOL_CALL_OPEN, TOOL_CALL_CLOSE, type CalculatorCall, type ToolCallError, type ParsedToolCalls } from './calls';
 export { readFinalAnswer, numbersIn, sameAnswer, ANSWER_TOLERANCE, type FinalAnswer, type AnswerSource } from './answer';
 export {
   runToolEpisode,
@@ -32,22 +25,6 @@ export {
   type TrajectoryStep,
   type Trajectory,
 } from './environment';
-export {
-  stepJudgeInputs,
-  scoreTrajectory,
-  DEFAULT_JUDGE_TEMPERATURE,
-  type RewardMode,
-  type ScoreOptions,
-  type StepScore,
-  type ScoredTrajectory,
-} from './prm';
+export { stepJudgeInputs, scoreTrajectory, DEFAULT_JUDGE_TEMPERATURE, type RewardMode, type ScoreOptions, type StepScore, type ScoredTrajectory } from './prm';
 export { RulesStepJudge } from './rules-judge';
-export {
-  groupAdvantages,
-  sampleGroup,
-  runGroup,
-  DEFAULT_GROUP_SIZE,
-  type StepAdvantage,
-  type GroupOptions,
-  type GroupResult,
-} from './group';
+export { groupAdvantages, sampleGroup, runGroup, DEFAULT_GROUP_SIZE, type StepAdvantage, type GroupOptions, type GroupResult } from './group';

@@ -95,7 +95,20 @@ describe('scoreTrajectory', () => {
     const t = await episode(outputs);
     expect(t.outcome).toBe(1);
     // 4 steps x 3 votes, in step order: step 0 [1, 1, -1], step 1 [-1, -1, fail], step 2 [1, 0 (fails), 1], step 3 [fail x3].
-    const replies = ['\\boxed{1}', '\\boxed{1}', '\\boxed{-1}', '\\boxed{-1}', 'x \\boxed{-1}', 'none', '\\boxed{1}', '\\boxed{0}', '\\boxed{1}', 'a', 'b', 'c'];
+    const replies = [
+      '\\boxed{1}',
+      '\\boxed{1}',
+      '\\boxed{-1}',
+      '\\boxed{-1}',
+      'x \\boxed{-1}',
+      'none',
+      '\\boxed{1}',
+      '\\boxed{0}',
+      '\\boxed{1}',
+      'a',
+      'b',
+      'c',
+    ];
     const judge = recordingJudge(replies);
     const scored = await scoreTrajectory(t, judge, { votes: 3, mode: 'integrated', seed: 100 });
 

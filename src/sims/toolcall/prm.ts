@@ -71,7 +71,10 @@ export async function scoreTrajectory<O extends PolicyOutput>(
 ): Promise<ScoredTrajectory<O>> {
   const o = trajectory.outcome;
   if (opts.mode === 'outcome') {
-    const rewards = stepwiseRewards(o, trajectory.steps.map(() => []));
+    const rewards = stepwiseRewards(
+      o,
+      trajectory.steps.map(() => []),
+    );
     const steps = trajectory.steps.map((s, t) => ({ step: s.index, votes: [], texts: [], reward: rewards[t] }));
     return { trajectory, mode: opts.mode, outcome: o, steps, rewards };
   }
@@ -90,7 +93,10 @@ export async function scoreTrajectory<O extends PolicyOutput>(
             seed: opts.seed === undefined ? undefined : opts.seed + t * m + k,
             signal: opts.signal,
           };
-          return judge.generate(prompt.map((msg) => ({ ...msg })), generate);
+          return judge.generate(
+            prompt.map((msg) => ({ ...msg })),
+            generate,
+          );
         }),
       );
     }),

@@ -25,9 +25,7 @@ export class RulesStepJudge implements TextGenerator {
     opts.signal?.throwIfAborted();
     const { output, toolResults } = readStepJudgePrompt(messages);
     if (toolResults.length === 0) {
-      return readFinalAnswer(output) === null
-        ? 'The final answer states no number.\n\n\\boxed{-1}'
-        : 'The final answer states a number.\n\n\\boxed{1}';
+      return readFinalAnswer(output) === null ? 'The final answer states no number.\n\n\\boxed{-1}' : 'The final answer states a number.\n\n\\boxed{1}';
     }
     const failed = toolResults.filter((r) => !NUMERIC_RESULT.test(r.trim())).length;
     return failed === 0

@@ -10,13 +10,7 @@ import { Policy } from '../../gpu/policy';
 import { HubSource, type FileProgress } from '../../gpu/source';
 import { EngineGenerator } from '../../generators/engine';
 import type { GenerateOptions, GeneratorSource, TextGenerator } from '../../generators/generator';
-import {
-  TransformersGenerator,
-  type DownloadProgress,
-  type PickedFile,
-  type TransformersDevice,
-  type TransformersDtype,
-} from '../../generators/transformers';
+import { TransformersGenerator, type DownloadProgress, type PickedFile, type TransformersDevice, type TransformersDtype } from '../../generators/transformers';
 // onnxruntime-web's WASM build that transformers.js uses for both devices, served by the app itself:
 // the library's default fetches it from a CDN, which an offline page (and the CSP) cannot reach.
 import ortMjs from 'onnxruntime-web/ort-wasm-simd-threaded.asyncify.mjs?url';

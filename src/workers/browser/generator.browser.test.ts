@@ -7,10 +7,7 @@ const stories = inject('stories260KDir');
 describe('a generator worker', () => {
   it('loads an engine model with progress, generates the documented greedy text, and aborts a request', async () => {
     const progress: string[] = [];
-    const gen = await WorkerGenerator.load(
-      { kind: 'engine', model: `${location.origin}/@fs${stories}`, backend: 'cpu' },
-      (p) => progress.push(p.file),
-    );
+    const gen = await WorkerGenerator.load({ kind: 'engine', model: `${location.origin}/@fs${stories}`, backend: 'cpu' }, (p) => progress.push(p.file));
     try {
       expect(gen.kind).toBe('engine');
       expect(progress).toContain('model.safetensors');

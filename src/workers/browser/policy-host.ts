@@ -16,7 +16,15 @@ import type { PeftFiles } from '../../gpu/peft';
 import { Policy, type BaseModelReplies } from '../../gpu/policy';
 import { FileListSource, HubSource, type FileProgress, type ModelSource } from '../../gpu/source';
 import { createWebGPUBackend, type WebGPUBackend } from '../../gpu/webgpu/backend';
-import { EnginePolicyService, NoAdapterError, type PolicyReply, type PolicyRequest, type ScoredTopK, type TrainItem, type TrainResult } from '../../runtime/policy-service';
+import {
+  EnginePolicyService,
+  NoAdapterError,
+  type PolicyReply,
+  type PolicyRequest,
+  type ScoredTopK,
+  type TrainItem,
+  type TrainResult,
+} from '../../runtime/policy-service';
 
 /** How long a failed GPU call waits for device.lost to settle before it is a real error. */
 const LOSS_GRACE_MS = 1000;
@@ -45,10 +53,7 @@ export interface PolicyInfo {
   files: Record<string, string>;
 }
 
-export type PolicyEvent =
-  | { type: 'progress'; progress: FileProgress }
-  | { type: 'device-lost'; message: string }
-  | { type: 'recovered'; version: number };
+export type PolicyEvent = { type: 'progress'; progress: FileProgress } | { type: 'device-lost'; message: string } | { type: 'recovered'; version: number };
 
 export class PolicyHost {
   private service: EnginePolicyService | null = null;
@@ -92,7 +97,9 @@ export class PolicyHost {
     // Said before the model is downloaded: the lab checkpoints, resumes and recovers a run by its
     // LoRA adapter, which a full fine-tuning run does not have.
     if (req.preset.finetune.mode === 'full') {
-      throw new NoAdapterError('full fine-tuning runs from the command line (nextstate run, nextstate train --full); the lab checkpoints LoRA adapters only, so choose LoRA here');
+      throw new NoAdapterError(
+        'full fine-tuning runs from the command line (nextstate run, nextstate train --full); the lab checkpoints LoRA adapters only, so choose LoRA here',
+      );
     }
     const backend = req.backend === 'webgpu' ? await createWebGPUBackend() : new CpuBackend();
     const source: ModelSource = req.location.kind === 'hub' ? new HubSource(req.location.id) : new FileListSource(req.location.files);

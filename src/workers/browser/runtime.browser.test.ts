@@ -58,8 +58,14 @@ describe('the live runtime in a browser', () => {
 
     const steps = records.filter((r): r is TrainStepRecord => r.kind === 'train_step');
     const interactions = records.filter((r): r is InteractionRecord => r.kind === 'interaction');
-    expect(steps.map((s) => [s.step, s.version])).toEqual([[1, 0], [2, 1]]);
-    expect(records.filter((r) => r.kind === 'version_boundary').map((r) => r.kind === 'version_boundary' && [r.from, r.to])).toEqual([[0, 1], [1, 2]]);
+    expect(steps.map((s) => [s.step, s.version])).toEqual([
+      [1, 0],
+      [2, 1],
+    ]);
+    expect(records.filter((r) => r.kind === 'version_boundary').map((r) => r.kind === 'version_boundary' && [r.from, r.to])).toEqual([
+      [0, 1],
+      [1, 2],
+    ]);
 
     // The worker has one thread: a generation whose span overlaps a step's span was served
     // between the step's GPU waits, with the version from before the step.
@@ -67,7 +73,13 @@ describe('the live runtime in a browser', () => {
       const start = s.ts - s.stats.stepMs!;
       return interactions.filter((i) => i.startedAt < s.ts && i.finishedAt > start && i.version === s.version);
     });
-    if (!overlapping.length) console.log(JSON.stringify({ steps: steps.map((s) => [s.ts - s.stats.stepMs!, s.ts, s.version]), gens: interactions.map((i) => [i.startedAt, i.finishedAt, i.version]) }));
+    if (!overlapping.length)
+      console.log(
+        JSON.stringify({
+          steps: steps.map((s) => [s.ts - s.stats.stepMs!, s.ts, s.version]),
+          gens: interactions.map((i) => [i.startedAt, i.finishedAt, i.version]),
+        }),
+      );
     expect(overlapping.length).toBeGreaterThan(0);
 
     // Every vote and sample carries the version of the interaction it is about.

@@ -123,9 +123,7 @@ describe.each(['wasm', 'webgpu'] as const)('transformers.js judge in its worker 
 describe('transformers.js model folders', () => {
   it('a picked folder of ONNX files loads like the served one and answers the same', async () => {
     const names = ['config.json', 'generation_config.json', 'tokenizer.json', 'tokenizer_config.json', 'onnx/model.onnx'];
-    const files = await Promise.all(
-      names.map(async (path) => ({ path, file: await (await fetch(`${parent(onnxDir)}${base(onnxDir)}/${path}`)).blob() })),
-    );
+    const files = await Promise.all(names.map(async (path) => ({ path, file: await (await fetch(`${parent(onnxDir)}${base(onnxDir)}/${path}`)).blob() })));
     const progress: GeneratorProgress[] = [];
     const picked = await load({ kind: 'transformers', model: 'my-judge-folder', device: 'wasm', files }, progress);
     const served = await load(request(onnxDir, 'wasm'));
@@ -151,7 +149,12 @@ describe('transformers.js model folders', () => {
     expect(error?.message).toMatch(/Pick a folder exported for transformers\.js/);
     expect(error?.message).not.toMatch(/\n/);
 
-    const picked = await load({ kind: 'transformers', model: 'safetensors-only', device: 'wasm', files: [{ path: 'config.json', file: new Blob(['{}']) }] }).then(
+    const picked = await load({
+      kind: 'transformers',
+      model: 'safetensors-only',
+      device: 'wasm',
+      files: [{ path: 'config.json', file: new Blob(['{}']) }],
+    }).then(
       () => null,
       (e: Error) => e,
     );

@@ -146,18 +146,16 @@ export const opCases: OpCase[] = [
     },
   },
   // Elementwise ops read vec4s when the length is a multiple of 4 (7 x 144), else scalars.
-  ...[143, 144].map(
-    (w): OpCase => ({
-      name: `add, addInPlace, 7 x ${w}`,
-      run: (be) => {
-        const a = be.tensor(randn(6, 7 * w), [7, w]);
-        const b = be.tensor(randn(7, 7 * w), [7, w]);
-        const sum = be.add(a, b, -0.75);
-        be.addInPlace(a, b, 2.5);
-        return [sum, a, be.add(a, b)];
-      },
-    }),
-  ),
+  ...[143, 144].map((w): OpCase => ({
+    name: `add, addInPlace, 7 x ${w}`,
+    run: (be) => {
+      const a = be.tensor(randn(6, 7 * w), [7, w]);
+      const b = be.tensor(randn(7, 7 * w), [7, w]);
+      const sum = be.add(a, b, -0.75);
+      be.addInPlace(a, b, 2.5);
+      return [sum, a, be.add(a, b)];
+    },
+  })),
   {
     name: 'rmsnorm and its backward (rows, and per head)',
     run: (be) => {
@@ -247,7 +245,7 @@ export const opCases: OpCase[] = [
       const q = be.tensor(randn(17, N * 32), [N, 32]);
       const d = randn(18, N * 32);
       // Padding queries output zeros by definition; their upstream gradient is never used.
-      d.fill(0, (1 * s.T) * 32, (1 * s.T + 2) * 32);
+      d.fill(0, 1 * s.T * 32, (1 * s.T + 2) * 32);
       const g = be.attentionBackward(q, k, v, be.tensor(d, [N, 32]), s);
       return [g.dq, g.dk, g.dv];
     },
@@ -275,17 +273,15 @@ export const opCases: OpCase[] = [
       return [g.dq, g.dk, g.dv];
     },
   },
-  ...[77, 76].map(
-    (w): OpCase => ({
-      name: `siluMul and its backward, 3 x ${w}`,
-      run: (be) => {
-        const gate = be.tensor(randn(22, 3 * w, 6), [3, w]);
-        const up = be.tensor(randn(23, 3 * w), [3, w]);
-        const g = be.siluMulBackward(gate, up, be.tensor(randn(24, 3 * w), [3, w]));
-        return [be.siluMul(gate, up), g.dGate, g.dUp];
-      },
-    }),
-  ),
+  ...[77, 76].map((w): OpCase => ({
+    name: `siluMul and its backward, 3 x ${w}`,
+    run: (be) => {
+      const gate = be.tensor(randn(22, 3 * w, 6), [3, w]);
+      const up = be.tensor(randn(23, 3 * w), [3, w]);
+      const g = be.siluMulBackward(gate, up, be.tensor(randn(24, 3 * w), [3, w]));
+      return [be.siluMul(gate, up), g.dGate, g.dUp];
+    },
+  })),
   {
     name: 'logSoftmaxGather and backward, V = 5000',
     run: (be) => {
@@ -324,20 +320,18 @@ export const opCases: OpCase[] = [
     tol: 1e-5,
     run: async (be) => [await be.sumSquares([be.tensor(randn(30, 100003), [100003]), be.tensor(randn(31, 17, 3), [17])])],
   },
-  ...[1001, 1004].map(
-    (n): OpCase => ({
-      name: `adamwInPlace, two steps, ${n} values`,
-      run: (be) => {
-        const p = be.tensor(randn(31, n), [n]);
-        const m = be.zeros([n]);
-        const v = be.zeros([n]);
-        const base = { lr: 1e-2, beta1: 0.9, beta2: 0.999, eps: 1e-8, weightDecay: 0.01, gradScale: 0.5 };
-        be.adamwInPlace(p, be.tensor(randn(32, n), [n]), m, v, { ...base, step: 1 });
-        be.adamwInPlace(p, be.tensor(randn(33, n), [n]), m, v, { ...base, step: 2 });
-        return [p, m, v];
-      },
-    }),
-  ),
+  ...[1001, 1004].map((n): OpCase => ({
+    name: `adamwInPlace, two steps, ${n} values`,
+    run: (be) => {
+      const p = be.tensor(randn(31, n), [n]);
+      const m = be.zeros([n]);
+      const v = be.zeros([n]);
+      const base = { lr: 1e-2, beta1: 0.9, beta2: 0.999, eps: 1e-8, weightDecay: 0.01, gradScale: 0.5 };
+      be.adamwInPlace(p, be.tensor(randn(32, n), [n]), m, v, { ...base, step: 1 });
+      be.adamwInPlace(p, be.tensor(randn(33, n), [n]), m, v, { ...base, step: 2 });
+      return [p, m, v];
+    },
+  })),
 ];
 
 /**
@@ -372,7 +366,12 @@ export const splitCases: OpCase[] = [
       const aT = be.tensor(randn(47, 50 * 5), [50, 5]);
       // aT4's rows are 4 wide: the blocked kernel reads its transposed a as vec4s, across chunks.
       const aT4 = be.tensor(randn(49, 50 * 4), [50, 4]);
-      return [be.matmul(a, b, false, false), be.matmul(aT, b, true, false), be.matmul(be.tensor(randn(48, 4 * 8), [4, 8]), b, false, true), be.matmul(aT4, b, true, false)];
+      return [
+        be.matmul(a, b, false, false),
+        be.matmul(aT, b, true, false),
+        be.matmul(be.tensor(randn(48, 4 * 8), [4, 8]), b, false, true),
+        be.matmul(aT4, b, true, false),
+      ];
     },
   },
   {

@@ -34,11 +34,11 @@ export function defineWebGPUSuite(title: string, create: () => Promise<WebGPUBac
     afterAll(() => gpu?.destroy());
 
     // Both kernel families run on every adapter here, whichever this adapter would default to.
-    describe('every op against the CPU reference, workgroup-memory kernels (a GPU\'s default)', () => {
+    describe("every op against the CPU reference, workgroup-memory kernels (a GPU's default)", () => {
       for (const c of opCases) it(c.name, () => expectSame(c, variant({ workgroupMemory: true })));
     });
 
-    describe('every op against the CPU reference, register-only kernels (a CPU-emulated adapter\'s default)', () => {
+    describe("every op against the CPU reference, register-only kernels (a CPU-emulated adapter's default)", () => {
       for (const c of opCases) it(c.name, () => expectSame(c, variant({ workgroupMemory: false })));
     });
 
@@ -70,7 +70,8 @@ export function defineWebGPUSuite(title: string, create: () => Promise<WebGPUBac
       });
       for (const workgroupMemory of [true, false]) {
         for (const c of splitCases) {
-          it(`${c.name} (${workgroupMemory ? 'workgroup-memory' : 'register-only'} kernels)`, () => expectSame(c, variant({ splitBytes: 1024, workgroupMemory })));
+          it(`${c.name} (${workgroupMemory ? 'workgroup-memory' : 'register-only'} kernels)`, () =>
+            expectSame(c, variant({ splitBytes: 1024, workgroupMemory })));
         }
       }
     });

@@ -26,10 +26,9 @@ export function testConfig(extra: Record<string, unknown> = {}): StoredConfig {
 export function peftFiles(seed = 1, values = 8): PeftFiles {
   const data = Float32Array.from({ length: values }, (_, i) => seed + i / 8);
   return {
-    [PEFT_WEIGHTS]: writeSafetensors(
-      [{ name: 'base_model.model.model.layers.0.self_attn.q_proj.lora_A.weight', shape: [2, values / 2], data }],
-      { format: 'pt' },
-    ),
+    [PEFT_WEIGHTS]: writeSafetensors([{ name: 'base_model.model.model.layers.0.self_attn.q_proj.lora_A.weight', shape: [2, values / 2], data }], {
+      format: 'pt',
+    }),
     [PEFT_CONFIG]: JSON.stringify({ peft_type: 'LORA', r: 2, lora_alpha: 4, seed }),
   };
 }

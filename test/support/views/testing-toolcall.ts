@@ -206,17 +206,28 @@ export function handToolRun(): RunRecord[] {
       rollouts: [
         {
           outputs: [`First the eggs in 7 boxes. ${call('12 * 7')}`, `Now the broken ones. ${call('84 - 5')}`, 'The answer is 79.'],
-          votes: [[1, 1, 1], [1, 1, null], [1, 1, 1]],
+          votes: [
+            [1, 1, 1],
+            [1, 1, null],
+            [1, 1, 1],
+          ],
           outcome: 1,
         },
         {
           outputs: ['<tool_call>{"name": "calculator", "arguments": </tool_call>', 'The answer is 80.'],
-          votes: [[-1, -1, -1], [1, -1, -1]],
+          votes: [
+            [-1, -1, -1],
+            [1, -1, -1],
+          ],
           outcome: -1,
         },
         {
           outputs: [call('12 * eggs'), `${call('12 * 7')}${call('5', 'abacus')}`, call('84 - 5')],
-          votes: [[-1, -1, -1], [1, null, -1], [1, 1, 1]],
+          votes: [
+            [-1, -1, -1],
+            [1, null, -1],
+            [1, 1, 1],
+          ],
           outcome: -1,
         },
       ],
@@ -297,8 +308,16 @@ export function hostileToolRun(): RunRecord[] {
       rollouts: [
         {
           outputs: [`${HOSTILE} ${call(HOSTILE)}`, `${HOSTILE} <tool_call>${HOSTILE}</tool_call>`, `answer ${HOSTILE} 3`],
-          votes: [[1, null], [-1, 1], [1, 1]],
-          raw: [[`${HOSTILE} \\boxed{1}`, HOSTILE], [`${HOSTILE} \\boxed{-1}`, `\\boxed{1} ${HOSTILE}`], ['\\boxed{1}', '\\boxed{1}']],
+          votes: [
+            [1, null],
+            [-1, 1],
+            [1, 1],
+          ],
+          raw: [
+            [`${HOSTILE} \\boxed{1}`, HOSTILE],
+            [`${HOSTILE} \\boxed{-1}`, `\\boxed{1} ${HOSTILE}`],
+            ['\\boxed{1}', '\\boxed{1}'],
+          ],
           outcome: 1,
         },
       ],
