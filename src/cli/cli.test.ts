@@ -6,21 +6,10 @@ import { basename, join, resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { tinyModel } from '../../test/fixtures/tiny-model';
 import { dataPath } from '../../test/data-dir';
-import { main } from './main';
+import { runCli } from '../../test/support/cli/run-cli';
 
 const stories = dataPath('models/stories260K');
 const bin = resolve(__dirname, '../../bin/nextstate.mjs');
-
-async function run(...argv: string[]) {
-  const out: string[] = [];
-  const err: string[] = [];
-  const code = await main(
-    argv,
-    (l) => out.push(l),
-    (l) => err.push(l),
-  );
-  return { code, out, err };
-}
 
 describe('nextstate CLI on stories260K', () => {
   it('generate --json prints the documented greedy continuation through the real bin', () => {
@@ -36,16 +25,16 @@ describe('nextstate CLI on stories260K', () => {
 
   it('seeded sampling repeats itself and differs across seeds', async () => {
     const args = ['generate', '--model', stories!, '--prompt', 'Once upon a time', '--max-new-tokens', '20', '--temperature', '1', '--top-p', '0.9', '--json'];
-    const a = JSON.parse((await run(...args, '--seed', '7')).out[0]);
-    const b = JSON.parse((await run(...args, '--seed', '7')).out[0]);
-    const c = JSON.parse((await run(...args, '--seed', '8')).out[0]);
+    const a = JSON.parse((await runCli(...args, '--seed', '7')).out[0]);
+    const b = JSON.parse((await runCli(...args, '--seed', '7')).out[0]);
+    const c = JSON.parse((await runCli(...args, '--seed', '8')).out[0]);
     expect(a.tokens).toEqual(b.tokens);
     expect(a.tokens).not.toEqual(c.tokens);
   });
 
   it('score --json gives the completion tokens, their log-probs and the sum; matches generate', async () => {
-    const gen = JSON.parse((await run('generate', '--model', stories!, '--prompt', 'Once upon a time', '--max-new-tokens', '12', '--json')).out[0]);
-    const r = await run('score', '--model', stories!, '--prompt', 'Once upon a time', '--completion', gen.text, '--json');
+    const gen = JSON.parse((await runCli('generate', '--model', stories!, '--prompt', 'Once upon a time', '--max-new-tokens', '12', '--json')).out[0]);
+    const r = await runCli('score', '--model', stories!, '--prompt', 'Once upon a time', '--completion', gen.text, '--json');
     const s = JSON.parse(r.out[0]);
     expect(s.tokens).toEqual(gen.tokens);
     s.logprobs.forEach((lp: number, i: number) => expect(lp).toBeCloseTo(gen.logprobs[i], 4));
@@ -68,7 +57,7 @@ describe('nextstate CLI on stories260K', () => {
         .join('\n'),
     );
     const out = join(dir, 'adapter');
-    const r = await run('train', '--model', stories!, '--data', data, '--out', out, '--steps', '3', '--lr', '0.003', '--lora-rank', '4', '--json');
+    const r = await runCli('train', '--model', stories!, '--data', data, '--out', out, '--steps', '3', '--lr', '0.003', '--lora-rank', '4', '--json');
     expect(r.code).toBe(0);
     expect(r.out).toHaveLength(4);
     const steps = r.out.slice(0, 3).map((l) => JSON.parse(l));
@@ -77,9 +66,9 @@ describe('nextstate CLI on stories260K', () => {
     expect(after).toBeGreaterThan(before);
     expect(existsSync(join(out, 'adapter_model.safetensors'))).toBe(true);
     expect(JSON.parse(readFileSync(join(out, 'adapter_config.json'), 'utf8')).r).toBe(4);
-    const base = JSON.parse((await run('score', '--model', stories!, '--prompt', 'The cat', '--completion', ' sat on the big red mat.', '--json')).out[0]);
+    const base = JSON.parse((await runCli('score', '--model', stories!, '--prompt', 'The cat', '--completion', ' sat on the big red mat.', '--json')).out[0]);
     const tuned = JSON.parse(
-      (await run('score', '--model', stories!, '--prompt', 'The cat', '--completion', ' sat on the big red mat.', '--adapter', out, '--json')).out[0],
+      (await runCli('score', '--model', stories!, '--prompt', 'The cat', '--completion', ' sat on the big red mat.', '--adapter', out, '--json')).out[0],
     );
     expect(tuned.sum).toBeGreaterThan(base.sum);
   });
@@ -89,15 +78,15 @@ describe('nextstate CLI on stories260K', () => {
     cpSync(stories!, dir, { recursive: true });
     const cfg = JSON.parse(readFileSync(join(dir, 'config.json'), 'utf8'));
     writeFileSync(join(dir, 'config.json'), JSON.stringify({ ...cfg, architectures: ['GPT2LMHeadModel'] }));
-    const bad = await run('generate', '--model', dir, '--prompt', 'x');
+    const bad = await runCli('generate', '--model', dir, '--prompt', 'x');
     expect(bad.code).toBe(1);
     expect(bad.err[0]).toMatch(/GPT2LMHeadModel.*Llama/);
     writeFileSync(join(dir, 'config.json'), JSON.stringify({ ...cfg, hidden_size: 32 }));
-    expect((await run('score', '--model', dir, '--prompt', 'x', '--completion', 'y')).err[0]).toMatch(/do not match config.json/);
+    expect((await runCli('score', '--model', dir, '--prompt', 'x', '--completion', 'y')).err[0]).toMatch(/do not match config.json/);
     writeFileSync(join(dir, 'model.safetensors'), readFileSync(join(stories!, 'model.safetensors')).subarray(0, 5000));
     writeFileSync(join(dir, 'config.json'), JSON.stringify(cfg));
-    expect((await run('generate', '--model', dir, '--prompt', 'x')).err[0]).toMatch(/truncated|past the end/);
-    const usage = await run('generate', '--model', stories!, '--prompt', 'x', '--max-new-tokens', 'lots');
+    expect((await runCli('generate', '--model', dir, '--prompt', 'x')).err[0]).toMatch(/truncated|past the end/);
+    const usage = await runCli('generate', '--model', stories!, '--prompt', 'x', '--max-new-tokens', 'lots');
     expect(usage.code).toBe(2);
     const proc = spawnSync(process.execPath, [bin, 'frobnicate'], { encoding: 'utf8' });
     expect(proc.status).toBe(2);
@@ -107,7 +96,7 @@ describe('nextstate CLI on stories260K', () => {
 
 describe('nextstate run on the tool-call track', () => {
   it('prints a complete tool-call example, and refuses a config of it with a bad track option, naming the field', async () => {
-    const example = await run('run', '--example', 'toolcall');
+    const example = await runCli('run', '--example', 'toolcall');
     expect(example.code).toBe(0);
     const config = JSON.parse(example.out.join('\n'));
     expect(config).toMatchObject({
@@ -119,14 +108,14 @@ describe('nextstate run on the tool-call track', () => {
     });
     const dir = mkdtempSync(join(tmpdir(), 'nextstate-toolcall-'));
     writeFileSync(join(dir, 'run.json'), JSON.stringify({ ...config, toolcall: { ...config.toolcall, rewardMode: 'prm-only' } }));
-    const bad = await run('run', '--config', join(dir, 'run.json'));
+    const bad = await runCli('run', '--config', join(dir, 'run.json'));
     expect(bad.code).toBe(1);
     expect(bad.err[0]).toMatch(/toolcall\.rewardMode/);
   });
 
   it('runs a tool-call config headless on the tiny Qwen3 fixture and writes a run file inspect reads', async () => {
     const { dir: model } = await tinyModel({ family: 'qwen3' });
-    const config = JSON.parse((await run('run', '--example', 'toolcall')).out.join('\n'));
+    const config = JSON.parse((await runCli('run', '--example', 'toolcall')).out.join('\n'));
     config.problems = { source: 'builtin', count: 2 };
     config.toolcall = { ...config.toolcall, groupSize: 2, maxSteps: 1, evalHeldOut: 1 };
     config.schedule = { concurrentGroups: 1, steps: 1, evalEvery: 1 };
@@ -135,7 +124,7 @@ describe('nextstate run on the tool-call track', () => {
     const dir = mkdtempSync(join(tmpdir(), 'nextstate-toolcall-run-'));
     writeFileSync(join(dir, 'run.json'), JSON.stringify(config));
     const file = join(dir, 'run.nsrun');
-    const r = await run('run', '--config', join(dir, 'run.json'), '--policy', model, '--out', file, '--json');
+    const r = await runCli('run', '--config', join(dir, 'run.json'), '--policy', model, '--out', file, '--json');
     expect(r.err).toEqual([]);
     expect(r.code).toBe(0);
     const events = r.out.map((l) => JSON.parse(l));
@@ -143,7 +132,7 @@ describe('nextstate run on the tool-call track', () => {
     expect(events[0]).toMatchObject({ name: 'accuracy', step: 0, version: 0, n: 1 });
     expect(events[0].score).toBe(events[0].scores.accuracy);
     expect(events[1]).toMatchObject({ step: 1, version: 1, samples: 2, skipped: null });
-    const inspected = JSON.parse((await run('inspect', file, '--json')).out[0]);
+    const inspected = JSON.parse((await runCli('inspect', file, '--json')).out[0]);
     expect(inspected.header.run.config.track).toBe('toolcall');
     expect(inspected.summary).toMatchObject({ steps: 1, evaluations: 2, lastVersion: 1 });
     expect(inspected.summary.byKind.tool_step).toBeGreaterThanOrEqual(2);
@@ -152,7 +141,7 @@ describe('nextstate run on the tool-call track', () => {
 
 describe('nextstate run, inspect and export', () => {
   it('prints an example config, runs it headless with JSON events, and writes a run file the other commands read', async () => {
-    const example = await run('run', '--example', 'storyteller');
+    const example = await runCli('run', '--example', 'storyteller');
     const config = JSON.parse(example.out.join('\n'));
     expect(config).toMatchObject({ format: 'nextstate-run-config', method: 'combined', scenario: { id: 'storyteller' } });
     config.schedule = { ...config.schedule, steps: 1, evalEvery: 1, evalProblems: 3, evalVotes: 1 };
@@ -160,14 +149,14 @@ describe('nextstate run, inspect and export', () => {
     const dir = mkdtempSync(join(tmpdir(), 'nextstate-run-'));
     writeFileSync(join(dir, 'run.json'), JSON.stringify(config));
     const file = join(dir, 'run.nsrun');
-    const r = await run('run', '--config', join(dir, 'run.json'), '--policy', stories!, '--out', file, '--json');
+    const r = await runCli('run', '--config', join(dir, 'run.json'), '--policy', stories!, '--out', file, '--json');
     expect(r.code).toBe(0);
     const events = r.out.map((l) => JSON.parse(l));
     expect(events.map((e) => e.type)).toEqual(['evaluation', 'train_step', 'evaluation']);
     expect(events[1]).toMatchObject({ step: 1, version: 1, samples: 4, skipped: null });
     expect(events[2]).toMatchObject({ step: 1, version: 1, n: 3 });
 
-    const inspected = JSON.parse((await run('inspect', file, '--json')).out[0]);
+    const inspected = JSON.parse((await runCli('inspect', file, '--json')).out[0]);
     // The run file names the local folder; its path stays on this machine.
     expect(inspected.header.run.config.models.policy.model).toBe(basename(stories));
     // ...and the model by content: the SHA-256 of what the run loaded, as sha256sum prints it.
@@ -185,7 +174,7 @@ describe('nextstate run, inspect and export', () => {
 
     const peft = join(dir, 'peft');
     const samples = join(dir, 'samples.jsonl');
-    expect((await run('export', file, '--peft', peft, '--samples', samples)).code).toBe(0);
+    expect((await runCli('export', file, '--peft', peft, '--samples', samples)).code).toBe(0);
     expect(JSON.parse(readFileSync(join(peft, 'adapter_config.json'), 'utf8')).peft_type).toBe('LORA');
     const rows = readFileSync(samples, 'utf8')
       .trim()
@@ -196,9 +185,11 @@ describe('nextstate run, inspect and export', () => {
     // A personal-track run's prompts list no tools, so its rows carry no tools column.
     expect(rows.some((row) => 'tools' in row)).toBe(false);
     // The trained adapter from the file changes the policy's scores.
-    const base = JSON.parse((await run('score', '--model', stories!, '--prompt', 'Once upon a time', '--completion', ' the dog was happy.', '--json')).out[0]);
+    const base = JSON.parse(
+      (await runCli('score', '--model', stories!, '--prompt', 'Once upon a time', '--completion', ' the dog was happy.', '--json')).out[0],
+    );
     const tuned = JSON.parse(
-      (await run('score', '--model', stories!, '--prompt', 'Once upon a time', '--completion', ' the dog was happy.', '--adapter', peft, '--json')).out[0],
+      (await runCli('score', '--model', stories!, '--prompt', 'Once upon a time', '--completion', ' the dog was happy.', '--adapter', peft, '--json')).out[0],
     );
     expect(tuned.sum).not.toBeCloseTo(base.sum, 6);
   });

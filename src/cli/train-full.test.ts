@@ -18,23 +18,12 @@ import { Policy } from '../gpu/policy';
 import { score } from '../gpu/score';
 import { DirSource } from '../gpu/source-node';
 import { exampleConfig } from '../runtime/run-config';
-import { main } from './main';
+import { runCli } from '../../test/support/cli/run-cli';
 import { runToFile } from './run';
 
 const stories = dataPath('models/stories260K');
 const prompt = 'The cat';
 const completion = ' sat on the big red mat.';
-
-async function run(...argv: string[]) {
-  const out: string[] = [];
-  const err: string[] = [];
-  const code = await main(
-    argv,
-    (l) => out.push(l),
-    (l) => err.push(l),
-  );
-  return { code, out, err };
-}
 
 /** safetensors read without the engine's reader: header length, JSON header, F32 little-endian payloads. */
 function readSafetensorsByHand(bytes: Uint8Array): Map<string, { shape: number[]; data: Float32Array }> {
@@ -71,7 +60,7 @@ describe('nextstate train --full on stories260K', () => {
     );
     const out = join(dir, 'full');
     // The reference's defaults: lr 1e-5, weight decay 0.1, betas (0.9, 0.98).
-    const r = await run('train', '--full', '--model', stories!, '--data', data, '--out', out, '--steps', '3', '--json');
+    const r = await runCli('train', '--full', '--model', stories!, '--data', data, '--out', out, '--steps', '3', '--json');
     expect(r.err).toEqual([]);
     expect(r.code).toBe(0);
     const { before, after } = JSON.parse(r.out[3]);
@@ -81,8 +70,8 @@ describe('nextstate train --full on stories260K', () => {
     }
     expect(readFileSync(join(out, 'tokenizer.json'))).toEqual(readFileSync(join(stories!, 'tokenizer.json')));
 
-    const base = JSON.parse((await run('score', '--model', stories!, '--prompt', prompt, '--completion', completion, '--json')).out[0]);
-    const cli = JSON.parse((await run('score', '--model', out, '--prompt', prompt, '--completion', completion, '--json')).out[0]);
+    const base = JSON.parse((await runCli('score', '--model', stories!, '--prompt', prompt, '--completion', completion, '--json')).out[0]);
+    const cli = JSON.parse((await runCli('score', '--model', out, '--prompt', prompt, '--completion', completion, '--json')).out[0]);
     expect(cli.sum).toBeGreaterThan(base.sum);
 
     // The same weights read by hand, run by the engine: identical log-probs.
@@ -124,15 +113,15 @@ describe('nextstate train --full on stories260K', () => {
     const data = join(dir, 'data.jsonl');
     writeFileSync(data, JSON.stringify({ prompt, completion, advantage: 1 }));
     const first = join(dir, 'first');
-    expect((await run('train', '--full', '--model', stories!, '--data', data, '--out', first, '--steps', '1', '--json')).code).toBe(0);
+    expect((await runCli('train', '--full', '--model', stories!, '--data', data, '--out', first, '--steps', '1', '--json')).code).toBe(0);
     const second = join(dir, 'second');
-    const r = await run('train', '--full', '--resume', '--model', first, '--data', data, '--out', second, '--steps', '1', '--json');
+    const r = await runCli('train', '--full', '--resume', '--model', first, '--data', data, '--out', second, '--steps', '1', '--json');
     expect(r.code).toBe(0);
     expect(JSON.parse(r.out[0]).step).toBe(2);
-    const bad = await run('train', '--full', '--lora-rank', '4', '--model', stories!, '--data', data, '--out', join(dir, 'x'));
+    const bad = await runCli('train', '--full', '--lora-rank', '4', '--model', stories!, '--data', data, '--out', join(dir, 'x'));
     expect(bad.code).not.toBe(0);
     expect(bad.err[0]).toMatch(/--lora-rank is a LoRA option/);
-    const none = await run('train', '--full', '--resume', '--model', stories!, '--data', data, '--out', join(dir, 'y'));
+    const none = await runCli('train', '--full', '--resume', '--model', stories!, '--data', data, '--out', join(dir, 'y'));
     expect(none.err[0]).toMatch(/optimizer\.safetensors not found/);
   });
 
