@@ -169,7 +169,7 @@ export async function trainCommand(argv: string[], out: (line: string) => void):
     const source = modelSource(modelArg);
     // Before anything is loaded: the weights, their gradients and moments, and the KL term's frozen copy.
     checkFullTrainingFits(await loadConfig(source), { ...deviceLimits(backend), copies: klCoef > 0 ? 1 : 0 });
-    policy = await Policy.load(source, backend, { weightDtype: 'f32' });
+    policy = await Policy.load(source, backend, { weightFormat: 'f32' });
     const t = new FullTrainer(policy.model, settings, { freezeEmbedding: v['freeze-embedding'] === true });
     if (v.resume) t.restoreOptimizer(optimizerFromSafetensors(readFileSync(optimizerFile)));
     if (klCoef > 0) reference = { kind: 'model', model: new CausalLM(backend, policy.config, copyWeights(backend, policy.model)) };

@@ -11,12 +11,15 @@
 
 import { EngineError } from './errors';
 import type { Picks } from './ops/sample';
+import type { WeightFormat } from './quant';
 import type { SamplingOptions } from './sampler';
 
 export interface Tensor {
   readonly shape: readonly number[];
   /** Number of elements. */
   readonly size: number;
+  /** How the values are stored: f32, or a weight format (only weights are packed). */
+  readonly dtype: WeightFormat;
 }
 
 /** Where a batch of new tokens sits in a KV cache of `maxT` slots per sequence. */
@@ -39,6 +42,41 @@ export interface AttentionShape {
   padLeft: Int32Array;
 }
 
+/**
+ * A weight's values a block of rows at a time: a backend converts a checkpoint tensor (or random
+ * init) into its storage format block by block, so no model is ever held whole in f32.
+ */
+export interface WeightSource {
+  readonly shape: readonly number[];
+  /** Rows [start, start + count) of the first dimension, as f32, row-major. */
+  rows(start: number, count: number): Float32Array;
+}
+
+/** A WeightSource over values already in memory. */
+export function arraySource(data: Float32Array, shape: readonly number[]): WeightSource {
+  if (data.length !== sizeOf(shape)) throw new EngineError(`weight of shape [${shape}] needs ${sizeOf(shape)} values, got ${data.length}`);
+  const width = shape.length === 0 ? 1 : sizeOf(shape) / (shape[0] || 1);
+  return { shape, rows: (start, count) => data.subarray(start * width, (start + count) * width) };
+}
+
+/** Values converted at a time when a weight is stored (4 MB of f32). */
+const BLOCK_VALUES = 1 << 20;
+
+/**
+ * Visits rows [start, start + rows) of a weight source a block at a time; `at` is the block's
+ * first row counted from `start`.
+ */
+export function eachRowBlock(src: WeightSource, start: number, rows: number, visit: (data: Float32Array, at: number) => void): void {
+  const width = src.shape.length === 0 ? 1 : sizeOf(src.shape) / (src.shape[0] || 1);
+  const per = Math.max(1, Math.floor(BLOCK_VALUES / Math.max(1, width)));
+  for (let r = 0; r < rows; r += per) {
+    const n = Math.min(per, rows - r);
+    const data = src.rows(start + r, n);
+    if (data.length !== n * width) throw new EngineError(`a weight source gave ${data.length} values for ${n} rows of ${width}`);
+    visit(data, r);
+  }
+}
+
 export interface AdamWParams {
   lr: number;
   beta1: number;
@@ -55,6 +93,13 @@ export interface Backend {
   readonly kind: 'cpu' | 'webgpu';
 
   tensor(data: Float32Array, shape: readonly number[]): Tensor;
+  /**
+   * A long-lived weight matrix [rows, cols] stored in `format` (quant.ts): f32, f16, or q8 / q4
+   * groups with f16 scales. Every op that takes a weight (linear, matmul's b, embedding,
+   * gatherRows) reads any format and computes in f32 with the stored values; other ops and
+   * in-place updates need f32.
+   */
+  weight(src: WeightSource, format: WeightFormat): Tensor;
   zeros(shape: readonly number[]): Tensor;
   read(t: Tensor): Promise<Float32Array>;
   dispose(t: Tensor): void;

@@ -179,7 +179,7 @@ export function checkFullTrainingFits(config: ModelConfig, o: { memoryBytes?: nu
 export function copyWeights(be: Backend, model: CausalLM): Map<string, Tensor> {
   const out = new Map<string, Tensor>();
   for (const [name, t] of model.weights) {
-    if ((t as Tensor & { dtype?: string }).dtype === 'f16') throw new EngineError(`copyWeights: ${name} is f16; use copyModelF32`);
+    if (t.dtype !== 'f32') throw new EngineError(`copyWeights: ${name} is ${t.dtype}; use copyModelF32`);
     // x + 0 * x on the device: no readback.
     out.set(name, be.add(t, t, 0));
   }
@@ -189,13 +189,13 @@ export function copyWeights(be: Backend, model: CausalLM): Map<string, Tensor> {
 /**
  * A model of its own with f32 copies of `model`'s weights: what full fine-tuning trains and
  * serves while the loaded model stays the frozen initial policy. f32 weights are copied on the
- * device; f16 ones (a WebGPU load with shader-f16) are read back and stored as f32.
+ * device; packed ones (f16, q8, q4) are read back decoded and stored as f32.
  */
 export async function copyModelF32(model: CausalLM): Promise<CausalLM> {
   const be = model.backend;
   const out = new Map<string, Tensor>();
   for (const [name, t] of model.weights) {
-    out.set(name, (t as Tensor & { dtype?: string }).dtype === 'f16' ? be.tensor(await be.read(t), t.shape) : be.add(t, t, 0));
+    out.set(name, t.dtype !== 'f32' ? be.tensor(await be.read(t), t.shape) : be.add(t, t, 0));
   }
   return new CausalLM(be, model.config, out);
 }

@@ -2,29 +2,28 @@
  * Loading a checkpoint: config.json, then model.safetensors or a sharded index, every tensor
  * checked against what the config implies before anything is allocated on the device.
  */
-import type { Backend, Tensor } from './backend';
+import type { Backend } from './backend';
 import { expectedTensorCount, expectedTensors, parseModelConfig, type ModelConfig } from './config';
 import { WeightsError } from './errors';
 import { CausalLM, type Weights } from './model';
-import { finiteTensor, parseSafetensors, type TensorEntry } from './safetensors';
+import type { WeightFormat } from './quant';
+import { parseSafetensors, tensorSource, type TensorEntry } from './safetensors';
 import { sha256Hex } from './sha256';
 import { parseJsonFile, readJson, type FileProgress, type ModelSource } from './source';
 
 export interface LoadOptions {
   onProgress?: (p: FileProgress) => void;
-  /** Weight storage on the device; 'auto' takes f16 where the backend supports it. */
-  weightDtype?: 'auto' | 'f32' | 'f16';
+  /**
+   * How weight matrices are stored (quant.ts); norms and biases stay f32. 'auto' (the default)
+   * is f16 on WebGPU (native halves with shader-f16, unpacked from u32 words without) and f32 on
+   * the CPU backend, whose ops decode packed weights on every call.
+   */
+  weightFormat?: 'auto' | WeightFormat;
 }
 
-/** A backend that can store weights in another dtype than its f32 activations. */
-interface WeightStore {
-  weight(data: Float32Array, shape: readonly number[], dtype: 'f32' | 'f16'): Tensor;
-  /** The device has shader-f16, so f16 weights can be stored and read. */
-  readonly f16: boolean;
-}
-
-function isWeightStore(b: Backend): b is Backend & WeightStore {
-  return typeof (b as Partial<WeightStore>).weight === 'function';
+/** The format 'auto' resolves to on a backend. */
+export function resolveWeightFormat(want: LoadOptions['weightFormat'], backend: Backend): WeightFormat {
+  return !want || want === 'auto' ? (backend.kind === 'webgpu' ? 'f16' : 'f32') : want;
 }
 
 export async function loadConfig(source: ModelSource): Promise<ModelConfig> {
@@ -102,7 +101,8 @@ export function validateTensors(config: ModelConfig, tensors: Map<string, Tensor
 export interface LoadedModel {
   model: CausalLM;
   config: ModelConfig;
-  /** Bytes of weights as stored on the device. */
+  weightFormat: WeightFormat;
+  /** Bytes of weights as stored on the device (the backend's count of what loading allocated). */
   weightBytes: number;
   /** config.json and every weights file read (the shard index too), by content. */
   files: ModelFileHashes;
@@ -113,21 +113,20 @@ export async function loadModel(source: ModelSource, backend: Backend, options: 
   const config = parseModelConfig(parseJsonFile(source, 'config.json', await readHashed(source, 'config.json', files)));
   const tensors = await readTensors(source, files, options.onProgress);
   validateTensors(config, tensors, source.id);
-  const want = options.weightDtype ?? 'auto';
-  const useF16 = isWeightStore(backend) && (want === 'f16' || (want === 'auto' && backend.f16));
+  const format = resolveWeightFormat(options.weightFormat, backend);
   const weights: Weights = new Map();
-  let weightBytes = 0;
+  const before = backend.memory().allocated;
   try {
     for (const e of expectedTensors(config)) {
-      const data = finiteTensor(tensors.get(e.name)!, source.id);
-      // Norm weights and biases are tiny and precision-sensitive; only matrices go to f16.
-      const half = useF16 && e.shape.length === 2;
-      weights.set(e.name, half && isWeightStore(backend) ? backend.weight(data, e.shape, 'f16') : backend.tensor(data, e.shape));
-      weightBytes += data.length * (half ? 2 : 4);
+      // Each tensor is converted a block of rows at a time, straight from the file's bytes.
+      const src = tensorSource(tensors.get(e.name)!, source.id);
+      // Norm weights and biases are tiny and precision-sensitive; only matrices take the format.
+      weights.set(e.name, e.shape.length === 2 ? backend.weight(src, format) : backend.tensor(src.rows(0, e.shape[0]), e.shape));
     }
   } catch (e) {
     for (const w of weights.values()) backend.dispose(w);
     throw e;
   }
-  return { model: new CausalLM(backend, config, weights), config, weightBytes, files };
+  const weightBytes = backend.memory().allocated - before;
+  return { model: new CausalLM(backend, config, weights), config, weightFormat: format, weightBytes, files };
 }

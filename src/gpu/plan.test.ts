@@ -154,7 +154,7 @@ describe('full fine-tuning plan against the engine allocation (CPU backend)', ()
     it(`${c.name}: within 10% of the measured peak`, async () => {
       const dir = await c.dir();
       const be = new CpuBackend();
-      const { model, config } = await loadModel(new DirSource(dir), be, { weightDtype: 'f32' });
+      const { model, config } = await loadModel(new DirSource(dir), be, { weightFormat: 'f32' });
       const trainer = new FullTrainer(model, DEFAULT_FULL_TRAIN, { freezeEmbedding: c.freezeEmbedding });
       const samples: TrainSample[] = Array.from({ length: c.sequences }, (_, i) => {
         const ids = Array.from({ length: c.tokens }, (_, t) => (5 * t + 11 * i + 2) % config.vocabSize);

@@ -3,6 +3,7 @@
  * names to {dtype, shape, data_offsets}, then the raw bytes. Checkpoints are untrusted input,
  * so every offset and size is checked before a byte is read.
  */
+import type { WeightSource } from './backend';
 import { WeightsError } from './errors';
 import { bf16ArrayToFloat, floatArrayToHalf, halfArrayToFloat } from './dtype';
 
@@ -108,13 +109,36 @@ export function countNonFinite(data: Float32Array): number {
 export function finiteTensor(t: TensorEntry, where: string): Float32Array {
   const data = tensorToFloat32(t);
   const bad = countNonFinite(data);
-  if (bad > 0) {
-    throw new WeightsError(
-      `${where}: tensor ${t.name} holds ${bad} NaN or infinite value${bad === 1 ? '' : 's'} of ${data.length}; ` +
-        'the weights are damaged (or were saved after training diverged). Use another copy or an earlier checkpoint.',
-    );
-  }
+  if (bad > 0) throw nonFiniteError(t, where, bad, data.length);
   return data;
+}
+
+function nonFiniteError(t: TensorEntry, where: string, bad: number, of: number): WeightsError {
+  return new WeightsError(
+    `${where}: tensor ${t.name} holds ${bad} NaN or infinite value${bad === 1 ? '' : 's'} of ${of}; ` +
+      'the weights are damaged (or were saved after training diverged). Use another copy or an earlier checkpoint.',
+  );
+}
+
+/**
+ * A tensor as a WeightSource: decoded to f32 a block of rows at a time, each block refused like
+ * finiteTensor refuses a tensor (the count is of the whole tensor), so a bf16 checkpoint is
+ * converted at load without an f32 copy of any whole tensor.
+ */
+export function tensorSource(t: TensorEntry, where: string): WeightSource {
+  const rows = t.shape.length === 0 ? 1 : t.shape[0];
+  const rowBytes = rows === 0 ? 0 : t.bytes.byteLength / rows;
+  const slice = (start: number, count: number): TensorEntry => ({ ...t, bytes: t.bytes.subarray(start * rowBytes, (start + count) * rowBytes) });
+  return {
+    shape: t.shape,
+    rows(start, count) {
+      const data = tensorToFloat32(slice(start, count));
+      if (countNonFinite(data) === 0) return data;
+      let bad = 0;
+      for (let r = 0; r < rows; r += count) bad += countNonFinite(tensorToFloat32(slice(r, Math.min(count, rows - r))));
+      throw nonFiniteError(t, where, bad, t.bytes.byteLength / BYTES[t.dtype]);
+    },
+  };
 }
 
 /** Decode a tensor to f32. Copies, because the file's bytes need not be 4-byte aligned. */

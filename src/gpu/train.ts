@@ -312,7 +312,7 @@ export function fullParameterNames(model: CausalLM, o: FullTrainOptions = {}): s
 
 /**
  * Full fine-tuning: the model's own weights are trained in place, named by their checkpoint
- * keys. Weights must be f32 on the device (load with weightDtype 'f32') and each fit one buffer.
+ * keys. Weights must be f32 on the device (load with weightFormat 'f32') and each fit one buffer.
  */
 export class FullTrainer extends Trainer {
   readonly names: string[];
@@ -320,9 +320,9 @@ export class FullTrainer extends Trainer {
   constructor(model: CausalLM, settings: TrainSettings = DEFAULT_FULL_TRAIN, options: FullTrainOptions = {}, clock?: () => number) {
     const names = fullParameterNames(model, options);
     for (const name of names) {
-      const t = model.w(name) as Tensor & { dtype?: string; isSplit?: boolean };
-      if (t.dtype && t.dtype !== 'f32') {
-        throw new EngineError(`full fine-tuning trains f32 weights, but ${name} is stored as ${t.dtype}; load the model with weightDtype 'f32'`);
+      const t = model.w(name) as Tensor & { isSplit?: boolean };
+      if (t.dtype !== 'f32') {
+        throw new EngineError(`full fine-tuning trains f32 weights, but ${name} is stored as ${t.dtype}; load the model with weightFormat 'f32'`);
       }
       if (t.isSplit)
         throw new FullTrainingMemoryError(`full fine-tuning: ${name} [${t.shape}] is larger than one GPU buffer can hold; train LoRA on this model instead`);

@@ -86,7 +86,7 @@ describe('stories260K on WebGPU (Dawn) vs the CPU reference', () => {
   it('one full fine-tuning step matches: loss, gradient norm and every updated weight', async () => {
     const items = [{ prompt: onCpu.promptIds('Once upon a time'), completion: onCpu.tokenizer.encode(' there was a dog.', false) }];
     const run = async (be: Backend) => {
-      const p = await Policy.load(new DirSource(stories), be, { weightDtype: 'f32' });
+      const p = await Policy.load(new DirSource(stories), be, { weightFormat: 'f32' });
       // A large epsilon keeps Adam's first step proportional to the gradient: with the default, a
       // near-zero gradient's sign (float noise) would decide a full lr-sized step.
       const trainer = new FullTrainer(p.model, { ...DEFAULT_FULL_TRAIN, lr: 1e-3, adamEps: 1e-2 });

@@ -3,7 +3,7 @@
  * adapts shapes. It is the oracle the WebGPU kernels are tested against, runs anywhere, and in
  * f64 mode gives finite differences the precision gradient checks need.
  */
-import { matmulDims, sizeOf, type AdamWParams, type AttentionShape, type Backend, type Tensor } from '../backend';
+import { eachRowBlock, matmulDims, sizeOf, type AdamWParams, type AttentionShape, type Backend, type Tensor, type WeightSource } from '../backend';
 import { EngineError } from '../errors';
 import { adamwUpdate } from '../ops/adamw';
 import { attentionBackward, attentionForward, writeCacheForward } from '../ops/attention';
@@ -15,10 +15,12 @@ import { sampleRows, type Picks } from '../ops/sample';
 import { logSoftmaxGatherBackward, logSoftmaxGatherForward } from '../ops/softmax';
 import { siluMulBackward, siluMulForward } from '../ops/swiglu';
 import type { Arr } from '../ops/types';
+import { decodeRows, encodeRows, storedWords, type PackedFormat, type WeightFormat } from '../quant';
 import type { SamplingOptions } from '../sampler';
 
 export class CpuTensor implements Tensor {
   readonly size: number;
+  readonly dtype = 'f32';
   constructor(
     readonly data: Arr,
     readonly shape: readonly number[],
@@ -27,6 +29,26 @@ export class CpuTensor implements Tensor {
     if (this.size !== data.length) {
       throw new EngineError(`tensor of shape [${shape}] needs ${this.size} values, got ${data.length}`);
     }
+  }
+}
+
+/**
+ * A weight kept packed (f16, q8, q4; quant.ts) and decoded to f32 by each op that reads it, as
+ * the GPU kernels dequantize on the fly: memory is what the format costs.
+ */
+export class CpuWeight implements Tensor {
+  readonly size: number;
+  constructor(
+    readonly words: Uint32Array,
+    readonly shape: readonly number[],
+    readonly dtype: PackedFormat,
+  ) {
+    this.size = sizeOf(shape);
+  }
+
+  decode(): Float32Array {
+    const [rows, width] = this.shape;
+    return decodeRows(this.words, width, 0, rows, this.dtype);
   }
 }
 
@@ -55,6 +77,23 @@ export class CpuBackend implements Backend {
     return this.make(copy, shape);
   }
 
+  weight(src: WeightSource, format: WeightFormat): Tensor {
+    const shape = src.shape;
+    if (format === 'f32') {
+      const out = this.arr(sizeOf(shape));
+      const width = shape.length ? sizeOf(shape) / (shape[0] || 1) : 1;
+      eachRowBlock(src, 0, shape.length ? shape[0] : 1, (data, at) => out.set(data, at * width));
+      return this.make(out, shape);
+    }
+    if (shape.length !== 2) throw new EngineError(`a ${format} weight must be a matrix [rows, cols], got [${shape}]`);
+    const [rows, width] = shape;
+    const words = new Uint32Array(storedWords(rows, width, format));
+    eachRowBlock(src, 0, rows, (data, at) => encodeRows(data, width, at, format, words));
+    this.allocated += words.byteLength;
+    this.peak = Math.max(this.peak, this.allocated);
+    return new CpuWeight(words, shape, format);
+  }
+
   zeros(shape: readonly number[]): CpuTensor {
     return this.make(this.arr(sizeOf(shape)), shape);
   }
@@ -64,7 +103,7 @@ export class CpuBackend implements Backend {
   }
 
   dispose(t: Tensor): void {
-    this.allocated -= d(t).byteLength;
+    this.allocated -= t instanceof CpuWeight ? t.words.byteLength : d(t).byteLength;
   }
 
   memory() {
@@ -83,10 +122,17 @@ export class CpuBackend implements Backend {
     const D = x.shape[x.shape.length - 1];
     const R = x.size / D;
     const out = this.arr(rows.length * D);
-    const src = d(x);
+    // A packed table decodes just the rows asked for (an embedding lookup of a few tokens).
+    const row =
+      x instanceof CpuWeight
+        ? (r: number) => decodeRows(x.words, D, r, 1, x.dtype)
+        : (
+            (src) => (r: number) =>
+              src.subarray(r * D, (r + 1) * D)
+          )(d(x));
     rows.forEach((r, i) => {
       if (r < 0 || r >= R) throw new EngineError(`row ${r} out of range [0, ${R})`);
-      out.set(src.subarray(r * D, (r + 1) * D), i * D);
+      out.set(row(r), i * D);
     });
     return this.make(out, [rows.length, D]);
   }
@@ -108,7 +154,7 @@ export class CpuBackend implements Backend {
     const { M, K, N } = matmulDims(a, b, transA, transB, 'matmulAddInPlace');
     if (c.size !== M * N) throw new EngineError(`matmulAddInPlace: c has ${c.size} values for [${M}, ${N}]`);
     const y = matmulForward(d(a), d(b), M, K, N, transA, transB);
-    const out = d(c);
+    const out = m(c, 'matmulAddInPlace');
     for (let i = 0; i < y.length; i++) out[i] += scale * y[i];
   }
 
@@ -133,7 +179,7 @@ export class CpuBackend implements Backend {
   }
 
   addInPlace(a: Tensor, b: Tensor, scale = 1): void {
-    const x = d(a);
+    const x = m(a, 'addInPlace');
     const y = d(b);
     for (let i = 0; i < x.length; i++) x[i] += scale * y[i];
   }
@@ -149,7 +195,7 @@ export class CpuBackend implements Backend {
   rmsnormWeightGradAddInPlace(dw: Tensor, x: Tensor, eps: number, dy: Tensor): void {
     if (x.size % dw.size !== 0 || dy.size !== x.size)
       throw new EngineError(`rmsnormWeightGrad: x [${x.shape}], dy [${dy.shape}] and dw [${dw.shape}] do not match`);
-    rmsnormWeightGradAdd(d(dw), d(x), eps, d(dy));
+    rmsnormWeightGradAdd(m(dw, 'rmsnormWeightGrad'), d(x), eps, d(dy));
   }
 
   embeddingBackwardAddInPlace(dTable: Tensor, ids: Int32Array, dOut: Tensor): void {
@@ -157,7 +203,7 @@ export class CpuBackend implements Backend {
     const V = dTable.size / D;
     if (dOut.size !== ids.length * D) throw new EngineError(`embeddingBackward: dOut [${dOut.shape}] is not ${ids.length} rows of ${D}`);
     for (const id of ids) if (id < 0 || id >= V) throw new EngineError(`embeddingBackward: row ${id} out of range [0, ${V})`);
-    embeddingBackwardAdd(d(dTable), ids, d(dOut), D);
+    embeddingBackwardAdd(m(dTable, 'embeddingBackward'), ids, d(dOut), D);
   }
 
   rope(x: Tensor, positions: Int32Array, headDim: number, theta: number, inverse = false): Tensor {
@@ -165,8 +211,8 @@ export class CpuBackend implements Backend {
   }
 
   ropeWriteCache(x: { q: Tensor; k: Tensor; v: Tensor; kCache: Tensor; vCache: Tensor }, positions: Int32Array, theta: number, shape: AttentionShape): Tensor {
-    writeCacheForward(d(x.kCache), ropeForward(d(x.k), positions, shape.headDim, theta), shape);
-    writeCacheForward(d(x.vCache), d(x.v), shape);
+    writeCacheForward(m(x.kCache, 'ropeWriteCache'), ropeForward(d(x.k), positions, shape.headDim, theta), shape);
+    writeCacheForward(m(x.vCache, 'ropeWriteCache'), d(x.v), shape);
     return this.rope(x.q, positions, shape.headDim, theta);
   }
 
@@ -208,12 +254,21 @@ export class CpuBackend implements Backend {
     return s;
   }
 
-  adamwInPlace(param: Tensor, grad: Tensor, m: Tensor, v: Tensor, p: AdamWParams): void {
-    adamwUpdate(d(param), d(grad), d(m), d(v), p);
+  adamwInPlace(param: Tensor, grad: Tensor, mom: Tensor, v: Tensor, p: AdamWParams): void {
+    const op = 'adamwInPlace';
+    adamwUpdate(m(param, op), m(grad, op), m(mom, op), m(v, op), p);
   }
 }
 
+/** A tensor's values; a packed weight is decoded into a temporary (see CpuWeight). */
 function d(t: Tensor): Arr {
+  if (t instanceof CpuWeight) return t.decode();
   if (!(t instanceof CpuTensor)) throw new EngineError('a tensor from another backend was passed to the CPU backend');
   return t.data;
+}
+
+/** The values of a tensor an op writes: a packed weight has no f32 storage to write. */
+function m(t: Tensor, op: string): Arr {
+  if (t instanceof CpuWeight) throw new EngineError(`${op}: writes f32 tensors, but a ${t.dtype} weight of shape [${t.shape}] was passed`);
+  return d(t);
 }

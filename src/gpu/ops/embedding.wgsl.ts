@@ -1,19 +1,19 @@
 /**
  * Row gather and scatter on the GPU (embedding lookup, gatherRows and its backward scatterRows;
- * the references are CpuBackend's). The table may be f16 and may be split by rows across buffers:
+ * the references are CpuBackend's). The table may be in any weight format and may be split by rows across buffers:
  * one dispatch per chunk, each handling the rows whose index falls in its range, so every row is
  * touched exactly once.
  */
 import { EngineError } from '../errors';
 import type { Runtime } from '../webgpu/runtime';
 import type { GpuTensor } from '../webgpu/tensor';
-import { entry, FLAT_WORKGROUP, header, Params, weightBinding } from '../webgpu/wgsl';
+import { entry, FLAT_WORKGROUP, header, Params, weightBinding, weightRead, type WeightRead } from '../webgpu/wgsl';
 
 const WG = 256;
-const P_GATHER = new Params({ total: 'u32', D: 'u32', rowStart: 'u32', rows: 'u32' });
+const P_GATHER = new Params({ total: 'u32', D: 'u32', rowStart: 'u32', rows: 'u32', stride: 'u32' });
 
-const GATHER = (dtype: 'f32' | 'f16') => `${header(dtype === 'f16')}${P_GATHER.wgsl}
-${weightBinding(1, 'table', dtype, false)}
+const GATHER = (read: WeightRead) => `${header(read === 'f16')}${P_GATHER.wgsl}
+${weightBinding(1, 'table', read, false)}
 @group(0) @binding(2) var<storage, read> ids: array<i32>;
 @group(0) @binding(3) var<storage, read_write> out: array<f32>;
 ${FLAT_WORKGROUP}
@@ -23,7 +23,7 @@ ${entry(WG)}
   let n = idx / P.D;
   let d = idx % P.D;
   let r = u32(ids[n]) - P.rowStart;
-  if (r < P.rows) { out[idx] = loadTable(r * P.D + d); }
+  if (r < P.rows) { out[idx] = loadTable(r * P.stride + d); }
 }`;
 
 export function gatherRowsWgsl(rt: Runtime, table: GpuTensor, ids: Int32Array, op: string): GpuTensor {
@@ -31,7 +31,7 @@ export function gatherRowsWgsl(rt: Runtime, table: GpuTensor, ids: Int32Array, o
   const R = table.size / D;
   if (table.rowWidth !== D) throw new EngineError(`${op}: the table must be 2-D [rows, D], got [${table.shape}]`);
   for (const r of ids) if (r < 0 || r >= R || !Number.isInteger(r)) throw new EngineError(`${op}: row ${r} out of range [0, ${R})`);
-  if (table.dtype === 'f16' && !rt.f16) throw new EngineError(`${op}: f16 table on a device without shader-f16`);
+  const read = weightRead(table.dtype, rt.f16);
   const out = rt.allocOut([ids.length, D], op);
   const total = ids.length * D;
   if (total === 0) return out;
@@ -39,10 +39,10 @@ export function gatherRowsWgsl(rt: Runtime, table: GpuTensor, ids: Int32Array, o
   for (const c of table.chunks) {
     if (!ids.some((r) => r >= c.rowStart && r < c.rowStart + c.rows)) continue;
     rt.dispatch({
-      key: `gather:${table.dtype}`,
-      wgsl: () => GATHER(table.dtype),
+      key: `gather:${read}`,
+      wgsl: () => GATHER(read),
       params: P_GATHER,
-      values: { total, D, rowStart: c.rowStart, rows: c.rows },
+      values: { total, D, rowStart: c.rowStart, rows: c.rows, stride: table.rowStride },
       buffers: [c.buffer, idBuf, out.buffer(op)],
       workgroups: Math.ceil(total / WG),
     });
@@ -84,7 +84,7 @@ export function scatterRowsWgsl(rt: Runtime, src: GpuTensor, ids: Int32Array, R:
       key: 'scatter',
       wgsl: SCATTER,
       params: P_GATHER,
-      values: { total, D, rowStart: c.rowStart, rows: c.rows },
+      values: { total, D, rowStart: c.rowStart, rows: c.rows, stride: D },
       buffers: [src.buffer('scatterRows'), idBuf, c.buffer],
       workgroups: Math.ceil(total / WG),
     });

@@ -15,14 +15,16 @@
  *   workgroup. Along a short K (a small model's LM head: 151,936 rows of 32) that would leave
  *   most lanes idle and launch ~20k workgroups, so each invocation takes whole rows instead.
  *
- * The weight operand b may be f16 (pipeline key `f16`) and may be split by rows across buffers:
- * a split along N (b transposed, as nn.Linear stores weights) computes each chunk's output
- * columns; a split along K (b not transposed) accumulates the chunks' partial products.
+ * The weight operand b may be stored in any weight format (f32, f16 native or unpacked from u32,
+ * q8, q4: dequantized as it is loaded, see weightBinding; the pipeline key names the format) and
+ * may be split by rows across buffers: a split along N (b transposed, as nn.Linear stores
+ * weights) computes each chunk's output columns; a split along K (b not transposed, the backward
+ * through a frozen projection) accumulates the chunks' partial products.
  */
 import { EngineError } from '../errors';
 import type { Runtime } from '../webgpu/runtime';
-import type { GpuTensor, StorageDType } from '../webgpu/tensor';
-import { entry, FLAT_WORKGROUP, header, Params, weightBinding } from '../webgpu/wgsl';
+import type { GpuTensor } from '../webgpu/tensor';
+import { entry, FLAT_WORKGROUP, header, Params, weightBinding, weightRead, type WeightRead } from '../webgpu/wgsl';
 
 const P_MM = new Params({
   M: 'u32',
@@ -47,7 +49,7 @@ const R4 = [0, 1, 2, 3];
 interface TiledKey extends Extras {
   transA: boolean;
   transB: boolean;
-  dtype: StorageDType;
+  read: WeightRead;
   /** 64 x 16 tiles for products at most 16 wide (a LoRA rank): a 64-wide tile would be 3/4 idle. */
   narrow: boolean;
 }
@@ -93,9 +95,9 @@ const TILED = (k: TiledKey) => {
       : `let kk = lid / ${width}u + ${(256 / width) * r}u; let rr = lid % ${width}u;`;
   // Slab elements per invocation: 64 x 16 of a, and 64 x 16 (or 16 x 16) of b, over 256.
   const bLoads = k.narrow ? [0] : R4;
-  return `${header(k.dtype === 'f16')}${P_MM.wgsl}
+  return `${header(k.read === 'f16')}${P_MM.wgsl}
 @group(0) @binding(1) var<storage, read> a: array<f32>;
-${weightBinding(2, 'b', k.dtype, false)}
+${weightBinding(2, 'b', k.read, false)}
 ${outBindings(3, k)}
 var<workgroup> As: array<f32, ${BK * BM}>;
 var<workgroup> Bs: array<f32, ${BK * W}>;
@@ -165,7 +167,7 @@ const BLOCKED_WG = 64;
 interface BlockedKey extends Extras {
   transA: boolean;
   transB: boolean;
-  dtype: StorageDType;
+  read: WeightRead;
   /**
    * How operands are read, in vec4s where rows allow (index parameters then count vec4s):
    * `dot`: x @ w^T with K % 4 == 0, both along K; `bRows`: b untransposed with N % 4 == 0, the
@@ -213,9 +215,9 @@ ${R4.map((u) => step(`(k4 + ${u}u)`)).join('\n')}
   for (var kk = k4; kk < P.K; kk++) {
 ${step('kk')}
   }`;
-  return `${header(k.dtype === 'f16')}${P_MM.wgsl}
+  return `${header(k.read === 'f16')}${P_MM.wgsl}
 @group(0) @binding(1) var<storage, read> a: array<${k.dot || k.aCols ? 'vec4<f32>' : 'f32'}>;
-${weightBinding(2, 'b', k.dtype, k.dot || k.bRows)}
+${weightBinding(2, 'b', k.read, k.dot || k.bRows)}
 ${outBindings(3, k)}
 ${EPILOGUE(k)}
 ${FLAT_WORKGROUP}
@@ -245,7 +247,7 @@ const MV_SHORT_ROWS = 16;
 interface MatvecKey extends Extras {
   M: number;
   vec4: boolean;
-  dtype: StorageDType;
+  read: WeightRead;
   /** Invocations sharing one weight row (matvecLanes). */
   lanes: number;
 }
@@ -284,9 +286,9 @@ ${each((m) => `red[${m * 256}u + lid] += red[${m * 256}u + lid + s];`, '      ')
   if (lane == 0u && n < P.N) {
 ${each((m) => `store(${m}u, n, red[${m * 256}u + lid]);`, '    ')}
   }`;
-  return `${header(k.dtype === 'f16')}${P_MM.wgsl}
+  return `${header(k.read === 'f16')}${P_MM.wgsl}
 @group(0) @binding(1) var<storage, read> a: array<${X}>;
-${weightBinding(2, 'b', k.dtype, k.vec4)}
+${weightBinding(2, 'b', k.read, k.vec4)}
 ${outBindings(3, k)}
 ${k.lanes === 1 ? '' : `var<workgroup> red: array<f32, ${k.M * 256}>;`}
 ${EPILOGUE(k)}
@@ -332,8 +334,10 @@ interface Job {
  */
 export function matmulWgsl(rt: Runtime, job: Job, opts: MatmulOptions, op: string): GpuTensor {
   const { a, b, bias, residual, into, M, N, K, transA, transB } = job;
-  if (a.dtype !== 'f32') throw new EngineError(`${op}: the first operand must be f32; pass f16 weights as the second`);
-  if (b.dtype === 'f16' && !rt.f16) throw new EngineError(`${op}: f16 weights on a device without shader-f16`);
+  if (a.dtype !== 'f32') throw new EngineError(`${op}: the first operand must be f32; pass ${a.dtype} weights as the second`);
+  const read = weightRead(b.dtype, rt.f16);
+  // b's stored row: K values when transposed, N when not, padded to whole groups when quantized.
+  const ldb = b.rowStride;
   const out = into?.c ?? rt.allocOut([M, N], op);
   const cBuf = out.buffer(op);
   if (M === 0 || N === 0) return out;
@@ -370,30 +374,30 @@ export function matmulWgsl(rt: Runtime, job: Job, opts: MatmulOptions, op: strin
     // is the tiled kernel: its 64-wide tiles would stage a whole slab of K for a handful of rows.
     const rowsForMatvec = units <= MV_SHORT_K && rt.options.workgroupMemory ? Math.max(opts.matvecMaxRows, MV_SHORT_ROWS) : opts.matvecMaxRows;
     if (transB && !transA && M <= rowsForMatvec && kOff === 0) {
-      const key: MatvecKey = { M, vec4, dtype: b.dtype, ...extras, lanes: matvecLanes(units, rt.options.workgroupMemory) };
+      const key: MatvecKey = { M, vec4, read, ...extras, lanes: matvecLanes(units, rt.options.workgroupMemory) };
       rt.dispatch({
-        key: `matvec:${M}:${vec4 ? 'v4' : 's'}:${b.dtype}:${extrasKey(extras)}:${key.lanes}`,
+        key: `matvec:${M}:${vec4 ? 'v4' : 's'}:${read}:${extrasKey(extras)}:${key.lanes}`,
         wgsl: () => MATVEC(key),
         params: P_MM,
-        values: { ...base, K: units, lda: units, ldb: units, aOff: 0, tilesN: 0 },
+        values: { ...base, K: units, lda: units, ldb: vec4 ? ldb / 4 : ldb, aOff: 0, tilesN: 0 },
         buffers,
         workgroups: Math.ceil(Nc / (MV_THREADS / key.lanes)),
       });
       return;
     }
-    const values = { ...base, lda: transA ? M : K, ldb: transB ? K : N, aOff: transA ? kOff * M : kOff };
+    const values = { ...base, lda: transA ? M : K, ldb, aOff: transA ? kOff * M : kOff };
     if (!rt.options.workgroupMemory) {
       const reads = blockedReads(transA, transB, M, N, K);
-      const key: BlockedKey = { transA, transB, dtype: b.dtype, ...extras, ...reads };
+      const key: BlockedKey = { transA, transB, read, ...extras, ...reads };
       const tilesN = Math.ceil(Nc / 4);
       // Index parameters in vec4s for the operands read as vec4s.
       const inVec4s = {
-        ...(reads.dot ? { K: Kc / 4, lda: K / 4, ldb: K / 4 } : {}),
-        ...(reads.bRows ? { ldb: N / 4 } : {}),
+        ...(reads.dot ? { K: Kc / 4, lda: K / 4, ldb: ldb / 4 } : {}),
+        ...(reads.bRows ? { ldb: ldb / 4 } : {}),
         ...(reads.aCols ? { lda: M / 4, aOff: values.aOff / 4 } : {}),
       };
       rt.dispatch({
-        key: `matmulBlocked:${transA ? 'T' : 'N'}${transB ? 'T' : 'N'}:${b.dtype}:${extrasKey(extras)}:${['dot', 'bRows', 'aCols'].filter((f) => reads[f as keyof typeof reads]).join('+')}`,
+        key: `matmulBlocked:${transA ? 'T' : 'N'}${transB ? 'T' : 'N'}:${read}:${extrasKey(extras)}:${['dot', 'bRows', 'aCols'].filter((f) => reads[f as keyof typeof reads]).join('+')}`,
         wgsl: () => BLOCKED(key),
         params: P_MM,
         values: { ...values, ...inVec4s, tilesN },
@@ -402,10 +406,10 @@ export function matmulWgsl(rt: Runtime, job: Job, opts: MatmulOptions, op: strin
       });
       return;
     }
-    const key: TiledKey = { transA, transB, dtype: b.dtype, ...extras, narrow: Nc <= BN_NARROW };
+    const key: TiledKey = { transA, transB, read, ...extras, narrow: Nc <= BN_NARROW };
     const tilesN = Math.ceil(Nc / tileWidth(key));
     rt.dispatch({
-      key: `matmul:${transA ? 'T' : 'N'}${transB ? 'T' : 'N'}:${b.dtype}:${extrasKey(extras)}:${key.narrow ? 'narrow' : 'wide'}`,
+      key: `matmul:${transA ? 'T' : 'N'}${transB ? 'T' : 'N'}:${read}:${extrasKey(extras)}:${key.narrow ? 'narrow' : 'wide'}`,
       wgsl: () => TILED(key),
       params: P_MM,
       values: { ...values, tilesN },

@@ -3,7 +3,7 @@
  * command encoder per batch of ops (submitted when something is read, or after
  * maxDispatchesPerBatch dispatches), pooled buffers, cached pipelines.
  */
-import { matmulDims, sizeOf, type AdamWParams, type AttentionShape, type Backend, type Tensor } from '../backend';
+import { matmulDims, sizeOf, type AdamWParams, type AttentionShape, type Backend, type Tensor, type WeightSource } from '../backend';
 import { EngineError } from '../errors';
 import { adamwWgsl } from '../ops/adamw.wgsl';
 import { attentionBackwardWgsl, attentionWgsl, DEFAULT_ATTENTION_PATHS, type AttentionPaths } from '../ops/attention.wgsl';
@@ -21,7 +21,8 @@ import { sumSquaresWgsl } from '../ops/sumsq.wgsl';
 import { siluMulBackwardWgsl, siluMulWgsl } from '../ops/swiglu.wgsl';
 import { acquireDevice, type DeviceRequest } from './device';
 import { Runtime } from './runtime';
-import { GpuTensor, type StorageDType } from './tensor';
+import type { WeightFormat } from '../quant';
+import { GpuTensor } from './tensor';
 
 export interface WebGPUBackendOptions extends DeviceRequest {
   /**
@@ -69,7 +70,7 @@ export class WebGPUBackend implements Backend {
   constructor(
     readonly device: GPUDevice,
     readonly adapter: GPUAdapter | null,
-    /** shader-f16 is enabled: weight(..., 'f16') stores halves and kernels read them. */
+    /** shader-f16 is enabled: kernels read f16 weights natively (else they unpack them from u32 words). */
     readonly f16: boolean,
     opts: WebGPUBackendOptions = {},
   ) {
@@ -96,10 +97,10 @@ export class WebGPUBackend implements Backend {
     return this.rt.own(x, op);
   }
 
-  /** Ops without an f16 kernel take f32 tensors only (f16 is for weights read by matmul/gather). */
+  /** Ops that take no weight take f32 tensors only (packed weights are read by matmul and gather). */
   private f32(x: Tensor, op: string): GpuTensor {
     const g = this.rt.own(x, op);
-    if (g.dtype !== 'f32') throw new EngineError(`${op}: takes f32 tensors; an f16 weight of shape [${g.shape}] was passed`);
+    if (g.dtype !== 'f32') throw new EngineError(`${op}: takes f32 tensors; a ${g.dtype} weight of shape [${g.shape}] was passed`);
     return g;
   }
 
@@ -112,15 +113,9 @@ export class WebGPUBackend implements Backend {
     return this.rt.upload(data, shape);
   }
 
-  /**
-   * A long-lived weight, stored as f16 when asked and the device has shader-f16 (otherwise f32:
-   * the same kernels run, selected by pipeline key). Created at its exact size, outside the pool.
-   */
-  weight(data: Float32Array, shape: readonly number[], dtype: StorageDType): GpuTensor {
-    if (data.length !== sizeOf(shape)) {
-      throw new EngineError(`weight of shape [${shape}] needs ${sizeOf(shape)} values, got ${data.length}`);
-    }
-    return this.rt.upload(data, shape, dtype === 'f16' && this.f16 ? 'f16' : 'f32', false);
+  weight(src: WeightSource, format: WeightFormat): GpuTensor {
+    if (format !== 'f32' && src.shape.length !== 2) throw new EngineError(`a ${format} weight must be a matrix [rows, cols], got [${src.shape}]`);
+    return this.rt.uploadWeight(src, format);
   }
 
   zeros(shape: readonly number[]): GpuTensor {

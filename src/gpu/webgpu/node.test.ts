@@ -5,6 +5,7 @@
  * suite fails with the reason, never skips.
  */
 import { describe, expect, it } from 'vitest';
+import { arraySource } from '../backend';
 import { WebGPUUnavailableError } from '../errors';
 import { isCpuEmulated } from './backend';
 import { randn } from '../../../test/support/gpu/cases';
@@ -59,8 +60,8 @@ describe('f16 weight kernels (Dawn null backend: validates, does not execute)', 
   it('every f16 variant of linear, matmul and embedding compiles and binds', async () => {
     const be = await createNodeWebGPUBackend({ dawnOptions: ['backend=null'], splitBytes: 1024 });
     expect(be.f16).toBe(true);
-    const w = be.weight(randn(1, 70 * 16), [70, 16], 'f16');
-    const wOdd = be.weight(randn(2, 9 * 7), [9, 7], 'f16');
+    const w = be.weight(arraySource(randn(1, 70 * 16), [70, 16]), 'f16');
+    const wOdd = be.weight(arraySource(randn(2, 9 * 7), [9, 7]), 'f16');
     expect(w.dtype).toBe('f16');
     expect(w.chunks.length).toBeGreaterThan(1);
     const x = (m: number, k: number) => be.tensor(randn(m, m * k), [m, k]);
@@ -71,7 +72,7 @@ describe('f16 weight kernels (Dawn null backend: validates, does not execute)', 
     be.matmul(x(3, 9), wOdd, false, false);
     be.embedding(w, Int32Array.from([0, 69, 33]));
     // Chunks of 73 halves (146 bytes) end mid-word: read() must still copy in 4-byte units.
-    const odd = be.weight(randn(4, 9 * 73), [9, 73], 'f16');
+    const odd = be.weight(arraySource(randn(4, 9 * 73), [9, 73]), 'f16');
     expect(odd.chunks.length).toBeGreaterThan(1);
     expect((await be.read(odd)).length).toBe(9 * 73);
     await be.sync();

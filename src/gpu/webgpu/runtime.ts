@@ -1,5 +1,5 @@
-import { sizeOf } from '../backend';
-import { floatArrayToHalf, halfArrayToFloat } from '../dtype';
+import { eachRowBlock, sizeOf, type WeightSource } from '../backend';
+import { decodeRows, encodeRows, storedWords, type WeightFormat } from '../quant';
 import { DeviceLostError, EngineLimitError } from '../errors';
 import { ForeignTensorError, WebGPUValidationError } from './errors';
 import { BufferPool } from './pool';
@@ -208,7 +208,8 @@ export class Runtime {
   private plan(shape: readonly number[], dtype: StorageDType, maxBytes = this.options.splitBytes) {
     const rows = shape.length === 0 ? 1 : shape[0];
     const width = rows === 0 ? 0 : sizeOf(shape) / rows;
-    return planChunks(rows, width * (dtype === 'f16' ? 2 : 4), maxBytes);
+    // One row's words bound any r rows' (a packed row may share a block with its neighbour).
+    return planChunks(rows, storedWords(1, width, dtype) * 4, maxBytes);
   }
 
   /**
@@ -256,16 +257,15 @@ export class Runtime {
    * when the pooled buffer was read earlier in this unsubmitted batch. Large ones get a fresh
    * buffer mapped at creation: nothing recorded can name it yet, and nothing is copied twice.
    */
-  upload(data: Float32Array, shape: readonly number[], dtype: StorageDType = 'f32', pooled = true): GpuTensor {
+  upload(data: Float32Array, shape: readonly number[]): GpuTensor {
     this.ensureBatch();
     const width = sizeOf(shape) / (shape.length === 0 ? 1 : shape[0] || 1);
-    const bpe = dtype === 'f16' ? 2 : 4;
     const chunks: Chunk[] = [];
-    for (const p of this.plan(shape, dtype)) {
+    for (const p of this.plan(shape, 'f32')) {
       const n = p.rows * width;
       const src = data.subarray(p.rowStart * width, p.rowStart * width + n);
-      const bytes = align(Math.max(4, n * bpe), 4);
-      if (dtype === 'f32' && pooled && bytes <= SMALL_UPLOAD) {
+      const bytes = Math.max(4, n * 4);
+      if (bytes <= SMALL_UPLOAD) {
         const buffer = this.pool.acquire(bytes, this.device.limits.maxBufferSize);
         const off = this.arenaAlloc(bytes);
         new Float32Array(this.arenaCpu, off, n).set(src);
@@ -274,15 +274,39 @@ export class Runtime {
         chunks.push({ ...p, buffer, pooled: true });
         continue;
       }
-      const size = pooled ? BufferPool.sizeClass(bytes) : bytes;
-      const buffer = this.device.createBuffer({ size, usage: this.storageUsage, mappedAtCreation: true, label: 'upload' });
-      const range = buffer.getMappedRange();
-      if (dtype === 'f16') new Uint16Array(range, 0, n).set(floatArrayToHalf(src));
-      else new Float32Array(range, 0, n).set(src);
+      const buffer = this.device.createBuffer({ size: BufferPool.sizeClass(bytes), usage: this.storageUsage, mappedAtCreation: true, label: 'upload' });
+      new Float32Array(buffer.getMappedRange(), 0, n).set(src);
       buffer.unmap();
-      chunks.push({ ...p, buffer, pooled });
+      chunks.push({ ...p, buffer, pooled: true });
     }
-    return this.track(new GpuTensor(shape, dtype, chunks));
+    return this.track(new GpuTensor(shape, 'f32', chunks));
+  }
+
+  /**
+   * A long-lived weight in `format`, at its exact size outside the pool: each chunk's buffer is
+   * mapped at creation and filled a block of rows at a time, converted from the source as it goes.
+   */
+  uploadWeight(src: WeightSource, format: WeightFormat): GpuTensor {
+    this.ensureBatch();
+    const shape = src.shape;
+    const width = sizeOf(shape) / (shape.length === 0 ? 1 : shape[0] || 1);
+    const chunks: Chunk[] = [];
+    try {
+      for (const p of this.plan(shape, format)) {
+        const words = Math.max(1, storedWords(p.rows, width, format));
+        const buffer = this.device.createBuffer({ size: words * 4, usage: this.storageUsage, mappedAtCreation: true, label: `weight:${format}` });
+        chunks.push({ ...p, buffer, pooled: false });
+        const range = buffer.getMappedRange();
+        const f32 = new Float32Array(range);
+        const u32 = new Uint32Array(range);
+        eachRowBlock(src, p.rowStart, p.rows, (data, at) => (format === 'f32' ? f32.set(data, at * width) : encodeRows(data, width, at, format, u32)));
+        buffer.unmap();
+      }
+    } catch (e) {
+      for (const c of chunks) c.buffer.destroy();
+      throw e;
+    }
+    return this.track(new GpuTensor(shape, format, chunks));
   }
 
   free(t: GpuTensor): void {
@@ -305,11 +329,9 @@ export class Runtime {
 
   /** Reads a tensor back as f32, whatever its storage dtype and split. */
   async read(t: GpuTensor): Promise<Float32Array> {
-    const bpe = t.bytesPerElement;
     const width = t.rowWidth;
-    // Copies need 4-byte offsets and sizes; an f16 chunk can end mid-word, so each chunk gets
-    // its own aligned slot in the staging buffer and the halves are stitched together here.
-    const slots = t.chunks.map((c) => align(c.rows * width * bpe, 4));
+    // Copies need 4-byte offsets and sizes, so each chunk gets its own whole-word slot.
+    const slots = t.chunks.map((c) => t.chunkBytes(c));
     const bytes = Math.max(
       4,
       slots.reduce((a, n) => a + n, 0),
@@ -327,7 +349,7 @@ export class Runtime {
     off = 0;
     t.chunks.forEach((c, i) => {
       const n = c.rows * width;
-      const part = bpe === 2 ? halfArrayToFloat(new Uint16Array(raw, off, n)) : new Float32Array(raw, off, n);
+      const part = t.dtype === 'f32' ? new Float32Array(raw, off, n) : decodeRows(new Uint32Array(raw, off, slots[i] / 4), width, 0, c.rows, t.dtype);
       out.set(part, c.rowStart * width);
       off += slots[i];
     });

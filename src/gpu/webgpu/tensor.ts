@@ -1,7 +1,9 @@
 import { sizeOf, type Tensor } from '../backend';
 import { EngineLimitError } from '../errors';
+import { storedRowWidth, storedWords, type WeightFormat } from '../quant';
 
-export type StorageDType = 'f32' | 'f16';
+/** f32, or a packed weight format (quant.ts): f16 halves, q8 / q4 groups with f16 scales. */
+export type StorageDType = WeightFormat;
 
 /**
  * One buffer of a tensor. Tensors larger than one storage binding (maxStorageBufferBindingSize)
@@ -37,8 +39,14 @@ export class GpuTensor implements Tensor {
     return this.rows === 0 ? 0 : this.size / this.rows;
   }
 
-  get bytesPerElement(): number {
-    return this.dtype === 'f16' ? 2 : 4;
+  /** Values per stored row (a quantized row is padded to whole groups): the row stride kernels index with. */
+  get rowStride(): number {
+    return storedRowWidth(this.rowWidth, this.dtype);
+  }
+
+  /** Bytes the chunk's values occupy (its buffer may be larger: pool rounding, 4-byte alignment). */
+  chunkBytes(c: Chunk): number {
+    return storedWords(c.rows, this.rowWidth, this.dtype) * 4;
   }
 
   get isSplit(): boolean {

@@ -1,4 +1,6 @@
 import { EngineError, EngineLimitError } from '../errors';
+import { BLOCK, GROUP } from '../quant';
+import type { StorageDType } from './tensor';
 
 /**
  * Shared WGSL building blocks. Kernels are template strings (0hq/WebGPT's habit); what more
@@ -48,19 +50,58 @@ export function header(f16: boolean): string {
 }
 
 /**
- * A storage binding of scalars of `type`; weights stored as f16 are read through `load<Name>`
- * (and `load<Name>4` for vec4 views), so a kernel body is the same for both storage types.
+ * How a kernel reads a weight: its storage format (quant.ts), with f16 bound as array<f16> where
+ * the device has shader-f16 and as u32 words unpacked in the kernel (`f16p`) where it has not.
  */
-export function weightBinding(binding: number, name: string, dtype: 'f32' | 'f16', vec4: boolean): string {
-  const t = dtype === 'f16' ? 'f16' : 'f32';
+export type WeightRead = 'f32' | 'f16' | 'f16p' | 'q8' | 'q4';
+
+export function weightRead(dtype: StorageDType, shaderF16: boolean): WeightRead {
+  return dtype === 'f16' && !shaderF16 ? 'f16p' : dtype;
+}
+
+/** Words per block of BLOCK values in the quantized formats: the codes, then both groups' scales. */
+const QUANT_WORDS = { q8: (BLOCK * 8) / 32 + 1, q4: (BLOCK * 4) / 32 + 1 };
+
+/**
+ * A storage binding of a weight and its loaders: `load<Name>(i)` returns value i (a padded index,
+ * see GpuTensor.rowStride) as f32, and with `vec4` `load<Name>4(i)` returns values 4i..4i+3. A
+ * kernel body is the same for every format; q8 and q4 dequantize here, code times group scale.
+ */
+export function weightBinding(binding: number, name: string, read: WeightRead, vec4: boolean): string {
   const Name = name[0].toUpperCase() + name.slice(1);
-  if (vec4) {
-    return `@group(0) @binding(${binding}) var<storage, read> ${name}: array<vec4<${t}>>;
-fn load${Name}4(i: u32) -> vec4<f32> { return vec4<f32>(${name}[i]); }
-`;
+  const decl = (type: string) => `@group(0) @binding(${binding}) var<storage, read> ${name}: array<${type}>;\n`;
+  if (read === 'f32' || read === 'f16') {
+    return vec4
+      ? `${decl(`vec4<${read}>`)}fn load${Name}4(i: u32) -> vec4<f32> { return vec4<f32>(${name}[i]); }\n`
+      : `${decl(read)}fn load${Name}(i: u32) -> f32 { return f32(${name}[i]); }\n`;
   }
-  return `@group(0) @binding(${binding}) var<storage, read> ${name}: array<${t}>;
-fn load${Name}(i: u32) -> f32 { return f32(${name}[i]); }
+  if (read === 'f16p') {
+    return vec4
+      ? `${decl('u32')}fn load${Name}4(i: u32) -> vec4<f32> { return vec4<f32>(unpack2x16float(${name}[2u * i]), unpack2x16float(${name}[2u * i + 1u])); }\n`
+      : `${decl('u32')}fn load${Name}(i: u32) -> f32 { return unpack2x16float(${name}[i >> 1u])[i & 1u]; }\n`;
+  }
+  // Value e sits in block e / BLOCK at word (e % BLOCK) / perWord, field e % perWord; its group's
+  // scale is half (e / GROUP) % 2 of the block's last word. Codes are signed (extractBits on i32).
+  const bits = read === 'q8' ? 8 : 4;
+  const perWord = 32 / bits;
+  const words = QUANT_WORDS[read];
+  const locate = `  let blk = (e / ${BLOCK}u) * ${words}u;
+  let w = bitcast<i32>(${name}[blk + (e % ${BLOCK}u) / ${perWord}u]);
+  let s = unpack2x16float(${name}[blk + ${words - 1}u])[(e / ${GROUP}u) % 2u];`;
+  // Four values never straddle a word: 4 divides perWord, and a vec4 index starts at a multiple of 4.
+  const field = (k: string) => `f32(extractBits(w, ${k} * ${bits}u, ${bits}u))`;
+  return vec4
+    ? `${decl('u32')}fn load${Name}4(i: u32) -> vec4<f32> {
+  let e = 4u * i;
+${locate}
+  let f = e % ${perWord}u;
+  return vec4<f32>(${field('f')}, ${field('(f + 1u)')}, ${field('(f + 2u)')}, ${field('(f + 3u)')}) * s;
+}
+`
+    : `${decl('u32')}fn load${Name}(e: u32) -> f32 {
+${locate}
+  return ${field(`(e % ${perWord}u)`)} * s;
+}
 `;
 }
 

@@ -4,9 +4,10 @@
  * backend alike, in the browser test and in the Node (Dawn) test. Shapes are deliberately not
  * multiples of any tile or workgroup size.
  */
-import type { AttentionShape, Backend, Tensor } from '../../../src/gpu/backend';
+import { arraySource, type AttentionShape, type Backend, type Tensor } from '../../../src/gpu/backend';
 import { writeCacheForward } from '../../../src/gpu/ops/attention';
 import { mulberry32 } from '../../../src/gpu/random';
+import type { WeightFormat } from '../../../src/gpu/quant';
 import type { SamplingOptions } from '../../../src/gpu/sampler';
 
 export type Output = Tensor | Int32Array | number;
@@ -417,4 +418,49 @@ export function relError(got: ArrayLike<number>, want: ArrayLike<number>): numbe
     scale = Math.max(scale, Math.abs(want[i]));
   }
   return diff / Math.max(scale, 1e-6);
+}
+
+/**
+ * One weight format through every op that reads a weight: linear (matvec with vec4 and scalar
+ * loads, tiled or blocked, bias, residual), the backward through a frozen projection (dy @ W, b
+ * untransposed) and the other layouts, and the embedding. Rows 64 wide fill whole blocks, 40 and
+ * 7 leave a padded last group; inputs stay under 2 KiB, so that a 2 KiB split cuts only the
+ * weights. Both backends store the same packed values (quant.ts), so the
+ * kernels' dequantize-on-load is held to the f32 tolerance.
+ */
+export function weightFormatCases(format: WeightFormat): OpCase[] {
+  const w = (be: Backend, seed: number, rows: number, cols: number) => be.weight(arraySource(randn(seed, rows * cols, 0.5), [rows, cols]), format);
+  const x = (be: Backend, seed: number, m: number, k: number) => be.tensor(randn(seed, m * k), [m, k]);
+  return [
+    { name: `${format} weights: the stored values read back`, run: (be) => [w(be, 1, 70, 64), w(be, 2, 9, 7), w(be, 3, 33, 40)] },
+    {
+      name: `${format} weights: linear by matvec and by tiles, vec4 and scalar rows, bias and residual`,
+      run: (be) => {
+        const [wide, odd, mid] = [w(be, 1, 70, 64), w(be, 2, 9, 7), w(be, 3, 33, 40)];
+        return [
+          be.linear(x(be, 7, 2, 64), wide, be.tensor(randn(8, 70), [70])),
+          be.linear(x(be, 9, 7, 64), wide),
+          be.linear(x(be, 10, 1, 7), odd),
+          be.linear(x(be, 11, 3, 40), mid),
+          be.linear(x(be, 12, 12, 40), mid, undefined, x(be, 13, 12, 33)),
+        ];
+      },
+    },
+    {
+      name: `${format} weights: dy @ W (the backward through a frozen projection), x @ W^T, a^T @ W`,
+      run: (be) => {
+        const [wide, mid] = [w(be, 1, 70, 64), w(be, 3, 33, 40)];
+        return [
+          be.matmul(x(be, 14, 5, 70), wide, false, false),
+          be.matmul(x(be, 15, 6, 33), mid, false, false),
+          be.matmul(x(be, 16, 3, 64), wide, false, true),
+          be.matmul(x(be, 17, 70, 6), wide, true, false),
+        ];
+      },
+    },
+    {
+      name: `${format} weights: embedding rows`,
+      run: (be) => [be.embedding(w(be, 1, 70, 64), ints(69, 0, 33, 33)), be.gatherRows(w(be, 3, 33, 40), ints(32, 1))],
+    },
+  ];
 }

@@ -1,0 +1,182 @@
+/**
+ * Weight storage formats, and the one packing both backends store and every kernel reads.
+ *
+ * - f32: plain floats.
+ * - f16: IEEE halves, two to a little-endian u32 word (so the same bytes bind as array<f16>
+ *   where the device has shader-f16, and as array<u32> unpacked with unpack2x16float where not).
+ * - q8, q4: weight-only quantization in groups of GROUP consecutive values of a row, one f16
+ *   scale per group, symmetric (no zero point). q8 stores round(x / s) with s = absmax / 127;
+ *   q4 is llama.cpp's Q4_0 rule: s = -m / 8 for the group's value m of largest magnitude, codes
+ *   clamp(round(x / s), -8, 7), so the extreme value lands on a level (up to the scale's f16
+ *   rounding) and all 16 levels are used.
+ *   Rows are padded to whole groups (a padded row is `storedRowWidth` wide) and groups pair into
+ *   blocks of BLOCK values: the block's codes, then one word holding both groups' scales, so a
+ *   kernel finds any value's code and scale from its padded index alone (no division by K).
+ *   q8 is 8.5 bits a weight, q4 4.5.
+ *
+ * Why Q4_0 and not NF4 (QLoRA's 4-bit NormalFloat): at groups of 32 with f16 scales both keep
+ * the same bytes, and on this project's models Q4_0 measured the better top-1 agreement with f32
+ * (docs/bench/accuracy.json, `nf4` rows); NF4's quantiles pay off at larger blocks. `nf4` stays
+ * here as a codec the accuracy bench measures, not a format the engine loads.
+ */
+import { floatToHalf, halfToFloat } from './dtype';
+import { WeightsError } from './errors';
+
+export const WEIGHT_FORMATS = ['f32', 'f16', 'q8', 'q4'] as const;
+export type WeightFormat = (typeof WEIGHT_FORMATS)[number];
+/** Formats stored as packed u32 words (everything but f32). */
+export type PackedFormat = Exclude<WeightFormat, 'f32'>;
+/** A 4-bit codec measured against Q4_0 (see the module comment); not loadable. */
+export type Codec = 'q8' | 'q4' | 'nf4';
+
+/** Values per f16 scale. */
+export const GROUP = 32;
+/** Values per block: two groups, whose scales share one word. */
+export const BLOCK = 2 * GROUP;
+/** Words per block: the codes, then the scale word. */
+const BLOCK_WORDS: Record<Codec, number> = { q8: (BLOCK * 8) / 32 + 1, q4: (BLOCK * 4) / 32 + 1, nf4: (BLOCK * 4) / 32 + 1 };
+const BITS: Record<Codec, number> = { q8: 8, q4: 4, nf4: 4 };
+
+/** QLoRA's NF4 levels (Dettmers et al., 2023, appendix E): quantiles of N(0, 1) scaled to [-1, 1]. */
+export const NF4_LEVELS = [
+  -1, -0.6961928009986877, -0.5250730514526367, -0.39491748809814453, -0.28444138169288635, -0.18477343022823334, -0.09105003625154495, 0, 0.07958029955625534,
+  0.16093020141124725, 0.24611230194568634, 0.33791524171829224, 0.44070982933044434, 0.5626170039176941, 0.7229568362236023, 1,
+];
+
+export const isQuantized = (f: WeightFormat | Codec): f is Codec => f === 'q8' || f === 'q4' || f === 'nf4';
+
+export function bitsPerWeight(f: WeightFormat): number {
+  return f === 'f32' ? 32 : f === 'f16' ? 16 : BITS[f] + 16 / GROUP;
+}
+
+/** Values per stored row: a quantized row is padded to whole groups. */
+export function storedRowWidth(width: number, f: WeightFormat | Codec): number {
+  return isQuantized(f) ? Math.ceil(width / GROUP) * GROUP : width;
+}
+
+/** u32 words (f32: floats) that `rows` rows of `width` occupy. */
+export function storedWords(rows: number, width: number, f: WeightFormat | Codec): number {
+  const n = rows * storedRowWidth(width, f);
+  if (f === 'f32') return n;
+  if (f === 'f16') return Math.ceil(n / 2);
+  return Math.ceil(n / BLOCK) * BLOCK_WORDS[f];
+}
+
+/**
+ * Writes rows of `width` values (src, row-major) into `out` (a packed f16/q8/q4 buffer) starting
+ * at stored row `firstRow`: a converter can fill a tensor a block of rows at a time, so a
+ * checkpoint never exists as a whole f32 copy. `out` must start zeroed (halves are OR-ed in).
+ */
+export function encodeRows(src: Float32Array, width: number, firstRow: number, f: PackedFormat | Codec, out: Uint32Array): void {
+  const rows = width === 0 ? 0 : src.length / width;
+  if (f === 'f16') {
+    let e = firstRow * width;
+    for (let i = 0; i < src.length; i++, e++) out[e >>> 1] |= floatToHalf(src[i]) << ((e & 1) * 16);
+    return;
+  }
+  const stride = storedRowWidth(width, f);
+  const codes = new Float32Array(GROUP);
+  for (let r = 0; r < rows; r++) {
+    for (let g0 = 0; g0 < width; g0 += GROUP) {
+      const n = Math.min(GROUP, width - g0);
+      const at = r * width + g0;
+      const half = encodeGroup(src.subarray(at, at + n), f, codes);
+      writeGroup(out, (firstRow + r) * stride + g0, f, half, codes);
+    }
+  }
+}
+
+/** The group's f16 scale (as bits) and its codes (as small integers, or NF4 level indices). */
+function encodeGroup(x: Float32Array, f: Codec, codes: Float32Array): number {
+  let m = 0;
+  for (const v of x) if (Math.abs(v) > Math.abs(m)) m = v;
+  const ideal = f === 'q8' ? Math.abs(m) / 127 : f === 'q4' ? -m / 8 : Math.abs(m);
+  const half = floatToHalf(ideal);
+  const s = halfToFloat(half);
+  if (!Number.isFinite(s)) {
+    throw new WeightsError(`a weight of magnitude ${Math.abs(m)} is beyond what ${f}'s f16 group scale can hold; load this model as f16 or f32`);
+  }
+  codes.fill(0);
+  if (s === 0) return half;
+  for (let i = 0; i < x.length; i++) {
+    const t = x[i] / s;
+    codes[i] = f === 'q8' ? clamp(Math.round(t), -127, 127) : f === 'q4' ? clamp(Math.round(t), -8, 7) : nearestLevel(t);
+  }
+  return half;
+}
+
+function writeGroup(out: Uint32Array, e: number, f: Codec, half: number, codes: Float32Array): void {
+  const bits = BITS[f];
+  const perWord = 32 / bits;
+  const block = Math.floor(e / BLOCK) * BLOCK_WORDS[f];
+  const inBlock = e % BLOCK;
+  const mask = (1 << bits) - 1;
+  for (let i = 0; i < GROUP; i += perWord) {
+    let w = 0;
+    for (let j = 0; j < perWord; j++) w |= (codes[i + j] & mask) << (j * bits);
+    out[block + (inBlock + i) / perWord] = w >>> 0;
+  }
+  const scaleWord = block + BLOCK_WORDS[f] - 1;
+  out[scaleWord] = (out[scaleWord] | (half << ((inBlock / GROUP) * 16))) >>> 0;
+}
+
+const clamp = (v: number, lo: number, hi: number) => Math.min(hi, Math.max(lo, v));
+
+function nearestLevel(t: number): number {
+  let best = 0;
+  for (let i = 1; i < 16; i++) if (Math.abs(NF4_LEVELS[i] - t) < Math.abs(NF4_LEVELS[best] - t)) best = i;
+  return best;
+}
+
+/** The value at padded index e of a packed buffer, as every kernel's load function computes it. */
+export function decodeAt(words: Uint32Array, e: number, f: PackedFormat | Codec): number {
+  if (f === 'f16') return halfToFloat((words[e >>> 1] >>> ((e & 1) * 16)) & 0xffff);
+  const bits = BITS[f];
+  const perWord = 32 / bits;
+  const block = Math.floor(e / BLOCK) * BLOCK_WORDS[f];
+  const inBlock = e % BLOCK;
+  const scale = halfToFloat((words[block + BLOCK_WORDS[f] - 1] >>> (Math.floor(inBlock / GROUP) * 16)) & 0xffff);
+  const raw = (words[block + Math.floor(inBlock / perWord)] >>> ((inBlock % perWord) * bits)) & ((1 << bits) - 1);
+  if (f === 'nf4') return NF4_LEVELS[raw] * scale;
+  // Sign-extend the code (what WGSL's extractBits does for i32).
+  const code = raw >= 1 << (bits - 1) ? raw - (1 << bits) : raw;
+  return code * scale;
+}
+
+/** Rows [rowStart, rowStart + rows) of a packed tensor of row `width`, as f32 (row-major, unpadded). */
+export function decodeRows(words: Uint32Array, width: number, rowStart: number, rows: number, f: PackedFormat | Codec): Float32Array {
+  const out = new Float32Array(rows * width);
+  if (f === 'f16') {
+    for (let i = 0, e = rowStart * width; i < out.length; i++, e++) out[i] = decodeAt(words, e, f);
+    return out;
+  }
+  // Per group: one scale, then its codes (decodeAt per value would decode the scale each time).
+  const stride = storedRowWidth(width, f);
+  const bits = BITS[f];
+  const perWord = 32 / bits;
+  const mask = (1 << bits) - 1;
+  for (let r = 0; r < rows; r++) {
+    for (let g0 = 0; g0 < width; g0 += GROUP) {
+      const e = (rowStart + r) * stride + g0;
+      const block = Math.floor(e / BLOCK) * BLOCK_WORDS[f];
+      const inBlock = e % BLOCK;
+      const scale = halfToFloat((words[block + BLOCK_WORDS[f] - 1] >>> ((inBlock / GROUP) * 16)) & 0xffff);
+      const n = Math.min(GROUP, width - g0);
+      for (let i = 0; i < n; i++) {
+        const raw = (words[block + Math.floor((inBlock + i) / perWord)] >>> (((inBlock + i) % perWord) * bits)) & mask;
+        const v = f === 'nf4' ? NF4_LEVELS[raw] : raw >= 1 << (bits - 1) ? raw - (1 << bits) : raw;
+        out[r * width + g0 + i] = v * scale;
+      }
+    }
+  }
+  return out;
+}
+
+/** What a tensor becomes when stored in `f` and read back: the values every kernel computes with. */
+export function roundTrip(data: Float32Array, width: number, f: WeightFormat | Codec): Float32Array {
+  if (f === 'f32') return data;
+  const rows = width === 0 ? 0 : data.length / width;
+  const words = new Uint32Array(storedWords(rows, width, f));
+  encodeRows(data, width, 0, f, words);
+  return decodeRows(words, width, 0, rows, f);
+}
