@@ -88,31 +88,38 @@ async function load(source: ModelSource, be: Backend): Promise<{ model: CausalLM
   };
 }
 
+/** What the engine measures on a model already on its backend: inference at each batch, then a LoRA step. */
+export type ModelFigures = Pick<EngineRun, 'inference' | 'decodeBatchScaling' | 'training'>;
+
+export async function measureModel(model: CausalLM, w: Workload, label: string, log: Log): Promise<ModelFigures> {
+  const inference = await measureBatches(
+    w,
+    (batch) => engineGenerator(model, batch, w),
+    (line) => log(`${label} ${line}`),
+  );
+  const cells = w.batches.map((b) => inference[`b${b}`]);
+  const over = cells.find(isSkipped);
+  const [first, last] = [cells[0], cells[cells.length - 1]];
+  const decodeBatchScaling =
+    isSkipped(first) || isSkipped(last) ? { skipped: 'not every batch was measured' } : round(last.decodeTokensPerS.median / first.decodeTokensPerS.median);
+  // The training batch has this inference batch's shape; see Workload.train.
+  const sameShape = inference[`b${w.train.batch}`];
+  const prefill = !sameShape || isSkipped(sameShape) ? { skipped: `no prefill figure at batch ${w.train.batch}` } : sameShape.prefillTokensPerS.median;
+  // A step costs more than a batch's prefill and decode: no point trying once those were over.
+  const training = over ? { skipped: `not tried: inference was ${over.skipped}` } : await measureTraining(model, w, prefill);
+  log(
+    `${label} training: ${isSkipped(training) ? training.skipped : `${training.tokensPerS.median} tok/s, ${JSON.stringify(training.ratioToPrefill)} of prefill`}`,
+  );
+  return { inference, decodeBatchScaling, training };
+}
+
 /** Everything the engine reports for one model on one backend (the backend is not disposed). */
 export async function measureEngine(source: ModelSource, be: Backend, where: EngineRun['where'], w: Workload, log: Log): Promise<EngineRun> {
   const label = `${source.id} engine ${be.kind}-${where}`;
   const { model, figures } = await load(source, be);
   log(`${label}: loaded in ${figures.ms} ms, ${figures.allocatedBytes} bytes allocated`);
   try {
-    const inference = await measureBatches(
-      w,
-      (batch) => engineGenerator(model, batch, w),
-      (line) => log(`${label} ${line}`),
-    );
-    const cells = w.batches.map((b) => inference[`b${b}`]);
-    const over = cells.find(isSkipped);
-    const [first, last] = [cells[0], cells[cells.length - 1]];
-    const decodeBatchScaling =
-      isSkipped(first) || isSkipped(last) ? { skipped: 'not every batch was measured' } : round(last.decodeTokensPerS.median / first.decodeTokensPerS.median);
-    // The training batch has this inference batch's shape; see Workload.train.
-    const sameShape = inference[`b${w.train.batch}`];
-    const prefill = !sameShape || isSkipped(sameShape) ? { skipped: `no prefill figure at batch ${w.train.batch}` } : sameShape.prefillTokensPerS.median;
-    // A step costs more than a batch's prefill and decode: no point trying once those were over.
-    const training = over ? { skipped: `not tried: inference was ${over.skipped}` } : await measureTraining(model, w, prefill);
-    log(
-      `${label} training: ${isSkipped(training) ? training.skipped : `${training.tokensPerS.median} tok/s, ${JSON.stringify(training.ratioToPrefill)} of prefill`}`,
-    );
-    return { backend: be.kind, where, load: figures, inference, decodeBatchScaling, training };
+    return { backend: be.kind, where, load: figures, ...(await measureModel(model, w, label, log)) };
   } finally {
     for (const t of new Set(model.weights.values())) be.dispose(t);
   }

@@ -86,6 +86,8 @@ export interface PeerRun {
 
 export interface MatmulCell {
   n: number;
+  /** Products per timed repetition (each repetition ends in one read). */
+  productsPerRep: number;
   gflops: Rate;
 }
 

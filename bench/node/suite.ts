@@ -24,7 +24,7 @@ export interface NodeRun {
 }
 
 /** A fresh Dawn device per use, destroyed after, so memory figures start from zero. */
-async function withDawn<T>(fn: (be: WebGPUBackend) => Promise<T>): Promise<T> {
+export async function withDawn<T>(fn: (be: WebGPUBackend) => Promise<T>): Promise<T> {
   const be = await createNodeWebGPUBackend();
   try {
     return await fn(be);

@@ -1,0 +1,92 @@
+/**
+ * The device bench's workload and its time budget. A lent GPU gives a command 10 minutes and the
+ * engine's speed there was never measured, so every measurement gets a share of what is left,
+ * and a model whose creation or measurements would not fit is reported as skipped instead of
+ * being cut into a figure that means something else.
+ */
+import { round } from '../lib/stats';
+import type { Skipped } from '../lib/types';
+import type { Workload } from '../lib/workload';
+
+/** Timed figures per model and format: prefill/decode at batch 1, at batch 16, a LoRA step. */
+export const MEASUREMENTS_PER_CELL = 3;
+/**
+ * A measurement allowed `budgetMs` takes up to about twice that: warm-up calls (up to two, the
+ * first compiling shaders) and the extra repetitions cheap ones earn (cheapMs, a quarter here).
+ */
+const SLACK = 2;
+/** Below this per measurement, a 4B-shaped step cannot show even its warm-up. */
+export const MIN_MEASUREMENT_MS = 2000;
+/**
+ * What creating random weights is assumed to cost before one creation was timed: a seeded draw
+ * and its packing per parameter in JavaScript, then the upload (20 s for a 0.5B model).
+ */
+export const FIRST_GUESS_MS_PER_PARAM = 40e-6;
+
+export interface DeviceWorkload extends Workload {
+  /** Products per timed matmul repetition (lib/matmul.ts). */
+  matmulProductsPerRep: number;
+}
+
+/**
+ * Full: 128-token prompts (a short chat turn), 16 decode steps, a LoRA step on 16 x 128 tokens
+ * with 32 loss tokens each; a 4096^3 matmul, 8 per wait. --quick: tiny sizes for a CPU emulator.
+ * budgetMs is set per model by planCell.
+ */
+export function deviceWorkload(quick: boolean): DeviceWorkload {
+  return {
+    quick,
+    promptTokens: quick ? 8 : 128,
+    decodeSteps: quick ? 4 : 16,
+    batches: [1, 16],
+    reps: 3,
+    maxReps: quick ? 5 : 10,
+    cheapMs: 0,
+    train: { batch: 16, completionTokens: quick ? 4 : 32 },
+    matmulN: quick ? 256 : 4096,
+    matmulProductsPerRep: quick ? 1 : 8,
+    budgetMs: 0,
+  };
+}
+
+export interface CellPlan {
+  /** What creating this model's weights is expected to take. */
+  createEstimateMs: number;
+  /** Most milliseconds one of its measurements may take (Workload.budgetMs). */
+  budgetMs: number;
+  cheapMs: number;
+}
+
+/**
+ * The next model's share of the time left: every model still to run (this one first) is first
+ * given its expected creation time, and what remains is split evenly among their measurements.
+ * `params` lists the parameter counts of the models still to run, this one first.
+ */
+export function planCell(leftMs: number, params: number[], msPerParam: number): CellPlan | Skipped {
+  const createEstimateMs = params[0] * msPerParam;
+  const creations = params.reduce((s, p) => s + p * msPerParam, 0);
+  const budgetMs = (leftMs - creations) / (params.length * MEASUREMENTS_PER_CELL * SLACK);
+  if (budgetMs < MIN_MEASUREMENT_MS) {
+    // Even if later models are dropped, this one alone must fit.
+    const alone = (leftMs - createEstimateMs) / (MEASUREMENTS_PER_CELL * SLACK);
+    if (alone < MIN_MEASUREMENT_MS) {
+      return {
+        skipped:
+          `over the run's time budget: ${(leftMs / 1000).toFixed(0)} s were left, and creating its weights was expected to take ` +
+          `~${(createEstimateMs / 1000).toFixed(0)} s plus ${MEASUREMENTS_PER_CELL} measurements of at least ${MIN_MEASUREMENT_MS / 1000} s (raise --budget)`,
+      };
+    }
+    return { createEstimateMs, budgetMs: Math.round(alone), cheapMs: Math.round(alone / 4) };
+  }
+  return { createEstimateMs, budgetMs: Math.round(budgetMs), cheapMs: Math.round(budgetMs / 4) };
+}
+
+/** The creation rate to plan the next models with: the slowest seen so far, or the first guess. */
+export function msPerParam(seen: { ms: number; params: number }[]): number {
+  return seen.length ? Math.max(...seen.map((s) => s.ms / s.params)) : FIRST_GUESS_MS_PER_PARAM;
+}
+
+/** Floating-point operations of a prefill, from the projection and LM-head work (lib/work.ts). */
+export function gflopsFrom(macsPerToken: number, tokensPerS: number): number {
+  return round((2 * macsPerToken * tokensPerS) / 1e9);
+}
