@@ -167,6 +167,7 @@ describe('nextstate run, inspect and export', () => {
     expect(inspected.header.models.policy).toEqual({
       id: basename(stories),
       files: { 'config.json': sha256sum('config.json'), 'model.safetensors': sha256sum('model.safetensors') },
+      weightFormat: 'f32',
     });
     expect(inspected.integrity).toBe('verified');
     expect(inspected.summary).toMatchObject({ steps: 1, evaluations: 2, lastVersion: 1 });

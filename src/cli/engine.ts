@@ -1,12 +1,33 @@
 /** What every engine subcommand needs: a backend by name and a policy from a folder or hub id. */
 import type { Backend } from '../gpu/backend';
 import { CpuBackend } from '../gpu/cpu/backend';
+import { resolveWeightFormat } from '../gpu/load';
+import { QUANTIZE_FORMATS, type Quantize } from '../gpu/plan';
 import { Policy } from '../gpu/policy';
+import type { WeightFormat } from '../gpu/quant';
 import { modelSource } from '../gpu/source-node';
 import { EnginePolicyService, type PolicyService } from '../runtime/policy-service';
 import { UsageError } from './args';
 
 export const BACKEND_OPTION = { backend: { type: 'string' as const, default: 'cpu' } };
+export const QUANTIZE_OPTION = { quantize: { type: 'string' as const } };
+export const QUANTIZE_USAGE = `[--quantize ${QUANTIZE_FORMATS.join('|')}]`;
+export const QUANTIZE_NOTE = '--quantize stores the weight matrices as f32 (none), f16, q8 or q4; by default f16 on webgpu, f32 on cpu.';
+
+/** --quantize as the planner names formats ('none': f32); undefined when not given. */
+export function quantizeOption(v: Record<string, unknown>): Quantize | undefined {
+  const x = v.quantize;
+  if (x === undefined) return undefined;
+  if (!QUANTIZE_FORMATS.includes(x as Quantize))
+    throw new UsageError(`--quantize must be one of ${QUANTIZE_FORMATS.join(', ')} (none: f32), got ${JSON.stringify(x)}`);
+  return x as Quantize;
+}
+
+/** --quantize as the engine's weight format; undefined when not given. */
+export function weightFormatOption(v: Record<string, unknown>): WeightFormat | undefined {
+  const q = quantizeOption(v);
+  return q === 'none' ? 'f32' : q;
+}
 
 export async function createBackend(kind: unknown): Promise<Backend> {
   if (kind === 'cpu') return new CpuBackend();
@@ -17,8 +38,13 @@ export async function createBackend(kind: unknown): Promise<Backend> {
   throw new UsageError(`--backend must be cpu or webgpu, got ${JSON.stringify(kind)}`);
 }
 
-export async function loadPolicy(model: string, backend: Backend): Promise<Policy> {
-  return Policy.load(modelSource(model), backend);
+/** The policy with its weights stored as `weightFormat` ('auto': f16 on WebGPU, f32 on the CPU), and the format that meant. */
+export async function loadPolicy(
+  model: string,
+  backend: Backend,
+  weightFormat: 'auto' | WeightFormat = 'auto',
+): Promise<{ policy: Policy; weightFormat: WeightFormat }> {
+  return { policy: await Policy.load(modelSource(model), backend, { weightFormat }), weightFormat: resolveWeightFormat(weightFormat, backend) };
 }
 
 /**

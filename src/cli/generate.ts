@@ -1,9 +1,10 @@
 import { GREEDY } from '../gpu/sampler';
-import { BACKEND_OPTION, createBackend, loadPolicy } from './engine';
+import { BACKEND_OPTION, createBackend, loadPolicy, QUANTIZE_NOTE, QUANTIZE_OPTION, QUANTIZE_USAGE, weightFormatOption } from './engine';
 import { isNonNegative, isPositiveInt, number, parse, required, UsageError } from './args';
 
 export const usage = `nextstate generate --model DIR|ID --prompt TEXT [--chat] [--max-new-tokens N]
-    [--greedy | --temperature T --top-p P --top-k K --seed S] [--backend cpu|webgpu] [--json]`;
+    [--greedy | --temperature T --top-p P --top-k K --seed S] [--backend cpu|webgpu] ${QUANTIZE_USAGE} [--json]
+  ${QUANTIZE_NOTE}`;
 
 export async function generateCommand(argv: string[], out: (line: string) => void): Promise<void> {
   const v = parse(argv, {
@@ -18,6 +19,7 @@ export async function generateCommand(argv: string[], out: (line: string) => voi
     seed: { type: 'string' },
     json: { type: 'boolean' },
     ...BACKEND_OPTION,
+    ...QUANTIZE_OPTION,
   });
   const prompt = required(v, 'prompt');
   const temperature = number(v, 'temperature', 0, isNonNegative);
@@ -30,11 +32,11 @@ export async function generateCommand(argv: string[], out: (line: string) => voi
           topP: number(v, 'top-p', 1, (p) => p > 0 && p <= 1),
           topK: number(v, 'top-k', 0, (k) => Number.isInteger(k) && k >= 0),
         };
-  const policy = await loadPolicy(required(v, 'model'), await createBackend(v.backend));
+  const { policy, weightFormat } = await loadPolicy(required(v, 'model'), await createBackend(v.backend), weightFormatOption(v));
   const [g] = await policy.generate([v.chat ? [{ role: 'user', content: prompt }] : prompt], {
     maxNewTokens: number(v, 'max-new-tokens', 128, isPositiveInt),
     sampling,
     seed: number(v, 'seed', 0, Number.isInteger),
   });
-  out(v.json ? JSON.stringify({ text: g.text, tokens: g.tokens, logprobs: g.logprobs }) : g.text);
+  out(v.json ? JSON.stringify({ text: g.text, tokens: g.tokens, logprobs: g.logprobs, weightFormat }) : g.text);
 }

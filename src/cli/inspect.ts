@@ -19,7 +19,7 @@ export async function inspectCommand(argv: string[], out: (line: string) => void
   const t = terminalField;
   out(`${t(file)}: ${h.format} v${h.formatVersion}, written by Next-State Lab ${t(h.appVersion)} on ${new Date(h.exported).toISOString()}`);
   out(`run "${t(h.run.label)}" (${h.run.status}), created ${new Date(h.run.created).toISOString()}`);
-  for (const [role, m] of Object.entries(h.models)) out(`  ${t(role)}: ${t(m.id)}${hashes(m)}`);
+  for (const [role, m] of Object.entries(h.models)) out(`  ${t(role)}: ${t(m.id)}${m.weightFormat ? `, weights ${m.weightFormat}` : ''}${hashes(m)}`);
   out(
     `records: ${info.lines - 1 - (info.adapter ? 1 : 0)}; adapter: ${info.adapter ? `version ${info.adapter.version}, ${info.adapter.bytes} bytes` : 'none'}; ` +
       integrityText(info.integrity ?? 'unverified'),

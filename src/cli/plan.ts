@@ -3,19 +3,20 @@ import { existsSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { PROJECTIONS } from '../gpu/config';
 import { DEFAULT_LORA } from '../gpu/lora';
-import { planMemoryFromJson, QUANTIZE_FORMATS, type MemoryPlan, type PlanCategories, type Quantize } from '../gpu/plan';
+import { planMemoryFromJson, type MemoryPlan, type PlanCategories } from '../gpu/plan';
 import { readJson } from '../gpu/source';
 import { modelSource, packageRoot } from '../gpu/source-node';
 import { DEFAULT_TRAIN } from '../gpu/train-types';
 import { isPositiveInt, number, parse, required, UsageError } from './args';
+import { QUANTIZE_OPTION, QUANTIZE_USAGE, quantizeOption } from './engine';
 import { terminalField } from './terminal';
 
-export const usage = `nextstate plan --model DIR|CONFIG.json|NAME|ID [--quantize none|f16|q8|q4] [--lora-rank 16 (0: none)]
+export const usage = `nextstate plan --model DIR|CONFIG.json|NAME|ID ${QUANTIZE_USAGE} [--lora-rank 16 (0: none)]
     [--targets q_proj,...] [--train 16x512] [--micro-batch-tokens 2048] [--recompute none|layer]
     [--generate BxT] [--adapter-copies 1] [--full [--freeze-embedding] [--weight-copies 0]]
     [--backend webgpu|cpu] [--no-shader-f16] [--json]
   NAME is a config shipped in data/model-configs (e.g. Qwen3-4B); nothing but config.json is read.
-  --quantize defaults to f16 (none with --full); q8, q4 and --recompute layer are planned, not in the engine yet.`;
+  --quantize defaults to f16 (none with --full); --recompute layer is planned, not in the engine yet.`;
 
 /** "16x512" -> 16 sequences of 512 tokens. */
 function shape(v: Record<string, unknown>, name: string): { n: number; tokens: number } | null {
@@ -42,7 +43,7 @@ async function readConfig(model: string): Promise<{ json: unknown; from: string 
 export async function planCommand(argv: string[], out: (line: string) => void): Promise<void> {
   const v = parse(argv, {
     model: { type: 'string' },
-    quantize: { type: 'string' },
+    ...QUANTIZE_OPTION,
     'lora-rank': { type: 'string' },
     targets: { type: 'string' },
     train: { type: 'string' },
@@ -58,8 +59,7 @@ export async function planCommand(argv: string[], out: (line: string) => void): 
     json: { type: 'boolean' },
   });
   const full = v.full === true;
-  const quantize = (v.quantize ?? (full ? 'none' : 'f16')) as Quantize;
-  if (!QUANTIZE_FORMATS.includes(quantize)) throw new UsageError(`--quantize must be one of ${QUANTIZE_FORMATS.join(', ')}, got ${JSON.stringify(v.quantize)}`);
+  const quantize = quantizeOption(v) ?? (full ? 'none' : 'f16');
   if (v.backend !== 'webgpu' && v.backend !== 'cpu') throw new UsageError(`--backend must be webgpu or cpu, got ${JSON.stringify(v.backend)}`);
   if (v.recompute !== 'none' && v.recompute !== 'layer') throw new UsageError(`--recompute must be none or layer, got ${JSON.stringify(v.recompute)}`);
   const rank = number(v, 'lora-rank', DEFAULT_LORA.rank, (n) => Number.isInteger(n) && n >= 0);

@@ -17,12 +17,16 @@ import { createNodeServices, readTextFile } from '../runtime/services-node';
 import { ToolCallRunLoop } from '../runtime/toolcall/loop';
 import { loadToolCallProblems } from '../runtime/toolcall/problems';
 import { createToolCallNodeServices } from '../runtime/toolcall/services-node';
-import { createBackend, policyFiles } from './engine';
+import { resolveWeightFormat } from '../gpu/load';
+import { createBackend, policyFiles, QUANTIZE_NOTE, QUANTIZE_OPTION, QUANTIZE_USAGE, weightFormatOption } from './engine';
 import { isPositiveInt, number, parse, UsageError } from './args';
 
-export const usage = `nextstate run --config RUN.json [--out RUN_FILE] [--steps N] [--policy DIR|ID] [--backend cpu|webgpu] [--json]
-  nextstate run --example ${EXAMPLES.join('|')} [--method ${METHODS.join('|')}] [--policy DIR|ID]
-      print a complete example config (the method's preset included)`;
+export const usage = `nextstate run --config RUN.json [--out RUN_FILE] [--steps N] [--policy DIR|ID] [--backend cpu|webgpu]
+      ${QUANTIZE_USAGE} [--json]
+  nextstate run --example ${EXAMPLES.join('|')} [--method ${METHODS.join('|')}] [--policy DIR|ID] ${QUANTIZE_USAGE}
+      print a complete example config (the method's preset included)
+  ${QUANTIZE_NOTE} It replaces the config's models.policy.weightFormat;
+  the run file records the format the run loaded.`;
 
 /**
  * The JSON lines a script follows: one per training step and per evaluation. An evaluation's
@@ -68,8 +72,10 @@ export async function runCommand(argv: string[], out: (line: string) => void): P
     steps: { type: 'string' },
     policy: { type: 'string' },
     backend: { type: 'string' },
+    ...QUANTIZE_OPTION,
     json: { type: 'boolean' },
   });
+  const weightFormat = weightFormatOption(v);
   if (typeof v.example === 'string') {
     if (!EXAMPLES.includes(v.example as ExampleName)) throw new UsageError(`--example must be one of ${EXAMPLES.join(', ')}`);
     const method = (v.method ?? 'combined') as MethodName;
@@ -78,7 +84,9 @@ export async function runCommand(argv: string[], out: (line: string) => void): P
       throw new UsageError('--method: the toolcall example is always "binary" (its PRM votes are evaluative)');
     }
     const policy = typeof v.policy === 'string' ? v.policy : undefined;
-    out(JSON.stringify(v.example === 'toolcall' ? exampleConfig('toolcall', policy) : exampleConfig(v.example as ExampleName, policy, method), null, 2));
+    const example = v.example === 'toolcall' ? exampleConfig('toolcall', policy) : exampleConfig(v.example as ExampleName, policy, method);
+    if (weightFormat) example.models.policy.weightFormat = weightFormat;
+    out(JSON.stringify(example, null, 2));
     return;
   }
   if (typeof v.config !== 'string') throw new UsageError('--config RUN.json or --example NAME is required');
@@ -91,6 +99,7 @@ export async function runCommand(argv: string[], out: (line: string) => void): P
   const config: AnyRunConfig = parseAnyRunConfig(raw);
   if (typeof v.policy === 'string') config.models.policy.model = v.policy;
   if (typeof v.backend === 'string') config.models.policy.backend = v.backend as 'cpu' | 'webgpu';
+  if (weightFormat) config.models.policy.weightFormat = weightFormat;
   config.schedule.steps = number(v, 'steps', config.schedule.steps, isPositiveInt);
 
   const file = typeof v.out === 'string' ? v.out : undefined;
@@ -116,9 +125,14 @@ export async function runToFile(
 ): Promise<{ status: string; records: RunRecord[]; file: string; modelDir?: string }> {
   const records: RunRecord[] = [];
   const created = Date.now();
+  const backend = await createBackend(config.models.policy.backend ?? 'cpu');
+  // The config as run: with the weight format an absent one resolves to, so the file says it.
+  config = structuredClone(config);
+  const policyModel = config.models.policy;
+  policyModel.weightFormat = resolveWeightFormat(policyModel.weightFormat, backend);
   const { loop, policy } = await createRun(
     config,
-    await createBackend(config.models.policy.backend ?? 'cpu'),
+    backend,
     {
       append: async (rs) => void records.push(...rs),
     },
@@ -149,7 +163,11 @@ export async function runToFile(
   const adapter = full ? undefined : { version: policy.servingVersion(), ts: Date.now(), files: await policy.exportAdapter() };
   const source = memorySource(
     {
-      config: { ...config, modelRefs: { policy: { id: config.models.policy.model, files: policyFiles(policy) } }, seeds: { run: config.seed } },
+      config: {
+        ...config,
+        modelRefs: { policy: { id: policyModel.model, files: policyFiles(policy), weightFormat: policyModel.weightFormat } },
+        seeds: { run: config.seed },
+      },
       label: config.label ?? runName(config),
       notes: '',
       created,

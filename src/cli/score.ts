@@ -1,10 +1,12 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { adapterFromPeft, PEFT_CONFIG, PEFT_WEIGHTS } from '../gpu/peft';
-import { BACKEND_OPTION, createBackend, loadPolicy } from './engine';
+import { BACKEND_OPTION, createBackend, loadPolicy, QUANTIZE_NOTE, QUANTIZE_OPTION, QUANTIZE_USAGE, weightFormatOption } from './engine';
 import { parse, required } from './args';
 
-export const usage = `nextstate score --model DIR|ID --prompt TEXT --completion TEXT [--adapter DIR] [--backend cpu|webgpu] [--json]`;
+export const usage = `nextstate score --model DIR|ID --prompt TEXT --completion TEXT [--adapter DIR]
+    [--backend cpu|webgpu] ${QUANTIZE_USAGE} [--json]
+  ${QUANTIZE_NOTE}`;
 
 export async function scoreCommand(argv: string[], out: (line: string) => void): Promise<void> {
   const v = parse(argv, {
@@ -14,9 +16,10 @@ export async function scoreCommand(argv: string[], out: (line: string) => void):
     adapter: { type: 'string' },
     json: { type: 'boolean' },
     ...BACKEND_OPTION,
+    ...QUANTIZE_OPTION,
   });
   const backend = await createBackend(v.backend);
-  const policy = await loadPolicy(required(v, 'model'), backend);
+  const { policy, weightFormat } = await loadPolicy(required(v, 'model'), backend, weightFormatOption(v));
   const lora =
     typeof v.adapter === 'string'
       ? adapterFromPeft(backend, policy.config, {
@@ -28,9 +31,9 @@ export async function scoreCommand(argv: string[], out: (line: string) => void):
   const logprobs = Array.from(s.logprobs);
   const sum = logprobs.reduce((a, b) => a + b, 0);
   if (v.json) {
-    out(JSON.stringify({ tokens: s.tokens, logprobs, sum }));
+    out(JSON.stringify({ tokens: s.tokens, logprobs, sum, weightFormat }));
     return;
   }
   s.tokens.forEach((t, i) => out(`${String(t).padStart(7)}  ${logprobs[i].toFixed(5).padStart(10)}  ${JSON.stringify(policy.tokenizer.decode([t], false))}`));
-  out(`sum ${sum.toFixed(5)} over ${s.tokens.length} tokens`);
+  out(`sum ${sum.toFixed(5)} over ${s.tokens.length} tokens (weights ${weightFormat})`);
 }

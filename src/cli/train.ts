@@ -12,7 +12,7 @@ import {
   optimizerToSafetensors,
   parameterShape,
 } from '../gpu/full';
-import { loadConfig } from '../gpu/load';
+import { loadConfig, resolveWeightFormat } from '../gpu/load';
 import { LoraAdapter } from '../gpu/lora';
 import { CausalLM } from '../gpu/model';
 import { adapterToPeft, PEFT_CONFIG, PEFT_WEIGHTS } from '../gpu/peft';
@@ -21,18 +21,20 @@ import { score } from '../gpu/score';
 import { modelSource } from '../gpu/source-node';
 import { FullTrainer, LoraTrainer, type Trainer } from '../gpu/train';
 import { DEFAULT_FULL_TRAIN, DEFAULT_TRAIN, type Reference, type TrainSample } from '../gpu/train-types';
-import { BACKEND_OPTION, createBackend, loadPolicy } from './engine';
+import { BACKEND_OPTION, createBackend, loadPolicy, QUANTIZE_NOTE, QUANTIZE_OPTION, QUANTIZE_USAGE, weightFormatOption } from './engine';
 import { isNonNegative, isPositiveInt, number, parse, required, UsageError } from './args';
 
 export const usage = `nextstate train --model DIR --data FILE.jsonl --out ADAPTER_DIR [--lora-rank R --lora-alpha A
     --targets q,k,v,o,gate,up,down --lr LR --steps N --batch B --seed S --beta B --clip-low E --clip-high E
-    --backend cpu|webgpu] [--json]
+    --backend cpu|webgpu] ${QUANTIZE_USAGE} [--json]
 nextstate train --full --model DIR --data FILE.jsonl --out MODEL_DIR [--freeze-embedding] [--resume]
     [--lr LR (default 1e-5) --weight-decay W (0.1) --steps N --batch B --beta B --clip-low E --clip-high E
     --backend cpu|webgpu] [--json]
   Each data line: {"prompt": TEXT, "completion": TEXT, "advantage": NUMBER | [NUMBER per completion token]}
   --full trains every weight and writes a Hugging Face model folder (config, tokenizer, model.safetensors)
-  with optimizer.safetensors beside it; --resume continues from the optimizer.safetensors in --model.`;
+  with optimizer.safetensors beside it; --resume continues from the optimizer.safetensors in --model.
+  ${QUANTIZE_NOTE} Under a LoRA adapter they stay frozen at that
+  format (QLoRA with q8, q4); --full trains f32 weights and takes only --quantize none.`;
 
 interface DataLine {
   prompt: string;
@@ -131,6 +133,7 @@ export async function trainCommand(argv: string[], out: (line: string) => void):
     'clip-high': { type: 'string' },
     json: { type: 'boolean' },
     ...BACKEND_OPTION,
+    ...QUANTIZE_OPTION,
   });
   const dataFile = required(v, 'data');
   const outDir = required(v, 'out');
@@ -140,6 +143,9 @@ export async function trainCommand(argv: string[], out: (line: string) => void):
   if (full && loraOnly.length) throw new UsageError(`--full trains every weight; --${loraOnly[0]} is a LoRA option`);
   const fullOnly = ['freeze-embedding', 'resume'].filter((k) => v[k] !== undefined);
   if (!full && fullOnly.length) throw new UsageError(`--${fullOnly[0]} needs --full`);
+  const weightFormat = weightFormatOption(v) ?? (full ? 'f32' : 'auto');
+  if (full && weightFormat !== 'f32')
+    throw new UsageError(`--full trains every weight in f32, so it loads f32 weights; use --quantize none (or leave it out), not ${v.quantize}`);
   const rows = parseTrainData(decodeTrainData(readFileSync(dataFile), dataFile), dataFile);
   const targets = String(v.targets ?? 'q,k,v,o,gate,up,down')
     .split(',')
@@ -161,6 +167,7 @@ export async function trainCommand(argv: string[], out: (line: string) => void):
   if (v.resume && !existsSync(optimizerFile))
     throw new UsageError(`--resume: ${optimizerFile} not found; resume from a folder that nextstate train --full wrote`);
   const backend = await createBackend(v.backend);
+  const used = resolveWeightFormat(weightFormat, backend);
   let policy: Policy;
   let trainer: Trainer;
   let lora: LoraAdapter | undefined;
@@ -169,13 +176,13 @@ export async function trainCommand(argv: string[], out: (line: string) => void):
     const source = modelSource(modelArg);
     // Before anything is loaded: the weights, their gradients and moments, and the KL term's frozen copy.
     checkFullTrainingFits(await loadConfig(source), { ...deviceLimits(backend), copies: klCoef > 0 ? 1 : 0 });
-    policy = await Policy.load(source, backend, { weightFormat: 'f32' });
+    policy = await Policy.load(source, backend, { weightFormat: used });
     const t = new FullTrainer(policy.model, settings, { freezeEmbedding: v['freeze-embedding'] === true });
     if (v.resume) t.restoreOptimizer(optimizerFromSafetensors(readFileSync(optimizerFile)));
     if (klCoef > 0) reference = { kind: 'model', model: new CausalLM(backend, policy.config, copyWeights(backend, policy.model)) };
     trainer = t;
   } else {
-    policy = await loadPolicy(modelArg, backend);
+    ({ policy } = await loadPolicy(modelArg, backend, used));
     lora = LoraAdapter.init(
       backend,
       policy.config,
@@ -212,5 +219,5 @@ export async function trainCommand(argv: string[], out: (line: string) => void):
     for (const [name, bytes] of await fullModelFolder(policy.model, policy.source)) writeFileSync(join(outDir, name), bytes);
     writeFileSync(join(outDir, OPTIMIZER_FILE), optimizerToSafetensors(await trainer.optimizerState(), parameterShape(policy.model)));
   }
-  out(JSON.stringify({ before, after }));
+  out(JSON.stringify({ before, after, weightFormat: used }));
 }

@@ -5,6 +5,7 @@
  */
 import { FieldError, int, mapOf, num, object, oneOf, runChecker, str, type Checker } from '../rl/check';
 import { METHODS, parsePreset, type MethodPreset } from '../rl/presets';
+import { WEIGHT_FORMATS } from '../gpu/quant';
 import { PROBLEM_ORDERS } from '../sims/problems/index';
 import { createScenario, type ScenarioConfig } from '../sims/scenarios/index';
 import { modelsChecker, seedsChecker } from '../storage/stored-config';
@@ -88,7 +89,13 @@ const generator: Checker<GeneratorSpec> = (value, path) => {
   return generatorShapes[kind as GeneratorSpec['kind']](value, path);
 };
 
-const policyModel = object({ model: saying('must name a model folder or hub id', modelName) }, { backend: oneOf('cpu', 'webgpu') });
+const policyModel = object(
+  { model: saying('must name a model folder or hub id', modelName) },
+  {
+    backend: oneOf('cpu', 'webgpu'),
+    weightFormat: saying(`must be one of ${WEIGHT_FORMATS.join(', ')} (or absent: f16 on WebGPU, f32 on the CPU)`, oneOf(...WEIGHT_FORMATS)),
+  },
+);
 
 const problemSource = saying('must be builtin, gsm8k-hub or file', oneOf('builtin', 'gsm8k-hub', 'file'));
 const problemOrder = saying(`must be "reference" (the reference evaluation's GSM8K order) or "dataset"`, oneOf(...PROBLEM_ORDERS));

@@ -34,6 +34,8 @@ describe('the one run config reader', () => {
     ['scenario', (c: any) => (c.scenario = { id: 'pirate' }), /scenario is invalid/],
     ['method', (c: any) => (c.method = 'opd'), /method \(opd\) differs from preset.method/],
     ['policy model', (c: any) => (c.models.policy.model = ''), /models.policy.model must name a model folder or hub id/],
+    ['policy weight format', (c: any) => (c.models.policy.weightFormat = 'nf4'), /models.policy.weightFormat must be one of f32, f16, q8, q4 \(or absent/],
+    ['policy weight format type', (c: any) => (c.models.policy.weightFormat = { q4: true }), /models.policy.weightFormat must be one of/],
     ['user kind', (c: any) => (c.models.user = { kind: 'oracle' }), /models.user.kind must be one of rules, policy, engine, endpoint, transformers/],
     ['engine model', (c: any) => (c.models.judge = { kind: 'engine' }), /models.judge.model/],
     ['endpoint', (c: any) => (c.models.evaluator = { kind: 'endpoint', model: 'm' }), /models.evaluator needs baseUrl and model/],
@@ -49,6 +51,17 @@ describe('the one run config reader', () => {
     const bad = mutate(c) === 42 ? 42 : c;
     expect(() => parseRunConfig(bad)).toThrow(RunConfigError);
     expect(() => parseRunConfig(bad)).toThrow(message);
+  });
+
+  it('reads each weight format of the policy, and a config without one (f16 on WebGPU, f32 on the CPU)', () => {
+    for (const weightFormat of ['f32', 'f16', 'q8', 'q4'] as const) {
+      for (const name of ['storyteller', 'toolcall'] as const) {
+        const c = copy(exampleConfig(name));
+        c.models.policy.weightFormat = weightFormat;
+        expect(parseAnyRunConfig(copy(c)).models.policy.weightFormat).toBe(weightFormat);
+      }
+    }
+    expect(parseRunConfig(parseHeader(OLD_HEADER).run.config).models.policy.weightFormat).toBeUndefined();
   });
 
   it('leaves the preset to its own check', () => {

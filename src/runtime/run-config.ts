@@ -9,6 +9,7 @@ import { DEFAULT_FAVOURITE, DEFAULT_PET_NAME, DEFAULT_STORY_SUBJECT, type Scenar
 import { CALCULATOR_TOOL, DEFAULT_GROUP_SIZE, DEFAULT_MAX_STEPS, type RewardMode } from '../sims/toolcall/index';
 import type { ModelRef } from '../storage/stored-config';
 import type { GeneratorSource } from '../generators/generator';
+import type { WeightFormat } from '../gpu/quant';
 import type { TransformersDevice, TransformersDtype } from '../generators/transformers';
 import type { TRACKS } from './run-config-check';
 
@@ -30,6 +31,17 @@ export type GeneratorSpec =
    * library's choice (WebGPU where there is an adapter; for a folder, the variant it holds).
    */
   | { kind: 'transformers'; model: string; source?: 'hub' | 'files'; device?: TransformersDevice; dtype?: TransformersDtype };
+
+/** The policy's checkpoint and how it is loaded. */
+export interface PolicyModelConfig {
+  model: string;
+  backend?: 'cpu' | 'webgpu';
+  /**
+   * How its weight matrices are stored (gpu/quant.ts); absent: f16 on WebGPU, f32 on the CPU.
+   * A run writes the format it loaded, so a resumed or repeated run loads the same.
+   */
+  weightFormat?: WeightFormat;
+}
 
 /** What the lab and the run file keep beside the run loop's fields; the loop ignores them. */
 export interface ConfigExtras {
@@ -58,7 +70,7 @@ export interface RunConfig extends ConfigExtras {
   method: MethodName;
   preset: MethodPreset;
   models: {
-    policy: { model: string; backend?: 'cpu' | 'webgpu' };
+    policy: PolicyModelConfig;
     user: GeneratorSpec;
     judge: GeneratorSpec;
     evaluator: GeneratorSpec;
@@ -111,7 +123,7 @@ export interface ToolCallRunConfig extends ConfigExtras {
   method: 'binary';
   preset: MethodPreset;
   models: {
-    policy: { model: string; backend?: 'cpu' | 'webgpu' };
+    policy: PolicyModelConfig;
     /** The step judge (PRM); rules: the offline RulesStepJudge. */
     judge: GeneratorSpec;
   };

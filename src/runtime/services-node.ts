@@ -106,7 +106,10 @@ export async function nodeGenerator(role: string, spec: Exclude<GeneratorSpec, {
 export async function createNodeServices(config: RunConfig, backend: Backend): Promise<RunServices & { policyModel: Policy }> {
   const scenario = createScenario(config.scenario);
   const rules = createRules(scenario);
-  const policyModel = await Policy.load(modelSource(config.models.policy.model), backend, { replies: scenario.baseModelReplies });
+  const policyModel = await Policy.load(modelSource(config.models.policy.model), backend, {
+    weightFormat: config.models.policy.weightFormat,
+    replies: scenario.baseModelReplies,
+  });
   const ctx: GeneratorContext = { policyModel, policyId: config.models.policy.model, backend, engines: new Map() };
   const make = async (role: 'user' | 'judge' | 'evaluator', spec: GeneratorSpec): Promise<TextGenerator | null> => {
     if (spec.kind !== 'rules') return nodeGenerator(role, spec, ctx);

@@ -277,6 +277,23 @@ describe('hostile run files', () => {
     expect((await refused(fileOf([JSON.stringify(missing), ...rest]))).message).toMatch(/line 1 \(header\): field "summary" is missing/);
     const badPreset = { ...h, run: { ...h.run, config: { ...h.run.config, preset: { ...h.run.config.preset, method: 'ppo' } } } };
     expect((await refused(fileOf([JSON.stringify(badPreset), ...rest]))).field).toBe('run.config.preset.method');
+    // The weight format the policy was stored in, in the header's models and in the config's modelRefs.
+    const format = (header: string, config: string) => ({
+      ...h,
+      models: { policy: { ...h.models.policy, weightFormat: header } },
+      run: { ...h.run, config: { ...h.run.config, modelRefs: { policy: { ...h.models.policy, weightFormat: config } } } },
+    });
+    for (const [bad, field] of [
+      [format('q4"><script>', 'q4'), 'models.policy.weightFormat'],
+      [format('q4', 'q4"><script>'), 'run.config.modelRefs.policy.weightFormat'],
+    ] as const) {
+      const err = await refused(fileOf(resealed([JSON.stringify(bad), ...rest])));
+      expect(err.message).toContain(`field "${field}" must be one of "f32", "f16", "q8", "q4", got "q4\\"><script>"`);
+      expect(err.message.split('\n')).toHaveLength(1);
+    }
+    const q4 = newStore();
+    const q4Id = await importRun(q4, await fileOf(resealed([JSON.stringify(format('q4', 'q4')), ...rest])));
+    expect((await q4.getRun(q4Id))!.config.modelRefs?.policy.weightFormat).toBe('q4');
     const deep = { ...h, run: { ...h.run, config: { ...h.run.config, deep: JSON.parse('['.repeat(100) + ']'.repeat(100)) } } };
     expect((await refused(fileOf([JSON.stringify(deep), ...rest]))).message).toMatch(/nests deeper than 32 levels/);
 

@@ -6,7 +6,8 @@
  * always survives its own export.
  */
 import { parsePreset, PresetError, type MethodPreset } from '../rl';
-import { FieldError, int, mapOf, object, runChecker, str, type Checker } from '../rl/check';
+import { FieldError, int, mapOf, object, oneOf, runChecker, str, type Checker } from '../rl/check';
+import { WEIGHT_FORMATS, type WeightFormat } from '../gpu/quant';
 import { ConfigTooDeepError, stripSecrets } from './secrets';
 import { InvalidRunDataError } from './errors';
 
@@ -17,6 +18,8 @@ export interface ModelRef {
   revision?: string;
   /** File name -> SHA-256 hex, where the app hashed what it loaded. */
   files?: Record<string, string>;
+  /** How its weight matrices were stored on the device (absent in files from before formats). */
+  weightFormat?: WeightFormat;
 }
 
 /**
@@ -50,7 +53,10 @@ export const sha256Field: Checker<string> = (value, path) => {
   return hex;
 };
 
-const modelRef: Checker<ModelRef> = object({ id: str(1024, 1) }, { revision: str(256), files: mapOf(str(1024, 1), sha256Field, 10_000) });
+const modelRef: Checker<ModelRef> = object(
+  { id: str(1024, 1) },
+  { revision: str(256), files: mapOf(str(1024, 1), sha256Field, 10_000), weightFormat: oneOf(...WEIGHT_FORMATS) },
+);
 /** Checkers shared with the run file header, which repeats models and seeds for readers. */
 export const modelsChecker = mapOf(name, modelRef, 64);
 export const seedsChecker = mapOf(name, int(Number.MIN_SAFE_INTEGER, Number.MAX_SAFE_INTEGER), 64);
