@@ -29,7 +29,7 @@ export interface DeviceWorkload extends Workload {
 }
 
 /**
- * Full: 128-token prompts (a short chat turn), 16 decode steps, a LoRA step on 16 x 128 tokens
+ * Full: 128-token prompts (a short chat turn), 8 decode steps (more when they are cheap), a LoRA step on 16 x 128 tokens
  * with 32 loss tokens each; a 4096^3 matmul, 8 per wait. --quick: tiny sizes for a CPU emulator.
  * budgetMs is set per model by planCell.
  */
@@ -37,7 +37,7 @@ export function deviceWorkload(quick: boolean): DeviceWorkload {
   return {
     quick,
     promptTokens: quick ? 8 : 128,
-    decodeSteps: quick ? 4 : 16,
+    decodeSteps: quick ? 4 : 8,
     batches: [1, 16],
     reps: 3,
     maxReps: quick ? 5 : 10,
@@ -59,25 +59,24 @@ export interface CellPlan {
 
 /**
  * The next model's share of the time left: every model still to run (this one first) is first
- * given its expected creation time, and what remains is split evenly among their measurements.
- * `params` lists the parameter counts of the models still to run, this one first.
+ * given its expected creation time, and what remains is split among them by parameter count,
+ * since prefill and training work grow with it, then evenly among the model's measurements; at
+ * least MIN_MEASUREMENT_MS each. A model that cannot get that much even alone is skipped (the
+ * models after it may still be smaller). `params` lists the parameter counts of the models still
+ * to run, this one first.
  */
 export function planCell(leftMs: number, params: number[], msPerParam: number): CellPlan | Skipped {
   const createEstimateMs = params[0] * msPerParam;
   const creations = params.reduce((s, p) => s + p * msPerParam, 0);
-  const budgetMs = (leftMs - creations) / (params.length * MEASUREMENTS_PER_CELL * SLACK);
-  if (budgetMs < MIN_MEASUREMENT_MS) {
-    // Even if later models are dropped, this one alone must fit.
-    const alone = (leftMs - createEstimateMs) / (MEASUREMENTS_PER_CELL * SLACK);
-    if (alone < MIN_MEASUREMENT_MS) {
-      return {
-        skipped:
-          `over the run's time budget: ${(leftMs / 1000).toFixed(0)} s were left, and creating its weights was expected to take ` +
-          `~${(createEstimateMs / 1000).toFixed(0)} s plus ${MEASUREMENTS_PER_CELL} measurements of at least ${MIN_MEASUREMENT_MS / 1000} s (raise --budget)`,
-      };
-    }
-    return { createEstimateMs, budgetMs: Math.round(alone), cheapMs: Math.round(alone / 4) };
+  const share = params[0] / params.reduce((s, p) => s + p, 0);
+  if (leftMs - createEstimateMs < MEASUREMENTS_PER_CELL * SLACK * MIN_MEASUREMENT_MS) {
+    return {
+      skipped:
+        `over the run's time budget: ${(leftMs / 1000).toFixed(0)} s were left, and creating its weights was expected to take ` +
+        `~${(createEstimateMs / 1000).toFixed(0)} s plus ${MEASUREMENTS_PER_CELL} measurements of at least ${MIN_MEASUREMENT_MS / 1000} s (raise --budget)`,
+    };
   }
+  const budgetMs = Math.max(MIN_MEASUREMENT_MS, ((leftMs - creations) * share) / (MEASUREMENTS_PER_CELL * SLACK));
   return { createEstimateMs, budgetMs: Math.round(budgetMs), cheapMs: Math.round(budgetMs / 4) };
 }
 

@@ -35,22 +35,22 @@ describe('device bench flags', () => {
 });
 
 describe('the time budget', () => {
-  it('gives every model still to run its expected creation, then an even share of each measurement', () => {
+  it('gives every model still to run its expected creation, then a share by parameter count of each measurement', () => {
     const plan = planCell(400_000, [1e6, 3e6], 0.01);
     if ('skipped' in plan) throw new Error(plan.skipped);
     expect(plan.createEstimateMs).toBe(10_000);
-    // (400 s - 40 s of creations) over 2 models x 3 measurements x a slack of 2.
-    expect(plan.budgetMs).toBe(30_000);
-    expect(plan.cheapMs).toBe(7_500);
+    // (400 s - 40 s of creations) x a quarter of the parameters over 3 measurements x a slack of 2.
+    expect(plan.budgetMs).toBe(15_000);
+    expect(plan.cheapMs).toBe(3_750);
+    const last = planCell(300_000, [3e6], 0.01);
+    expect(last).toMatchObject({ budgetMs: (300_000 - 30_000) / (MEASUREMENTS_PER_CELL * 2) });
   });
 
-  it('lets the next model have what is left when the later ones would not fit either way, and skips it when even that is short', () => {
-    const tight = planCell(30_000, [1e6, 1e6, 1e6], 0.001);
-    if ('skipped' in tight) throw new Error(tight.skipped);
-    expect(tight.budgetMs).toBe(Math.round((30_000 - 1_000) / (MEASUREMENTS_PER_CELL * 2)));
-    const over = planCell(MIN_MEASUREMENT_MS, [4e9], FIRST_GUESS_MS_PER_PARAM);
+  it('gives a small model at least the minimum, and skips one that cannot get it even alone', () => {
+    expect(planCell(30_000, [1e3, 1e9], 1e-5)).toMatchObject({ budgetMs: MIN_MEASUREMENT_MS });
+    const over = planCell(20_000, [4e9], FIRST_GUESS_MS_PER_PARAM);
     expect(over).toEqual({
-      skipped: expect.stringMatching(/^over the run's time budget: 2 s were left, and creating its weights was expected to take ~160 s/),
+      skipped: expect.stringMatching(/^over the run's time budget: 20 s were left, and creating its weights was expected to take ~160 s/),
     });
   });
 
