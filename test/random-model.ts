@@ -1,8 +1,11 @@
-/** An in-memory random llama-family model for gradient checks (no files, any backend). */
+/**
+ * Tiny llama-family configs for gradient checks, and the weights those checks use: random
+ * (src/gpu/random-model.ts) and wide enough (norms away from 1) that every gradient is exercised.
+ */
 import type { Backend } from '../src/gpu/backend';
-import { expectedTensors, parseModelConfig, type ModelConfig } from '../src/gpu/config';
-import { CausalLM } from '../src/gpu/model';
-import { mulberry32 } from '../src/gpu/random';
+import { parseModelConfig, type ModelConfig } from '../src/gpu/config';
+import type { CausalLM } from '../src/gpu/model';
+import { randomModel } from '../src/gpu/random-model';
 
 export function tinyConfig(family: 'llama' | 'qwen2' | 'qwen3' = 'llama', overrides: Record<string, unknown> = {}): ModelConfig {
   const arch = { llama: 'LlamaForCausalLM', qwen2: 'Qwen2ForCausalLM', qwen3: 'Qwen3ForCausalLM' }[family];
@@ -23,15 +26,7 @@ export function tinyConfig(family: 'llama' | 'qwen2' | 'qwen3' = 'llama', overri
   });
 }
 
-export function randomModel(backend: Backend, config: ModelConfig, seed = 1): CausalLM {
-  const rand = mulberry32(seed);
-  const weights = new Map();
-  for (const e of expectedTensors(config)) {
-    const n = e.shape.reduce((a, b) => a * b, 1);
-    const data = new Float32Array(n);
-    const isNorm = e.shape.length === 1 && !e.name.endsWith('.bias');
-    for (let i = 0; i < n; i++) data[i] = isNorm ? 1 + (rand() - 0.5) * 0.4 : (rand() - 0.5) * 0.8;
-    weights.set(e.name, backend.tensor(data, e.shape));
-  }
-  return new CausalLM(backend, config, weights);
+/** f32 weights uniform in [-0.4, 0.4], norms in [0.8, 1.2]. */
+export function checkModel(backend: Backend, config: ModelConfig, seed = 1): CausalLM {
+  return randomModel(config, backend, { format: 'f32', seed, std: 0.4 / Math.sqrt(3), normJitter: 0.4 });
 }

@@ -4,7 +4,7 @@
  * LM head, tied or not).
  */
 import { describe, expect, it } from 'vitest';
-import { randomModel, tinyConfig } from '../../test/random-model';
+import { checkModel, tinyConfig } from '../../test/random-model';
 import { backward, EMBED_KEY, headBackward, zeroGrads, type Grads } from './backward';
 import { expectedTensors } from './config';
 import { CpuBackend, CpuTensor } from './cpu/backend';
@@ -76,7 +76,7 @@ const ends = (n: number) => [0, Math.floor(n / 2), n - 1];
 describe.each(['llama', 'qwen2', 'qwen3'] as const)('backward through a random %s model', (family) => {
   it('LoRA: matches central finite differences on A and B of every projection', () => {
     const be = new CpuBackend('f64');
-    const model = randomModel(be, tinyConfig(family), 3);
+    const model = checkModel(be, tinyConfig(family), 3);
     const adapter = LoraAdapter.init(
       be,
       model.config,
@@ -98,7 +98,7 @@ describe.each(['llama', 'qwen2', 'qwen3'] as const)('backward through a random %
   it('full fine-tuning: matches central finite differences on every weight of the checkpoint', () => {
     const be = new CpuBackend('f64');
     const config = tinyConfig(family);
-    const model = randomModel(be, config, 3);
+    const model = checkModel(be, config, 3);
     const names = expectedTensors(config).map((e) => e.name);
     const grads = zeroGrads(
       be,
@@ -120,7 +120,7 @@ describe.each(['llama', 'qwen2', 'qwen3'] as const)('backward through a random %
   it('full fine-tuning with the embedding frozen: the other gradients are unchanged', () => {
     const be = new CpuBackend('f64');
     const config = tinyConfig(family);
-    const model = randomModel(be, config, 3);
+    const model = checkModel(be, config, 3);
     const names = expectedTensors(config).map((e) => e.name);
     const all = zeroGrads(
       be,

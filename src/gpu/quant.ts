@@ -5,19 +5,18 @@
  * - f16: IEEE halves, two to a little-endian u32 word (so the same bytes bind as array<f16>
  *   where the device has shader-f16, and as array<u32> unpacked with unpack2x16float where not).
  * - q8, q4: weight-only quantization in groups of GROUP consecutive values of a row, one f16
- *   scale per group, symmetric (no zero point). q8 stores round(x / s) with s = absmax / 127;
- *   q4 is llama.cpp's Q4_0 rule: s = -m / 8 for the group's value m of largest magnitude, codes
- *   clamp(round(x / s), -8, 7), so the extreme value lands on a level (up to the scale's f16
- *   rounding) and all 16 levels are used.
+ *   scale per group, no zero point. q8 stores round(x / s) with s = absmax / 127. q4 is QLoRA's
+ *   4-bit NormalFloat (NF4): s = absmax, and each value the nearest of 16 levels placed at the
+ *   quantiles of a normal distribution (NF4_LEVELS), which is how trained weights are spread.
  *   Rows are padded to whole groups (a padded row is `storedRowWidth` wide) and groups pair into
  *   blocks of BLOCK values: the block's codes, then one word holding both groups' scales, so a
  *   kernel finds any value's code and scale from its padded index alone (no division by K).
  *   q8 is 8.5 bits a weight, q4 4.5.
  *
- * Why Q4_0 and not NF4 (QLoRA's 4-bit NormalFloat): at groups of 32 with f16 scales both keep
- * the same bytes, and on this project's models Q4_0 measured the better top-1 agreement with f32
- * (docs/bench/accuracy.json, `nf4` rows); NF4's quantiles pay off at larger blocks. `nf4` stays
- * here as a codec the accuracy bench measures, not a format the engine loads.
+ * Why NF4 for q4 rather than llama.cpp's Q4_0 (s = -m / 8 for the group's value m of largest
+ * magnitude, 16 evenly spaced levels, the same bytes): on stories260K and TinyStories-656K NF4
+ * measured the better top-1 agreement with f32 (docs/bench/accuracy.json, whose `int4` rows are
+ * Q4_0 measured through the same codec). `int4` stays here as that codec, not a loadable format.
  */
 import { floatToHalf, halfToFloat } from './dtype';
 import { WeightsError } from './errors';
@@ -26,24 +25,29 @@ export const WEIGHT_FORMATS = ['f32', 'f16', 'q8', 'q4'] as const;
 export type WeightFormat = (typeof WEIGHT_FORMATS)[number];
 /** Formats stored as packed u32 words (everything but f32). */
 export type PackedFormat = Exclude<WeightFormat, 'f32'>;
-/** A 4-bit codec measured against Q4_0 (see the module comment); not loadable. */
-export type Codec = 'q8' | 'q4' | 'nf4';
+/** The quantized formats' codecs, and Q4_0 (`int4`), measured beside NF4 (see above) but not loadable. */
+export type Codec = 'q8' | 'q4' | 'int4';
 
 /** Values per f16 scale. */
 export const GROUP = 32;
 /** Values per block: two groups, whose scales share one word. */
 export const BLOCK = 2 * GROUP;
 /** Words per block: the codes, then the scale word. */
-const BLOCK_WORDS: Record<Codec, number> = { q8: (BLOCK * 8) / 32 + 1, q4: (BLOCK * 4) / 32 + 1, nf4: (BLOCK * 4) / 32 + 1 };
-const BITS: Record<Codec, number> = { q8: 8, q4: 4, nf4: 4 };
+const BLOCK_WORDS: Record<Codec, number> = { q8: (BLOCK * 8) / 32 + 1, q4: (BLOCK * 4) / 32 + 1, int4: (BLOCK * 4) / 32 + 1 };
+const BITS: Record<Codec, number> = { q8: 8, q4: 4, int4: 4 };
 
-/** QLoRA's NF4 levels (Dettmers et al., 2023, appendix E): quantiles of N(0, 1) scaled to [-1, 1]. */
-export const NF4_LEVELS = [
+/**
+ * QLoRA's NF4 levels (Dettmers et al., 2023, appendix E): quantiles of N(0, 1) scaled to
+ * [-1, 1], rounded to f32 as the kernels hold them.
+ */
+export const NF4_LEVELS = Float32Array.from([
   -1, -0.6961928009986877, -0.5250730514526367, -0.39491748809814453, -0.28444138169288635, -0.18477343022823334, -0.09105003625154495, 0, 0.07958029955625534,
   0.16093020141124725, 0.24611230194568634, 0.33791524171829224, 0.44070982933044434, 0.5626170039176941, 0.7229568362236023, 1,
-];
+]);
 
-export const isQuantized = (f: WeightFormat | Codec): f is Codec => f === 'q8' || f === 'q4' || f === 'nf4';
+const NF4_ZERO = NF4_LEVELS.indexOf(0);
+
+export const isQuantized = (f: WeightFormat | Codec): f is Codec => f === 'q8' || f === 'q4' || f === 'int4';
 
 export function bitsPerWeight(f: WeightFormat): number {
   return f === 'f32' ? 32 : f === 'f16' ? 16 : BITS[f] + 16 / GROUP;
@@ -71,7 +75,11 @@ export function encodeRows(src: Float32Array, width: number, firstRow: number, f
   const rows = width === 0 ? 0 : src.length / width;
   if (f === 'f16') {
     let e = firstRow * width;
-    for (let i = 0; i < src.length; i++, e++) out[e >>> 1] |= floatToHalf(src[i]) << ((e & 1) * 16);
+    for (let i = 0; i < src.length; i++, e++) {
+      const h = floatToHalf(src[i]);
+      if ((h & 0x7c00) === 0x7c00) throw new WeightsError(`a weight of magnitude ${Math.abs(src[i])} is beyond f16's range; load this model as f32`);
+      out[e >>> 1] |= h << ((e & 1) * 16);
+    }
     return;
   }
   const stride = storedRowWidth(width, f);
@@ -86,21 +94,23 @@ export function encodeRows(src: Float32Array, width: number, firstRow: number, f
   }
 }
 
-/** The group's f16 scale (as bits) and its codes (as small integers, or NF4 level indices). */
+/** The group's f16 scale (as bits) and its codes (signed integers, or NF4 level indices for q4). */
 function encodeGroup(x: Float32Array, f: Codec, codes: Float32Array): number {
   let m = 0;
   for (const v of x) if (Math.abs(v) > Math.abs(m)) m = v;
-  const ideal = f === 'q8' ? Math.abs(m) / 127 : f === 'q4' ? -m / 8 : Math.abs(m);
+  // Padding and an all-zero group hold zeros: code 0, or NF4's zero level.
+  codes.fill(f === 'q4' ? NF4_ZERO : 0);
+  if (m === 0) return 0;
+  const ideal = f === 'q8' ? Math.abs(m) / 127 : f === 'int4' ? -m / 8 : Math.abs(m);
   const half = floatToHalf(ideal);
   const s = halfToFloat(half);
   if (!Number.isFinite(s)) {
     throw new WeightsError(`a weight of magnitude ${Math.abs(m)} is beyond what ${f}'s f16 group scale can hold; load this model as f16 or f32`);
   }
-  codes.fill(0);
   if (s === 0) return half;
   for (let i = 0; i < x.length; i++) {
     const t = x[i] / s;
-    codes[i] = f === 'q8' ? clamp(Math.round(t), -127, 127) : f === 'q4' ? clamp(Math.round(t), -8, 7) : nearestLevel(t);
+    codes[i] = f === 'q8' ? clamp(Math.round(t), -127, 127) : f === 'int4' ? clamp(Math.round(t), -8, 7) : nearestLevel(t);
   }
   return half;
 }
@@ -137,7 +147,7 @@ export function decodeAt(words: Uint32Array, e: number, f: PackedFormat | Codec)
   const inBlock = e % BLOCK;
   const scale = halfToFloat((words[block + BLOCK_WORDS[f] - 1] >>> (Math.floor(inBlock / GROUP) * 16)) & 0xffff);
   const raw = (words[block + Math.floor(inBlock / perWord)] >>> ((inBlock % perWord) * bits)) & ((1 << bits) - 1);
-  if (f === 'nf4') return NF4_LEVELS[raw] * scale;
+  if (f === 'q4') return NF4_LEVELS[raw] * scale;
   // Sign-extend the code (what WGSL's extractBits does for i32).
   const code = raw >= 1 << (bits - 1) ? raw - (1 << bits) : raw;
   return code * scale;
@@ -164,7 +174,7 @@ export function decodeRows(words: Uint32Array, width: number, rowStart: number, 
       const n = Math.min(GROUP, width - g0);
       for (let i = 0; i < n; i++) {
         const raw = (words[block + Math.floor((inBlock + i) / perWord)] >>> (((inBlock + i) % perWord) * bits)) & mask;
-        const v = f === 'nf4' ? NF4_LEVELS[raw] : raw >= 1 << (bits - 1) ? raw - (1 << bits) : raw;
+        const v = f === 'q4' ? NF4_LEVELS[raw] : raw >= 1 << (bits - 1) ? raw - (1 << bits) : raw;
         out[r * width + g0 + i] = v * scale;
       }
     }

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { randomModel, tinyConfig } from '../../test/random-model';
+import { checkModel, tinyConfig } from '../../test/random-model';
 import { CpuBackend } from './cpu/backend';
 import { score, topKIds } from './score';
 
@@ -20,7 +20,7 @@ describe('topKIds', () => {
 
 describe('score with topK', () => {
   const be = new CpuBackend();
-  const model = randomModel(be, tinyConfig('qwen3'), 7);
+  const model = checkModel(be, tinyConfig('qwen3'), 7);
   const V = model.config.vocabSize;
   const prompt = [1, 5, 9];
   const completion = [4, 20, 3, 11];

@@ -5,7 +5,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { dataPath } from '../../test/data-dir';
-import { randomModel, tinyConfig } from '../../test/random-model';
+import { checkModel, tinyConfig } from '../../test/random-model';
 import type { Backend } from './backend';
 import { CpuBackend } from './cpu/backend';
 import { LoraAdapter } from './lora';
@@ -18,15 +18,15 @@ import { createNodeWebGPUBackend } from './webgpu/node';
 
 const stories = dataPath('models/stories260K');
 
-describe('stories260K on WebGPU (Dawn) vs the CPU reference', () => {
+describe('stories260K in f32 on WebGPU (Dawn) vs the CPU reference', () => {
   let gpu: Backend & { destroy?: () => void };
   let onGpu: Policy;
   let onCpu: Policy;
 
   beforeAll(async () => {
     gpu = await createNodeWebGPUBackend();
-    onGpu = await Policy.load(new DirSource(stories), gpu);
-    onCpu = await Policy.load(new DirSource(stories), new CpuBackend());
+    onGpu = await Policy.load(new DirSource(stories), gpu, { weightFormat: 'f32' });
+    onCpu = await Policy.load(new DirSource(stories), new CpuBackend(), { weightFormat: 'f32' });
   });
   afterAll(() => gpu?.destroy?.());
 
@@ -111,7 +111,7 @@ describe('stories260K on WebGPU (Dawn) vs the CPU reference', () => {
         { prompt: [4], completion: [8, 8, 30], advantages: [-1, 0.3, 1] },
       ];
       const run = async (be: Backend) => {
-        const model = randomModel(be, tinyConfig(family), 3);
+        const model = checkModel(be, tinyConfig(family), 3);
         const trainer = new FullTrainer(model, { ...DEFAULT_FULL_TRAIN, lr: 1e-3, adamEps: 1e-2 });
         const stats = await trainer.trainStep(items);
         const weights = await Promise.all(trainer.names.map((n) => be.read(model.w(n))));
@@ -127,4 +127,48 @@ describe('stories260K on WebGPU (Dawn) vs the CPU reference', () => {
       g.weights.forEach((t, i) => t.forEach((x, j) => expect(Math.abs(x - c.weights[i][j]), `${g.names[i]}[${j}]`).toBeLessThan(1e-5)));
     },
   );
+});
+
+// QLoRA's premise, checked per format: a frozen base stored packed (f16, q8, q4) and dequantized
+// as the kernels load it, with an f32 adapter trained on top; both backends hold the same packed
+// values, so the f32 tolerances hold.
+describe.each(['f16', 'q8', 'q4'] as const)('stories260K with %s weights on WebGPU (Dawn) vs the CPU reference', (weightFormat) => {
+  let gpu: Backend & { destroy?: () => void };
+  let onGpu: Policy;
+  let onCpu: Policy;
+
+  beforeAll(async () => {
+    gpu = await createNodeWebGPUBackend();
+    onGpu = await Policy.load(new DirSource(stories), gpu, { weightFormat });
+    onCpu = await Policy.load(new DirSource(stories), new CpuBackend(), { weightFormat });
+  });
+  afterAll(() => gpu?.destroy?.());
+
+  it('stores the format and scores the same (1e-4)', async () => {
+    expect(onGpu.model.w('model.layers.0.mlp.up_proj.weight').dtype).toBe(weightFormat);
+    const items = [{ prompt: onCpu.promptIds('Once upon a time'), completion: onCpu.tokenizer.encode(' there was a dog named Max.', false) }];
+    const [a] = await score(onGpu.model, items);
+    const [b] = await score(onCpu.model, items);
+    a.logprobs.forEach((x, t) => expect(Math.abs(x - b.logprobs[t])).toBeLessThan(1e-4));
+  });
+
+  it('one LoRA step on the frozen packed base matches: loss, gradient norm, adapter', async () => {
+    const items = [{ prompt: onCpu.promptIds('Once upon a time'), completion: onCpu.tokenizer.encode(' there was a dog.', false) }];
+    const run = async (p: Policy) => {
+      const adapter = LoraAdapter.init(p.model.backend, p.config, { rank: 4, alpha: 8, targets: ['q_proj', 'v_proj', 'down_proj'] }, 4);
+      const trainer = new LoraTrainer(p.model, adapter, { ...DEFAULT_TRAIN, lr: 1e-3 });
+      const stats = await trainer.trainStep([{ ...items[0], advantages: items[0].completion.map((_, i) => (i % 2 ? 1 : -0.5)) }]);
+      return { stats, params: await Promise.all(adapter.parameters().map((x) => p.model.backend.read(x.tensor))) };
+    };
+    const g = await run(onGpu);
+    const c = await run(onCpu);
+    expect(g.stats.gradNorm).toBeGreaterThan(0);
+    expect(g.stats.loss).toBeCloseTo(c.stats.loss, 4);
+    expect(Math.abs(g.stats.gradNorm - c.stats.gradNorm) / c.stats.gradNorm).toBeLessThan(1e-3);
+    g.params.forEach((t, i) => t.forEach((x, j) => expect(Math.abs(x - c.params[i][j])).toBeLessThan(1e-5)));
+  });
+
+  it('refuses full fine-tuning, which trains f32 weights', () => {
+    expect(() => new FullTrainer(onCpu.model, DEFAULT_FULL_TRAIN)).toThrow(/trains f32 weights, but .* is stored as/);
+  });
 });

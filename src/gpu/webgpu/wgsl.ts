@@ -1,5 +1,5 @@
 import { EngineError, EngineLimitError } from '../errors';
-import { BLOCK, GROUP } from '../quant';
+import { BLOCK, GROUP, NF4_LEVELS } from '../quant';
 import type { StorageDType } from './tensor';
 
 /**
@@ -81,24 +81,27 @@ export function weightBinding(binding: number, name: string, read: WeightRead, v
       : `${decl('u32')}fn load${Name}(i: u32) -> f32 { return unpack2x16float(${name}[i >> 1u])[i & 1u]; }\n`;
   }
   // Value e sits in block e / BLOCK at word (e % BLOCK) / perWord, field e % perWord; its group's
-  // scale is half (e / GROUP) % 2 of the block's last word. Codes are signed (extractBits on i32).
+  // scale is half (e / GROUP) % 2 of the block's last word. q8 codes are signed integers
+  // (extractBits on i32 sign-extends); q4 codes index the NF4 levels.
   const bits = read === 'q8' ? 8 : 4;
   const perWord = 32 / bits;
   const words = QUANT_WORDS[read];
+  const levels = read === 'q4' ? `var<private> ${name}Levels = array<f32, 16>(${Array.from(NF4_LEVELS, (v) => v.toPrecision(9)).join(', ')});\n` : '';
   const locate = `  let blk = (e / ${BLOCK}u) * ${words}u;
-  let w = bitcast<i32>(${name}[blk + (e % ${BLOCK}u) / ${perWord}u]);
+  let w = ${name}[blk + (e % ${BLOCK}u) / ${perWord}u];
   let s = unpack2x16float(${name}[blk + ${words - 1}u])[(e / ${GROUP}u) % 2u];`;
+  const field = (k: string) =>
+    read === 'q8' ? `f32(extractBits(bitcast<i32>(w), ${k} * ${bits}u, ${bits}u))` : `${name}Levels[extractBits(w, ${k} * ${bits}u, ${bits}u)]`;
   // Four values never straddle a word: 4 divides perWord, and a vec4 index starts at a multiple of 4.
-  const field = (k: string) => `f32(extractBits(w, ${k} * ${bits}u, ${bits}u))`;
   return vec4
-    ? `${decl('u32')}fn load${Name}4(i: u32) -> vec4<f32> {
+    ? `${decl('u32')}${levels}fn load${Name}4(i: u32) -> vec4<f32> {
   let e = 4u * i;
 ${locate}
   let f = e % ${perWord}u;
   return vec4<f32>(${field('f')}, ${field('(f + 1u)')}, ${field('(f + 2u)')}, ${field('(f + 3u)')}) * s;
 }
 `
-    : `${decl('u32')}fn load${Name}(e: u32) -> f32 {
+    : `${decl('u32')}${levels}fn load${Name}(e: u32) -> f32 {
 ${locate}
   return ${field(`(e % ${perWord}u)`)} * s;
 }
