@@ -24,7 +24,7 @@ const tinyQwen3 = `${location.origin}/@fs${inject('tinyModelDir')}`;
 /** The Setup on the tool-call track, sized to finish in seconds on the CPU. */
 function tinyToolCallSetup(lab: LabController, steps: number) {
   lab.setup = withTrack(lab.setup, 'toolcall');
-  lab.setup.policy = { source: 'hub', hubId: tinyQwen3, localName: '', backend: 'cpu' };
+  lab.setup.policy = { source: 'hub', hubId: tinyQwen3, localName: '', backend: 'cpu', weights: 'f32' };
   lab.setup.roles.judge = { kind: 'rules' };
   lab.setup.preset = toolCallPreset({ batch: { size: 2 }, finetune: { lora: { rank: 2 } }, judge: { binaryVotes: 2, maxNewTokens: 8 } });
   lab.setup.seed = 3;

@@ -123,6 +123,8 @@ export async function assembleRun(
     const info = await policy.load({
       location,
       backend,
+      // Absent in runs from before weight formats: the engine's default, which they loaded.
+      weightFormat: config.models.policy.weightFormat,
       preset: config.preset,
       seed: config.seed,
       replies: isToolCallConfig(config) ? undefined : createScenario(config.scenario).baseModelReplies,

@@ -48,7 +48,7 @@ describe('launching a run', () => {
     const slot = await claimRunSlot(store, config, { 'model.safetensors': 'ab'.repeat(32) }, null);
     expect(slot.runId).toBe('new-run');
     expect(slot.resume).toBeUndefined();
-    expect(store.created()?.modelRefs?.policy).toEqual({ id: 'stories260K', files: { 'model.safetensors': 'ab'.repeat(32) } });
+    expect(store.created()?.modelRefs?.policy).toEqual({ id: 'stories260K', files: { 'model.safetensors': 'ab'.repeat(32) }, weightFormat: 'f16' });
     slot.release();
     expect(store.calls).toEqual([`create ${config.label}`, 'claim new-run', 'release new-run']);
   });

@@ -10,10 +10,10 @@ describe('the policy named by content', () => {
   it('puts the loaded files into modelRefs.policy, a config storage accepts as it is', () => {
     const config = toRunConfig(defaultSetup(), 'stories260K');
     const named = withPolicyFiles(config, hashes);
-    expect(named.modelRefs.policy).toEqual({ id: 'stories260K', files: hashes });
-    expect(parseStoredConfig(named).modelRefs).toEqual({ policy: { id: 'stories260K', files: hashes } });
+    expect(named.modelRefs.policy).toEqual({ id: 'stories260K', files: hashes, weightFormat: 'f16' });
+    expect(parseStoredConfig(named).modelRefs).toEqual({ policy: { id: 'stories260K', files: hashes, weightFormat: 'f16' } });
     // The form's config is not changed under it.
-    expect(config.modelRefs.policy).toEqual({ id: 'stories260K' });
+    expect(config.modelRefs.policy).toEqual({ id: 'stories260K', weightFormat: 'f16' });
   });
 
   it('refuses to resume on weights other than the run started from, naming the files', () => {

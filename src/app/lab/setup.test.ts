@@ -3,13 +3,14 @@ import { makePreset } from '../../rl/presets';
 import { parseStoredConfig } from '../../storage/stored-config';
 import { parseRunConfig } from '../../runtime/run-config';
 import { STORY_MODEL } from '../../runtime/run-config';
+import { allowedWeightFormats } from './policy-weights';
 import { defaultSetup, pickedFolderName, policyModelName, restoreSetup, rolesFor, setupProblems, toRunConfig, withMethod, withScenario } from './setup';
 
 describe('the default setup', () => {
   it('is a storyteller on a tiny hub story model with rules for every role, which runs in a laptop browser', () => {
     const s = defaultSetup();
     expect(s.scenario).toBe('storyteller');
-    expect(s.policy).toEqual({ source: 'hub', hubId: STORY_MODEL, localName: '', backend: 'webgpu' });
+    expect(s.policy).toEqual({ source: 'hub', hubId: STORY_MODEL, localName: '', backend: 'webgpu', weights: 'f16' });
     expect(Object.values(s.roles).map((r) => r.kind)).toEqual(['rules', 'rules', 'rules']);
     expect(s.method).toBe('combined');
     expect(setupProblems(s)).toEqual([]);
@@ -20,11 +21,11 @@ describe('the default setup', () => {
     const config = toRunConfig(defaultSetup());
     expect(() => parseRunConfig(config)).not.toThrow();
     const stored = parseStoredConfig(config);
-    expect(stored.modelRefs).toEqual({ policy: { id: STORY_MODEL } });
+    expect(stored.modelRefs).toEqual({ policy: { id: STORY_MODEL, weightFormat: 'f16' } });
     expect(stored.seeds).toEqual({ run: 1 });
     expect(config.scenario).toEqual({ id: 'storyteller', subject: 'dog', name: 'Max', favourite: 'ball' });
     expect(config.models).toEqual({
-      policy: { model: STORY_MODEL, backend: 'webgpu' },
+      policy: { model: STORY_MODEL, backend: 'webgpu', weightFormat: 'f16' },
       user: { kind: 'rules' },
       judge: { kind: 'rules' },
       evaluator: { kind: 'rules' },
@@ -41,15 +42,34 @@ describe('the default setup', () => {
     const files = [{ name: 'config.json', webkitRelativePath: 'stories260K/config.json' }];
     expect(pickedFolderName(files)).toBe('stories260K');
     expect(pickedFolderName([{ name: 'config.json', webkitRelativePath: '' }])).toBe('picked files');
-    const s = { ...defaultSetup(), policy: { source: 'files' as const, hubId: '', localName: '', backend: 'cpu' as const } };
+    const s = { ...defaultSetup(), policy: { source: 'files' as const, hubId: '', localName: '', backend: 'cpu' as const, weights: 'q8' as const } };
     expect(setupProblems(s)).toHaveLength(1);
     expect(setupProblems(s, { pickedFiles: 5 })).toEqual([]);
     expect(policyModelName(s, files)).toBe('stories260K');
     expect(policyModelName({ ...s, policy: { ...s.policy, localName: ' my model ' } }, files)).toBe('my model');
     expect(policyModelName(defaultSetup())).toBe(STORY_MODEL);
     const config = toRunConfig(s, 'stories260K');
-    expect(config.models.policy).toEqual({ model: 'stories260K', backend: 'cpu' });
+    expect(config.models.policy).toEqual({ model: 'stories260K', backend: 'cpu', weightFormat: 'q8' });
     expect(config.lab.policySource).toBe('files');
+  });
+
+  it('carries the Weights choice into the run config and its model reference; full fine-tuning loads f32', () => {
+    for (const weights of ['f16', 'q8', 'q4', 'f32'] as const) {
+      const s = defaultSetup();
+      s.policy.weights = weights;
+      const config = toRunConfig(s);
+      expect(config.models.policy.weightFormat).toBe(weights);
+      expect(parseStoredConfig(config).modelRefs?.policy).toEqual({ id: STORY_MODEL, weightFormat: weights });
+    }
+    const full = defaultSetup();
+    full.policy.weights = 'q4';
+    full.preset = { ...full.preset, finetune: { ...full.preset.finetune, mode: 'full' } };
+    expect(allowedWeightFormats(full)).toEqual(['f32']);
+    expect(toRunConfig(full).models.policy.weightFormat).toBe('f32');
+    // A setup remembered before the choice existed gets the default; a hand-edited value loads f16.
+    const { weights: _, ...old } = defaultSetup().policy;
+    expect(restoreSetup({ ...defaultSetup(), policy: old }).policy.weights).toBe('f16');
+    expect(toRunConfig(restoreSetup({ ...defaultSetup(), policy: { ...old, weights: 'nf4' } })).models.policy.weightFormat).toBe('f16');
   });
 });
 

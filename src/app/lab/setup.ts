@@ -7,6 +7,8 @@ import { makePreset, METHOD_TITLES, type MethodName, type MethodPreset } from '.
 import { bundledName } from '../../gpu/bundled';
 import { createScenario, DEFAULT_FAVOURITE, DEFAULT_PET_NAME, DEFAULT_STORY_SUBJECT, type ScenarioConfig, type ScenarioId } from '../../sims/scenarios/index';
 import type { ProblemOrder } from '../../sims/problems/index';
+import type { WeightFormat } from '../../gpu/quant';
+import { DEFAULT_LAB_WEIGHTS, labPolicy } from './policy-weights';
 import { roleFolderProblem, type RoleFiles } from './role-files';
 import {
   CHAT_MODEL,
@@ -54,6 +56,8 @@ export interface LabSetup {
     /** The name picked files are recorded under (the folder's name unless the person changes it). */
     localName: string;
     backend: Backend;
+    /** How its weight matrices are stored (the Setup's "Weights"); full fine-tuning uses f32. */
+    weights: WeightFormat;
   };
   roles: Record<Role, RoleChoice>;
   seed: number;
@@ -147,7 +151,7 @@ export function defaultSetup(options: { webgpu?: boolean } = {}): LabSetup {
     },
     method: 'combined',
     preset: presetFor('combined', 'storyteller'),
-    policy: { source: 'hub', hubId: parts.hubId, localName: '', backend: options.webgpu === false ? 'cpu' : 'webgpu' },
+    policy: { source: 'hub', hubId: parts.hubId, localName: '', backend: options.webgpu === false ? 'cpu' : 'webgpu', weights: DEFAULT_LAB_WEIGHTS },
     roles: parts.roles,
     seed: 1,
     problems: parts.problems,
@@ -275,6 +279,7 @@ export type LabRunConfig = RunConfig & Required<Pick<ConfigExtras, 'lab' | 'mode
  */
 export function toRunConfig(setup: LabSetup, policyModel = policyModelName(setup)): LabRunConfig {
   const talk = setup.scenario === 'talk';
+  const { policy, ref } = labPolicy(setup, policyModel || 'policy');
   const config: RunConfig = {
     format: 'nextstate-run-config',
     formatVersion: 1,
@@ -283,7 +288,7 @@ export function toRunConfig(setup: LabSetup, policyModel = policyModelName(setup
     method: setup.method,
     preset: setup.preset,
     models: {
-      policy: { model: policyModel || 'policy', backend: setup.policy.backend },
+      policy,
       // Talk yourself: the person is the user and nothing is evaluated; rules stand in, unused.
       user: talk ? { kind: 'rules' } : setup.roles.user,
       judge: setup.roles.judge,
@@ -298,7 +303,7 @@ export function toRunConfig(setup: LabSetup, policyModel = policyModelName(setup
   return {
     ...checked,
     lab: { policySource: setup.policy.source },
-    modelRefs: { policy: { id: policyModel || 'policy' } },
+    modelRefs: { policy: ref },
     seeds: { run: setup.seed },
   };
 }

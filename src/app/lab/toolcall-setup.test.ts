@@ -23,24 +23,24 @@ describe('the Setup on the tool-call track', () => {
     expect(parseAnyRunConfig(config)).toEqual(config);
     expect(config.label).toBe('toolcall · Integrated · Qwen3-0.6B');
     const rest = { ...config, label: undefined };
-    // Every field the CLI's example has, as the example has it (only the backend is the form's).
+    // Every field the CLI's example has, as the example has it (only the backend and the weight format are the form's).
     expect(rest).toEqual({
       ...example,
       label: undefined,
-      models: { policy: { model: 'Qwen/Qwen3-0.6B', backend: 'cpu' }, judge: { kind: 'rules' } },
+      models: { policy: { model: 'Qwen/Qwen3-0.6B', backend: 'cpu', weightFormat: 'f16' }, judge: { kind: 'rules' } },
       lab: { policySource: 'hub' },
-      modelRefs: { policy: { id: 'Qwen/Qwen3-0.6B' } },
+      modelRefs: { policy: { id: 'Qwen/Qwen3-0.6B', weightFormat: 'f16' } },
       seeds: { run: 1 },
     });
     // Storage reads it as it reads a personal run's config.
-    expect(parseStoredConfig(config).modelRefs).toEqual({ policy: { id: 'Qwen/Qwen3-0.6B' } });
+    expect(parseStoredConfig(config).modelRefs).toEqual({ policy: { id: 'Qwen/Qwen3-0.6B', weightFormat: 'f16' } });
   });
 
   it('maps every field of the form to the run config', () => {
     const setup = toolSetup();
     setup.label = '  small ';
     setup.seed = 7;
-    setup.policy = { source: 'files', hubId: '', localName: 'tiny', backend: 'webgpu' };
+    setup.policy = { source: 'files', hubId: '', localName: 'tiny', backend: 'webgpu', weights: 'q4' };
     setup.roles.judge = { kind: 'policy' };
     setup.toolcall = {
       rewardMode: 'outcome',
@@ -58,7 +58,7 @@ describe('the Setup on the tool-call track', () => {
       track: 'toolcall',
       method: 'binary',
       seed: 7,
-      models: { policy: { model: 'tiny', backend: 'webgpu' }, judge: { kind: 'policy' } },
+      models: { policy: { model: 'tiny', backend: 'webgpu', weightFormat: 'q4' }, judge: { kind: 'policy' } },
       problems: { source: 'builtin', count: 5 },
       toolcall: { rewardMode: 'outcome', groupSize: 2, maxSteps: 3, evalHeldOut: 4 },
       schedule: { concurrentGroups: 1, steps: 2, evalEvery: 1 },

@@ -9,6 +9,7 @@ import { bundledName } from '../../gpu/bundled';
 import type { MethodPreset } from '../../rl/presets';
 import type { RewardMode } from '../../sims/toolcall/index';
 import { exampleConfig, parseToolCallRunConfig, type ConfigExtras, type ToolCallRunConfig } from '../../runtime/run-config';
+import { labPolicy } from './policy-weights';
 import type { LabSetup } from './setup';
 
 /** What the form edits on the tool-call track; the run config's `toolcall`, problems, schedule and sampling. */
@@ -83,6 +84,7 @@ export type LabToolCallRunConfig = ToolCallRunConfig & Required<Pick<ConfigExtra
 export function toToolCallRunConfig(setup: LabSetup, policyModel: string): LabToolCallRunConfig {
   const t = setup.toolcall;
   const model = policyModel || 'policy';
+  const { policy, ref } = labPolicy(setup, model);
   const config: ToolCallRunConfig = {
     format: 'nextstate-run-config',
     formatVersion: 1,
@@ -91,7 +93,7 @@ export function toToolCallRunConfig(setup: LabSetup, policyModel: string): LabTo
     method: 'binary',
     preset: setup.preset,
     models: {
-      policy: { model, backend: setup.policy.backend },
+      policy,
       judge: setup.roles.judge,
     },
     seed: setup.seed,
@@ -104,7 +106,7 @@ export function toToolCallRunConfig(setup: LabSetup, policyModel: string): LabTo
   return {
     ...checked,
     lab: { policySource: setup.policy.source },
-    modelRefs: { policy: { id: model } },
+    modelRefs: { policy: ref },
     seeds: { run: setup.seed },
   };
 }

@@ -12,8 +12,10 @@ import type { MethodPreset, TeacherSource } from '../../rl/presets';
 import type { Backend } from '../../gpu/backend';
 import { CpuBackend } from '../../gpu/cpu/backend';
 import { DeviceLostError } from '../../gpu/errors';
+import { resolveWeightFormat } from '../../gpu/load';
 import type { PeftFiles } from '../../gpu/peft';
 import { Policy, type BaseModelReplies } from '../../gpu/policy';
+import type { WeightFormat } from '../../gpu/quant';
 import { FileListSource, HubSource, type FileProgress, type ModelSource } from '../../gpu/source';
 import { createWebGPUBackend, type WebGPUBackend } from '../../gpu/webgpu/backend';
 import {
@@ -35,6 +37,8 @@ export type ModelLocation = { kind: 'hub'; id: string } | { kind: 'files'; files
 export interface PolicyLoadRequest {
   location: ModelLocation;
   backend: 'webgpu' | 'cpu';
+  /** How the weight matrices are stored; absent: f16 on WebGPU, f32 on the CPU. */
+  weightFormat?: WeightFormat;
   preset: MethodPreset;
   seed: number;
   /** What a base-model policy is shown of the user's later messages (the scenario's choice). */
@@ -49,6 +53,8 @@ export interface PolicyInfo {
   weightBytes: number;
   hasChatTemplate: boolean;
   f16: boolean;
+  /** How the weight matrices were stored. */
+  weightFormat: WeightFormat;
   /** File name -> SHA-256 of config.json and the weights, for the run's modelRefs. */
   files: Record<string, string>;
 }
@@ -88,6 +94,7 @@ export class PolicyHost {
       weightBytes: p.weightBytes,
       hasChatTemplate: p.tokenizer.hasChatTemplate,
       f16: (this.backend as Partial<WebGPUBackend>).f16 === true,
+      weightFormat: resolveWeightFormat(request.weightFormat, this.backend!),
       files: { ...p.files },
     };
   }
@@ -103,7 +110,11 @@ export class PolicyHost {
     }
     const backend = req.backend === 'webgpu' ? await createWebGPUBackend() : new CpuBackend();
     const source: ModelSource = req.location.kind === 'hub' ? new HubSource(req.location.id) : new FileListSource(req.location.files);
-    const policy = await Policy.load(source, backend, { onProgress: (progress) => this.emit({ type: 'progress', progress }), replies: req.replies });
+    const policy = await Policy.load(source, backend, {
+      onProgress: (progress) => this.emit({ type: 'progress', progress }),
+      weightFormat: req.weightFormat,
+      replies: req.replies,
+    });
     this.backend = backend;
     this.service = new EnginePolicyService(policy, req.preset, req.seed);
     this.lost = false;
