@@ -6,7 +6,7 @@ import type { Backend } from './backend';
 import { expectedTensorCount, expectedTensors, parseModelConfig, type ModelConfig } from './config';
 import { WeightsError } from './errors';
 import { CausalLM, type Weights } from './model';
-import type { WeightFormat } from './quant';
+import { matrixFormat, type WeightFormat } from './quant';
 import { parseSafetensors, tensorSource, type TensorEntry } from './safetensors';
 import { sha256Hex } from './sha256';
 import { parseJsonFile, readJson, type FileProgress, type ModelSource } from './source';
@@ -121,7 +121,7 @@ export async function loadModel(source: ModelSource, backend: Backend, options: 
       // Each tensor is converted a block of rows at a time, straight from the file's bytes.
       const src = tensorSource(tensors.get(e.name)!, source.id);
       // Norm weights and biases are tiny and precision-sensitive; only matrices take the format.
-      weights.set(e.name, e.shape.length === 2 ? backend.weight(src, format) : backend.tensor(src.rows(0, e.shape[0]), e.shape));
+      weights.set(e.name, e.shape.length === 2 ? backend.weight(src, matrixFormat(e.name, format)) : backend.tensor(src.rows(0, e.shape[0]), e.shape));
     }
   } catch (e) {
     for (const w of weights.values()) backend.dispose(w);

@@ -13,7 +13,8 @@ import { PROJECTIONS, type Projection } from './config';
 import { CpuBackend } from './cpu/backend';
 import { loadModel } from './load';
 import { LoraAdapter } from './lora';
-import { planMemory, planMemoryFromJson, QUANT_GROUP_SIZE, type PlanInput } from './plan';
+import { planMemory, planMemoryFromJson, type PlanInput, type Quantize } from './plan';
+import { storedWords } from './quant';
 import { DirSource } from './source-node';
 import { FullTrainer, LoraTrainer } from './train';
 import { DEFAULT_FULL_TRAIN, DEFAULT_TRAIN, type TrainSample } from './train-types';
@@ -91,9 +92,9 @@ const CASES: Case[] = [
 ];
 
 /** Peak bytes of one real training step, and the bytes of weights and adapter state before it. */
-async function measure(c: Case, be: Backend = new CpuBackend()) {
+async function measure(c: Case, be: Backend = new CpuBackend(), quantize: Quantize = 'none') {
   const dir = await c.dir();
-  const { model, config } = await loadModel(new DirSource(dir), be);
+  const { model, config } = await loadModel(new DirSource(dir), be, { weightFormat: quantize === 'none' ? 'f32' : quantize });
   const weights = be.memory().allocated;
   const adapter = LoraAdapter.init(be, config, { rank: c.rank, alpha: 2 * c.rank, targets: c.targets }, 1);
   const trainer = new LoraTrainer(model, adapter, { ...DEFAULT_TRAIN, microBatchTokens: c.microBatchTokens });
@@ -115,9 +116,9 @@ async function measure(c: Case, be: Backend = new CpuBackend()) {
 }
 
 /** The LoRA plan of case `c` from its config.json, as the app plans a run. */
-const loraPlan = (c: Case, config: unknown, backend: PlanInput['backend']) =>
+const loraPlan = (c: Case, config: unknown, backend: PlanInput['backend'], quantize: Quantize = 'none') =>
   planMemoryFromJson(config, {
-    quantize: 'none',
+    quantize,
     backend,
     lora: { rank: c.rank, targets: c.targets },
     train: { sequences: c.sequences, tokens: c.tokens },
@@ -142,6 +143,19 @@ describe('memory plan against the engine allocation (CPU backend)', () => {
       expect(plan.bytes.weights + plan.bytes.lora - plan.loraParameters * 4 + plan.bytes.optimizer).toBe(m.persistent);
       expectWithinTenPercent(plan.bytes.total, m.peak);
     });
+  }
+});
+
+describe('memory plan against the engine allocation per weight format (CPU backend)', () => {
+  for (const quantize of ['f16', 'q8', 'q4'] as const) {
+    for (const c of [CASES[0], CASES[2]]) {
+      it(`${c.name}, ${quantize}: weights exact, the step within 10% of the measured peak`, async () => {
+        const m = await measure(c, new CpuBackend(), quantize);
+        const plan = loraPlan(c, m.config, 'cpu', quantize);
+        expect(plan.bytes.weights).toBe(m.weights);
+        expectWithinTenPercent(plan.bytes.total, m.peak);
+      });
+    }
   }
 });
 
@@ -183,12 +197,12 @@ describe('full fine-tuning plan against the engine allocation (CPU backend)', ()
 });
 
 describe('memory plan against the engine allocation (WebGPU on Dawn)', () => {
-  it('stories260K, 8 x 64: within 10% of the runtime count of its pooled buffers', async () => {
+  it.each(['none', 'q4'] as const)('stories260K, 8 x 64, weights %s: within 10%% of the runtime count of its buffers', async (quantize) => {
     const gpu = await createNodeWebGPUBackend();
     try {
       const c = CASES[0];
-      const m = await measure(c, gpu);
-      const plan = loraPlan(c, m.config, 'webgpu');
+      const m = await measure(c, gpu, quantize);
+      const plan = loraPlan(c, m.config, 'webgpu', quantize);
       // The runtime counts buffer.size: size-class rounding of the pool included, as the plan has it.
       expect(plan.bytes.weights).toBe(m.weights);
       expectWithinTenPercent(plan.bytes.total, m.peak);
@@ -202,33 +216,34 @@ describe('memory plan formats and limits', () => {
   const stories = JSON.parse(readFileSync(dataPath('models/stories260K/config.json'), 'utf8')) as unknown;
   const base = { backend: 'webgpu' as const, lora: null, train: null };
 
-  it('stores matrices in f16 only on WebGPU with shader-f16; norms stay f32', () => {
+  it('stores matrices in the format at their exact size on either backend; norms stay f32', () => {
     const f32 = planMemoryFromJson(stories, { ...base, backend: 'cpu', quantize: 'none' }).bytes.weights;
-    const f16 = planMemoryFromJson(stories, { ...base, quantize: 'f16' });
     // stories260K: 260,032 parameters, of which 11 norm vectors of 64 (5 layers x 2 + the final norm).
     expect(f32).toBe(260_032 * 4);
-    // On WebGPU f32 tensors come from the buffer pool, whose size classes round up by at most 1/8.
-    const pooled = planMemoryFromJson(stories, { ...base, quantize: 'none' }).bytes.weights;
-    expect(pooled).toBeGreaterThan(f32);
-    expect(pooled).toBeLessThan(f32 * 1.125);
+    // On WebGPU matrices are created at their size too; only the norms come from the pool (64 floats: a size class of its own).
+    expect(planMemoryFromJson(stories, { ...base, quantize: 'none' }).bytes.weights).toBe(f32);
+    const f16 = planMemoryFromJson(stories, { ...base, quantize: 'f16' });
     expect(f16.bytes.weights).toBe((260_032 - 11 * 64) * 2 + 11 * 64 * 4);
-    expect(f16.weightFormat).toMatchObject({ storage: 'f16', implemented: true });
-    expect(planMemoryFromJson(stories, { ...base, quantize: 'f16', shaderF16: false }).bytes.weights).toBe(pooled);
-    expect(planMemoryFromJson(stories, { ...base, quantize: 'f16', backend: 'cpu' }).bytes.weights).toBe(f32);
+    expect(f16.weightFormat).toEqual({ storage: 'f16', bitsPerWeight: 16, groupSize: null, implemented: true });
+    // Without shader-f16 the same halves are unpacked in the kernels: same bytes, another note.
+    const unpacked = planMemoryFromJson(stories, { ...base, quantize: 'f16', shaderF16: false });
+    expect(unpacked.bytes.weights).toBe(f16.bytes.weights);
+    expect(unpacked.notes.join(' ')).toMatch(/unpacked from u32 words/);
+    expect(planMemoryFromJson(stories, { ...base, quantize: 'f16', backend: 'cpu' }).bytes.weights).toBe(f16.bytes.weights);
   });
 
-  it('plans q8 and q4 as group-quantized matrices with f16 scales, marked not implemented', () => {
+  it('plans q8 and q4 as groups of 32 with f16 scales (q4 keeps the embedding in q8), as quant.ts stores them', () => {
     for (const [q, bits] of [
-      ['q8', 8],
-      ['q4', 4],
+      ['q8', 8.5],
+      ['q4', 4.5],
     ] as const) {
       const p = planMemoryFromJson(stories, { ...base, quantize: q });
-      expect(p.weightFormat).toEqual({ storage: q, bitsPerWeight: bits + 16 / QUANT_GROUP_SIZE, groupSize: QUANT_GROUP_SIZE, implemented: false });
-      expect(p.notes.join(' ')).toMatch(/PLANNED format, not implemented/);
-      // stories260K's matrices all have rows of 64 or 172 values: 2 or 6 groups of 32.
-      const row = (cols: number) => Math.ceil(cols / QUANT_GROUP_SIZE) * ((QUANT_GROUP_SIZE * bits) / 8 + 2);
-      const perLayer = 64 * row(64) + 2 * 32 * row(64) + 64 * row(64) + 2 * 172 * row(64) + 64 * row(172);
-      expect(p.bytes.weights).toBe(512 * row(64) + 5 * perLayer + 11 * 64 * 4);
+      expect(p.weightFormat).toEqual({ storage: q, bitsPerWeight: bits, groupSize: 32, implemented: true });
+      // stories260K's matrices all have rows of 64 or 172 values: 2 or 6 groups of 32, 17 words (q8) or 9 (q4) a block of two.
+      const m = (rows: number, cols: number) => storedWords(rows, cols, q) * 4;
+      const perLayer = m(64, 64) + 2 * m(32, 64) + m(64, 64) + 2 * m(172, 64) + m(64, 172);
+      expect(p.bytes.weights).toBe(storedWords(512, 64, 'q8') * 4 + 5 * perLayer + 11 * 64 * 4);
+      expect(m(64, 172)).toBe(64 * 3 * (q === 'q8' ? 17 : 9) * 4);
     }
   });
 

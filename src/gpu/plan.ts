@@ -3,8 +3,8 @@
  * need on the device, computed from config.json alone, without allocating anything.
  *
  * It follows the engine's own allocations, category by category:
- *  - weights: load.ts (matrices in f16 only where the WebGPU device has shader-f16, norms and
- *    biases always f32);
+ *  - weights: load.ts (matrices in the chosen format, quant.ts's storedWords at their exact size,
+ *    the q4 model's embedding and LM head in q8; norms and biases f32, pooled);
  *  - KV cache: CausalLM.createCache, [B, numKvHeads, maxT, headDim] f32 per layer for K and V;
  *    a training forward fills one of its own, one slot per padded token of the micro-batch;
  *  - activations: the tape CausalLM.forward keeps for backward() (LayerTape per layer, the final
@@ -17,23 +17,18 @@
  * The trainer cuts a batch into micro-batches of at most `microBatchTokens` padded tokens and
  * runs them one at a time, so one micro-batch is what the step holds at once.
  *
- * q8 and q4 are planned formats the engine does not implement yet: weight matrices stored in
- * groups of QUANT_GROUP_SIZE along the input dimension, one f16 scale per group (symmetric, no
- * zero point; the block layout of llama.cpp's Q8_0 and Q4_0), i.e. 8.5 and 4.5 bits a weight.
  * Per-layer recomputation of activations is also planned, not implemented: `recompute: 'layer'`
  * plans it (only each layer's input kept; one layer's tape and K/V rebuilt at a time in backward).
  */
 import { parameterCount, parseModelConfig, PROJECTIONS, projectionShape, type ModelConfig, type Projection } from './config';
 import { EngineError } from './errors';
 import { LOGITS_CHUNK_FLOATS } from './score';
+import { bitsPerWeight, GROUP, isQuantized, matrixFormat, storedWords, type WeightFormat } from './quant';
 import { BufferPool } from './webgpu/pool';
 import { DEFAULT_TRAIN } from './train-types';
 
 export const QUANTIZE_FORMATS = ['none', 'f16', 'q8', 'q4'] as const;
 export type Quantize = (typeof QUANTIZE_FORMATS)[number];
-
-/** Weights per f16 scale in the planned q8 / q4 formats. */
-export const QUANT_GROUP_SIZE = 32;
 
 /** Storage-binding limits a plan is checked against (maxStorageBufferBindingSize values seen on real adapters). */
 export const BINDING_LIMITS = [
@@ -44,10 +39,10 @@ export const BINDING_LIMITS = [
 const F32 = 4;
 
 export interface PlanInput {
-  /** Weight format; 'f16' stores matrices in f16 only on WebGPU with shader-f16. */
+  /** Weight format of the matrices ('none': f32). */
   quantize: Quantize;
   backend: 'webgpu' | 'cpu';
-  /** WebGPU only: the device has shader-f16 (default true). */
+  /** WebGPU only: the device has shader-f16, so f16 is read natively rather than unpacked (the notes say which). */
   shaderF16?: boolean;
   /** The trained adapter; null plans inference only (or full fine-tuning, with `full`). */
   lora: { rank: number; targets: readonly string[] } | null;
@@ -104,7 +99,7 @@ export interface MemoryPlan {
     storage: 'f32' | 'f16' | 'q8' | 'q4';
     bitsPerWeight: number;
     groupSize: number | null;
-    /** False for formats the engine cannot load yet (q8, q4): the plan is of the format, not the engine. */
+    /** Every format the planner knows is one the engine loads. */
     implemented: boolean;
   };
   recompute: 'none' | 'layer';
@@ -122,32 +117,9 @@ export interface MemoryPlan {
   notes: string[];
 }
 
-function bytesPerMatrix(rows: number, cols: number, storage: MemoryPlan['weightFormat']['storage']): number {
-  switch (storage) {
-    case 'f32':
-      return rows * cols * F32;
-    case 'f16':
-      return rows * cols * 2;
-    case 'q8':
-    case 'q4': {
-      const bits = storage === 'q8' ? 8 : 4;
-      const groups = Math.ceil(cols / QUANT_GROUP_SIZE);
-      // Each row: its groups' packed integers (padded to whole groups) plus one f16 scale per group.
-      return rows * groups * ((QUANT_GROUP_SIZE * bits) / 8 + 2);
-    }
-  }
-}
-
 function weightStorage(input: PlanInput): MemoryPlan['weightFormat'] {
-  const q = input.quantize;
-  if (q === 'q8' || q === 'q4') {
-    const bits = q === 'q8' ? 8 : 4;
-    return { storage: q, bitsPerWeight: bits + 16 / QUANT_GROUP_SIZE, groupSize: QUANT_GROUP_SIZE, implemented: false };
-  }
-  const half = q === 'f16' && input.backend === 'webgpu' && (input.shaderF16 ?? true);
-  return half
-    ? { storage: 'f16', bitsPerWeight: 16, groupSize: null, implemented: true }
-    : { storage: 'f32', bitsPerWeight: 32, groupSize: null, implemented: true };
+  const storage: WeightFormat = input.quantize === 'none' ? 'f32' : input.quantize;
+  return { storage, bitsPerWeight: bitsPerWeight(storage), groupSize: isQuantized(storage) ? GROUP : null, implemented: true };
 }
 
 function loraTargets(targets: readonly string[]): Projection[] {
@@ -179,14 +151,15 @@ export function planMemory(c: ModelConfig, input: PlanInput): MemoryPlan {
   const webgpu = input.backend === 'webgpu';
   const act = (n: number) => (webgpu ? BufferPool.sizeClass(Math.max(4, n * F32)) : n * F32);
 
-  // ---- weights (load.ts: 2-D tensors take the matrix format, 1-D ones stay f32) ----
+  // ---- weights (load.ts: 2-D tensors take the matrix format at their exact size, 1-D ones stay f32) ----
   let weights = 0;
-  const matrixBytes = (rows: number, cols: number) =>
-    // f32 matrices go through backend.tensor (pooled on WebGPU); f16 ones through weight(), at their exact size.
-    format.storage === 'f32' ? act(rows * cols) : Math.ceil(bytesPerMatrix(rows, cols, format.storage) / 4) * 4;
+  // What full fine-tuning gives a gradient, m and v (pooled f32 buffers of each weight's shape).
+  let fullTrained = 0;
   const matrix = (name: string, rows: number, cols: number, count = 1) => {
-    weights += count * matrixBytes(rows, cols);
-    buffer(name, [rows, cols], bytesPerMatrix(rows, cols, format.storage), 'weight');
+    const bytes = storedWords(rows, cols, matrixFormat(name, format.storage)) * 4;
+    weights += count * bytes;
+    if (!(name === 'model.embed_tokens.weight' && input.full?.freezeEmbedding)) fullTrained += count * act(rows * cols);
+    buffer(name, [rows, cols], bytes, 'weight');
   };
   matrix('model.embed_tokens.weight', V, D);
   if (!c.tieWordEmbeddings) matrix('lm_head.weight', V, D);
@@ -194,7 +167,9 @@ export function planMemory(c: ModelConfig, input: PlanInput): MemoryPlan {
     const [out, inp] = projectionShape(c, p);
     matrix(`model.layers.*.${p}.weight`, out, inp, L);
   }
-  weights += L * (2 * act(D) + (c.qkvBias ? act(Hq) + 2 * act(Hkv) : 0) + (c.qkNorm ? 2 * act(c.headDim) : 0)) + act(D);
+  const vectors = L * (2 * act(D) + (c.qkvBias ? act(Hq) + 2 * act(Hkv) : 0) + (c.qkNorm ? 2 * act(c.headDim) : 0)) + act(D);
+  weights += vectors;
+  fullTrained += vectors;
 
   // ---- LoRA adapter, gradient, AdamW moments ----
   const targets = input.lora ? loraTargets(input.lora.targets) : [];
@@ -215,7 +190,7 @@ export function planMemory(c: ModelConfig, input: PlanInput): MemoryPlan {
   }
   const training: MemoryPlan['training'] = input.train === null ? null : full ? 'full' : input.lora ? 'lora' : null;
   // FullTrainer: every checkpoint tensor (the embedding left out when frozen) gets a gradient and m, v of its shape.
-  const trained = training === 'full' ? weights - (full?.freezeEmbedding ? matrixBytes(V, D) : 0) : adapterBytes;
+  const trained = training === 'full' ? fullTrained : adapterBytes;
   const lora = training === 'full' ? trained : adapterBytes * ((input.adapterCopies ?? 1) + (training ? 1 : 0));
   const optimizer = training ? 2 * trained : 0;
   if (training === 'full') weights += (full?.weightCopies ?? 0) * weights;
@@ -295,19 +270,19 @@ export function planMemory(c: ModelConfig, input: PlanInput): MemoryPlan {
     notes.push(`KV cache includes a generation batch of ${batch} x ${tokens} tokens`);
   }
 
-  if (format.storage === 'q8' || format.storage === 'q4') {
-    notes.push(
-      `weights: ${format.storage} is a PLANNED format, not implemented in the engine yet: ${format.storage === 'q8' ? 8 : 4}-bit integers in groups of ${QUANT_GROUP_SIZE} along each row with one f16 scale per group (${format.bitsPerWeight} bits a weight); norms and biases f32`,
-    );
-  } else if (input.quantize === 'f16' && format.storage === 'f32') {
-    notes.push(
-      input.backend === 'cpu'
-        ? 'weights: the CPU backend stores f32 whatever is asked'
-        : 'weights: without shader-f16 the engine stores f32 (the f16 format needs a device with shader-f16)',
-    );
-  } else {
-    notes.push(`weights: matrices in ${format.storage}, norms and biases f32 (as load.ts stores them)`);
-  }
+  const f16Read =
+    input.backend === 'cpu'
+      ? 'decoded by each CPU op'
+      : (input.shaderF16 ?? true)
+        ? 'read natively (shader-f16)'
+        : 'unpacked from u32 words in the kernels (no shader-f16)';
+  const formats: Record<WeightFormat, string> = {
+    f32: 'matrices in f32',
+    f16: `matrices in f16, ${f16Read}`,
+    q8: `matrices in q8: 8-bit integers in groups of ${GROUP} along each row, one f16 scale per group (${format.bitsPerWeight} bits a weight), dequantized as the kernels load them`,
+    q4: `matrices in q4: NF4 levels in groups of ${GROUP} along each row, one f16 scale per group (${format.bitsPerWeight} bits a weight), dequantized as the kernels load them; the embedding and LM head in q8`,
+  };
+  notes.push(`weights: ${formats[format.storage]}; norms and biases f32`);
   notes.push('activations, gradients, KV cache and optimizer state are f32');
   if (webgpu) {
     notes.push(

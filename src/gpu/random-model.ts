@@ -7,7 +7,7 @@
 import type { Backend, Tensor, WeightSource } from './backend';
 import { expectedTensors, type ModelConfig } from './config';
 import { CausalLM, type Weights } from './model';
-import type { WeightFormat } from './quant';
+import { matrixFormat, type WeightFormat } from './quant';
 import { mulberry32 } from './random';
 
 export interface RandomModelOptions {
@@ -47,7 +47,7 @@ export function randomModel(config: ModelConfig, backend: Backend, opts: RandomM
     expectedTensors(config).forEach((e, i) => {
       const s = seed * 1000 + i;
       let t: Tensor;
-      if (e.shape.length === 2) t = backend.weight(randomRows(e.shape, s, half), opts.format);
+      if (e.shape.length === 2) t = backend.weight(randomRows(e.shape, s, half), matrixFormat(e.name, opts.format));
       else if (e.name.endsWith('.bias')) t = backend.tensor(randomRows(e.shape, s, half).rows(0, e.shape[0]), e.shape);
       else t = backend.tensor(randomRows(e.shape, s, (opts.normJitter ?? 0) / 2, 1).rows(0, e.shape[0]), e.shape);
       weights.set(e.name, t);
