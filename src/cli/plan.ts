@@ -104,7 +104,7 @@ function planLines(p: MemoryPlan, from: string): string[] {
   const lines = [
     `${p.architecture} from ${from}: ${p.parameters.toLocaleString('en-US')} parameters` +
       (p.loraParameters ? `, LoRA ${p.loraParameters.toLocaleString('en-US')}` : ''),
-    `weights as ${f.storage}${f.groupSize ? ` (groups of ${f.groupSize}, f16 scales, ${f.bitsPerWeight} bits a weight)` : ''}${f.implemented ? '' : ': PLANNED, not implemented in the engine yet'}`,
+    `weights as ${f.storage}${f.groupSize ? ` (groups of ${f.groupSize}, f16 scales, ${f.bitsPerWeight} bits a weight)` : ''}`,
   ];
   const width = Math.max(...Object.values(LABELS).map((l) => l.length));
   const labels = p.training === 'full' ? { ...LABELS, weights: 'weights (and frozen copies)', lora: 'weight gradient' } : LABELS;

@@ -224,7 +224,7 @@ describe('memory plan formats and limits', () => {
     expect(planMemoryFromJson(stories, { ...base, quantize: 'none' }).bytes.weights).toBe(f32);
     const f16 = planMemoryFromJson(stories, { ...base, quantize: 'f16' });
     expect(f16.bytes.weights).toBe((260_032 - 11 * 64) * 2 + 11 * 64 * 4);
-    expect(f16.weightFormat).toEqual({ storage: 'f16', bitsPerWeight: 16, groupSize: null, implemented: true });
+    expect(f16.weightFormat).toEqual({ storage: 'f16', bitsPerWeight: 16, groupSize: null });
     // Without shader-f16 the same halves are unpacked in the kernels: same bytes, another note.
     const unpacked = planMemoryFromJson(stories, { ...base, quantize: 'f16', shaderF16: false });
     expect(unpacked.bytes.weights).toBe(f16.bytes.weights);
@@ -238,7 +238,7 @@ describe('memory plan formats and limits', () => {
       ['q4', 4.5],
     ] as const) {
       const p = planMemoryFromJson(stories, { ...base, quantize: q });
-      expect(p.weightFormat).toEqual({ storage: q, bitsPerWeight: bits, groupSize: 32, implemented: true });
+      expect(p.weightFormat).toEqual({ storage: q, bitsPerWeight: bits, groupSize: 32 });
       // stories260K's matrices all have rows of 64 or 172 values: 2 or 6 groups of 32, 17 words (q8) or 9 (q4) a block of two.
       const m = (rows: number, cols: number) => storedWords(rows, cols, q) * 4;
       const perLayer = m(64, 64) + 2 * m(32, 64) + m(64, 64) + 2 * m(172, 64) + m(64, 172);

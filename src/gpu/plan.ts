@@ -99,8 +99,6 @@ export interface MemoryPlan {
     storage: 'f32' | 'f16' | 'q8' | 'q4';
     bitsPerWeight: number;
     groupSize: number | null;
-    /** Every format the planner knows is one the engine loads. */
-    implemented: boolean;
   };
   recompute: 'none' | 'layer';
   /** How the training batch is cut: micro-batches of `sequences` x `tokens`. */
@@ -119,7 +117,7 @@ export interface MemoryPlan {
 
 function weightStorage(input: PlanInput): MemoryPlan['weightFormat'] {
   const storage: WeightFormat = input.quantize === 'none' ? 'f32' : input.quantize;
-  return { storage, bitsPerWeight: bitsPerWeight(storage), groupSize: isQuantized(storage) ? GROUP : null, implemented: true };
+  return { storage, bitsPerWeight: bitsPerWeight(storage), groupSize: isQuantized(storage) ? GROUP : null };
 }
 
 function loraTargets(targets: readonly string[]): Projection[] {
