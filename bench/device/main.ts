@@ -14,17 +14,17 @@ import { attempt } from '../lib/attempt';
 import { measureModel } from '../lib/engine';
 import { measureMatmul } from '../lib/matmul';
 import { now, round } from '../lib/stats';
-import { isSkipped, type Maybe } from '../lib/types';
+import { isSkipped, type MatmulCell, type Maybe, type Skipped } from '../lib/types';
 import { prefillMacsPerToken } from '../lib/work';
 import { log } from '../node/log';
 import { machineInfo } from '../node/machine';
 import { withDawn } from '../node/suite';
-import { parseDeviceArgs, USAGE, type DeviceArgs, type ShapeName } from './args';
+import { parseDeviceArgs, USAGE, type DeviceArgs } from './args';
 import { describeAdapter, refusal, type DeviceAdapter } from './gpu';
 import { devicePeak, shareOfPeak, type Peak } from './peak';
-import { deviceWorkload, gflopsFrom, msPerParam, planCell, type DeviceWorkload } from './plan';
-import { randomModel } from './random-model-adapter';
-import { summarize, type DeviceMatmul, type DeviceReport, type FormatRun } from './report';
+import { deviceWorkload, gflopsFrom, MATMUL_BUDGET_MS, matmulFits, msPerParam, planCell, type DeviceWorkload, type MatmulSize } from './plan';
+import { randomModel } from '../../src/gpu/random-model';
+import { summarize, type DeviceReport, type FormatRun } from './report';
 import { deviceShape, shapeSummary, type Shape } from './shapes';
 
 /** Set by scripts/build-device-bundle.mjs: what the bundle was built from. */
@@ -45,11 +45,37 @@ function emit(report: DeviceReport, out: string | null): void {
   process.stdout.write(json);
 }
 
-async function matmulFigure(w: DeviceWorkload, peak: Maybe<Peak>): Promise<Maybe<DeviceMatmul>> {
-  const cell = await attempt('the matmul', () => withDawn((be) => measureMatmul(be, { ...w, budgetMs: 20_000, cheapMs: 5_000 }, w.matmulProductsPerRep)), log);
-  if (isSkipped(cell)) return cell;
-  const tflops = round(cell.gflops.median / 1000);
-  return { ...cell, tflops, shareOfPeak: shareOfPeak(cell.gflops.median, peak) };
+const NOT_REACHED = { skipped: 'not reached: the run ended first' };
+const CUT_OFF = { skipped: 'cut off: the run passed its hard deadline during this measurement' };
+
+/**
+ * Each size in turn on one device, while the last one's rate predicts the next fits. `track`
+ * names the figure being measured, so the watchdog can say which one it cut off.
+ */
+async function matmulFigures(w: DeviceWorkload, peak: Maybe<Peak>, out: DeviceReport['matmul'], track: (key: string | null) => void): Promise<void> {
+  const failed = await attempt(
+    'the matmul',
+    () =>
+      withDawn(async (be) => {
+        let prev: (MatmulSize & { gflops: number }) | null = null;
+        let over: Skipped | null = null;
+        for (const size of w.matmuls) {
+          track(`n${size.n}`);
+          const fits: true | Skipped = over ?? (prev ? matmulFits(prev, size, w.reps, MATMUL_BUDGET_MS) : true);
+          const mw = { ...w, matmulN: size.n, budgetMs: MATMUL_BUDGET_MS, cheapMs: MATMUL_BUDGET_MS / 4 };
+          const cell: Maybe<MatmulCell> = fits === true ? await measureMatmul(be, mw, size.productsPerRep) : fits;
+          out[`n${size.n}`] = isSkipped(cell)
+            ? cell
+            : { ...cell, tflops: round(cell.gflops.median / 1000), shareOfPeak: shareOfPeak(cell.gflops.median, peak) };
+          log(`matmul ${size.n}^3 x ${size.productsPerRep}: ${isSkipped(cell) ? cell.skipped : `${cell.gflops.median} GFLOP/s`}`);
+          if (isSkipped(cell)) over ??= { skipped: `not tried: ${size.n}^3 was ${cell.skipped}` };
+          else prev = { ...size, gflops: cell.gflops.median };
+        }
+      }),
+    log,
+  );
+  track(null);
+  if (isSkipped(failed)) for (const [key, cell] of Object.entries(out)) if (cell === NOT_REACHED) out[key] = failed;
 }
 
 /** One model in one format on a fresh device: create its random weights, then measure. */
@@ -112,7 +138,7 @@ async function main(args: DeviceArgs): Promise<void> {
   const cells = args.formats.flatMap((format) => shapes.map((shape) => ({ shape, format })));
   for (const { shape, format } of cells) {
     models[shape.name] ??= { shape: shapeSummary(shape), formats: {} };
-    models[shape.name]!.formats[format] = { skipped: 'not reached: the run ended first' };
+    models[shape.name]!.formats[format] = NOT_REACHED;
   }
   const report: DeviceReport = {
     benchmark: 'next-state-lab engine on a GPU: random-weight models through Dawn in Node',
@@ -126,7 +152,7 @@ async function main(args: DeviceArgs): Promise<void> {
     peak,
     workload: (({ budgetMs: _b, cheapMs: _c, ...rest }) => rest)(w),
     summary: {},
-    matmul: { skipped: 'not reached: the run ended first' },
+    matmul: Object.fromEntries(w.matmuls.map((m) => [`n${m.n}`, NOT_REACHED])),
     models,
   };
   const finish = (complete: boolean) => {
@@ -135,20 +161,22 @@ async function main(args: DeviceArgs): Promise<void> {
     report.summary = summarize(models);
     emit(report, args.out);
   };
-  let current: { shape: ShapeName; format: WeightFormat } | null = null;
+  /** Marks the figure being measured as cut off; set while one is. */
+  let cutOff: (() => void) | null = null;
   // Timers fire while the engine awaits the device, so a stuck measurement still ends in a report.
   const watchdog = setTimeout(
     () => {
       log(`the hard deadline (budget + ${GRACE_MS / 1000} s) passed; printing what was measured`);
-      if (current) models[current.shape]!.formats[current.format] = { skipped: 'cut off: the run passed its hard deadline during this measurement' };
+      cutOff?.();
       finish(false);
       process.exit(0);
     },
     args.budgetS * 1000 + GRACE_MS,
   );
 
-  report.matmul = await matmulFigure(w, peak);
-  log(`matmul ${w.matmulN}^3: ${JSON.stringify(report.matmul)}`);
+  await matmulFigures(w, peak, report.matmul, (key) => {
+    cutOff = key ? () => (report.matmul[key] = CUT_OFF) : null;
+  });
 
   const created: { ms: number; params: number }[] = [];
   for (let i = 0; i < cells.length; i++) {
@@ -163,7 +191,7 @@ async function main(args: DeviceArgs): Promise<void> {
       models[shape.name]!.formats[format] = plan;
       continue;
     }
-    current = { shape: shape.name, format };
+    cutOff = () => (models[shape.name]!.formats[format] = CUT_OFF);
     const cw = { ...w, budgetMs: plan.budgetMs, cheapMs: plan.cheapMs };
     log(`${shape.name} ${format}: ${(plan.budgetMs / 1000).toFixed(1)} s per measurement`);
     const result = await attempt(
@@ -173,7 +201,7 @@ async function main(args: DeviceArgs): Promise<void> {
     );
     if (!isSkipped(result)) created.push({ ms: result.createMs, params: shapeSummary(shape).parameters });
     models[shape.name]!.formats[format] = isSkipped(result) ? result : result.run;
-    current = null;
+    cutOff = null;
   }
   clearTimeout(watchdog);
   finish(true);

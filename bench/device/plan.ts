@@ -23,14 +23,25 @@ export const MIN_MEASUREMENT_MS = 2000;
  */
 export const FIRST_GUESS_MS_PER_PARAM = 40e-6;
 
-export interface DeviceWorkload extends Workload {
-  /** Products per timed matmul repetition (lib/matmul.ts). */
-  matmulProductsPerRep: number;
+export interface MatmulSize {
+  n: number;
+  /** Products per timed repetition (lib/matmul.ts). */
+  productsPerRep: number;
 }
+
+export interface DeviceWorkload extends Workload {
+  /** Smallest first: each is tried only if the one before predicts it fits (matmulFits). */
+  matmuls: MatmulSize[];
+}
+
+/** Most milliseconds one matmul size may take. */
+export const MATMUL_BUDGET_MS = 20_000;
 
 /**
  * Full: 128-token prompts (a short chat turn), 8 decode steps (more when they are cheap), a LoRA step on 16 x 128 tokens
- * with 32 loss tokens each; a 4096^3 matmul, 8 per wait. --quick: tiny sizes for a CPU emulator.
+ * with 32 loss tokens each; matmuls at 1024^3 (npm run bench's size) and 4096^3, 8 products per
+ * wait, which a GPU needs to be measured rather than its submit and read. --quick: tiny sizes for
+ * a CPU emulator.
  * budgetMs is set per model by planCell.
  */
 export function deviceWorkload(quick: boolean): DeviceWorkload {
@@ -44,7 +55,15 @@ export function deviceWorkload(quick: boolean): DeviceWorkload {
     cheapMs: 0,
     train: { batch: 16, completionTokens: quick ? 4 : 32 },
     matmulN: quick ? 256 : 4096,
-    matmulProductsPerRep: quick ? 1 : 8,
+    matmuls: quick
+      ? [
+          { n: 128, productsPerRep: 1 },
+          { n: 256, productsPerRep: 1 },
+        ]
+      : [
+          { n: 1024, productsPerRep: 1 },
+          { n: 4096, productsPerRep: 8 },
+        ],
     budgetMs: 0,
   };
 }
@@ -78,6 +97,21 @@ export function planCell(leftMs: number, params: number[], msPerParam: number): 
   }
   const budgetMs = Math.max(MIN_MEASUREMENT_MS, ((leftMs - creations) * share) / (MEASUREMENTS_PER_CELL * SLACK));
   return { createEstimateMs, budgetMs: Math.round(budgetMs), cheapMs: Math.round(budgetMs / 4) };
+}
+
+/**
+ * Whether the next matmul size fits its budget at the rate the previous size ran: one warm-up
+ * repetition of a 4096^3 x 8 on a CPU emulator would take ten minutes, and nothing can stop it.
+ */
+export function matmulFits(prev: MatmulSize & { gflops: number }, next: MatmulSize, reps: number, budgetMs: number): true | Skipped {
+  const repMs = (2 * next.n ** 3 * next.productsPerRep) / (prev.gflops * 1e9) / 1e-3;
+  // The repetitions and up to two warm-ups.
+  if (repMs * (reps + 2) <= budgetMs) return true;
+  return {
+    skipped:
+      `over the time budget: at the ${prev.n}^3 rate (${prev.gflops} GFLOP/s) a repetition of ${next.productsPerRep} ${next.n}^3 products ` +
+      `would take ~${(repMs / 1000).toFixed(1)} s, so ${reps} and the warm-ups ~${((repMs * (reps + 2)) / 1000).toFixed(0)} s, more than the ${budgetMs / 1000} s allowed`,
+  };
 }
 
 /** The creation rate to plan the next models with: the slowest seen so far, or the first guess. */

@@ -49,7 +49,8 @@ export interface DeviceReport {
   peak: Maybe<Peak>;
   workload: Omit<DeviceWorkload, 'budgetMs' | 'cheapMs'>;
   summary: Record<string, SummaryLine | { skipped: string }>;
-  matmul: Maybe<DeviceMatmul>;
+  /** By size: n1024, n4096 (--quick: n128, n256). */
+  matmul: Record<string, Maybe<DeviceMatmul>>;
   models: Partial<Record<ShapeName, ShapeRun>>;
 }
 

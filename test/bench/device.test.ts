@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { DEFAULT_BUDGET_S, parseDeviceArgs } from '../../bench/device/args';
 import { refusal } from '../../bench/device/gpu';
 import { devicePeak, shareOfPeak } from '../../bench/device/peak';
-import { FIRST_GUESS_MS_PER_PARAM, MEASUREMENTS_PER_CELL, MIN_MEASUREMENT_MS, gflopsFrom, msPerParam, planCell } from '../../bench/device/plan';
+import { FIRST_GUESS_MS_PER_PARAM, MEASUREMENTS_PER_CELL, MIN_MEASUREMENT_MS, gflopsFrom, matmulFits, msPerParam, planCell } from '../../bench/device/plan';
 import { summarize, type FormatRun } from '../../bench/device/report';
 import { deviceShape } from '../../bench/device/shapes';
 import type { InferenceCell, Rate } from '../../bench/lib/types';
@@ -117,6 +117,17 @@ describe('the summary', () => {
     expect(summarize({ '4b': { shape: {} as never, formats: { q4: run, f16: { skipped: 'over the budget' } } } })).toEqual({
       '4b q4': { prefillTokensPerS: { b1: 500, b16: '-' }, decodeTokensPerS: { b1: 50, b16: '-' }, trainTokensPerS: '-', peakMiB: 3 },
       '4b f16': { skipped: 'over the budget' },
+    });
+  });
+});
+
+describe('the matmul sizes', () => {
+  it('tries the next size only if the rate of the one before says its repetitions and warm-ups fit', () => {
+    // 2 * 4096^3 * 8 FLOP at 10 TFLOP/s: 110 ms a repetition, 0.55 s for 3 and 2 warm-ups.
+    expect(matmulFits({ n: 1024, productsPerRep: 1, gflops: 10_000 }, { n: 4096, productsPerRep: 8 }, 3, 20_000)).toBe(true);
+    // At SwiftShader's 1.5 GFLOP/s the same repetition takes ~733 s.
+    expect(matmulFits({ n: 1024, productsPerRep: 1, gflops: 1.5 }, { n: 4096, productsPerRep: 8 }, 3, 20_000)).toEqual({
+      skipped: expect.stringMatching(/^over the time budget: at the 1024\^3 rate \(1.5 GFLOP\/s\) a repetition of 8 4096\^3 products would take ~733\.0 s/),
     });
   });
 });
