@@ -16,7 +16,7 @@ export interface DeviceArgs {
   formats: WeightFormat[];
   /** The device's peak FP32 rate the matmul is compared with; null: looked up from the adapter. */
   peakTflops: number | null;
-  /** Where the JSON is written besides stdout. */
+  /** Where the JSON is written instead of stdout. */
   out: string | null;
   seed: number;
 }
@@ -24,7 +24,7 @@ export interface DeviceArgs {
 /** Whole-run budgets: the lent GPU gives a command 10 minutes; the full run keeps 2 of them spare. */
 export const DEFAULT_BUDGET_S = { full: 420, quick: 100 };
 
-export const USAGE = `bash device-bundle/run.sh [--quick] [--allow-cpu] [--budget SECONDS] [--shapes 0.5b,4b] [--formats q4,f16] [--peak-tflops N] [--out FILE]
+export const USAGE = `bash device-bundle/run.sh [--quick] [--allow-cpu] [--budget SECONDS] [--shapes 0.5b,4b] [--formats q4,f16] [--peak-tflops N]
 
   --quick          tiny models of the same two families and short sequences (minutes on a CPU emulator)
   --allow-cpu      measure on a CPU-emulated adapter (SwiftShader) instead of refusing it
@@ -34,9 +34,10 @@ export const USAGE = `bash device-bundle/run.sh [--quick] [--allow-cpu] [--budge
   --formats LIST   weight formats, of ${FORMATS.join(', ')} (default: q4,f16)
   --peak-tflops N  the device's peak FP32 TFLOP/s for the matmul's share (default: known adapters only)
   --seed N         seed of the random weights (default 1)
-  --out FILE       also write the JSON there (run.sh passes $OUT/device-bench.json when OUT is set)
+  --out FILE       write the JSON there instead of stdout (run.sh uses it itself: it prints the file,
+                   and copies it to $OUT/device-bench.json when OUT is set)
 
-Prints one JSON object on stdout; progress goes to stderr.`;
+Prints one JSON object on stdout (on a refusal, exit status 3: {"failed": "..."}); progress goes to stderr.`;
 
 function list<T extends string>(flag: string, value: string, allowed: readonly T[]): T[] {
   const items = value.split(',').map((s) => s.trim().toLowerCase());

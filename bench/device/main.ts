@@ -36,13 +36,12 @@ const GRACE_MS = 60_000;
 
 class Refused extends Error {}
 
-function emit(report: DeviceReport, out: string | null): void {
+/** To --out, or else stdout (run.sh prints the file, so nothing native can mix into stdout). */
+function emit(report: object, out: string | null): void {
   const json = JSON.stringify(report, null, 2) + '\n';
-  if (out) {
-    mkdirSync(dirname(out), { recursive: true });
-    writeFileSync(out, json);
-  }
-  process.stdout.write(json);
+  if (!out) return void process.stdout.write(json);
+  mkdirSync(dirname(out), { recursive: true });
+  writeFileSync(out, json);
 }
 
 const NOT_REACHED = { skipped: 'not reached: the run ended first' };
@@ -227,10 +226,7 @@ main(args).then(
     if (e instanceof Refused) {
       const line = e.message.replace(/\s+/g, ' ');
       process.stderr.write(`device bench: ${line}\n`);
-      if (out) {
-        mkdirSync(dirname(out), { recursive: true });
-        writeFileSync(out, JSON.stringify({ failed: line }) + '\n');
-      }
+      emit({ failed: line }, out);
       process.exit(3);
     }
     log(`failed: ${(e as Error).stack ?? e}`);

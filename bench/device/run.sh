@@ -3,8 +3,9 @@
 # bundle's node and dawn.node with Python's lzma module (the machine may have no xz), puts the
 # bundled Vulkan loader (and what NVIDIA's driver library links against) on the library path
 # where the machine lacks them, points the loader at NVIDIA's ICD when it is in the driver's
-# mount, and runs bench.mjs with its own node by absolute path. One JSON object on stdout,
-# also written to $OUT/device-bench.json when OUT is set; progress on stderr. Flags: --help.
+# mount, and runs bench.mjs with its own node by absolute path. One JSON object on stdout (on a
+# refusal: {"failed": "..."}), also written to $OUT/device-bench.json when OUT is set; progress
+# on stderr. Flags: --help (--out is run.sh's own).
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 work="${DEVICE_BENCH_WORK:-${TMPDIR:-/tmp}/next-state-device-bench}"
@@ -64,12 +65,18 @@ if [[ -z ${VK_DRIVER_FILES:-}${VK_ICD_FILENAMES:-} && -f $icd ]]; then
   say "Vulkan driver: $icd"
 fi
 
-args=("$@")
-[[ -n ${OUT:-} ]] && args+=(--out "$OUT/device-bench.json")
+# The bench's stdout goes to stderr and the JSON is printed from the file it writes, so nothing a
+# native library prints can get into the one JSON object on stdout.
+json="$work/device-bench.json"
+rm -f "$json"
 set +e
-"$work/node" --max-old-space-size=16384 "$work/bench.mjs" "${args[@]}"
+"$work/node" --max-old-space-size=16384 "$work/bench.mjs" "$@" --out "$json" >&2
 rc=$?
-set -e
+if [[ -f $json ]]; then
+  cat "$json"
+  [[ -n ${OUT:-} ]] && mkdir -p "$OUT" && cp "$json" "$OUT/device-bench.json"
+fi
+# errexit stays off: the hint below is best effort and must not change the exit status.
 if [[ $rc == 3 && -n ${VK_DRIVER_FILES:-} && -f ${VK_DRIVER_FILES%%:*} ]]; then
   # The usual cause: the ICD's library needs something the image lacks (libXext.so.6, say).
   lib="$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["ICD"]["library_path"])' "${VK_DRIVER_FILES%%:*}" 2>/dev/null || true)"
