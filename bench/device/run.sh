@@ -75,6 +75,16 @@ rc=$?
 if [[ -f $json ]]; then
   cat "$json"
   [[ -n ${OUT:-} ]] && mkdir -p "$OUT" && cp "$json" "$OUT/device-bench.json"
+  # Last on stderr, where a tool that keeps only the end of the output still shows it.
+  python3 - "$json" <<'PY' >&2 || true
+import json, sys
+d = json.load(open(sys.argv[1]))
+if 'summary' in d:
+    print('device bench: adapter %s / %s; matmul %s' % (d['adapter']['vendor'], d['adapter']['description'],
+          {k: v.get('tflops', v.get('skipped')) for k, v in d['matmul'].items()}))
+    for name, line in d['summary'].items():
+        print('device bench: %s: %s' % (name, json.dumps(line)))
+PY
 fi
 # errexit stays off: the hint below is best effort and must not change the exit status.
 if [[ $rc == 3 && -n ${VK_DRIVER_FILES:-} && -f ${VK_DRIVER_FILES%%:*} ]]; then
