@@ -116,63 +116,81 @@ export function backward(model: CausalLM, tape: Tape, dHidden: Tensor, grads: Gr
   const be = model.backend;
   const c = model.config;
   normGrad(model, grads, 'model.norm.weight', tape.finalX, dHidden);
-  let dx = be.rmsnormBackward(tape.finalX, model.w('model.norm.weight'), c.rmsNormEps, dHidden);
-  const embedGrad = grads.get(EMBED_KEY);
-  for (let l = c.numLayers - 1; l >= 0; l--) {
-    const t = tape.layers[l];
-    const p = `model.layers.${l}`;
-    const proj = (name: Projection, x: Tensor, dy: Tensor, into?: Tensor | null) => projectBackward(model, l, name, x, dy, t, grads, adapter, into);
-    // MLP: x2 = x1 + down(silu(gate(xn2)) * up(xn2)), xn2 = norm(x1).
-    const dAct = proj('down_proj', t.act, dx)!;
-    const { dGate, dUp } = be.siluMulBackward(t.gate, t.up, dAct);
-    be.dispose(dAct);
-    const dXn2 = proj('gate_proj', t.xn2, dGate)!;
-    proj('up_proj', t.xn2, dUp, dXn2);
-    be.dispose(dGate);
-    be.dispose(dUp);
-    normGrad(model, grads, `${p}.post_attention_layernorm.weight`, t.x1, dXn2);
-    const dX1 = be.rmsnormBackward(t.x1, model.w(`${p}.post_attention_layernorm.weight`), c.rmsNormEps, dXn2);
-    be.dispose(dXn2);
-    accumulate(be, dX1, dx);
-    // Attention: x1 = x + o(attn(rope(q), rope(k), v)), q/k/v from xn = norm(x).
-    const dAttn = proj('o_proj', t.attn, dX1)!;
-    const g = be.attentionBackward(t.q, tape.cache.k[l], tape.cache.v[l], dAttn, tape.shape);
-    be.dispose(dAttn);
-    let dq = be.rope(g.dq, tape.positions, c.headDim, c.ropeTheta, true);
-    let dk = be.rope(g.dk, tape.positions, c.headDim, c.ropeTheta, true);
-    be.dispose(g.dq);
-    be.dispose(g.dk);
-    if (t.qPre && t.kPre) {
-      normGrad(model, grads, `${p}.self_attn.q_norm.weight`, t.qPre, dq);
-      normGrad(model, grads, `${p}.self_attn.k_norm.weight`, t.kPre, dk);
-      const dqPre = be.rmsnormBackward(t.qPre, model.w(`${p}.self_attn.q_norm.weight`), c.rmsNormEps, dq);
-      const dkPre = be.rmsnormBackward(t.kPre, model.w(`${p}.self_attn.k_norm.weight`), c.rmsNormEps, dk);
-      be.dispose(dq);
-      be.dispose(dk);
-      dq = dqPre;
-      dk = dkPre;
+  let dx: Tensor | null = be.rmsnormBackward(tape.finalX, model.w('model.norm.weight'), c.rmsNormEps, dHidden);
+  for (let l = c.numLayers - 1; l >= 0 && dx; l--) {
+    // With recomputation this re-runs layer l from its input; it is freed once the layer is through.
+    const t = model.layerTape(tape, l);
+    try {
+      dx = layerBackward(model, tape, l, t, dx, grads, adapter);
+    } finally {
+      model.releaseLayerTape(tape, t);
     }
-    // Below the first layer's q/k/v only its input norm and the embedding can be trained;
-    // with both frozen no dx is wanted there.
-    const inputNorm = `${p}.input_layernorm.weight`;
-    const wanted = l > 0 || !!embedGrad || grads.has(inputNorm);
-    const dXn = proj('q_proj', t.xn, dq, wanted ? undefined : null);
-    proj('k_proj', t.xn, dk, dXn);
-    proj('v_proj', t.xn, g.dv, dXn);
-    be.dispose(dq);
-    be.dispose(dk);
-    be.dispose(g.dv);
-    if (dXn) normGrad(model, grads, inputNorm, t.x, dXn);
-    if (!dXn || (l === 0 && !embedGrad)) {
-      if (dXn) be.dispose(dXn);
-      be.dispose(dX1);
-      return;
-    }
-    const dX = be.rmsnormBackward(t.x, model.w(inputNorm), c.rmsNormEps, dXn);
-    be.dispose(dXn);
-    accumulate(be, dX, dX1);
-    dx = dX;
   }
+  if (!dx) return;
+  const embedGrad = grads.get(EMBED_KEY);
   if (embedGrad) be.embeddingBackwardAddInPlace(embedGrad, tape.ids, dx);
   be.dispose(dx);
+}
+
+/**
+ * Through layer l given d loss / d (its output) `dx`, which it frees: returns d loss / d (its
+ * input), or null when nothing below it is trained.
+ */
+function layerBackward(model: CausalLM, tape: Tape, l: number, t: LayerTape, dx: Tensor, grads: Grads, adapter: LoraAdapter | undefined): Tensor | null {
+  const be = model.backend;
+  const c = model.config;
+  const embedGrad = grads.get(EMBED_KEY);
+  const p = `model.layers.${l}`;
+  const proj = (name: Projection, x: Tensor, dy: Tensor, into?: Tensor | null) => projectBackward(model, l, name, x, dy, t, grads, adapter, into);
+  // MLP: x2 = x1 + down(silu(gate(xn2)) * up(xn2)), xn2 = norm(x1).
+  const dAct = proj('down_proj', t.act, dx)!;
+  const { dGate, dUp } = be.siluMulBackward(t.gate, t.up, dAct);
+  be.dispose(dAct);
+  const dXn2 = proj('gate_proj', t.xn2, dGate)!;
+  proj('up_proj', t.xn2, dUp, dXn2);
+  be.dispose(dGate);
+  be.dispose(dUp);
+  normGrad(model, grads, `${p}.post_attention_layernorm.weight`, t.x1, dXn2);
+  const dX1 = be.rmsnormBackward(t.x1, model.w(`${p}.post_attention_layernorm.weight`), c.rmsNormEps, dXn2);
+  be.dispose(dXn2);
+  accumulate(be, dX1, dx);
+  // Attention: x1 = x + o(attn(rope(q), rope(k), v)), q/k/v from xn = norm(x).
+  const dAttn = proj('o_proj', t.attn, dX1)!;
+  const kv = model.layerKV(tape.cache, l);
+  const g = be.attentionBackward(t.q, kv.k, kv.v, dAttn, tape.shape);
+  be.dispose(dAttn);
+  let dq = be.rope(g.dq, tape.positions, c.headDim, c.ropeTheta, true);
+  let dk = be.rope(g.dk, tape.positions, c.headDim, c.ropeTheta, true);
+  be.dispose(g.dq);
+  be.dispose(g.dk);
+  if (t.qPre && t.kPre) {
+    normGrad(model, grads, `${p}.self_attn.q_norm.weight`, t.qPre, dq);
+    normGrad(model, grads, `${p}.self_attn.k_norm.weight`, t.kPre, dk);
+    const dqPre = be.rmsnormBackward(t.qPre, model.w(`${p}.self_attn.q_norm.weight`), c.rmsNormEps, dq);
+    const dkPre = be.rmsnormBackward(t.kPre, model.w(`${p}.self_attn.k_norm.weight`), c.rmsNormEps, dk);
+    be.dispose(dq);
+    be.dispose(dk);
+    dq = dqPre;
+    dk = dkPre;
+  }
+  // Below the first layer's q/k/v only its input norm and the embedding can be trained;
+  // with both frozen no dx is wanted there.
+  const inputNorm = `${p}.input_layernorm.weight`;
+  const wanted = l > 0 || !!embedGrad || grads.has(inputNorm);
+  const dXn = proj('q_proj', t.xn, dq, wanted ? undefined : null);
+  proj('k_proj', t.xn, dk, dXn);
+  proj('v_proj', t.xn, g.dv, dXn);
+  be.dispose(dq);
+  be.dispose(dk);
+  be.dispose(g.dv);
+  if (dXn) normGrad(model, grads, inputNorm, t.x, dXn);
+  if (!dXn || (l === 0 && !embedGrad)) {
+    if (dXn) be.dispose(dXn);
+    be.dispose(dX1);
+    return null;
+  }
+  const dX = be.rmsnormBackward(t.x, model.w(inputNorm), c.rmsNormEps, dXn);
+  be.dispose(dXn);
+  accumulate(be, dX, dX1);
+  return dX;
 }

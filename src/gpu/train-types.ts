@@ -7,7 +7,7 @@
 import type { PpoSettings } from '../rl/ppo';
 import type { Tensor } from './backend';
 import type { LoraAdapter } from './lora';
-import type { CausalLM } from './model';
+import type { CausalLM, Recompute } from './model';
 import type { ScoreItem } from './score';
 
 export interface TrainSample extends ScoreItem {
@@ -48,6 +48,12 @@ export interface TrainSettings extends PpoSettings {
   microBatchTokens: number;
   /** Largest logits block (rows x vocabulary) computed at once; default LOGITS_CHUNK_FLOATS. */
   logitsChunkFloats?: number;
+  /**
+   * 'layer': keep only each layer's input and re-run the layer in the backward (gradient
+   * checkpointing per layer: activations and the KV cache of one layer instead of all, for about
+   * one more forward pass; the same floats). Default 'none': every layer's tape kept.
+   */
+  recompute?: Recompute;
 }
 
 /** LoRA's defaults (lr around 1e-4, the reference's LoRA runs). */
@@ -62,6 +68,7 @@ export const DEFAULT_TRAIN: TrainSettings = {
   weightDecay: 0.1,
   maxGradNorm: 1,
   microBatchTokens: 2048,
+  recompute: 'none',
 };
 
 /** Full fine-tuning's: the reference's Adam lr 1e-5, weight decay 0.1, betas (0.9, 0.98). */

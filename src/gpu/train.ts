@@ -20,7 +20,7 @@ import { leftPad } from './generate';
 import { ppoLossGrad, type BatchNorm } from './loss';
 import { yieldToEventLoop } from './yield';
 import type { LoraAdapter } from './lora';
-import type { CausalLM, Tape } from './model';
+import type { CausalLM, Recompute, Tape } from './model';
 import { completionRows, LOGITS_CHUNK_FLOATS, readLogprobs, rowChunks, score, type ScoreItem } from './score';
 import { DEFAULT_FULL_TRAIN, type OptimizerState, type Reference, type StepStats, type Trainable, type TrainSample, type TrainSettings } from './train-types';
 
@@ -187,8 +187,10 @@ export class Trainer {
       part.map((x) => [...x.prompt, ...x.completion]),
       0,
     );
-    const cache = this.model.createCache(part.length, T);
-    const tapeBox: { value?: Tape } = {};
+    // With recomputation the backward rebuilds one layer's K/V at a time, into the same pair.
+    const recompute = this.settings.recompute ?? 'none';
+    const cache = this.model.createCache(part.length, T, { oneLayer: recompute === 'layer' });
+    const tapeBox: { value?: Tape; recompute: Recompute } = { recompute };
     const hidden = this.model.forward({ ids, B: part.length, T, start: 0, padLeft }, cache, this.trainable.lora, tapeBox);
     const tape = tapeBox.value!;
     try {
