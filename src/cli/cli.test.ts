@@ -73,6 +73,26 @@ describe('nextstate CLI on stories260K', () => {
     expect(tuned.sum).toBeGreaterThan(base.sum);
   });
 
+  it('train --recompute layer takes the same steps as without, and refuses another value', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'nextstate-recompute-'));
+    const data = join(dir, 'data.jsonl');
+    writeFileSync(data, JSON.stringify({ prompt: 'Once upon a time', completion: ' there was a dog named Max.', advantage: 1 }));
+    const train = (...more: string[]) =>
+      runCli('train', '--model', stories!, '--data', data, '--out', join(dir, 'out'), '--steps', '2', '--lr', '0.003', '--lora-rank', '4', '--json', ...more);
+    const step = (l: string) => {
+      const s = JSON.parse(l);
+      return [s.loss, s.gradNorm, s.entropy];
+    };
+    const kept = await train();
+    const rebuilt = await train('--recompute', 'layer');
+    expect(rebuilt.code).toBe(0);
+    expect(rebuilt.out.slice(0, 2).map(step)).toEqual(kept.out.slice(0, 2).map(step));
+    expect(JSON.parse(rebuilt.out[2]).after).toBe(JSON.parse(kept.out[2]).after);
+    const bad = await train('--recompute', 'all');
+    expect(bad.code).toBe(2);
+    expect(bad.err[0]).toMatch(/--recompute must be none or layer/);
+  });
+
   it('errors exit non-zero with one line naming the problem', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'nextstate-bad-'));
     cpSync(stories!, dir, { recursive: true });

@@ -16,7 +16,7 @@ export const usage = `nextstate plan --model DIR|CONFIG.json|NAME|ID ${QUANTIZE_
     [--generate BxT] [--adapter-copies 1] [--full [--freeze-embedding] [--weight-copies 0]]
     [--backend webgpu|cpu] [--no-shader-f16] [--json]
   NAME is a config shipped in data/model-configs (e.g. Qwen3-4B); nothing but config.json is read.
-  --quantize defaults to f16 (none with --full); --recompute layer is planned, not in the engine yet.`;
+  --quantize defaults to f16 (none with --full); --recompute layer plans nextstate train --recompute layer.`;
 
 /** "16x512" -> 16 sequences of 512 tokens. */
 function shape(v: Record<string, unknown>, name: string): { n: number; tokens: number } | null {

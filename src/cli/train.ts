@@ -20,19 +20,21 @@ import { Policy } from '../gpu/policy';
 import { score } from '../gpu/score';
 import { modelSource } from '../gpu/source-node';
 import { FullTrainer, LoraTrainer, type Trainer } from '../gpu/train';
-import { DEFAULT_FULL_TRAIN, DEFAULT_TRAIN, type Reference, type TrainSample } from '../gpu/train-types';
+import { DEFAULT_FULL_TRAIN, DEFAULT_TRAIN, type Reference, type TrainSample, type TrainSettings } from '../gpu/train-types';
 import { BACKEND_OPTION, createBackend, loadPolicy, QUANTIZE_NOTE, QUANTIZE_OPTION, QUANTIZE_USAGE, weightFormatOption } from './engine';
 import { isNonNegative, isPositiveInt, number, parse, required, UsageError } from './args';
 
 export const usage = `nextstate train --model DIR --data FILE.jsonl --out ADAPTER_DIR [--lora-rank R --lora-alpha A
     --targets q,k,v,o,gate,up,down --lr LR --steps N --batch B --seed S --beta B --clip-low E --clip-high E
-    --backend cpu|webgpu] ${QUANTIZE_USAGE} [--json]
+    --recompute none|layer --backend cpu|webgpu] ${QUANTIZE_USAGE} [--json]
 nextstate train --full --model DIR --data FILE.jsonl --out MODEL_DIR [--freeze-embedding] [--resume]
     [--lr LR (default 1e-5) --weight-decay W (0.1) --steps N --batch B --beta B --clip-low E --clip-high E
-    --backend cpu|webgpu] [--json]
+    --recompute none|layer --backend cpu|webgpu] [--json]
   Each data line: {"prompt": TEXT, "completion": TEXT, "advantage": NUMBER | [NUMBER per completion token]}
   --full trains every weight and writes a Hugging Face model folder (config, tokenizer, model.safetensors)
   with optimizer.safetensors beside it; --resume continues from the optimizer.safetensors in --model.
+  --recompute layer keeps only each layer's input and re-runs the layer in the backward: one layer's
+  activations and K/V at a time instead of all (nextstate plan --recompute layer), the same step, slower.
   ${QUANTIZE_NOTE} Under a LoRA adapter they stay frozen at that
   format (QLoRA with q8, q4); --full trains f32 weights and takes only --quantize none.`;
 
@@ -131,6 +133,7 @@ export async function trainCommand(argv: string[], out: (line: string) => void):
     beta: { type: 'string' },
     'clip-low': { type: 'string' },
     'clip-high': { type: 'string' },
+    recompute: { type: 'string', default: 'none' },
     json: { type: 'boolean' },
     ...BACKEND_OPTION,
     ...QUANTIZE_OPTION,
@@ -153,15 +156,18 @@ export async function trainCommand(argv: string[], out: (line: string) => void):
   const bad = targets.filter((t) => !PROJECTIONS.includes(t as Projection));
   if (bad.length) throw new UsageError(`--targets: unknown ${bad.join(', ')}; use q,k,v,o,gate,up,down`);
   const rank = number(v, 'lora-rank', 16, isPositiveInt);
+  const recompute = v.recompute;
+  if (recompute !== 'none' && recompute !== 'layer') throw new UsageError(`--recompute must be none or layer, got ${JSON.stringify(recompute)}`);
   const defaults = full ? DEFAULT_FULL_TRAIN : DEFAULT_TRAIN;
   const klCoef = number(v, 'beta', 0, isNonNegative);
-  const settings = {
+  const settings: TrainSettings = {
     ...defaults,
     lr: number(v, 'lr', defaults.lr, isNonNegative),
     weightDecay: number(v, 'weight-decay', defaults.weightDecay, isNonNegative),
     klCoef,
     epsLow: number(v, 'clip-low', defaults.epsLow, isNonNegative),
     epsHigh: number(v, 'clip-high', defaults.epsHigh, isNonNegative),
+    recompute,
   };
   const optimizerFile = join(modelArg, OPTIMIZER_FILE);
   if (v.resume && !existsSync(optimizerFile))

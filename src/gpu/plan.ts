@@ -6,9 +6,11 @@
  *  - weights: load.ts (matrices in the chosen format, quant.ts's storedWords at their exact size,
  *    the q4 model's embedding and LM head in q8; norms and biases f32, pooled);
  *  - KV cache: CausalLM.createCache, [B, numKvHeads, maxT, headDim] f32 per layer for K and V;
- *    a training forward fills one of its own, one slot per padded token of the micro-batch;
+ *    a training forward fills one of its own, one slot per padded token of the micro-batch (one
+ *    layer's K and V, reused by every layer, when recomputing);
  *  - activations: the tape CausalLM.forward keeps for backward() (LayerTape per layer, the final
- *    residual stream and the normed hidden states);
+ *    residual stream and the normed hidden states); with `recompute: 'layer'` (TrainSettings.recompute)
+ *    each layer's input instead, plus the one layer's tape the backward rebuilds at a time;
  *  - LoRA: LoraAdapter (A [r, in], B [out, r] per targeted projection), its copies, and the
  *    gradient zeroGrads allocates each step; optimizer: the trainer's AdamW m and v. With full
  *    fine-tuning (FullTrainer) every weight is trained in f32 and gets a gradient, m and v;
@@ -16,9 +18,6 @@
  *    and its gradient, the backward's per-layer temporaries), as train.ts and backward.ts free them.
  * The trainer cuts a batch into micro-batches of at most `microBatchTokens` padded tokens and
  * runs them one at a time, so one micro-batch is what the step holds at once.
- *
- * Per-layer recomputation of activations is also planned, not implemented: `recompute: 'layer'`
- * plans it (only each layer's input kept; one layer's tape and K/V rebuilt at a time in backward).
  */
 import { parameterCount, parseModelConfig, PROJECTIONS, projectionShape, type ModelConfig, type Projection } from './config';
 import { EngineError } from './errors';
@@ -60,7 +59,10 @@ export interface PlanInput {
   train: { sequences: number; tokens: number } | null;
   /** Padded tokens per micro-batch (the trainer's setting; default DEFAULT_TRAIN.microBatchTokens). */
   microBatchTokens?: number;
-  /** 'none' is what the engine does (every layer's tape kept); 'layer' is planned recomputation. */
+  /**
+   * The trainer's TrainSettings.recompute: 'none' keeps every layer's tape and K/V; 'layer' keeps
+   * each layer's input and rebuilds one layer's tape and K/V at a time in the backward.
+   */
   recompute?: 'none' | 'layer';
   /** A generation batch whose KV cache is alive during the step (the lab serves while it trains). */
   generate?: { batch: number; tokens: number } | null;
@@ -215,13 +217,15 @@ export function planMemory(c: ModelConfig, input: PlanInput): MemoryPlan {
     const u = targets.length * act(N * rank); // u = x A^T per targeted projection, kept on the tape
     const layerTape = 4 * act(N * D) + 2 * act(N * Hq) + 3 * act(N * I) + (c.qkNorm ? act(N * Hq) + act(N * Hkv) : 0) + u;
     const layerKv = 2 * act(N * Hkv);
+    // The rebuilt tape's x is the kept input itself.
+    const rebuiltTape = layerTape - act(N * D);
     if (recompute === 'none') {
       kvCache += L * layerKv;
       activations += L * layerTape + 2 * act(N * D); // + finalX and the normed hidden states
     } else {
-      // Planned: each layer's input kept; in backward one layer's tape and K/V are rebuilt at a time.
+      // Each layer's input kept; one layer's tape and K/V alive at a time (run, or rebuilt in backward).
       kvCache += layerKv;
-      activations += L * act(N * D) + layerTape + 2 * act(N * D);
+      activations += L * act(N * D) + rebuiltTape + 2 * act(N * D);
     }
     buffer('KV cache, one layer (K or V)', [per, c.numKvHeads, T, c.headDim], N * Hkv * F32);
     buffer('MLP activation (gate, up)', [N, I], N * I * F32);
@@ -239,15 +243,22 @@ export function planMemory(c: ModelConfig, input: PlanInput): MemoryPlan {
     const mlp = 3 * act(N * I);
     const attention = 2 * act(N * Hq) + 3 * act(N * Hkv);
     const backwardLayer = 2 * act(N * D) + Math.max(mlp, attention) + (rank ? act(N * rank) : 0);
-    scratch = Math.max(forward, logitsPhase, backwardLayer);
+    if (recompute === 'none') scratch = Math.max(forward, logitsPhase, backwardLayer);
+    else {
+      // Rebuilding a layer in the backward: d hidden, dx, the forward's transients and the
+      // layer's output (dropped: it is the next input, already kept). No layer's tape is alive
+      // while the logits are taken, so that phase counts only where it outgrows the tape.
+      const rebuild = 3 * act(N * D) + forward;
+      scratch = Math.max(forward, logitsPhase - rebuiltTape, backwardLayer, rebuild);
+    }
     notes.push(
       `training: ${sequences} x ${T} tokens in ${microBatches.count} micro-batch${microBatches.count > 1 ? 'es' : ''} of ${per} x ${T} (at most ${budget} padded tokens each, run one after another)`,
       'logits: every token but the first counted as a completion token (the worst case)',
     );
     notes.push(
       recompute === 'none'
-        ? 'activations: every layer keeps its tape for the backward (what the engine does)'
-        : 'activations: recomputed per layer in the backward, only each layer input kept (PLANNED: the engine keeps every layer today)',
+        ? 'activations: every layer keeps its tape for the backward (recompute none)'
+        : "activations: recomputed per layer in the backward, only each layer's input kept, one layer's tape and K/V at a time (recompute layer: about one more forward pass)",
     );
   } else if (input.train) {
     notes.push('no LoRA adapter and no full fine-tuning: nothing to train, the step is left out');
