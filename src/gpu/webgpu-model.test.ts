@@ -9,6 +9,7 @@ import { checkModel, tinyConfig } from '../../test/random-model';
 import type { Backend } from './backend';
 import { CpuBackend } from './cpu/backend';
 import { LoraAdapter } from './lora';
+import type { Recompute } from './model';
 import { Policy } from './policy';
 import { score } from './score';
 import { DirSource } from './source-node';
@@ -59,29 +60,33 @@ describe('stories260K in f32 on WebGPU (Dawn) vs the CPU reference', () => {
     expect(a[0].topIds!.length).toBe(items[0].completion.length);
   });
 
-  it('one LoRA training step matches: loss, gradient norm and the updated adapter', async () => {
-    const items = [{ prompt: onCpu.promptIds('Once upon a time'), completion: onCpu.tokenizer.encode(' there was a dog.', false) }];
-    const lora = { rank: 4, alpha: 8, targets: ['q_proj', 'k_proj', 'v_proj', 'o_proj', 'gate_proj', 'up_proj', 'down_proj'] as const };
-    const run = async (p: Policy) => {
-      const adapter = LoraAdapter.init(p.model.backend, p.config, { ...lora, targets: [...lora.targets] }, 4);
-      // Nonzero B so that A's gradients are exercised too.
-      for (const pair of adapter.pairs.values()) {
-        const b = await p.model.backend.read(pair.B);
-        b.forEach((_, i) => (b[i] = Math.sin(i) * 0.05));
-        p.model.backend.dispose(pair.B);
-        pair.B = p.model.backend.tensor(b, pair.B.shape);
-      }
-      const trainer = new LoraTrainer(p.model, adapter, { ...DEFAULT_TRAIN, lr: 1e-3 });
-      const stats = await trainer.trainStep([{ ...items[0], advantages: items[0].completion.map((_, i) => (i % 2 ? 1 : -0.5)) }]);
-      const params = await Promise.all(adapter.parameters().map((x) => p.model.backend.read(x.tensor)));
-      return { stats, params };
-    };
-    const g = await run(onGpu);
-    const c = await run(onCpu);
-    expect(g.stats.loss).toBeCloseTo(c.stats.loss, 4);
-    expect(Math.abs(g.stats.gradNorm - c.stats.gradNorm) / c.stats.gradNorm).toBeLessThan(1e-3);
-    g.params.forEach((t, i) => t.forEach((x, j) => expect(Math.abs(x - c.params[i][j])).toBeLessThan(1e-5)));
-  });
+  // With recompute 'layer' on the GPU: the rebuilt layers and the one-layer KV cache against the CPU keeping every tape.
+  it.each(['none', 'layer'] as const)(
+    'one LoRA training step matches (recompute %s on WebGPU): loss, gradient norm and the updated adapter',
+    async (recompute) => {
+      const items = [{ prompt: onCpu.promptIds('Once upon a time'), completion: onCpu.tokenizer.encode(' there was a dog.', false) }];
+      const lora = { rank: 4, alpha: 8, targets: ['q_proj', 'k_proj', 'v_proj', 'o_proj', 'gate_proj', 'up_proj', 'down_proj'] as const };
+      const run = async (p: Policy, recompute: Recompute) => {
+        const adapter = LoraAdapter.init(p.model.backend, p.config, { ...lora, targets: [...lora.targets] }, 4);
+        // Nonzero B so that A's gradients are exercised too.
+        for (const pair of adapter.pairs.values()) {
+          const b = await p.model.backend.read(pair.B);
+          b.forEach((_, i) => (b[i] = Math.sin(i) * 0.05));
+          p.model.backend.dispose(pair.B);
+          pair.B = p.model.backend.tensor(b, pair.B.shape);
+        }
+        const trainer = new LoraTrainer(p.model, adapter, { ...DEFAULT_TRAIN, lr: 1e-3, recompute });
+        const stats = await trainer.trainStep([{ ...items[0], advantages: items[0].completion.map((_, i) => (i % 2 ? 1 : -0.5)) }]);
+        const params = await Promise.all(adapter.parameters().map((x) => p.model.backend.read(x.tensor)));
+        return { stats, params };
+      };
+      const g = await run(onGpu, recompute);
+      const c = await run(onCpu, 'none');
+      expect(g.stats.loss).toBeCloseTo(c.stats.loss, 4);
+      expect(Math.abs(g.stats.gradNorm - c.stats.gradNorm) / c.stats.gradNorm).toBeLessThan(1e-3);
+      g.params.forEach((t, i) => t.forEach((x, j) => expect(Math.abs(x - c.params[i][j])).toBeLessThan(1e-5)));
+    },
+  );
 
   it('one full fine-tuning step matches: loss, gradient norm and every updated weight', async () => {
     const items = [{ prompt: onCpu.promptIds('Once upon a time'), completion: onCpu.tokenizer.encode(' there was a dog.', false) }];
