@@ -16,6 +16,9 @@ import { LoadWatch, machineInfo } from './node/machine';
 import { benchModels, type BenchModel } from './node/models';
 import { buildReport } from './node/report';
 import { runInNode } from './node/suite';
+import { accuracySuite } from './node/accuracy';
+import { paperSuite } from './node/paper';
+import { resolveDataPath } from '../test/data-dir';
 
 const RESULTS_DIR = join(dirname(fileURLToPath(import.meta.url)), 'results');
 const RESULTS = join(RESULTS_DIR, 'latest.json');
@@ -58,12 +61,33 @@ async function judgeOnly(startedAt: Date, load: LoadWatch, quick: boolean, extra
   log(`done; written to ${file}`);
 }
 
+/** `--only accuracy` and `--only paper`: a report of their own, beside the machine it ran on. */
+async function partOnly(name: 'accuracy' | 'paper', benchmark: string, startedAt: Date, load: LoadWatch, measure: () => Promise<object>): Promise<void> {
+  const result = await measure();
+  const file = join(RESULTS_DIR, `${name}.json`);
+  await write(file, {
+    benchmark,
+    startedAt: startedAt.toISOString(),
+    durationS: Math.round((Date.now() - startedAt.getTime()) / 1000),
+    machine: { ...machineInfo(), load: load.stop() },
+    [name]: result,
+  });
+  log(`done; written to ${file}`);
+}
+
 async function main(): Promise<void> {
   const startedAt = new Date();
   const load = new LoadWatch();
   const args = parseBenchArgs(process.argv.slice(2));
   if (args.only === 'durability') return durabilityOnly(startedAt, load);
   if (args.only === 'judge') return judgeOnly(startedAt, load, args.quick, args.models, args.budgetS);
+  if (args.only === 'accuracy') {
+    return partOnly('accuracy', 'next-state-lab weight formats against f32', startedAt, load, async () => {
+      const models = (await benchModels([resolveDataPath('models/TinyStories-656K'), ...args.models])).filter((m): m is BenchModel => !isSkipped(m));
+      return accuracySuite(models, { sequences: args.quick ? 4 : 8, tokens: args.quick ? 24 : 48, dawn: args.dawn });
+    });
+  }
+  if (args.only === 'paper') return partOnly('paper', "next-state-lab the paper's policy size", startedAt, load, () => paperSuite(args));
   const workload = workloadFor(args.quick, args.budgetS);
   log(`${args.quick ? 'quick' : 'full'} run, ${workload.budgetMs / 1000} s budget per measurement`);
   const models = await benchModels(args.models);

@@ -7,9 +7,11 @@ export interface BenchArgs {
   budgetS?: number;
   browser: boolean;
   dawn: boolean;
-  /** Measure only this part (the others take minutes): 'durability'. */
-  only: 'durability' | 'judge' | null;
+  /** Measure only this part (the others take minutes). */
+  only: (typeof ONLY)[number] | null;
 }
+
+const ONLY = ['durability', 'judge', 'accuracy', 'paper'] as const;
 
 export const USAGE = `npm run bench -- [--quick] [--model DIR]... [--budget SECONDS] [--no-browser] [--no-dawn]
 
@@ -26,6 +28,12 @@ export const USAGE = `npm run bench -- [--quick] [--model DIR]... [--budget SECO
   --only judge   measure only what a judged turn costs with transformers.js as the judge (a binary
                  and a hint vote, 64 new tokens each; --quick: 16) on the models' ONNX copies, WASM
                  and WebGPU in headless Chromium; written to bench/results/judge.json
+  --only accuracy
+                 measure only the weight formats against f32 (top-1 agreement, mean |d log p|,
+                 weight bytes) on the CPU and on Dawn; written to bench/results/accuracy.json
+  --only paper   measure only the paper's policy size: Qwen3-4B with random q4 weights on Dawn
+                 (--quick: Qwen3-0.6B) and Qwen3-0.6B in headless Chromium, loading, generating
+                 and one QLoRA step, peak memory against the plan; written to bench/results/paper.json
 
 Prints one JSON object to stdout and writes it to bench/results/latest.json; progress goes to stderr.`;
 
@@ -48,8 +56,8 @@ export function parseBenchArgs(argv: string[]): BenchArgs {
   }
   const budgetS = values.budget === undefined ? undefined : Number(values.budget);
   if (budgetS !== undefined && !(budgetS > 0)) throw new Error(`--budget takes a positive number of seconds, got "${values.budget}"`);
-  if (values.only !== undefined && values.only !== 'durability' && values.only !== 'judge')
-    throw new Error(`--only takes "durability" or "judge", got "${values.only}"`);
+  if (values.only !== undefined && !(ONLY as readonly string[]).includes(values.only))
+    throw new Error(`--only takes ${ONLY.map((o) => `"${o}"`).join(', ')}, got "${values.only}"`);
   return {
     quick: values.quick,
     models: values.model,

@@ -12,6 +12,7 @@ import type { Workload } from '../lib/workload';
 import { isSkipped, type DurabilityCell } from '../lib/types';
 import type { PagePlan, PageResult } from '../page/protocol';
 import type { JudgePlan } from '../page/judge';
+import type { PaperPlan } from '../lib/paper';
 import type { BenchModel } from './models';
 import { log } from './log';
 import { startServer } from './server';
@@ -100,6 +101,21 @@ export async function judgeInChromium(models: BenchModel[], opts: Omit<JudgePlan
     await openBenchPage(page, url);
     const turns = await page.evaluate((p) => window.__bench!.judge(p), plan);
     return { chromiumVersion: browser.version(), userAgent: await page.evaluate(() => navigator.userAgent), plan: opts, turns };
+  } finally {
+    await browser.close();
+    await server.close();
+  }
+}
+
+/** The paper-size model (lib/paper.ts) on Chromium's WebGPU: nothing to serve, the weights are generated in the tab. */
+export async function paperInChromium(plan: PaperPlan) {
+  const { url, server } = await startServer({});
+  const browser = await chromium.launch({ executablePath: chromiumPath, args: chromiumArgs, headless: true });
+  try {
+    const page = await browser.newPage();
+    await openBenchPage(page, url);
+    const run = await page.evaluate((p) => window.__bench!.paper(p), plan);
+    return { chromiumVersion: browser.version(), run };
   } finally {
     await browser.close();
     await server.close();

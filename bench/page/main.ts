@@ -11,6 +11,7 @@ import { attempt as attemptLogged } from '../lib/attempt';
 import { measureDurability } from '../lib/durability';
 import { measureEngine } from '../lib/engine';
 import { measureMatmul } from '../lib/matmul';
+import { paperRun } from '../lib/paper';
 import { isSkipped, type Maybe, type PeerRun } from '../lib/types';
 import { measurePeer, transformers } from './peer';
 import { measureJudgeTurns } from './judge';
@@ -66,4 +67,9 @@ async function run(plan: PagePlan): Promise<PageResult> {
   };
 }
 
-window.__bench = { run, durability: () => measureDurability(), judge: (plan) => measureJudgeTurns(plan, log) };
+window.__bench = {
+  run,
+  durability: () => measureDurability(),
+  judge: (plan) => measureJudgeTurns(plan, log),
+  paper: (plan) => withWebGPU(async (be) => paperRun(be, plan, adapterReport(be.adapter!), log)),
+};

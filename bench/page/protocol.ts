@@ -1,6 +1,7 @@
 /** What the Node side asks of the bench page and what the page answers (types only). */
 import type { AdapterReport, DurabilityCell, EngineRun, MatmulCell, Maybe, PeerRun } from '../lib/types';
 import type { Workload } from '../lib/workload';
+import type { PaperPlan, PaperRun } from '../lib/paper';
 import type { JudgePlan, JudgeTurnCell } from './judge';
 
 /** Every model folder is served at `${FILES_ROUTE}${key}/`, onnxruntime-web's dist at `${FILES_ROUTE}${ORT_KEY}/`. */
@@ -40,6 +41,8 @@ declare global {
       run(plan: PagePlan): Promise<PageResult>;
       durability(): Promise<DurabilityCell>;
       judge(plan: JudgePlan): Promise<Record<string, Record<string, Maybe<JudgeTurnCell>>>>;
+      /** paper() runs the paper-size model (lib/paper.ts) on the tab's WebGPU. */
+      paper(plan: PaperPlan): Promise<PaperRun>;
     };
   }
 }

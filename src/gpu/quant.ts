@@ -143,10 +143,19 @@ function writeGroup(out: Uint32Array, e: number, f: Codec, half: number, codes: 
 
 const clamp = (v: number, lo: number, hi: number) => Math.min(hi, Math.max(lo, v));
 
+/** Midpoints between neighbouring NF4 levels: a value's level is how many midpoints lie below it. */
+const NF4_MIDS = Float32Array.from({ length: 15 }, (_, i) => (NF4_LEVELS[i] + NF4_LEVELS[i + 1]) / 2);
+
+/** The nearest NF4 level's index (a binary search: a 4B-parameter model has 4B values to place). */
 function nearestLevel(t: number): number {
-  let best = 0;
-  for (let i = 1; i < 16; i++) if (Math.abs(NF4_LEVELS[i] - t) < Math.abs(NF4_LEVELS[best] - t)) best = i;
-  return best;
+  let lo = 0;
+  let hi = 15;
+  while (lo < hi) {
+    const mid = (lo + hi) >> 1;
+    if (t > NF4_MIDS[mid]) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
 }
 
 /** The value at padded index e of a packed buffer, as every kernel's load function computes it. */
