@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { randn } from '../../test/support/gpu/cases';
+import { CpuBackend } from './cpu/backend';
 import { floatToHalf, halfToFloat } from './dtype';
 import { WeightsError } from './errors';
 import {
@@ -109,5 +110,30 @@ describe('weight formats (quant.ts)', () => {
     expect(() => roundTrip(x, GROUP, 'q4')).toThrow(WeightsError);
     expect(() => roundTrip(x, GROUP, 'q4')).toThrow(/load this model as f16 or f32/);
     expect(() => roundTrip(Float32Array.from([1, 7e4]), 2, 'f16')).toThrow(/beyond f16's range; load this model as f32/);
+  });
+});
+
+describe('Backend.weight: converted a block of rows at a time', () => {
+  it.each(['f32', 'f16', 'q8', 'q4'] as const)('%s: the CPU backend asks for at most 1M values at once and stores what the codec makes', async (f) => {
+    const rows = 2500;
+    const width = 1000;
+    const asked: number[] = [];
+    const row = (r: number) => randn(r + 1, width);
+    const src = {
+      shape: [rows, width],
+      rows(start: number, count: number) {
+        asked.push(count);
+        const out = new Float32Array(count * width);
+        for (let r = 0; r < count; r++) out.set(row(start + r), r * width);
+        return out;
+      },
+    };
+    const be = new CpuBackend();
+    const w = be.weight(src, f);
+    expect(Math.max(...asked) * width).toBeLessThanOrEqual(2 ** 20);
+    expect(asked.reduce((a, b) => a + b, 0)).toBe(rows);
+    const back = await be.read(w);
+    for (const r of [0, 1048, 2499]) expect(Array.from(back.subarray(r * width, (r + 1) * width))).toEqual(Array.from(roundTrip(row(r), width, f)));
+    expect(be.memory().allocated).toBe(storedWords(rows, width, f) * 4);
   });
 });
