@@ -120,12 +120,19 @@ describe('parsePreset', () => {
     ['extra field', (p) => (p.loss.clip = 0.3), 'loss.clip'],
     ['wrong type', (p) => (p.batch.size = '16'), 'batch.size'],
     ['wrong method', (p) => (p.method = 'ppo'), 'method'],
+    ['unknown recomputation', (p) => (p.finetune.recompute = 'all'), 'finetune.recompute'],
   ];
   it.each(bad)('refuses %s', (_name, mutate, field) => {
     const p = JSON.parse(JSON.stringify(makePreset('combined')));
     mutate(p);
     expect(() => parsePreset(p)).toThrow(PresetError);
     expect(() => parsePreset(p)).toThrow(`"${field}"`);
+  });
+
+  it('reads finetune.recompute when a run file has it (absent: none)', () => {
+    const p = makePreset('binary', { finetune: { recompute: 'layer' } });
+    expect(parsePreset(JSON.parse(JSON.stringify(p))).finetune.recompute).toBe('layer');
+    expect(makePreset('binary').finetune.recompute).toBeUndefined();
   });
 
   it('refuses something that is not an object', () => {

@@ -70,6 +70,11 @@ export interface MethodPreset {
   finetune: {
     mode: FinetuneMode;
     lora: { rank: number; alpha: number; targets: string[] };
+    /**
+     * The trainer's per-layer recomputation of activations (TrainSettings.recompute): 'layer'
+     * trades about one more forward pass for one layer's activations at a time. Absent: 'none'.
+     */
+    recompute?: 'none' | 'layer';
   };
   session: {
     idleTimeoutMs: number;
@@ -126,12 +131,15 @@ function isPlainObject(v: unknown): v is Record<string, unknown> {
   return typeof v === 'object' && v !== null && !Array.isArray(v);
 }
 
+/** Settings a preset leaves out unless asked (their absence is the default), so its JSON stays as it was. */
+const OPTIONAL_SETTINGS = new Set(['finetune.recompute']);
+
 /** Copies `over` onto `base`; a key that base does not have is a typo and is refused. */
 function merge(base: Record<string, unknown>, over: Record<string, unknown>, path: string): Record<string, unknown> {
   const out: Record<string, unknown> = { ...base };
   for (const [key, value] of Object.entries(over)) {
     const at = path ? `${path}.${key}` : key;
-    if (!Object.hasOwn(base, key)) throw new PresetError(at, 'is not a preset setting');
+    if (!Object.hasOwn(base, key) && !OPTIONAL_SETTINGS.has(at)) throw new PresetError(at, 'is not a preset setting');
     if (value === undefined) continue;
     // Arrays and values are taken as given: checkPreset rebuilds every object and array, so
     // the returned preset never shares structure with the caller's overrides.
@@ -268,10 +276,13 @@ const presetShape = object({
     size: int(1, 1_000_000),
     zeroAdvantage: oneOf('at-least-one-per-session', 'mask-all', 'train-all'),
   }),
-  finetune: object({
-    mode: oneOf('lora', 'full'),
-    lora: object({ rank: int(1, 65_536), alpha: above(0), targets: arrayOf(str(100, 1), 64) }),
-  }),
+  finetune: object(
+    {
+      mode: oneOf('lora', 'full'),
+      lora: object({ rank: int(1, 65_536), alpha: above(0), targets: arrayOf(str(100, 1), 64) }),
+    },
+    { recompute: oneOf('none', 'layer') },
+  ),
   session: object({ idleTimeoutMs: above(0) }),
 });
 

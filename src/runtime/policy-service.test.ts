@@ -108,6 +108,29 @@ describe('EnginePolicyService', () => {
     expect(stats.perSample![1]).toBeNull();
   }, 120_000);
 
+  it("passes the preset's finetune.recompute to the trainer: 'layer' takes the same step as the default", async () => {
+    const { dir } = await tinyModel({ family: 'qwen3' });
+    const step = async (recompute?: 'layer') => {
+      const policy = await Policy.load(new DirSource(dir), new CpuBackend());
+      const service = new EnginePolicyService(policy, makePreset('binary', { finetune: { lora: { rank: 2 }, recompute } }), 1);
+      const messages: ChatMessage[] = [{ role: 'user', content: 'Tell me a story.' }];
+      const [reply] = await service.generate([{ messages, maxNewTokens: 4, sampling: { temperature: 0, topP: 1, topK: 0 }, seed: 1 }]);
+      const item = {
+        messages,
+        tokenIds: reply.tokenIds,
+        advantages: reply.tokenIds.map((_, i) => (i % 2 ? 1 : -1)),
+        rolloutLogp: reply.logprobs,
+        trainable: true,
+      };
+      await service.train([item]);
+      return (await service.train([item])).stats;
+    };
+    const kept = await step();
+    const rebuilt = await step('layer');
+    expect(rebuilt.gradNorm).toBeGreaterThan(0);
+    expect([rebuilt.loss, rebuilt.gradNorm]).toEqual([kept.loss, kept.gradNorm]);
+  }, 120_000);
+
   it('renders the tools a request lists into its prompt, and trains on that same prompt', async () => {
     const { dir } = await tinyModel({ family: 'qwen3' });
     const policy = await Policy.load(new DirSource(dir), new CpuBackend());

@@ -200,6 +200,7 @@ export class EnginePolicyService implements PolicyService {
       weightDecay: p.optimizer.weightDecay,
       maxGradNorm: 1,
       microBatchTokens: 2048,
+      recompute: p.finetune.recompute ?? 'none',
     };
   }
 

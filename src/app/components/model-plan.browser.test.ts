@@ -35,7 +35,7 @@ describe('the memory plan in Setup', () => {
     ]) {
       expect(plan?.textContent).toContain(label);
     }
-    expect(view.target.textContent).toMatch(/With per-layer recomputation of activations, planned and not in the engine yet: about [\d.]+ GiB/);
+    expect(view.target.textContent).toMatch(/With per-layer recomputation of activations \(an option of nextstate train --recompute layer\): about [\d.]+ GiB/);
     expect(fetchSpy).not.toHaveBeenCalled();
 
     // An unknown model shows nothing until its config.json is checked.

@@ -22,7 +22,7 @@ export interface EstimateInput {
   trainSequences: number;
   /** Weight format to plan; default 'f16', what the engine loads ('auto': f16 where the device can). */
   quantize?: Quantize;
-  /** Plan per-layer recomputation of activations (a planned engine feature). */
+  /** Plan per-layer recomputation of activations (TrainSettings.recompute; `nextstate train --recompute layer`). */
   recompute?: 'none' | 'layer';
   /** The preset's fine-tuning mode: a LoRA adapter (default) or every weight. */
   finetune?: 'lora' | 'full';
