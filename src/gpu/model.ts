@@ -1,7 +1,8 @@
 /**
  * The llama-family forward pass (Llama, SmolLM, Qwen2, Qwen3), written once against Backend.
  * Parameter names equal the checkpoint keys, so loading is a key copy (nanoGPT's habit).
- * With a tape it keeps what the backward pass needs; training lives in train.ts.
+ * With a tape it keeps what the backward pass needs (every layer's activations, or only each
+ * layer's input for the backward to re-run it); training lives in train.ts.
  */
 import type { AttentionShape, Backend, Tensor } from './backend';
 import { projectionModule, type ModelConfig, type Projection } from './config';
