@@ -93,52 +93,55 @@ export function encodeRows(src: Float32Array, width: number, firstRow: number, f
     }
     return;
   }
+  // One pass per group, codes packed as they are made: a 4B-parameter model has a billion groups.
   const stride = storedRowWidth(width, f);
-  const codes = new Float32Array(GROUP);
+  const bits = BITS[f];
+  const perWord = 32 / bits;
+  const mask = (1 << bits) - 1;
+  const words = BLOCK_WORDS[f];
+  // Padding and an all-zero group hold zeros: code 0, or NF4's zero level.
+  const zero = f === 'q4' ? NF4_ZERO : 0;
   for (let r = 0; r < rows; r++) {
     for (let g0 = 0; g0 < width; g0 += GROUP) {
-      const n = Math.min(GROUP, width - g0);
       const at = r * width + g0;
-      const half = encodeGroup(src.subarray(at, at + n), f, codes);
-      writeGroup(out, (firstRow + r) * stride + g0, f, half, codes);
+      const n = Math.min(GROUP, width - g0);
+      let m = 0;
+      for (let i = 0; i < n; i++) if (Math.abs(src[at + i]) > Math.abs(m)) m = src[at + i];
+      const half = m === 0 ? 0 : groupScale(m, f);
+      const s = halfToFloat(half);
+      const e = (firstRow + r) * stride + g0;
+      const block = Math.floor(e / BLOCK) * words;
+      const inBlock = e % BLOCK;
+      let word = block + inBlock / perWord;
+      let w = 0;
+      for (let i = 0, j = 0; i < GROUP; i++) {
+        const code = i >= n || s === 0 ? zero : quantizeValue(src[at + i] / s, f);
+        w |= (code & mask) << (j * bits);
+        if (++j === perWord) {
+          out[word++] = w >>> 0;
+          w = 0;
+          j = 0;
+        }
+      }
+      const scaleWord = block + words - 1;
+      out[scaleWord] = (out[scaleWord] | (half << ((inBlock / GROUP) * 16))) >>> 0;
     }
   }
 }
 
-/** The group's f16 scale (as bits) and its codes (signed integers, or NF4 level indices for q4). */
-function encodeGroup(x: Float32Array, f: Codec, codes: Float32Array): number {
-  let m = 0;
-  for (const v of x) if (Math.abs(v) > Math.abs(m)) m = v;
-  // Padding and an all-zero group hold zeros: code 0, or NF4's zero level.
-  codes.fill(f === 'q4' ? NF4_ZERO : 0);
-  if (m === 0) return 0;
-  const ideal = f === 'q8' ? Math.abs(m) / 127 : f === 'int4' ? -m / 8 : Math.abs(m);
-  const half = floatToHalf(ideal);
-  const s = halfToFloat(half);
-  if (!Number.isFinite(s)) {
+/** The f16 bits of the scale of a group whose value of largest magnitude is m (nonzero). */
+function groupScale(m: number, f: Codec): number {
+  const half = floatToHalf(f === 'q8' ? Math.abs(m) / 127 : f === 'int4' ? -m / 8 : Math.abs(m));
+  if ((half & 0x7c00) === 0x7c00) {
     throw new WeightsError(`a weight of magnitude ${Math.abs(m)} is beyond what ${f}'s f16 group scale can hold; load this model as f16 or f32`);
-  }
-  if (s === 0) return half;
-  for (let i = 0; i < x.length; i++) {
-    const t = x[i] / s;
-    codes[i] = f === 'q8' ? clamp(Math.round(t), -127, 127) : f === 'int4' ? clamp(Math.round(t), -8, 7) : nearestLevel(t);
   }
   return half;
 }
 
-function writeGroup(out: Uint32Array, e: number, f: Codec, half: number, codes: Float32Array): void {
-  const bits = BITS[f];
-  const perWord = 32 / bits;
-  const block = Math.floor(e / BLOCK) * BLOCK_WORDS[f];
-  const inBlock = e % BLOCK;
-  const mask = (1 << bits) - 1;
-  for (let i = 0; i < GROUP; i += perWord) {
-    let w = 0;
-    for (let j = 0; j < perWord; j++) w |= (codes[i + j] & mask) << (j * bits);
-    out[block + (inBlock + i) / perWord] = w >>> 0;
-  }
-  const scaleWord = block + BLOCK_WORDS[f] - 1;
-  out[scaleWord] = (out[scaleWord] | (half << ((inBlock / GROUP) * 16))) >>> 0;
+/** A value over its group's scale as a code: a signed integer, or an NF4 level's index for q4. */
+function quantizeValue(t: number, f: Codec): number {
+  if (f === 'q4') return nearestLevel(t);
+  return f === 'q8' ? clamp(Math.round(t), -127, 127) : clamp(Math.round(t), -8, 7);
 }
 
 const clamp = (v: number, lo: number, hi: number) => Math.min(hi, Math.max(lo, v));
