@@ -20,6 +20,8 @@ export const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 export const SECTIONS = {
   reproduction: 'docs/reproduction/reproduction.md',
   bench: 'docs/bench/bench.json',
+  accuracy: 'docs/bench/accuracy.json',
+  paper: 'docs/bench/paper.json',
 };
 
 /** The section's text made from `file`: a Markdown file as it is, a JSON file rendered. */
@@ -202,7 +204,113 @@ function benchSection(report, file) {
   return lines.join('\n');
 }
 
-const RENDERERS = { bench: benchSection };
+const pct = (x) => `${(100 * x).toFixed(1)} %`;
+const gib = (bytes) => `${(bytes / 2 ** 30).toFixed(2)} GiB`;
+
+/** Where and when a report's figures were made, for the line above its tables. */
+function machineLine(report, file, command) {
+  const machine = need(report, ['machine'], file);
+  const load = need(report, ['machine', 'load', 'loadAverage1m'], file);
+  const contended = need(report, ['machine', 'load', 'contended'], file);
+  return (
+    `Measured on ${need(report, ['startedAt'], file).slice(0, 10)} by \`${command}\` (${need(report, ['durationS'], file)} s) on a ` +
+    `${machine.cpuCores}-core ${machine.cpuModel} with ${machine.memoryGiB} GiB and no GPU, load average ${load.atStart} at the start` +
+    `${contended ? ' (other processes competed with the run)' : ''}.`
+  );
+}
+
+/** `npm run bench -- --only accuracy` (bench/node/accuracy.ts) as tables. */
+function accuracySection(report, file) {
+  const a = need(report, ['accuracy'], file);
+  const targets = need(a, ['targets'], file);
+  const seq = need(a, ['sequences'], file);
+  const lines = [
+    machineLine(report, file, 'npm run bench -- --only accuracy'),
+    '',
+    `Each format against the f32 engine on the same model, teacher-forced on ${seq.count} sequences of ${seq.tokens} tokens the f32 model ` +
+      `sampled (temperature ${seq.temperature}, seed ${seq.seed}) after ${seq.prompts.length} story openings: the top-1 agreement (how often both ` +
+      "predict the same next token), the mean absolute difference of the tokens' log-probs, and the bytes the weights take (norms and " +
+      `biases f32). Targets: f16 ${pct(targets.f16)}, q8 ${pct(targets.q8)}, q4 ${pct(targets.q4)}.`,
+    '',
+    '| model | format | weights | top-1 agreement (CPU) | mean abs d log p | top-1 agreement (WebGPU, Dawn) |',
+    '| --- | --- | --- | --- | --- | --- |',
+  ];
+  const skipped = [];
+  for (const [name, m] of Object.entries(need(a, ['models'], file))) {
+    const cpu = m.cpu;
+    if (isSkipped(cpu)) {
+      skipped.push(`${name}: ${cpu.skipped}`);
+      continue;
+    }
+    lines.push(`| ${name} | f32 | ${mib(cpu.f32WeightBytes)} | | | |`);
+    for (const [format, f] of Object.entries(cpu.formats)) {
+      if (isSkipped(f)) {
+        skipped.push(`${name} ${format}: ${f.skipped}`);
+        continue;
+      }
+      const gpu = isSkipped(m.webgpu) ? m.webgpu : m.webgpu.formats[format];
+      const below = f.top1Agreement < targets[format] ? ' (below target)' : '';
+      lines.push(
+        `| ${name} | ${format} | ${mib(f.weightBytes)} | ${pct(f.top1Agreement)}${below} | ${f.meanAbsLogpDiff.toFixed(4)} | ${isSkipped(gpu) ? 'skipped' : pct(gpu.top1Agreement)} |`,
+      );
+    }
+  }
+  lines.push('', 'The 4-bit codecs q4 was chosen over, on the CPU (fake-quantized: f32 weights holding what the codec stores):', '');
+  lines.push('| model | q4 (NF4, embedding and LM head q8) | NF4 on every matrix | Q4_0 on every matrix (the same bytes) |', '| --- | --- | --- | --- |');
+  for (const [name, m] of Object.entries(need(a, ['models'], file))) {
+    if (isSkipped(m.cpu) || isSkipped(m.cpu.formats.q4)) continue;
+    const c = Object.values(need(m, ['cpu', 'codecs'], file));
+    const show = (x) => `${pct(x.top1Agreement)}, ${x.meanAbsLogpDiff.toFixed(3)}`;
+    lines.push(`| ${name} | ${show(m.cpu.formats.q4)} | ${show(c[0])} | ${show(c[1])} |`);
+  }
+  const planned = need(a, ['planned'], file);
+  lines.push('', "Weight bytes the planner gives the paper's model sizes (`nextstate plan`):", '');
+  const formats = Object.keys(Object.values(planned)[0]);
+  lines.push(`| model | ${formats.join(' | ')} |`, `| --- | ${formats.map(() => '---').join(' | ')} |`);
+  for (const [name, p] of Object.entries(planned)) lines.push(`| ${name} | ${formats.map((f) => gib(p[f].weightBytes)).join(' | ')} |`);
+  if (skipped.length) lines.push('', 'Not measured in this run:', '', ...skipped.map((x) => `- ${x.replace(/\s+/g, ' ')}`));
+  lines.push('', `Made by \`npm run -s bench -- --only accuracy > ${file}\` and \`node scripts/readme-section.mjs accuracy ${file}\`.`);
+  return lines.join('\n');
+}
+
+/** `npm run bench -- --only paper` (bench/lib/paper.ts) as a table. */
+function paperSection(report, file) {
+  const p = need(report, ['paper'], file);
+  const lines = [
+    machineLine(report, file, 'npm run bench -- --only paper'),
+    '',
+    'A model of the real config with random weights generated straight into q4 (never an f32 copy), loaded, generating greedy tokens ' +
+      'after a prompt, and one QLoRA step (rank 16 on every projection) on a short batch; memory as the engine counts its buffers, against the plan:',
+    '',
+    '| where | model | parameters | adapter | load | generate | QLoRA step | total | weights (measured / planned) | step peak (measured / planned) |',
+    '| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |',
+  ];
+  const skipped = [];
+  for (const [where, title] of [
+    ['dawn', 'Node, Dawn'],
+    ['chromium', 'headless Chromium'],
+  ]) {
+    const cell = need(p, [where], file);
+    if (isSkipped(cell)) {
+      skipped.push(`${title}: ${cell.skipped}`);
+      continue;
+    }
+    const r = cell.run ?? cell;
+    const s = r.seconds;
+    const m = r.memory;
+    lines.push(
+      `| ${title}${cell.chromiumVersion ? ` ${cell.chromiumVersion}` : ''} | ${r.name} (${r.format}) | ${(r.parameters / 1e9).toFixed(2)} B | ` +
+        `\`${r.adapter.architecture || 'unknown'}\` | ${s.load.toFixed(0)} s | ${s.generate.toFixed(0)} s (${r.generated.promptTokens} + ${r.generated.newTokens} tokens) | ` +
+        `${s.trainStep.toFixed(0)} s (${r.trainStep.sequences} x ${r.trainStep.tokens} tokens) | ${r.totalMinutes.toFixed(1)} min | ` +
+        `${gib(m.weights.measured)} / ${gib(m.weights.planned)} | ${gib(m.peak.measured)} / ${gib(m.peak.planned)} (${m.peak.ratio.toFixed(3)}) |`,
+    );
+  }
+  if (skipped.length) lines.push('', 'Not measured in this run:', '', ...skipped.map((x) => `- ${x.replace(/\s+/g, ' ')}`));
+  lines.push('', `Made by \`npm run -s bench -- --only paper > ${file}\` and \`node scripts/readme-section.mjs paper ${file}\`.`);
+  return lines.join('\n');
+}
+
+const RENDERERS = { bench: benchSection, accuracy: accuracySection, paper: paperSection };
 
 // ---------------------------------------------------------------------------------------------
 
