@@ -47,6 +47,7 @@ export default ts.config(
       'public/',
       'e2e/artifacts/',
       'bench/results/',
+      'device-bundle/',
       'scratch/',
       '.cache/',
       'test-results/',
