@@ -3,6 +3,7 @@
  * halves of a run report the same fields and the ratios can be computed without guessing.
  * Rates are per second; byte counts are what the backend's memory() reports.
  */
+import type { WeightFormat } from '../../src/gpu/quant';
 
 /** Why a figure is missing. Never omitted silently: a reader must see what was not measured. */
 export interface Skipped {
@@ -56,7 +57,9 @@ export interface TrainingCell {
 
 export interface LoadFigures {
   ms: number;
-  /** Bytes of weights as the loader stored them (f16 where the device has shader-f16). */
+  /** The weight format the engine loaded (f32, like the peer's weights; see lib/engine.ts). */
+  weightFormat: WeightFormat;
+  /** Bytes of weights as the loader stored them. */
   weightBytes: number;
   /** backend.memory().allocated after loading, less what was allocated before. */
   allocatedBytes: number;
