@@ -30,64 +30,53 @@ async function write(file: string, report: object): Promise<void> {
   process.stdout.write(json + '\n');
 }
 
-/** `--only durability`: the storage figure alone, without the engine's minutes. */
-async function durabilityOnly(startedAt: Date, load: LoadWatch): Promise<void> {
-  const durability = await attempt('the durability measurement', durabilityInChromium, log);
-  const file = join(RESULTS_DIR, 'durability.json');
-  await write(file, {
-    benchmark: 'next-state-lab IndexedDB durability per training step',
-    startedAt: startedAt.toISOString(),
-    durationS: Math.round((Date.now() - startedAt.getTime()) / 1000),
-    machine: { ...machineInfo(), load: load.stop() },
-    durability,
-  });
-  log(`done; written to ${file}`);
-}
-
-/** `--only judge`: a judged turn with transformers.js as the judge, on the models' ONNX copies. */
-async function judgeOnly(startedAt: Date, load: LoadWatch, quick: boolean, extra: string[], budgetS: number | undefined): Promise<void> {
-  const models = (await benchModels(extra)).filter((m): m is BenchModel => !isSkipped(m));
-  const plan = { maxNewTokens: quick ? 16 : 64, reps: quick ? 2 : 3, budgetMs: (budgetS ?? (quick ? 20 : 45)) * 1000 };
-  const judge = await attempt('the judged-turn measurement', () => judgeInChromium(models, plan), log);
-  const file = join(RESULTS_DIR, 'judge.json');
-  await write(file, {
-    benchmark: 'next-state-lab judged turn with transformers.js as the judge',
-    startedAt: startedAt.toISOString(),
-    durationS: Math.round((Date.now() - startedAt.getTime()) / 1000),
-    machine: { ...machineInfo(), load: load.stop() },
-    models: Object.fromEntries(models.map((m) => [m.name, m.summary])),
-    judge,
-  });
-  log(`done; written to ${file}`);
-}
-
-/** `--only accuracy` and `--only paper`: a report of their own, beside the machine it ran on. */
-async function partOnly(name: 'accuracy' | 'paper', benchmark: string, startedAt: Date, load: LoadWatch, measure: () => Promise<object>): Promise<void> {
-  const result = await measure();
+/**
+ * `--only PART`: one part's figures in a report of their own, `bench/results/PART.json`, after the
+ * run's time and the machine it ran on (`measure` gives the report's other fields).
+ */
+async function partOnly(name: string, benchmark: string, startedAt: Date, load: LoadWatch, measure: () => Promise<Record<string, unknown>>): Promise<void> {
+  const fields = await measure();
   const file = join(RESULTS_DIR, `${name}.json`);
   await write(file, {
     benchmark,
     startedAt: startedAt.toISOString(),
     durationS: Math.round((Date.now() - startedAt.getTime()) / 1000),
     machine: { ...machineInfo(), load: load.stop() },
-    [name]: result,
+    ...fields,
   });
   log(`done; written to ${file}`);
+}
+
+/** The storage figure alone, without the engine's minutes. */
+async function durabilityPart(): Promise<Record<string, unknown>> {
+  return { durability: await attempt('the durability measurement', durabilityInChromium, log) };
+}
+
+/** A judged turn with transformers.js as the judge, on the models' ONNX copies. */
+async function judgePart(quick: boolean, extra: string[], budgetS: number | undefined): Promise<Record<string, unknown>> {
+  const models = (await benchModels(extra)).filter((m): m is BenchModel => !isSkipped(m));
+  const plan = { maxNewTokens: quick ? 16 : 64, reps: quick ? 2 : 3, budgetMs: (budgetS ?? (quick ? 20 : 45)) * 1000 };
+  const turns = await attempt('the judged-turn measurement', () => judgeInChromium(models, plan), log);
+  return { models: Object.fromEntries(models.map((m) => [m.name, m.summary])), judge: turns };
+}
+
+/** The weight formats against f32; TinyStories-656K from data/models joins the usual models. */
+async function accuracyPart(quick: boolean, extra: string[], dawn: boolean): Promise<Record<string, unknown>> {
+  const models = (await benchModels([resolveDataPath('models/TinyStories-656K'), ...extra])).filter((m): m is BenchModel => !isSkipped(m));
+  return { accuracy: await accuracySuite(models, { sequences: quick ? 4 : 8, tokens: quick ? 24 : 48, dawn }) };
 }
 
 async function main(): Promise<void> {
   const startedAt = new Date();
   const load = new LoadWatch();
   const args = parseBenchArgs(process.argv.slice(2));
-  if (args.only === 'durability') return durabilityOnly(startedAt, load);
-  if (args.only === 'judge') return judgeOnly(startedAt, load, args.quick, args.models, args.budgetS);
-  if (args.only === 'accuracy') {
-    return partOnly('accuracy', 'next-state-lab weight formats against f32', startedAt, load, async () => {
-      const models = (await benchModels([resolveDataPath('models/TinyStories-656K'), ...args.models])).filter((m): m is BenchModel => !isSkipped(m));
-      return accuracySuite(models, { sequences: args.quick ? 4 : 8, tokens: args.quick ? 24 : 48, dawn: args.dawn });
-    });
+  const only = (name: string, benchmark: string, measure: () => Promise<Record<string, unknown>>) => partOnly(name, benchmark, startedAt, load, measure);
+  if (args.only === 'durability') return only('durability', 'next-state-lab IndexedDB durability per training step', durabilityPart);
+  if (args.only === 'judge') {
+    return only('judge', 'next-state-lab judged turn with transformers.js as the judge', () => judgePart(args.quick, args.models, args.budgetS));
   }
-  if (args.only === 'paper') return partOnly('paper', "next-state-lab the paper's policy size", startedAt, load, () => paperSuite(args));
+  if (args.only === 'accuracy') return only('accuracy', 'next-state-lab weight formats against f32', () => accuracyPart(args.quick, args.models, args.dawn));
+  if (args.only === 'paper') return only('paper', "next-state-lab the paper's policy size", async () => ({ paper: await paperSuite(args) }));
   const workload = workloadFor(args.quick, args.budgetS);
   log(`${args.quick ? 'quick' : 'full'} run, ${workload.budgetMs / 1000} s budget per measurement`);
   const models = await benchModels(args.models);
