@@ -52,10 +52,20 @@ export interface WeightSource {
   rows(start: number, count: number): Float32Array;
 }
 
+/** Values per row of the first dimension: the unit a split, a block or a row read never cuts. */
+export function rowWidth(shape: readonly number[]): number {
+  return shape.length === 0 ? 1 : sizeOf(shape) / (shape[0] || 1);
+}
+
+/** Refuses a packed format for anything but a matrix (the formats pack rows of a matrix in groups). */
+export function checkWeightShape(shape: readonly number[], format: WeightFormat): void {
+  if (format !== 'f32' && shape.length !== 2) throw new EngineError(`a ${format} weight must be a matrix [rows, cols], got [${shape}]`);
+}
+
 /** A WeightSource over values already in memory. */
 export function arraySource(data: Float32Array, shape: readonly number[]): WeightSource {
   if (data.length !== sizeOf(shape)) throw new EngineError(`weight of shape [${shape}] needs ${sizeOf(shape)} values, got ${data.length}`);
-  const width = shape.length === 0 ? 1 : sizeOf(shape) / (shape[0] || 1);
+  const width = rowWidth(shape);
   return { shape, rows: (start, count) => data.subarray(start * width, (start + count) * width) };
 }
 
@@ -67,7 +77,7 @@ const BLOCK_VALUES = 1 << 20;
  * first row counted from `start`.
  */
 export function eachRowBlock(src: WeightSource, start: number, rows: number, visit: (data: Float32Array, at: number) => void): void {
-  const width = src.shape.length === 0 ? 1 : sizeOf(src.shape) / (src.shape[0] || 1);
+  const width = rowWidth(src.shape);
   const per = Math.max(1, Math.floor(BLOCK_VALUES / Math.max(1, width)));
   for (let r = 0; r < rows; r += per) {
     const n = Math.min(per, rows - r);

@@ -3,7 +3,18 @@
  * adapts shapes. It is the oracle the WebGPU kernels are tested against, runs anywhere, and in
  * f64 mode gives finite differences the precision gradient checks need.
  */
-import { eachRowBlock, matmulDims, sizeOf, type AdamWParams, type AttentionShape, type Backend, type Tensor, type WeightSource } from '../backend';
+import {
+  checkWeightShape,
+  eachRowBlock,
+  matmulDims,
+  rowWidth,
+  sizeOf,
+  type AdamWParams,
+  type AttentionShape,
+  type Backend,
+  type Tensor,
+  type WeightSource,
+} from '../backend';
 import { EngineError } from '../errors';
 import { adamwUpdate } from '../ops/adamw';
 import { attentionBackward, attentionForward, writeCacheForward } from '../ops/attention';
@@ -79,13 +90,13 @@ export class CpuBackend implements Backend {
 
   weight(src: WeightSource, format: WeightFormat): Tensor {
     const shape = src.shape;
+    checkWeightShape(shape, format);
     if (format === 'f32') {
       const out = this.arr(sizeOf(shape));
-      const width = shape.length ? sizeOf(shape) / (shape[0] || 1) : 1;
+      const width = rowWidth(shape);
       eachRowBlock(src, 0, shape.length ? shape[0] : 1, (data, at) => out.set(data, at * width));
       return this.make(out, shape);
     }
-    if (shape.length !== 2) throw new EngineError(`a ${format} weight must be a matrix [rows, cols], got [${shape}]`);
     const [rows, width] = shape;
     const words = new Uint32Array(storedWords(rows, width, format));
     eachRowBlock(src, 0, rows, (data, at) => encodeRows(data, width, at, format, words));
@@ -123,13 +134,8 @@ export class CpuBackend implements Backend {
     const R = x.size / D;
     const out = this.arr(rows.length * D);
     // A packed table decodes just the rows asked for (an embedding lookup of a few tokens).
-    const row =
-      x instanceof CpuWeight
-        ? (r: number) => decodeRows(x.words, D, r, 1, x.dtype)
-        : (
-            (src) => (r: number) =>
-              src.subarray(r * D, (r + 1) * D)
-          )(d(x));
+    const dense = x instanceof CpuWeight ? null : d(x);
+    const row = (r: number) => (dense ? dense.subarray(r * D, (r + 1) * D) : decodeRows((x as CpuWeight).words, D, r, 1, (x as CpuWeight).dtype));
     rows.forEach((r, i) => {
       if (r < 0 || r >= R) throw new EngineError(`row ${r} out of range [0, ${R})`);
       out.set(row(r), i * D);

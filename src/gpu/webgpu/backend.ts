@@ -3,7 +3,7 @@
  * command encoder per batch of ops (submitted when something is read, or after
  * maxDispatchesPerBatch dispatches), pooled buffers, cached pipelines.
  */
-import { matmulDims, sizeOf, type AdamWParams, type AttentionShape, type Backend, type Tensor, type WeightSource } from '../backend';
+import { checkWeightShape, matmulDims, sizeOf, type AdamWParams, type AttentionShape, type Backend, type Tensor, type WeightSource } from '../backend';
 import { EngineError } from '../errors';
 import { adamwWgsl } from '../ops/adamw.wgsl';
 import { attentionBackwardWgsl, attentionWgsl, DEFAULT_ATTENTION_PATHS, type AttentionPaths } from '../ops/attention.wgsl';
@@ -114,7 +114,7 @@ export class WebGPUBackend implements Backend {
   }
 
   weight(src: WeightSource, format: WeightFormat): GpuTensor {
-    if (format !== 'f32' && src.shape.length !== 2) throw new EngineError(`a ${format} weight must be a matrix [rows, cols], got [${src.shape}]`);
+    checkWeightShape(src.shape, format);
     return this.rt.uploadWeight(src, format);
   }
 

@@ -1,4 +1,4 @@
-import { eachRowBlock, sizeOf, type WeightSource } from '../backend';
+import { eachRowBlock, rowWidth, sizeOf, type WeightSource } from '../backend';
 import { decodeRows, encodeRows, storedWords, type WeightFormat } from '../quant';
 import { DeviceLostError, EngineLimitError } from '../errors';
 import { ForeignTensorError, WebGPUValidationError } from './errors';
@@ -207,7 +207,7 @@ export class Runtime {
 
   private plan(shape: readonly number[], dtype: StorageDType, maxBytes = this.options.splitBytes) {
     const rows = shape.length === 0 ? 1 : shape[0];
-    const width = rows === 0 ? 0 : sizeOf(shape) / rows;
+    const width = rowWidth(shape);
     // One row's words bound any r rows' (a packed row may share a block with its neighbour).
     return planChunks(rows, storedWords(1, width, dtype) * 4, maxBytes);
   }
@@ -235,7 +235,7 @@ export class Runtime {
 
   private allocChunks(shape: readonly number[], plan: { rowStart: number; rows: number }[]): GpuTensor {
     this.ensureBatch();
-    const width = sizeOf(shape) / (shape.length === 0 ? 1 : shape[0] || 1);
+    const width = rowWidth(shape);
     const chunks: Chunk[] = plan.map((p) => ({
       ...p,
       buffer: this.pool.acquire(Math.max(4, p.rows * width * 4), this.device.limits.maxBufferSize),
@@ -259,7 +259,7 @@ export class Runtime {
    */
   upload(data: Float32Array, shape: readonly number[]): GpuTensor {
     this.ensureBatch();
-    const width = sizeOf(shape) / (shape.length === 0 ? 1 : shape[0] || 1);
+    const width = rowWidth(shape);
     const chunks: Chunk[] = [];
     for (const p of this.plan(shape, 'f32')) {
       const n = p.rows * width;
@@ -289,7 +289,7 @@ export class Runtime {
   uploadWeight(src: WeightSource, format: WeightFormat): GpuTensor {
     this.ensureBatch();
     const shape = src.shape;
-    const width = sizeOf(shape) / (shape.length === 0 ? 1 : shape[0] || 1);
+    const width = rowWidth(shape);
     const chunks: Chunk[] = [];
     try {
       for (const p of this.plan(shape, format)) {

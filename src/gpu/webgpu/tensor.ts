@@ -1,4 +1,4 @@
-import { sizeOf, type Tensor } from '../backend';
+import { rowWidth, sizeOf, type Tensor } from '../backend';
 import { EngineLimitError } from '../errors';
 import { storedRowWidth, storedWords, type WeightFormat } from '../quant';
 
@@ -36,7 +36,7 @@ export class GpuTensor implements Tensor {
 
   /** Elements per row of the first dimension: the unit a split never cuts. */
   get rowWidth(): number {
-    return this.rows === 0 ? 0 : this.size / this.rows;
+    return rowWidth(this.shape);
   }
 
   /** Values per stored row (a quantized row is padded to whole groups): the row stride kernels index with. */
