@@ -33,8 +33,10 @@ export const GROUP = 32;
 /** Values per block: two groups, whose scales share one word. */
 export const BLOCK = 2 * GROUP;
 /** Words per block: the codes, then the scale word. */
-const BLOCK_WORDS: Record<Codec, number> = { q8: (BLOCK * 8) / 32 + 1, q4: (BLOCK * 4) / 32 + 1, int4: (BLOCK * 4) / 32 + 1 };
-const BITS: Record<Codec, number> = { q8: 8, q4: 4, int4: 4 };
+/** Bits of one code. */
+export const BITS: Record<Codec, number> = { q8: 8, q4: 4, int4: 4 };
+/** Words per block: the codes, then the scale word (the kernels' loaders index the same way). */
+export const BLOCK_WORDS: Record<Codec, number> = { q8: (BLOCK * BITS.q8) / 32 + 1, q4: (BLOCK * BITS.q4) / 32 + 1, int4: (BLOCK * BITS.int4) / 32 + 1 };
 
 /**
  * QLoRA's NF4 levels (Dettmers et al., 2023, appendix E): quantiles of N(0, 1) scaled to

@@ -1,5 +1,5 @@
 import { EngineError, EngineLimitError } from '../errors';
-import { BLOCK, GROUP, NF4_LEVELS } from '../quant';
+import { BITS, BLOCK, BLOCK_WORDS, GROUP, NF4_LEVELS } from '../quant';
 import type { StorageDType } from './tensor';
 
 /**
@@ -59,9 +59,6 @@ export function weightRead(dtype: StorageDType, shaderF16: boolean): WeightRead 
   return dtype === 'f16' && !shaderF16 ? 'f16p' : dtype;
 }
 
-/** Words per block of BLOCK values in the quantized formats: the codes, then both groups' scales. */
-const QUANT_WORDS = { q8: (BLOCK * 8) / 32 + 1, q4: (BLOCK * 4) / 32 + 1 };
-
 /**
  * A storage binding of a weight and its loaders: `load<Name>(i)` returns value i (a padded index,
  * see GpuTensor.rowStride) as f32, and with `vec4` `load<Name>4(i)` returns values 4i..4i+3. A
@@ -83,9 +80,9 @@ export function weightBinding(binding: number, name: string, read: WeightRead, v
   // Value e sits in block e / BLOCK at word (e % BLOCK) / perWord, field e % perWord; its group's
   // scale is half (e / GROUP) % 2 of the block's last word. q8 codes are signed integers
   // (extractBits on i32 sign-extends); q4 codes index the NF4 levels.
-  const bits = read === 'q8' ? 8 : 4;
+  const bits = BITS[read];
   const perWord = 32 / bits;
-  const words = QUANT_WORDS[read];
+  const words = BLOCK_WORDS[read];
   const levels = read === 'q4' ? `var<private> ${name}Levels = array<f32, 16>(${Array.from(NF4_LEVELS, (v) => v.toPrecision(9)).join(', ')});\n` : '';
   const locate = `  let blk = (e / ${BLOCK}u) * ${words}u;
   let w = ${name}[blk + (e % ${BLOCK}u) / ${perWord}u];
