@@ -275,31 +275,25 @@ export class EnginePolicyService implements PolicyService {
   }
 
   score(items: { messages: ChatMessage[]; tokenIds: number[] }[], teacher: TeacherSource): Promise<number[][]> {
-    return this.holding(async (serving) => {
-      // The initial adapter has B = 0, and full fine-tuning trains copies, so the frozen initial
-      // policy is the loaded model itself.
-      const current = teacher === 'current';
-      const model = current ? serving.model : this.policy.model;
-      const scored = await score(
-        model,
-        items.map((it) => ({ prompt: this.policy.promptIds(it.messages), completion: it.tokenIds })),
-        { lora: current ? serving.lora : undefined },
-      );
-      return scored.map((s) => Array.from(s.logprobs));
-    });
+    return this.holding(async (serving) => (await this.scoreWith(serving, items, teacher)).map((s) => Array.from(s.logprobs)));
   }
 
   scoreTopK(items: { messages: ChatMessage[]; tokenIds: number[] }[], policy: TeacherSource, k: number): Promise<ScoredTopK[]> {
-    return this.holding(async (serving) => {
-      const current = policy === 'current';
-      const model = current ? serving.model : this.policy.model;
-      const scored = await score(
-        model,
-        items.map((it) => ({ prompt: this.policy.promptIds(it.messages), completion: it.tokenIds })),
-        { lora: current ? serving.lora : undefined, topK: k },
-      );
-      return scored.map((s) => ({ logprobs: Array.from(s.logprobs), topIds: s.topIds!.map((ids) => Array.from(ids)) }));
-    });
+    return this.holding(async (serving) =>
+      (await this.scoreWith(serving, items, policy, k)).map((s) => ({ logprobs: Array.from(s.logprobs), topIds: s.topIds!.map((ids) => Array.from(ids)) })),
+    );
+  }
+
+  /** Teacher-forced scores under the current policy or the frozen initial one (with the top k ids when asked). */
+  private scoreWith(serving: PolicyState, items: { messages: ChatMessage[]; tokenIds: number[] }[], policy: TeacherSource, topK?: number) {
+    // The initial adapter has B = 0, and full fine-tuning trains copies, so the frozen initial
+    // policy is the loaded model itself.
+    const current = policy === 'current';
+    return score(
+      current ? serving.model : this.policy.model,
+      items.map((it) => ({ prompt: this.policy.promptIds(it.messages), completion: it.tokenIds })),
+      { lora: current ? serving.lora : undefined, topK },
+    );
   }
 
   async train(items: TrainItem[], onMicroBatch?: (i: number, n: number) => void): Promise<TrainResult> {
