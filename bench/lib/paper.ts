@@ -10,7 +10,7 @@ import type { Backend } from '../../src/gpu/backend';
 import { parseModelConfig, PROJECTIONS } from '../../src/gpu/config';
 import { generate } from '../../src/gpu/generate';
 import { LoraAdapter } from '../../src/gpu/lora';
-import { planMemoryFromJson } from '../../src/gpu/plan';
+import { planMemoryFromJson, quantizeOf } from '../../src/gpu/plan';
 import type { WeightFormat } from '../../src/gpu/quant';
 import { randomModel } from '../../src/gpu/random-model';
 import { LoraTrainer } from '../../src/gpu/train';
@@ -76,7 +76,7 @@ export async function paperRun(be: Backend, plan: PaperPlan, adapter: AdapterRep
   const peak = be.memory().peak - before;
   const trained = now();
   const planned = planMemoryFromJson(plan.config, {
-    quantize: plan.format === 'f32' ? 'none' : plan.format,
+    quantize: quantizeOf(plan.format),
     backend: be.kind,
     lora: { rank: plan.loraRank, targets: [...PROJECTIONS] },
     train: plan.train,

@@ -9,7 +9,7 @@ import { readFileSync } from 'node:fs';
 import { agreement, fakeQuantized, sampledSequences, type Agreement } from '../../src/gpu/accuracy';
 import type { Backend } from '../../src/gpu/backend';
 import { CpuBackend } from '../../src/gpu/cpu/backend';
-import { planMemoryFromJson } from '../../src/gpu/plan';
+import { planMemoryFromJson, quantizeOf } from '../../src/gpu/plan';
 import { Policy } from '../../src/gpu/policy';
 import { bitsPerWeight, type Codec, type WeightFormat } from '../../src/gpu/quant';
 import type { ScoreItem } from '../../src/gpu/score';
@@ -97,8 +97,8 @@ export async function accuracySuite(models: BenchModel[], opts: { sequences: num
   const planned = Object.fromEntries(
     PLANNED.map((name) => {
       const config = JSON.parse(readFileSync(new URL(`../../data/model-configs/${name}.json`, import.meta.url), 'utf8')) as unknown;
-      const bytes = (quantize: 'none' | WeightFormat) =>
-        planMemoryFromJson(config, { quantize: quantize === 'f32' ? 'none' : quantize, backend: 'webgpu', lora: null, train: null }).bytes.weights;
+      const bytes = (format: WeightFormat) =>
+        planMemoryFromJson(config, { quantize: quantizeOf(format), backend: 'webgpu', lora: null, train: null }).bytes.weights;
       return [name, Object.fromEntries((['f32', ...FORMATS] as WeightFormat[]).map((f) => [f, { weightBytes: bytes(f), bitsPerWeight: bitsPerWeight(f) }]))];
     }),
   );

@@ -2,7 +2,7 @@
 import type { Backend } from '../gpu/backend';
 import { CpuBackend } from '../gpu/cpu/backend';
 import { resolveWeightFormat } from '../gpu/load';
-import { QUANTIZE_FORMATS, type Quantize } from '../gpu/plan';
+import { formatOf, QUANTIZE_FORMATS, type Quantize } from '../gpu/plan';
 import { Policy } from '../gpu/policy';
 import type { WeightFormat } from '../gpu/quant';
 import { modelSource } from '../gpu/source-node';
@@ -26,7 +26,7 @@ export function quantizeOption(v: Record<string, unknown>): Quantize | undefined
 /** --quantize as the engine's weight format; undefined when not given. */
 export function weightFormatOption(v: Record<string, unknown>): WeightFormat | undefined {
   const q = quantizeOption(v);
-  return q === 'none' ? 'f32' : q;
+  return q && formatOf(q);
 }
 
 export async function createBackend(kind: unknown): Promise<Backend> {

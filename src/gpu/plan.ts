@@ -29,6 +29,16 @@ import { DEFAULT_TRAIN } from './train-types';
 export const QUANTIZE_FORMATS = ['none', 'f16', 'q8', 'q4'] as const;
 export type Quantize = (typeof QUANTIZE_FORMATS)[number];
 
+/** The planner's name for a weight format: it calls f32 'none' (nothing done to the checkpoint's floats). */
+export function quantizeOf(format: WeightFormat): Quantize {
+  return format === 'f32' ? 'none' : format;
+}
+
+/** The weight format a planner name stands for. */
+export function formatOf(quantize: Quantize): WeightFormat {
+  return quantize === 'none' ? 'f32' : quantize;
+}
+
 /** Storage-binding limits a plan is checked against (maxStorageBufferBindingSize values seen on real adapters). */
 export const BINDING_LIMITS = [
   { name: '2 GiB', bytes: 2 ** 31 },
@@ -118,7 +128,7 @@ export interface MemoryPlan {
 }
 
 function weightStorage(input: PlanInput): MemoryPlan['weightFormat'] {
-  const storage: WeightFormat = input.quantize === 'none' ? 'f32' : input.quantize;
+  const storage = formatOf(input.quantize);
   return { storage, bitsPerWeight: bitsPerWeight(storage), groupSize: isQuantized(storage) ? GROUP : null };
 }
 

@@ -5,7 +5,6 @@
  * (src/gpu/plan.ts, the same function as `nextstate plan`), fed with the Setup's choices.
  */
 import { planMemoryFromJson, type MemoryPlan, type Quantize } from '../../gpu/plan';
-import type { WeightFormat } from '../../gpu/quant';
 import { hubBaseUrl } from '../../gpu/source';
 
 export interface EstimateInput {
@@ -26,11 +25,6 @@ export interface EstimateInput {
   recompute?: 'none' | 'layer';
   /** The preset's fine-tuning mode: a LoRA adapter (default) or every weight. */
   finetune?: 'lora' | 'full';
-}
-
-/** The planner's name for a weight format: it calls f32 'none' (nothing done to the checkpoint's floats). */
-export function quantizeOf(format: WeightFormat): Quantize {
-  return format === 'f32' ? 'none' : format;
 }
 
 /** The policy service trains in micro-batches of this many padded tokens (runtime/policy-service.ts). */
