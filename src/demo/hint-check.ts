@@ -7,9 +7,9 @@ import type { LoraAdapter } from '../gpu/lora';
 import type { Policy } from '../gpu/policy';
 import { mulberry32, pickFrom } from '../gpu/random';
 import { storyOpenings } from '../sims/problems/story-openings';
+import { instructionFor, type WordingSet } from '../sims/rules/story-instructions';
 import { mentionsBedtime, mentionsName, mentionsNoun } from '../sims/rules/story-traits';
-import { instructionFor, type Split } from './instructions';
-import { NAMES, SUBJECTS, THINGS } from './pools';
+import { NAMES, SUBJECTS, THINGS, type Split } from './pools';
 import { hintInFront } from '../rl/hints';
 
 export interface HintCase {
@@ -36,12 +36,13 @@ export interface HintEffect {
 }
 
 /**
- * Cases in the instruction wordings of `words` (held out of training by default), naming pets
- * and things from `names` (the training pools by default: the child's own pet name is one the
+ * Cases in the instruction wordings of `words` (held out of fine-tuning by default: the wordings
+ * the rules judge writes its hints in), on the evaluation openings (never fine-tuned on), naming
+ * pets and things from `names` (the training pools by default: the child's own pet name is one the
  * model met; 'heldOut' asks for names it never saw, a harder test of copying).
  */
-export function hintCases(count: number, seed: number, split: { words?: Split; names?: Split } = {}): HintCase[] {
-  const words = split.words ?? 'heldOut';
+export function hintCases(count: number, seed: number, split: { words?: WordingSet; names?: Split } = {}): HintCase[] {
+  const words = split.words ?? 'held-out';
   const names = split.names ?? 'train';
   const rand = mulberry32(seed);
   const pool = <T>(items: readonly T[]) => pickFrom(items, rand);
@@ -53,7 +54,7 @@ export function hintCases(count: number, seed: number, split: { words?: Split; n
       subject,
       name,
       favourite,
-      beginning: pool(storyOpenings(subject)).question,
+      beginning: pool(storyOpenings(subject, 'evaluation')).question,
       instruction: instructionFor({ subject, name, favourite, bedtime: true }, rand, words, false),
     };
   });

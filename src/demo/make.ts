@@ -15,6 +15,7 @@ import { DEFAULT_TRAIN, type TrainSample } from '../gpu/train-types';
 import { PROJECTIONS } from '../gpu/config';
 import { hintCases, hintEffect, type HintEffect } from './hint-check';
 import { relabeledStories, type DemoExample } from './relabel';
+import { STORY_MAX_NEW_TOKENS } from '../sims/scenarios/storyteller';
 
 export interface DemoModelOptions {
   seed: number;
@@ -24,7 +25,7 @@ export interface DemoModelOptions {
   batch: number;
   lr: number;
   rank: number;
-  /** Tokens sampled per story, after any templated opening sentence. */
+  /** Tokens sampled per story, after any templated opening sentence; cut at its last full sentence. */
   maxNewTokens: number;
   unconditioned: number;
   /** Held-out cases the finished model is measured on. */
@@ -36,12 +37,12 @@ export interface DemoModelOptions {
 }
 
 export const DEMO_DEFAULTS: Omit<DemoModelOptions, 'seed'> = {
-  examples: 1500,
-  epochs: 3,
+  examples: 1800,
+  epochs: 2,
   batch: 32,
   lr: 3e-3,
   rank: 32,
-  maxNewTokens: 40,
+  maxNewTokens: 56,
   unconditioned: 0.3,
   checkCases: 96,
   heldOutExamples: 64,
@@ -53,9 +54,12 @@ export interface DemoReport {
   examples: { total: number; unconditioned: number; withName: number; withFavourite: number; withBedtime: number };
   /** Mean log-likelihood per token of held-out examples, before and after. */
   heldOutLogp: { before: number; after: number };
-  /** On held-out names, things and wordings, sampled at temperature 1 as the lab samples. */
-  /** Held-out wordings; `demoNewNames` also asks for names and things the model never saw. */
-  hint: { base: HintEffect; demo: HintEffect; demoNewNames: HintEffect };
+  /**
+   * On the evaluation openings, sampled at temperature 1 as the lab samples: in the held-out
+   * wordings the rules judge writes (`demoNewNames` also asks for names and things the model never
+   * saw), and for comparison in the fine-tuning wordings (`demoFineTuningWords`).
+   */
+  hint: { base: HintEffect; demo: HintEffect; demoNewNames: HintEffect; demoFineTuningWords: HintEffect };
   steps: number;
   seconds: number;
 }
@@ -66,9 +70,10 @@ export interface DemoModel {
   adapter: LoraAdapter;
 }
 
+/** The story, then the end-of-text token: the model learns where a story stops. */
 function toSample(policy: Policy, x: DemoExample): TrainSample {
   const prompt = policy.promptIds(x.prompt);
-  const completion = policy.completionIds(x.prompt, x.completion);
+  const completion = [...policy.completionIds(x.prompt, x.completion), policy.tokenizer.stopIds[0]];
   return { prompt, completion, advantages: completion.map(() => 1) };
 }
 
@@ -134,12 +139,13 @@ export async function makeDemoModel(base: Policy, options: Partial<DemoModelOpti
   // The last step always measured the held-out set: `after` is the finished model's figure.
   log('measuring the hint on held-out wordings (and on held-out names and things)');
   const cases = hintCases(o.checkCases, o.seed + 99);
-  // Measured at the lab's storyteller length.
-  const check = { maxNewTokens: 48, temperature: 1, seed: o.seed };
+  // Measured at the lab's storyteller cap, stopping where the story ends.
+  const check = { maxNewTokens: STORY_MAX_NEW_TOKENS, temperature: 1, seed: o.seed };
   const hint = {
     base: await hintEffect(base, cases, check),
     demo: await hintEffect(base, cases, { ...check, lora: adapter }),
     demoNewNames: await hintEffect(base, hintCases(o.checkCases, o.seed + 99, { names: 'heldOut' }), { ...check, lora: adapter }),
+    demoFineTuningWords: await hintEffect(base, hintCases(o.checkCases, o.seed + 99, { words: 'fine-tuning' }), { ...check, lora: adapter }),
   };
   const report: DemoReport = {
     seed: o.seed,

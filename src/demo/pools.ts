@@ -3,6 +3,8 @@
  * Each pool has a held-out part that training never sees, so tests can ask for a name or thing
  * the model has only ever met in a hint.
  */
+
+export type Split = 'train' | 'heldOut';
 export const SUBJECTS = [
   'dog',
   'cat',
@@ -130,7 +132,7 @@ export const NAMES = {
     'Mabel',
     'Arlo',
   ],
-  heldOut: ['Noodle', 'Waffle', 'Bruno', 'Hazel', 'Pickle', 'Clover'],
+  heldOut: ['Noodle', 'Waffle', 'Bruno', 'Hazel', 'Pickle', 'Clover', 'Maple', 'Pebble', 'Otis', 'Nora', 'Tilly', 'Gizmo'],
 } as const;
 
 export const THINGS = {
@@ -185,5 +187,5 @@ export const THINGS = {
     'jar',
     'bear toy',
   ],
-  heldOut: ['sock', 'crayon', 'pillow', 'spoon'],
+  heldOut: ['sock', 'crayon', 'pillow', 'spoon', 'teapot', 'ladder', 'scarf', 'wagon'],
 } as const;

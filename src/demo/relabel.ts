@@ -7,14 +7,20 @@
  * beginning.
  * A share of examples stays unconditioned (plain beginning, plain sample), so that without a hint
  * the model still continues a story as the base model does.
+ *
+ * Every story ends: the sample is cut after its last full sentence and followed by the end of
+ * text, so the model learns to finish a short story (stories260K alone runs on for hundreds of
+ * tokens, and a child's "goes to sleep at the end" could never be met). Beginnings come from the
+ * `fine-tuning` openings and instructions from the `fine-tuning` wordings only: the lab's sessions,
+ * its evaluation and its judge's hints use other openings and wordings.
  */
 import type { Policy } from '../gpu/policy';
 import { mulberry32, pickFrom as pick } from '../gpu/random';
 import { hintInFront } from '../rl/hints';
 import { storyOpenings } from '../sims/problems/story-openings';
+import { instructionFor, type StoryWish } from '../sims/rules/story-instructions';
 import { hasKindWords, hasUnkindWords, mentionsBedtime, mentionsName, mentionsNoun } from '../sims/rules/story-traits';
-import { instructionFor, type Split, type StoryWish } from './instructions';
-import { NAMES, SUBJECTS, THINGS } from './pools';
+import { NAMES, SUBJECTS, THINGS, type Split } from './pools';
 
 export interface DemoExample {
   /** The instruction, a blank line, then the story beginning: the channel the lab gives base models hints in. */
@@ -23,6 +29,9 @@ export interface DemoExample {
   /** What the instruction asks for; null for an unconditioned example. */
   wish: StoryWish | null;
 }
+
+/** A story shorter than this many words after the cut is not worth teaching. */
+const MIN_STORY_WORDS = 8;
 
 export interface RelabelOptions {
   count: number;
@@ -43,6 +52,8 @@ interface Plan {
   primed: string;
   /** Sentences written from templates that open the story; the rest is the model's own. */
   lead: string;
+  /** A templated sentence that closes the story (going to sleep), after the model's own. */
+  closing: string;
   name?: string;
   favourite?: string;
   bedtime: boolean;
@@ -72,6 +83,13 @@ const BEDTIME_LEADS: ((who: string) => string)[] = [
   (who) => `${who} was tired and wanted to go to bed.`,
   () => 'Soon it was time to sleep.',
 ];
+const BEDTIME_CLOSINGS: ((who: string) => string)[] = [
+  (who) => `${who} was tired, so ${who.replace(/^The /, 'the ')} went to sleep.`,
+  (who) => `That night, ${who.replace(/^The /, 'the ')} went to bed and fell asleep.`,
+  (who) => `Then ${who.replace(/^The /, 'the ')} went to sleep.`,
+  (who) => `At the end of the day, ${who.replace(/^The /, 'the ')} was sleepy and went to bed.`,
+  (who) => `${who} said good night and went to sleep.`,
+];
 
 /**
  * A conditioned plan names the pet in the beginning the base model continues (it copies names
@@ -80,21 +98,24 @@ const BEDTIME_LEADS: ((who: string) => string)[] = [
  * itself, keeps too rarely to learn from). The training prompt drops the name from the beginning
  * and says it, and the rest, in the instruction instead.
  */
-function plan(rand: () => number, conditioned: boolean): Plan {
+function plan(rand: () => number, conditioned: boolean, names: Split): Plan {
   const subject = pick(SUBJECTS, rand);
-  const beginning = pick(storyOpenings(subject), rand).question;
-  if (!conditioned) return { subject, beginning, primed: beginning, lead: '', bedtime: false, conditioned };
-  const name = rand() < 0.65 ? pick(NAMES.train, rand) : undefined;
-  const favourite = rand() < 0.5 ? pick(THINGS.train, rand) : undefined;
+  const beginning = pick(storyOpenings(subject, 'fine-tuning'), rand).question;
+  if (!conditioned) return { subject, beginning, primed: beginning, lead: '', closing: '', bedtime: false, conditioned };
+  const name = rand() < 0.65 ? pick(NAMES[names], rand) : undefined;
+  const favourite = rand() < 0.5 ? pick(THINGS[names], rand) : undefined;
   const bedtime = rand() < (name || favourite ? 0.35 : 1);
   const who = name ?? `The ${subject}`;
-  const sentences = [favourite ? pick(FAVOURITE_LEADS, rand)(who, favourite) : '', bedtime ? pick(BEDTIME_LEADS, rand)(who) : ''];
+  // Mostly at the end, where a bedtime story puts it; sometimes first, as the child may say it.
+  const bedtimeFirst = bedtime && rand() < 0.3;
+  const closing = bedtime && !bedtimeFirst ? pick(BEDTIME_CLOSINGS, rand)(who) : '';
+  const sentences = [favourite ? pick(FAVOURITE_LEADS, rand)(who, favourite) : '', bedtimeFirst ? pick(BEDTIME_LEADS, rand)(who) : ''];
   const lead = (rand() < 0.5 ? sentences : sentences.reverse())
     .filter(Boolean)
     .map((x) => ` ${x}`)
     .join('');
   const named = name ? withName(beginning, subject, name) : beginning;
-  return { subject, beginning, primed: named + lead, lead, name, favourite, bedtime, conditioned };
+  return { subject, beginning, primed: named + lead, lead, closing, name, favourite, bedtime, conditioned };
 }
 
 /** What the story does that the plan asked for or that it shows by itself. */
@@ -106,6 +127,8 @@ function hindsightWish(p: Plan, story: string, rand: () => number): StoryWish {
     bedtime: mentionsBedtime(story) && (p.bedtime || rand() < 0.6),
     kind: hasKindWords(story) && rand() < 0.6,
     gentle: !hasUnkindWords(story) && rand() < 0.4,
+    // Every story is short; saying so now and then teaches the word, not the length.
+    short: rand() < 0.15,
   };
 }
 
@@ -122,13 +145,21 @@ function continuationText(policy: Policy, prompt: string, tokens: number[]): str
   return full.startsWith(head) ? full.slice(head.length) : policy.tokenizer.decode(kept);
 }
 
+/** `text` up to and with its last full sentence ("... the sea." or '... "Hello!"'); '' if none. */
+export function lastSentenceCut(text: string): string {
+  let end = -1;
+  for (const m of text.matchAll(/[.!?]["']?(?=\s|$)/g)) end = m.index + m[0].length;
+  return end < 0 ? '' : text.slice(0, end);
+}
+
 /**
  * `count` examples, `unconditioned` of them plain. Conditioned stories are kept only when they
  * kept a primed name, thing or bedtime (rejection sampling: sampling is cheap, training is not),
  * so every conditioned example teaches the model to carry a fact from the instruction into the
  * story.
  */
-export async function relabeledStories(policy: Policy, o: RelabelOptions, split: Split = 'train'): Promise<DemoExample[]> {
+/** `names` picks the name and thing pools: held-out examples may use names training never saw. */
+export async function relabeledStories(policy: Policy, o: RelabelOptions, names: Split = 'train'): Promise<DemoExample[]> {
   const rand = mulberry32(o.seed);
   const plain = Math.round(o.count * o.unconditioned);
   const want = { plain, conditioned: o.count - plain };
@@ -139,7 +170,7 @@ export async function relabeledStories(policy: Policy, o: RelabelOptions, split:
   const maxBatches = Math.ceil((o.count * 10) / o.batch);
   while ((kept.plain < want.plain || kept.conditioned < want.conditioned) && batchIndex < maxBatches) {
     o.signal?.throwIfAborted();
-    const plans = Array.from({ length: o.batch }, () => plan(rand, kept.plain >= want.plain || rand() >= o.unconditioned));
+    const plans = Array.from({ length: o.batch }, () => plan(rand, kept.plain >= want.plain || rand() >= o.unconditioned, names));
     const gens = await policy.generate(
       plans.map((p) => p.primed),
       {
@@ -151,8 +182,9 @@ export async function relabeledStories(policy: Policy, o: RelabelOptions, split:
     );
     batchIndex++;
     for (const [j, p] of plans.entries()) {
-      if (!gens[j].text.trim()) continue;
-      const story = p.lead + continuationText(policy, p.primed, gens[j].tokens);
+      const own = lastSentenceCut(continuationText(policy, p.primed, gens[j].tokens));
+      if (own.split(/\s+/).filter(Boolean).length < MIN_STORY_WORDS) continue;
+      const story = p.lead + own + (p.closing ? ` ${p.closing}` : '');
       if (!p.conditioned) {
         if (kept.plain >= want.plain) continue;
         kept.plain++;
@@ -166,7 +198,7 @@ export async function relabeledStories(policy: Policy, o: RelabelOptions, split:
       const includeSubject = mentionsNoun(story, p.subject) && rand() < 0.5;
       // A primed fact the story kept is always in its instruction (hindsightWish): the model must
       // never learn to write a name or thing that nobody asked for.
-      out.push({ prompt: hintInFront(instructionFor(wish, rand, split, includeSubject), p.beginning), completion: story, wish });
+      out.push({ prompt: hintInFront(instructionFor(wish, rand, 'fine-tuning', includeSubject), p.beginning), completion: story, wish });
     }
     o.onProgress?.(kept.plain + kept.conditioned, o.count);
   }

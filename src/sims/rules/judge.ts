@@ -1,7 +1,8 @@
 import { quotedRequest } from '../../rl/hints';
 import type { ChatMessage } from '../../rl/messages';
 import type { GenerateOptions, TextGenerator } from '../../generators/generator';
-import { heardIssues, joinList, type RulesProfile } from './profile';
+import { hashParts } from '../seeded';
+import { heardIssues, type RulesProfile } from './profile';
 import { classifyReaction, classifyToolResult } from './reaction';
 import { readNextState, readNextStateRole } from './reading';
 
@@ -50,15 +51,14 @@ export class RulesJudge implements TextGenerator {
       return `The tool result says what was wrong with the call.\n\n[HINT_START]${hint}[HINT_END]\n\n\\boxed{1}`;
     }
     // The hint comes before the decision so that nothing quoted can be mistaken for the last \boxed{}.
-    return `The user says what was wrong with the answer.\n\n[HINT_START]${this.hint(reply)}[HINT_END]\n\n\\boxed{1}`;
+    // Its wording is seeded by the judged turn too: the vote seed repeats across sessions
+    // (judge-turn.ts voteSeed), and one wording for every first turn would be no paraphrase at all.
+    return `The user says what was wrong with the answer.\n\n[HINT_START]${this.hint(reply, hashParts(opts.seed ?? 0, ...messages.map((m) => String(m.content))))}[HINT_END]\n\n\\boxed{1}`;
   }
 
-  private hint(reply: string): string {
+  private hint(reply: string, seed: number): string {
     const issues = this.profile ? heardIssues(this.profile, reply) : [];
-    if (issues.length > 0) {
-      const { hintLead, hintTail } = this.profile!;
-      return [`${hintLead} ${joinList(issues.map((i) => i.fix))}.`, hintTail].filter(Boolean).join(' ');
-    }
+    if (issues.length > 0) return this.profile!.hint(issues, seed);
     return quotedRequest(quotable(reply));
   }
 }

@@ -28,10 +28,13 @@ export interface RulesProfile {
   closers: readonly string[];
   /** Say the answer is good; the done marker is appended. */
   approvals: readonly string[];
-  /** Opens the hint, before the fixes. */
-  hintLead: string;
-  /** Closes the hint, after the fixes; may be empty. */
-  hintTail: string;
+  /** The judge's hint for the issues heard in a reply; `seed` may vary its wording. */
+  hint: (issues: readonly Issue[], seed: number) => string;
+}
+
+/** A hint in one fixed wording: `lead`, the issues' fixes as one sentence, then `tail`. */
+export function listedHint(lead: string, tail = ''): RulesProfile['hint'] {
+  return (issues) => [`${lead} ${joinList(issues.map((i) => i.fix))}.`, tail].filter(Boolean).join(' ');
 }
 
 export function presentIssues(profile: RulesProfile, answer: string, task: string): Issue[] {

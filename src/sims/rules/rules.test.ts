@@ -209,8 +209,10 @@ describe('storyteller rules', () => {
     expect(reply).toMatch(/(?:Tell me a new one!|another one\?|a new story!)$/);
     expect(lastBox(await rules.judge.generate(binaryJudgePrompt(SCARY, reply)))).toBe('-1');
     const hint = hintOf(await rules.hintJudge.generate(hintJudgePrompt(SCARY, reply)))!;
-    expect(hint).toMatch(/about the dog/);
-    expect(hint).toMatch(/nobody mean/);
+    // In a held-out wording (story-instructions.ts): the subject, gentleness and kindness asked for.
+    expect(hint).toMatch(/\bdog\b/);
+    expect(hint).toMatch(/scary|mean|sad/i);
+    expect(hint).toMatch(/kind|friend|hug|help/i);
   });
 
   it('wants the pet called by its name and its favourite thing, and the hint asks for both', async () => {
@@ -221,14 +223,16 @@ describe('storyteller rules', () => {
     expect(reply).not.toMatch(/no dog in it|kind things|scary/);
     expect(lastBox(await rules.judge.generate(binaryJudgePrompt(plain, reply)))).toBe('-1');
     const hint = hintOf(await rules.hintJudge.generate(hintJudgePrompt(plain, reply)))!;
-    expect(hint).toBe('The child wants a bedtime story about their dog Max: call the dog Max and put a kite in the story.');
+    expect(hint).toMatch(/\bMax\b/);
+    expect(hint).toMatch(/\bkite\b/);
+    expect(hint).not.toMatch(/sleep|bed|kind|scary/i);
     const rating = await rules.evaluator!.generate(buildEvaluatorPrompt(scenario.preference!, task, plain));
     expect(parseEvaluatorScore(rating)).toBe(0.5);
   });
 
   it("takes the child's own pet, name and favourite thing", async () => {
     const frog = createScenario({ id: 'storyteller', subject: 'frog', name: 'biscuit', favourite: 'a red ball' });
-    expect(frog.config).toEqual({ id: 'storyteller', subject: 'frog', name: 'Biscuit', favourite: 'red ball' });
+    expect(frog.config).toEqual({ id: 'storyteller', subject: 'frog', name: 'Biscuit', favourite: 'red ball', hintWording: 'held-out' });
     const story = 'The frog Biscuit had a red ball. Biscuit shared it with his friends, they hugged, and then Biscuit fell asleep.';
     expect(await userReply(frog, createRules(frog), 'Once upon a time, there was a little frog.', story)).toMatch(/STORY_DONE$/);
   });
@@ -238,12 +242,13 @@ describe('storyteller rules', () => {
     const reply = await userReply(scenario, rules, task, awake);
     expect(reply).toMatch(/Max has to go to sleep at the end/);
     const hint = hintOf(await rules.hintJudge.generate(hintJudgePrompt(awake, reply)))!;
-    expect(hint).toBe('The child wants a bedtime story about their dog Max: let the story end with the dog going to sleep.');
+    expect(hint).toMatch(/sleep|bed/);
+    expect(hint).not.toMatch(/\bMax\b|kite/);
     const long = `${SWEET} `.repeat(6);
     const tooLong = await userReply(scenario, rules, task, long);
     const longHint = hintOf(await rules.hintJudge.generate(hintJudgePrompt(long, tooLong)))!;
-    expect(longHint).toMatch(/keep it short/);
-    expect(longHint).not.toMatch(/going to sleep/);
+    expect(longHint).toMatch(/too long|little story|few lines/i);
+    expect(longHint).not.toMatch(/sleep/);
   });
 
   it('a short kind story about the dog gets STORY_DONE and +1', async () => {

@@ -1,5 +1,7 @@
 import { STORY_DONE, type StoryChild } from '../scenarios/storyteller';
+import { mulberry32 } from '../../gpu/random';
 import type { Issue, RulesProfile } from './profile';
+import { instructionFor, type StoryWish, type Trait } from './story-instructions';
 import { hasKindWords, hasUnkindWords, isShortStory, mentionsBedtime, mentionsName, mentionsNoun } from './story-traits';
 
 /**
@@ -8,7 +10,7 @@ import { hasKindWords, hasUnkindWords, isShortStory, mentionsBedtime, mentionsNa
  * model meets them only through a hint: that is what leaves the run something to learn.
  */
 export function storytellerRules(child: StoryChild): RulesProfile {
-  const { subject, name, favourite } = child;
+  const { subject, name, favourite, hintWording } = child;
   const issues: readonly Issue[] = [
     {
       id: 'no-subject',
@@ -75,12 +77,29 @@ export function storytellerRules(child: StoryChild): RulesProfile {
     openers: ['Hmm,', 'No no,', 'Um,'],
     closers: ['Tell me a new one!', 'Can you tell me another one?', 'I want a new story!'],
     approvals: ['I love it! Good night!', 'Yay, I love that story! Good night!'],
-    hintLead: storyHintLead(child),
-    hintTail: '',
+    hint: (heard, seed) => {
+      const wanted = new Set(heard.map((i) => ISSUE_TRAITS[i.id]));
+      const wish: StoryWish = {
+        subject,
+        name: wanted.has('name') ? name : undefined,
+        favourite: wanted.has('favourite') ? favourite : undefined,
+        bedtime: wanted.has('bedtime'),
+        kind: wanted.has('kind'),
+        gentle: wanted.has('gentle'),
+        short: wanted.has('short'),
+      };
+      return instructionFor(wish, mulberry32(seed), hintWording, wanted.has('subject'));
+    },
   };
 }
 
-/** How the rules judge opens a storyteller hint; the demo model was taught on this wording too. */
-export function storyHintLead(child: StoryChild): string {
-  return `The child wants a bedtime story about their ${child.subject} ${child.name}:`;
-}
+/** The instruction trait that answers each of the child's complaints. */
+const ISSUE_TRAITS: Record<string, Trait> = {
+  'no-subject': 'subject',
+  'no-name': 'name',
+  'no-favourite': 'favourite',
+  'no-bedtime': 'bedtime',
+  'no-kindness': 'kind',
+  unkind: 'gentle',
+  'too-long': 'short',
+};

@@ -1,5 +1,5 @@
 import { HOMEWORK_DONE } from '../scenarios/student';
-import type { Issue, RulesProfile } from './profile';
+import { listedHint, type Issue, type RulesProfile } from './profile';
 
 /** Any arithmetic written out: "16 - 3", "9 * 2", "= 18", "3 times 4". */
 const WORKING = /\d\s*(?:[-+*/×÷x]|times|plus|minus|divided by)\s*\$?\d|=\s*\$?\d/i;
@@ -71,6 +71,5 @@ export const STUDENT_RULES: RulesProfile = {
     'ok this looks good, thanks! turning it in now.',
     "nice, that's exactly how I'd write it. thanks, I'm handing it in.",
   ],
-  hintLead: 'The student will hand this in as their own work, so it must not look AI-written:',
-  hintTail: 'Keep the complete solution with every step.',
+  hint: listedHint('The student will hand this in as their own work, so it must not look AI-written:', 'Keep the complete solution with every step.'),
 };

@@ -1,5 +1,5 @@
 import { GRADING_DONE } from '../scenarios/teacher';
-import { wordCount, type Issue, type RulesProfile } from './profile';
+import { listedHint, wordCount, type Issue, type RulesProfile } from './profile';
 
 const PRAISE = /\b(?:good|great|nice|nicely|well done|excellent|correctly|strong|impressive|solid|right track|you did|i like|good job)\b/i;
 const MISTAKE = /\b(?:mistake|error|wrong|incorrect|slip|miscalculat\w*|not quite|off by|should (?:be|have been))\b/i;
@@ -72,6 +72,5 @@ export const TEACHER_RULES: RulesProfile = {
     "these are great, thorough and kind. I'll give them to the student, thank you!",
     "perfect, that's exactly the feedback I wanted. thanks, I'll pass it on.",
   ],
-  hintLead: 'The teacher wants detailed, patient, encouraging grading comments:',
-  hintTail: 'Cover what went well, what went wrong and the right approach.',
+  hint: listedHint('The teacher wants detailed, patient, encouraging grading comments:', 'Cover what went well, what went wrong and the right approach.'),
 };

@@ -5,4 +5,4 @@ export { AI_REPLY_PREFIX, simulatorMessages, simulatorReply, isDone } from './si
 export { studentWorkWithSlip, type StudentWork } from './student-work';
 export { HOMEWORK_DONE } from './student';
 export { GRADING_DONE } from './teacher';
-export { STORY_DONE, DEFAULT_STORY_SUBJECT, DEFAULT_PET_NAME, DEFAULT_FAVOURITE, normaliseChild, type StoryChild } from './storyteller';
+export { STORY_DONE, DEFAULT_STORY_SUBJECT, DEFAULT_PET_NAME, DEFAULT_FAVOURITE, STORY_MAX_NEW_TOKENS, normaliseChild, type StoryChild } from './storyteller';

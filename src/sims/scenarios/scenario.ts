@@ -18,6 +18,11 @@ export interface StorytellerScenarioConfig {
   name?: string;
   /** The pet's favourite thing, one or two words: "kite", "red ball". */
   favourite?: string;
+  /**
+   * The wordings the rules judge writes its hints in: 'held-out' (default), paraphrases the demo
+   * model was never fine-tuned on; 'fine-tuning', the ones it was (to show how much wording matters).
+   */
+  hintWording?: 'held-out' | 'fine-tuning';
 }
 
 export interface CustomScenarioConfig {

@@ -88,7 +88,7 @@ describe('teacher scenario', () => {
 describe('storyteller scenario', () => {
   it('defaults to the child’s dog and uses plain story openings as tasks', () => {
     const story = createScenario({ id: 'storyteller' });
-    expect(story.config).toEqual({ id: 'storyteller', subject: 'dog', name: 'Max', favourite: 'ball' });
+    expect(story.config).toEqual({ id: 'storyteller', subject: 'dog', name: 'Max', favourite: 'ball', hintWording: 'held-out' });
     expect(story.preference).toMatch(/called Max.*ball/);
     expect(story.problemSource).toBe('story-openings');
     const opening = storyOpenings('dog')[0];
@@ -102,7 +102,47 @@ describe('storyteller scenario', () => {
   it('takes another subject, normalised, and refuses one it cannot put in a sentence', () => {
     expect(createScenario({ id: 'storyteller', subject: '  Owl ' }).persona).toContain('your owl');
     expect(() => createScenario({ id: 'storyteller', subject: 'dog</s>{{x}}' })).toThrow(ScenarioConfigError);
-    expect(() => createScenario({ id: 'storyteller', subject: '' })).toThrow(/one to forty letters/);
+    expect(() => createScenario({ id: 'storyteller', subject: '' })).toThrow(/one to three plain words/);
+    expect(() => createScenario({ id: 'storyteller', subject: 'a' })).toThrow(/one to three plain words/);
+    expect(() => createScenario({ id: 'storyteller', subject: 'my big fat fluffy cat' })).toThrow(/one to three plain words/);
+  });
+
+  it('normalises what people type for the pet and the thing, and never makes a broken opening', () => {
+    const typed: [string, string][] = [
+      ['a cat', 'cat'],
+      ['A Cat', 'cat'],
+      ['Cats', 'cat'],
+      ['my little frog', 'little frog'],
+      ['the puppies', 'puppy'],
+      ['an owl', 'owl'],
+      ['foxes', 'fox'],
+      ['mice', 'mouse'],
+      ['  my   Bunny ', 'bunny'],
+      ['octopus', 'octopus'],
+      ['walrus', 'walrus'],
+    ];
+    for (const [text, subject] of typed) {
+      const story = createScenario({ id: 'storyteller', subject: text });
+      expect(story.config, text).toMatchObject({ subject });
+      for (const set of ['evaluation', 'training', 'fine-tuning'] as const) {
+        for (const { question } of storyOpenings(subject, set)) {
+          expect(question, text).not.toMatch(/\b(?:a|an) (?:a|an|the|my)\b|\ba [aeiou]|\ban [^aeiou]/i);
+          expect(question).toContain(subject);
+        }
+      }
+    }
+    expect(createScenario({ id: 'storyteller', favourite: 'Red Balls' }).config).toMatchObject({ favourite: 'red ball' });
+    expect(createScenario({ id: 'storyteller', favourite: 'my kite' }).config).toMatchObject({ favourite: 'kite' });
+    expect(createScenario({ id: 'storyteller', favourite: 'boxes' }).config).toMatchObject({ favourite: 'box' });
+  });
+
+  it('has three disjoint sets of openings: evaluation, training and fine-tuning', () => {
+    const sets = (['evaluation', 'training', 'fine-tuning'] as const).map((set) => storyOpenings('dog', set).map((p) => p.question));
+    expect(sets.map((s) => s.length)).toEqual([12, 12, 24]);
+    const all = sets.flat();
+    expect(new Set(all).size).toBe(all.length);
+    const ids = (['evaluation', 'training', 'fine-tuning'] as const).flatMap((set) => storyOpenings('dog', set).map((p) => p.id));
+    expect(new Set(ids).size).toBe(ids.length);
   });
 
   it('refuses a pet name or favourite thing the rules cannot find in a story, saying why', () => {

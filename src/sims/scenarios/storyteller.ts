@@ -1,3 +1,4 @@
+import { WORDING_SETS, type WordingSet } from '../rules/story-instructions';
 import { PET_NAME, THING } from '../rules/story-traits';
 import { ScenarioConfigError, type Scenario, type StorytellerScenarioConfig } from './scenario';
 
@@ -10,19 +11,52 @@ export const DEFAULT_PET_NAME = 'Max';
  * which it almost never writes, is learned far more slowly (README, Reproduction).
  */
 export const DEFAULT_FAVOURITE = 'ball';
+/**
+ * The most tokens a story may take: the demo model ends its stories (end of text) after a few
+ * sentences, well within this; the cap only stops a model that never ends, with room for one more.
+ */
+export const STORY_MAX_NEW_TOKENS = 96;
 
 /** The child's wishes, checked and normalised: every field the rules can match in a story. */
 export interface StoryChild {
   subject: string;
   name: string;
   favourite: string;
+  /** The wordings the rules judge writes its hints in (story-instructions.ts). */
+  hintWording: WordingSet;
+}
+
+const DETERMINERS = /^(?:(?:a|an|the|my|our|your|his|her|their|some)\s+)+/;
+const IRREGULAR_PLURALS: Record<string, string> = { mice: 'mouse', geese: 'goose', children: 'child', wolves: 'wolf', calves: 'calf', ponies: 'pony' };
+/** Words that end in "s" and are singular: not to be cut to "walru". */
+const SINGULAR_S = /(?:ss|us|is|ous)$/;
+
+/** "puppies" -> "puppy", "foxes" -> "fox", "cats" -> "cat"; a singular word is returned as it is. */
+export function singular(word: string): string {
+  if (IRREGULAR_PLURALS[word]) return IRREGULAR_PLURALS[word];
+  if (word.length > 4 && word.endsWith('ies')) return `${word.slice(0, -3)}y`;
+  if (/(?:ch|sh|x|z|ss)es$/.test(word)) return word.slice(0, -2);
+  if (word.length > 3 && word.endsWith('s') && !SINGULAR_S.test(word)) return word.slice(0, -1);
+  return word;
+}
+
+/**
+ * What a person types for a pet or a thing ("a cat", "my little frog", "Cats", "  the Red  Balls ")
+ * as the plain noun phrase a story names: lower case, no article or "my", the last word singular.
+ */
+export function plainNounPhrase(text: string): string {
+  const words = text.trim().toLowerCase().replace(/\s+/g, ' ').replace(DETERMINERS, '').split(' ');
+  words[words.length - 1] = singular(words[words.length - 1]);
+  return words.join(' ');
 }
 
 /** A story subject the simulator, the rules and the openings can all name in a sentence. */
 export function normaliseSubject(subject: string | undefined): string {
-  const text = (subject ?? DEFAULT_STORY_SUBJECT).trim().toLowerCase();
-  if (!/^[a-z][a-z '-]{0,39}$/.test(text)) {
-    throw new ScenarioConfigError(`The story subject "${subject}" cannot be used: write one to forty letters, like "dog" or "little cat".`);
+  const text = plainNounPhrase(subject ?? DEFAULT_STORY_SUBJECT);
+  if (!/^[a-z]{2,20}(?: [a-z]{2,20}){0,2}$/.test(text) || text.length > 40) {
+    throw new ScenarioConfigError(
+      `The story subject "${subject}" cannot be used: write the animal in one to three plain words, like "dog", "cat" or "little frog".`,
+    );
   }
   return text;
 }
@@ -34,10 +68,7 @@ export function normaliseChild(config: Omit<StorytellerScenarioConfig, 'id'>): S
   if (!PET_NAME.test(name)) {
     throw new ScenarioConfigError(`The pet's name "${config.name}" cannot be used: write one word of two to sixteen letters, like "Max" or "Biscuit".`);
   }
-  const favourite = (config.favourite ?? DEFAULT_FAVOURITE)
-    .trim()
-    .toLowerCase()
-    .replace(/^(?:an?|the) /, '');
+  const favourite = plainNounPhrase(config.favourite ?? DEFAULT_FAVOURITE);
   if (!THING.test(favourite)) {
     throw new ScenarioConfigError(
       `The favourite thing "${config.favourite}" cannot be used: write one or two plain words the story can name, like "kite" or "red ball".`,
@@ -46,7 +77,11 @@ export function normaliseChild(config: Omit<StorytellerScenarioConfig, 'id'>): S
   if (subject.split(/[ '-]/).includes(favourite) || favourite === name.toLowerCase()) {
     throw new ScenarioConfigError(`The favourite thing "${favourite}" must differ from the pet and its name, or the child could never tell them apart.`);
   }
-  return { subject, name, favourite };
+  const hintWording = config.hintWording ?? 'held-out';
+  if (!WORDING_SETS.includes(hintWording)) {
+    throw new ScenarioConfigError(`hintWording "${hintWording}" is not one of ${WORDING_SETS.join(', ')}.`);
+  }
+  return { subject, name, favourite, hintWording };
 }
 
 /**
