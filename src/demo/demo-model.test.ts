@@ -12,8 +12,7 @@ import { modelSource } from '../gpu/source-node';
 import { dataPath } from '../../test/data-dir';
 import { DirSource } from '../gpu/source-node';
 import { storyOpenings } from '../sims/problems/story-openings';
-import { joinList } from '../sims/rules/profile';
-import { storyHintLead, storytellerRules } from '../sims/rules/storyteller';
+import { storytellerRules } from '../sims/rules/storyteller';
 import { normaliseChild } from '../sims/scenarios/storyteller';
 import { hintCases, hintEffect, type HintCase } from './hint-check';
 import { hintInFront } from '../rl/hints';
@@ -36,16 +35,17 @@ const DEFAULT_FAVOURITE_GAIN = 0.3;
 const HELD_OUT_GAIN = { name: 0.2, favourite: 0.1, bedtime: 0.03 } as const;
 const CHECK = { maxNewTokens: 48, temperature: 1, seed: 11 };
 
-/** A child (the default: dog Max, a ball) on each story opening, with the rules judge's hint for the name, the thing and bedtime. */
-function labCases(count: number, wishes: { favourite?: string } = {}): HintCase[] {
+/**
+ * A child (the default: dog Max, a ball) on each evaluation opening, with the rules judge's hint
+ * for the name, the thing and bedtime, in the wording set the child's judge uses ('held-out' by
+ * default: wordings the demo model was never fine-tuned on).
+ */
+function labCases(count: number, wishes: { favourite?: string; hintWording?: 'held-out' | 'fine-tuning' } = {}): HintCase[] {
   const child = normaliseChild(wishes);
-  const hint = `${storyHintLead(child)} ${joinList(
-    storytellerRules(child)
-      .issues.filter((i) => ['no-name', 'no-favourite', 'no-bedtime'].includes(i.id))
-      .map((i) => i.fix),
-  )}.`;
-  const openings = storyOpenings(child.subject);
-  return Array.from({ length: count }, (_, i) => ({ ...child, beginning: openings[i % openings.length].question, instruction: hint }));
+  const rules = storytellerRules(child);
+  const asked = rules.issues.filter((i) => ['no-name', 'no-favourite', 'no-bedtime'].includes(i.id));
+  const openings = storyOpenings(child.subject, 'evaluation');
+  return Array.from({ length: count }, (_, i) => ({ ...child, beginning: openings[i % openings.length].question, instruction: rules.hint(asked, 1000 + i) }));
 }
 
 describe('the storyteller demo model', () => {

@@ -164,6 +164,8 @@ export interface TrainStepRecord extends RecordBase {
 export interface ProblemScore {
   id: string;
   score: number | null;
+  /** The problem as the policy was shown it (a story opening, a GSM8K question), so anyone can check which set was scored. */
+  prompt?: string;
   detail?: string;
 }
 

@@ -169,7 +169,7 @@ const evaluation = object(
     kind: oneOf('evaluation'),
     name: id,
     scores: mapOf(id, num(), L.metrics),
-    perProblem: arrayOf(object({ id, score: nullable(num()) }, { detail: str(L.note) }), L.problems),
+    perProblem: arrayOf(object({ id, score: nullable(num()) }, { prompt: str(L.note), detail: str(L.note) }), L.problems),
   },
   { ...optionalBase, failed: count, problemSet: str(L.note, 1) },
 );

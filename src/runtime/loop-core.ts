@@ -12,7 +12,8 @@
 import { SampleBuffer, type Batch, type BufferedSample } from '../rl/buffer';
 import type { ChatMessage } from '../rl/messages';
 import type { InteractionRecord, RunRecord, RuntimeEventRecord, TokenUpdateRecord, TrainStats } from '../rl/records';
-import type { TurnType } from '../rl/sessions';
+import type { ClosedTurn, TrackerEvents, TurnType } from '../rl/sessions';
+import type { PolicyResponse } from '../rl/samples';
 import { sampleRecord, type TrainingSample } from '../rl/samples';
 import { GenerationBatcher } from './batcher';
 import { PauseGate, Semaphore } from './gate';
@@ -78,6 +79,10 @@ export abstract class RunLoopCore implements RunController {
   private memory: RunSnapshot['memory'] = null;
   /** Judged turns that gave no sample since the last step record. */
   private dropped = 0;
+  /** Per session, closed turns still being judged and buffered (closeTurns). */
+  private readonly unjudged = new Map<string, number>();
+  /** Sessions that ended while some of their turns were still being judged (closeTurns). */
+  private readonly ended = new Set<string>();
 
   constructor(
     private readonly settings: LoopSettings,
@@ -212,10 +217,13 @@ export abstract class RunLoopCore implements RunController {
     this.stop();
   }
 
-  /** One generation through the batcher; null when the run stopped meanwhile. */
-  protected async generate(request: PolicyRequest): Promise<PolicyReply | null> {
+  /**
+   * One generation through the batcher; null when the run stopped meanwhile. `signal` also
+   * cancels it (a served client that went away), with an AbortError.
+   */
+  protected async generate(request: PolicyRequest, signal?: AbortSignal): Promise<PolicyReply | null> {
     try {
-      const reply = await this.batcher.request(request, this.abort.signal);
+      const reply = await this.batcher.request(request, signal ? AbortSignal.any([this.abort.signal, signal]) : this.abort.signal);
       this.tokenLog.push({ at: this.now(), tokens: reply.tokenIds.length });
       return reply;
     } catch (e) {
@@ -260,6 +268,46 @@ export abstract class RunLoopCore implements RunController {
     this.buffer.forgetSession(session);
   }
 
+  /**
+   * What a session tracker's events mean for the run: a session_end record per ended session,
+   * then `judge` off the path for each closed turn (bounded: back-pressure). A session is let go
+   * of (sessionDone) once it has ended and all its closed turns are judged.
+   */
+  protected async closeTurns<R extends PolicyResponse>(events: TrackerEvents<R>, judge: (turn: ClosedTurn<R>) => Promise<void>): Promise<void> {
+    // Counted before anything awaits, so an ended session is not let go while its turns wait.
+    for (const turn of events.closed) this.unjudged.set(turn.session, (this.unjudged.get(turn.session) ?? 0) + 1);
+    for (const e of events.ended) this.ended.add(e.session);
+    await this.commit(
+      events.ended.map((e) => ({
+        kind: 'session_end' as const,
+        version: this.version,
+        ts: e.at,
+        session: e.session,
+        reason: e.reason,
+        turns: e.turns,
+        mainTurns: e.mainTurns,
+      })),
+    );
+    for (const e of events.ended) this.releaseIfDone(e.session);
+    for (const turn of events.closed) {
+      await this.offPath(async () => {
+        try {
+          await judge(turn);
+        } finally {
+          this.unjudged.set(turn.session, this.unjudged.get(turn.session)! - 1);
+          this.releaseIfDone(turn.session);
+        }
+      });
+    }
+  }
+
+  private releaseIfDone(session: string): void {
+    if (!this.ended.has(session) || (this.unjudged.get(session) ?? 0) > 0) return;
+    this.ended.delete(session);
+    this.unjudged.delete(session);
+    this.sessionDone(session);
+  }
+
   /** Queues a judged sample, logs it as the buffer tagged it, and hands a full batch to the trainer. */
   protected async addSample(sample: TrainingSample): Promise<void> {
     const added = this.buffer.add(sample);
@@ -298,7 +346,7 @@ export abstract class RunLoopCore implements RunController {
     const tools = this.settings.tools;
     const items = batch.samples.map((s: BufferedSample<TrainingSample>) => ({
       messages: s.messages,
-      ...(tools ? { tools } : {}),
+      ...((s.tools ?? tools) ? { tools: s.tools ?? tools } : {}),
       tokenIds: [...s.response.tokenIds],
       advantages: s.advantages,
       rolloutLogp: [...s.response.logprobs],

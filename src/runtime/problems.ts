@@ -25,20 +25,51 @@ export function problemOrder(spec: ProblemsSpec): ProblemOrder {
   return spec.order ?? 'reference';
 }
 
+/**
+ * The problems a run trains on and the ones its personalization score is taken on. Held out (the
+ * default), the two are disjoint: the storyteller's sessions start from the training openings and
+ * its score is taken on the evaluation openings; GSM8K runs score the first `evalProblems` of the
+ * order (the reference's 36) and train on the `count` problems after them. Shared, sessions cycle
+ * the evaluated problems themselves (the reference's own runs do so), which a claim of learning
+ * cannot rest on.
+ */
+export interface ProblemSets {
+  train: Problem[];
+  evaluation: Problem[];
+}
+
+export type ProblemSplit = NonNullable<ProblemsSpec['split']>;
+
+/** The split a config asks for (absent: held out). */
+export function problemSplit(spec: ProblemsSpec): ProblemSplit {
+  return spec.split ?? 'held-out';
+}
+
+/** One list for both roles: tests and sources with one set of problems. */
+export function sharedProblems(problems: Problem[]): ProblemSets {
+  return { train: problems, evaluation: problems };
+}
+
 export async function loadProblems(
   config: RunConfig,
   scenario: Scenario,
   readFile: (path: string) => Promise<string>,
   fetchFn?: typeof fetch,
-): Promise<Problem[]> {
+): Promise<ProblemSets> {
   const spec: ProblemsSpec = config.problems;
   const { source, count, path } = spec;
   const order = problemOrder(spec);
-  let problems: Problem[];
+  const heldOut = problemSplit(spec) === 'held-out';
   if (scenario.problemSource === 'story-openings') {
-    problems = storyOpenings(scenario.config.id === 'storyteller' ? (scenario.config.subject ?? 'dog') : 'dog');
-  } else if (source === 'gsm8k-hub') {
-    problems = await fetchGsm8kFromHub(count, { fetch: fetchFn, order });
+    const subject = scenario.config.id === 'storyteller' ? (scenario.config.subject ?? 'dog') : 'dog';
+    const evaluation = storyOpenings(subject, 'evaluation');
+    return { train: (heldOut ? storyOpenings(subject, 'training') : evaluation).slice(0, count), evaluation };
+  }
+  const evalCount = config.schedule.evalEvery > 0 ? config.schedule.evalProblems : 0;
+  const wanted = heldOut ? evalCount + count : Math.max(count, evalCount);
+  let problems: Problem[];
+  if (source === 'gsm8k-hub') {
+    problems = await fetchGsm8kFromHub(wanted, { fetch: fetchFn, order });
   } else if (source === 'file') {
     if (!path) throw new Error('problems.path is required when problems.source is "file"');
     const inFile = parseProblemsText(await readFile(path), path);
@@ -46,13 +77,33 @@ export async function loadProblems(
   } else {
     problems = [...BUILT_IN_PROBLEMS];
   }
-  return problems.slice(0, count);
+  if (!heldOut) {
+    const train = problems.slice(0, count);
+    return { train, evaluation: problems.slice(0, evalCount) };
+  }
+  const sets = { evaluation: problems.slice(0, evalCount), train: problems.slice(evalCount, evalCount + count) };
+  if (count > 0 && sets.train.length === 0 && problems.length > 0) {
+    throw new Error(
+      `the ${source} problems number ${problems.length} and the evaluation takes the first ${evalCount}, leaving none to train on; ` +
+        'lower schedule.evalProblems, load more problems, or set problems.split to "shared"',
+    );
+  }
+  return sets;
 }
 
 /** What an evaluation of the first `n` problems scored, in words, for its record. */
 export function problemSetLabel(spec: ProblemsSpec, scenario: Scenario, n: number): string {
   const first = `the first ${n}`;
-  if (scenario.problemSource === 'story-openings') return `${first} story openings`;
+  if (scenario.problemSource === 'story-openings') {
+    return problemSplit(spec) === 'held-out'
+      ? `${first} evaluation story openings (held out of training and of the demo model's fine-tuning)`
+      : `${first} evaluation story openings (also trained on: problems.split "shared")`;
+  }
+  const training = problemSplit(spec) === 'held-out' ? ', not trained on (training uses the problems after them)' : ', also trained on';
+  return problemsLabel(spec, first) + training;
+}
+
+function problemsLabel(spec: ProblemsSpec, first: string): string {
   if (spec.source === 'builtin') return `${first} built-in problems`;
   // A file by its name only: a record never carries a local path.
   const file = spec.path?.split(/[\\/]/).pop() ?? 'file';

@@ -98,6 +98,7 @@ const policyModel = object(
 );
 
 const problemSource = saying('must be builtin, gsm8k-hub or file', oneOf('builtin', 'gsm8k-hub', 'file'));
+const problemSplit = saying('must be "held-out" (train on problems the evaluation never scores) or "shared"', oneOf('held-out', 'shared'));
 const problemOrder = saying(`must be "reference" (the reference evaluation's GSM8K order) or "dataset"`, oneOf(...PROBLEM_ORDERS));
 
 const temperature = saying('must be 0 or more', num(0));
@@ -142,7 +143,7 @@ const personal: Checker<RunConfig> = object(
     preset,
     models: object({ policy: policyModel, user: generator, judge: generator, evaluator: generator }),
     seed: saying('must be an integer', int(Number.MIN_SAFE_INTEGER)),
-    problems: object({ source: problemSource, count: positive }, { path: str(4096), order: problemOrder }),
+    problems: object({ source: problemSource, count: positive }, { path: str(4096), order: problemOrder, split: problemSplit }),
     schedule: object({ concurrentSessions: positive, steps: positive, evalEvery: zeroOrMore, evalProblems: positive, evalVotes: positive }),
     sampling: object({ policy: policySampling, user: object({ temperature, maxNewTokens }) }),
   },

@@ -76,8 +76,12 @@ export interface RunConfig extends ConfigExtras {
     evaluator: GeneratorSpec;
   };
   seed: number;
-  /** `order` (GSM8K only): the reference evaluation's shuffled order (default) or the dataset's. */
-  problems: { source: 'builtin' | 'gsm8k-hub' | 'file'; path?: string; count: number; order?: ProblemOrder };
+  /**
+   * `order` (GSM8K only): the reference evaluation's shuffled order (default) or the dataset's.
+   * `split`: 'held-out' (default) trains on problems the evaluation never scores (runtime/problems.ts);
+   * 'shared' trains on the evaluated problems themselves. `count`: how many problems train.
+   */
+  problems: { source: 'builtin' | 'gsm8k-hub' | 'file'; path?: string; count: number; order?: ProblemOrder; split?: 'held-out' | 'shared' };
   schedule: {
     concurrentSessions: number;
     /** Training steps before the run finishes. */

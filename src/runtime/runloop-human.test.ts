@@ -19,6 +19,7 @@ import { Policy } from '../gpu/policy';
 import { DirSource } from '../gpu/source-node';
 import type { RunConfig } from './run-config';
 import { EndSessionRequest, RunLoop } from './runloop';
+import { sharedProblems } from './problems';
 
 const END = Symbol('end');
 
@@ -78,7 +79,7 @@ describe('a person as the user (talk yourself)', () => {
     const loop = new RunLoop(
       config,
       { policy: service, user: person, judge: rules.judge, hintJudge: rules.hintJudge, evaluator: null },
-      [{ id: 'talk', question: '', answer: '' }],
+      sharedProblems([{ id: 'talk', question: '', answer: '' }]),
       sink,
     );
     const result = await loop.run();
@@ -135,7 +136,7 @@ describe('resume with buffered samples', () => {
     const loop = new RunLoop(
       config,
       { policy: service, user: person, judge: rules.judge, hintJudge: rules.hintJudge, evaluator: null },
-      [{ id: 'talk', question: '', answer: '' }],
+      sharedProblems([{ id: 'talk', question: '', answer: '' }]),
       sink,
       {
         resume: { step: 0, version: 0, sessionsStarted: 7, samples: [waiting('s3'), waiting('s4')] },

@@ -135,7 +135,7 @@ describe('the personalization evaluation record', () => {
         ['builtin#1', 0.5],
         ['builtin#2', 0.5],
       ]);
-      expect(e.problemSet).toBe('the first 3 built-in problems');
+      expect(e.problemSet).toBe('the first 3 built-in problems, not trained on (training uses the problems after them)');
     }
   }, 120_000);
 });

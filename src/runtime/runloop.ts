@@ -15,10 +15,10 @@ import { assembleSample, type PolicyResponse } from '../rl/samples';
 import { SessionTracker, type ClosedTurn, type TrackerEvents } from '../rl/sessions';
 import { scoreEvaluation } from '../sims/evaluator';
 import type { TextGenerator } from '../generators/generator';
-import type { Problem } from '../sims/problems/problem';
 import { createScenario, isDone, simulatorMessages, simulatorReply, type Scenario } from '../sims/scenarios/index';
 import { judgeTurn } from './judge-turn';
-import { problemSetLabel } from './problems';
+import type { Problem } from '../sims/problems/problem';
+import { problemSetLabel, type ProblemSets } from './problems';
 import { interactionRecord, isAbort, RunLoopCore } from './loop-core';
 import type { RecordSink, RunLoopOptions } from './loop-types';
 import type { PolicyService } from './policy-service';
@@ -53,15 +53,11 @@ export const STUDENT_WORK_SESSION = 'student-work';
 export class RunLoop extends RunLoopCore {
   readonly scenario: Scenario;
   private readonly tracker: SessionTracker<PolicyResponse>;
-  /** Per session, closed turns still being judged and buffered. */
-  private readonly unjudged = new Map<string, number>();
-  /** Sessions that ended while some of their turns were still being judged. */
-  private readonly ended = new Set<string>();
 
   constructor(
     readonly config: RunConfig,
     private readonly services: RunServices,
-    private readonly problems: Problem[],
+    private readonly problems: ProblemSets,
     sink: RecordSink,
     options: RunLoopOptions = {},
   ) {
@@ -79,25 +75,29 @@ export class RunLoop extends RunLoopCore {
     );
     this.scenario = createScenario(config.scenario);
     this.tracker = new SessionTracker({ idleTimeoutMs: config.preset.session.idleTimeoutMs, now: this.now });
-    if (problems.length === 0) throw new Error('the run has no problems to start sessions from');
+    if (problems.train.length === 0) throw new Error('the run has no problems to start sessions from');
   }
 
   /**
    * The teacher grades a student's attempt at each problem: the policy writes it once, before
    * any session, as a logged side turn (never trained on), so the run holds what was graded.
-   * Problems that already carry an attempt (a resumed run) keep it.
+   * Problems that already carry an attempt (a resumed run) keep it. Training problems come
+   * first, then evaluation problems not among them, numbered in that order.
    */
   protected override async prepare(): Promise<void> {
     if (this.scenario.id !== 'teacher') return;
     const sp = this.config.sampling.policy;
+    const { train, evaluation } = this.problems;
+    const slots = [...train.map((_, i) => ({ list: train, i })), ...evaluation.map((_, i) => ({ list: evaluation, i })).filter(({ i }) => !train.includes(evaluation[i]))];
     await Promise.all(
-      this.problems.map(async (problem, i) => {
+      slots.map(async ({ list, i }, k) => {
+        const problem = list[i];
         if (problem.studentWork !== undefined) return;
         const messages: ChatMessage[] = [{ role: 'user', content: `Solve this math problem and show your work.\n\n${problem.question}` }];
-        const reply = await this.generateReply(messages, this.config.seed * 1_000_003 + 7 * i, sp);
+        const reply = await this.generateReply(messages, this.config.seed * 1_000_003 + 7 * k, sp);
         if (!reply) return;
-        this.problems[i] = { ...problem, studentWork: reply.text };
-        await this.commit([interactionRecord(reply, this.now(), { session: STUDENT_WORK_SESSION, turn: i + 1, turnType: 'side', messages })]);
+        list[i] = { ...problem, studentWork: reply.text };
+        await this.commit([interactionRecord(reply, this.now(), { session: STUDENT_WORK_SESSION, turn: k + 1, turnType: 'side', messages })]);
       }),
     );
   }
@@ -105,7 +105,7 @@ export class RunLoop extends RunLoopCore {
   protected async worker(): Promise<void> {
     while (!this.stopping) {
       const index = this.sessionsStarted++;
-      await this.runSession(`s${index}`, this.problems[index % this.problems.length], index);
+      await this.runSession(`s${index}`, this.problems.train[index % this.problems.train.length], index);
     }
   }
 
@@ -179,40 +179,8 @@ export class RunLoop extends RunLoopCore {
   }
 
   /** Session-end records, then a judge task per closed turn (bounded: back-pressure). */
-  private async handleTracker(events: TrackerEvents<PolicyResponse>): Promise<void> {
-    // Counted before anything awaits, so an ended session is not let go while its turns wait.
-    for (const turn of events.closed) this.unjudged.set(turn.session, (this.unjudged.get(turn.session) ?? 0) + 1);
-    for (const e of events.ended) this.ended.add(e.session);
-    await this.commit(
-      events.ended.map((e) => ({
-        kind: 'session_end' as const,
-        version: this.version,
-        ts: e.at,
-        session: e.session,
-        reason: e.reason,
-        turns: e.turns,
-        mainTurns: e.mainTurns,
-      })),
-    );
-    for (const e of events.ended) this.releaseIfDone(e.session);
-    for (const turn of events.closed) {
-      await this.offPath(async () => {
-        try {
-          await this.judgeAndBuffer(turn);
-        } finally {
-          this.unjudged.set(turn.session, this.unjudged.get(turn.session)! - 1);
-          this.releaseIfDone(turn.session);
-        }
-      });
-    }
-  }
-
-  /** An ended session whose turns are all judged and buffered gives no more samples. */
-  private releaseIfDone(session: string): void {
-    if (!this.ended.has(session) || (this.unjudged.get(session) ?? 0) > 0) return;
-    this.ended.delete(session);
-    this.unjudged.delete(session);
-    this.sessionDone(session);
+  private handleTracker(events: TrackerEvents<PolicyResponse>): Promise<void> {
+    return this.closeTurns(events, (turn) => this.judgeAndBuffer(turn));
   }
 
   private async judgeAndBuffer(turn: ClosedTurn<PolicyResponse>): Promise<void> {
@@ -237,13 +205,13 @@ export class RunLoop extends RunLoopCore {
     await this.addSample(sample);
   }
 
-  /** The personalization score: the current policy's first answer to the first N problems. */
+  /** The personalization score: the current policy's first answer to the first N evaluation problems. */
   protected async evaluate(): Promise<void> {
     const evaluator = this.services.evaluator;
     const preference = this.scenario.preference;
     if (!evaluator || !preference) return;
-    const n = Math.min(this.config.schedule.evalProblems, this.problems.length);
-    const problems = this.problems.slice(0, n);
+    const n = Math.min(this.config.schedule.evalProblems, this.problems.evaluation.length);
+    const problems = this.problems.evaluation.slice(0, n);
     const sp = this.config.sampling.policy;
     // Greedy, so that two evaluations differ only by the policy, not by sampling luck.
     const replies = await Promise.all(
@@ -277,7 +245,7 @@ export class RunLoop extends RunLoopCore {
       step: this.step,
       name: 'personalization',
       scores: result.score === null ? {} : { score: result.score },
-      perProblem: result.perProblem.map((p, i) => ({ id: p.id, score: p.score, detail: replies[i].text })),
+      perProblem: result.perProblem.map((p, i) => ({ id: p.id, prompt: this.scenario.firstMessage(problems[i]), score: p.score, detail: replies[i].text })),
       failed: result.failedProblems,
       problemSet: problemSetLabel(this.config.problems, this.scenario, n),
     };

@@ -14,6 +14,7 @@ import { RunLoop } from '../../runtime/runloop';
 import { createRules } from '../../sims/rules/index';
 import { createScenario } from '../../sims/scenarios/index';
 import { storyOpenings } from '../../sims/problems/index';
+import { sharedProblems } from '../../runtime/problems';
 import { WorkerGenerator } from '../../workers/browser/generator-client';
 import { PolicyClient } from '../../workers/browser/policy-client';
 import { labControllers } from '../../../test/support/app/lab-controllers';
@@ -140,7 +141,7 @@ describe('a run with transformers.js roles, twice with one seed', () => {
           sampling: { policy: { temperature: 1, topP: 1, topK: 0, maxNewTokens: 6 }, user: { temperature: 0.7, maxNewTokens: 6 } },
         };
         const records: RunRecord[] = [];
-        const loop = new RunLoop(config, { policy, user: judge, judge, hintJudge: judge, evaluator: rules.evaluator }, storyOpenings('dog'), {
+        const loop = new RunLoop(config, { policy, user: judge, judge, hintJudge: judge, evaluator: rules.evaluator }, sharedProblems(storyOpenings('dog')), {
           append: async (r) => void records.push(...r),
         });
         const done = loop.run();

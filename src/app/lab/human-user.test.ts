@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { HumanUser, type HumanTurn } from './human-user';
+import { sharedProblems } from '../../runtime/problems';
 
 describe('HumanUser', () => {
   it('resolves generate() with the person\u2019s reply and shows them the conversation while waiting', async () => {
@@ -98,7 +99,7 @@ describe('HumanUser driving the run loop (talk yourself on the tiny model)', () 
     const loop = new RunLoop(
       config,
       { policy: service, user, judge: rules.judge, hintJudge: rules.hintJudge, evaluator: null },
-      [{ id: 'talk', question: '', answer: '' }],
+      sharedProblems([{ id: 'talk', question: '', answer: '' }]),
       {
         append: async (rs) => void records.push(...rs),
       },

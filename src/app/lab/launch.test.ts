@@ -31,10 +31,12 @@ describe('launching a run', () => {
   it('loads the scenario and problems of a config, and one empty problem where there are none', async () => {
     const story = await runInputs(exampleConfig('storyteller'));
     expect(story.scenario.id).toBe('storyteller');
-    expect(story.problems.length).toBe(12);
+    expect(story.problems.train.length).toBe(12);
+    expect(story.problems.evaluation.length).toBe(12);
+    expect(story.problems.train.some((p) => story.problems.evaluation.some((e) => e.question === p.question))).toBe(false);
     const talk = toRunConfig(withScenario(defaultSetup({ webgpu: false }), 'talk'));
     const none = await runInputs({ ...talk, problems: { ...talk.problems, count: 0 } });
-    expect(none.problems).toEqual([{ id: 'talk', question: '', answer: '' }]);
+    expect(none.problems.train).toEqual([{ id: 'talk', question: '', answer: '' }]);
   });
 
   it('refuses a problem file in the lab, saying what to use', async () => {

@@ -2,11 +2,10 @@
  * The steps of starting a run that do not touch the page's state: the scenario and problems a
  * config asks for, and the run's row in storage (a new one, or the resumed one claimed again).
  */
-import type { Problem } from '../../sims/problems/index';
 import { createScenario, type Scenario } from '../../sims/scenarios/index';
 import type { RunRecord } from '../../rl/records';
 import type { RunInfo, RunStore, StoredAdapter } from '../../storage/index';
-import { loadProblems } from '../../runtime/problems';
+import { loadProblems, type ProblemSets } from '../../runtime/problems';
 import type { AnyRunConfig, RunConfig, ToolCallRunConfig } from '../../runtime/run-config';
 import { loadToolCallProblems, type ToolCallProblems } from '../../runtime/toolcall/index';
 import type { RunLoopOptions } from '../../runtime/runloop';
@@ -17,10 +16,10 @@ import { resumePlan } from './resume';
 const noProblemFiles = () => Promise.reject(new Error('problem files are not supported in the lab yet; use builtin or gsm8k-hub'));
 
 /** The scenario and problems of a config; talking yourself has no problems, so one empty one stands in. */
-export async function runInputs(config: RunConfig, fetchFn?: typeof fetch): Promise<{ scenario: Scenario; problems: Problem[] }> {
+export async function runInputs(config: RunConfig, fetchFn?: typeof fetch): Promise<{ scenario: Scenario; problems: ProblemSets }> {
   const scenario = createScenario(config.scenario);
   const problems = await loadProblems(config, scenario, noProblemFiles, fetchFn);
-  if (problems.length === 0) problems.push({ id: 'talk', question: '', answer: '' });
+  if (problems.train.length === 0) problems.train.push({ id: 'talk', question: '', answer: '' });
   return { scenario, problems };
 }
 

@@ -8,6 +8,7 @@ import { afterAll, describe, expect, inject, it } from 'vitest';
 import { makePreset } from '../../rl/presets';
 import type { InteractionRecord, RunRecord, TrainStepRecord } from '../../rl/records';
 import { storyOpenings } from '../../sims/problems/index';
+import { sharedProblems } from '../../runtime/problems';
 import { createRules } from '../../sims/rules/index';
 import { createScenario } from '../../sims/scenarios/index';
 import type { RunConfig } from '../../runtime/run-config';
@@ -52,7 +53,7 @@ describe('the live runtime in a browser', () => {
   it('serves generations while a training step runs, with consistent version tags', async () => {
     await ensureLoaded();
     const { records, sink } = collect();
-    const loop = new RunLoop(config(2), services(), storyOpenings('dog'), sink);
+    const loop = new RunLoop(config(2), services(), sharedProblems(storyOpenings('dog')), sink);
     const result = await loop.run();
     expect(result).toMatchObject({ status: 'finished', step: 2, version: 2 });
 
@@ -112,7 +113,7 @@ describe('the live runtime in a browser', () => {
   it('pauses, resumes and stops without orphan requests', async () => {
     await ensureLoaded();
     const { records, sink } = collect();
-    const loop = new RunLoop(config(50), services(), storyOpenings('dog'), sink);
+    const loop = new RunLoop(config(50), services(), sharedProblems(storyOpenings('dog')), sink);
     const running = loop.run();
     while (!records.some((r) => r.kind === 'interaction')) await new Promise((r) => setTimeout(r, 20));
     loop.pause();
@@ -140,7 +141,7 @@ describe('the live runtime in a browser', () => {
     await ensureLoaded();
     const { sink } = collect();
     let lostOnce = false;
-    const loop = new RunLoop(config(2), services(), storyOpenings('dog'), sink, {
+    const loop = new RunLoop(config(2), services(), sharedProblems(storyOpenings('dog')), sink, {
       onRecord: (r) => {
         if (r.kind === 'train_step' && !lostOnce) {
           lostOnce = true;
