@@ -23,6 +23,11 @@ export interface GenerateOptions {
   /** Text that ends a sequence; `text` is cut before it. Needs `decode`. */
   stopStrings?: string[];
   decode?: (ids: number[]) => string;
+  /**
+   * Sequence i's own limits, within maxNewTokens and beside stopStrings: requests merged into one
+   * batch keep their own max_tokens and stop, so each gets what it would get alone.
+   */
+  limits?: ({ maxNewTokens?: number; stopStrings?: string[] } | undefined)[];
   lora?: LoraAdapter;
   signal?: AbortSignal;
   /** Called after every decode step with the tokens generated so far in the batch. */
@@ -65,6 +70,9 @@ export async function generate(model: CausalLM, prompts: number[][], o: Generate
   const stopIds = new Set(o.stopIds ?? []);
   const out: Generation[] = prompts.map(() => ({ tokens: [], logprobs: [], text: '', finishReason: 'length' }));
   const done = new Array<boolean>(B).fill(false);
+  const stopsOf = (b: number) => [...(o.stopStrings ?? []), ...(o.limits?.[b]?.stopStrings ?? [])];
+  const stops = prompts.map((_, b) => stopsOf(b));
+  const limitOf = (b: number) => Math.min(o.maxNewTokens, o.limits?.[b]?.maxNewTokens ?? o.maxNewTokens);
   try {
     let batch: ForwardBatch = { ids, B, T, start: 0, padLeft };
     for (let step = 0; step < o.maxNewTokens; step++) {
@@ -88,12 +96,11 @@ export async function generate(model: CausalLM, prompts: number[][], o: Generate
         if (stopIds.has(next[b])) {
           done[b] = true;
           g.finishReason = 'stop';
-        } else if (o.stopStrings?.length && o.decode) {
-          const text = o.decode(g.tokens);
-          if (o.stopStrings.some((s) => text.includes(s))) {
-            done[b] = true;
-            g.finishReason = 'stop';
-          }
+        } else if (stops[b].length && o.decode && stops[b].some((s) => o.decode!(g.tokens).includes(s))) {
+          done[b] = true;
+          g.finishReason = 'stop';
+        } else if (g.tokens.length >= limitOf(b)) {
+          done[b] = true;
         }
       }
       o.onStep?.(step + 1);
@@ -105,9 +112,9 @@ export async function generate(model: CausalLM, prompts: number[][], o: Generate
     model.disposeCache(cache);
   }
   if (o.decode) {
-    for (const g of out) {
+    for (const [b, g] of out.entries()) {
       let text = o.decode(g.tokens);
-      for (const s of o.stopStrings ?? []) {
+      for (const s of stops[b]) {
         const at = text.indexOf(s);
         if (at >= 0) text = text.slice(0, at);
       }

@@ -46,6 +46,11 @@ export interface TrainingSample {
    */
   opdClip?: { clip: number; teacherLogp: number[] };
   judged: boolean;
+  /**
+   * The tools the prompt was rendered with, where they vary by request (a served agent's); absent:
+   * the track's own (LoopSettings.tools), so training renders the prompt it sampled from.
+   */
+  tools?: readonly object[];
 }
 
 /**

@@ -20,6 +20,7 @@ import { LoraAdapter } from '../gpu/lora';
 import type { CausalLM } from '../gpu/model';
 import { adapterFromPeft, adapterToPeft, type PeftFiles } from '../gpu/peft';
 import type { Policy } from '../gpu/policy';
+import type { FinishReason } from '../gpu/generate';
 import type { SamplingOptions } from '../gpu/sampler';
 import { score } from '../gpu/score';
 import { FullTrainer, LoraTrainer, type Trainer } from '../gpu/train';
@@ -32,6 +33,8 @@ export interface PolicyRequest {
   maxNewTokens: number;
   sampling: SamplingOptions;
   seed: number;
+  /** Text that ends this reply (an OpenAI client's `stop`); the reply's text is cut before it. */
+  stop?: string[];
 }
 
 export interface PolicyReply {
@@ -42,6 +45,8 @@ export interface PolicyReply {
   tokenTexts: string[];
   /** The adapter version that generated the reply. */
   version: number;
+  /** Why it ended: a stop token or string, its token limit, or an abort. */
+  finishReason?: FinishReason;
   startedAt: number;
   finishedAt: number;
 }
@@ -59,6 +64,13 @@ export interface TrainItem {
   opdWeight?: number;
   /** The clip on the OPD term and its teacher log-probs (TrainSample.opdClip). */
   opdClip?: { clip: number; teacherLogp: number[] };
+}
+
+/** A completion to score after its prompt, rendered with the tools it was sampled with (PolicyRequest.tools). */
+export interface ScoreItem {
+  messages: ChatMessage[];
+  tokenIds: number[];
+  tools?: readonly object[];
 }
 
 /** One completion scored with its top-k next-token sets (PolicyService.scoreTopK). */
@@ -83,12 +95,12 @@ export interface PolicyService {
   servingVersion(): number;
   generate(requests: PolicyRequest[], signal?: AbortSignal): Promise<PolicyReply[]>;
   /** Log-probs of each completion after its prompt, under the initial or the current policy. */
-  score(items: { messages: ChatMessage[]; tokenIds: number[] }[], teacher: TeacherSource): Promise<number[][]>;
+  score(items: ScoreItem[], teacher: TeacherSource): Promise<number[][]>;
   /**
    * As score, with the k most likely next tokens at every completion position (top-k hint
    * selection). `policy` 'current' is the serving version, 'initial' the frozen start.
    */
-  scoreTopK?(items: { messages: ChatMessage[]; tokenIds: number[] }[], policy: TeacherSource, k: number): Promise<ScoredTopK[]>;
+  scoreTopK?(items: ScoreItem[], policy: TeacherSource, k: number): Promise<ScoredTopK[]>;
   train(items: TrainItem[], onMicroBatch?: (i: number, n: number) => void): Promise<TrainResult>;
   /** The newest adapter (the last finished step's, even before serving swaps to it) as PEFT files. */
   exportAdapter(): Promise<PeftFiles>;
@@ -256,6 +268,7 @@ export class EnginePolicyService implements PolicyService {
           sampling: s,
           seeds: requests.map((r) => r.seed),
           tools: requests.map((r) => r.tools),
+          limits: requests.map((r) => ({ maxNewTokens: r.maxNewTokens, stopStrings: r.stop })),
           lora: state.lora,
           signal,
         },
@@ -268,30 +281,31 @@ export class EnginePolicyService implements PolicyService {
         logprobs: g.logprobs,
         tokenTexts: g.tokens.map((id) => tok.decode([id], false)),
         version,
+        finishReason: g.finishReason,
         startedAt,
         finishedAt,
       }));
     });
   }
 
-  score(items: { messages: ChatMessage[]; tokenIds: number[] }[], teacher: TeacherSource): Promise<number[][]> {
+  score(items: ScoreItem[], teacher: TeacherSource): Promise<number[][]> {
     return this.holding(async (serving) => (await this.scoreWith(serving, items, teacher)).map((s) => Array.from(s.logprobs)));
   }
 
-  scoreTopK(items: { messages: ChatMessage[]; tokenIds: number[] }[], policy: TeacherSource, k: number): Promise<ScoredTopK[]> {
+  scoreTopK(items: ScoreItem[], policy: TeacherSource, k: number): Promise<ScoredTopK[]> {
     return this.holding(async (serving) =>
       (await this.scoreWith(serving, items, policy, k)).map((s) => ({ logprobs: Array.from(s.logprobs), topIds: s.topIds!.map((ids) => Array.from(ids)) })),
     );
   }
 
   /** Teacher-forced scores under the current policy or the frozen initial one (with the top k ids when asked). */
-  private scoreWith(serving: PolicyState, items: { messages: ChatMessage[]; tokenIds: number[] }[], policy: TeacherSource, topK?: number) {
+  private scoreWith(serving: PolicyState, items: ScoreItem[], policy: TeacherSource, topK?: number) {
     // The initial adapter has B = 0, and full fine-tuning trains copies, so the frozen initial
     // policy is the loaded model itself.
     const current = policy === 'current';
     return score(
       current ? serving.model : this.policy.model,
-      items.map((it) => ({ prompt: this.policy.promptIds(it.messages), completion: it.tokenIds })),
+      items.map((it) => ({ prompt: this.policy.promptIds(it.messages, { tools: it.tools }), completion: it.tokenIds })),
       { lora: current ? serving.lora : undefined, topK },
     );
   }

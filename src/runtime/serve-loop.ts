@@ -1,0 +1,158 @@
+/**
+ * The run loop of a served policy (`nextstate serve`): no simulated users. The sessions are a
+ * real agent's requests, which arrive from outside (an HTTP server, a transport like the page's
+ * workers) through `answer`. Everything else is the RunLoopCore every track shares: requests
+ * merged by the GenerationBatcher, the session tracker pairing each main turn with its next
+ * state, judging off the request's path, the sample buffer, PPO steps serving v while training
+ * v+1, and every record committed before the reply goes out.
+ */
+import type { ChatMessage } from '../rl/messages';
+import { assembleSample, type PolicyResponse } from '../rl/samples';
+import { SessionTracker, type ClosedTurn, type TurnType } from '../rl/sessions';
+import type { SamplingOptions } from '../gpu/sampler';
+import { judgeTurn } from './judge-turn';
+import { interactionRecord, RunLoopCore } from './loop-core';
+import type { RecordSink, RunLoopOptions } from './loop-types';
+import type { PolicyReply, PolicyService, ScoreItem } from './policy-service';
+import type { RunConfig } from './run-config';
+import type { RunServices } from './runloop';
+
+/** One request of a served agent, once the transport has read and paired it. */
+export interface ServedRequest {
+  session: string;
+  turnType: TurnType;
+  /** The client says this is the session's last request (X-Session-Done). */
+  done: boolean;
+  messages: ChatMessage[];
+  /** The tools the chat template lists for this request (OpenAI function format). */
+  tools?: readonly object[];
+  maxNewTokens: number;
+  sampling: SamplingOptions;
+  seed: number;
+  stop?: string[];
+}
+
+/** A served request's answer and where the tracker put it. */
+export interface ServedReply {
+  reply: PolicyReply;
+  session: string;
+  turn: number;
+}
+
+/** The run stopped (shutdown) before this request was answered. */
+export class ServeStoppedError extends Error {
+  override name = 'ServeStoppedError';
+  constructor() {
+    super('the server is shutting down and no longer answers; start it again with --resume');
+  }
+}
+
+/** What the tracker keeps of a reply: the response plus the tools its prompt was rendered with. */
+type ServedResponse = PolicyResponse & { tools?: readonly object[] };
+
+/** A run that never ends by itself: it stops when the server does. */
+export const SERVED_STEPS = 1_000_000_000;
+/** How often idle sessions are swept, at most (their last turns close without a next state). */
+const SWEEP_MS = 10_000;
+
+export class ServeLoop extends RunLoopCore {
+  private readonly tracker: SessionTracker<ServedResponse>;
+  private sweeper: ReturnType<typeof setInterval> | null = null;
+
+  constructor(
+    readonly config: RunConfig,
+    private readonly services: Pick<RunServices, 'policy' | 'judge' | 'hintJudge'>,
+    sink: RecordSink,
+    options: RunLoopOptions = {},
+  ) {
+    super(
+      {
+        steps: config.schedule.steps,
+        evalEvery: 0,
+        // The agent's requests are the sessions: the loop starts none of its own.
+        workers: 0,
+        batchSize: config.preset.batch.size,
+        zeroAdvantage: config.preset.batch.zeroAdvantage,
+      },
+      services.policy,
+      sink,
+      options,
+    );
+    this.tracker = new SessionTracker({ idleTimeoutMs: config.preset.session.idleTimeoutMs, now: this.now });
+  }
+
+  get policy(): PolicyService {
+    return this.services.policy;
+  }
+
+  protected async worker(): Promise<void> {}
+
+  /** A served run has no evaluation set: its users are real. */
+  protected async evaluate(): Promise<void> {}
+
+  override async run() {
+    const every = Math.min(SWEEP_MS, this.config.preset.session.idleTimeoutMs);
+    this.sweeper = setInterval(() => void this.closeTurns(this.tracker.sweep(), (t) => this.judgeAndBuffer(t)).catch((e) => this.fail(e)), every);
+    try {
+      return await super.run();
+    } finally {
+      clearInterval(this.sweeper);
+    }
+  }
+
+  /**
+   * Answers one request: generates through the batcher, pairs it with its session's previous
+   * main turn, commits the interaction (and any session end), and queues the closed turn for
+   * the judges. Resolves once the records are committed.
+   *
+   * @throws ServeStoppedError when the server stops first; an AbortError when `signal` fires
+   */
+  async answer(request: ServedRequest, signal?: AbortSignal): Promise<ServedReply> {
+    if (this.stopping) throw new ServeStoppedError();
+    const { messages, tools } = request;
+    const reply = await this.generate(
+      { messages: messages.map((m) => ({ ...m })), ...(tools ? { tools } : {}), maxNewTokens: request.maxNewTokens, sampling: request.sampling, seed: request.seed, ...(request.stop ? { stop: request.stop } : {}) },
+      signal,
+    );
+    if (!reply) throw new ServeStoppedError();
+    const response: ServedResponse = { text: reply.text, tokenIds: reply.tokenIds, logprobs: reply.logprobs, ...(tools ? { tools } : {}) };
+    const observed = this.tracker.observe({ session: request.session, turnType: request.turnType, messages, version: reply.version, done: request.done }, response);
+    if (observed.turn.turn === 1) this.sessionsStarted++;
+    await this.commit([interactionRecord(reply, this.now(), { session: request.session, turn: observed.turn.turn, turnType: request.turnType, messages })]);
+    await this.closeTurns(observed, (t) => this.judgeAndBuffer(t));
+    return { reply, session: request.session, turn: observed.turn.turn };
+  }
+
+  /** Ends a session without a request (its pending turn closes with no next state). */
+  async endSession(session: string): Promise<void> {
+    await this.closeTurns(this.tracker.endSession(session), (t) => this.judgeAndBuffer(t));
+  }
+
+  private async judgeAndBuffer(turn: ClosedTurn<ServedResponse>): Promise<void> {
+    if (this.stopping) return;
+    const { judge, hintJudge, policy } = this.services;
+    const tools = turn.response.tools;
+    // The teacher scores the answer under the prompt it was sampled from: with the request's tools.
+    const withTools = (items: ScoreItem[]) => (tools ? items.map((it) => ({ ...it, tools })) : items);
+    const judged = await judgeTurn(turn, {
+      judge,
+      hintJudge,
+      policy: {
+        score: (items, teacher) => policy.score(withTools(items), teacher),
+        ...(policy.scoreTopK ? { scoreTopK: (items, source, k) => policy.scoreTopK!(withTools(items), source, k) } : {}),
+      },
+      preset: this.config.preset,
+      seed: this.config.seed,
+      now: this.now,
+      signal: this.abort.signal,
+    });
+    if (this.stopping) return;
+    await this.commit(judged.records);
+    const sample = assembleSample(turn, judged.judgement, this.config.method, this.config.preset.advantage.weights);
+    if (!sample) {
+      this.noteDropped();
+      return;
+    }
+    await this.addSample(tools ? { ...sample, tools } : sample);
+  }
+}
