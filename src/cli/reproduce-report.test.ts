@@ -1,11 +1,21 @@
 import { describe, expect, it } from 'vitest';
-import { exampleConfig } from '../runtime/run-config';
-import { configForMethod } from './reproduce';
-import { reproductionMarkdown, reproductionSvg, reproductionTable, type RunScores } from './reproduce-report';
+import { exampleConfig, STORY_LR } from '../runtime/run-config';
+import { configForArm } from './reproduce';
+import {
+  reproductionMarkdown,
+  reproductionSvg,
+  reproductionTable,
+  sweepMarkdown,
+  sweepTable,
+  verdict,
+  wishMarkdown,
+  wishTable,
+  type RunScores,
+} from './reproduce-report';
 
 const runs: RunScores[] = [
   {
-    method: 'binary',
+    arm: 'binary',
     seed: 1,
     scores: [
       { step: 0, score: 0.25 },
@@ -13,7 +23,7 @@ const runs: RunScores[] = [
     ],
   },
   {
-    method: 'binary',
+    arm: 'binary',
     seed: 2,
     scores: [
       { step: 0, score: 0.5 },
@@ -21,7 +31,7 @@ const runs: RunScores[] = [
     ],
   },
   {
-    method: 'combined',
+    arm: 'combined',
     seed: 1,
     scores: [
       { step: 0, score: 0.25 },
@@ -29,7 +39,7 @@ const runs: RunScores[] = [
     ],
   },
   {
-    method: 'combined',
+    arm: 'combined',
     seed: 2,
     scores: [
       { step: 0, score: 0.5 },
@@ -39,32 +49,110 @@ const runs: RunScores[] = [
 ];
 
 describe('the reproduction report', () => {
-  it('tabulates mean and sample spread per method and step, the base from each seed’s step 0', () => {
+  it('tabulates the mean and a bootstrap interval per arm and step, the base from each seed’s step 0 at every step', () => {
     const table = reproductionTable(runs, [0, 8]);
     expect(table.seeds).toEqual([1, 2]);
-    expect(table.rows.map((r) => r.method)).toEqual(['base', 'binary', 'combined']);
-    expect(table.rows[0].cells[0]).toMatchObject({ mean: 0.375, perSeed: [0.25, 0.5] });
-    expect(table.rows[2].cells[1]!.mean).toBe(0.875);
-    expect(table.rows[2].cells[1]!.sd).toBeCloseTo(Math.SQRT1_2 * 0.25, 12);
+    expect(table.rows.map((r) => r.arm)).toEqual(['base', 'binary', 'combined']);
+    expect(table.rows[0].cells[0]).toMatchObject({ mean: 0.375, perSeed: [0.25, 0.5], n: 2 });
+    expect(table.rows[0].cells[1]).toMatchObject({ mean: 0.375, perSeed: [0.25, 0.5] });
+    const combined = table.rows[2].cells[1]!;
+    expect(combined.mean).toBe(0.875);
+    // Two seeds: the resampled means can only be 0.75, 0.875 or 1.
+    expect([combined.lo, combined.hi]).toEqual([0.75, 1]);
     const md = reproductionMarkdown(table);
-    expect(md).toContain('| Combined | 0.375 ± 0.177 | 0.875 ± 0.177 | 0.76 |');
-    expect(md).toContain('| Base (no training) | 0.375 ± 0.177 |  | 0.17 |');
+    expect(md).toContain('| Combined | 0.375 [0.250, 0.500] | 0.875 [0.750, 1.000] | 0.76 |');
+    expect(md).toContain('| Base (untrained) | 0.375 [0.250, 0.500] | 0.375 [0.250, 0.500] | 0.17 |');
   });
 
-  it('draws one line per method in plain SVG, without script', () => {
-    const svg = reproductionSvg(runs);
+  it('pairs differences by seed and orders two arms only where the interval leaves zero out', () => {
+    const table = reproductionTable(runs, [0, 8]);
+    const pair = (a: string, b: string) => table.paired.find((p) => p.a === a && p.b === b)!;
+    // Combined − base is +0.5 on both seeds: an interval of one point, which excludes zero.
+    expect(pair('combined', 'base').cells[1]).toMatchObject({ mean: 0.5, lo: 0.5, hi: 0.5 });
+    expect(verdict(pair('combined', 'base'), 2)).toBe('learns');
+    // Binary − base is −0.25 and 0: its interval [−0.25, 0] touches zero.
+    expect(pair('binary', 'base').ahead).toBeNull();
+    expect(verdict(pair('binary', 'base'), 2)).toBe('not distinguished at 2 seeds');
+    expect(pair('combined', 'binary')).toMatchObject({ ahead: 'combined' });
+    expect(reproductionMarkdown(table)).toContain('| Combined − Binary RL | +0.625 [+0.500, +0.750] | Combined ahead |');
+    expect(table.paired.some((p) => p.b === 'combined-shuffled')).toBe(false);
+  });
+
+  it('draws one line per arm with its interval band in plain SVG, without script', () => {
+    const svg = reproductionSvg(reproductionTable(runs, [0, 8]));
     expect(svg.startsWith('<svg')).toBe(true);
-    expect(svg.match(/<polyline/g)).toHaveLength(2);
+    expect(svg.match(/<polyline/g)).toHaveLength(3);
     expect(svg).toContain('>Binary RL</text>');
     expect(svg).not.toMatch(/<script|on\w+=/i);
   });
 
-  it('gives each method its own preset and keeps the config’s training settings', () => {
+  it('reports the gain per wish combination and the spread across them', () => {
+    const combos: RunScores[] = [
+      {
+        arm: 'combined',
+        seed: 1,
+        wishes: 'cat / Tom / kite',
+        scores: [
+          { step: 0, score: 0 },
+          { step: 8, score: 0.5 },
+        ],
+      },
+      {
+        arm: 'combined',
+        seed: 2,
+        wishes: 'cat / Tom / kite',
+        scores: [
+          { step: 0, score: 0.25 },
+          { step: 8, score: 0.75 },
+        ],
+      },
+      {
+        arm: 'combined',
+        seed: 1,
+        wishes: 'frog / Pip / hat',
+        scores: [
+          { step: 0, score: 0.25 },
+          { step: 8, score: 0.25 },
+        ],
+      },
+    ];
+    const rows = wishTable(combos, 'combined', 8);
+    expect(rows.map((r) => [r.wishes, r.gain.mean])).toEqual([
+      ['cat / Tom / kite', 0.5],
+      ['frog / Pip / hat', 0],
+    ]);
+    expect(wishMarkdown(rows, 'combined', 8, [1, 2])).toContain('from +0.000 to +0.500');
+  });
+
+  it('picks the learning rate with the highest mean per arm', () => {
+    const sweep: RunScores[] = [1e-3, 2e-3].flatMap((lr, k) =>
+      [1, 2].map((seed) => ({
+        arm: 'opd' as const,
+        seed,
+        lr,
+        scores: [
+          { step: 0, score: 0 },
+          { step: 8, score: k ? 0.25 : 0.5 },
+        ],
+      })),
+    );
+    const [row] = sweepTable(sweep, 8);
+    expect(row.chosen).toBe(1e-3);
+    expect(sweepMarkdown([row], 8, [1, 2])).toContain('| OPD | 0.500 [0.500, 0.500] | 0.250 [0.250, 0.250] | 0.001 |');
+  });
+
+  it('gives each arm its own preset and learning rate, and keeps the config’s other training settings', () => {
     const base = exampleConfig('storyteller');
-    expect(configForMethod(base, 'combined')).toBe(base);
-    const opd = configForMethod(base, 'opd');
-    expect(opd.preset.method).toBe('opd');
-    expect(opd.preset.optimizer).toEqual(base.preset.optimizer);
-    expect(opd.label).toBe('storyteller (opd, seed 1)');
+    expect(configForArm(base, 'combined').preset).toEqual(base.preset);
+    const binary = configForArm(base, 'binary');
+    expect(binary.preset.method).toBe('binary');
+    expect(binary.preset.optimizer.lr).toBe(STORY_LR.binary);
+    expect(binary.preset.batch).toEqual(base.preset.batch);
+    expect(binary.label).toBe('storyteller (binary, seed 1)');
+    const shuffled = configForArm(base, 'combined-shuffled');
+    expect([shuffled.method, shuffled.preset.advantage.hintSource]).toEqual(['combined', 'shuffled']);
+    // A rate set by hand is every arm's.
+    const byHand = { ...base, preset: { ...base.preset, optimizer: { ...base.preset.optimizer, lr: 5e-3 } } };
+    expect(configForArm(byHand, 'opd').preset.optimizer.lr).toBe(5e-3);
   });
 });

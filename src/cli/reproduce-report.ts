@@ -1,99 +1,226 @@
 /**
- * The reproduction's table and chart: personalization score per method at chosen steps, mean and
- * spread over seeds, in the shape of the paper's Table 3, as JSON, Markdown and an SVG line chart.
- * Pure functions of the evaluation records, so the README's table is generated, never typed.
+ * The reproduction's tables and chart: the personalization score per arm at chosen steps, the mean
+ * over seeds with a 95 % bootstrap interval, paired differences between arms on the same seeds,
+ * the gain per wish combination and the learning-rate sweep, as JSON, Markdown and an SVG chart.
+ * Pure functions of the evaluation scores, so the README's tables are generated, never typed, and
+ * the words that order two arms are written only where the paired interval excludes zero.
  */
-import { METHOD_TITLES, type MethodName } from '../rl/presets';
+import { ARM_TITLES, type Arm, type TrainedArm } from '../runtime/arms';
+import { bootstrapMean, excludesZero, type Interval } from './reproduce-stats';
 
 /** One run's evaluations: score by step. */
 export interface RunScores {
-  method: MethodName;
+  arm: TrainedArm;
   seed: number;
   scores: { step: number; score: number }[];
+  /** The child's wishes as "subject / name / thing", for a run of a wish combination. */
+  wishes?: string;
+  /** The learning rate, for a run of the sweep. */
+  lr?: number;
 }
 
-export interface ReproductionCell {
-  mean: number;
-  /** Sample standard deviation over seeds (0 for one seed). */
-  sd: number;
-  min: number;
-  max: number;
-  perSeed: number[];
+export type Cell = Interval & { perSeed: number[] };
+
+export interface PairedDifference {
+  a: Arm;
+  b: Arm;
+  /** a − b per step of the table, paired by seed. */
+  cells: (Cell | null)[];
+  /** At the last step: which arm the interval puts ahead, or null when it includes zero. */
+  ahead: Arm | null;
 }
 
 export interface ReproductionTable {
   steps: number[];
   seeds: number[];
-  /** "base" is each seed's untrained policy (step 0; every method starts from it). */
-  rows: { method: 'base' | MethodName; cells: (ReproductionCell | null)[] }[];
+  /** "base" is each seed's untrained policy (its step-0 score, at every step). */
+  rows: { arm: Arm; cells: (Cell | null)[] }[];
+  paired: PairedDifference[];
 }
 
 /** The paper's Table 3 (Qwen3-4B, GPT-4o simulators): base, then each method after 8 / 16 steps. */
-export const PAPER_TABLE3: Record<'base' | MethodName, { 8: number; 16: number } | number> = {
+export const PAPER_TABLE3: Partial<Record<Arm, { 8: number; 16: number } | number>> = {
   base: 0.17,
   binary: { 8: 0.25, 16: 0.23 },
   opd: { 8: 0.25, 16: 0.72 },
   combined: { 8: 0.76, 16: 0.81 },
 };
 
-function cell(values: number[]): ReproductionCell | null {
-  if (!values.length) return null;
-  const mean = values.reduce((a, b) => a + b, 0) / values.length;
-  const sd = values.length > 1 ? Math.sqrt(values.reduce((a, b) => a + (b - mean) ** 2, 0) / (values.length - 1)) : 0;
-  return { mean, sd, min: Math.min(...values), max: Math.max(...values), perSeed: values };
+/** The differences the reproduction reports, each an arm against the one it should beat. */
+export const PAIRS: readonly [Arm, Arm][] = [
+  ['combined', 'base'],
+  ['opd', 'base'],
+  ['binary', 'base'],
+  ['combined-shuffled', 'base'],
+  ['combined', 'opd'],
+  ['opd', 'binary'],
+  ['combined', 'binary'],
+  ['combined', 'combined-shuffled'],
+];
+
+function cell(values: number[]): Cell | null {
+  return values.length ? { ...bootstrapMean(values), perSeed: values } : null;
 }
 
-const at = (run: RunScores, step: number) => run.scores.find((s) => s.step === step)?.score;
+const at = (run: RunScores | undefined, step: number) => run?.scores.find((s) => s.step === step)?.score;
+
+/** Seed -> score of `arm` at `step`; the base arm is the seed's step 0 of any run. */
+function scoresOf(runs: readonly RunScores[], arm: Arm, step: number): Map<number, number> {
+  const out = new Map<number, number>();
+  for (const r of runs) {
+    if (arm !== 'base' && r.arm !== arm) continue;
+    const s = at(r, arm === 'base' ? 0 : step);
+    if (s !== undefined && !out.has(r.seed)) out.set(r.seed, s);
+  }
+  return out;
+}
 
 export function reproductionTable(runs: readonly RunScores[], steps: readonly number[]): ReproductionTable {
   const seeds = [...new Set(runs.map((r) => r.seed))].sort((a, b) => a - b);
-  const methods = [...new Set(runs.map((r) => r.method))];
-  // The base is the untrained policy: step 0 of any run of that seed (all methods share it).
-  const base = seeds
-    .map((seed) =>
-      at(
-        runs.find((r) => r.seed === seed)!,
-        0,
-      ),
-    )
-    .filter((x): x is number => x !== undefined);
-  const rows: ReproductionTable['rows'] = [{ method: 'base', cells: steps.map(() => cell(base)) }];
-  for (const method of methods) {
-    const mine = runs.filter((r) => r.method === method);
-    rows.push({ method, cells: steps.map((step) => cell(mine.map((r) => at(r, step)).filter((x): x is number => x !== undefined))) });
+  const arms: Arm[] = ['base', ...new Set(runs.map((r) => r.arm))];
+  const rows = arms.map((arm) => ({ arm, cells: steps.map((step) => cell([...scoresOf(runs, arm, step).values()])) }));
+  const paired: PairedDifference[] = [];
+  for (const [a, b] of PAIRS) {
+    if (!arms.includes(a) || !arms.includes(b)) continue;
+    const cells = steps.map((step) => {
+      if (step === 0) return null;
+      const [sa, sb] = [scoresOf(runs, a, step), scoresOf(runs, b, step)];
+      return cell(seeds.filter((s) => sa.has(s) && sb.has(s)).map((s) => sa.get(s)! - sb.get(s)!));
+    });
+    const last = cells.at(-1);
+    paired.push({ a, b, cells, ahead: last && excludesZero(last) ? (last.mean > 0 ? a : b) : null });
   }
-  return { steps: [...steps], seeds, rows };
+  return { steps: [...steps], seeds, rows, paired };
 }
 
-const TITLES: Record<'base' | MethodName, string> = { base: 'Base (no training)', ...METHOD_TITLES };
+const f3 = (x: number) => x.toFixed(3);
+const signed = (x: number) => `${x >= 0 ? '+' : '−'}${Math.abs(x).toFixed(3)}`;
+const withInterval = (c: Cell | null, fmt = f3) => (c ? `${fmt(c.mean)} [${fmt(c.lo)}, ${fmt(c.hi)}]` : 'n/a');
 
-function paperCell(method: 'base' | MethodName, step: number): string {
-  const p = PAPER_TABLE3[method];
+function paperCell(arm: Arm, step: number): string {
+  const p = PAPER_TABLE3[arm];
+  if (p === undefined) return '';
   if (typeof p === 'number') return p.toFixed(2);
   return step === 8 || step === 16 ? p[step].toFixed(2) : '';
 }
 
+function seedList(seeds: readonly number[]): string {
+  const run = seeds.length > 2 && seeds.every((s, i) => i === 0 || s === seeds[i - 1] + 1);
+  return run ? `${seeds[0]}–${seeds.at(-1)}` : seeds.join(', ');
+}
+
+/** What a paired difference at the last step lets one say, in words. */
+export function verdict(p: PairedDifference, seeds: number): string {
+  if (p.ahead === null) return `not distinguished at ${seeds} seeds`;
+  if (p.b === 'base') return p.ahead === p.a ? 'learns' : 'falls below its start';
+  return `${ARM_TITLES[p.ahead]} ahead`;
+}
+
 export function reproductionMarkdown(table: ReproductionTable): string {
-  const fmt = (c: ReproductionCell | null) => (c ? `${c.mean.toFixed(3)} ± ${c.sd.toFixed(3)}` : 'n/a');
   const paperSteps = table.steps.filter((s) => s === 8 || s === 16);
-  const head = ['method', ...table.steps.map((s) => `step ${s}`), ...paperSteps.map((s) => `paper, step ${s}`)];
+  const head = ['arm', ...table.steps.map((s) => `step ${s}`), ...paperSteps.map((s) => `paper, step ${s}`)];
   const lines = [`| ${head.join(' | ')} |`, `| ${head.map(() => '---').join(' | ')} |`];
   for (const row of table.rows) {
-    const cells = row.method === 'base' ? [fmt(row.cells[0]), ...row.cells.slice(1).map(() => '')] : row.cells.map(fmt);
-    lines.push(`| ${[TITLES[row.method], ...cells, ...paperSteps.map((s) => paperCell(row.method, s))].join(' | ')} |`);
+    lines.push(`| ${[ARM_TITLES[row.arm], ...row.cells.map((c) => withInterval(c)), ...paperSteps.map((s) => paperCell(row.arm, s))].join(' | ')} |`);
   }
-  lines.push('', `Mean ± standard deviation over seeds ${table.seeds.join(', ')}; the paper's figures are Qwen3-4B with GPT-4o simulators.`);
+  const n = table.seeds.length;
+  lines.push(
+    '',
+    `Mean and 95 % bootstrap interval over seeds ${seedList(table.seeds)} (${n} runs per arm; the base row is each seed's untrained policy). ` +
+      "The paper's figures are Qwen3-4B with GPT-4o simulators.",
+  );
+  const diffSteps = table.steps.filter((s) => s > 0);
+  if (table.paired.length) {
+    const dh = ['difference (paired by seed)', ...diffSteps.map((s) => `step ${s}`), `at step ${table.steps.at(-1)}`];
+    lines.push('', `| ${dh.join(' | ')} |`, `| ${dh.map(() => '---').join(' | ')} |`);
+    for (const p of table.paired) {
+      const cells = p.cells.filter((_, i) => table.steps[i] > 0).map((c) => withInterval(c, signed));
+      lines.push(`| ${[`${ARM_TITLES[p.a]} − ${ARM_TITLES[p.b]}`, ...cells, verdict(p, n)].join(' | ')} |`);
+    }
+    lines.push('', 'A difference orders two arms only where its interval leaves zero out; otherwise they are not distinguished at this number of seeds.');
+  }
   return lines.join('\n');
 }
 
-const COLOURS: Record<MethodName, string> = { binary: '#d95f02', opd: '#7570b3', combined: '#1b9e77' };
+export interface WishRow {
+  wishes: string;
+  base: Cell;
+  last: Cell;
+  gain: Cell;
+}
 
-/** Mean score per method against step, each seed's range as a band; plain SVG, no script. */
-export function reproductionSvg(runs: readonly RunScores[], o: { width?: number; height?: number } = {}): string {
+/** Per wish combination: `arm`'s base, last-step score and gain over seeds, in the order first run. */
+export function wishTable(runs: readonly RunScores[], arm: TrainedArm, step: number): WishRow[] {
+  const combos = [...new Set(runs.filter((r) => r.wishes && r.arm === arm).map((r) => r.wishes!))];
+  return combos.flatMap((wishes) => {
+    const mine = runs.filter((r) => r.wishes === wishes && r.arm === arm && at(r, 0) !== undefined && at(r, step) !== undefined);
+    if (!mine.length) return [];
+    return [
+      {
+        wishes,
+        base: cell(mine.map((r) => at(r, 0)!))!,
+        last: cell(mine.map((r) => at(r, step)!))!,
+        gain: cell(mine.map((r) => at(r, step)! - at(r, 0)!))!,
+      },
+    ];
+  });
+}
+
+export function wishMarkdown(rows: readonly WishRow[], arm: TrainedArm, step: number, seeds: readonly number[]): string {
+  const lines = [
+    `| wishes (pet / name / favourite) | step 0 | ${ARM_TITLES[arm]}, step ${step} | gain |`,
+    '| --- | --- | --- | --- |',
+    ...rows.map((r) => `| ${r.wishes} | ${withInterval(r.base)} | ${withInterval(r.last)} | ${withInterval(r.gain, signed)} |`),
+  ];
+  if (rows.length > 1) {
+    const gains = rows.map((r) => r.gain.mean);
+    const across = bootstrapMean(gains);
+    lines.push(
+      '',
+      `Across the ${rows.length} combinations: mean gain ${signed(across.mean)} [${signed(across.lo)}, ${signed(across.hi)}], ` +
+        `from ${signed(Math.min(...gains))} to ${signed(Math.max(...gains))}; seeds ${seedList(seeds)} per combination.`,
+    );
+  }
+  return lines.join('\n');
+}
+
+export interface SweepRow {
+  arm: TrainedArm;
+  cells: { lr: number; score: Cell | null }[];
+  chosen: number;
+}
+
+/** Per arm and learning rate, the score at `step` over seeds; the chosen rate has the highest mean. */
+export function sweepTable(runs: readonly RunScores[], step: number): SweepRow[] {
+  const lrs = [...new Set(runs.map((r) => r.lr!).filter((x) => x !== undefined))].sort((a, b) => a - b);
+  const arms = [...new Set(runs.map((r) => r.arm))];
+  return arms.map((arm) => {
+    const cells = lrs.map((lr) => ({ lr, score: cell(runs.filter((r) => r.arm === arm && r.lr === lr).flatMap((r) => at(r, step) ?? [])) }));
+    const best = cells.reduce((a, b) => ((b.score?.mean ?? -1) > (a.score?.mean ?? -1) ? b : a));
+    return { arm, cells, chosen: best.lr };
+  });
+}
+
+export function sweepMarkdown(rows: readonly SweepRow[], step: number, seeds: readonly number[]): string {
+  const lrs = rows[0]?.cells.map((c) => c.lr) ?? [];
+  const lines = [
+    `| arm | ${lrs.map((lr) => `lr ${lr}`).join(' | ')} | chosen |`,
+    `| --- | ${lrs.map(() => '---').join(' | ')} | --- |`,
+    ...rows.map((r) => `| ${ARM_TITLES[r.arm]} | ${r.cells.map((c) => withInterval(c.score)).join(' | ')} | ${r.chosen} |`),
+    '',
+    `The score at step ${step} on the training openings (the evaluation openings are not looked at), mean and 95 % bootstrap interval over seeds ${seedList(seeds)}; each arm takes the rate with the highest mean.`,
+  ];
+  return lines.join('\n');
+}
+
+const COLOURS: Record<Arm, string> = { base: '#666666', binary: '#d95f02', opd: '#7570b3', combined: '#1b9e77', 'combined-shuffled': '#e7298a' };
+
+/** Mean score per arm against step with its 95 % interval as a band; plain SVG, no script. */
+export function reproductionSvg(table: ReproductionTable, o: { width?: number; height?: number } = {}): string {
   const width = o.width ?? 640;
   const height = o.height ?? 360;
-  const pad = { left: 48, right: 120, top: 24, bottom: 40 };
-  const steps = [...new Set(runs.flatMap((r) => r.scores.map((s) => s.step)))].sort((a, b) => a - b);
+  const pad = { left: 48, right: 170, top: 24, bottom: 40 };
+  const steps = table.steps;
   const maxStep = Math.max(1, ...steps);
   const x = (step: number) => pad.left + (step / maxStep) * (width - pad.left - pad.right);
   const y = (score: number) => pad.top + (1 - score) * (height - pad.top - pad.bottom);
@@ -112,23 +239,17 @@ export function reproductionSvg(runs: readonly RunScores[], o: { width?: number;
   parts.push(
     `<text x="14" y="${(pad.top + height - pad.bottom) / 2}" transform="rotate(-90 14 ${(pad.top + height - pad.bottom) / 2})" text-anchor="middle">personalization score</text>`,
   );
-  const methods = [...new Set(runs.map((r) => r.method))];
-  methods.forEach((method, i) => {
-    const mine = runs.filter((r) => r.method === method);
-    const points = steps
-      .map((step) => {
-        const values = mine.map((r) => at(r, step)).filter((v): v is number => v !== undefined);
-        return values.length ? { step, mean: values.reduce((a, b) => a + b, 0) / values.length, min: Math.min(...values), max: Math.max(...values) } : null;
-      })
-      .filter((p) => p !== null);
-    const colour = COLOURS[method];
-    const band = [...points.map((p) => `${x(p.step)},${y(p.max)}`), ...points.reverse().map((p) => `${x(p.step)},${y(p.min)}`)].join(' ');
-    points.reverse();
+  table.rows.forEach((row, i) => {
+    const points = steps.flatMap((step, k) => (row.cells[k] ? [{ step, c: row.cells[k] }] : []));
+    const colour = COLOURS[row.arm];
+    const band = [...points.map((p) => `${x(p.step)},${y(p.c.hi)}`), ...[...points].reverse().map((p) => `${x(p.step)},${y(p.c.lo)}`)].join(' ');
     parts.push(`<polygon points="${band}" fill="${colour}" fill-opacity="0.15"/>`);
-    parts.push(`<polyline points="${points.map((p) => `${x(p.step)},${y(p.mean)}`).join(' ')}" fill="none" stroke="${colour}" stroke-width="2"/>`);
-    for (const p of points) parts.push(`<circle cx="${x(p.step)}" cy="${y(p.mean)}" r="3" fill="${colour}"/>`);
-    parts.push(`<text x="${width - pad.right + 10}" y="${pad.top + 16 + i * 18}" fill="${colour}">${TITLES[method]}</text>`);
+    const dash = row.arm === 'base' ? ' stroke-dasharray="4 3"' : '';
+    parts.push(`<polyline points="${points.map((p) => `${x(p.step)},${y(p.c.mean)}`).join(' ')}" fill="none" stroke="${colour}" stroke-width="2"${dash}/>`);
+    for (const p of points) parts.push(`<circle cx="${x(p.step)}" cy="${y(p.c.mean)}" r="3" fill="${colour}"/>`);
+    parts.push(`<text x="${width - pad.right + 10}" y="${pad.top + 16 + i * 18}" fill="${colour}">${ARM_TITLES[row.arm]}</text>`);
   });
+  parts.push(`<text x="${width - pad.right + 10}" y="${pad.top + 16 + table.rows.length * 18 + 8}" fill="#666">bands: 95 % intervals</text>`);
   parts.push('</svg>');
   return parts.join('\n');
 }

@@ -1,22 +1,42 @@
 /**
- * `nextstate reproduce`: the paper's comparison in one command. For every seed it runs the three
- * methods from the same config (each with its own preset), writes their run files, and builds the
- * table and chart of the personalization score from their evaluation records. The base row is
- * each seed's untrained policy, the step-0 evaluation every method starts from.
+ * `nextstate reproduce`: the paper's comparison as an experiment. For every seed it runs every
+ * trained arm (the three methods and the shuffled-hint control) from the same config, writes
+ * their run files, and builds the tables and chart of the personalization score from their
+ * evaluation records: means with 95 % bootstrap intervals, and paired differences. The base arm
+ * is each seed's untrained policy, the step-0 evaluation every run starts from. `--wishes` repeats
+ * it over wish combinations, `--lr` sweeps learning rates on the training openings. A finished
+ * run is kept beside its run file (.scores.json) and reused while its config is unchanged, so an
+ * interrupted experiment continues where it stopped.
  */
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { spawn } from 'node:child_process';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { METHODS, presetSwitchedTo, type MethodName } from '../rl/presets';
-import type { EvaluationRecord } from '../rl/records';
-import { laptopOverrides, parseRunConfig, type RunConfig } from '../runtime/run-config';
+import { armPreset, parseRunConfig, type RunConfig } from '../runtime/run-config';
+import { ARMS, isArm, type TrainedArm } from '../runtime/arms';
 import { isPositiveInt, number, parse, required, UsageError } from './args';
-import { reproductionMarkdown, reproductionSvg, reproductionTable, type RunScores } from './reproduce-report';
+import {
+  reproductionMarkdown,
+  reproductionSvg,
+  reproductionTable,
+  sweepMarkdown,
+  sweepTable,
+  wishMarkdown,
+  wishTable,
+  type RunScores,
+} from './reproduce-report';
 import { runToFile } from './run';
 
-export const usage = `nextstate reproduce --config RUN.json --out DIR [--seeds 1,2,3] [--steps 16] [--eval-every 8]
-    [--methods binary,opd,combined] [--policy DIR|ID] [--backend cpu|webgpu] [--json]
-  Runs every method for every seed; writes DIR/<method>-seed<N>.nsrun, DIR/reproduction.json,
-  DIR/reproduction.md and DIR/reproduction.svg`;
+/** Seeds a reproduction runs unless told: ten, so that an interval means something. */
+export const DEFAULT_SEEDS = Array.from({ length: 10 }, (_, i) => i + 1);
+
+export const usage = `nextstate reproduce --config RUN.json --out DIR [--seeds 1,...,10] [--steps 16] [--eval-every 8]
+    [--methods ${ARMS.join(',')}] [--jobs N] [--policy DIR|ID] [--backend cpu|webgpu] [--json]
+    [--wishes SUBJECT/NAME/THING,...] [--lr RATE,...]
+  Runs every arm for every seed; writes DIR/<arm>-seed<N>.nsrun, DIR/reproduction.json, .md and
+  .svg (means with 95 % bootstrap intervals, paired differences). --wishes runs the arms for each
+  storyteller wish combination (DIR/wishes.json, .md); --lr runs each arm at each learning rate,
+  scored on the training openings (DIR/lr-sweep.json, .md). --jobs runs that many at once, each in
+  its own process. A run already finished with the same config is reused.`;
 
 function list<T>(text: string, name: string, read: (item: string) => T | null): T[] {
   const items = text
@@ -32,12 +52,120 @@ function list<T>(text: string, name: string, read: (item: string) => T | null): 
   return out;
 }
 
-/** The config with `method` and that method's preset, keeping the config's own overrides of it. */
-export function configForMethod(config: RunConfig, method: MethodName): RunConfig {
-  if (config.method === method) return config;
-  const preset = presetSwitchedTo(method, config.preset, laptopOverrides(config.scenario.id));
-  return { ...config, method, preset, label: `${config.scenario.id} (${method}, seed ${config.seed})` };
+/** The config of `arm`: its method and preset, keeping the config's own training settings. */
+export function configForArm(config: RunConfig, arm: TrainedArm): RunConfig {
+  const preset = armPreset(arm, config.scenario.id, config.preset);
+  return { ...config, method: preset.method, preset, label: `${config.scenario.id} (${arm}, seed ${config.seed})` };
 }
+
+interface Wishes {
+  subject: string;
+  name: string;
+  favourite: string;
+}
+
+function parseWishes(item: string): Wishes | null {
+  const parts = item.split('/').map((s) => s.trim());
+  if (parts.length !== 3 || parts.some((p) => !p)) return null;
+  return { subject: parts[0], name: parts[1], favourite: parts[2] };
+}
+
+/** One run of the experiment: where it writes, and what it adds to the report. */
+interface Job {
+  config: RunConfig;
+  file: string;
+  scores: Omit<RunScores, 'scores'>;
+}
+
+/** The evaluation scores of a finished run of `job`, from its .scores.json when the config matches. */
+function cached(job: Job): RunScores['scores'] | null {
+  const at = `${job.file}.scores.json`;
+  if (!existsSync(at)) return null;
+  try {
+    const kept = JSON.parse(readFileSync(at, 'utf8')) as { config: unknown; scores: RunScores['scores'] };
+    return JSON.stringify(kept.config) === JSON.stringify(job.config) ? kept.scores : null;
+  } catch {
+    return null;
+  }
+}
+
+/** Runs `job` here, in this process. */
+async function runHere(job: Job): Promise<{ status: string; scores: RunScores['scores'] }> {
+  const scores: RunScores['scores'] = [];
+  const { status, records } = await runToFile(job.config, { file: job.file });
+  for (const r of records) if (r.kind === 'evaluation') scores.push({ step: r.step ?? 0, score: r.scores.score });
+  return { status, scores };
+}
+
+/** Runs `job` in a child `nextstate run --json`, reading its evaluation lines. */
+function runInChild(job: Job): Promise<{ status: string; scores: RunScores['scores'] }> {
+  const configFile = `${job.file}.config.json`;
+  writeFileSync(configFile, JSON.stringify(job.config, null, 2));
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [...process.execArgv, process.argv[1], 'run', '--config', configFile, '--out', job.file, '--json'], {
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    const scores: RunScores['scores'] = [];
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (d: Buffer) => {
+      stdout += d.toString();
+      const lines = stdout.split('\n');
+      stdout = lines.pop()!;
+      for (const line of lines) {
+        try {
+          const e = JSON.parse(line) as { type?: string; step?: number; scores?: { score?: number } };
+          if (e.type === 'evaluation' && typeof e.scores?.score === 'number') scores.push({ step: e.step ?? 0, score: e.scores.score });
+        } catch {
+          // not a JSON line: progress text
+        }
+      }
+    });
+    child.stderr.on('data', (d: Buffer) => (stderr = (stderr + d.toString()).slice(-2000)));
+    child.on('error', reject);
+    child.on('close', (code) => {
+      if (code !== 0) reject(new Error(`the run for ${job.file} exited with code ${code}: ${stderr.trim().split('\n').at(-1) ?? ''}`));
+      else resolve({ status: 'finished', scores });
+    });
+  });
+}
+
+/** Runs the jobs, `parallel` at a time, reusing finished ones; one line per run on `out`. */
+async function runJobs(jobs: readonly Job[], parallel: number, json: boolean, out: (line: string) => void): Promise<RunScores[]> {
+  const results: RunScores[] = new Array(jobs.length);
+  let next = 0;
+  const worker = async () => {
+    while (next < jobs.length) {
+      const i = next++;
+      const job = jobs[i];
+      const t0 = Date.now();
+      let scores = cached(job);
+      const reused = scores !== null;
+      if (!scores) {
+        const { status, scores: got } = await (parallel > 1 ? runInChild(job) : runHere(job));
+        const last = job.config.schedule.steps;
+        if (status !== 'finished' || !got.some((s) => s.step === last))
+          throw new Error(`the run for ${job.file} did not finish its ${last} steps; see that file`);
+        scores = got;
+        writeFileSync(`${job.file}.scores.json`, `${JSON.stringify({ config: job.config, scores })}\n`);
+      }
+      results[i] = { ...job.scores, scores };
+      const seconds = (Date.now() - t0) / 1000;
+      const label = [job.scores.arm, job.scores.wishes, job.scores.lr !== undefined ? `lr ${job.scores.lr}` : '', `seed ${job.scores.seed}`]
+        .filter(Boolean)
+        .join(', ');
+      out(
+        json
+          ? JSON.stringify({ type: 'run', ...job.scores, scores, file: job.file, seconds, reused })
+          : `${label}: ${scores.map((s) => `${s.step}:${s.score.toFixed(3)}`).join(' -> ')} (${reused ? 'reused' : `${seconds.toFixed(0)} s`}, ${job.file})`,
+      );
+    }
+  };
+  await Promise.all(Array.from({ length: Math.max(1, Math.min(parallel, jobs.length)) }, worker));
+  return results;
+}
+
+const slug = (text: string) => text.replace(/[^A-Za-z0-9]+/g, '-').replace(/^-|-$/g, '');
 
 export async function reproduceCommand(argv: string[], out: (line: string) => void): Promise<void> {
   const v = parse(argv, {
@@ -47,8 +175,11 @@ export async function reproduceCommand(argv: string[], out: (line: string) => vo
     steps: { type: 'string' },
     'eval-every': { type: 'string' },
     methods: { type: 'string' },
+    jobs: { type: 'string' },
     policy: { type: 'string' },
     backend: { type: 'string' },
+    wishes: { type: 'string' },
+    lr: { type: 'string' },
     json: { type: 'boolean' },
   });
   const file = required(v, 'config');
@@ -59,40 +190,74 @@ export async function reproduceCommand(argv: string[], out: (line: string) => vo
   } catch (e) {
     throw new UsageError(`${file}: ${(e as Error).message}`);
   }
-  const seeds = list(String(v.seeds ?? '1,2,3'), 'seeds', (s) => (/^-?\d+$/.test(s) ? Number(s) : null));
-  const methods = list(String(v.methods ?? METHODS.join(',')), 'methods', (m) => (METHODS.includes(m as MethodName) ? (m as MethodName) : null));
+  const seeds = list(String(v.seeds ?? DEFAULT_SEEDS.join(',')), 'seeds', (s) => (/^-?\d+$/.test(s) ? Number(s) : null));
+  const arms = list(String(v.methods ?? ARMS.join(',')), 'methods', (m) => (isArm(m) ? m : null));
+  const trained = arms.filter((a): a is TrainedArm => a !== 'base');
+  if (!trained.length) throw new UsageError('--methods: name at least one trained arm (the base row comes from their step-0 evaluation)');
   const steps = number(v, 'steps', 16, isPositiveInt);
   const evalEvery = number(v, 'eval-every', Math.max(1, Math.floor(steps / 2)), isPositiveInt);
+  const jobs = number(v, 'jobs', 1, isPositiveInt);
+  const wishes = typeof v.wishes === 'string' ? list(v.wishes, 'wishes', parseWishes) : null;
+  const lrs = typeof v.lr === 'string' ? list(v.lr, 'lr', (s) => (Number(s) > 0 ? Number(s) : null)) : null;
+  if (wishes && lrs) throw new UsageError('--wishes and --lr are separate experiments; run them one at a time');
+  if (wishes && base.scenario.id !== 'storyteller') throw new UsageError('--wishes needs a storyteller config');
   if (typeof v.policy === 'string') base.models.policy.model = v.policy;
   if (typeof v.backend === 'string') base.models.policy.backend = v.backend as 'cpu' | 'webgpu';
   mkdirSync(dir, { recursive: true });
 
-  const runs: RunScores[] = [];
-  for (const seed of seeds) {
-    for (const method of methods) {
-      const config = configForMethod({ ...base, seed, schedule: { ...base.schedule, steps, evalEvery } }, method);
-      const t0 = Date.now();
-      const scores: RunScores['scores'] = [];
-      const { status, records, file: written } = await runToFile(config, { file: join(dir, `${method}-seed${seed}.nsrun`) });
-      for (const r of records) {
-        if (r.kind === 'evaluation') scores.push({ step: (r as EvaluationRecord).step ?? 0, score: (r as EvaluationRecord).scores.score });
+  const schedule = { ...base.schedule, steps, evalEvery };
+  const variants: { config: RunConfig; tag: string; extra: Partial<RunScores> }[] = wishes
+    ? wishes.map((w) => ({
+        config: { ...base, scenario: { ...base.scenario, ...w } } as RunConfig,
+        tag: slug(`${w.subject}-${w.name}-${w.favourite}`),
+        extra: { wishes: `${w.subject} / ${w.name} / ${w.favourite}` },
+      }))
+    : lrs
+      ? lrs.map((lr) => ({ config: { ...base, problems: { ...base.problems, split: 'tuning' as const } }, tag: `lr${lr}`, extra: { lr } }))
+      : [{ config: base, tag: '', extra: {} }];
+  const jobList: Job[] = [];
+  for (const variant of variants)
+    for (const seed of seeds)
+      for (const arm of trained) {
+        let config = configForArm({ ...variant.config, seed, schedule }, arm);
+        if (variant.extra.lr !== undefined)
+          config = { ...config, preset: { ...config.preset, optimizer: { ...config.preset.optimizer, lr: variant.extra.lr } } };
+        const name = [arm, variant.tag, `seed${seed}`].filter(Boolean).join('-');
+        jobList.push({ config, file: join(dir, `${name}.nsrun`), scores: { arm, seed, ...variant.extra } });
       }
-      if (status !== 'finished') throw new Error(`the ${method} run of seed ${seed} ${status}; see ${written}`);
-      runs.push({ method, seed, scores });
-      const line = { type: 'run', method, seed, scores, file: written, seconds: (Date.now() - t0) / 1000 };
-      out(
-        v.json
-          ? JSON.stringify(line)
-          : `${method} seed ${seed}: ${scores.map((s) => `${s.step}:${s.score.toFixed(3)}`).join(' -> ')} (${line.seconds.toFixed(0)} s, ${written})`,
-      );
-    }
-  }
+  const runs = await runJobs(jobList, jobs, v.json === true, out);
+
   const reportSteps = [...new Set([0, ...runs.flatMap((r) => r.scores.map((s) => s.step))])].sort((a, b) => a - b);
-  const table = reproductionTable(runs, reportSteps);
-  const command = `nextstate reproduce --config ${file} --seeds ${seeds.join(',')} --steps ${steps} --eval-every ${evalEvery} --methods ${methods.join(',')}`;
-  const json = { command, policy: base.models.policy.model, scenario: base.scenario, table, runs };
-  writeFileSync(join(dir, 'reproduction.json'), `${JSON.stringify(json, null, 2)}\n`);
-  writeFileSync(join(dir, 'reproduction.md'), `${reproductionMarkdown(table)}\n\nMade by \`${command}\`.\n`);
-  writeFileSync(join(dir, 'reproduction.svg'), `${reproductionSvg(runs)}\n`);
+  const flags = [`--seeds ${seeds.join(',')}`, `--steps ${steps}`, `--eval-every ${evalEvery}`, `--methods ${arms.join(',')}`];
+  if (wishes) flags.push(`--wishes ${wishes.map((w) => `${w.subject}/${w.name}/${w.favourite}`).join(',')}`);
+  if (lrs) flags.push(`--lr ${lrs.join(',')}`);
+  const command = `nextstate reproduce --config ${file} ${flags.join(' ')}`;
+  const made = `Made by \`${command}\`.`;
+  const head = { command, policy: base.models.policy.model, scenario: base.scenario };
+  if (wishes) {
+    const arm = trained.includes('combined') ? 'combined' : trained[0];
+    const rows = wishTable(runs, arm, steps);
+    writeFileSync(join(dir, 'wishes.json'), `${JSON.stringify({ ...head, arm, step: steps, rows, runs }, null, 2)}\n`);
+    const md = wishMarkdown(rows, arm, steps, seeds);
+    writeFileSync(join(dir, 'wishes.md'), `${md}\n\n${made}\n`);
+    out(v.json ? JSON.stringify({ type: 'wishes', rows }) : md);
+    return;
+  }
+  if (lrs) {
+    const rows = sweepTable(runs, steps);
+    writeFileSync(join(dir, 'lr-sweep.json'), `${JSON.stringify({ ...head, step: steps, rows, runs }, null, 2)}\n`);
+    const md = sweepMarkdown(rows, steps, seeds);
+    writeFileSync(join(dir, 'lr-sweep.md'), `${md}\n\n${made}\n`);
+    out(v.json ? JSON.stringify({ type: 'sweep', rows }) : md);
+    return;
+  }
+  const table = reproductionTable(
+    runs.filter((r) => arms.includes(r.arm)),
+    reportSteps,
+  );
+  if (!arms.includes('base')) table.rows = table.rows.filter((r) => r.arm !== 'base');
+  writeFileSync(join(dir, 'reproduction.json'), `${JSON.stringify({ ...head, table, runs }, null, 2)}\n`);
+  writeFileSync(join(dir, 'reproduction.md'), `${reproductionMarkdown(table)}\n\n${made}\n`);
+  writeFileSync(join(dir, 'reproduction.svg'), `${reproductionSvg(table)}\n`);
   out(v.json ? JSON.stringify({ type: 'table', ...table }) : reproductionMarkdown(table));
 }

@@ -3,7 +3,6 @@ import { join } from 'node:path';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import type { ReadableStream as NodeReadableStream } from 'node:stream/web';
-import { METHODS, type MethodName } from '../rl/presets';
 import type { RunRecord } from '../rl/records';
 import { memorySource, runFileStream } from '../storage/index';
 import type { Backend } from '../gpu/backend';
@@ -11,6 +10,7 @@ import { createScenario } from '../sims/scenarios/index';
 import type { RecordSink, RunController, RunLoopOptions } from '../runtime/loop-types';
 import type { PolicyService } from '../runtime/policy-service';
 import { loadProblems } from '../runtime/problems';
+import { isTrainedArm, TRAINED_ARMS } from '../runtime/arms';
 import { EXAMPLES, exampleConfig, parseAnyRunConfig, trackOf, type AnyRunConfig, type ExampleName } from '../runtime/run-config';
 import { RunLoop } from '../runtime/runloop';
 import { createNodeServices, readTextFile } from '../runtime/services-node';
@@ -23,8 +23,9 @@ import { isPositiveInt, number, parse, UsageError } from './args';
 
 export const usage = `nextstate run --config RUN.json [--out RUN_FILE] [--steps N] [--policy DIR|ID] [--backend cpu|webgpu]
       ${QUANTIZE_USAGE} [--json]
-  nextstate run --example ${EXAMPLES.join('|')} [--method ${METHODS.join('|')}] [--policy DIR|ID] ${QUANTIZE_USAGE}
-      print a complete example config (the method's preset included)
+  nextstate run --example ${EXAMPLES.join('|')} [--method ${TRAINED_ARMS.join('|')}] [--policy DIR|ID] ${QUANTIZE_USAGE}
+      print a complete example config (the method's preset included; combined-shuffled is
+      Combined with the shuffled-hint control)
   ${QUANTIZE_NOTE} It replaces the config's models.policy.weightFormat;
   the run file records the format the run loaded.`;
 
@@ -78,8 +79,8 @@ export async function runCommand(argv: string[], out: (line: string) => void): P
   const weightFormat = weightFormatOption(v);
   if (typeof v.example === 'string') {
     if (!EXAMPLES.includes(v.example as ExampleName)) throw new UsageError(`--example must be one of ${EXAMPLES.join(', ')}`);
-    const method = (v.method ?? 'combined') as MethodName;
-    if (!METHODS.includes(method)) throw new UsageError(`--method must be one of ${METHODS.join(', ')}`);
+    const method = String(v.method ?? 'combined');
+    if (!isTrainedArm(method)) throw new UsageError(`--method must be one of ${TRAINED_ARMS.join(', ')}`);
     if (v.example === 'toolcall' && method !== 'binary' && v.method !== undefined) {
       throw new UsageError('--method: the toolcall example is always "binary" (its PRM votes are evaluative)');
     }

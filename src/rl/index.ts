@@ -92,6 +92,8 @@ export {
   parsePreset,
   topKSelectPreset,
   hintSelectionOf,
+  hintSourceOf,
+  HINT_SOURCES,
   LR_FULL,
   LR_LORA,
   LORA_ALL_PROJECTIONS,
@@ -99,8 +101,10 @@ export {
   type MethodPreset,
   type PresetOverrides,
   type TeacherSource,
+  type HintSource,
   type FinetuneMode,
 } from './presets';
+export { HintShuffler } from './hint-shuffle';
 export {
   RECORD_KINDS,
   type RunRecord,

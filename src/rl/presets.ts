@@ -7,6 +7,10 @@ import { LONGEST_HINT, TOPK_HINT_SELECTION, TOPK_HINT_VOTES, usesTopK, type Hint
 import type { LossAggregation } from './ppo';
 import { DEFAULT_IDLE_TIMEOUT_MS } from './sessions';
 
+/** Whose hint conditions a turn's teacher (MethodPreset.advantage.hintSource). */
+export const HINT_SOURCES = ['judge', 'shuffled'] as const;
+export type HintSource = (typeof HINT_SOURCES)[number];
+
 /** The three methods of the paper. */
 export const METHODS = ['binary', 'opd', 'combined'] as const;
 export type MethodName = (typeof METHODS)[number];
@@ -50,6 +54,11 @@ export interface MethodPreset {
      * none and means that default (read it with hintSelectionOf).
      */
     hintSelection?: HintSelection;
+    /**
+     * Whose hint conditions the teacher: the judge's for this turn ('judge', also when absent),
+     * or another session's accepted hint ('shuffled', the control of src/rl/hint-shuffle.ts).
+     */
+    hintSource?: HintSource;
   };
   loss: {
     epsLow: number;
@@ -132,7 +141,7 @@ function isPlainObject(v: unknown): v is Record<string, unknown> {
 }
 
 /** Settings a preset leaves out unless asked (their absence is the default), so its JSON stays as it was. */
-const OPTIONAL_SETTINGS = new Set(['finetune.recompute']);
+const OPTIONAL_SETTINGS = new Set(['finetune.recompute', 'advantage.hintSource']);
 
 /** Copies `over` onto `base`; a key that base does not have is a typo and is refused. */
 function merge(base: Record<string, unknown>, over: Record<string, unknown>, path: string): Record<string, unknown> {
@@ -263,6 +272,7 @@ const presetShape = object({
         k: int(1, MAX_TOP_K),
         clip: num(0, 1000),
       }),
+      hintSource: oneOf(...HINT_SOURCES),
     },
   ),
   loss: object({
@@ -286,6 +296,11 @@ const presetShape = object({
   session: object({ idleTimeoutMs: above(0) }),
 });
 
+/** Whose hint conditions the teacher; the judge's for a preset stored without the setting. */
+export function hintSourceOf(preset: MethodPreset): HintSource {
+  return preset.advantage.hintSource ?? 'judge';
+}
+
 /** The preset's hint selection; the paper's longest-hint rule for a preset stored without one. */
 export function hintSelectionOf(preset: MethodPreset): HintSelection {
   return preset.advantage.hintSelection ?? LONGEST_HINT;
@@ -300,6 +315,12 @@ function checkPreset(value: unknown): MethodPreset {
   }
   if (preset.method !== 'binary' && hintVotes < 1) {
     throw new PresetError('judge.hintVotes', `is 0 but method "${preset.method}" needs the hint judge; use 1 or more`);
+  }
+  if (hintSourceOf(preset) === 'shuffled') {
+    if (preset.method === 'binary') throw new PresetError('advantage.hintSource', 'is "shuffled" but method "binary" uses no hint; use "opd" or "combined"');
+    // Top-k selection scores the candidates against this turn's reply, which a shuffled hint is not.
+    if (usesTopK(hintSelectionOf(preset).rule))
+      throw new PresetError('advantage.hintSource', 'is "shuffled", which works with hintSelection.rule "longest" only; set that rule or hintSource "judge"');
   }
   return preset;
 }

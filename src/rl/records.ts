@@ -40,6 +40,8 @@ export interface InteractionRecord extends RecordBase {
    * token view without the model's tokenizer.
    */
   tokenTexts?: string[];
+  /** The tools the prompt listed, where they vary by request (a served agent's); absent: the track's own. */
+  tools?: object[];
   startedAt: number;
   finishedAt: number;
 }
@@ -67,7 +69,14 @@ export interface JudgeResultRecord extends RecordBase {
   score: number;
   /** The turn yields a training signal from this judge (nonzero score / a usable hint). */
   accepted: boolean;
+  /** The hint that conditioned the teacher. */
   hint: string | null;
+  /**
+   * The judge's own hint for this turn, when the shuffled-hint control (preset
+   * advantage.hintSource "shuffled") gave the teacher another session's instead (`hint`, null
+   * when no other session had one yet).
+   */
+  judgeHint?: string;
   /** Teacher log-probs scored for the hint (0 when no hint). */
   teacherLogpCount: number;
   /** log pi_teacher(a_t | s_enhanced) per response token, when a hint was accepted. */

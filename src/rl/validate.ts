@@ -33,6 +33,8 @@ export const RECORD_LIMITS = {
   /** skip reasons, per-problem details */
   note: 20_000,
   messages: 10_000,
+  /** tool calls per message, tools per prompt */
+  toolCalls: 256,
   /** token ids, log-probs, per-token advantages */
   tokens: 1_000_000,
   problems: 100_000,
@@ -45,10 +47,21 @@ const count = int();
 const finiteNumbers = arrayOf(num(), L.tokens);
 const optionalStat = nullable(num());
 
-const message: Checker<ChatMessage> = object({
-  role: oneOf('system', 'user', 'assistant', 'tool'),
-  content: str(L.text),
-});
+const toolCall = object({ id: str(L.id), type: oneOf('function'), function: object({ name: str(L.id, 1), arguments: str(L.text) }) });
+
+const message: Checker<ChatMessage> = object(
+  {
+    role: oneOf('system', 'user', 'assistant', 'tool'),
+    content: str(L.text),
+  },
+  { tool_calls: arrayOf(toolCall, L.toolCalls), tool_call_id: str(L.id) },
+);
+
+/** A function schema a served prompt listed: any JSON object, its size bounded by the line limit. */
+const toolSchema: Checker<object> = (value, path) => {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) throw new FieldError(path, 'must be a JSON object (an OpenAI function tool)');
+  return value;
+};
 
 /** Fields of RecordBase; `session` and `step` are optional unless a kind requires them. */
 const base = { version: count, ts: timestamp };
@@ -70,7 +83,7 @@ const interaction = object(
     startedAt: timestamp,
     finishedAt: timestamp,
   },
-  { ...optionalStep, tokenTexts: arrayOf(str(L.id * 4), L.tokens) },
+  { ...optionalStep, tokenTexts: arrayOf(str(L.id * 4), L.tokens), tools: arrayOf(toolSchema, L.toolCalls) },
 );
 
 const judgeTurn = { ...base, session: id, turn: int(1), judge: oneOf('binary', 'hint') };
@@ -99,6 +112,7 @@ const judgeResult = object(
   {
     ...optionalStep,
     teacherLogp: finiteNumbers,
+    judgeHint: str(L.hint),
     selection: object({
       rule: oneOf('topk-sequence', 'topk-token'),
       k: int(1),

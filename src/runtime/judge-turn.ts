@@ -9,7 +9,8 @@ import { chooseHintByOverlap, clippedOpdAdvantages, hintCandidates, usesTopK, wi
 import { parseBoxedScore } from '../rl/boxed';
 import { appendHint, parseHintVote, selectBestHint, type HintVote } from '../rl/hints';
 import { buildBinaryJudgePrompt, buildHintJudgePrompt } from '../rl/judge';
-import { hintSelectionOf, type MethodPreset } from '../rl/presets';
+import type { HintShuffler } from '../rl/hint-shuffle';
+import { hintSelectionOf, hintSourceOf, type MethodPreset } from '../rl/presets';
 import type { HintSelectionRecord, JudgeResultRecord, JudgeVoteRecord } from '../rl/records';
 import type { PolicyResponse, TurnJudgement } from '../rl/samples';
 import type { ClosedTurn } from '../rl/sessions';
@@ -25,6 +26,8 @@ export interface JudgeDeps {
   seed: number;
   now: () => number;
   signal?: AbortSignal;
+  /** The run's pool of accepted hints, for a preset whose hintSource is "shuffled". */
+  shuffler?: HintShuffler;
 }
 
 export interface JudgedTurn {
@@ -85,6 +88,7 @@ export async function judgeTurn(turn: Turn, d: JudgeDeps): Promise<JudgedTurn> {
     });
     const rule: HintSelection = hintSelectionOf(d.preset);
     let hint: string | null;
+    let judgeHint: string | undefined;
     let selection: HintSelectionRecord | undefined;
     if (usesTopK(rule.rule)) {
       const picked = await selectByTopK(turn, votes, rule, d);
@@ -93,6 +97,11 @@ export async function judgeTurn(turn: Turn, d: JudgeDeps): Promise<JudgedTurn> {
       selection = picked?.selection;
     } else {
       hint = selectBestHint(votes, d.preset.judge.minHintChars);
+      if (hint !== null && hintSourceOf(d.preset) === 'shuffled') {
+        if (!d.shuffler) throw new Error('a preset with hintSource "shuffled" needs the run\'s HintShuffler in JudgeDeps.shuffler');
+        judgeHint = hint;
+        hint = d.shuffler.swap(turn.version, turn.session, hint, voteSeed(d.seed, turn.turn, 'hint', JUDGE_SEEDS - 1));
+      }
       if (hint !== null && turn.response.tokenIds.length > 0) {
         const teacherMessages = appendHint(turn.messages, hint, d.preset.advantage.teacherContext);
         [teacherLogp] = await d.policy.score([{ messages: teacherMessages, tokenIds: [...turn.response.tokenIds] }], d.preset.advantage.teacher);
@@ -112,6 +121,7 @@ export async function judgeTurn(turn: Turn, d: JudgeDeps): Promise<JudgedTurn> {
       score: hint === null ? 0 : 1,
       accepted: opd !== null,
       hint,
+      ...(judgeHint !== undefined ? { judgeHint } : {}),
       teacherLogpCount: opd?.length ?? 0,
       ...(teacherLogp ? { teacherLogp } : {}),
       ...(selection ? { selection } : {}),

@@ -31,7 +31,8 @@ export function problemOrder(spec: ProblemsSpec): ProblemOrder {
  * its score is taken on the evaluation openings; GSM8K runs score the first `evalProblems` of the
  * order (the reference's 36) and train on the `count` problems after them. Shared, sessions cycle
  * the evaluated problems themselves (the reference's own runs do so), which a claim of learning
- * cannot rest on.
+ * cannot rest on. Tuning, the score is taken on the training problems: a sweep of settings then
+ * never looks at the evaluation set it is later judged on.
  */
 export interface ProblemSets {
   train: Problem[];
@@ -59,11 +60,14 @@ export async function loadProblems(
   const spec: ProblemsSpec = config.problems;
   const { source, count, path } = spec;
   const order = problemOrder(spec);
-  const heldOut = problemSplit(spec) === 'held-out';
+  const split = problemSplit(spec);
+  const heldOut = split !== 'shared';
   if (scenario.problemSource === 'story-openings') {
     const subject = scenario.config.id === 'storyteller' ? (scenario.config.subject ?? 'dog') : 'dog';
     const evaluation = storyOpenings(subject, 'evaluation');
-    return { train: (heldOut ? storyOpenings(subject, 'training') : evaluation).slice(0, count), evaluation };
+    const training = storyOpenings(subject, 'training');
+    if (split === 'tuning') return { train: training.slice(0, count), evaluation: training };
+    return { train: (heldOut ? training : evaluation).slice(0, count), evaluation };
   }
   const evalCount = config.schedule.evalEvery > 0 ? config.schedule.evalProblems : 0;
   const wanted = heldOut ? evalCount + count : Math.max(count, evalCount);
@@ -81,7 +85,8 @@ export async function loadProblems(
     const train = problems.slice(0, count);
     return { train, evaluation: problems.slice(0, evalCount) };
   }
-  const sets = { evaluation: problems.slice(0, evalCount), train: problems.slice(evalCount, evalCount + count) };
+  const train = problems.slice(evalCount, evalCount + count);
+  const sets = { evaluation: split === 'tuning' ? train.slice(0, evalCount) : problems.slice(0, evalCount), train };
   if (count > 0 && sets.train.length === 0 && problems.length > 0) {
     throw new Error(
       `the ${source} problems number ${problems.length} and the evaluation takes the first ${evalCount}, leaving none to train on; ` +
@@ -95,11 +100,15 @@ export async function loadProblems(
 export function problemSetLabel(spec: ProblemsSpec, scenario: Scenario, n: number): string {
   const first = `the first ${n}`;
   if (scenario.problemSource === 'story-openings') {
-    return problemSplit(spec) === 'held-out'
+    const split = problemSplit(spec);
+    if (split === 'tuning') return `${first} training story openings (problems.split "tuning": the evaluation openings are not looked at)`;
+    return split === 'held-out'
       ? `${first} evaluation story openings (held out of training and of the demo model's fine-tuning)`
       : `${first} evaluation story openings (also trained on: problems.split "shared")`;
   }
-  const training = problemSplit(spec) === 'held-out' ? ', not trained on (training uses the problems after them)' : ', also trained on';
+  const split = problemSplit(spec);
+  if (split === 'tuning') return `${first} training problems (problems.split "tuning"), after the evaluation's own`;
+  const training = split === 'held-out' ? ', not trained on (training uses the problems after them)' : ', also trained on';
   return problemsLabel(spec, first) + training;
 }
 

@@ -98,7 +98,10 @@ const policyModel = object(
 );
 
 const problemSource = saying('must be builtin, gsm8k-hub or file', oneOf('builtin', 'gsm8k-hub', 'file'));
-const problemSplit = saying('must be "held-out" (train on problems the evaluation never scores) or "shared"', oneOf('held-out', 'shared'));
+const problemSplit = saying(
+  'must be "held-out" (train on problems the evaluation never scores), "shared" or "tuning" (score the training problems)',
+  oneOf('held-out', 'shared', 'tuning'),
+);
 const problemOrder = saying(`must be "reference" (the reference evaluation's GSM8K order) or "dataset"`, oneOf(...PROBLEM_ORDERS));
 
 const temperature = saying('must be 0 or more', num(0));

@@ -2,10 +2,18 @@
  * A run's whole configuration as plain JSON: what the lab stores in a run, what a run file
  * carries (without secrets), and what `nextstate run --config` reads.
  */
-import { makePreset, toolCallPreset, type MethodName, type MethodPreset, type PresetOverrides } from '../rl/presets';
+import { makePreset, parsePreset, presetSwitchedTo, toolCallPreset, type MethodName, type MethodPreset, type PresetOverrides } from '../rl/presets';
+import { armSetup, type TrainedArm } from './arms';
 import { DEMO_STORY_MODEL } from '../gpu/bundled';
 import type { ProblemOrder } from '../sims/problems/index';
-import { DEFAULT_FAVOURITE, DEFAULT_PET_NAME, DEFAULT_STORY_SUBJECT, type ScenarioConfig, type ScenarioId } from '../sims/scenarios/index';
+import {
+  DEFAULT_FAVOURITE,
+  DEFAULT_PET_NAME,
+  DEFAULT_STORY_SUBJECT,
+  STORY_MAX_NEW_TOKENS,
+  type ScenarioConfig,
+  type ScenarioId,
+} from '../sims/scenarios/index';
 import { CALCULATOR_TOOL, DEFAULT_GROUP_SIZE, DEFAULT_MAX_STEPS, type RewardMode } from '../sims/toolcall/index';
 import type { ModelRef } from '../storage/stored-config';
 import type { GeneratorSource } from '../generators/generator';
@@ -79,9 +87,10 @@ export interface RunConfig extends ConfigExtras {
   /**
    * `order` (GSM8K only): the reference evaluation's shuffled order (default) or the dataset's.
    * `split`: 'held-out' (default) trains on problems the evaluation never scores (runtime/problems.ts);
-   * 'shared' trains on the evaluated problems themselves. `count`: how many problems train.
+   * 'shared' trains on the evaluated problems themselves; 'tuning' scores the training problems
+   * (for choosing settings without looking at the evaluation set). `count`: how many problems train.
    */
-  problems: { source: 'builtin' | 'gsm8k-hub' | 'file'; path?: string; count: number; order?: ProblemOrder; split?: 'held-out' | 'shared' };
+  problems: { source: 'builtin' | 'gsm8k-hub' | 'file'; path?: string; count: number; order?: ProblemOrder; split?: 'held-out' | 'shared' | 'tuning' };
   schedule: {
     concurrentSessions: number;
     /** Training steps before the run finishes. */
@@ -183,16 +192,23 @@ export const STORY_HUB_MODEL = 'raincandy-u/TinyStories-656K';
 export const CHAT_MODEL = 'HuggingFaceTB/SmolLM2-135M-Instruct';
 
 /**
- * Preset overrides that suit a laptop browser: the paper's method shapes (votes, weights, clip,
- * KL 0, Adam betas, decay) with smaller batches and LoRA ranks than a cluster run.
+ * The storyteller's learning rate per method on the demo model: each method's best of a sweep on
+ * the training openings at the same budget (docs/reproduction/lr-sweep.md, made by
+ * `nextstate reproduce --lr`).
  */
-export function laptopOverrides(scenario: ScenarioId): PresetOverrides {
+export const STORY_LR: Record<MethodName, number> = { binary: 1e-3, opd: 2e-3, combined: 2e-3 };
+
+/**
+ * Preset overrides that suit a laptop browser: the paper's method shapes (votes, weights, clip,
+ * KL 0, Adam betas, decay) with smaller batches and LoRA ranks than a cluster run, and a learning
+ * rate per method where one was measured (STORY_LR).
+ */
+export function laptopOverrides(scenario: ScenarioId, method: MethodName = 'combined'): PresetOverrides {
   const story = scenario === 'storyteller';
   const talk = scenario === 'talk';
   return {
-    // The storyteller's demo model moves fastest at 2e-3 of the rates measured (1e-3, 2e-3, 4e-3:
-    // README, Reproduction); talk yourself keeps a gentler rate for whatever model a person picks.
-    optimizer: { lr: story ? 2e-3 : talk ? 5e-4 : 1e-4 },
+    // Talk yourself keeps a gentler rate for whatever model a person picks.
+    optimizer: { lr: story ? STORY_LR[method] : talk ? 5e-4 : 1e-4 },
     batch: { size: talk ? 4 : story ? 8 : 16 },
     finetune: { lora: { rank: story || talk ? 8 : 16 } },
     judge: { maxNewTokens: 512 },
@@ -200,22 +216,41 @@ export function laptopOverrides(scenario: ScenarioId): PresetOverrides {
 }
 
 /**
+ * The preset of a trained arm for `scenario`: the arm's method with the laptop overrides and the
+ * arm's hint source. Given `from` (another arm's preset), its training settings carry over
+ * (presetSwitchedTo) and the arm keeps its own learning rate, unless `from`'s was set by hand.
+ *
+ * @throws PresetError when the arm cannot use `from`'s settings (shuffled hints with top-k selection)
+ */
+export function armPreset(arm: TrainedArm, scenario: ScenarioId, from?: MethodPreset): MethodPreset {
+  const { method, hintSource } = armSetup(arm);
+  const overrides: PresetOverrides = { ...laptopOverrides(scenario, method), ...(hintSource === 'shuffled' ? { advantage: { hintSource } } : {}) };
+  if (!from) return makePreset(method, overrides);
+  const switched = presetSwitchedTo(method, from, overrides);
+  const byHand = from.optimizer.lr !== laptopOverrides(scenario, from.method).optimizer?.lr;
+  const lr = byHand ? from.optimizer.lr : makePreset(method, overrides).optimizer.lr;
+  // Checked again: `from`'s carried settings must suit this arm.
+  return parsePreset({ ...switched, optimizer: { ...switched.optimizer, lr } });
+}
+
+/**
  * Complete example configs with rules roles: the storyteller on the bundled demo model (offline),
  * the others on hub models. `method` picks the personal examples' method, its preset included.
  */
 export function exampleConfig(name: 'toolcall', policyModel?: string): ToolCallRunConfig;
-export function exampleConfig(name: PersonalExampleName, policyModel?: string, method?: MethodName): RunConfig;
-export function exampleConfig(name: ExampleName, policyModel?: string, method?: MethodName): AnyRunConfig;
-export function exampleConfig(name: ExampleName, policyModel?: string, method: MethodName = 'combined'): AnyRunConfig {
+export function exampleConfig(name: PersonalExampleName, policyModel?: string, arm?: TrainedArm): RunConfig;
+export function exampleConfig(name: ExampleName, policyModel?: string, arm?: TrainedArm): AnyRunConfig;
+export function exampleConfig(name: ExampleName, policyModel?: string, arm: TrainedArm = 'combined'): AnyRunConfig {
   if (name === 'toolcall') return toolCallExample(policyModel);
   const story = name === 'storyteller';
+  const { method } = armSetup(arm);
   return {
     format: 'nextstate-run-config',
     formatVersion: 1,
-    label: `${name} (${method}, rules)`,
+    label: `${name} (${arm}, rules)`,
     scenario: story ? { id: 'storyteller', subject: DEFAULT_STORY_SUBJECT, name: DEFAULT_PET_NAME, favourite: DEFAULT_FAVOURITE } : { id: name },
     method,
-    preset: makePreset(method, laptopOverrides(name)),
+    preset: armPreset(arm, name),
     models: {
       policy: { model: policyModel ?? (story ? STORY_MODEL : CHAT_MODEL), backend: 'cpu' },
       user: { kind: 'rules' },
@@ -226,7 +261,7 @@ export function exampleConfig(name: ExampleName, policyModel?: string, method: M
     problems: story ? { source: 'builtin', count: 12 } : { source: 'gsm8k-hub', count: 36 },
     schedule: { concurrentSessions: 4, steps: 8, evalEvery: 4, evalProblems: story ? 12 : 36, evalVotes: 3 },
     sampling: {
-      policy: { temperature: 1, topP: 1, topK: 0, maxNewTokens: story ? 48 : 384 },
+      policy: { temperature: 1, topP: 1, topK: 0, maxNewTokens: story ? STORY_MAX_NEW_TOKENS : 384 },
       user: { temperature: 0.7, maxNewTokens: 256 },
     },
   };

@@ -16,6 +16,7 @@ import { SessionTracker, type ClosedTurn, type TrackerEvents } from '../rl/sessi
 import { scoreEvaluation } from '../sims/evaluator';
 import type { TextGenerator } from '../generators/generator';
 import { createScenario, isDone, simulatorMessages, simulatorReply, type Scenario } from '../sims/scenarios/index';
+import { HintShuffler } from '../rl/hint-shuffle';
 import { judgeTurn } from './judge-turn';
 import type { Problem } from '../sims/problems/problem';
 import { problemSetLabel, type ProblemSets } from './problems';
@@ -53,6 +54,8 @@ export const STUDENT_WORK_SESSION = 'student-work';
 export class RunLoop extends RunLoopCore {
   readonly scenario: Scenario;
   private readonly tracker: SessionTracker<PolicyResponse>;
+  /** The accepted hints the shuffled-hint control draws from; a resumed run starts it empty. */
+  private readonly shuffler = new HintShuffler();
 
   constructor(
     readonly config: RunConfig,
@@ -88,7 +91,10 @@ export class RunLoop extends RunLoopCore {
     if (this.scenario.id !== 'teacher') return;
     const sp = this.config.sampling.policy;
     const { train, evaluation } = this.problems;
-    const slots = [...train.map((_, i) => ({ list: train, i })), ...evaluation.map((_, i) => ({ list: evaluation, i })).filter(({ i }) => !train.includes(evaluation[i]))];
+    const slots = [
+      ...train.map((_, i) => ({ list: train, i })),
+      ...evaluation.map((_, i) => ({ list: evaluation, i })).filter(({ i }) => !train.includes(evaluation[i])),
+    ];
     await Promise.all(
       slots.map(async ({ list, i }, k) => {
         const problem = list[i];
@@ -194,6 +200,7 @@ export class RunLoop extends RunLoopCore {
       seed: this.config.seed,
       now: this.now,
       signal: this.abort.signal,
+      shuffler: this.shuffler,
     });
     if (this.stopping) return;
     await this.commit(judged.records);

@@ -28,6 +28,11 @@ export interface RulesProfile {
   closers: readonly string[];
   /** Say the answer is good; the done marker is appended. */
   approvals: readonly string[];
+  /**
+   * How readily the user approves: entry i is the chance they accept an answer that still has i
+   * of their issues (past the end: never). Absent, only an answer with none is accepted.
+   */
+  acceptance?: readonly number[];
   /** The judge's hint for the issues heard in a reply; `seed` may vary its wording. */
   hint: (issues: readonly Issue[], seed: number) => string;
 }
@@ -35,6 +40,11 @@ export interface RulesProfile {
 /** A hint in one fixed wording: `lead`, the issues' fixes as one sentence, then `tail`. */
 export function listedHint(lead: string, tail = ''): RulesProfile['hint'] {
   return (issues) => [`${lead} ${joinList(issues.map((i) => i.fix))}.`, tail].filter(Boolean).join(' ');
+}
+
+/** The chance the user of `profile` accepts an answer with `issues` of their issues left. */
+export function acceptanceOf(profile: RulesProfile, issues: number): number {
+  return profile.acceptance ? (profile.acceptance[issues] ?? 0) : issues === 0 ? 1 : 0;
 }
 
 export function presentIssues(profile: RulesProfile, answer: string, task: string): Issue[] {

@@ -10,6 +10,8 @@ import { createRules, rulesProfileFor, type ScenarioRules } from './index';
 import { heardIssues } from './profile';
 import { classifyReaction } from './reaction';
 import { readNextState, RulesInputError } from './reading';
+import { STORY_ACCEPTANCE } from './storyteller';
+import { STORY_DONE } from '../scenarios/storyteller';
 
 /** The judge prompts the run loop sends, from the method library. */
 const binaryJudgePrompt = (answer: string, reply: string) => buildBinaryJudgePrompt(answer, { role: 'user', content: reply });
@@ -193,7 +195,8 @@ describe('teacher rules', () => {
 });
 
 describe('storyteller rules', () => {
-  const scenario = createScenario({ id: 'storyteller', favourite: 'kite' });
+  // Strict: the complaints below are the child's every time, not only when a draw says so.
+  const scenario = createScenario({ id: 'storyteller', favourite: 'kite', acceptance: 'strict' });
   const rules = createRules(scenario);
   const task = scenario.firstMessage(storyOpenings('dog')[0]);
 
@@ -230,9 +233,38 @@ describe('storyteller rules', () => {
     expect(parseEvaluatorScore(rating)).toBe(0.5);
   });
 
+  it('a graded child (the default) accepts most stories that miss one wish, fewer that miss three, none that miss four', async () => {
+    const graded = createScenario({ id: 'storyteller', favourite: 'kite' });
+    const gradedRules = createRules(graded);
+    // Missing: the name. Missing three: the name, the kite and bedtime. Four: also kindness.
+    const stories = [
+      'The dog had a kite. The dog and his friends shared it and hugged, and the dog went to sleep.',
+      'The dog and his friends shared a ball and hugged. The dog smiled.',
+      'The dog ran in the park. The dog jumped.',
+    ];
+    const rates = await Promise.all(
+      stories.map(async (story) => {
+        let accepted = 0;
+        for (let seed = 0; seed < 200; seed++) if ((await userReply(graded, gradedRules, task, story, seed)).endsWith(STORY_DONE)) accepted++;
+        return accepted / 200;
+      }),
+    );
+    expect(STORY_ACCEPTANCE).toEqual([1, 0.8, 0.5, 0.2]);
+    expect(rates[0]).toBeGreaterThan(0.65);
+    expect(rates[0]).toBeLessThan(0.95);
+    expect(rates[1]).toBeGreaterThan(0.08);
+    expect(rates[1]).toBeLessThan(0.35);
+    expect(rates[2]).toBe(0);
+    // The judge reads an acceptance as +1, whatever the story still lacks.
+    const accepted = (await Promise.all(Array.from({ length: 20 }, (_, seed) => userReply(graded, gradedRules, task, stories[0], seed)))).find((r) =>
+      r.endsWith(STORY_DONE),
+    )!;
+    expect(lastBox(await gradedRules.judge.generate(binaryJudgePrompt(stories[0], accepted)))).toBe('1');
+  });
+
   it("takes the child's own pet, name and favourite thing", async () => {
     const frog = createScenario({ id: 'storyteller', subject: 'frog', name: 'biscuit', favourite: 'a red ball' });
-    expect(frog.config).toEqual({ id: 'storyteller', subject: 'frog', name: 'Biscuit', favourite: 'red ball', hintWording: 'held-out' });
+    expect(frog.config).toEqual({ id: 'storyteller', subject: 'frog', name: 'Biscuit', favourite: 'red ball', hintWording: 'held-out', acceptance: 'graded' });
     const story = 'The frog Biscuit had a red ball. Biscuit shared it with his friends, they hugged, and then Biscuit fell asleep.';
     expect(await userReply(frog, createRules(frog), 'Once upon a time, there was a little frog.', story)).toMatch(/STORY_DONE$/);
   });
@@ -263,7 +295,7 @@ describe('storyteller rules', () => {
   });
 
   it('follows the chosen subject', async () => {
-    const cat = createScenario({ id: 'storyteller', subject: 'cat' });
+    const cat = createScenario({ id: 'storyteller', subject: 'cat', acceptance: 'strict' });
     const reply = await userReply(cat, createRules(cat), 'Once upon a time, there was a little cat.', 'The dog and his friend Lily shared a ball and hugged.');
     expect(reply).toMatch(/no cat in it/);
   });

@@ -77,6 +77,7 @@ export function storytellerRules(child: StoryChild): RulesProfile {
     openers: ['Hmm,', 'No no,', 'Um,'],
     closers: ['Tell me a new one!', 'Can you tell me another one?', 'I want a new story!'],
     approvals: ['I love it! Good night!', 'Yay, I love that story! Good night!'],
+    ...(child.acceptance === 'graded' ? { acceptance: STORY_ACCEPTANCE } : {}),
     hint: (heard, seed) => {
       const wanted = new Set(heard.map((i) => ISSUE_TRAITS[i.id]));
       const wish: StoryWish = {
@@ -92,6 +93,13 @@ export function storytellerRules(child: StoryChild): RulesProfile {
     },
   };
 }
+
+/**
+ * The child accepts a story that meets most of their seven wishes, the more readily the more it
+ * meets: every one (certain), all but one, two or three. A story missing four or more is never
+ * accepted. This gives the binary judge approvals to read long before the stories are perfect.
+ */
+export const STORY_ACCEPTANCE: readonly number[] = [1, 0.8, 0.5, 0.2];
 
 /** The instruction trait that answers each of the child's complaints. */
 const ISSUE_TRAITS: Record<string, Trait> = {

@@ -23,6 +23,11 @@ export interface StorytellerScenarioConfig {
    * model was never fine-tuned on; 'fine-tuning', the ones it was (to show how much wording matters).
    */
   hintWording?: 'held-out' | 'fine-tuning';
+  /**
+   * How the rules child accepts a story: 'graded' (default) accepts one that meets most wishes,
+   * the more readily the more it meets (STORY_ACCEPTANCE); 'strict' only one that meets all.
+   */
+  acceptance?: 'graded' | 'strict';
 }
 
 export interface CustomScenarioConfig {

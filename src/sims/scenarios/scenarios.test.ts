@@ -88,7 +88,7 @@ describe('teacher scenario', () => {
 describe('storyteller scenario', () => {
   it('defaults to the child’s dog and uses plain story openings as tasks', () => {
     const story = createScenario({ id: 'storyteller' });
-    expect(story.config).toEqual({ id: 'storyteller', subject: 'dog', name: 'Max', favourite: 'ball', hintWording: 'held-out' });
+    expect(story.config).toEqual({ id: 'storyteller', subject: 'dog', name: 'Max', favourite: 'ball', hintWording: 'held-out', acceptance: 'graded' });
     expect(story.preference).toMatch(/called Max.*ball/);
     expect(story.problemSource).toBe('story-openings');
     const opening = storyOpenings('dog')[0];

@@ -24,6 +24,8 @@ export interface StoryChild {
   favourite: string;
   /** The wordings the rules judge writes its hints in (story-instructions.ts). */
   hintWording: WordingSet;
+  /** How the rules child accepts a story (StorytellerScenarioConfig.acceptance). */
+  acceptance: 'graded' | 'strict';
 }
 
 const DETERMINERS = /^(?:(?:a|an|the|my|our|your|his|her|their|some)\s+)+/;
@@ -81,7 +83,11 @@ export function normaliseChild(config: Omit<StorytellerScenarioConfig, 'id'>): S
   if (!WORDING_SETS.includes(hintWording)) {
     throw new ScenarioConfigError(`hintWording "${hintWording}" is not one of ${WORDING_SETS.join(', ')}.`);
   }
-  return { subject, name, favourite, hintWording };
+  const acceptance = config.acceptance ?? 'graded';
+  if (acceptance !== 'graded' && acceptance !== 'strict') {
+    throw new ScenarioConfigError(`acceptance "${acceptance}" is not one of graded, strict.`);
+  }
+  return { subject, name, favourite, hintWording, acceptance };
 }
 
 /**
