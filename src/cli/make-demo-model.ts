@@ -2,23 +2,30 @@
  * `nextstate make-demo-model`: rebuilds the storyteller's demo model from stories260K and a seed,
  * deterministically on the CPU engine, and writes it as a Hugging Face folder with its model card.
  */
-import { copyFileSync, mkdirSync, writeFileSync } from 'node:fs';
+import { copyFileSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Policy } from '../gpu/policy';
 import { DirSource } from '../gpu/source-node';
 import { DEMO_DEFAULTS, makeDemoModel, type DemoReport } from '../demo/make';
 import { isPositiveInt, number, parse, required } from './args';
+import { STORY_MAX_NEW_TOKENS } from '../sims/scenarios/index';
 import { createBackend } from './engine';
 
 export const usage = `nextstate make-demo-model --out DIR [--base DIR] [--seed N] [--examples N] [--epochs N]
     [--lr LR] [--rank R] [--backend cpu|webgpu] [--json]
   Samples stories260K's own stories, labels each with the instructions it satisfies, fine-tunes on
-  instruction -> story and writes the merged model (config, tokenizer, weights, model card, report)`;
+  instruction -> story and writes the merged model (config, tokenizer, weights, model card, report)
+nextstate make-demo-model --card DIR
+  Writes DIR's model card (README.md) and hint table (hint-table.md) again from DIR/demo-report.json`;
+
+/** What the build writes beside the weights: its measurements and the command that made them. */
+type StoredReport = DemoReport & { command: string };
 
 const COPIED = ['config.json', 'generation_config.json', 'tokenizer.json', 'tokenizer_config.json'];
 
 export async function makeDemoModelCommand(argv: string[], out: (line: string) => void): Promise<void> {
   const v = parse(argv, {
+    card: { type: 'string' },
     out: { type: 'string' },
     base: { type: 'string', default: 'data/models/stories260K' },
     seed: { type: 'string' },
@@ -29,6 +36,11 @@ export async function makeDemoModelCommand(argv: string[], out: (line: string) =
     backend: { type: 'string', default: 'cpu' },
     json: { type: 'boolean' },
   });
+  if (typeof v.card === 'string') {
+    writeCard(v.card, JSON.parse(readFileSync(join(v.card, 'demo-report.json'), 'utf8')) as StoredReport);
+    out(`wrote ${join(v.card, 'README.md')} and hint-table.md from demo-report.json`);
+    return;
+  }
   const dir = required(v, 'out');
   const baseDir = String(v.base);
   const backend = await createBackend(v.backend);
@@ -45,9 +57,10 @@ export async function makeDemoModelCommand(argv: string[], out: (line: string) =
   mkdirSync(dir, { recursive: true });
   for (const name of COPIED) copyFileSync(join(baseDir, name), join(dir, name));
   writeFileSync(join(dir, 'model.safetensors'), safetensors);
-  writeFileSync(join(dir, 'demo-report.json'), `${JSON.stringify(report, null, 2)}\n`);
   const command = `npx nextstate make-demo-model --out ${dir} --seed ${seed} --examples ${report.options.examples} --epochs ${report.options.epochs} --lr ${report.options.lr} --rank ${report.options.rank} --backend ${v.backend}`;
-  writeFileSync(join(dir, 'README.md'), modelCard(report, command));
+  const stored: StoredReport = { ...report, command };
+  writeFileSync(join(dir, 'demo-report.json'), `${JSON.stringify(stored, null, 2)}\n`);
+  writeCard(dir, stored);
   writeFileSync(join(dir, 'LICENSE'), MIT_LICENSE);
   out(v.json ? JSON.stringify(report) : `wrote ${dir} in ${report.seconds.toFixed(0)} s`);
 }
@@ -76,10 +89,37 @@ OUT OF OR IN CONNECTION WITH THE SOFTWARE OR THE USE OR OTHER DEALINGS IN THE
 SOFTWARE.
 `;
 
+/** The model card and the hint table (which the project's README also shows), from the report. */
+function writeCard(dir: string, r: StoredReport): void {
+  writeFileSync(join(dir, 'hint-table.md'), `${hintTable(r)}\n`);
+  writeFileSync(join(dir, 'README.md'), modelCard(r, r.command));
+}
+
 const pct = (x: number) => `${Math.round(x * 100)} %`;
 
-export function modelCard(r: DemoReport, command: string): string {
+/**
+ * What a hint does, measured on the evaluation openings: the wordings the rules judge hints in
+ * (held out of fine-tuning), the fine-tuning wordings, and names and things never seen.
+ */
+export function hintTable(r: DemoReport): string {
   const h = r.hint;
+  const row = (label: string, e: DemoReport['hint']['base']['withHint']) => `| ${label} | ${pct(e.name)} | ${pct(e.favourite)} | ${pct(e.bedtime)} |`;
+  return [
+    '| | name asked for appears | favourite thing appears | someone goes to sleep |',
+    '| --- | --- | --- | --- |',
+    row("stories260K, with the judge's hint wording", h.base.withHint),
+    row('stories260K, without a hint', h.base.withoutHint),
+    row("demo model, with the judge's hint wording", h.demo.withHint),
+    row('demo model, without a hint', h.demo.withoutHint),
+    row('demo model, with its own fine-tuning wording', h.demoFineTuningWords.withHint),
+    row("demo model, with the judge's wording, names and things it never saw", h.demoNewNames.withHint),
+    '',
+    `${h.demo.cases} stories per row on the 12 evaluation openings (which fine-tuning never used), sampled at temperature 1 ` +
+      `as the lab samples, up to ${STORY_MAX_NEW_TOKENS} tokens; pets, names and things from the fine-tuning pools except in the last row.`,
+  ].join('\n');
+}
+
+export function modelCard(r: DemoReport, command: string): string {
   return `---
 license: mit
 base_model: stories260K (Andrej Karpathy, llama2.c tinyllamas)
@@ -98,11 +138,14 @@ distil.
 ## How it was made
 
 Hindsight relabeling, the paper's idea applied to data: ${r.examples.total} stories sampled from
-stories260K itself at temperature 1 (${r.options.maxNewTokens} tokens each), ${r.examples.withName} of
+stories260K itself at temperature 1 (up to ${r.options.maxNewTokens} tokens, cut at the last full
+sentence, then the end-of-text token, so the model learns to end a story), on story openings of
+their own (neither the lab's training nor its evaluation openings), ${r.examples.withName} of
 them labelled with a pet's name, ${r.examples.withFavourite} with a favourite thing and ${r.examples.withBedtime}
 with going to sleep (sampled from beginnings that mention them, kept only when the story did too).
 Rules read off what each story actually does (names the pet, contains the thing, uses kind
-words, has nothing mean or scary), and that became its instruction, in one of many wordings;
+words, has nothing mean or scary, is short, ends in sleep), and that became its instruction, in
+one of many wordings from the fine-tuning set, disjoint from the wordings the lab's judge uses;
 the instruction is then written in front of the plain beginning. ${r.examples.unconditioned}
 examples have no instruction, so that without a hint the model continues a story as the base
 does. LoRA rank ${r.options.rank} on every projection, ${r.steps} steps of ${r.options.batch}
@@ -119,17 +162,10 @@ ${command}
 
 ## What it can do
 
-Measured on ${h.demo.cases} stories whose instructions use wordings held out of training
-(sampled at temperature 1, as the lab samples), for pet names and things from the training
-pools and, in the last row, for names and things the model never saw:
+The lab's rules judge writes its hints in wordings this model was never fine-tuned on (a
+paraphrase set, varied by seed); the second-last row shows how much better it reads its own.
 
-| | name asked for appears | favourite thing appears | someone goes to sleep |
-| --- | --- | --- | --- |
-| stories260K, with the instruction | ${pct(h.base.withHint.name)} | ${pct(h.base.withHint.favourite)} | ${pct(h.base.withHint.bedtime)} |
-| stories260K, without | ${pct(h.base.withoutHint.name)} | ${pct(h.base.withoutHint.favourite)} | ${pct(h.base.withoutHint.bedtime)} |
-| this model, with the instruction | ${pct(h.demo.withHint.name)} | ${pct(h.demo.withHint.favourite)} | ${pct(h.demo.withHint.bedtime)} |
-| this model, without | ${pct(h.demo.withoutHint.name)} | ${pct(h.demo.withoutHint.favourite)} | ${pct(h.demo.withoutHint.bedtime)} |
-| this model, with the instruction, new names and things | ${pct(h.demoNewNames.withHint.name)} | ${pct(h.demoNewNames.withHint.favourite)} | ${pct(h.demoNewNames.withHint.bedtime)} |
+${hintTable(r)}
 
 ## What it cannot do
 

@@ -1,6 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { exampleConfig, STORY_LR } from '../runtime/run-config';
-import { configForArm } from './reproduce';
+import { configForArm, exampleConfig, STORY_LR } from '../runtime/run-config';
 import {
   reproductionMarkdown,
   reproductionSvg,

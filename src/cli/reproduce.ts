@@ -11,7 +11,7 @@
 import { spawn } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { armPreset, parseRunConfig, type RunConfig } from '../runtime/run-config';
+import { configForArm, parseRunConfig, type RunConfig } from '../runtime/run-config';
 import { ARMS, isArm, type TrainedArm } from '../runtime/arms';
 import { isPositiveInt, number, parse, required, UsageError } from './args';
 import {
@@ -50,12 +50,6 @@ function list<T>(text: string, name: string, read: (item: string) => T | null): 
   });
   if (!out.length) throw new UsageError(`--${name} names nothing`);
   return out;
-}
-
-/** The config of `arm`: its method and preset, keeping the config's own training settings. */
-export function configForArm(config: RunConfig, arm: TrainedArm): RunConfig {
-  const preset = armPreset(arm, config.scenario.id, config.preset);
-  return { ...config, method: preset.method, preset, label: `${config.scenario.id} (${arm}, seed ${config.seed})` };
 }
 
 interface Wishes {

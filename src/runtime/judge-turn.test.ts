@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { splitHint } from '../rl/hints';
+import { HintShuffler } from '../rl/hint-shuffle';
 import { makePreset, MAX_VOTES, topKSelectPreset, type MethodPreset } from '../rl/presets';
 import type { PolicyResponse } from '../rl/samples';
 import type { ClosedTurn } from '../rl/sessions';
@@ -159,5 +160,61 @@ describe('judgeTurn with top-k hint selection', () => {
     const { judgement } = await judgeTurn(turn, deps(preset, policy));
     expect(judgement.opd).toBeNull();
     expect(calls).toEqual([]);
+  });
+});
+
+describe('judgeTurn with shuffled hints (the control)', () => {
+  const preset = makePreset('combined', { advantage: { hintSource: 'shuffled' } });
+  const judge: TextGenerator = { kind: 'rules', label: 'scripted judge', generate: async () => 'No.\n\\boxed{-1}' };
+  // Each session's hint judge names its own session, so the test can see whose hint was used.
+  const hintJudge: TextGenerator = {
+    kind: 'rules',
+    label: 'scripted hint judge',
+    generate: async (m) => `[HINT_START]Do what ${m.at(-1)!.content.match(/session \w+/)![0]} asked.[HINT_END]\n\\boxed{1}`,
+  };
+  const turnOf = (session: string): ClosedTurn<PolicyResponse> => ({
+    session,
+    turn: 1,
+    turnType: 'main',
+    version: 0,
+    messages: [{ role: 'user', content: 'Tell me a story.' }],
+    response: { text: 'A story.', tokenIds: [1, 2], logprobs: [-1, -1] },
+    at: 0,
+    nextState: { role: 'user', content: `No, says session ${session}.` },
+    closedBy: 'next-request',
+    closedAt: 1,
+  });
+
+  it("conditions the teacher on another session's accepted hint and records the judge's own beside it", async () => {
+    const scored: string[] = [];
+    const deps: JudgeDeps = {
+      judge,
+      hintJudge,
+      policy: {
+        score: async (items) => items.map((it) => (scored.push(it.messages.map((m) => m.content).join('\n')), it.tokenIds.map(() => -0.5))),
+      },
+      preset,
+      seed: 1,
+      now: () => 0,
+      shuffler: new HintShuffler(),
+    };
+    const first = await judgeTurn(turnOf('a'), deps);
+    // No other session has a hint yet: no teacher, no OPD sample, the judge's hint kept.
+    expect(first.judgement.opd).toBeNull();
+    const firstResult = first.records.find((r) => r.kind === 'judge_result' && r.judge === 'hint')!;
+    expect(firstResult).toMatchObject({ hint: null, judgeHint: 'Do what session a asked.', accepted: false });
+    const second = await judgeTurn(turnOf('b'), deps);
+    expect(second.judgement.opd).toEqual([0.5, 0.5]);
+    const result = second.records.find((r) => r.kind === 'judge_result' && r.judge === 'hint')!;
+    expect(result).toMatchObject({ hint: 'Do what session a asked.', judgeHint: 'Do what session b asked.', accepted: true });
+    for (const r of [...first.records, ...second.records]) validateRecord(r);
+    expect(scored).toHaveLength(1);
+    expect(scored[0]).toContain('session a asked');
+    expect(scored[0]).not.toContain('session b asked');
+  });
+
+  it('refuses to run without the run’s pool of hints', async () => {
+    const deps: JudgeDeps = { judge, hintJudge, policy: { score: async () => [] }, preset, seed: 1, now: () => 0 };
+    await expect(judgeTurn(turnOf('a'), deps)).rejects.toThrow(/HintShuffler/);
   });
 });

@@ -233,6 +233,12 @@ export function armPreset(arm: TrainedArm, scenario: ScenarioId, from?: MethodPr
   return parsePreset({ ...switched, optimizer: { ...switched.optimizer, lr } });
 }
 
+/** The config of `arm`: its method and preset (armPreset), keeping the config's own training settings. */
+export function configForArm(config: RunConfig, arm: TrainedArm): RunConfig {
+  const preset = armPreset(arm, config.scenario.id, config.preset);
+  return { ...config, method: preset.method, preset, label: `${config.scenario.id} (${arm}, seed ${config.seed})` };
+}
+
 /**
  * Complete example configs with rules roles: the storyteller on the bundled demo model (offline),
  * the others on hub models. `method` picks the personal examples' method, its preset included.
