@@ -24,6 +24,8 @@ export async function inspectCommand(argv: string[], out: (line: string) => void
     `records: ${info.lines - 1 - (info.adapter ? 1 : 0)}; adapter: ${info.adapter ? `version ${info.adapter.version}, ${info.adapter.bytes} bytes` : 'none'}; ` +
       integrityText(info.integrity ?? 'unverified'),
   );
+  const last = info.summary?.lastEvaluation;
+  if (last?.problemSet) out(`evaluated on: ${t(last.problemSet)}`);
   out(`summary: ${t(JSON.stringify(info.summary))}`);
 }
 

@@ -207,7 +207,7 @@ describe('judgeTurn with shuffled hints (the control)', () => {
     expect(second.judgement.opd).toEqual([0.5, 0.5]);
     const result = second.records.find((r) => r.kind === 'judge_result' && r.judge === 'hint')!;
     expect(result).toMatchObject({ hint: 'Do what session a asked.', judgeHint: 'Do what session b asked.', accepted: true });
-    for (const r of [...first.records, ...second.records]) validateRecord(r);
+    for (const r of [...first.records, ...second.records]) validateRecord(r, 'test');
     expect(scored).toHaveLength(1);
     expect(scored[0]).toContain('session a asked');
     expect(scored[0]).not.toContain('session b asked');

@@ -84,12 +84,15 @@ export interface RunFileAdapter {
 
 // ---- reading the header ----
 
-const evaluationSummary: Checker<EvaluationSummary> = object({
-  name: str(256),
-  step: nullable(int()),
-  version: int(),
-  scores: mapOf(str(256), num(), 256),
-});
+const evaluationSummary: Checker<EvaluationSummary> = object(
+  {
+    name: str(256),
+    step: nullable(int()),
+    version: int(),
+    scores: mapOf(str(256), num(), 256),
+  },
+  { problemSet: str(1000) },
+);
 
 const count = int();
 const summaryChecker: Checker<RunSummary> = object({

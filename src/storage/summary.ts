@@ -10,6 +10,8 @@ export interface EvaluationSummary {
   step: number | null;
   version: number;
   scores: Record<string, number>;
+  /** Which problems it scored, in words (EvaluationRecord.problemSet), where the record says. */
+  problemSet?: string;
 }
 
 export interface RunSummary {
@@ -53,7 +55,13 @@ export class Summarizer {
       s.lastStep = Math.max(s.lastStep ?? record.step, record.step);
     } else if (record.kind === 'evaluation') {
       s.evaluations++;
-      const e = { name: record.name, step: record.step ?? null, version: record.version, scores: { ...record.scores } };
+      const e: EvaluationSummary = {
+        name: record.name,
+        step: record.step ?? null,
+        version: record.version,
+        scores: { ...record.scores },
+        ...(record.problemSet ? { problemSet: record.problemSet } : {}),
+      };
       s.firstEvaluation ??= e;
       s.lastEvaluation = e;
     } else if (record.kind === 'session_end') {
