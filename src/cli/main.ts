@@ -12,6 +12,7 @@ import { exportCommand, usage as exportUsage } from './export';
 import { reproduceCommand, usage as reproduceUsage } from './reproduce';
 import { makeDemoModelCommand, usage as makeDemoModelUsage } from './make-demo-model';
 import { planCommand, usage as planUsage } from './plan';
+import { serveCommand, usage as serveUsage } from './serve';
 
 type Command = (argv: string[], out: (line: string) => void) => Promise<void>;
 
@@ -21,6 +22,7 @@ const COMMANDS: Record<string, { run: Command; usage: string }> = {
   train: { run: trainCommand, usage: trainUsage },
   plan: { run: planCommand, usage: planUsage },
   run: { run: runCommand, usage: runUsage },
+  serve: { run: serveCommand, usage: serveUsage },
   inspect: { run: inspectCommand, usage: inspectUsage },
   export: { run: exportCommand, usage: exportUsage },
   reproduce: { run: reproduceCommand, usage: reproduceUsage },

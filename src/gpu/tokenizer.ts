@@ -45,6 +45,12 @@ export class Tokenizer {
     return Boolean(this.tok.chat_template);
   }
 
+  /** The chat template's source (every named template, for a config that has several), or null. */
+  get chatTemplateText(): string | null {
+    const t = this.tok.chat_template as unknown;
+    return typeof t === 'string' ? t : t ? JSON.stringify(t) : null;
+  }
+
   get vocabSize(): number {
     return this.tok.get_vocab().size;
   }

@@ -1,5 +1,5 @@
 import { InvalidArgumentError } from './errors';
-import type { ChatMessage } from './messages';
+import { copyMessage, type ChatMessage } from './messages';
 
 /**
  * Session bookkeeping: which request answered which, and when a turn has its next state.
@@ -81,6 +81,8 @@ export interface SessionTrackerOptions {
   idleTimeoutMs?: number;
   /** Milliseconds clock; injectable so tests control time. Default Date.now. */
   now?: () => number;
+  /** Turns each session already had (a resumed log's), so its next turn is numbered after them. */
+  turnsSoFar?: ReadonlyMap<string, number>;
 }
 
 /** Default idle timeout: long enough for a person to read an answer and reply. */
@@ -91,10 +93,6 @@ interface SessionState<R> {
   lastActivity: number;
   turns: number;
   mainTurns: number;
-}
-
-function copyMessage(m: ChatMessage): ChatMessage {
-  return { role: m.role, content: m.content };
 }
 
 /**
@@ -110,7 +108,7 @@ function copyMessage(m: ChatMessage): ChatMessage {
 export class SessionTracker<R> {
   private readonly sessions = new Map<string, SessionState<R>>();
   /** Survives session ends so that a resumed session never reuses a (session, turn) key. */
-  private readonly turnCounters = new Map<string, number>();
+  private readonly turnCounters: Map<string, number>;
   private readonly idleTimeoutMs: number;
   private readonly now: () => number;
 
@@ -124,6 +122,7 @@ export class SessionTracker<R> {
     }
     this.idleTimeoutMs = timeout;
     this.now = options.now ?? Date.now;
+    this.turnCounters = new Map(options.turnsSoFar ?? []);
   }
 
   /**

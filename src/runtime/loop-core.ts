@@ -10,7 +10,7 @@
  * runs unchanged in Node (the CLI) and in the page.
  */
 import { SampleBuffer, type Batch, type BufferedSample } from '../rl/buffer';
-import type { ChatMessage } from '../rl/messages';
+import { copyMessage, type ChatMessage } from '../rl/messages';
 import type { InteractionRecord, RunRecord, RuntimeEventRecord, TokenUpdateRecord, TrainStats } from '../rl/records';
 import type { ClosedTurn, TrackerEvents, TurnType } from '../rl/sessions';
 import type { PolicyResponse } from '../rl/samples';
@@ -24,7 +24,7 @@ import type { LoopSettings, RecordSink, RunController, RunLoopOptions, RunResult
 export function interactionRecord(
   reply: PolicyReply,
   ts: number,
-  where: { session: string; turn: number; turnType: TurnType; messages: readonly ChatMessage[] },
+  where: { session: string; turn: number; turnType: TurnType; messages: readonly ChatMessage[]; tools?: readonly object[] },
 ): InteractionRecord {
   return {
     kind: 'interaction',
@@ -33,11 +33,12 @@ export function interactionRecord(
     session: where.session,
     turn: where.turn,
     turnType: where.turnType,
-    messages: where.messages.map((m) => ({ ...m })),
+    messages: where.messages.map(copyMessage),
     response: reply.text,
     tokenIds: reply.tokenIds,
     logprobs: reply.logprobs,
     tokenTexts: reply.tokenTexts,
+    ...(where.tools ? { tools: structuredClone([...where.tools]) } : {}),
     startedAt: reply.startedAt,
     finishedAt: reply.finishedAt,
   };

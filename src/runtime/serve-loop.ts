@@ -63,7 +63,7 @@ export class ServeLoop extends RunLoopCore {
     readonly config: RunConfig,
     private readonly services: Pick<RunServices, 'policy' | 'judge' | 'hintJudge'>,
     sink: RecordSink,
-    options: RunLoopOptions = {},
+    options: RunLoopOptions & { turnsSoFar?: ReadonlyMap<string, number> } = {},
   ) {
     super(
       {
@@ -78,7 +78,8 @@ export class ServeLoop extends RunLoopCore {
       sink,
       options,
     );
-    this.tracker = new SessionTracker({ idleTimeoutMs: config.preset.session.idleTimeoutMs, now: this.now });
+    // A resumed server numbers a known session's turns on from its log, so (session, turn) stays unique.
+    this.tracker = new SessionTracker({ idleTimeoutMs: config.preset.session.idleTimeoutMs, now: this.now, turnsSoFar: options.turnsSoFar });
   }
 
   get policy(): PolicyService {
@@ -111,14 +112,32 @@ export class ServeLoop extends RunLoopCore {
     if (this.stopping) throw new ServeStoppedError();
     const { messages, tools } = request;
     const reply = await this.generate(
-      { messages: messages.map((m) => ({ ...m })), ...(tools ? { tools } : {}), maxNewTokens: request.maxNewTokens, sampling: request.sampling, seed: request.seed, ...(request.stop ? { stop: request.stop } : {}) },
+      {
+        messages: messages.map((m) => ({ ...m })),
+        ...(tools ? { tools } : {}),
+        maxNewTokens: request.maxNewTokens,
+        sampling: request.sampling,
+        seed: request.seed,
+        ...(request.stop ? { stop: request.stop } : {}),
+      },
       signal,
     );
     if (!reply) throw new ServeStoppedError();
     const response: ServedResponse = { text: reply.text, tokenIds: reply.tokenIds, logprobs: reply.logprobs, ...(tools ? { tools } : {}) };
-    const observed = this.tracker.observe({ session: request.session, turnType: request.turnType, messages, version: reply.version, done: request.done }, response);
+    const observed = this.tracker.observe(
+      { session: request.session, turnType: request.turnType, messages, version: reply.version, done: request.done },
+      response,
+    );
     if (observed.turn.turn === 1) this.sessionsStarted++;
-    await this.commit([interactionRecord(reply, this.now(), { session: request.session, turn: observed.turn.turn, turnType: request.turnType, messages })]);
+    await this.commit([
+      interactionRecord(reply, this.now(), {
+        session: request.session,
+        turn: observed.turn.turn,
+        turnType: request.turnType,
+        messages,
+        ...(tools ? { tools } : {}),
+      }),
+    ]);
     await this.closeTurns(observed, (t) => this.judgeAndBuffer(t));
     return { reply, session: request.session, turn: observed.turn.turn };
   }

@@ -41,7 +41,8 @@ export function apiKeyVariable(host: string): string | null {
   return `NEXTSTATE_API_KEY_${host.toUpperCase().replaceAll('-', '__').replaceAll('.', '_')}`;
 }
 
-function isLoopback(host: string): boolean {
+/** Whether a host name or address is this machine (a key may go there over plain http). */
+export function isLoopback(host: string): boolean {
   return host === 'localhost' || host.endsWith('.localhost') || host === '[::1]' || /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(host);
 }
 

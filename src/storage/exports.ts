@@ -55,7 +55,7 @@ export class SampleJoiner {
   /** "session#turn" of samples whose interaction was not seen before them. */
   readonly unmatched: string[] = [];
 
-  /** `tools`: what every prompt of the run was rendered with (see TrainingSampleRow.tools). */
+  /** `tools`: what every prompt of the run was rendered with (see TrainingSampleRow.tools), unless an interaction names its own. */
   constructor(private readonly tools?: readonly object[]) {}
 
   push(record: RunRecord): TrainingSampleRow | null {
@@ -86,7 +86,7 @@ export class SampleJoiner {
       logprobs: [...turn.logprobs],
       session: record.session,
       turn: record.turn,
-      ...(this.tools ? { tools: structuredClone([...this.tools]) } : {}),
+      ...(turn.tools ? { tools: structuredClone(turn.tools) } : this.tools ? { tools: structuredClone([...this.tools]) } : {}),
     };
   }
 }

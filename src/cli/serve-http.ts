@@ -1,0 +1,224 @@
+/**
+ * The HTTP side of `nextstate serve`, on Node's http module: routes, the Bearer key, body and
+ * concurrency limits, JSON errors, server-sent events, and a client that goes away. It knows
+ * nothing of models or training; the chat handler (serve-chat.ts) does.
+ */
+import { timingSafeEqual, createHash } from 'node:crypto';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { ApiError } from './serve-errors';
+
+/** Writes one event stream: `data: JSON` events, then `data: [DONE]`. */
+export interface EventStream {
+  send(event: object): void;
+  /** A comment line: keeps proxies and clients with idle timeouts from closing the stream. */
+  keepAlive(): void;
+  done(): void;
+}
+
+export interface ChatHandler {
+  /** GET /v1/models. */
+  models(): object;
+  /** GET /healthz. */
+  health(): object;
+  /**
+   * POST /v1/chat/completions with its parsed body. Returns the JSON answer, or calls `open`
+   * (once, before any event) and writes the answer as events. `signal` fires when the client
+   * goes away before the answer is complete.
+   */
+  chat(body: unknown, headers: IncomingMessage['headers'], signal: AbortSignal, open: () => EventStream): Promise<object | void>;
+}
+
+export interface HttpOptions {
+  host: string;
+  port: number;
+  /** Required as `Authorization: Bearer KEY` on /v1/*; undefined: no key (loopback only, the CLI checks). */
+  apiKey?: string;
+  maxBodyBytes: number;
+  /** Chat requests in flight at most; more get 429 with Retry-After. */
+  maxInFlight: number;
+}
+
+export interface RunningServer {
+  url: string;
+  server: Server;
+  /** Stops accepting connections and ends idle ones; requests in flight finish. */
+  close(): Promise<void>;
+}
+
+const KEEP_ALIVE_MS = 15_000;
+const RETRY_AFTER_S = 1;
+
+/** Compared through digests, so neither the time taken nor a length check leaks the key. */
+function sameKey(given: string, expected: string): boolean {
+  const digest = (s: string) => createHash('sha256').update(s).digest();
+  return timingSafeEqual(digest(given), digest(expected));
+}
+
+function checkKey(req: IncomingMessage, apiKey: string | undefined): void {
+  if (apiKey === undefined) return;
+  const auth = req.headers.authorization ?? '';
+  const m = /^Bearer\s+(.+)$/i.exec(auth);
+  if (!m)
+    throw new ApiError(
+      401,
+      'missing API key: send it as "Authorization: Bearer KEY" (the key nextstate serve was started with)',
+      'authentication_error',
+      'missing_api_key',
+    );
+  if (!sameKey(m[1].trim(), apiKey))
+    throw new ApiError(401, 'wrong API key: send the --api-key nextstate serve was started with', 'authentication_error', 'invalid_api_key');
+}
+
+/** The body as JSON, at most maxBytes: larger bodies get 413 before or as soon as they pass it. */
+async function readJson(req: IncomingMessage, maxBytes: number): Promise<unknown> {
+  const tooLarge = () =>
+    new ApiError(
+      413,
+      `request body is larger than ${maxBytes} bytes; send a shorter conversation or start the server with a larger --max-body-bytes`,
+      'invalid_request_error',
+      'request_too_large',
+      null,
+      {
+        connection: 'close',
+      },
+    );
+  const declared = Number(req.headers['content-length']);
+  if (Number.isFinite(declared) && declared > maxBytes) throw tooLarge();
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of req) {
+    size += (chunk as Buffer).length;
+    if (size > maxBytes) throw tooLarge();
+    chunks.push(chunk as Buffer);
+  }
+  const text = Buffer.concat(chunks).toString('utf8');
+  try {
+    return JSON.parse(text);
+  } catch (e) {
+    throw new ApiError(
+      400,
+      `request body is not valid JSON (${(e as Error).message.split('\n')[0]}); send a JSON object`,
+      'invalid_request_error',
+      'invalid_json',
+    );
+  }
+}
+
+function sendJson(res: ServerResponse, status: number, body: string, headers: Record<string, string> = {}): void {
+  if (res.headersSent) return;
+  res.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body), ...headers });
+  res.end(body);
+}
+
+function eventStream(res: ServerResponse): EventStream {
+  res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', connection: 'keep-alive' });
+  res.flushHeaders();
+  return {
+    send: (event) => void res.write(`data: ${JSON.stringify(event)}\n\n`),
+    keepAlive: () => void res.write(': keep-alive\n\n'),
+    done: () => {
+      res.write('data: [DONE]\n\n');
+      res.end();
+    },
+  };
+}
+
+export async function startHttpServer(options: HttpOptions, handler: ChatHandler): Promise<RunningServer> {
+  let inFlight = 0;
+
+  async function chat(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    if (inFlight >= options.maxInFlight) {
+      // Drain the body so the connection can be reused, then refuse.
+      req.resume();
+      throw new ApiError(
+        429,
+        `${inFlight} requests are in flight, the most this server takes (--max-in-flight); retry after ${RETRY_AFTER_S} s`,
+        'rate_limit_error',
+        'too_many_requests',
+        null,
+        {
+          'retry-after': String(RETRY_AFTER_S),
+        },
+      );
+    }
+    inFlight++;
+    const abort = new AbortController();
+    let stream: EventStream | null = null;
+    let timer: ReturnType<typeof setInterval> | null = null;
+    res.on('close', () => {
+      if (!res.writableFinished) abort.abort(new DOMException('the client closed the connection', 'AbortError'));
+    });
+    try {
+      const body = await readJson(req, options.maxBodyBytes);
+      const open = () => {
+        stream = eventStream(res);
+        timer = setInterval(() => stream!.keepAlive(), KEEP_ALIVE_MS);
+        return stream;
+      };
+      const answer = await handler.chat(body, req.headers, abort.signal, open);
+      if (answer) sendJson(res, 200, JSON.stringify(answer));
+    } catch (e) {
+      if (abort.signal.aborted) return;
+      const error = e instanceof ApiError ? e : new ApiError(500, (e as Error).message?.split('\n')[0] ?? String(e), 'server_error', 'internal_error');
+      if (stream) {
+        // Headers are out: the error goes as the stream's last event, as OpenAI's API does.
+        (stream as EventStream).send(JSON.parse(error.body()));
+        (stream as EventStream).done();
+      } else sendJson(res, error.status, error.body(), error.headers);
+    } finally {
+      if (timer) clearInterval(timer);
+      inFlight--;
+    }
+  }
+
+  async function route(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const path = (req.url ?? '/').split('?')[0].replace(/\/+$/, '') || '/';
+    try {
+      if (path === '/healthz' || path === '/health') {
+        if (req.method !== 'GET') throw new ApiError(405, `${path} takes GET`);
+        return sendJson(res, 200, JSON.stringify(handler.health()));
+      }
+      if (path === '/v1/models') {
+        if (req.method !== 'GET') throw new ApiError(405, '/v1/models takes GET');
+        checkKey(req, options.apiKey);
+        return sendJson(res, 200, JSON.stringify(handler.models()));
+      }
+      if (path === '/v1/chat/completions') {
+        if (req.method !== 'POST') throw new ApiError(405, '/v1/chat/completions takes POST');
+        checkKey(req, options.apiKey);
+        return await chat(req, res);
+      }
+      throw new ApiError(
+        404,
+        `no route ${req.method} ${path}; this server has POST /v1/chat/completions, GET /v1/models and GET /healthz`,
+        'invalid_request_error',
+        'not_found',
+      );
+    } catch (e) {
+      req.resume();
+      const error = e instanceof ApiError ? e : new ApiError(500, String((e as Error).message ?? e).split('\n')[0], 'server_error', 'internal_error');
+      sendJson(res, error.status, error.body(), error.headers);
+    }
+  }
+
+  const server = createServer((req, res) => void route(req, res));
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(options.port, options.host, () => {
+      server.off('error', reject);
+      resolve();
+    });
+  });
+  const address = server.address() as AddressInfo;
+  const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;
+  return {
+    url: `http://${host}:${address.port}`,
+    server,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeIdleConnections();
+      }),
+  };
+}

@@ -1,0 +1,266 @@
+/**
+ * Where `nextstate serve` keeps its run, so that nothing committed is lost to a crash and the
+ * run file can be read while the server runs:
+ *
+ * - RUN.nsrun.journal: JSON lines, the config first, then every record. Each commit is appended
+ *   and flushed to disk (fdatasync) before the run loop goes on, so before any reply goes out.
+ * - RUN.nsrun.checkpoints/vN/: the PEFT adapter of version N, written before the step that made
+ *   it is journaled, so every logged step can be rebuilt (storage/resume.ts's contract).
+ * - RUN.nsrun: an ordinary run file (inspect, export and the lab read it), rewritten whole by a
+ *   rename after each training step, every few seconds while records arrive, and at shutdown.
+ *   A .nsrun's header holds a summary and hashes of the whole body, so it cannot be appended to.
+ */
+import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync, createWriteStream } from 'node:fs';
+import { open, type FileHandle } from 'node:fs/promises';
+import { join } from 'node:path';
+import { Readable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import type { ReadableStream as NodeReadableStream } from 'node:stream/web';
+import { PEFT_CONFIG, PEFT_WEIGHTS, type PeftFiles } from '../gpu/peft';
+import type { InteractionRecord, RunRecord, SampleRecord, TrainStepRecord, VersionBoundaryRecord } from '../rl/records';
+import { validateRecord } from '../rl/validate';
+import type { RecordSink } from '../runtime/loop-types';
+import type { RunConfig } from '../runtime/run-config';
+import { parseRunConfig } from '../runtime/run-config';
+import { memorySource, runFileStream, type ResumePoint, type StoredAdapter } from '../storage/index';
+import { findResumeStep } from '../storage/resume';
+import { stripSecrets } from '../storage/secrets';
+
+/** The run's files exist (or do not) in a way the command line must settle. */
+export class ServeRunFileError extends Error {
+  override name = 'ServeRunFileError';
+}
+
+/** How often the run file is rewritten at most while records arrive, before a slow rewrite stretches it. */
+const SNAPSHOT_EVERY_MS = 5_000;
+/** A rewrite that takes t waits at least this many times t before the next, so it never takes over. */
+const SNAPSHOT_SLOWDOWN = 10;
+
+export interface JournalHeader {
+  config: RunConfig;
+  label: string;
+  created: number;
+}
+
+export const journalPath = (file: string) => `${file}.journal`;
+export const checkpointsPath = (file: string) => `${file}.checkpoints`;
+
+/** What a journal held: its header and every complete record, in order. */
+export interface Journal {
+  header: JournalHeader;
+  records: RunRecord[];
+  /** Bytes of complete lines: a last line cut short by a crash was never committed, and is cut off. */
+  validBytes: number;
+}
+
+/**
+ * Reads a journal back, dropping a last line without its newline (a write the crash interrupted:
+ * its commit never returned).
+ *
+ * @throws ServeRunFileError when a complete line is not a valid record
+ */
+export function readJournal(path: string): Journal {
+  const bytes = readFileSync(path);
+  const end = bytes.lastIndexOf(0x0a) + 1;
+  const lines = bytes.subarray(0, end).toString('utf8').split('\n').slice(0, -1);
+  if (!lines.length) throw new ServeRunFileError(`${path} has no header line; it is not a nextstate serve journal. Choose another --out.`);
+  let header: JournalHeader;
+  try {
+    header = JSON.parse(lines[0]) as JournalHeader;
+  } catch (e) {
+    throw new ServeRunFileError(`${path} line 1 is not JSON (${(e as Error).message}); it is not a nextstate serve journal.`);
+  }
+  const records = lines.slice(1).map((line, i) => {
+    try {
+      return validateRecord(JSON.parse(line), `${path} line ${i + 2}`);
+    } catch (e) {
+      throw new ServeRunFileError(`${(e as Error).message.split('\n')[0]}; the journal is damaged, so it cannot resume. Start a new --out.`);
+    }
+  });
+  return { header, records, validBytes: end };
+}
+
+/** The adapters checkpointed so far, by version. */
+export function checkpointVersions(file: string): number[] {
+  const dir = checkpointsPath(file);
+  if (!existsSync(dir)) return [];
+  return readdirSync(dir)
+    .map((name) => /^v(\d+)$/.exec(name))
+    .filter((m): m is RegExpExecArray => m !== null && existsSync(join(dir, m[0], PEFT_WEIGHTS)))
+    .map((m) => Number(m[1]))
+    .sort((a, b) => a - b);
+}
+
+export function readCheckpoint(file: string, version: number): PeftFiles {
+  const dir = join(checkpointsPath(file), `v${version}`);
+  return { [PEFT_WEIGHTS]: readFileSync(join(dir, PEFT_WEIGHTS)), [PEFT_CONFIG]: readFileSync(join(dir, PEFT_CONFIG), 'utf8') } as PeftFiles;
+}
+
+/** Where a journal resumes: storage's resume point over its records, with seq = line order. */
+export function journalResumePoint(file: string, records: readonly RunRecord[]): ResumePoint {
+  const seqOf = <R extends RunRecord>(kind: R['kind']) => records.flatMap((record, i) => (record.kind === kind ? [{ seq: i + 1, record: record as R }] : []));
+  const point = findResumeStep(seqOf<TrainStepRecord>('train_step'), seqOf<VersionBoundaryRecord>('version_boundary'), new Set(checkpointVersions(file)));
+  const samples = seqOf<SampleRecord>('sample').slice(point.consumedSamples);
+  const interactions = new Map<string, { seq: number; record: InteractionRecord }>();
+  records.forEach((r, i) => r.kind === 'interaction' && r.turnType === 'main' && interactions.set(`${r.session}#${r.turn}`, { seq: i + 1, record: r }));
+  return {
+    lastStep: point.lastStep,
+    nextStep: point.lastStep === null ? 0 : point.lastStep + 1,
+    version: point.version,
+    adapter: point.version === 0 ? null : { version: point.version, ts: Date.now(), files: readCheckpoint(file, point.version) },
+    throughSeq: point.throughSeq,
+    buffered: samples.map((sample) => ({ sample, interaction: interactions.get(`${sample.record.session}#${sample.record.turn}`) ?? null })),
+  };
+}
+
+export interface ServeRunFileOptions {
+  /** The newest adapter; called when a step's version_boundary is about to be journaled. */
+  exportAdapter: () => Promise<PeftFiles>;
+  now?: () => number;
+}
+
+/** The served run's record sink and its files (see the module comment). */
+export class ServeRunFile implements RecordSink {
+  private readonly records: RunRecord[];
+  private chain: Promise<void> = Promise.resolve();
+  private adapter: StoredAdapter | undefined;
+  private dirty = false;
+  private lastSnapshot = 0;
+  private snapshotGap = SNAPSHOT_EVERY_MS;
+  private snapshotTimer: ReturnType<typeof setTimeout> | null = null;
+  private writing: Promise<void> | null = null;
+  private status: 'running' | 'stopped' = 'running';
+  private readonly now: () => number;
+
+  private constructor(
+    readonly file: string,
+    readonly header: JournalHeader,
+    private readonly journal: FileHandle,
+    records: RunRecord[],
+    private readonly options: ServeRunFileOptions,
+  ) {
+    this.records = records;
+    this.now = options.now ?? Date.now;
+    const versions = checkpointVersions(file);
+    const last = versions.at(-1);
+    if (last !== undefined) this.adapter = { version: last, ts: this.now(), files: readCheckpoint(file, last) };
+  }
+
+  /** @throws ServeRunFileError when a run already has files at `file` */
+  static checkNew(file: string): void {
+    for (const p of [file, journalPath(file), checkpointsPath(file)]) {
+      if (existsSync(p)) throw new ServeRunFileError(`${p} already exists; pass --resume to continue that run, or choose another --out`);
+    }
+  }
+
+  /**
+   * A new run's files.
+   *
+   * @throws ServeRunFileError when the run file or its journal already exists
+   */
+  static async create(file: string, config: RunConfig, label: string, options: ServeRunFileOptions): Promise<ServeRunFile> {
+    ServeRunFile.checkNew(file);
+    const header: JournalHeader = { config: stripSecrets(config), label, created: (options.now ?? Date.now)() };
+    const handle = await open(journalPath(file), 'wx');
+    await handle.write(JSON.stringify(header) + '\n');
+    await handle.datasync();
+    return new ServeRunFile(file, header, handle, [], options);
+  }
+
+  /**
+   * The run a journal holds, to append to: its records and header. A last line cut short is cut off.
+   *
+   * @throws ServeRunFileError when there is no journal, or it is damaged
+   */
+  static async resume(file: string, options: ServeRunFileOptions): Promise<{ run: ServeRunFile; config: RunConfig }> {
+    const path = journalPath(file);
+    if (!existsSync(path)) throw new ServeRunFileError(`${path} not found; --resume continues a run nextstate serve wrote with this --out`);
+    const journal = readJournal(path);
+    const handle = await open(path, 'r+');
+    await handle.truncate(journal.validBytes);
+    await handle.close();
+    const appending = await open(path, 'a');
+    const config = parseRunConfig(journal.header.config);
+    return { run: new ServeRunFile(file, journal.header, appending, journal.records, options), config };
+  }
+
+  get all(): readonly RunRecord[] {
+    return this.records;
+  }
+
+  /** Journals the records (and checkpoints a new version first); resolves once they are on disk. */
+  append(records: RunRecord[]): Promise<void> {
+    const done = this.chain.then(async () => {
+      const boundary = records.find((r): r is VersionBoundaryRecord => r.kind === 'version_boundary');
+      if (boundary) await this.checkpoint(boundary.to);
+      await this.journal.write(records.map((r) => JSON.stringify(r) + '\n').join(''));
+      await this.journal.datasync();
+      this.records.push(...records);
+      this.dirty = true;
+      this.scheduleSnapshot(boundary !== undefined);
+    });
+    // A failed write fails this commit (and the run); later ones still queue behind it.
+    this.chain = done.catch(() => {});
+    return done;
+  }
+
+  private async checkpoint(version: number): Promise<void> {
+    const files = await this.options.exportAdapter();
+    const dir = join(checkpointsPath(this.file), `v${version}`);
+    const tmp = `${dir}.tmp`;
+    rmSync(tmp, { recursive: true, force: true });
+    mkdirSync(tmp, { recursive: true });
+    writeFileSync(join(tmp, PEFT_WEIGHTS), files[PEFT_WEIGHTS]);
+    writeFileSync(join(tmp, PEFT_CONFIG), files[PEFT_CONFIG]);
+    rmSync(dir, { recursive: true, force: true });
+    renameSync(tmp, dir);
+    this.adapter = { version, ts: this.now(), files };
+  }
+
+  private scheduleSnapshot(now: boolean): void {
+    if (this.snapshotTimer) {
+      if (!now) return;
+      clearTimeout(this.snapshotTimer);
+    }
+    const wait = now ? 0 : Math.max(0, this.lastSnapshot + this.snapshotGap - this.now());
+    this.snapshotTimer = setTimeout(() => {
+      this.snapshotTimer = null;
+      void this.snapshot();
+    }, wait);
+    this.snapshotTimer.unref?.();
+  }
+
+  /** Rewrites RUN.nsrun from the records so far (one rewrite at a time; a rename makes it whole). */
+  async snapshot(): Promise<void> {
+    while (this.writing) await this.writing;
+    if (!this.dirty && existsSync(this.file)) return;
+    this.dirty = false;
+    const started = this.now();
+    this.writing = this.write(this.records.slice()).finally(() => (this.writing = null));
+    await this.writing;
+    this.lastSnapshot = this.now();
+    this.snapshotGap = Math.max(SNAPSHOT_EVERY_MS, SNAPSHOT_SLOWDOWN * (this.lastSnapshot - started));
+  }
+
+  private async write(records: RunRecord[]): Promise<void> {
+    const source = memorySource(
+      { config: this.header.config, label: this.header.label, notes: '', created: this.header.created, status: this.status },
+      records,
+      this.adapter,
+    );
+    const tmp = `${this.file}.tmp`;
+    await pipeline(Readable.fromWeb(runFileStream(source, { includeAdapter: this.adapter !== undefined }) as NodeReadableStream), createWriteStream(tmp));
+    renameSync(tmp, this.file);
+  }
+
+  /** After the loop stopped: the journal's last writes, then the final run file. */
+  async close(): Promise<void> {
+    await this.chain;
+    if (this.snapshotTimer) clearTimeout(this.snapshotTimer);
+    this.snapshotTimer = null;
+    this.status = 'stopped';
+    this.dirty = true;
+    await this.snapshot();
+    await this.journal.close();
+  }
+}

@@ -1,0 +1,61 @@
+/**
+ * Tool calls out of a served model's text, in the format its chat template asks for. Templates
+ * of the Qwen 2.5/3 and Hermes families tell the model to write
+ *
+ *   <tool_call>
+ *   {"name": "read", "arguments": {"path": "a.txt"}}
+ *   </tool_call>
+ *
+ * and read an assistant message's `tool_calls` back in the same form, so a call round-trips
+ * through the client unchanged. A template without `<tool_call>` gets no parsing: its replies go
+ * out as text. A block that is not a JSON call stays in the text, as vLLM does, so nothing the
+ * model wrote is lost.
+ */
+import type { ChatMessage, ToolCall } from '../rl/messages';
+
+const OPEN = '<tool_call>';
+const CLOSE = '</tool_call>';
+
+/** Whether a chat template uses the `<tool_call>` format (null: no template). */
+export function usesToolCallTags(template: string | null): boolean {
+  return template !== null && template.includes(OPEN);
+}
+
+/** The assistant message the client sees for `text`: its calls taken out when `parse` is on. */
+export function replyMessage(text: string, parse: boolean, idPrefix: string): ChatMessage {
+  if (!parse || !text.includes(OPEN)) return { role: 'assistant', content: text };
+  const calls: ToolCall[] = [];
+  const kept: string[] = [];
+  let pos = 0;
+  for (;;) {
+    const open = text.indexOf(OPEN, pos);
+    if (open < 0) {
+      kept.push(text.slice(pos));
+      break;
+    }
+    kept.push(text.slice(pos, open));
+    const close = text.indexOf(CLOSE, open + OPEN.length);
+    // Generation can stop before the closing tag (a token limit): the body then runs to the end.
+    const end = close < 0 ? text.length : close;
+    const call = parseCall(text.slice(open + OPEN.length, end), `${idPrefix}_${calls.length}`);
+    if (call) calls.push(call);
+    else kept.push(text.slice(open, close < 0 ? end : close + CLOSE.length));
+    pos = close < 0 ? text.length : close + CLOSE.length;
+  }
+  const content = kept.join('').trim();
+  return calls.length ? { role: 'assistant', content, tool_calls: calls } : { role: 'assistant', content: text };
+}
+
+function parseCall(body: string, id: string): ToolCall | null {
+  let value: unknown;
+  try {
+    value = JSON.parse(body.trim());
+  } catch {
+    return null;
+  }
+  if (typeof value !== 'object' || value === null) return null;
+  const { name, arguments: args } = value as { name?: unknown; arguments?: unknown };
+  if (typeof name !== 'string' || name === '') return null;
+  const argumentsText = typeof args === 'string' ? args : JSON.stringify(args ?? {});
+  return { id, type: 'function', function: { name, arguments: argumentsText } };
+}

@@ -1,0 +1,289 @@
+/**
+ * `nextstate serve`: the policy behind an OpenAI-compatible endpoint that trains while it serves,
+ * the reference's openclaw_api_server on this project's run loop core. An agent (OpenClaw, any
+ * OpenAI client) talks to it; each main turn is paired with its next state, judged, buffered and
+ * trained on, exactly as in `nextstate run`, and every record is journaled before the reply goes
+ * out (serve-runfile.ts).
+ */
+import { basename } from 'node:path';
+import { METHODS, makePreset, parsePreset, type MethodName, type MethodPreset, type PresetOverrides } from '../rl/presets';
+import { readFileSync } from 'node:fs';
+import type { RunRecord } from '../rl/records';
+import { resolveWeightFormat } from '../gpu/load';
+import type { PeftFiles } from '../gpu/peft';
+import type { RunLoopOptions } from '../runtime/loop-types';
+import type { GeneratorSpec, RunConfig } from '../runtime/run-config';
+import { parseRunConfig } from '../runtime/run-config';
+import { resumePlan } from '../runtime/resume-plan';
+import { createNodeServices, isLoopback } from '../runtime/services-node';
+import { SERVED_STEPS, ServeLoop } from '../runtime/serve-loop';
+import { SessionPairing } from '../runtime/serve-pairing';
+import { isPositiveInt, number, parse, required, UsageError } from './args';
+import { BACKEND_OPTION, createBackend, policyFiles, QUANTIZE_OPTION, QUANTIZE_USAGE, weightFormatOption } from './engine';
+import { eventLine } from './run';
+import { ChatEndpoint } from './serve-chat';
+import { startHttpServer, type RunningServer } from './serve-http';
+import { journalResumePoint, ServeRunFile } from './serve-runfile';
+import { replyMessage, usesToolCallTags } from './serve-tool-calls';
+
+export const usage = `nextstate serve --model DIR|HUB_ID --out RUN.nsrun [--port 30000] [--host 127.0.0.1] [--api-key KEY]
+      [--method ${METHODS.join('|')}] [--judge rules|policy|URL [--judge-model NAME]] [--batch-size N] [--lora-rank N]
+      [--lr X] [--preset PRESET.json] [--backend cpu|webgpu] ${QUANTIZE_USAGE} [--max-tokens N] [--served-model-name NAME]
+      [--max-in-flight N] [--max-body-bytes N] [--seed N] [--resume] [--json]
+  serve the policy at http://HOST:PORT/v1 (OpenAI chat completions) and train it on the turns it serves;
+  --api-key (or NEXTSTATE_SERVE_API_KEY) is required beyond 127.0.0.1; --resume continues RUN.nsrun after a stop or crash.`;
+
+const DEFAULTS = { port: 30000, maxTokens: 1024, maxInFlight: 64, maxBodyBytes: 16 * 1024 * 1024, seed: 1 };
+/** Sessions named by the server, for requests that name none: conv-0, conv-1, ... */
+const AUTO_SESSION = /^conv-(\d+)$/;
+
+export interface ServeHandle {
+  url: string;
+  loop: ServeLoop;
+  runFile: ServeRunFile;
+  /** Resolves when the loop has stopped (stop(), or a failure) and the run file is final. */
+  finished: Promise<void>;
+  /** Stops serving and training; the run file is written one last time. */
+  stop(): Promise<void>;
+}
+
+function judgeSpec(v: Record<string, unknown>): GeneratorSpec {
+  const judge = typeof v.judge === 'string' ? v.judge : 'rules';
+  if (judge === 'rules' || judge === 'policy') return { kind: judge };
+  if (!/^https?:\/\//.test(judge))
+    throw new UsageError(`--judge must be rules, policy or an http(s) URL of an OpenAI-compatible endpoint, got ${JSON.stringify(judge)}`);
+  if (typeof v['judge-model'] !== 'string') throw new UsageError('--judge URL needs --judge-model NAME (the model that endpoint serves)');
+  // Its key comes from NEXTSTATE_API_KEY_<HOST>, never from the command line or the run file.
+  return { kind: 'endpoint', baseUrl: judge, model: v['judge-model'] };
+}
+
+function presetOf(v: Record<string, unknown>): MethodPreset {
+  const overrides: PresetOverrides = {};
+  if (v['batch-size'] !== undefined) overrides.batch = { size: number(v, 'batch-size', 0, isPositiveInt) };
+  if (v['lora-rank'] !== undefined) overrides.finetune = { lora: { rank: number(v, 'lora-rank', 0, isPositiveInt) } };
+  if (v.lr !== undefined) overrides.optimizer = { lr: number(v, 'lr', 0, (x) => x > 0) };
+  if (typeof v.preset === 'string') {
+    let json: unknown;
+    try {
+      json = JSON.parse(readFileSync(v.preset, 'utf8'));
+    } catch (e) {
+      throw new UsageError(`--preset ${v.preset}: ${(e as Error).message}`);
+    }
+    const base = parsePreset(json);
+    if (v.method !== undefined && v.method !== base.method)
+      throw new UsageError(`--method ${v.method} differs from the preset's method (${base.method}); give one of them`);
+    const { method: _method, ...rest } = base;
+    return makePreset(base.method, { ...rest, ...overrides } as PresetOverrides);
+  }
+  const method = (v.method ?? 'combined') as MethodName;
+  if (!METHODS.includes(method)) throw new UsageError(`--method must be one of ${METHODS.join(', ')}`);
+  return makePreset(method, overrides);
+}
+
+/** A served run's config: the talk-yourself scenario (real users), no evaluation, steps without end. */
+function serveConfig(v: Record<string, unknown>, model: string): RunConfig {
+  const preset = presetOf(v);
+  const weightFormat = weightFormatOption(v);
+  return parseRunConfig({
+    format: 'nextstate-run-config',
+    formatVersion: 1,
+    label: `serve ${basename(model)} (${preset.method})`,
+    scenario: { id: 'talk' },
+    method: preset.method,
+    preset,
+    models: {
+      policy: { model, backend: v.backend, ...(weightFormat ? { weightFormat } : {}) },
+      user: { kind: 'rules' },
+      judge: judgeSpec(v),
+      evaluator: { kind: 'rules' },
+    },
+    seed: number(v, 'seed', DEFAULTS.seed, Number.isSafeInteger),
+    problems: { source: 'builtin', count: 1 },
+    schedule: { concurrentSessions: 1, steps: SERVED_STEPS, evalEvery: 0, evalProblems: 1, evalVotes: 1 },
+    sampling: {
+      policy: { temperature: 1, topP: 1, topK: 0, maxNewTokens: number(v, 'max-tokens', DEFAULTS.maxTokens, isPositiveInt) },
+      user: { temperature: 0.7, maxNewTokens: 256 },
+    },
+  });
+}
+
+/** Each session's last turn number in a log. */
+function turnsOf(records: readonly RunRecord[]): Map<string, number> {
+  const turns = new Map<string, number>();
+  for (const r of records) if (r.kind === 'interaction') turns.set(r.session, Math.max(turns.get(r.session) ?? 0, r.turn));
+  return turns;
+}
+
+/** Starts the server from the command line's options; returns once it listens. */
+export async function startServe(argv: string[], out: (line: string) => void): Promise<ServeHandle> {
+  const v = parse(argv, {
+    model: { type: 'string' },
+    out: { type: 'string' },
+    port: { type: 'string' },
+    host: { type: 'string', default: '127.0.0.1' },
+    'api-key': { type: 'string' },
+    method: { type: 'string' },
+    judge: { type: 'string' },
+    'judge-model': { type: 'string' },
+    'batch-size': { type: 'string' },
+    'lora-rank': { type: 'string' },
+    lr: { type: 'string' },
+    preset: { type: 'string' },
+    ...BACKEND_OPTION,
+    ...QUANTIZE_OPTION,
+    'max-tokens': { type: 'string' },
+    'served-model-name': { type: 'string' },
+    'max-in-flight': { type: 'string' },
+    'max-body-bytes': { type: 'string' },
+    seed: { type: 'string' },
+    resume: { type: 'boolean' },
+    json: { type: 'boolean' },
+  });
+  const model = required(v, 'model');
+  const file = required(v, 'out');
+  const host = String(v.host);
+  const apiKey = (v['api-key'] as string | undefined) ?? (process.env.NEXTSTATE_SERVE_API_KEY || undefined);
+  if (!apiKey && !isLoopback(host === '::1' ? '[::1]' : host)) {
+    throw new UsageError(`--host ${host} listens beyond this machine; give --api-key KEY (or NEXTSTATE_SERVE_API_KEY) so only your agent can use it`);
+  }
+  const port = number(v, 'port', DEFAULTS.port, (x) => Number.isInteger(x) && x >= 0 && x < 65536);
+  const say = (line: object, text: string) => out(v.json ? JSON.stringify(line) : text);
+
+  let exportAdapter: () => Promise<PeftFiles> = () => Promise.reject(new Error('the policy is not loaded yet'));
+  const runFileOptions = { exportAdapter: () => exportAdapter() };
+  const resumed = v.resume ? await ServeRunFile.resume(file, runFileOptions) : null;
+  if (!resumed) ServeRunFile.checkNew(file);
+  // A resumed run goes on as it was configured; only where its policy is loaded from may change.
+  const config: RunConfig = resumed
+    ? { ...resumed.config, models: { ...resumed.config.models, policy: { ...resumed.config.models.policy, model } } }
+    : serveConfig(v, model);
+
+  const backend = await createBackend(config.models.policy.backend ?? 'cpu');
+  config.models.policy.weightFormat = resolveWeightFormat(config.models.policy.weightFormat, backend);
+  const services = await createNodeServices(config, backend);
+  const policy = services.policy;
+  exportAdapter = () => policy.exportAdapter();
+  const withRefs: RunConfig = {
+    ...config,
+    modelRefs: { policy: { id: model, files: policyFiles(policy), weightFormat: config.models.policy.weightFormat } },
+    seeds: { run: config.seed },
+  };
+  const runFile = resumed?.run ?? (await ServeRunFile.create(file, withRefs, withRefs.label ?? 'serve', runFileOptions));
+
+  const tokenizer = services.policyModel.tokenizer;
+  const toolCallTags = usesToolCallTags(tokenizer.chatTemplateText);
+  const pairing = new SessionPairing();
+  let nextSession = 0;
+  let resume: RunLoopOptions['resume'];
+  const records = runFile.all;
+  if (v.resume) {
+    const point = journalResumePoint(file, records);
+    if (point.adapter) await policy.restore(point.adapter.files, point.version);
+    const plan = resumePlan(point, records);
+    resume = {
+      step: plan.step,
+      version: plan.version,
+      sessionsStarted: new Set(records.flatMap((r) => (r.kind === 'interaction' ? [r.session] : []))).size,
+      samples: plan.samples,
+    };
+    // Header-less sessions go on where they were: their last request and reply pair the next one.
+    for (const r of records) {
+      if (r.kind !== 'interaction') continue;
+      const auto = AUTO_SESSION.exec(r.session);
+      if (!auto) continue;
+      nextSession = Math.max(nextSession, Number(auto[1]) + 1);
+      pairing.remember(r.session, r.messages, replyMessage(r.response, toolCallTags && r.tools !== undefined, 'call'));
+    }
+    say(
+      { type: 'resumed', step: plan.step, version: plan.version, buffered: plan.samples.length, dropped: plan.dropped },
+      `resumed at step ${plan.step} (v${plan.version}) with ${plan.samples.length} buffered samples`,
+    );
+  }
+
+  const loop = new ServeLoop(config, services, runFile, {
+    ...(resume ? { resume } : {}),
+    turnsSoFar: turnsOf(records),
+    onRecord: (r) => {
+      const line = eventLine(r);
+      if (line) say(line, `step ${(line as { step: number }).step} -> v${(line as { version: number }).version}: ${JSON.stringify(line)}`);
+    },
+  });
+  const modelId = typeof v['served-model-name'] === 'string' ? v['served-model-name'] : basename(model);
+  const maxTokens = config.sampling.policy.maxNewTokens;
+  const chat = new ChatEndpoint(
+    {
+      modelId,
+      aliases: [model],
+      maxTokens,
+      maxPositions: services.policyModel.config.maxPositions,
+      temperature: config.sampling.policy.temperature,
+      topP: config.sampling.policy.topP,
+      toolCallTags,
+      seed: config.seed,
+    },
+    {
+      loop,
+      pairing,
+      promptTokens: (messages, tools) => services.policyModel.promptIds(messages, { tools }).length,
+      newSession: () => `conv-${nextSession++}`,
+    },
+  );
+  const running = loop.run();
+  let http: RunningServer;
+  try {
+    http = await startHttpServer(
+      {
+        host,
+        port,
+        apiKey,
+        maxBodyBytes: number(v, 'max-body-bytes', DEFAULTS.maxBodyBytes, isPositiveInt),
+        maxInFlight: number(v, 'max-in-flight', DEFAULTS.maxInFlight, isPositiveInt),
+      },
+      chat,
+    );
+  } catch (e) {
+    loop.stop();
+    await running.catch(() => {});
+    await runFile.close();
+    throw e;
+  }
+  const finished = running
+    .finally(async () => {
+      await http.close();
+      await runFile.close();
+    })
+    .then(() => undefined);
+  say(
+    { type: 'listening', url: `${http.url}/v1`, model: modelId, file, method: config.method },
+    `serving ${modelId} at ${http.url}/v1 (${config.method}, judge ${config.models.judge.kind}); records go to ${file}`,
+  );
+  return {
+    url: http.url,
+    loop,
+    runFile,
+    finished,
+    stop: async () => {
+      loop.stop();
+      await finished;
+    },
+  };
+}
+
+export async function serveCommand(argv: string[], out: (line: string) => void): Promise<void> {
+  const handle = await startServe(argv, out);
+  const stop = () => handle.loop.stop();
+  process.once('SIGINT', stop);
+  process.once('SIGTERM', stop);
+  try {
+    await handle.finished;
+  } finally {
+    process.off('SIGINT', stop);
+    process.off('SIGTERM', stop);
+  }
+  const s = handle.loop.snapshot();
+  out(
+    argv.includes('--json')
+      ? JSON.stringify({ type: 'stopped', step: s.step, version: s.version, file: handle.runFile.file })
+      : `stopped at step ${s.step} (v${s.version}); run file ${handle.runFile.file}`,
+  );
+}

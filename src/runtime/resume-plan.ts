@@ -1,0 +1,63 @@
+/**
+ * Turning storage's resume point into the run loop's resume option: the samples that waited in
+ * the buffer, rebuilt from their sample record and the interaction it was about, and the next
+ * session number, so a resumed run never reuses a session name.
+ */
+import type { BufferedSample } from '../rl/buffer';
+import { copyMessage } from '../rl/messages';
+import type { RunRecord } from '../rl/records';
+import type { TrainingSample } from '../rl/samples';
+import type { ResumePoint } from '../storage/index';
+
+/**
+ * One past the highest session of the log: the personal loop names sessions s0, s1, ...; the
+ * tool-call loop names rollout r of group g "g<g>.r<r>", and counts groups.
+ */
+export function nextSessionIndex(records: Iterable<RunRecord>): number {
+  let next = 0;
+  for (const r of records) {
+    const m = r.session !== undefined ? /^(?:s(\d+)|g(\d+)\.r\d+)$/.exec(r.session) : null;
+    if (m) next = Math.max(next, Number(m[1] ?? m[2]) + 1);
+  }
+  return next;
+}
+
+export interface ResumePlan {
+  step: number;
+  version: number;
+  sessionsStarted: number;
+  samples: BufferedSample<TrainingSample>[];
+  /** Buffered samples whose interaction is missing from the log: they cannot be trained on again. */
+  dropped: number;
+}
+
+export function resumePlan(point: ResumePoint, records: Iterable<RunRecord>): ResumePlan {
+  const samples: BufferedSample<TrainingSample>[] = [];
+  let dropped = 0;
+  for (const { sample, interaction } of point.buffered) {
+    const s = sample.record;
+    const i = interaction?.record;
+    if (!i || i.tokenIds.length !== s.perToken.length) {
+      dropped++;
+      continue;
+    }
+    samples.push({
+      session: s.session,
+      turn: s.turn,
+      version: s.version,
+      messages: i.messages.map(copyMessage),
+      ...(i.tools ? { tools: structuredClone(i.tools) } : {}),
+      response: { text: i.response, tokenIds: [...i.tokenIds], logprobs: [...i.logprobs] },
+      // The next state is not needed to train, only to judge, and the judging is done.
+      nextState: null,
+      reward: s.reward,
+      advantages: [...s.perToken],
+      opdWeight: s.opdWeight ?? 0,
+      ...(s.opdClip ? { opdClip: { clip: s.opdClip.clip, teacherLogp: [...s.opdClip.teacherLogp] } } : {}),
+      judged: true,
+      trainable: s.trainable,
+      promoted: s.promoted,
+    });
+  }
+  return { step: point.lastStep ?? 0, version: point.version, sessionsStarted: nextSessionIndex(records), samples, dropped };
+}
