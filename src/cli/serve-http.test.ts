@@ -1,0 +1,127 @@
+import { readFileSync } from 'node:fs';
+import { gunzipSync } from 'node:zlib';
+import OpenAI, { APIError } from 'openai';
+import { afterEach, describe, expect, it } from 'vitest';
+import type { PolicyReply, PolicyRequest } from '../runtime/policy-service';
+import { startTestServer, until, type TestServer } from '../../test/support/cli/serve';
+
+let server: TestServer | null = null;
+afterEach(async () => {
+  await server?.handle.stop();
+  server = null;
+});
+
+/** A raw POST, so the test controls every byte and header. */
+async function post(s: TestServer, body: string, headers: Record<string, string> = {}) {
+  const res = await fetch(`${s.handle.url}/v1/chat/completions`, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body });
+  const text = await res.text();
+  return {
+    status: res.status,
+    text,
+    headers: res.headers,
+    json: JSON.parse(text) as { error: { message: string; code: string | null; param: string | null } },
+  };
+}
+
+/** Every error is one line of JSON in OpenAI's shape. */
+function expectOneLineError(r: { text: string; json: { error: { message: string } } }) {
+  expect(r.text.includes('\n')).toBe(false);
+  expect(r.json.error.message.length).toBeGreaterThan(10);
+}
+
+describe('nextstate serve refuses bad input with a status and a one-line JSON error', () => {
+  it('400 for malformed JSON and for a body outside the schema, 404 for an unknown model or route, 413 for an oversized body', async () => {
+    server = await startTestServer(['--max-body-bytes', '4000']);
+    const malformed = await post(server, '{"messages": [');
+    expect(malformed.status).toBe(400);
+    expect(malformed.json.error.code).toBe('invalid_json');
+    expectOneLineError(malformed);
+
+    for (const [body, param] of [
+      [{ messages: [] }, 'messages'],
+      [{ messages: [{ role: 'wizard', content: 'hi' }] }, 'messages[0].role'],
+      [{ messages: [{ role: 'user', content: [{ type: 'image_url', image_url: { url: 'x' } }] }] }, 'messages[0].content[0]'],
+      [{ messages: [{ role: 'user', content: 'hi' }], max_tokens: -1 }, 'max_tokens'],
+      [{ messages: [{ role: 'user', content: 'hi' }], n: 2 }, 'n'],
+      [{ messages: [{ role: 'user', content: 'hi' }], temperature: 'hot' }, 'temperature'],
+      [{ messages: [{ role: 'user', content: 'hi' }], tools: [{ type: 'function' }] }, 'tools[0]'],
+    ] as const) {
+      const r = await post(server, JSON.stringify(body));
+      expect([r.status, r.json.error.param]).toEqual([400, param]);
+      expectOneLineError(r);
+    }
+    const long = await post(server, JSON.stringify({ messages: [{ role: 'user', content: 'hello' }], max_tokens: 1 }), { 'X-Turn-Type': 'sideways' });
+    expect([long.status, long.json.error.param]).toEqual([400, 'X-Turn-Type']);
+
+    const unknown = await server.client.chat.completions.create({ model: 'gpt-5', messages: [{ role: 'user', content: 'hi' }] }).catch((e: APIError) => e);
+    expect(unknown).toBeInstanceOf(OpenAI.NotFoundError);
+    expect((unknown as APIError).message).toMatch(/"gpt-5" is not served here; this server serves/);
+    const route = await fetch(`${server.handle.url}/v1/embeddings`, { method: 'POST', body: '{}' });
+    expect(route.status).toBe(404);
+
+    const big = await post(server, JSON.stringify({ messages: [{ role: 'user', content: 'x'.repeat(5000) }] }));
+    expect([big.status, big.json.error.code]).toEqual([413, 'request_too_large']);
+    expectOneLineError(big);
+    // None of them reached the model.
+    expect(server.handle.runFile.all).toEqual([]);
+  });
+
+  it('401 without the key or with a wrong one; the right key is served, and /healthz needs none', async () => {
+    server = await startTestServer([], { apiKey: 'sk-test-key' });
+    const none = await post(server, JSON.stringify({ messages: [{ role: 'user', content: 'hi' }] }));
+    expect([none.status, none.json.error.code]).toEqual([401, 'missing_api_key']);
+    expectOneLineError(none);
+    const wrong = await post(server, JSON.stringify({ messages: [{ role: 'user', content: 'hi' }] }), { authorization: 'Bearer sk-nope' });
+    expect([wrong.status, wrong.json.error.code]).toEqual([401, 'invalid_api_key']);
+    const models = await fetch(`${server.handle.url}/v1/models`);
+    expect(models.status).toBe(401);
+    expect((await fetch(`${server.handle.url}/healthz`)).status).toBe(200);
+    const ok = await server.client.chat.completions.create({ model: server.model, messages: [{ role: 'user', content: 'hi' }], max_tokens: 2 });
+    expect(ok.choices).toHaveLength(1);
+  });
+
+  it('refuses to listen beyond loopback without a key, and never writes the key to the run file', async () => {
+    await expect(startTestServer(['--host', '0.0.0.0'])).rejects.toThrow(/--api-key/);
+    server = await startTestServer([], { apiKey: 'sk-secret-123' });
+    await server.client.chat.completions.create({ model: server.model, messages: [{ role: 'user', content: 'hi' }], max_tokens: 2 });
+    await server.handle.stop();
+    expect(gunzipSync(readFileSync(server.file)).toString('utf8')).not.toContain('sk-secret-123');
+    expect(readFileSync(`${server.file}.journal`, 'utf8')).not.toContain('sk-secret-123');
+    server = null;
+  });
+
+  it('429 with Retry-After past the in-flight limit; a client that disconnects mid-stream cancels its generation', async () => {
+    server = await startTestServer(['--max-in-flight', '1', '--max-tokens', '480']);
+    const policy = server.handle.loop.policy;
+    const generate = policy.generate.bind(policy);
+    const seen: { requests: PolicyRequest[]; replies: PolicyReply[] }[] = [];
+    policy.generate = async (requests, signal) => {
+      const replies = await generate(requests, signal);
+      seen.push({ requests, replies });
+      return replies;
+    };
+    const abort = new AbortController();
+    const res = await fetch(`${server.handle.url}/v1/chat/completions`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ model: server.model, messages: [{ role: 'user', content: 'Write a very long story.' }], max_tokens: 480, stream: true }),
+      signal: abort.signal,
+    });
+    const reader = res.body!.getReader();
+    // The first event (the role) is out: the request is in flight.
+    expect(new TextDecoder().decode((await reader.read()).value)).toContain('"role":"assistant"');
+    const refused = await post(server, JSON.stringify({ messages: [{ role: 'user', content: 'hi' }] }));
+    expect(refused.status).toBe(429);
+    expect(refused.headers.get('retry-after')).toBe('1');
+    expectOneLineError(refused);
+
+    abort.abort();
+    await until(() => seen.length === 1, 60_000, 'the cancelled generation to return');
+    expect(seen[0].replies[0].finishReason).toBe('aborted');
+    expect(seen[0].replies[0].tokenIds.length).toBeLessThan(480);
+    // A cancelled request is not logged, and the server answers the next one.
+    const next = await server.client.chat.completions.create({ model: server.model, messages: [{ role: 'user', content: 'hi' }], max_tokens: 2 });
+    expect(next.choices[0].finish_reason).toBe('length');
+    expect(server.handle.runFile.all.filter((r) => r.kind === 'interaction')).toHaveLength(1);
+  });
+});

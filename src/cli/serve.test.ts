@@ -1,0 +1,267 @@
+import { spawn } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { createInterface } from 'node:readline';
+import OpenAI from 'openai';
+import { afterEach, describe, expect, it } from 'vitest';
+import type { InteractionRecord, JudgeResultRecord, RunRecord } from '../rl/records';
+import { runCli } from '../../test/support/cli/run-cli';
+import { startTestServer, until, type TestServer } from '../../test/support/cli/serve';
+import { EnginePolicyService } from '../runtime/policy-service';
+import { journalPath, readJournal } from './serve-runfile';
+
+const bin = resolve(__dirname, '../../bin/nextstate.mjs');
+const TOOLS = [
+  {
+    type: 'function' as const,
+    function: {
+      name: 'read',
+      description: 'Read a file of the workspace',
+      parameters: { type: 'object', properties: { path: { type: 'string' } }, required: ['path'] },
+    },
+  },
+];
+
+let server: TestServer | null = null;
+afterEach(async () => {
+  await server?.handle.stop();
+  server = null;
+});
+
+const records = (s: TestServer): readonly RunRecord[] => s.handle.runFile.all;
+const ofKind = <K extends RunRecord['kind']>(s: TestServer, kind: K) => records(s).filter((r): r is Extract<RunRecord, { kind: K }> => r.kind === kind);
+
+describe('nextstate serve with the official openai client', () => {
+  it('answers with and without streaming, renders tools and tool calls through the chat template, and honours max_tokens, seed and stop', async () => {
+    server = await startTestServer(['--max-tokens', '12']);
+    const { client, model } = server;
+    const messages: OpenAI.ChatCompletionMessageParam[] = [
+      { role: 'system', content: 'You are a careful assistant.' },
+      { role: 'user', content: [{ type: 'text', text: 'What does notes.txt say?' }] },
+      { role: 'assistant', content: null, tool_calls: [{ id: 'call_1', type: 'function', function: { name: 'read', arguments: '{"path": "notes.txt"}' } }] },
+      { role: 'tool', tool_call_id: 'call_1', content: 'buy milk' },
+    ];
+    const r = await client.chat.completions.create({ model, messages, tools: TOOLS, tool_choice: 'auto', max_completion_tokens: 6, logprobs: true, seed: 3 });
+    const policy = server.handle.loop.policy as EnginePolicyService;
+    const asTemplate = [
+      { role: 'system' as const, content: 'You are a careful assistant.' },
+      { role: 'user' as const, content: 'What does notes.txt say?' },
+      {
+        role: 'assistant' as const,
+        content: '',
+        tool_calls: [{ id: 'call_1', type: 'function' as const, function: { name: 'read', arguments: '{"path": "notes.txt"}' } }],
+      },
+      { role: 'tool' as const, content: 'buy milk', tool_call_id: 'call_1' },
+    ];
+    // The prompt it was answered from is the template's, with the tools listed and the call rendered.
+    const prompt = policy.policy.promptText(asTemplate, { tools: TOOLS });
+    expect(prompt).toContain('<tools>');
+    expect(prompt).toContain('<tool_call>\n{"name": "read", "arguments": {"path": "notes.txt"}}\n</tool_call>');
+    expect(prompt).toContain('<tool_response>\nbuy milk\n</tool_response>');
+    expect(r.usage!.prompt_tokens).toBe(policy.policy.promptIds(asTemplate, { tools: TOOLS }).length);
+    expect(r.choices[0].message.role).toBe('assistant');
+    expect(r.usage!.completion_tokens).toBeLessThanOrEqual(6);
+    expect(r.choices[0].logprobs!.content!.length).toBe(r.usage!.completion_tokens);
+    for (const t of r.choices[0].logprobs!.content!) expect(t.logprob).toBeLessThanOrEqual(0);
+    // The interaction keeps the request as the template saw it: tool calls, call ids and tools.
+    const logged = ofKind(server, 'interaction')[0];
+    expect(logged.messages).toEqual(asTemplate);
+    expect(logged.tools).toEqual(TOOLS);
+    expect(logged.tokenIds.length).toBe(r.usage!.completion_tokens);
+
+    // The same seed gives the same answer; streaming gives it in chunks ending with the usage.
+    const again = await client.chat.completions.create({ model, messages, tools: TOOLS, max_completion_tokens: 6, seed: 3 });
+    expect(again.choices[0].message.content).toBe(r.choices[0].message.content);
+    const stream = await client.chat.completions.create({
+      model,
+      messages,
+      tools: TOOLS,
+      max_tokens: 6,
+      seed: 3,
+      stream: true,
+      stream_options: { include_usage: true },
+    });
+    let text = '';
+    let finish: string | null = null;
+    let usage: OpenAI.CompletionUsage | undefined;
+    for await (const chunk of stream) {
+      text += chunk.choices[0]?.delta.content ?? '';
+      finish = chunk.choices[0]?.finish_reason ?? finish;
+      usage = chunk.usage ?? usage;
+    }
+    expect(text).toBe(r.choices[0].message.content);
+    expect(finish).toBe(r.choices[0].finish_reason);
+    expect(usage).toEqual(r.usage);
+
+    // max_tokens ends the reply at its length; a stop string cuts the text before it.
+    const greedy = await client.chat.completions.create({ model, messages: [{ role: 'user', content: 'hello' }], temperature: 0, max_tokens: 12 });
+    expect(greedy.choices[0].finish_reason).toBe('length');
+    expect(greedy.usage!.completion_tokens).toBe(12);
+    const full = greedy.choices[0].message.content!;
+    const cut = full.slice(0, Math.floor(full.length / 2));
+    const stopAt = full.slice(cut.length, cut.length + 2);
+    const stopped = await client.chat.completions.create({
+      model,
+      messages: [{ role: 'user', content: 'hello' }],
+      temperature: 0,
+      max_tokens: 12,
+      stop: [stopAt],
+    });
+    expect(full.startsWith(stopped.choices[0].message.content!)).toBe(true);
+    expect(stopped.choices[0].message.content!.includes(stopAt)).toBe(false);
+    expect(stopped.choices[0].finish_reason).toBe('stop');
+
+    const models = await client.models.list();
+    expect(models.data.map((m) => m.id)).toEqual([model]);
+    const health = await fetch(`${server.handle.url}/healthz`).then((res) => res.json());
+    expect(health).toMatchObject({ ok: true, status: 'running', step: 0, version: 0 });
+  });
+
+  it('trains on a session with headers: judged main turns, hints from corrections, a step, and the next reply from the new version; side turns never become samples', async () => {
+    server = await startTestServer(['--batch-size', '2', '--max-tokens', '6', '--method', 'combined']);
+    const { client, model } = server;
+    const headers = (type: 'main' | 'side', done = false) => ({ 'X-Session-Id': 'alice', 'X-Turn-Type': type, ...(done ? { 'X-Session-Done': 'true' } : {}) });
+    const messages: OpenAI.ChatCompletionMessageParam[] = [{ role: 'user', content: 'Write a short poem about cats.' }];
+    const corrections = ['No, that is wrong. Please redo it so that it rhymes.', 'Still not right: make it shorter and mention the moon.'];
+    for (const next of corrections) {
+      const r = await client.chat.completions.create({ model, messages, tools: TOOLS }, { headers: headers('main') });
+      expect(r).toMatchObject({ session_id: 'alice', nextstate: { session: 'alice', turnType: 'main', version: 0 } });
+      // A memory-upkeep request between two turns: answered and logged, never a next state or a sample.
+      await client.chat.completions.create({ model, messages: [{ role: 'user', content: 'Summarize the chat so far.' }] }, { headers: headers('side') });
+      messages.push({ role: 'assistant', content: r.choices[0].message.content ?? '' }, { role: 'user', content: next });
+    }
+    const last = await client.chat.completions.create({ model, messages, tools: TOOLS }, { headers: headers('main', true) });
+    expect(last).toMatchObject({ nextstate: { session: 'alice', turn: 5 } });
+    await until(() => ofKind(server!, 'version_boundary').length > 0, 60_000, 'a logged training step');
+
+    const interactions = ofKind(server, 'interaction') as InteractionRecord[];
+    expect(interactions.map((i) => [i.turn, i.turnType])).toEqual([
+      [1, 'main'],
+      [2, 'side'],
+      [3, 'main'],
+      [4, 'side'],
+      [5, 'main'],
+    ]);
+    const results = ofKind(server, 'judge_result') as JudgeResultRecord[];
+    // Turns 1 and 3 had next states (the corrections); turn 5 ended the session without one.
+    expect(new Set(results.map((j) => j.turn))).toEqual(new Set([1, 3]));
+    expect(results.filter((j) => j.judge === 'binary').map((j) => j.score)).toEqual([-1, -1]);
+    const hints = results.filter((j) => j.judge === 'hint' && j.accepted);
+    expect(hints.map((h) => h.hint)).toEqual(expect.arrayContaining([expect.stringContaining('rhymes'), expect.stringContaining('moon')]));
+    const samples = ofKind(server, 'sample');
+    expect(samples.map((s) => s.turn).sort()).toEqual([1, 3]);
+    expect(ofKind(server, 'session_end')).toMatchObject([{ session: 'alice', reason: 'explicit', mainTurns: 3 }]);
+    expect(ofKind(server, 'train_step')).toMatchObject([{ step: 1, samples: 2, skipped: null }]);
+    expect(ofKind(server, 'version_boundary')).toMatchObject([{ from: 0, to: 1 }]);
+
+    // The next reply comes from version 1, and the run file can be read while the server runs.
+    const after = await client.chat.completions.create(
+      { model, messages: [{ role: 'user', content: 'hi' }] },
+      { headers: { 'X-Session-Id': 'bob', 'X-Turn-Type': 'main' } },
+    );
+    expect((after as unknown as { nextstate: { version: number } }).nextstate.version).toBe(1);
+    let inspected: { summary: { steps: number; lastVersion: number }; adapter: { version: number } | null } | null = null;
+    for (let i = 0; i < 100 && !(inspected && inspected.summary.steps >= 1); i++) {
+      const r = await runCli('inspect', server.file, '--json');
+      inspected = r.code === 0 ? JSON.parse(r.out[0]) : null;
+      await new Promise((res) => setTimeout(res, 50));
+    }
+    expect(inspected).toMatchObject({ summary: { steps: 1, lastVersion: 1 }, adapter: { version: 1 } });
+
+    await server.handle.stop();
+    const peft = join(server.dir, 'peft');
+    const exported = await runCli('export', server.file, '--peft', peft, '--samples', join(server.dir, 'samples.jsonl'));
+    expect(exported.err).toEqual([]);
+    expect(exported.out[0]).toMatch(/adapter of version 1/);
+    expect(JSON.parse(readFileSync(join(peft, 'adapter_config.json'), 'utf8')).peft_type).toBe('LORA');
+    // Each training row names the tools its prompt listed, so a trainer rebuilds the same prompt.
+    const rows = readFileSync(join(server.dir, 'samples.jsonl'), 'utf8')
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l));
+    expect(rows.map((row) => row.tools)).toEqual([TOOLS, TOOLS]);
+    server = null;
+  });
+
+  it('pairs the turns of an agent that sends no session headers by their messages, and keeps two such conversations apart', async () => {
+    server = await startTestServer(['--batch-size', '8', '--max-tokens', '5']);
+    const { client, model } = server;
+    const talk = async (first: string) => {
+      const messages: OpenAI.ChatCompletionMessageParam[] = [
+        { role: 'system', content: `now: ${Math.random()}` },
+        { role: 'user', content: first },
+      ];
+      const sessions: string[] = [];
+      for (const next of ['Please redo that, it is wrong.', 'Thanks!']) {
+        const r = (await client.chat.completions.create({ model, messages, tools: TOOLS })) as OpenAI.ChatCompletion & { session_id: string };
+        sessions.push(r.session_id);
+        // The agent rebuilds its system prompt every time; the conversation only grows.
+        messages[0] = { role: 'system', content: `now: ${Math.random()}` };
+        messages.push(r.choices[0].message as OpenAI.ChatCompletionMessageParam, { role: 'user', content: next });
+      }
+      const r = (await client.chat.completions.create({ model, messages })) as OpenAI.ChatCompletion & { session_id: string };
+      return [...sessions, r.session_id];
+    };
+    const [a, b] = await Promise.all([talk('Tell me a joke.'), talk('Tell me a story.')]);
+    expect(new Set(a).size).toBe(1);
+    expect(new Set(b).size).toBe(1);
+    expect(a[0]).not.toBe(b[0]);
+    const turns = ofKind(server, 'interaction').map((i) => `${i.session}#${i.turn}:${i.turnType}`);
+    for (const s of [a[0], b[0]]) expect(turns.filter((t) => t.startsWith(`${s}#`))).toEqual([`${s}#1:main`, `${s}#2:main`, `${s}#3:main`]);
+    // Turn 1 was corrected, turn 2 accepted: the next states paired with them say so.
+    await until(
+      () => (ofKind(server!, 'judge_result') as JudgeResultRecord[]).filter((j) => j.judge === 'binary' && j.session === a[0]).length === 2,
+      30_000,
+      'both judgements',
+    );
+    expect(
+      (ofKind(server, 'judge_result') as JudgeResultRecord[])
+        .filter((j) => j.judge === 'binary' && j.session === a[0])
+        .sort((x, y) => x.turn - y.turn)
+        .map((j) => j.score),
+    ).toEqual([-1, 1]);
+  });
+
+  it('after kill -9, --resume continues from the last step with every committed record, and the session goes on', async () => {
+    const first = await startTestServer(['--batch-size', '2', '--max-tokens', '4']);
+    const { modelDir, model } = first;
+    await first.handle.stop();
+    // A fresh file for the child process: the first server only made the fixture and a folder.
+    const childFile = join(first.dir, 'killed.nsrun');
+    const child = spawn(
+      process.execPath,
+      [bin, 'serve', '--model', modelDir, '--out', childFile, '--port', '0', '--batch-size', '2', '--max-tokens', '4', '--json'],
+      {
+        stdio: ['ignore', 'pipe', 'inherit'],
+      },
+    );
+    const exited = new Promise<number | null>((r) => child.on('exit', (code, signal) => r(signal === 'SIGKILL' ? null : code)));
+    const url = await new Promise<string>((res, rej) => {
+      createInterface({ input: child.stdout! }).on('line', (line) => {
+        const e = JSON.parse(line);
+        if (e.type === 'listening') res(e.url);
+      });
+      child.on('exit', () => rej(new Error('the server exited before it listened')));
+    });
+    const client = new OpenAI({ baseURL: url, apiKey: 'unused', maxRetries: 0 });
+    const headers = { 'X-Session-Id': 'carol', 'X-Turn-Type': 'main' };
+    const messages: OpenAI.ChatCompletionMessageParam[] = [{ role: 'user', content: 'Name a colour.' }];
+    for (const next of ['No, redo it: name a warm colour.', 'Wrong again, please give a different one.', 'Please redo it once more.']) {
+      const r = await client.chat.completions.create({ model, messages }, { headers });
+      messages.push({ role: 'assistant', content: r.choices[0].message.content ?? '' }, { role: 'user', content: next });
+    }
+    await until(() => readJournal(journalPath(childFile)).records.some((r) => r.kind === 'version_boundary'), 60_000, 'a journaled step');
+    child.kill('SIGKILL');
+    expect(await exited).toBeNull();
+    const before = readJournal(journalPath(childFile)).records;
+
+    server = await startTestServer(['--resume'], { file: childFile });
+    expect(server.lines.map((l) => JSON.parse(l)).find((e) => e.type === 'resumed')).toMatchObject({ step: 1, version: 1 });
+    // Nothing committed before the kill is lost: the resumed log starts with all of it.
+    expect(records(server).slice(0, before.length)).toEqual(before);
+    expect(server.handle.loop.snapshot()).toMatchObject({ step: 1, version: 1 });
+    const r = (await server.client.chat.completions.create({ model, messages }, { headers })) as unknown as { nextstate: { turn: number; version: number } };
+    // The session's turns are numbered on from the log, never reusing (session, turn).
+    expect(r.nextstate).toEqual({ session: 'carol', turn: 4, turnType: 'main', version: 1 });
+  });
+});
