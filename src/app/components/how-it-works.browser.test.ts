@@ -10,6 +10,7 @@ import { describe, expect, it, vi } from 'vitest';
 import { page } from 'vitest/browser';
 import type { LabController } from '../lab/controller.svelte';
 import { labControllers } from '../../../test/support/app/lab-controllers';
+import { comparisonSetups } from '../lab/comparison';
 import { defaultSetup, toRunConfig, withScenario } from '../lab/setup';
 import { recordedRun, render } from '../../../test/support/views/testing';
 import RunView from './RunView.svelte';
@@ -99,6 +100,22 @@ describe('"How it works" panels fit their column', () => {
     using view = inApp(render(RunView, { lab }));
     flushSync();
     await check(view.target, 'run', ['charts', 'feed', 'tokens', 'before-after']);
+  });
+
+  it('beside the arms of a comparison', async () => {
+    const lab = await controller();
+    const ids: string[] = [];
+    for (const setup of comparisonSetups(defaultSetup({ webgpu: false })).slice(0, 2)) {
+      const id = await lab.store.createRun(toRunConfig(setup), setup.label, 'finished');
+      await lab.store.appendMany(id, recordedRun());
+      ids.push(id);
+    }
+    await lab.refreshRuns();
+    await lab.open(ids[1]);
+    await lab.toggleCompare(ids[0], true);
+    using view = inApp(render(RunView, { lab }));
+    flushSync();
+    await check(view.target, 'comparison', ['shuffled-control', 'charts', 'feed', 'tokens', 'before-after']);
   });
 
   it('beside the chat of a talk run', async () => {

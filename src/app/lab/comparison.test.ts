@@ -1,42 +1,96 @@
 import { describe, expect, it } from 'vitest';
-import { ComparisonQueue, comparisonSetups } from './comparison';
-import { defaultSetup, toRunConfig } from './setup';
+import { hintSelectionOf, hintSourceOf } from '../../rl/presets';
+import { TOPK_HINT_SELECTION } from '../../rl/topk-hints';
+import { STORY_LR } from '../../runtime/run-config';
+import { ComparisonQueue, comparisonProblems, comparisonSetups } from './comparison';
+import { defaultSetup, toRunConfig, withMethod, withScenario } from './setup';
 
-describe('comparing the methods', () => {
-  it('makes one runnable setup per method that differ only in the method and its votes and weights', () => {
+const armOf = (s: { method: string; preset: { advantage: { hintSource?: string } } }) =>
+  `${s.method}${s.preset.advantage.hintSource === 'shuffled' ? '-shuffled' : ''}`;
+
+describe('comparing the arms', () => {
+  it('makes one runnable setup per trained arm, each with its own preset and learning rate, keeping the training settings', () => {
     const setup = defaultSetup();
-    setup.preset.optimizer.lr = 2e-3;
     setup.preset.batch.size = 4;
+    setup.preset.finetune.lora.rank = 4;
     const setups = comparisonSetups(setup);
-    expect(setups.map((s) => s.method)).toEqual(['binary', 'opd', 'combined']);
-    expect(setups.map((s) => s.label)).toEqual(['storyteller comparison · Binary RL', 'storyteller comparison · OPD', 'storyteller comparison · Combined']);
+    expect(setups.map(armOf)).toEqual(['binary', 'opd', 'combined', 'combined-shuffled']);
+    expect(setups.map((s) => s.label)).toEqual([
+      'storyteller comparison · Binary RL · seed 1',
+      'storyteller comparison · OPD · seed 1',
+      'storyteller comparison · Combined · seed 1',
+      'storyteller comparison · Combined, shuffled hints · seed 1',
+    ]);
     for (const s of setups) {
       expect(s.preset.method).toBe(s.method);
-      expect(s.preset.optimizer.lr).toBe(2e-3);
       expect(s.preset.batch.size).toBe(4);
+      expect(s.preset.finetune.lora.rank).toBe(4);
       expect(s.seed).toBe(setup.seed);
       expect(() => toRunConfig(s)).not.toThrow();
     }
+    // The storyteller's measured rate per method, not the setup's method's rate for all.
+    expect(setups.map((s) => s.preset.optimizer.lr)).toEqual([STORY_LR.binary, STORY_LR.opd, STORY_LR.combined, STORY_LR.combined]);
     expect(setups[0].preset.advantage.weights).toMatchObject({ opd: 0 });
     expect(setups[1].preset.advantage.weights).toMatchObject({ binary: 0 });
+    expect(setups.map((s) => hintSourceOf(s.preset))).toEqual(['judge', 'judge', 'judge', 'shuffled']);
+    // The control differs from Combined in the hint source only.
+    expect({ ...setups[3].preset, advantage: { ...setups[3].preset.advantage, hintSource: 'judge' } }).toEqual({
+      ...setups[2].preset,
+      advantage: { ...setups[2].preset.advantage, hintSource: 'judge' },
+    });
+  });
+
+  it('keeps each arm’s own rate from any method’s default, and the person’s rate for every arm when set by hand', () => {
+    const setup = withMethod(defaultSetup(), 'binary');
+    expect(setup.preset.optimizer.lr).toBe(STORY_LR.binary);
+    expect(comparisonSetups(setup).map((s) => s.preset.optimizer.lr)).toEqual([STORY_LR.binary, STORY_LR.opd, STORY_LR.combined, STORY_LR.combined]);
+    setup.preset.optimizer.lr = 5e-4;
+    expect(comparisonSetups(setup).map((s) => s.preset.optimizer.lr)).toEqual([5e-4, 5e-4, 5e-4, 5e-4]);
+  });
+
+  it('runs every arm on each seed, seed by seed, from the setup’s seed on', () => {
+    const setup = withScenario(defaultSetup(), 'student');
+    setup.seed = 7;
+    setup.label = 'mine';
+    const setups = comparisonSetups(setup, 3);
+    expect(setups.map((s) => [armOf(s), s.seed])).toEqual(
+      [7, 8, 9].flatMap((seed) => ['binary', 'opd', 'combined', 'combined-shuffled'].map((arm) => [arm, seed])),
+    );
+    expect(setups[5].label).toBe('mine · OPD · seed 8');
+    // Student keeps one rate for every method.
+    expect(new Set(setups.map((s) => s.preset.optimizer.lr))).toEqual(new Set([1e-4]));
+    for (const s of setups) expect(toRunConfig(s).seed).toBe(s.seed);
+  });
+
+  it('refuses, in the form’s words, top-k hint selection, which the shuffled control cannot use', () => {
+    const setup = defaultSetup();
+    expect(comparisonProblems(setup)).toEqual([]);
+    setup.preset.advantage.hintSelection = { ...TOPK_HINT_SELECTION };
+    expect(hintSelectionOf(setup.preset).rule).not.toBe('longest');
+    expect(() => comparisonSetups(setup)).toThrow(/hintSource/);
+    expect(comparisonProblems(setup)).toEqual([expect.stringMatching(/shuffled-hint control picks the longest accepted hint/)]);
   });
 });
 
 describe('ComparisonQueue', () => {
-  it('hands out one setup per method in turn, tells each run the runs before it, and ends after the last', () => {
+  it('hands out one setup per arm and seed in turn, tells each run the runs before it, and ends after the last', () => {
     const queue = new ComparisonQueue();
     expect(queue.active).toBe(false);
     expect(queue.next()).toBeNull();
-    const first = queue.begin(defaultSetup());
+    const handed = [queue.begin(defaultSetup(), 3)];
     expect(queue.active).toBe(true);
-    expect(first.method).toBe('binary');
-    expect(queue.add('run-a')).toEqual([]);
-    expect(queue.next()?.method).toBe('opd');
-    expect(queue.add('run-b')).toEqual(['run-a']);
-    expect(queue.next()?.method).toBe('combined');
-    expect(queue.add('run-c')).toEqual(['run-a', 'run-b']);
-    expect(queue.next()).toBeNull();
+    const ids: string[] = [];
+    for (let i = 0; ; i++) {
+      expect(queue.add(`run-${i}`)).toEqual(ids);
+      ids.push(`run-${i}`);
+      const next = queue.next();
+      if (!next) break;
+      handed.push(next);
+    }
+    expect(handed.map((s) => `${armOf(s)}@${s.seed}`)).toEqual(comparisonSetups(defaultSetup(), 3).map((s) => `${armOf(s)}@${s.seed}`));
+    expect(handed).toHaveLength(12);
     expect(queue.active).toBe(false);
+    expect(queue.next()).toBeNull();
   });
 
   it('stops handing out setups once ended', () => {

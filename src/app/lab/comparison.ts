@@ -1,25 +1,56 @@
 /**
- * The paper's comparison in one action: the same setup once per method, run one after another and
- * overlaid on one chart. The step-0 evaluation every run starts with is the untrained base, so
- * three runs show the four rows of the paper's table. On the tool-call track the comparison is
- * its reward ablation: integrated step rewards against the outcome only.
+ * The paper's comparison in one action: the same setup once per trained arm (Binary RL, OPD,
+ * Combined and the shuffled-hint control) and per seed, run one after another and overlaid on
+ * one chart. The step-0 evaluation every run starts with is the untrained base, so the base arm
+ * needs no run of its own. On the tool-call track the comparison is its reward ablation:
+ * integrated step rewards against the outcome only.
  */
-import { METHOD_TITLES, METHODS, presetSwitchedTo } from '../../rl/presets';
-import { laptopOverrides } from '../../runtime/run-config';
+import { PresetError } from '../../rl/errors';
+import { ARM_TITLES, armSetup, TRAINED_ARMS } from '../../runtime/arms';
+import { armPreset } from '../../runtime/run-config';
 import type { LabSetup } from './setup';
 import { REWARD_MODE_CHOICES } from './toolcall-setup';
 
+/** How many seeds a comparison can run each arm with; every arm × seed is one run. */
+export const COMPARE_SEED_CHOICES = [1, 3, 5] as const;
+
 /**
- * One setup per method, each with that method's preset (votes, weights, teacher), keeping the
- * training settings the person chose (optimizer, batch, fine-tuning), so that only the method
- * differs between the runs.
+ * The setups of a comparison. Personal track: one per trained arm and seed (the setup's seed,
+ * seed + 1, ...), each with its arm's preset and learning rate (armPreset) and the training
+ * settings the person chose, so that only the arm and the seed differ between runs. Seed by
+ * seed, every arm of a seed before the next seed: a comparison stopped early still compares
+ * all arms on the seeds it finished.
+ *
+ * @throws PresetError when an arm cannot use the setup's settings (the shuffled control with top-k hint selection)
  */
-export function comparisonSetups(setup: LabSetup): LabSetup[] {
+export function comparisonSetups(setup: LabSetup, seeds = 1): LabSetup[] {
   if (setup.track === 'toolcall') return rewardModeSetups(setup);
   const group = setup.label.trim() || `${setup.scenario} comparison`;
-  return METHODS.map((method) => {
-    return { ...setup, method, label: `${group} · ${METHOD_TITLES[method]}`, preset: presetSwitchedTo(method, setup.preset, laptopOverrides(setup.scenario)) };
-  });
+  const out: LabSetup[] = [];
+  for (let i = 0; i < seeds; i++) {
+    const seed = setup.seed + i;
+    for (const arm of TRAINED_ARMS) {
+      const { method } = armSetup(arm);
+      out.push({ ...setup, method, seed, label: `${group} · ${ARM_TITLES[arm]} · seed ${seed}`, preset: armPreset(arm, setup.scenario, setup.preset) });
+    }
+  }
+  return out;
+}
+
+/** Why the comparison cannot start with these settings, in the form's words (empty when it can). */
+export function comparisonProblems(setup: LabSetup): string[] {
+  try {
+    comparisonSetups(setup);
+    return [];
+  } catch (e) {
+    if (!(e instanceof PresetError)) throw e;
+    // Top-k selection scores candidate hints against this reply, which another session's hint is not.
+    if (e.field === 'advantage.hintSource')
+      return [
+        'The shuffled-hint control picks the longest accepted hint: set “Hint choice” to the longest hint, so that every arm picks its hint the same way.',
+      ];
+    return [`The comparison cannot run: ${e.message}`];
+  }
 }
 
 /**
@@ -31,7 +62,7 @@ function rewardModeSetups(setup: LabSetup): LabSetup[] {
   return REWARD_MODE_CHOICES.map(({ id, title }) => ({ ...setup, label: `${group} · ${title}`, toolcall: { ...setup.toolcall, rewardMode: id } }));
 }
 
-/** A method comparison under way: the setups still to run and the runs already started. */
+/** A comparison under way: the setups still to run and the runs already started. */
 export class ComparisonQueue {
   private pending: LabSetup[] = [];
   private started: string[] = [];
@@ -41,9 +72,9 @@ export class ComparisonQueue {
     return this.running;
   }
 
-  /** Starts comparing the methods on `setup`; returns the first run's setup. */
-  begin(setup: LabSetup): LabSetup {
-    const [first, ...rest] = comparisonSetups(setup);
+  /** Starts comparing the arms on `setup` over `seeds` seeds; returns the first run's setup. */
+  begin(setup: LabSetup, seeds = 1): LabSetup {
+    const [first, ...rest] = comparisonSetups(setup, seeds);
     this.pending = rest;
     this.started = [];
     this.running = true;

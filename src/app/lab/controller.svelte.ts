@@ -5,7 +5,7 @@
  * storage or workers directly, so every record the page shows has gone through RunStore first
  * (the loop's onRecord fires after the commit).
  */
-import { ComparisonQueue } from './comparison';
+import { comparisonProblems, ComparisonQueue } from './comparison';
 import { hubLocation } from './model-location';
 import type { RunRecord } from '../../rl/records';
 import { requestPersistence, type RunInfo } from '../../storage/index';
@@ -63,10 +63,19 @@ export class LabController extends LabPage {
     await this.startSetup($state.snapshot(this.setup) as LabSetup);
   }
 
-  /** Runs the setup once per method, one after another, each overlaid on the ones before. */
-  async compareMethods(): Promise<void> {
+  /**
+   * Runs the setup once per trained arm and seed (comparisonSetups; the tool-call track: once per
+   * reward mode), one after another, each overlaid on the ones before.
+   */
+  async compareMethods(seeds = 1): Promise<void> {
     if (this.busy) return;
-    await this.startSetup(this.comparison.begin($state.snapshot(this.setup) as LabSetup));
+    const setup = $state.snapshot(this.setup) as LabSetup;
+    const problems = comparisonProblems(setup);
+    if (problems.length) {
+      this.error = problems.join(' ');
+      return;
+    }
+    await this.startSetup(this.comparison.begin(setup, seeds));
   }
 
   private async startSetup(setup: LabSetup): Promise<void> {

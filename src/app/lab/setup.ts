@@ -3,7 +3,7 @@
  * settings table, and how it becomes a RunConfig. Pure, so defaults and the mapping to a run
  * config are tested in Node; the Svelte form only edits a LabSetup.
  */
-import { makePreset, METHOD_TITLES, type MethodName, type MethodPreset } from '../../rl/presets';
+import { METHOD_TITLES, type MethodName, type MethodPreset } from '../../rl/presets';
 import { bundledName } from '../../gpu/bundled';
 import { createScenario, DEFAULT_FAVOURITE, DEFAULT_PET_NAME, DEFAULT_STORY_SUBJECT, type ScenarioConfig, type ScenarioId } from '../../sims/scenarios/index';
 import type { ProblemOrder } from '../../sims/problems/index';
@@ -11,9 +11,9 @@ import type { WeightFormat } from '../../gpu/quant';
 import { DEFAULT_LAB_WEIGHTS, labPolicy } from './policy-weights';
 import { roleFolderProblem, type RoleFiles } from './role-files';
 import {
+  armPreset,
   CHAT_MODEL,
   exampleConfig,
-  laptopOverrides,
   parseRunConfig,
   type ConfigExtras,
   type GeneratorSpec,
@@ -82,8 +82,9 @@ export const METHOD_CHOICES: { id: MethodName; title: string; summary: string }[
   { id: 'combined', title: METHOD_TITLES.combined, summary: 'Both signals added per token (the paper\u2019s best).' },
 ];
 
+/** The method's laptop preset for the scenario, with that method's own learning rate (as the CLI's arms). */
 export function presetFor(method: MethodName, scenario: ScenarioId): MethodPreset {
-  return makePreset(method, laptopOverrides(scenario));
+  return armPreset(method, scenario);
 }
 
 type ScenarioParts = Pick<LabSetup, 'problems' | 'schedule' | 'sampling'> & { hubId: string; roles: Record<Role, RoleChoice> };

@@ -44,7 +44,7 @@ describe('BeforeAfter', () => {
 });
 
 describe('HowItWorks', () => {
-  it.each(['setup', 'charts', 'feed', 'tokens', 'before-after', 'talk'] as HowTopic[])('explains %s', (topic) => {
+  it.each(['setup', 'charts', 'feed', 'tokens', 'before-after', 'talk', 'shuffled-control'] as HowTopic[])('explains %s', (topic) => {
     using view = render(HowItWorks, { topic });
     const d = view.target.querySelector('details')!;
     expect(d.dataset.topic).toBe(topic);
@@ -72,5 +72,14 @@ describe('HowItWorks', () => {
     expect(text).toContain('the lab keeps the sampled token only');
     using feed = render(HowItWorks, { topic: 'feed' });
     expect(feed.target.textContent!.replace(/\s+/g, ' ')).toMatch(/candidate hints, shortest first.*a tie keeps the shorter hint/);
+  });
+
+  it('explains the shuffled-hint control: another session’s hint, and what it still carries in the storyteller', () => {
+    using view = render(HowItWorks, { topic: 'shuffled-control' });
+    const text = view.target.textContent!.replace(/\s+/g, ' ');
+    expect(text).toMatch(/teacher is conditioned on an accepted hint of another session’s turn, from the same policy version/);
+    expect(text).toContain('no longer answers the next state of the reply it grades');
+    expect(text).toContain('the control learns less than Combined');
+    expect(text).toMatch(/every session is the same child, so every hint carries the same wishes/);
   });
 });

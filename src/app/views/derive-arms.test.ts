@@ -1,0 +1,132 @@
+import { describe, expect, it } from 'vitest';
+import type { RunRecord } from '../../rl/records';
+import { comparisonSetups } from '../lab/comparison';
+import { defaultSetup, toAnyRunConfig, toRunConfig, withScenario, withTrack } from '../lab/setup';
+import { armLines, armOfConfig, spreadText, type ArmRun } from './derive-arms';
+
+/** A personalization evaluation after `step` train steps. */
+function evaluation(step: number, score: number | null): RunRecord {
+  return {
+    kind: 'evaluation',
+    version: step,
+    ts: 1000 + step,
+    step,
+    name: 'personalization',
+    scores: { score },
+    perProblem: [{ id: 'p0', score }],
+  } as RunRecord;
+}
+
+/** The comparison's runs on two seeds, each scored at steps 0 and 4 as `scores` says by arm and seed. */
+function comparisonRuns(scores: Record<string, [number, number][]>): ArmRun[] {
+  const setups = comparisonSetups(defaultSetup(), 2);
+  return setups.map((s, i) => {
+    const config = toRunConfig(s);
+    const arm = armOfConfig(config)!;
+    const [base, after] = scores[arm][Math.floor(i / 4)];
+    return { config, records: [evaluation(0, base), evaluation(4, after)] };
+  });
+}
+
+describe('armOfConfig', () => {
+  it('reads the arm from the method and the hint source, and no arm from a tool-call run', () => {
+    const configs = comparisonSetups(defaultSetup()).map((s) => toRunConfig(s));
+    expect(configs.map(armOfConfig)).toEqual(['binary', 'opd', 'combined', 'combined-shuffled']);
+    expect(armOfConfig(toAnyRunConfig(withTrack(defaultSetup(), 'toolcall')))).toBeNull();
+    expect(armOfConfig({ method: 'sft' })).toBeNull();
+    expect(armOfConfig(null)).toBeNull();
+    // A run stored before hint sources existed read its own hint.
+    expect(armOfConfig({ method: 'combined', preset: { advantage: {} } })).toBe('combined');
+  });
+});
+
+describe('armLines', () => {
+  it('gives the base from every run’s step 0 and each arm’s mean and range over its seeds', () => {
+    const lines = armLines(
+      comparisonRuns({
+        binary: [
+          [0.1, 0.0],
+          [0.2, 0.1],
+        ],
+        opd: [
+          [0.1, 0.5],
+          [0.2, 0.7],
+        ],
+        combined: [
+          [0.1, 0.6],
+          [0.2, 0.8],
+        ],
+        'combined-shuffled': [
+          [0.1, 0.3],
+          [0.2, 0.2],
+        ],
+      }),
+    )!;
+    expect(lines.map((l) => [l.arm, l.runs])).toEqual([
+      ['base', 8],
+      ['binary', 2],
+      ['opd', 2],
+      ['combined', 2],
+      ['combined-shuffled', 2],
+    ]);
+    expect(lines[0].points).toEqual([{ step: 0, score: { mean: expect.closeTo(0.15), min: 0.1, max: 0.2, n: 8 } }]);
+    const combined = lines.find((l) => l.arm === 'combined')!;
+    expect(combined.points.map((p) => p.step)).toEqual([0, 4]);
+    expect(combined.points[1].score).toEqual({ mean: expect.closeTo(0.7), min: 0.6, max: 0.8, n: 2 });
+    const shuffled = lines.find((l) => l.arm === 'combined-shuffled')!;
+    expect(shuffled.points[1].score).toEqual({ mean: expect.closeTo(0.25), min: 0.2, max: 0.3, n: 2 });
+  });
+
+  it('averages over the runs that have a score at a step, while the others are still going', () => {
+    const runs = comparisonRuns({
+      binary: [
+        [0.1, 0.0],
+        [0.2, 0.1],
+      ],
+      opd: [
+        [0.1, 0.5],
+        [0.2, 0.7],
+      ],
+      combined: [
+        [0.1, 0.6],
+        [0.2, 0.8],
+      ],
+      'combined-shuffled': [
+        [0.1, 0.3],
+        [0.2, 0.2],
+      ],
+    });
+    // The second seed's Combined has only its step-0 evaluation; its control has not started.
+    runs[6] = { ...runs[6], records: runs[6].records.slice(0, 1) };
+    const lines = armLines(runs.slice(0, 7))!;
+    const combined = lines.find((l) => l.arm === 'combined')!;
+    expect(combined.points[1].score).toEqual({ mean: 0.6, min: 0.6, max: 0.6, n: 1 });
+    expect(spreadText(combined.points[1].score, combined.runs)).toBe('0.600, 1 of 2 runs');
+    expect(lines.find((l) => l.arm === 'combined-shuffled')!.runs).toBe(1);
+    expect(lines[0].points[0].score.n).toBe(7);
+  });
+
+  it('is no comparison for one run, a tool-call run, runs of different scenarios, or runs without scores', () => {
+    const [a, b] = comparisonSetups(defaultSetup()).map((s) => ({ config: toRunConfig(s), records: [evaluation(0, 0.2)] }));
+    expect(armLines([a, b])).not.toBeNull();
+    expect(armLines([a])).toBeNull();
+    expect(armLines([a, { config: toAnyRunConfig(withTrack(defaultSetup(), 'toolcall')), records: [] }])).toBeNull();
+    expect(armLines([a, { config: toRunConfig(withScenario(defaultSetup(), 'student')), records: [evaluation(0, 0.2)] }])).toBeNull();
+    expect(
+      armLines([
+        { ...a, records: [] },
+        { ...b, records: [] },
+      ]),
+    ).toBeNull();
+  });
+});
+
+describe('spreadText', () => {
+  it('writes the mean, the range when the runs differ, and how many runs when not all', () => {
+    expect(spreadText({ mean: 0.5, min: 0.25, max: 0.75, n: 3 }, 3)).toBe('0.500 (0.250–0.750)');
+    expect(spreadText({ mean: 0.5, min: 0.25, max: 0.75, n: 2 }, 3)).toBe('0.500 (0.250–0.750), 2 of 3 runs');
+    expect(spreadText({ mean: 0.5, min: 0.5, max: 0.5, n: 1 }, 1)).toBe('0.500');
+    expect(spreadText({ mean: 0.5, min: 0.5, max: 0.5, n: 3 }, 3)).toBe('0.500');
+    expect(spreadText(undefined, 3)).toBe('–');
+  });
+});
