@@ -110,7 +110,10 @@ export class ChatEndpoint implements ChatHandler {
         'messages',
       );
     }
-    const session = req.session ?? deps.pairing.match(req.messages) ?? deps.newSession();
+    const paired = req.session === null ? deps.pairing.match(req.messages) : null;
+    const session = req.session ?? paired?.session ?? deps.newSession();
+    // The message right after the reply answers it (the user's, a tool's); an agent may append more.
+    const nextState = paired ? req.messages[paired.replyAt + 1] : undefined;
     const turnType: TurnType = req.turnType ?? (req.session === null ? 'main' : 'side');
     const id = `chatcmpl-${randomUUID()}`;
     const created = Math.floor(this.now() / 1000);
@@ -123,6 +126,7 @@ export class ChatEndpoint implements ChatHandler {
         turnType,
         done: req.done,
         messages: req.messages,
+        ...(nextState ? { nextState } : {}),
         ...(req.tools ? { tools: req.tools } : {}),
         maxNewTokens,
         sampling: { temperature: req.temperature ?? settings.temperature, topP: req.topP ?? settings.topP, topK: 0 },

@@ -187,19 +187,18 @@ describe('nextstate serve with the official openai client', () => {
     server = await startTestServer(['--batch-size', '8', '--max-tokens', '5']);
     const { client, model } = server;
     const talk = async (first: string) => {
-      const messages: OpenAI.ChatCompletionMessageParam[] = [
-        { role: 'system', content: `now: ${Math.random()}` },
-        { role: 'user', content: first },
-      ];
+      // As OpenClaw does: the system prompt is rebuilt every time, and a runtime-context message
+      // follows the user's on each request without staying in the history.
+      const context = (): OpenAI.ChatCompletionMessageParam => ({ role: 'user', content: `<<<CONTEXT>>> ${Math.random()}` });
+      const history: OpenAI.ChatCompletionMessageParam[] = [{ role: 'user', content: first }];
+      const request = () => [{ role: 'system' as const, content: `now: ${Math.random()}` }, ...history, context()];
       const sessions: string[] = [];
       for (const next of ['Please redo that, it is wrong.', 'Thanks!']) {
-        const r = (await client.chat.completions.create({ model, messages, tools: TOOLS })) as OpenAI.ChatCompletion & { session_id: string };
+        const r = (await client.chat.completions.create({ model, messages: request(), tools: TOOLS })) as OpenAI.ChatCompletion & { session_id: string };
         sessions.push(r.session_id);
-        // The agent rebuilds its system prompt every time; the conversation only grows.
-        messages[0] = { role: 'system', content: `now: ${Math.random()}` };
-        messages.push(r.choices[0].message as OpenAI.ChatCompletionMessageParam, { role: 'user', content: next });
+        history.push(r.choices[0].message as OpenAI.ChatCompletionMessageParam, { role: 'user', content: next });
       }
-      const r = (await client.chat.completions.create({ model, messages })) as OpenAI.ChatCompletion & { session_id: string };
+      const r = (await client.chat.completions.create({ model, messages: request() })) as OpenAI.ChatCompletion & { session_id: string };
       return [...sessions, r.session_id];
     };
     const [a, b] = await Promise.all([talk('Tell me a joke.'), talk('Tell me a story.')]);

@@ -25,6 +25,11 @@ export interface TurnRequest {
   version: number;
   /** The client says this is the session's last request. */
   done?: boolean;
+  /**
+   * The message that answers the previous main turn, when it is not the last one (an agent that
+   * appends context after the user's message); default: the last message.
+   */
+  nextState?: ChatMessage;
 }
 
 /** A request the tracker has numbered. */
@@ -157,7 +162,7 @@ export class SessionTracker<R> {
     if (request.turnType === 'main') {
       state.mainTurns++;
       if (state.pending) {
-        const last = request.messages[request.messages.length - 1];
+        const last = request.nextState ?? request.messages[request.messages.length - 1];
         events.closed.push(this.close(state.pending, last ? copyMessage(last) : null, 'next-request', at));
       }
       state.pending = turn;

@@ -30,6 +30,8 @@ export interface ServedRequest {
   sampling: SamplingOptions;
   seed: number;
   stop?: string[];
+  /** What answers the session's previous main turn, when it is not the last message (see TurnRequest.nextState). */
+  nextState?: ChatMessage;
 }
 
 /** A served request's answer and where the tracker put it. */
@@ -125,7 +127,7 @@ export class ServeLoop extends RunLoopCore {
     if (!reply) throw new ServeStoppedError();
     const response: ServedResponse = { text: reply.text, tokenIds: reply.tokenIds, logprobs: reply.logprobs, ...(tools ? { tools } : {}) };
     const observed = this.tracker.observe(
-      { session: request.session, turnType: request.turnType, messages, version: reply.version, done: request.done },
+      { session: request.session, turnType: request.turnType, messages, version: reply.version, done: request.done, nextState: request.nextState },
       response,
     );
     if (observed.turn.turn === 1) this.sessionsStarted++;
