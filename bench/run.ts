@@ -18,6 +18,7 @@ import { buildReport } from './node/report';
 import { runInNode } from './node/suite';
 import { accuracySuite } from './node/accuracy';
 import { paperSuite } from './node/paper';
+import { serveSuite } from './node/serve';
 import { resolveDataPath } from '../test/data-dir';
 
 const RESULTS_DIR = join(dirname(fileURLToPath(import.meta.url)), 'results');
@@ -77,6 +78,8 @@ async function main(): Promise<void> {
   }
   if (args.only === 'accuracy') return only('accuracy', 'next-state-lab weight formats against f32', () => accuracyPart(args.quick, args.models, args.dawn));
   if (args.only === 'paper') return only('paper', "next-state-lab the paper's policy size", async () => ({ paper: await paperSuite(args) }));
+  if (args.only === 'serve')
+    return only('serve', 'next-state-lab nextstate serve under concurrent clients', async () => ({ serve: await serveSuite(args.quick, log) }));
   const workload = workloadFor(args.quick, args.budgetS);
   log(`${args.quick ? 'quick' : 'full'} run, ${workload.budgetMs / 1000} s budget per measurement`);
   const models = await benchModels(args.models);

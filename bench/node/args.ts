@@ -11,7 +11,7 @@ export interface BenchArgs {
   only: (typeof ONLY)[number] | null;
 }
 
-const ONLY = ['durability', 'judge', 'accuracy', 'paper'] as const;
+const ONLY = ['durability', 'judge', 'accuracy', 'paper', 'serve'] as const;
 
 export const USAGE = `npm run bench -- [--quick] [--model DIR]... [--budget SECONDS] [--no-browser] [--no-dawn]
 
@@ -34,6 +34,9 @@ export const USAGE = `npm run bench -- [--quick] [--model DIR]... [--budget SECO
   --only paper   measure only the paper's policy size: Qwen3-4B with random q4 weights on Dawn
                  (--quick: Qwen3-0.6B) and Qwen3-0.6B in headless Chromium, loading, generating
                  and one QLoRA step, peak memory against the plan; written to bench/results/paper.json
+  --only serve   measure only nextstate serve on the tiny fixture: requests/s and p50/p99 latency at
+                 1, 4 and 16 concurrent OpenAI clients on 127.0.0.1, batched (--max-batch 32) and one
+                 at a time (--max-batch 1), and their ratio; written to bench/results/serve.json
 
 Prints one JSON object to stdout and writes it to bench/results/latest.json; progress goes to stderr.`;
 

@@ -29,11 +29,11 @@ import { replyMessage, usesToolCallTags } from './serve-tool-calls';
 export const usage = `nextstate serve --model DIR|HUB_ID --out RUN.nsrun [--port 30000] [--host 127.0.0.1] [--api-key KEY]
       [--method ${METHODS.join('|')}] [--judge rules|policy|URL [--judge-model NAME]] [--batch-size N] [--lora-rank N]
       [--lr X] [--preset PRESET.json] [--backend cpu|webgpu] ${QUANTIZE_USAGE} [--max-tokens N] [--served-model-name NAME]
-      [--max-in-flight N] [--max-body-bytes N] [--seed N] [--resume] [--json]
+      [--max-in-flight N] [--max-body-bytes N] [--max-batch N] [--seed N] [--resume] [--json]
   serve the policy at http://HOST:PORT/v1 (OpenAI chat completions) and train it on the turns it serves;
   --api-key (or NEXTSTATE_SERVE_API_KEY) is required beyond 127.0.0.1; --resume continues RUN.nsrun after a stop or crash.`;
 
-const DEFAULTS = { port: 30000, maxTokens: 1024, maxInFlight: 64, maxBodyBytes: 16 * 1024 * 1024, seed: 1 };
+const DEFAULTS = { port: 30000, maxTokens: 1024, maxInFlight: 64, maxBodyBytes: 16 * 1024 * 1024, seed: 1, maxBatch: 32 };
 /** Sessions named by the server, for requests that name none: conv-0, conv-1, ... */
 const AUTO_SESSION = /^conv-(\d+)$/;
 
@@ -134,6 +134,7 @@ export async function startServe(argv: string[], out: (line: string) => void): P
     'max-tokens': { type: 'string' },
     'served-model-name': { type: 'string' },
     'max-in-flight': { type: 'string' },
+    'max-batch': { type: 'string' },
     'max-body-bytes': { type: 'string' },
     seed: { type: 'string' },
     resume: { type: 'boolean' },
@@ -203,6 +204,7 @@ export async function startServe(argv: string[], out: (line: string) => void): P
   const loop = new ServeLoop(config, services, runFile, {
     ...(resume ? { resume } : {}),
     turnsSoFar: turnsOf(records),
+    generationBatch: number(v, 'max-batch', DEFAULTS.maxBatch, isPositiveInt),
     onRecord: (r) => {
       const line = eventLine(r);
       if (line) say(line, `step ${(line as { step: number }).step} -> v${(line as { version: number }).version}: ${JSON.stringify(line)}`);

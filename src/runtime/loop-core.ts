@@ -92,7 +92,7 @@ export abstract class RunLoopCore implements RunController {
     protected readonly options: RunLoopOptions = {},
   ) {
     this.now = options.now ?? Date.now;
-    this.batcher = new GenerationBatcher(policyService, MAX_GENERATION_BATCH);
+    this.batcher = new GenerationBatcher(policyService, options.generationBatch ?? MAX_GENERATION_BATCH);
     this.buffer = new SampleBuffer({ batchSize: settings.batchSize, zeroAdvantage: settings.zeroAdvantage });
     this.step = options.resume?.step ?? 0;
     this.version = options.resume?.version ?? 0;

@@ -40,6 +40,11 @@ export interface RunLoopOptions {
   onRecord?: (r: RunRecord) => void;
   onSnapshot?: (s: RunSnapshot) => void;
   onProgress?: (p: { phase: 'train' | 'evaluate'; done: number; total: number }) => void;
+  /**
+   * Requests the batcher merges into one generation at most (default 32); 1 generates them one at
+   * a time (the served run's bench compares the two).
+   */
+  generationBatch?: number;
   /** How often onSnapshot fires while the run goes (default every second; 0 = only on changes). */
   snapshotEveryMs?: number;
   /** Continue a saved run: its step and version (the adapter is restored by the caller). */

@@ -2,9 +2,9 @@ import { describe, expect, it } from 'vitest';
 import { parseBenchArgs } from '../../bench/node/args';
 
 describe('bench flags', () => {
-  it('--only durability, judge, accuracy or paper selects that part alone; anything else is refused', () => {
+  it('--only durability, judge, accuracy, paper or serve selects that part alone; anything else is refused', () => {
     expect(parseBenchArgs([]).only).toBeNull();
-    for (const part of ['durability', 'judge', 'accuracy', 'paper']) expect(parseBenchArgs(['--only', part]).only).toBe(part);
-    expect(() => parseBenchArgs(['--only', 'engine'])).toThrow('--only takes "durability", "judge", "accuracy", "paper", got "engine"');
+    for (const part of ['durability', 'judge', 'accuracy', 'paper', 'serve']) expect(parseBenchArgs(['--only', part]).only).toBe(part);
+    expect(() => parseBenchArgs(['--only', 'engine'])).toThrow('--only takes "durability", "judge", "accuracy", "paper", "serve", got "engine"');
   });
 });
