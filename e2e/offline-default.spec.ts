@@ -6,7 +6,7 @@ import { expect, test } from '@playwright/test';
 import { blockOutside, watchProblems } from './watch';
 
 test('the default storyteller loads the bundled demo model and the three methods run and overlay', async ({ page, context }) => {
-  test.setTimeout(420_000);
+  test.setTimeout(600_000);
   const problems = watchProblems(page);
   // Nothing may come from outside the app's own origin.
   const outside = await blockOutside(context);
@@ -26,16 +26,16 @@ test('the default storyteller loads the bundled demo model and the three methods
   await page.getByLabel('Run label (optional)').fill('e2e methods');
   await page.getByText('Advanced: every hyperparameter').click();
   await page.getByLabel('Samples per step').fill('2');
-  await page.getByRole('button', { name: 'Compare Binary RL, OPD and Combined' }).click();
+  await page.getByRole('button', { name: 'Compare base, Binary RL, OPD, Combined and the shuffled-hint control' }).click();
 
-  // The third run is Combined, with the other two overlaid on its charts.
-  await expect(page.getByRole('heading', { name: 'e2e methods · Combined' })).toBeVisible({ timeout: 300_000 });
+  // The fourth run is the shuffled-hint control, with the other three overlaid on its charts.
+  await expect(page.getByRole('heading', { name: 'e2e methods · Combined, shuffled hints · seed 1' })).toBeVisible({ timeout: 450_000 });
   await expect(page.getByTestId('run-status')).toHaveText('finished', { timeout: 120_000 });
   const charts = page.getByRole('region', { name: 'Training metrics' });
-  await expect(charts).toContainText('e2e methods · Binary RL');
-  await expect(charts).toContainText('e2e methods · OPD');
+  for (const m of ['Binary RL', 'OPD', 'Combined']) await expect(charts).toContainText(`e2e methods · ${m} · seed 1`);
   await page.getByRole('link', { name: 'Runs' }).click();
-  for (const m of ['Binary RL', 'OPD', 'Combined']) await expect(page.getByText(`e2e methods · ${m}`).first()).toBeVisible();
+  for (const m of ['Binary RL', 'OPD', 'Combined', 'Combined, shuffled hints'])
+    await expect(page.getByText(`e2e methods · ${m} · seed 1`).first()).toBeVisible();
   expect(outside).toEqual([]);
   expect(problems).toEqual([]);
 });
