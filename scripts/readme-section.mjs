@@ -22,6 +22,7 @@ export const SECTIONS = {
   bench: 'docs/bench/bench.json',
   accuracy: 'docs/bench/accuracy.json',
   paper: 'docs/bench/paper.json',
+  serve: 'docs/bench/serve.json',
 };
 
 /** The section's text made from `file`: a Markdown file as it is, a JSON file rendered. */
@@ -310,7 +311,34 @@ function paperSection(report, file) {
   return lines.join('\n');
 }
 
-const RENDERERS = { bench: benchSection, accuracy: accuracySection, paper: paperSection };
+/** `npm run bench -- --only serve` (bench/node/serve.ts) as a table. */
+function serveSection(report, file) {
+  const s = need(report, ['serve'], file);
+  const command = `npm run bench -- --only serve${need(s, ['quick'], file) ? ' --quick' : ''}`;
+  const lines = [
+    machineLine(report, file, command),
+    '',
+    `\`nextstate serve\` on ${need(s, ['model'], file)} (${need(s, ['backend'], file)}), ${need(s, ['maxTokens'], file)} new tokens per reply, ` +
+      'concurrent OpenAI clients on 127.0.0.1, each request a side turn (nothing judged or trained); batched: the generation batcher merges ' +
+      'the requests that wait (--max-batch 32); one at a time: --max-batch 1:',
+    '',
+    '| clients | requests | batched: requests/s | p50 | p99 | one at a time: requests/s | p50 | p99 | batched / one at a time |',
+    '| --- | --- | --- | --- | --- | --- | --- | --- | --- |',
+  ];
+  const batched = need(s, ['batched'], file);
+  const single = need(s, ['oneAtATime'], file);
+  batched.forEach((b, i) => {
+    const o = single[i];
+    lines.push(
+      `| ${b.clients} | ${b.requests} | ${rate(b.requestsPerSecond)} | ${Math.round(b.p50Ms)} ms | ${Math.round(b.p99Ms)} ms | ` +
+        `${rate(o.requestsPerSecond)} | ${Math.round(o.p50Ms)} ms | ${Math.round(o.p99Ms)} ms | ${need(s, ['ratio', String(b.clients)], file).toFixed(2)}x |`,
+    );
+  });
+  lines.push('', `Made by \`${command.replace('npm run', 'npm run -s')} > ${file}\` and \`node scripts/readme-section.mjs serve ${file}\`.`);
+  return lines.join('\n');
+}
+
+const RENDERERS = { bench: benchSection, accuracy: accuracySection, paper: paperSection, serve: serveSection };
 
 // ---------------------------------------------------------------------------------------------
 

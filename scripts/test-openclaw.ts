@@ -80,7 +80,25 @@ async function agentModel(dir: string): Promise<string> {
 function serve(model: string, file: string) {
   const child = spawn(
     process.execPath,
-    [join(root, 'bin', 'nextstate.mjs'), 'serve', '--model', model, '--served-model-name', 'tiny', '--out', file, '--port', '0', '--api-key', API_KEY, '--batch-size', '2', '--max-tokens', '16', '--json'],
+    [
+      join(root, 'bin', 'nextstate.mjs'),
+      'serve',
+      '--model',
+      model,
+      '--served-model-name',
+      'tiny',
+      '--out',
+      file,
+      '--port',
+      '0',
+      '--api-key',
+      API_KEY,
+      '--batch-size',
+      '2',
+      '--max-tokens',
+      '16',
+      '--json',
+    ],
     { stdio: ['ignore', 'pipe', 'inherit'] },
   );
   const exited = new Promise<number | null>((r) => child.on('exit', (code) => r(code)));
@@ -105,7 +123,17 @@ function writeProvider(home: string, url: string): void {
           baseUrl: url,
           apiKey: API_KEY,
           api: 'openai-completions',
-          models: [{ id: 'tiny', name: 'tiny Qwen3 (nextstate serve)', reasoning: false, input: ['text'], cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0 }, contextWindow: POSITIONS, maxTokens: 16 }],
+          models: [
+            {
+              id: 'tiny',
+              name: 'tiny Qwen3 (nextstate serve)',
+              reasoning: false,
+              input: ['text'],
+              cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0 },
+              contextWindow: POSITIONS,
+              maxTokens: 16,
+            },
+          ],
         },
       },
     },
@@ -124,8 +152,7 @@ function agentTurn(home: string, session: string, message: string): { finalAssis
   });
   if (r.status !== 0) throw new Error(`openclaw agent exited with ${r.status}: ${(r.stderr ?? '').trim().split('\n').slice(-3).join(' | ')}`);
   const json = r.stdout.slice(r.stdout.indexOf('{'));
-  const out = JSON.parse(json) as { result?: { finalAssistantVisibleText?: string }; finalAssistantVisibleText?: string };
-  return out.result ?? out;
+  return (JSON.parse(json) as { meta?: { finalAssistantVisibleText?: string } }).meta ?? {};
 }
 
 async function waitFor(ok: () => boolean, ms: number, what: string): Promise<void> {
@@ -150,7 +177,9 @@ async function main(): Promise<void> {
     for (const message of TURNS) {
       const started = Date.now();
       const result = agentTurn(home, 'openclaw-test', message);
-      console.log(`turn (${((Date.now() - started) / 1000).toFixed(0)} s): ${JSON.stringify(message)} -> ${JSON.stringify(result.finalAssistantVisibleText ?? '').slice(0, 80)}`);
+      console.log(
+        `turn (${((Date.now() - started) / 1000).toFixed(0)} s): ${JSON.stringify(message)} -> ${JSON.stringify(result.finalAssistantVisibleText ?? '').slice(0, 80)}`,
+      );
     }
     await waitFor(() => records().some((r) => r.kind === 'version_boundary'), STEP_TIMEOUT_MS, 'a training step');
   } finally {
@@ -162,18 +191,34 @@ async function main(): Promise<void> {
   const asked = log.filter((r): r is InteractionRecord => r.kind === 'interaction');
   const sessions = new Set(asked.map((r) => r.session));
   check(asked.length >= TURNS.length, `every agent turn reached the server (${asked.length} requests)`);
-  check(sessions.size === 1 && asked.every((r) => r.turnType === 'main'), `the turns were paired into one session without headers (${[...sessions].join(', ')})`);
-  check(asked.every((r) => (r.tools?.length ?? 0) > 0), `each request's tools were kept (${asked[0].tools?.length} tools)`);
+  check(
+    sessions.size === 1 && asked.every((r) => r.turnType === 'main'),
+    `the turns were paired into one session without headers (${[...sessions].join(', ')})`,
+  );
+  check(
+    asked.every((r) => (r.tools?.length ?? 0) > 0),
+    `each request's tools were kept (${asked[0].tools?.length} tools)`,
+  );
   const results = log.filter((r): r is JudgeResultRecord => r.kind === 'judge_result');
   const binary = results.filter((r) => r.judge === 'binary').sort((a, b) => a.turn - b.turn);
   check(binary.length >= TURNS.length - 1 && binary[0].score === -1, `the corrections were judged as corrections (${binary.map((r) => r.score).join(', ')})`);
   const hints = results.filter((r) => r.judge === 'hint' && r.accepted).map((r) => r.hint ?? '');
-  check(hints.some((h) => h.includes('moon')), `a correction gave a hint (${JSON.stringify(hints[0]).slice(0, 100)})`);
+  check(
+    hints.some((h) => h.includes('moon')),
+    `a correction gave a hint (${JSON.stringify(hints[0]).slice(0, 100)})`,
+  );
   check(log.filter((r) => r.kind === 'sample').length >= 2, 'the judged turns became samples');
-  check(log.some((r) => r.kind === 'train_step' && r.skipped === null), 'a training step happened');
+  check(
+    log.some((r) => r.kind === 'train_step' && r.skipped === null),
+    'a training step happened',
+  );
 
   const cli = (...args: string[]) => spawnSync(process.execPath, [join(root, 'bin', 'nextstate.mjs'), ...args], { encoding: 'utf8' });
-  const inspected = JSON.parse(cli('inspect', file, '--json').stdout) as { summary: { records: number; steps: number }; integrity: string; adapter: { version: number } | null };
+  const inspected = JSON.parse(cli('inspect', file, '--json').stdout) as {
+    summary: { records: number; steps: number };
+    integrity: string;
+    adapter: { version: number } | null;
+  };
   check(inspected.integrity === 'verified' && inspected.summary.records === log.length, `the run file holds every record (${inspected.summary.records})`);
   check(inspected.summary.steps >= 1 && (inspected.adapter?.version ?? 0) >= 1, `the run file holds the step and its adapter (v${inspected.adapter?.version})`);
   const exported = cli('export', file, '--peft', join(dir, 'peft'));

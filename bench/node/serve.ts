@@ -25,6 +25,8 @@ export interface ServeLevel {
 }
 
 export interface ServeReport {
+  /** --quick: fewer requests and tokens. */
+  quick: boolean;
   model: string;
   backend: 'cpu';
   maxTokens: number;
@@ -96,5 +98,5 @@ export async function serveSuite(quick: boolean, log: (line: string) => void): P
   const batched = await measure(dir, 32, requests, maxTokens, log);
   const oneAtATime = await measure(dir, 1, requests, maxTokens, log);
   const ratio = Object.fromEntries(batched.map((b, i) => [String(b.clients), round(b.requestsPerSecond / oneAtATime[i].requestsPerSecond)]));
-  return { model: 'tiny-qwen3 (test fixture)', backend: 'cpu', maxTokens, batched, oneAtATime, ratio };
+  return { quick, model: 'tiny-qwen3 (test fixture)', backend: 'cpu', maxTokens, batched, oneAtATime, ratio };
 }

@@ -117,6 +117,43 @@ describe('nextstate serve with the official openai client', () => {
     expect(health).toMatchObject({ ok: true, status: 'running', step: 0, version: 0 });
   });
 
+  it('returns the <tool_call> blocks the model writes as tool_calls, streaming and not, and pairs the agent’s next request with them', async () => {
+    server = await startTestServer(['--max-tokens', '6']);
+    const { client, model } = server;
+    // The tiny model writes noise; its text is replaced, so that the reply holds a call as a real model writes it.
+    const policy = server.handle.loop.policy;
+    const generate = policy.generate.bind(policy);
+    const written = 'Let me read it.\n<tool_call>\n{"name": "read", "arguments": {"path": "notes.txt"}}\n</tool_call>';
+    policy.generate = async (requests, signal) => (await generate(requests, signal)).map((r) => ({ ...r, text: written }));
+    const messages: OpenAI.ChatCompletionMessageParam[] = [{ role: 'user', content: 'What does notes.txt say?' }];
+    const call = { type: 'function', function: { name: 'read', arguments: '{"path":"notes.txt"}' } };
+    const runner = client.chat.completions.stream({ model, messages, tools: TOOLS });
+    const streamed = await runner.finalChatCompletion();
+    expect(streamed.choices[0]).toMatchObject({ finish_reason: 'tool_calls', message: { content: 'Let me read it.', tool_calls: [call] } });
+    // Without tools (or with tool_choice none) the text goes out as it was written.
+    const none = await client.chat.completions.create({ model, messages, tools: TOOLS, tool_choice: 'none' });
+    expect(none.choices[0].message).toEqual({ role: 'assistant', content: written });
+    // Two identical conversations: the newest one is the one its next request continues.
+    const r = await client.chat.completions.create({ model, messages, tools: TOOLS });
+    expect(r.choices[0]).toMatchObject({ finish_reason: 'tool_calls', message: { role: 'assistant', content: 'Let me read it.', tool_calls: [call] } });
+    // The agent runs the tool and sends the result: the same conversation, whose next state is the tool's.
+    const next = (await client.chat.completions.create({
+      model,
+      messages: [
+        ...messages,
+        r.choices[0].message as OpenAI.ChatCompletionMessageParam,
+        { role: 'tool', tool_call_id: r.choices[0].message.tool_calls![0].id, content: 'buy milk' },
+      ],
+      tools: TOOLS,
+    })) as unknown as { session_id: string; nextstate: { turn: number } };
+    const session = (r as unknown as { session_id: string }).session_id;
+    expect(next).toMatchObject({ session_id: session, nextstate: { turn: 2 } });
+    // The tool's result was the next state: the rules judge reads a result without an error as progress.
+    const judged = () => (ofKind(server!, 'judge_result') as JudgeResultRecord[]).filter((j) => j.session === session && j.judge === 'binary');
+    await until(() => judged().length === 1, 30_000, 'the judged call');
+    expect(judged()[0].score).toBe(1);
+  });
+
   it('trains on a session with headers: judged main turns, hints from corrections, a step, and the next reply from the new version; side turns never become samples', async () => {
     server = await startTestServer(['--batch-size', '2', '--max-tokens', '6', '--method', 'combined']);
     const { client, model } = server;
