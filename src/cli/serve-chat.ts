@@ -16,6 +16,7 @@ import type { TurnType } from '../rl/sessions';
 import type { PolicyReply } from '../runtime/policy-service';
 import { ServeStoppedError, type ServeLoop, type ServedReply } from '../runtime/serve-loop';
 import type { SessionPairing } from '../runtime/serve-pairing';
+import type { ServeRunFile } from './serve-runfile';
 import { ApiError } from './serve-errors';
 import type { ChatHandler, EventStream } from './serve-http';
 import { parseChatRequest } from './serve-openai';
@@ -45,6 +46,8 @@ export interface ChatDependencies {
   promptTokens: (messages: ChatMessage[], tools?: readonly object[]) => number;
   /** A new session's name, for a request that names none and extends none. */
   newSession: () => string;
+  /** The run's records, for watchers (GET /v1/nextstate/records). */
+  runFile: Pick<ServeRunFile, 'follow' | 'header'>;
   now?: () => number;
 }
 
@@ -74,6 +77,14 @@ export class ChatEndpoint implements ChatHandler {
   health(): object {
     const s = this.deps.loop.snapshot();
     return { ok: true, status: s.status, step: s.step, version: s.version, sessions: s.sessionsStarted, bufferedSamples: s.bufferedSamples };
+  }
+
+  /** The run (its config, label and start), then its records in commits as they land: what the lab charts. */
+  records(from: number, stream: EventStream, signal: AbortSignal): void {
+    const { config, label, created } = this.deps.runFile.header;
+    stream.send({ type: 'run', label, created, config });
+    const stop = this.deps.runFile.follow(from, (records, firstSeq) => stream.send({ type: 'records', from: firstSeq, records }));
+    signal.addEventListener('abort', stop, { once: true });
   }
 
   /** ServeLoop.answer, with a stopping server as 503 (the agent may retry once it is back). */

@@ -125,3 +125,51 @@ describe('nextstate serve refuses bad input with a status and a one-line JSON er
     expect(server.handle.runFile.all.filter((r) => r.kind === 'interaction')).toHaveLength(1);
   });
 });
+
+describe('nextstate serve’s record feed, for the lab watching a live run', () => {
+  it('streams the run and then each commit as it lands, from any record on; CORS on this route only', async () => {
+    server = await startTestServer(['--max-tokens', '2']);
+    const { client, model } = server;
+    await client.chat.completions.create({ model, messages: [{ role: 'user', content: 'first' }] });
+    const preflight = await fetch(`${server.handle.url}/v1/nextstate/records`, { method: 'OPTIONS' });
+    expect([preflight.status, preflight.headers.get('access-control-allow-origin')]).toEqual([204, '*']);
+    const abort = new AbortController();
+    const res = await fetch(`${server.handle.url}/v1/nextstate/records?from=1`, { signal: abort.signal });
+    expect(res.headers.get('access-control-allow-origin')).toBe('*');
+    const events: { type: string; from?: number; records?: { kind: string; messages?: { content: string }[] }[]; label?: string }[] = [];
+    const reading = (async () => {
+      const decoder = new TextDecoder();
+      let buffer = '';
+      for await (const chunk of res.body!) {
+        buffer += decoder.decode(chunk, { stream: true });
+        for (let end = buffer.indexOf('\n\n'); end >= 0; end = buffer.indexOf('\n\n')) {
+          const event = buffer.slice(0, end);
+          buffer = buffer.slice(end + 2);
+          if (event.startsWith('data: ')) events.push(JSON.parse(event.slice(6)));
+        }
+      }
+    })().catch(() => {});
+    await until(() => events.length >= 2, 10_000, 'the run and its first record');
+    expect(events[0]).toMatchObject({ type: 'run', label: expect.stringContaining('serve') });
+    expect(events[1]).toMatchObject({ type: 'records', from: 1, records: [{ kind: 'interaction', messages: [{ content: 'first' }] }] });
+    await client.chat.completions.create({ model, messages: [{ role: 'user', content: 'second' }] });
+    await until(() => events.length >= 3, 10_000, 'the next commit');
+    expect(events[2]).toMatchObject({ type: 'records', from: 2, records: [{ kind: 'interaction', messages: [{ content: 'second' }] }] });
+    // Chat completions stay same-origin: no CORS there.
+    const chat = await fetch(`${server.handle.url}/v1/chat/completions`, { method: 'POST', body: '{' });
+    expect(chat.headers.get('access-control-allow-origin')).toBeNull();
+    abort.abort();
+    await reading;
+    const late = await fetch(`${server.handle.url}/v1/nextstate/records?from=2`);
+    const reader = late.body!.getReader();
+    let text = '';
+    while (!text.includes('"from":2')) text += new TextDecoder().decode((await reader.read()).value);
+    expect(text).not.toContain('"content":"first"');
+    // Stopping the server ends the feed instead of waiting for the watcher.
+    await server.handle.stop();
+    server = null;
+    let ended = false;
+    for (let i = 0; i < 10 && !ended; i++) ended = (await reader.read()).done;
+    expect(ended).toBe(true);
+  });
+});

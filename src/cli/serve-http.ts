@@ -27,7 +27,19 @@ export interface ChatHandler {
    * goes away before the answer is complete.
    */
   chat(body: unknown, headers: IncomingMessage['headers'], signal: AbortSignal, open: () => EventStream): Promise<object | void>;
+  /**
+   * GET /v1/nextstate/records?from=SEQ: the run's records as events, those committed so far and
+   * then each as it is committed, until `signal` fires (the watcher went away).
+   */
+  records(from: number, stream: EventStream, signal: AbortSignal): void;
 }
+
+/** The only route a page on another origin may read (the lab watching a live run): CORS here alone. */
+const CORS = {
+  'access-control-allow-origin': '*',
+  'access-control-allow-headers': 'authorization',
+  'access-control-allow-methods': 'GET, OPTIONS',
+};
 
 export interface HttpOptions {
   host: string;
@@ -111,8 +123,8 @@ function sendJson(res: ServerResponse, status: number, body: string, headers: Re
   res.end(body);
 }
 
-function eventStream(res: ServerResponse): EventStream {
-  res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', connection: 'keep-alive' });
+function eventStream(res: ServerResponse, headers: Record<string, string> = {}): EventStream {
+  res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', connection: 'keep-alive', ...headers });
   res.flushHeaders();
   return {
     send: (event) => void res.write(`data: ${JSON.stringify(event)}\n\n`),
@@ -126,6 +138,8 @@ function eventStream(res: ServerResponse): EventStream {
 
 export async function startHttpServer(options: HttpOptions, handler: ChatHandler): Promise<RunningServer> {
   let inFlight = 0;
+  /** Record feeds never end by themselves: closing the server ends them. */
+  const watchers = new Set<EventStream>();
 
   async function chat(req: IncomingMessage, res: ServerResponse): Promise<void> {
     if (inFlight >= options.maxInFlight) {
@@ -172,6 +186,22 @@ export async function startHttpServer(options: HttpOptions, handler: ChatHandler
     }
   }
 
+  function follow(req: IncomingMessage, res: ServerResponse): void {
+    const from = Number(new URL(req.url ?? '/', 'http://server').searchParams.get('from') ?? '1');
+    if (!Number.isSafeInteger(from) || from < 1)
+      throw new ApiError(400, `from must be a record number from 1, got ${JSON.stringify(from)}`, 'invalid_request_error', 'invalid_value', 'from');
+    const abort = new AbortController();
+    const stream = eventStream(res, CORS);
+    const timer = setInterval(() => stream.keepAlive(), KEEP_ALIVE_MS);
+    watchers.add(stream);
+    res.on('close', () => {
+      clearInterval(timer);
+      watchers.delete(stream);
+      abort.abort();
+    });
+    handler.records(from, stream, abort.signal);
+  }
+
   async function route(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const path = (req.url ?? '/').split('?')[0].replace(/\/+$/, '') || '/';
     try {
@@ -184,6 +214,15 @@ export async function startHttpServer(options: HttpOptions, handler: ChatHandler
         checkKey(req, options.apiKey);
         return sendJson(res, 200, JSON.stringify(handler.models()));
       }
+      if (path === '/v1/nextstate/records') {
+        if (req.method === 'OPTIONS') {
+          res.writeHead(204, CORS);
+          return void res.end();
+        }
+        if (req.method !== 'GET') throw new ApiError(405, '/v1/nextstate/records takes GET');
+        checkKey(req, options.apiKey);
+        return follow(req, res);
+      }
       if (path === '/v1/chat/completions') {
         if (req.method !== 'POST') throw new ApiError(405, '/v1/chat/completions takes POST');
         checkKey(req, options.apiKey);
@@ -191,7 +230,7 @@ export async function startHttpServer(options: HttpOptions, handler: ChatHandler
       }
       throw new ApiError(
         404,
-        `no route ${req.method} ${path}; this server has POST /v1/chat/completions, GET /v1/models and GET /healthz`,
+        `no route ${req.method} ${path}; this server has POST /v1/chat/completions, GET /v1/models, GET /v1/nextstate/records and GET /healthz`,
         'invalid_request_error',
         'not_found',
       );
@@ -218,6 +257,7 @@ export async function startHttpServer(options: HttpOptions, handler: ChatHandler
     close: () =>
       new Promise<void>((resolve) => {
         server.close(() => resolve());
+        for (const w of watchers) w.done();
         server.closeIdleConnections();
       }),
   };

@@ -131,6 +131,7 @@ export class ServeRunFile implements RecordSink {
   private writing: Promise<void> | null = null;
   private status: 'running' | 'stopped' = 'running';
   private readonly now: () => number;
+  private readonly listeners = new Set<(records: readonly RunRecord[], firstSeq: number) => void>();
 
   private constructor(
     readonly file: string,
@@ -188,6 +189,17 @@ export class ServeRunFile implements RecordSink {
     return this.records;
   }
 
+  /**
+   * Calls `listener` with the records from seq `fromSeq` on (1-based, the journal's order) that are
+   * committed already, then with each commit as it lands. Returns the unsubscribe function.
+   */
+  follow(fromSeq: number, listener: (records: readonly RunRecord[], firstSeq: number) => void): () => void {
+    const start = Math.max(1, fromSeq);
+    if (start <= this.records.length) listener(this.records.slice(start - 1), start);
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+
   /** Journals the records (and checkpoints a new version first); resolves once they are on disk. */
   append(records: RunRecord[]): Promise<void> {
     const done = this.chain.then(async () => {
@@ -195,7 +207,9 @@ export class ServeRunFile implements RecordSink {
       if (boundary) await this.checkpoint(boundary.to);
       await this.journal.write(records.map((r) => JSON.stringify(r) + '\n').join(''));
       await this.journal.datasync();
+      const from = this.records.length + 1;
       this.records.push(...records);
+      for (const listener of this.listeners) listener(records, from);
       this.dirty = true;
       this.scheduleSnapshot(boundary !== undefined);
     });

@@ -228,6 +228,7 @@ export async function startServe(argv: string[], out: (line: string) => void): P
       pairing,
       promptTokens: (messages, tools) => services.policyModel.promptIds(messages, { tools }).length,
       newSession: () => `conv-${nextSession++}`,
+      runFile,
     },
   );
   const running = loop.run();
