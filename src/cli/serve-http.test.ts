@@ -140,8 +140,9 @@ describe('nextstate serve’s record feed, for the lab watching a live run', () 
     const reading = (async () => {
       const decoder = new TextDecoder();
       let buffer = '';
-      for await (const chunk of res.body!) {
-        buffer += decoder.decode(chunk, { stream: true });
+      const body = res.body!.getReader();
+      for (let chunk = await body.read(); !chunk.done; chunk = await body.read()) {
+        buffer += decoder.decode(chunk.value, { stream: true });
         for (let end = buffer.indexOf('\n\n'); end >= 0; end = buffer.indexOf('\n\n')) {
           const event = buffer.slice(0, end);
           buffer = buffer.slice(end + 2);

@@ -207,7 +207,10 @@ export async function startServe(argv: string[], out: (line: string) => void): P
     generationBatch: number(v, 'max-batch', DEFAULTS.maxBatch, isPositiveInt),
     onRecord: (r) => {
       const line = eventLine(r);
-      if (line) say(line, `step ${(line as { step: number }).step} -> v${(line as { version: number }).version}: ${JSON.stringify(line)}`);
+      if (line && r.kind === 'train_step') {
+        const loss = r.stats.loss === null ? 'n/a' : r.stats.loss.toFixed(4);
+        say(line, `step ${r.step} -> v${r.version + 1}: ${r.samples} samples, loss ${loss}${r.skipped ? `, SKIPPED: ${r.skipped}` : ''}`);
+      }
     },
   });
   const modelId = typeof v['served-model-name'] === 'string' ? v['served-model-name'] : basename(model);
