@@ -60,6 +60,7 @@ export interface RunningServer {
 
 const KEEP_ALIVE_MS = 15_000;
 const RETRY_AFTER_S = 1;
+const CLOSE_GRACE_MS = 1000;
 
 /** Compared through digests, so neither the time taken nor a length check leaks the key. */
 function sameKey(given: string, expected: string): boolean {
@@ -139,7 +140,7 @@ function eventStream(res: ServerResponse, headers: Record<string, string> = {}):
 export async function startHttpServer(options: HttpOptions, handler: ChatHandler): Promise<RunningServer> {
   let inFlight = 0;
   /** Record feeds never end by themselves: closing the server ends them. */
-  const watchers = new Set<EventStream>();
+  const watchers = new Map<EventStream, ServerResponse>();
 
   async function chat(req: IncomingMessage, res: ServerResponse): Promise<void> {
     if (inFlight >= options.maxInFlight) {
@@ -193,7 +194,7 @@ export async function startHttpServer(options: HttpOptions, handler: ChatHandler
     const abort = new AbortController();
     const stream = eventStream(res, CORS);
     const timer = setInterval(() => stream.keepAlive(), KEEP_ALIVE_MS);
-    watchers.add(stream);
+    watchers.set(stream, res);
     res.on('close', () => {
       clearInterval(timer);
       watchers.delete(stream);
@@ -257,8 +258,15 @@ export async function startHttpServer(options: HttpOptions, handler: ChatHandler
     close: () =>
       new Promise<void>((resolve) => {
         server.close(() => resolve());
-        for (const w of watchers) w.done();
+        // A feed's socket would otherwise idle in keep-alive, and close() would wait out its timeout.
+        for (const [stream, res] of watchers) {
+          res.once('finish', () => res.socket?.destroy());
+          stream.done();
+        }
         server.closeIdleConnections();
+        // The loop has stopped, so no answer is still coming: a second later, whatever is left
+        // open (a watcher's socket the client abandoned without closing) is closed.
+        setTimeout(() => server.closeAllConnections(), CLOSE_GRACE_MS).unref();
       }),
   };
 }
