@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { makePreset } from '../../rl/presets';
 import { parseStoredConfig } from '../../storage/stored-config';
 import { parseRunConfig } from '../../runtime/run-config';
-import { STORY_MODEL } from '../../runtime/run-config';
+import { STORY_LR, STORY_MODEL } from '../../runtime/run-config';
 import { allowedWeightFormats } from './policy-weights';
 import { defaultSetup, pickedFolderName, policyModelName, restoreSetup, rolesFor, setupProblems, toRunConfig, withMethod, withScenario } from './setup';
 
@@ -34,7 +34,7 @@ describe('the default setup', () => {
     expect(config.label).toBe('storyteller · Combined · storyteller-demo');
     // The preset is the paper's combined preset with the laptop batch, rank and lr.
     expect(config.preset).toEqual(
-      makePreset('combined', { optimizer: { lr: 2e-3 }, batch: { size: 8 }, finetune: { lora: { rank: 8 } }, judge: { maxNewTokens: 512 } }),
+      makePreset('combined', { optimizer: { lr: STORY_LR.combined }, batch: { size: 8 }, finetune: { lora: { rank: 8 } }, judge: { maxNewTokens: 512 } }),
     );
   });
 
