@@ -19,6 +19,9 @@ export const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 /** Every generated section and the committed file it is made from, relative to the repository. */
 export const SECTIONS = {
   reproduction: 'docs/reproduction/reproduction.md',
+  demo: 'public/models/storyteller-demo/hint-table.md',
+  wishes: 'docs/reproduction/wishes.md',
+  'lr-sweep': 'docs/reproduction/lr-sweep.md',
   bench: 'docs/bench/bench.json',
   accuracy: 'docs/bench/accuracy.json',
   paper: 'docs/bench/paper.json',
