@@ -133,6 +133,7 @@ export class WatchConnection {
         this.o.onRecords(fresh, from);
       },
       limits,
+      this.abort.signal,
     );
   }
 }

@@ -143,7 +143,7 @@ export class EventSplitter {
 }
 
 /**
- * Reads a record feed to its end, calling `onEvent` for each event in order.
+ * Reads a record feed to its end (or until `signal` fires), calling `onEvent` for each event in order.
  *
  * @throws WatchError, RecordValidationError (see parseWatchEvent and EventSplitter)
  */
@@ -151,20 +151,25 @@ export async function readWatchStream(
   body: ReadableStream<Uint8Array>,
   onEvent: (event: WatchEvent) => void,
   limits: Pick<WatchLimits, 'maxEventChars'> = WATCH_LIMITS,
+  signal?: AbortSignal,
 ): Promise<void> {
   const reader = body.getReader();
   const decoder = new TextDecoder();
   const events = new EventSplitter(limits.maxEventChars);
+  // Cancelling ends a pending read, whether or not the body itself heeds the fetch's signal.
+  const cancel = () => void reader.cancel().catch(() => {});
+  signal?.addEventListener('abort', cancel, { once: true });
   try {
-    for (;;) {
+    while (!signal?.aborted) {
       const { done, value } = await reader.read();
       if (done) return;
       for (const data of events.push(decoder.decode(value, { stream: true }))) {
-        if (data === '[DONE]') return;
+        if (data === '[DONE]' || signal?.aborted) return;
         onEvent(parseWatchEvent(data));
       }
     }
   } finally {
-    void reader.cancel().catch(() => {});
+    signal?.removeEventListener('abort', cancel);
+    cancel();
   }
 }
