@@ -66,7 +66,19 @@ describe('WatchConnection', () => {
       [4, 1],
     ]);
     expect(w.runs).toHaveLength(3);
-    expect(w.statuses.map((s) => s.kind)).toEqual(['connecting', 'live', 'lost', 'connecting', 'lost', 'connecting', 'live', 'lost', 'connecting', 'live', 'lost']);
+    expect(w.statuses.map((s) => s.kind)).toEqual([
+      'connecting',
+      'live',
+      'lost',
+      'connecting',
+      'lost',
+      'connecting',
+      'live',
+      'lost',
+      'connecting',
+      'live',
+      'lost',
+    ]);
     const lost = w.statuses.find((s) => s.kind === 'lost' && s.message.includes('does not answer'));
     expect(lost).toMatchObject({ message: `Lost the connection to ${ROOT}: the server does not answer; retrying in 0 s (is nextstate serve still running?).` });
     expect(w.asked[0].init).toMatchObject({ credentials: 'omit', mode: 'cors', headers: {} });
@@ -90,7 +102,11 @@ describe('WatchConnection', () => {
   it('stops, saying why, on what retrying cannot fix', async () => {
     const key = watch([401], { apiKey: 'wrong' });
     await key.connection.start();
-    expect(key.statuses.at(-1)).toEqual({ kind: 'stopped', needsKey: true, message: `${ROOT} wants its API key: enter the --api-key the server was started with.` });
+    expect(key.statuses.at(-1)).toEqual({
+      kind: 'stopped',
+      needsKey: true,
+      message: `${ROOT} wants its API key: enter the --api-key the server was started with.`,
+    });
     expect(key.asked[0].init.headers).toEqual({ authorization: 'Bearer wrong' });
 
     const missing = watch([404]);

@@ -8,10 +8,7 @@ import type { RunRecord } from '../../rl/records';
 import { readWatchStream, recordsUrl, WATCH_LIMITS, WatchError, type WatchedRunHeader, type WatchLimits } from './watch-stream';
 
 export type WatchStatus =
-  | { kind: 'connecting' }
-  | { kind: 'live' }
-  | { kind: 'lost'; message: string; retryInMs: number }
-  | { kind: 'stopped'; message: string; needsKey: boolean };
+  { kind: 'connecting' } | { kind: 'live' } | { kind: 'lost'; message: string; retryInMs: number } | { kind: 'stopped'; message: string; needsKey: boolean };
 
 /** Waits between reconnections: quick at first, then every 30 s while the server stays away. */
 export const BACKOFF_MS = [1000, 2000, 4000, 8000, 15_000, 30_000];
@@ -112,11 +109,12 @@ export class WatchConnection {
       headers: this.o.apiKey ? { authorization: `Bearer ${this.o.apiKey}` } : {},
       signal: this.abort.signal,
     });
-    if (response.status === 401)
-      throw new Permanent(`${this.root} wants its API key: enter the --api-key the server was started with.`, true);
+    if (response.status === 401) throw new Permanent(`${this.root} wants its API key: enter the --api-key the server was started with.`, true);
     if (response.status >= 500 || response.status === 429) throw new Transient(`the server answered HTTP ${response.status}`);
     if (!response.ok || !response.body)
-      throw new Permanent(`${this.root} answered HTTP ${response.status} to the record feed: is it nextstate serve, and a version with GET /v1/nextstate/records?`);
+      throw new Permanent(
+        `${this.root} answered HTTP ${response.status} to the record feed: is it nextstate serve, and a version with GET /v1/nextstate/records?`,
+      );
     onOpen();
     await readWatchStream(
       response.body,

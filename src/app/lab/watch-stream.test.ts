@@ -61,7 +61,10 @@ describe('parseWatchEvent', () => {
   });
 
   it('refuses a record that fails validation: a wrong type or a field the lab does not know', () => {
-    for (const bad of [{ ...interaction('x'), turn: 'one' }, { ...interaction('x'), extra: '<script>' }])
+    for (const bad of [
+      { ...interaction('x'), turn: 'one' },
+      { ...interaction('x'), extra: '<script>' },
+    ])
       expect(() => parseWatchEvent(JSON.stringify({ type: 'records', from: 1, records: [bad] }))).toThrow(RecordValidationError);
   });
 
