@@ -66,6 +66,11 @@ export class WatchConnection {
     this.abort.abort();
   }
 
+  /** Starts at record `next` instead of the first, for a watcher that has the ones before. */
+  skipTo(next: number): void {
+    this.next = Math.max(this.next, next);
+  }
+
   private async loop(): Promise<void> {
     const backoff = this.o.backoffMs ?? BACKOFF_MS;
     let failures = 0;
