@@ -31,7 +31,8 @@ export function shareLink(fileUrl: string, lab: string = location.href): string 
   return page.href;
 }
 
-function isLoopback(host: string): boolean {
+/** Whether a URL's hostname is this machine: the one place plain http is safe to read from. */
+export function isLoopback(host: string): boolean {
   return host === 'localhost' || host === '[::1]' || /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(host);
 }
 
