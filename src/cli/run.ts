@@ -11,7 +11,16 @@ import type { RecordSink, RunController, RunLoopOptions } from '../runtime/loop-
 import type { PolicyService } from '../runtime/policy-service';
 import { loadProblems } from '../runtime/problems';
 import { isTrainedArm, TRAINED_ARMS } from '../runtime/arms';
-import { EXAMPLES, exampleConfig, parseAnyRunConfig, trackOf, type AnyRunConfig, type ExampleName } from '../runtime/run-config';
+import {
+  EXAMPLES,
+  exampleConfig,
+  isRemotePolicy,
+  parseAnyRunConfig,
+  trackOf,
+  withoutSecrets,
+  type AnyRunConfig,
+  type ExampleName,
+} from '../runtime/run-config';
 import { RunLoop } from '../runtime/runloop';
 import { createNodeServices, readTextFile } from '../runtime/services-node';
 import { ToolCallRunLoop } from '../runtime/toolcall/loop';
@@ -98,6 +107,9 @@ export async function runCommand(argv: string[], out: (line: string) => void): P
     throw new UsageError(`${v.config}: ${(e as Error).message}`);
   }
   const config: AnyRunConfig = parseAnyRunConfig(raw);
+  if (isRemotePolicy(config.models.policy) && (v.policy !== undefined || v.backend !== undefined || weightFormat)) {
+    throw new UsageError('--policy, --backend and --quantize load a policy here; this config\'s policy runs on a server (models.policy.kind "server")');
+  }
   if (typeof v.policy === 'string') config.models.policy.model = v.policy;
   if (typeof v.backend === 'string') config.models.policy.backend = v.backend as 'cpu' | 'webgpu';
   if (weightFormat) config.models.policy.weightFormat = weightFormat;
@@ -130,7 +142,8 @@ export async function runToFile(
   // The config as run: with the weight format an absent one resolves to, so the file says it.
   config = structuredClone(config);
   const policyModel = config.models.policy;
-  policyModel.weightFormat = resolveWeightFormat(policyModel.weightFormat, backend);
+  const remote = isRemotePolicy(policyModel);
+  if (!remote) policyModel.weightFormat = resolveWeightFormat(policyModel.weightFormat, backend);
   const { loop, policy } = await createRun(
     config,
     backend,
@@ -153,20 +166,27 @@ export async function runToFile(
     process.off('SIGINT', stop);
   }
   const file = o.file ?? `nextstate-${runName(config)}-${new Date(created).toISOString().replace(/[:.]/g, '-')}.nsrun`;
-  // A full fine-tuning run has no adapter: its trained model is a Hugging Face folder beside the run file.
+  // A full fine-tuning run has no adapter: its trained model is a Hugging Face folder beside the
+  // run file. A remote policy's server holds what it trained: neither is here.
   const full = config.preset.finetune.mode === 'full';
+  const trained = !remote;
   let modelDir: string | undefined;
-  if (full && policy.exportModel) {
+  if (trained && full && policy.exportModel) {
     modelDir = `${file.replace(/\.nsrun$/, '')}.model`;
     mkdirSync(modelDir, { recursive: true });
     for (const [name, bytes] of await policy.exportModel()) writeFileSync(join(modelDir, name), bytes);
   }
-  const adapter = full ? undefined : { version: policy.servingVersion(), ts: Date.now(), files: await policy.exportAdapter() };
+  const adapter = !trained || full ? undefined : { version: policy.servingVersion(), ts: Date.now(), files: await policy.exportAdapter() };
   const source = memorySource(
     {
+      // A remote policy's key stays out of the file; its ref names the server.
       config: {
-        ...config,
-        modelRefs: { policy: { id: policyModel.model, files: policyFiles(policy), weightFormat: policyModel.weightFormat } },
+        ...withoutSecrets(config),
+        modelRefs: {
+          policy: isRemotePolicy(policyModel)
+            ? { id: `${policyModel.model} @ ${policyModel.url}` }
+            : { id: policyModel.model, files: policyFiles(policy), weightFormat: policyModel.weightFormat },
+        },
         seeds: { run: config.seed },
       },
       label: config.label ?? runName(config),
@@ -177,7 +197,7 @@ export async function runToFile(
     records,
     adapter,
   );
-  await pipeline(Readable.fromWeb(runFileStream(source, { includeAdapter: !full }) as NodeReadableStream), createWriteStream(file));
+  await pipeline(Readable.fromWeb(runFileStream(source, { includeAdapter: adapter !== undefined }) as NodeReadableStream), createWriteStream(file));
   return { status, records, file, ...(modelDir ? { modelDir } : {}) };
 }
 

@@ -1,16 +1,13 @@
-import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
-import { join, resolve } from 'node:path';
-import { createInterface } from 'node:readline';
+import { join } from 'node:path';
 import OpenAI from 'openai';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { InteractionRecord, JudgeResultRecord, RunRecord } from '../rl/records';
 import { runCli } from '../../test/support/cli/run-cli';
-import { startTestServer, until, type TestServer } from '../../test/support/cli/serve';
+import { spawnServe, startTestServer, until, type TestServer } from '../../test/support/cli/serve';
 import { EnginePolicyService } from '../runtime/policy-service';
 import { journalPath, readJournal } from './serve-runfile';
 
-const bin = resolve(__dirname, '../../bin/nextstate.mjs');
 const TOOLS = [
   {
     type: 'function' as const,
@@ -264,21 +261,7 @@ describe('nextstate serve with the official openai client', () => {
     await first.handle.stop();
     // A fresh file for the child process: the first server only made the fixture and a folder.
     const childFile = join(first.dir, 'killed.nsrun');
-    const child = spawn(
-      process.execPath,
-      [bin, 'serve', '--model', modelDir, '--out', childFile, '--port', '0', '--batch-size', '2', '--max-tokens', '4', '--json'],
-      {
-        stdio: ['ignore', 'pipe', 'inherit'],
-      },
-    );
-    const exited = new Promise<number | null>((r) => child.on('exit', (code, signal) => r(signal === 'SIGKILL' ? null : code)));
-    const url = await new Promise<string>((res, rej) => {
-      createInterface({ input: child.stdout! }).on('line', (line) => {
-        const e = JSON.parse(line);
-        if (e.type === 'listening') res(e.url);
-      });
-      child.on('exit', () => rej(new Error('the server exited before it listened')));
-    });
+    const { child, url, exited } = await spawnServe(['--model', modelDir, '--out', childFile, '--batch-size', '2', '--max-tokens', '4']);
     const client = new OpenAI({ baseURL: url, apiKey: 'unused', maxRetries: 0 });
     const headers = { 'X-Session-Id': 'carol', 'X-Turn-Type': 'main' };
     const messages: OpenAI.ChatCompletionMessageParam[] = [{ role: 'user', content: 'Name a colour.' }];

@@ -162,6 +162,10 @@ export async function startServe(argv: string[], out: (line: string) => void): P
   const backend = await createBackend(config.models.policy.backend ?? 'cpu');
   config.models.policy.weightFormat = resolveWeightFormat(config.models.policy.weightFormat, backend);
   const services = await createNodeServices(config, backend);
+  const { policyModel } = services;
+  // A run file written by a client of another server names that server: this command serves a model of its own.
+  if (!policyModel)
+    throw new UsageError(`${file} is a run whose policy is on a server (models.policy.kind "server"); nextstate serve continues only runs it served`);
   const policy = services.policy;
   exportAdapter = () => policy.exportAdapter();
   const withRefs: RunConfig = {
@@ -171,7 +175,7 @@ export async function startServe(argv: string[], out: (line: string) => void): P
   };
   const runFile = resumed?.run ?? (await ServeRunFile.create(file, withRefs, withRefs.label ?? 'serve', runFileOptions));
 
-  const tokenizer = services.policyModel.tokenizer;
+  const tokenizer = policyModel.tokenizer;
   const toolCallTags = usesToolCallTags(tokenizer.chatTemplateText);
   const pairing = new SessionPairing();
   let nextSession = 0;
@@ -220,7 +224,7 @@ export async function startServe(argv: string[], out: (line: string) => void): P
       modelId,
       aliases: [model],
       maxTokens,
-      maxPositions: services.policyModel.config.maxPositions,
+      maxPositions: policyModel.config.maxPositions,
       temperature: config.sampling.policy.temperature,
       topP: config.sampling.policy.topP,
       toolCallTags,
@@ -229,7 +233,7 @@ export async function startServe(argv: string[], out: (line: string) => void): P
     {
       loop,
       pairing,
-      promptTokens: (messages, tools) => services.policyModel.promptIds(messages, { tools }).length,
+      promptTokens: (messages, tools) => policyModel.promptIds(messages, { tools }).length,
       newSession: () => `conv-${nextSession++}`,
       runFile,
     },

@@ -37,6 +37,12 @@ export interface EndpointDescription {
   hasApiKey: boolean;
 }
 
+/** What a caller adds to one completion request beyond the chat fields. */
+export interface CompletionExtras {
+  headers?: Record<string, string>;
+  body?: Record<string, unknown>;
+}
+
 export interface EndpointDeps {
   fetch?: typeof fetch;
   sleep?: (ms: number, signal?: AbortSignal) => Promise<void>;
@@ -94,14 +100,23 @@ export class OpenAICompatibleGenerator implements TextGenerator {
   }
 
   async generate(messages: ChatMessage[], opts: GenerateOptions = {}): Promise<string> {
+    return this.#content(await this.complete(messages, opts));
+  }
+
+  /**
+   * One chat completion as the server sent it (parsed JSON, not yet checked), with retries.
+   * `extra` adds request headers and body fields: a policy server's session protocol
+   * (remote-policy.ts) rides on this same client.
+   */
+  async complete(messages: ChatMessage[], opts: GenerateOptions = {}, extra: CompletionExtras = {}): Promise<unknown> {
     const { maxRetries, retryBaseMs } = this.#config;
-    const body = JSON.stringify(this.#requestBody(messages, opts));
+    const body = JSON.stringify({ ...this.#requestBody(messages, opts), ...extra.body });
     for (let attempt = 0; ; attempt++) {
       const canRetry = attempt < maxRetries;
       const backoff = Math.min(retryBaseMs * 2 ** attempt, MAX_DELAY_MS);
       let sent: { response: Response; text: string };
       try {
-        sent = await this.#post(body, opts.signal);
+        sent = await this.#post(body, opts.signal, extra.headers);
       } catch (error) {
         if (opts.signal?.aborted) throw opts.signal.reason;
         if (!canRetry || error instanceof EndpointResponseError) throw error;
@@ -109,7 +124,7 @@ export class OpenAICompatibleGenerator implements TextGenerator {
         continue;
       }
       const { response, text } = sent;
-      if (response.ok) return this.#content(text);
+      if (response.ok) return this.#json(text);
       if (response.status === 401 || response.status === 403) {
         throw new EndpointAuthError(this.#where(), response.status);
       }
@@ -142,9 +157,9 @@ export class OpenAICompatibleGenerator implements TextGenerator {
    * stalls. A timeout or a network failure becomes an EndpointError, a caller abort does not.
    * The body of a success is read up to MAX_RESPONSE_BYTES; of a failure, enough to quote.
    */
-  async #post(body: string, signal?: AbortSignal): Promise<{ response: Response; text: string }> {
+  async #post(body: string, signal?: AbortSignal, extraHeaders: Record<string, string> = {}): Promise<{ response: Response; text: string }> {
     const timeout = AbortSignal.timeout(this.#config.timeoutMs);
-    const headers: Record<string, string> = { 'Content-Type': 'application/json' };
+    const headers: Record<string, string> = { ...extraHeaders, 'Content-Type': 'application/json' };
     if (this.#apiKey) headers.Authorization = `Bearer ${this.#apiKey}`;
     try {
       const response = await this.#fetch(`${this.#config.baseUrl.replace(/\/+$/, '')}/chat/completions`, {
@@ -166,13 +181,15 @@ export class OpenAICompatibleGenerator implements TextGenerator {
     }
   }
 
-  #content(text: string): string {
-    let json: unknown;
+  #json(text: string): unknown {
     try {
-      json = JSON.parse(text);
+      return JSON.parse(text);
     } catch {
       throw new EndpointResponseError(this.#where(), `body is not JSON: ${this.#redact(text.slice(0, 80))}`);
     }
+  }
+
+  #content(json: unknown): string {
     const content = (json as { choices?: { message?: { content?: unknown } }[] })?.choices?.[0]?.message?.content;
     // Reasoning servers may send null content when everything went into reasoning_content.
     if (content === null) return '';

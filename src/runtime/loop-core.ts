@@ -84,6 +84,8 @@ export abstract class RunLoopCore implements RunController {
   private readonly unjudged = new Map<string, number>();
   /** Sessions that ended while some of their turns were still being judged (closeTurns). */
   private readonly ended = new Set<string>();
+  /** Main turns closed so far where the policy's server trains (settings.trainsHere false). */
+  private closedOnServer = 0;
 
   constructor(
     private readonly settings: LoopSettings,
@@ -323,13 +325,41 @@ export abstract class RunLoopCore implements RunController {
     const { steps, evalEvery } = this.settings;
     if (this.step === 0 && evaluationDue(0, evalEvery, steps)) await this.evaluate();
     while (!this.stopping && this.step < steps) {
-      const batch = await this.nextBatch();
-      if (!batch) return;
-      await this.gate.wait();
-      if (this.stopping) return;
-      await this.train(batch);
+      if (this.settings.trainsHere === false) {
+        if (!(await this.nextServerStep())) return;
+      } else {
+        const batch = await this.nextBatch();
+        if (!batch) return;
+        await this.gate.wait();
+        if (this.stopping) return;
+        await this.train(batch);
+      }
       if (evaluationDue(this.step, evalEvery, steps)) await this.evaluate();
     }
+  }
+
+  /**
+   * A main turn closed where the policy's server judges and trains it: counted, not judged.
+   * The server saw its next state in the session's next request (or its end).
+   */
+  protected turnClosedOnServer(): void {
+    this.closedOnServer++;
+    this.trainerWake?.();
+  }
+
+  /** Waits for the next `batchSize` closed main turns (a remote policy's step); false when the run stops first. */
+  private async nextServerStep(): Promise<boolean> {
+    while (this.closedOnServer < (this.step + 1) * this.settings.batchSize) {
+      if (this.stopping) return false;
+      await new Promise<void>((r) => (this.trainerWake = r));
+      this.trainerWake = null;
+    }
+    await this.gate.wait();
+    if (this.stopping) return false;
+    this.step++;
+    this.version = this.policyService.servingVersion();
+    this.options.onSnapshot?.(this.snapshot());
+    return true;
   }
 
   private async nextBatch(): Promise<Batch<TrainingSample> | null> {

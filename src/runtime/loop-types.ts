@@ -86,6 +86,12 @@ export interface LoopSettings {
   workers: number;
   batchSize: number;
   zeroAdvantage: ZeroAdvantagePolicy;
+  /**
+   * false: the policy's server judges and trains (a remote policy), so the loop neither judges nor
+   * buffers nor trains; it counts a step per `batchSize` closed main turns (what the server
+   * trains on when its batch is set alike), and evaluates on that schedule. Absent: true.
+   */
+  trainsHere?: boolean;
   /** Tools every prompt of this track is rendered with, for training on the same prompt it was sampled from. */
   tools?: readonly object[];
 }

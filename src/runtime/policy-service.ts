@@ -12,6 +12,7 @@
  * (the OPD teacher 'initial' and the KL term's reference).
  */
 import type { ChatMessage } from '../rl/messages';
+import type { TurnType } from '../rl/sessions';
 import type { MethodPreset, TeacherSource } from '../rl/presets';
 import type { Projection } from '../gpu/config';
 import { EngineError } from '../gpu/errors';
@@ -35,6 +36,19 @@ export interface PolicyRequest {
   seed: number;
   /** Text that ends this reply (an OpenAI client's `stop`); the reply's text is cut before it. */
   stop?: string[];
+  /**
+   * The run's session this call belongs to: a policy on a server that pairs turns itself
+   * (RemotePolicyService) sends it as the session headers; the engine has no use for it.
+   */
+  session?: SessionTag;
+}
+
+/** A policy call's place in the reference's session protocol. */
+export interface SessionTag {
+  id: string;
+  turnType: TurnType;
+  /** The session's last request (X-Session-Done). */
+  done: boolean;
 }
 
 export interface PolicyReply {

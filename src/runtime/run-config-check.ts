@@ -9,7 +9,7 @@ import { WEIGHT_FORMATS } from '../gpu/quant';
 import { PROBLEM_ORDERS } from '../sims/problems/index';
 import { createScenario, type ScenarioConfig } from '../sims/scenarios/index';
 import { modelsChecker, seedsChecker } from '../storage/stored-config';
-import type { AnyRunConfig, GeneratorSpec, RunConfig, ToolCallRunConfig } from './run-config';
+import type { AnyRunConfig, GeneratorSpec, PersonalPolicyConfig, RunConfig, ToolCallRunConfig } from './run-config';
 
 /** A field of a run config failed its check; `field` is its path in the config. */
 export class RunConfigError extends Error {
@@ -97,6 +97,32 @@ const policyModel = object(
   },
 );
 
+/** A server's base URL: http(s) only, so a config cannot point the run at another scheme. */
+const serverUrl: Checker<string> = (value, path) => {
+  const url = saying("must be the server's http(s) base URL, e.g. http://127.0.0.1:30000/v1", str(2048, 1))(value, path);
+  let parsed: URL;
+  try {
+    parsed = new URL(url);
+  } catch {
+    throw new FieldError(path, `is not a URL; write the server's base URL, e.g. http://127.0.0.1:30000/v1`);
+  }
+  if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') throw new FieldError(path, `must be an http or https URL, got ${parsed.protocol}`);
+  return url;
+};
+
+const remotePolicy = object(
+  { kind: oneOf('server'), url: serverUrl, model: saying('must name the model the server serves', modelName) },
+  { apiKey: saying('must be a string (or absent: NEXTSTATE_API_KEY_<HOST> from the environment)', str(4096, 1)) },
+);
+
+/** The personal track's policy: on the engine here, or (kind "server") on a server that trains it. */
+const personalPolicy: Checker<PersonalPolicyConfig> = (value, path) => {
+  const kind = (value as { kind?: unknown } | null)?.kind;
+  if (kind === undefined) return policyModel(value, path);
+  if (kind !== 'server') throw new FieldError(`${path}.kind`, 'must be "server" (a remote policy) or absent (a model loaded here)');
+  return remotePolicy(value, path) as PersonalPolicyConfig;
+};
+
 const problemSource = saying('must be builtin, gsm8k-hub or file', oneOf('builtin', 'gsm8k-hub', 'file'));
 const problemSplit = saying(
   'must be "held-out" (train on problems the evaluation never scores), "shared" or "tuning" (score the training problems)',
@@ -144,7 +170,7 @@ const personal: Checker<RunConfig> = object(
     scenario,
     method: oneOf(...METHODS),
     preset,
-    models: object({ policy: policyModel, user: generator, judge: generator, evaluator: generator }),
+    models: object({ policy: personalPolicy, user: generator, judge: generator, evaluator: generator }),
     seed: saying('must be an integer', int(Number.MIN_SAFE_INTEGER)),
     problems: object({ source: problemSource, count: positive }, { path: str(4096), order: problemOrder, split: problemSplit }),
     schedule: object({ concurrentSessions: positive, steps: positive, evalEvery: zeroOrMore, evalProblems: positive, evalVotes: positive }),

@@ -51,6 +51,39 @@ export interface PolicyModelConfig {
   weightFormat?: WeightFormat;
 }
 
+/**
+ * A policy served by another machine that speaks the reference's session protocol (its slime or
+ * Tinker server, or `nextstate serve`): the run sends each turn with X-Session-Id, X-Turn-Type and
+ * X-Session-Done, and the server judges and trains. `apiKey` is sent as a Bearer key and is never
+ * written to a run file (withoutSecrets); absent, Node takes it from NEXTSTATE_API_KEY_<HOST>.
+ */
+export interface RemotePolicyConfig {
+  kind: 'server';
+  /** The server's OpenAI base URL, e.g. http://127.0.0.1:30000/v1. */
+  url: string;
+  /** The model name the server serves. */
+  model: string;
+  apiKey?: string;
+  /** Loading settings of a local policy; the server loads its own (absent, so readers of either kind need no narrowing). */
+  backend?: never;
+  weightFormat?: never;
+}
+
+/** Where a personal-track policy runs: on this machine's engine, or on a server that trains it. */
+export type PersonalPolicyConfig = PolicyModelConfig | RemotePolicyConfig;
+
+export function isRemotePolicy(policy: PersonalPolicyConfig): policy is RemotePolicyConfig {
+  return (policy as { kind?: unknown }).kind === 'server';
+}
+
+/** The config as a run file or an export may hold it: a remote policy's key dropped. */
+export function withoutSecrets<C extends AnyRunConfig>(config: C): C {
+  const policy = config.models.policy as PersonalPolicyConfig;
+  if (!isRemotePolicy(policy) || policy.apiKey === undefined) return config;
+  const { apiKey: _key, ...kept } = policy;
+  return { ...config, models: { ...config.models, policy: kept } };
+}
+
 /** What the lab and the run file keep beside the run loop's fields; the loop ignores them. */
 export interface ConfigExtras {
   /** Whether the policy came from picked files: resuming such a run asks for them again. */
@@ -78,7 +111,7 @@ export interface RunConfig extends ConfigExtras {
   method: MethodName;
   preset: MethodPreset;
   models: {
-    policy: PolicyModelConfig;
+    policy: PersonalPolicyConfig;
     user: GeneratorSpec;
     judge: GeneratorSpec;
     evaluator: GeneratorSpec;

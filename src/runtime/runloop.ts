@@ -22,8 +22,8 @@ import type { Problem } from '../sims/problems/problem';
 import { problemSetLabel, type ProblemSets } from './problems';
 import { interactionRecord, isAbort, RunLoopCore } from './loop-core';
 import type { RecordSink, RunLoopOptions } from './loop-types';
-import type { PolicyService } from './policy-service';
-import type { RunConfig } from './run-config';
+import type { PolicyService, SessionTag } from './policy-service';
+import { isRemotePolicy, type RunConfig } from './run-config';
 
 export type { RecordSink, RunLoopOptions, RunSnapshot, RunStatus } from './loop-types';
 
@@ -71,6 +71,7 @@ export class RunLoop extends RunLoopCore {
         workers: config.schedule.concurrentSessions,
         batchSize: config.preset.batch.size,
         zeroAdvantage: config.preset.batch.zeroAdvantage,
+        trainsHere: !isRemotePolicy(config.models.policy),
       },
       services.policy,
       sink,
@@ -100,7 +101,7 @@ export class RunLoop extends RunLoopCore {
         const problem = list[i];
         if (problem.studentWork !== undefined) return;
         const messages: ChatMessage[] = [{ role: 'user', content: `Solve this math problem and show your work.\n\n${problem.question}` }];
-        const reply = await this.generateReply(messages, this.config.seed * 1_000_003 + 7 * k, sp);
+        const reply = await this.generateReply(messages, this.config.seed * 1_000_003 + 7 * k, sp, { id: STUDENT_WORK_SESSION, turnType: 'side', done: true });
         if (!reply) return;
         list[i] = { ...problem, studentWork: reply.text };
         await this.commit([interactionRecord(reply, this.now(), { session: STUDENT_WORK_SESSION, turn: k + 1, turnType: 'side', messages })]);
@@ -134,7 +135,13 @@ export class RunLoop extends RunLoopCore {
     for (let turn = 1; turn <= maxTurns; turn++) {
       await this.waitForCapacity();
       if (this.stopping) return;
-      const reply = await this.generateReply(transcript, this.config.seed * 1_000_003 + index * 101 + turn, sp);
+      // The last turn is known before it is asked only at the turn limit; a session that ends
+      // on the user's word instead closes on the server when it goes idle.
+      const reply = await this.generateReply(transcript, this.config.seed * 1_000_003 + index * 101 + turn, sp, {
+        id: session,
+        turnType: 'main',
+        done: turn === maxTurns,
+      });
       if (!reply) return;
       const response: PolicyResponse = { text: reply.text, tokenIds: reply.tokenIds, logprobs: reply.logprobs };
       const observed = this.tracker.observe({ session, turnType: 'main', messages: transcript, version: reply.version }, response);
@@ -175,9 +182,10 @@ export class RunLoop extends RunLoopCore {
   }
 
   /** One policy answer through the shared batcher; null when the run stopped meanwhile. */
-  private generateReply(messages: ChatMessage[], seed: number, sp: RunConfig['sampling']['policy']) {
+  private generateReply(messages: ChatMessage[], seed: number, sp: RunConfig['sampling']['policy'], session: SessionTag) {
     return this.generate({
       messages: messages.map((m) => ({ ...m })),
+      session,
       maxNewTokens: sp.maxNewTokens,
       sampling: { temperature: sp.temperature, topP: sp.topP, topK: sp.topK },
       seed,
@@ -186,6 +194,7 @@ export class RunLoop extends RunLoopCore {
 
   /** Session-end records, then a judge task per closed turn (bounded: back-pressure). */
   private handleTracker(events: TrackerEvents<PolicyResponse>): Promise<void> {
+    if (isRemotePolicy(this.config.models.policy)) return this.closeTurns(events, async () => this.turnClosedOnServer());
     return this.closeTurns(events, (turn) => this.judgeAndBuffer(turn));
   }
 

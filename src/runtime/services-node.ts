@@ -11,9 +11,10 @@ import { OpenAICompatibleGenerator } from '../generators/endpoint';
 import { EngineGenerator } from '../generators/engine';
 import type { TextGenerator } from '../generators/generator';
 import { createRules } from '../sims/rules/index';
-import { createScenario } from '../sims/scenarios/index';
-import { EnginePolicyService } from './policy-service';
-import type { GeneratorSpec, RunConfig } from './run-config';
+import { createScenario, type Scenario } from '../sims/scenarios/index';
+import { EnginePolicyService, type PolicyService } from './policy-service';
+import { RemotePolicyService } from './remote-policy';
+import { isRemotePolicy, type GeneratorSpec, type RunConfig } from './run-config';
 import type { RunServices } from './runloop';
 
 /** A headless run cannot use the key the environment holds for an endpoint as configured. */
@@ -71,15 +72,34 @@ export function endpointApiKey(baseUrl: string, env: Record<string, string | und
         : `NEXTSTATE_API_KEY is no longer sent to every endpoint, and no key variable can name ${url.hostname}; name the endpoint by a host name of letters, digits, dots and hyphens, and unset NEXTSTATE_API_KEY.`,
     );
   }
-  if (url.protocol !== 'https:' && !isLoopback(url.hostname)) {
-    throw new EndpointKeyError(`${variable} would go to ${url.host} over plain http, readable on the way; use an https base URL, or unset ${variable}.`);
-  }
+  checkKeyTransport(baseUrl, variable!);
   return key;
+}
+
+/**
+ * A key goes over plain http only to this machine.
+ *
+ * @throws EndpointKeyError naming `source` (where the key came from) otherwise
+ */
+export function checkKeyTransport(baseUrl: string, source: string): void {
+  const url = new URL(baseUrl);
+  if (url.protocol !== 'https:' && !isLoopback(url.hostname)) {
+    throw new EndpointKeyError(`${source} would go to ${url.host} over plain http, readable on the way; use an https base URL, or unset ${source}.`);
+  }
+}
+
+/** A role asked for the policy's frozen base, which a remote policy does not have here. */
+export class RemoteBaseError extends Error {
+  override name = 'RemoteBaseError';
+  constructor(role: string) {
+    super(`models.${role} is "policy", but the policy runs on a server and its weights are not here; use rules, engine or endpoint for models.${role}`);
+  }
 }
 
 /** What building a model-backed generator needs: the loaded policy and a cache of other engine models. */
 export interface GeneratorContext {
-  policyModel: Policy;
+  /** null: the policy runs on a server (models.policy.kind "server"). */
+  policyModel: Policy | null;
   /** The policy's folder or hub id, for labels. */
   policyId: string;
   backend: Backend;
@@ -91,6 +111,7 @@ export interface GeneratorContext {
 export async function nodeGenerator(role: string, spec: Exclude<GeneratorSpec, { kind: 'rules' }>, ctx: GeneratorContext): Promise<TextGenerator> {
   switch (spec.kind) {
     case 'policy':
+      if (!ctx.policyModel) throw new RemoteBaseError(role);
       return new EngineGenerator(ctx.policyModel, `engine: ${ctx.policyId} (frozen base)`);
     case 'engine': {
       if (!ctx.engines.has(spec.model)) ctx.engines.set(spec.model, await Policy.load(modelSource(spec.model), ctx.backend));
@@ -104,13 +125,29 @@ export async function nodeGenerator(role: string, spec: Exclude<GeneratorSpec, {
   }
 }
 
-export async function createNodeServices(config: RunConfig, backend: Backend): Promise<RunServices & { policyModel: Policy }> {
+/** The policy, and a local one's loaded model (the serve command renders prompts with it). */
+type NodePolicy = { policy: PolicyService; policyModel: Policy | null };
+
+async function nodePolicy(config: RunConfig, backend: Backend, scenario: Scenario): Promise<NodePolicy> {
+  const spec = config.models.policy;
+  if (isRemotePolicy(spec)) {
+    // The config's key, else the environment's for that host; over plain http only to this machine.
+    const apiKey = spec.apiKey ?? endpointApiKey(spec.url);
+    if (spec.apiKey) checkKeyTransport(spec.url, 'models.policy.apiKey');
+    return { policy: new RemotePolicyService(spec, { apiKey }), policyModel: null };
+  }
+  const policyModel = await Policy.load(modelSource(spec.model), backend, { weightFormat: spec.weightFormat, replies: scenario.baseModelReplies });
+  return { policy: new EnginePolicyService(policyModel, config.preset, config.seed), policyModel };
+}
+
+/**
+ * The policy (loaded here, or a server's: see RemotePolicyService) and each role from its spec.
+ * `policyModel` is null for a remote policy.
+ */
+export async function createNodeServices(config: RunConfig, backend: Backend): Promise<RunServices & NodePolicy> {
   const scenario = createScenario(config.scenario);
   const rules = createRules(scenario);
-  const policyModel = await Policy.load(modelSource(config.models.policy.model), backend, {
-    weightFormat: config.models.policy.weightFormat,
-    replies: scenario.baseModelReplies,
-  });
+  const { policy, policyModel } = await nodePolicy(config, backend, scenario);
   const ctx: GeneratorContext = { policyModel, policyId: config.models.policy.model, backend, engines: new Map() };
   const make = async (role: 'user' | 'judge' | 'evaluator', spec: GeneratorSpec): Promise<TextGenerator | null> => {
     if (spec.kind !== 'rules') return nodeGenerator(role, spec, ctx);
@@ -119,7 +156,7 @@ export async function createNodeServices(config: RunConfig, backend: Backend): P
   const judge = (await make('judge', config.models.judge))!;
   return {
     policyModel,
-    policy: new EnginePolicyService(policyModel, config.preset, config.seed),
+    policy,
     user: await make('user', config.models.user),
     judge,
     hintJudge: config.models.judge.kind === 'rules' ? rules.hintJudge : judge,

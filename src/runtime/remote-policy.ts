@@ -1,0 +1,135 @@
+/**
+ * A policy that lives on a server speaking the reference's session protocol: its slime or
+ * Tinker server (openclaw-rl/openclaw_api_server.py, openclaw-tinker/), or `nextstate serve`.
+ * Each generation is one POST /v1/chat/completions carrying X-Session-Id, X-Turn-Type and
+ * X-Session-Done, so the server pairs every main turn with its next state, judges it and trains
+ * on it. This side only generates: scoring, training and the adapter stay on the server.
+ *
+ * The reply is untrusted: its size is capped by the endpoint client, and its fields are checked
+ * here before they reach a record.
+ */
+import { OpenAICompatibleGenerator } from '../generators/endpoint';
+import { EndpointResponseError } from '../generators/endpoint-errors';
+import { EngineError } from '../gpu/errors';
+import type { FinishReason } from '../gpu/generate';
+import type { PeftFiles } from '../gpu/peft';
+import { RECORD_LIMITS } from '../rl/validate';
+import type { PolicyReply, PolicyRequest, PolicyService, ScoreItem, ScoredTopK, SessionTag, TrainResult } from './policy-service';
+import type { RemotePolicyConfig } from './run-config';
+
+/** What only the server can do was asked of a remote policy here. */
+export class RemotePolicyError extends EngineError {
+  override name = 'RemotePolicyError';
+  constructor(url: string, what: string) {
+    super(
+      `the policy runs on the server at ${url}, which trains it: it cannot ${what} here; do that on the server (nextstate serve's run file holds the adapter)`,
+    );
+  }
+}
+
+/**
+ * Calls with no session of their own (the evaluation's answers) go as side turns of one session
+ * that each call also ends: the server logs them and never trains on them, and no turn of theirs
+ * stays open waiting for a next state.
+ */
+const SIDE_SESSION: Omit<SessionTag, 'id'> = { turnType: 'side', done: true };
+const SIDE_SESSION_ID = 'side';
+/** A policy server may take minutes per call under load (a batch on slime, a queue on Tinker). */
+const TIMEOUT_MS = 600_000;
+
+export interface RemotePolicyOptions {
+  /** The key, resolved by the caller (config or environment); never stored beyond the client. */
+  apiKey?: string;
+  /**
+   * Put before every session id: two runs (or a rerun) talking to one server must not share a
+   * session "s0", or the server would pair one run's answer with the other's next message.
+   */
+  sessionPrefix?: string;
+  fetch?: typeof fetch;
+  now?: () => number;
+}
+
+type Json = Record<string, unknown>;
+const isObject = (v: unknown): v is Json => typeof v === 'object' && v !== null && !Array.isArray(v);
+
+export class RemotePolicyService implements PolicyService {
+  readonly label: string;
+  readonly sessionPrefix: string;
+  private readonly client: OpenAICompatibleGenerator;
+  private readonly now: () => number;
+  /** The newest version a reply reported (nextstate serve does; servers that report none stay at 0). */
+  private version = 0;
+
+  constructor(
+    private readonly config: Pick<RemotePolicyConfig, 'url' | 'model'>,
+    options: RemotePolicyOptions = {},
+  ) {
+    this.sessionPrefix = options.sessionPrefix ?? `run-${crypto.randomUUID().slice(0, 8)}-`;
+    this.label = `server: ${config.model} at ${config.url} (it judges and trains)`;
+    this.now = options.now ?? Date.now;
+    this.client = new OpenAICompatibleGenerator(
+      { baseUrl: config.url, model: config.model, apiKey: options.apiKey, timeoutMs: TIMEOUT_MS, label: this.label },
+      options.fetch ? { fetch: options.fetch } : {},
+    );
+  }
+
+  servingVersion(): number {
+    return this.version;
+  }
+
+  /** One HTTP call per request, all at once: the server batches them as it sees fit. */
+  generate(requests: PolicyRequest[], signal?: AbortSignal): Promise<PolicyReply[]> {
+    return Promise.all(requests.map((r) => this.generateOne(r, signal)));
+  }
+
+  private async generateOne(request: PolicyRequest, signal?: AbortSignal): Promise<PolicyReply> {
+    const startedAt = this.now();
+    const tag = request.session ?? { id: SIDE_SESSION_ID, ...SIDE_SESSION };
+    const headers: Record<string, string> = { 'X-Session-Id': this.sessionPrefix + tag.id, 'X-Turn-Type': tag.turnType };
+    if (tag.done) headers['X-Session-Done'] = 'true';
+    const { temperature, topP } = request.sampling;
+    // top-k has no field in the OpenAI API; the server samples with its own.
+    const json = await this.client.complete(
+      request.messages,
+      { temperature, topP, maxNewTokens: request.maxNewTokens, seed: request.seed, stop: request.stop, signal },
+      { headers, body: request.tools ? { tools: request.tools } : {} },
+    );
+    const { text, finishReason, version } = this.readReply(json);
+    if (version !== null) this.version = Math.max(this.version, version);
+    // The server keeps the token ids (it trains on them); the OpenAI reply has none to log here.
+    return { text, tokenIds: [], logprobs: [], tokenTexts: [], version: version ?? this.version, finishReason, startedAt, finishedAt: this.now() };
+  }
+
+  /** The reply's text, why it ended and (nextstate serve's `nextstate.version`) the version that wrote it. */
+  private readReply(json: unknown): { text: string; finishReason: FinishReason; version: number | null } {
+    const bad = (problem: string) => new EndpointResponseError(`The policy server ${this.config.url} (model "${this.config.model}")`, problem);
+    const choice = isObject(json) && Array.isArray(json.choices) ? json.choices[0] : undefined;
+    if (!isObject(choice) || !isObject(choice.message)) throw bad('no choices[0].message');
+    const content = choice.message.content ?? '';
+    if (typeof content !== 'string') throw bad('choices[0].message.content is not a string');
+    if (content.length > RECORD_LIMITS.text) throw bad(`the reply has ${content.length} characters; the limit is ${RECORD_LIMITS.text}`);
+    const info = isObject(json) && isObject(json.nextstate) ? json.nextstate.version : undefined;
+    const version = Number.isSafeInteger(info) && (info as number) >= 0 ? (info as number) : null;
+    return { text: content, finishReason: choice.finish_reason === 'length' ? 'length' : 'stop', version };
+  }
+
+  score(_items: ScoreItem[]): Promise<number[][]> {
+    return Promise.reject(new RemotePolicyError(this.config.url, 'score completions for a teacher'));
+  }
+
+  scoreTopK(): Promise<ScoredTopK[]> {
+    return Promise.reject(new RemotePolicyError(this.config.url, 'score top-k tokens for hint selection'));
+  }
+
+  train(): Promise<TrainResult> {
+    return Promise.reject(new RemotePolicyError(this.config.url, 'train'));
+  }
+
+  exportAdapter(): Promise<PeftFiles> {
+    return Promise.reject(new RemotePolicyError(this.config.url, 'export its adapter'));
+  }
+
+  restore(): Promise<void> {
+    return Promise.reject(new RemotePolicyError(this.config.url, 'continue from a saved adapter'));
+  }
+}
