@@ -19,7 +19,7 @@ import { serveCommand, usage as serveUsage } from './serve';
 
 type Command = (argv: string[], io: CliIo) => Promise<void>;
 
-const COMMANDS: Record<string, { run: Command; usage: string }> = {
+export const COMMANDS: Record<string, { run: Command; usage: string }> = {
   generate: { run: generateCommand, usage: generateUsage },
   score: { run: scoreCommand, usage: scoreUsage },
   train: { run: trainCommand, usage: trainUsage },

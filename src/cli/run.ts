@@ -95,6 +95,9 @@ export async function runCommand(argv: string[], io: CliIo): Promise<void> {
     return;
   }
   if (typeof v.config !== 'string') throw new UsageError('--config RUN.json or --example NAME is required');
+  // The run file must stay byte-exact (its lines carry their SHA-256), and stdout has the --json events.
+  const file = typeof v.out === 'string' ? notStdout(v.out, 'out', 'the run file') : undefined;
+
   let raw: unknown;
   try {
     raw = JSON.parse(readFileSync(v.config, 'utf8'));
@@ -107,8 +110,6 @@ export async function runCommand(argv: string[], io: CliIo): Promise<void> {
   if (weightFormat) config.models.policy.weightFormat = weightFormat;
   config.schedule.steps = number(v, 'steps', config.schedule.steps, isPositiveInt);
 
-  // The run file must stay byte-exact (its lines carry their SHA-256), and stdout has the --json events.
-  const file = typeof v.out === 'string' ? notStdout(v.out, 'out', 'the run file') : undefined;
   const steps = config.schedule.steps;
   // From the first event (after the model loaded), so the time left follows the steps' own pace.
   let started: number | undefined;
