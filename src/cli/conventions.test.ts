@@ -5,13 +5,14 @@
  * process boundary is the point (exit codes, streams, signals).
  */
 import { spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { version } from '../../package.json';
 import { dataPath } from '../../test/data-dir';
 import { runCli } from '../../test/support/cli/run-cli';
+import { until } from '../../test/support/cli/serve';
 import { sampleRun, testConfig } from '../../test/support/storage/fixtures';
 import { exampleConfig } from '../runtime/run-config';
 import { memorySource, runFileStream } from '../storage/runfile';
@@ -29,17 +30,26 @@ interface Exit {
   stderr: string;
 }
 
-/** The real `nextstate ARGV...` in a child; `onLine(line, child)` sees each stdout line as it comes. */
-function nextstate(args: string[], onLine?: (line: string, kill: (signal: NodeJS.Signals) => void) => void): Promise<Exit> {
+/**
+ * The real `nextstate ARGV...` in a child. `onLine(line, kill)` sees each stdout line as it
+ * comes; `onSpawn(kill)` gets the way to signal it at once.
+ */
+function nextstate(
+  args: string[],
+  onLine?: (line: string, kill: (signal: NodeJS.Signals) => void) => void,
+  onSpawn?: (kill: (signal: NodeJS.Signals) => void) => void,
+): Promise<Exit> {
   return new Promise((done, fail) => {
     const child = spawn(process.execPath, [bin, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+    const kill = (s: NodeJS.Signals) => void child.kill(s);
+    onSpawn?.(kill);
     let stdout = '';
     let stderr = '';
     let seen = 0;
     child.stdout.on('data', (d: Buffer) => {
       stdout += d.toString();
       const lines = stdout.split('\n');
-      for (; seen < lines.length - 1; seen++) onLine?.(lines[seen], (s) => child.kill(s));
+      for (; seen < lines.length - 1; seen++) onLine?.(lines[seen], kill);
     });
     child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
     child.on('error', fail);
@@ -249,5 +259,27 @@ describe('signals', () => {
     const info = JSON.parse(inspected.out[0]);
     expect(info.header.run.status).toBe('stopped');
     expect(info.integrity).toBe('verified');
+  });
+
+  it('reproduce --jobs 2 passes SIGINT to its runs, starts no more, and exits 130 saying how to go on', async () => {
+    const config = JSON.parse((await runCli('run', '--example', 'storyteller')).out.join('\n'));
+    const runJson = join(dir, 'reproduce.json');
+    writeFileSync(runJson, JSON.stringify({ ...config, schedule: { ...config.schedule, evalProblems: 1, evalVotes: 1 } }));
+    const out = join(dir, 'reproduce');
+    let kill: (s: NodeJS.Signals) => void = () => {};
+    const exited = nextstate(
+      ['reproduce', '--config', runJson, '--out', out, '--seeds', '1', '--methods', 'binary,opd', '--steps', '1000', '--jobs', '2', '--policy', stories],
+      undefined,
+      (k) => (kill = k),
+    );
+    // Each run's config is written just before its child starts: the experiment is under way.
+    await until(() => existsSync(join(out, 'opd-seed1.nsrun.config.json')));
+    kill('SIGINT');
+    const r = await exited;
+    expect(r.code).toBe(130);
+    expect(r.stdout).toBe('');
+    expect(r.stderr.trim().split('\n').at(-1)).toBe(
+      'nextstate reproduce: stopped by SIGINT after 0 of 2 runs; the same command continues (finished runs are reused)',
+    );
   });
 });
