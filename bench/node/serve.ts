@@ -10,6 +10,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
 import OpenAI from 'openai';
+import { cliIo } from '../../src/cli/io';
 import { startServe } from '../../src/cli/serve';
 import { tinyModel } from '../../test/fixtures/tiny-model';
 import { round } from '../lib/stats';
@@ -73,7 +74,10 @@ async function measure(modelDir: string, maxBatch: number, requests: number, max
   const dir = mkdtempSync(join(tmpdir(), 'nextstate-bench-serve-'));
   const handle = await startServe(
     ['--model', modelDir, '--out', join(dir, 'bench.nsrun'), '--port', '0', '--max-batch', String(maxBatch), '--max-tokens', String(maxTokens)],
-    () => {},
+    cliIo(
+      () => {},
+      () => {},
+    ),
   );
   try {
     const client = new OpenAI({ baseURL: `${handle.url}/v1`, apiKey: 'unused', maxRetries: 0 });

@@ -145,7 +145,8 @@ describe('nextstate run on the tool-call track', () => {
     writeFileSync(join(dir, 'run.json'), JSON.stringify(config));
     const file = join(dir, 'run.nsrun');
     const r = await runCli('run', '--config', join(dir, 'run.json'), '--policy', model, '--out', file, '--json');
-    expect(r.err).toEqual([]);
+    // stdout has the JSON events only; what was written is said on stderr.
+    expect(r.err).toEqual([expect.stringMatching(new RegExp(`^run finished: \\d+ records written to ${file}$`))]);
     expect(r.code).toBe(0);
     const events = r.out.map((l) => JSON.parse(l));
     expect(events.map((e) => e.type)).toEqual(['evaluation', 'train_step', 'evaluation']);

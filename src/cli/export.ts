@@ -6,21 +6,26 @@ import { extractAdapter, readRunFile, recordsJsonl, toJsonl, trainingSamples } f
 import { parseAnyRunConfig, promptTools } from '../runtime/run-config';
 import { parse, positionals, UsageError } from './args';
 import { openRunFile } from './files';
+import type { CliIo } from './io';
+import { notStdout, oneStdout, writeText } from './output';
 
-export const usage = `nextstate export RUN_FILE (--peft DIR | --samples FILE.jsonl | --records FILE.jsonl)`;
+export const usage = `nextstate export RUN_FILE (--peft DIR | --samples FILE.jsonl | --records FILE.jsonl)
+  --samples - or --records - writes the lines to stdout`;
 
-export async function exportCommand(argv: string[], out: (line: string) => void): Promise<void> {
+export async function exportCommand(argv: string[], io: CliIo): Promise<void> {
   const options = { peft: { type: 'string' as const }, samples: { type: 'string' as const }, records: { type: 'string' as const } };
   const v = parse(argv, options);
   const [file] = positionals(argv, options);
   if (!file) throw new UsageError('name the run file to export from');
   if (!v.peft && !v.samples && !v.records) throw new UsageError('choose --peft DIR, --samples FILE.jsonl or --records FILE.jsonl');
+  oneStdout({ samples: v.samples, records: v.records });
   if (typeof v.peft === 'string') {
+    notStdout(v.peft, 'peft', 'a folder (two files)');
     const adapter = await extractAdapter(await openRunFile(file));
     mkdirSync(v.peft, { recursive: true });
     writeFileSync(join(v.peft, PEFT_WEIGHTS), adapter.files[PEFT_WEIGHTS]);
     writeFileSync(join(v.peft, PEFT_CONFIG), adapter.files[PEFT_CONFIG]);
-    out(`adapter of version ${adapter.version} written to ${v.peft}`);
+    io.note(`adapter of version ${adapter.version} written to ${v.peft}`);
   }
   if (typeof v.samples === 'string' || typeof v.records === 'string') {
     const records: RunRecord[] = [];
@@ -31,12 +36,10 @@ export async function exportCommand(argv: string[], out: (line: string) => void)
     }
     if (typeof v.samples === 'string') {
       const { rows } = trainingSamples(records, { tools });
-      writeFileSync(v.samples, toJsonl(rows));
-      out(`${rows.length} training samples written to ${v.samples}`);
+      io.note(`${rows.length} training samples written to ${writeText(v.samples, toJsonl(rows), io)}`);
     }
     if (typeof v.records === 'string') {
-      writeFileSync(v.records, recordsJsonl(records));
-      out(`${records.length} records written to ${v.records}`);
+      io.note(`${records.length} records written to ${writeText(v.records, recordsJsonl(records), io)}`);
     }
   }
 }

@@ -1,4 +1,5 @@
 import { GREEDY } from '../gpu/sampler';
+import type { CliIo } from './io';
 import { BACKEND_OPTION, createBackend, loadPolicy, QUANTIZE_NOTE, QUANTIZE_OPTION, QUANTIZE_USAGE, weightFormatOption } from './engine';
 import { isNonNegative, isPositiveInt, number, parse, required, UsageError } from './args';
 
@@ -6,7 +7,7 @@ export const usage = `nextstate generate --model DIR|ID --prompt TEXT [--chat] [
     [--greedy | --temperature T --top-p P --top-k K --seed S] [--backend cpu|webgpu] ${QUANTIZE_USAGE} [--json]
   ${QUANTIZE_NOTE}`;
 
-export async function generateCommand(argv: string[], out: (line: string) => void): Promise<void> {
+export async function generateCommand(argv: string[], { out }: CliIo): Promise<void> {
   const v = parse(argv, {
     model: { type: 'string' },
     prompt: { type: 'string' },

@@ -11,10 +11,13 @@ import { gunzip, gzip, sampleRun, testConfig } from '../../test/support/storage/
 import { memorySource, runFileStream } from '../storage/runfile';
 import { exportCommand } from './export';
 import { inspectCommand } from './inspect';
+import { cliIo } from './io';
 import { terminalField, terminalText } from './terminal';
 import { decodeTrainData, parseTrainData } from './train';
 
 const bin = resolve(__dirname, '../../bin/nextstate.mjs');
+/** A command's data lines into `out`, its notes dropped. */
+const quiet = (out: (line: string) => void) => cliIo(out, () => {});
 const dir = mkdtempSync(join(tmpdir(), 'nextstate-hostile-cli-'));
 
 async function runFile(label: string, modelId = 'test/tiny-qwen3'): Promise<string> {
@@ -36,8 +39,16 @@ async function failure(command: Promise<void>): Promise<Error> {
 }
 
 const commands = {
-  inspect: (file: string) => inspectCommand([file], () => {}),
-  export: (file: string) => exportCommand([file, '--records', join(dir, 'records.jsonl')], () => {}),
+  inspect: (file: string) =>
+    inspectCommand(
+      [file],
+      quiet(() => {}),
+    ),
+  export: (file: string) =>
+    exportCommand(
+      [file, '--records', join(dir, 'records.jsonl')],
+      quiet(() => {}),
+    ),
 };
 
 describe.each(Object.entries(commands))('%s on paths that are not run files', (_name, command) => {
@@ -83,7 +94,10 @@ describe('inspect prints text from the file with its control characters escaped'
   it('in the plain output: no escape reaches the terminal and no line is forged', async () => {
     const file = await runFile(label, model);
     const out: string[] = [];
-    await inspectCommand([file], (l) => out.push(l));
+    await inspectCommand(
+      [file],
+      quiet((l) => out.push(l)),
+    );
     expect(out).toHaveLength(5);
     for (const line of out) expect(line).not.toMatch(/[\u0000-\u001f\u007f-\u009f\u202a-\u202e]/);
     expect(out[1]).toBe(
@@ -99,17 +113,26 @@ describe('inspect prints text from the file with its control characters escaped'
     const { integrity: _integrity, ...old } = JSON.parse(header);
     writeFileSync(file, await gzip([JSON.stringify(old), ...body].join('\n')));
     const out: string[] = [];
-    await inspectCommand([file], (l) => out.push(l));
+    await inspectCommand(
+      [file],
+      quiet((l) => out.push(l)),
+    );
     expect(out[3]).toMatch(/; integrity: UNVERIFIED \(the file carries no hashes, as files from before they existed; damage to it cannot be detected\)$/);
     const json: string[] = [];
-    await inspectCommand([file, '--json'], (l) => json.push(l));
+    await inspectCommand(
+      [file, '--json'],
+      quiet((l) => json.push(l)),
+    );
     expect(JSON.parse(json[0]).integrity).toBe('unverified');
   });
 
   it('in --json: still valid JSON holding the same text', async () => {
     const file = await runFile(label, model);
     const out: string[] = [];
-    await inspectCommand([file, '--json'], (l) => out.push(l));
+    await inspectCommand(
+      [file, '--json'],
+      quiet((l) => out.push(l)),
+    );
     expect(out[0]).not.toMatch(/[\u0000-\u001f\u007f-\u009f\u202a-\u202e]/);
     const parsed = JSON.parse(out[0]);
     expect(parsed.header.run.label).toBe(label);

@@ -1,11 +1,12 @@
 import { inspectRunFile, type IntegrityStatus, type ModelRef } from '../storage/index';
+import type { CliIo } from './io';
 import { parse, positionals, UsageError } from './args';
 import { openRunFile } from './files';
 import { terminalField } from './terminal';
 
 export const usage = `nextstate inspect RUN_FILE [--json]`;
 
-export async function inspectCommand(argv: string[], out: (line: string) => void): Promise<void> {
+export async function inspectCommand(argv: string[], { out }: CliIo): Promise<void> {
   const options = { json: { type: 'boolean' as const } };
   const v = parse(argv, options);
   const [file] = positionals(argv, options);

@@ -10,6 +10,8 @@ import { DEMO_DEFAULTS, makeDemoModel, type DemoReport } from '../demo/make';
 import { isPositiveInt, number, parse, required } from './args';
 import { STORY_MAX_NEW_TOKENS } from '../sims/scenarios/index';
 import { createBackend } from './engine';
+import type { CliIo } from './io';
+import { notStdout } from './output';
 
 export const usage = `nextstate make-demo-model --out DIR [--base DIR] [--seed N] [--examples N] [--epochs N]
     [--lr LR] [--rank R] [--backend cpu|webgpu] [--json]
@@ -23,7 +25,7 @@ type StoredReport = DemoReport & { command: string };
 
 const COPIED = ['config.json', 'generation_config.json', 'tokenizer.json', 'tokenizer_config.json'];
 
-export async function makeDemoModelCommand(argv: string[], out: (line: string) => void): Promise<void> {
+export async function makeDemoModelCommand(argv: string[], io: CliIo): Promise<void> {
   const v = parse(argv, {
     card: { type: 'string' },
     out: { type: 'string' },
@@ -37,11 +39,11 @@ export async function makeDemoModelCommand(argv: string[], out: (line: string) =
     json: { type: 'boolean' },
   });
   if (typeof v.card === 'string') {
-    writeCard(v.card, JSON.parse(readFileSync(join(v.card, 'demo-report.json'), 'utf8')) as StoredReport);
-    out(`wrote ${join(v.card, 'README.md')} and hint-table.md from demo-report.json`);
+    writeCard(notStdout(v.card, 'card', 'a folder'), JSON.parse(readFileSync(join(v.card, 'demo-report.json'), 'utf8')) as StoredReport);
+    io.note(`wrote ${join(v.card, 'README.md')} and hint-table.md from demo-report.json`);
     return;
   }
-  const dir = required(v, 'out');
+  const dir = notStdout(required(v, 'out'), 'out', 'a folder');
   const baseDir = String(v.base);
   const backend = await createBackend(v.backend);
   const base = await Policy.load(new DirSource(baseDir), backend);
@@ -52,7 +54,7 @@ export async function makeDemoModelCommand(argv: string[], out: (line: string) =
     epochs: number(v, 'epochs', DEMO_DEFAULTS.epochs, isPositiveInt),
     lr: number(v, 'lr', DEMO_DEFAULTS.lr, (x) => x > 0),
     rank: number(v, 'rank', DEMO_DEFAULTS.rank, isPositiveInt),
-    log: (line) => (v.json ? undefined : out(line)),
+    log: (line) => (v.json ? undefined : io.progress(line)),
   });
   mkdirSync(dir, { recursive: true });
   for (const name of COPIED) copyFileSync(join(baseDir, name), join(dir, name));
@@ -62,7 +64,8 @@ export async function makeDemoModelCommand(argv: string[], out: (line: string) =
   writeFileSync(join(dir, 'demo-report.json'), `${JSON.stringify(stored, null, 2)}\n`);
   writeCard(dir, stored);
   writeFileSync(join(dir, 'LICENSE'), MIT_LICENSE);
-  out(v.json ? JSON.stringify(report) : `wrote ${dir} in ${report.seconds.toFixed(0)} s`);
+  if (v.json) io.out(JSON.stringify(report));
+  else io.note(`wrote ${dir} in ${report.seconds.toFixed(0)} s`);
 }
 
 /** llama2.c's licence, which covers stories260K and so this derivative. */

@@ -1,5 +1,6 @@
 /** `nextstate plan`: the memory a model needs, by category, from its config.json alone. */
 import { existsSync, readFileSync, statSync } from 'node:fs';
+import type { CliIo } from './io';
 import { join } from 'node:path';
 import { PROJECTIONS } from '../gpu/config';
 import { DEFAULT_LORA } from '../gpu/lora';
@@ -40,7 +41,7 @@ async function readConfig(model: string): Promise<{ json: unknown; from: string 
   return { json: await readJson(source, 'config.json'), from: `${source.id}/config.json` };
 }
 
-export async function planCommand(argv: string[], out: (line: string) => void): Promise<void> {
+export async function planCommand(argv: string[], { out }: CliIo): Promise<void> {
   const v = parse(argv, {
     model: { type: 'string' },
     ...QUANTIZE_OPTION,

@@ -8,7 +8,7 @@
  * run is kept beside its run file (.scores.json) and reused while its config is unchanged, so an
  * interrupted experiment continues where it stopped.
  */
-import { spawn } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { configForArm, parseRunConfig, type RunConfig } from '../runtime/run-config';
@@ -25,6 +25,9 @@ import {
   type RunScores,
 } from './reproduce-report';
 import { runToFile } from './run';
+import { timeLeft, type CliIo } from './io';
+import { notStdout } from './output';
+import { Interrupted, signalExitCode, STOP_SIGNALS, stoppable, type StopSignal } from './signals';
 
 /** Seeds a reproduction runs unless told: ten, so that an interval means something. */
 export const DEFAULT_SEEDS = Array.from({ length: 10 }, (_, i) => i + 1);
@@ -36,7 +39,8 @@ export const usage = `nextstate reproduce --config RUN.json --out DIR [--seeds 1
   .svg (means with 95 % bootstrap intervals, paired differences). --wishes runs the arms for each
   storyteller wish combination (DIR/wishes.json, .md); --lr runs each arm at each learning rate,
   scored on the training openings (DIR/lr-sweep.json, .md). --jobs runs that many at once, each in
-  its own process. A run already finished with the same config is reused.`;
+  its own process. A run already finished with the same config is reused, so after Ctrl-C (exit 130)
+  or SIGTERM (143) the same command continues where it stopped.`;
 
 function list<T>(text: string, name: string, read: (item: string) => T | null): T[] {
   const items = text
@@ -83,22 +87,33 @@ function cached(job: Job): RunScores['scores'] | null {
   }
 }
 
+/** How one run ended: its evaluation scores, and the signal that stopped it early, if one did. */
+interface Ran {
+  status: string;
+  scores: RunScores['scores'];
+  signal?: StopSignal;
+}
+
 /** Runs `job` here, in this process. */
-async function runHere(job: Job): Promise<{ status: string; scores: RunScores['scores'] }> {
+async function runHere(job: Job): Promise<Ran> {
   const scores: RunScores['scores'] = [];
-  const { status, records } = await runToFile(job.config, { file: job.file });
+  const { status, records, signal } = await runToFile(job.config, { file: job.file });
   for (const r of records) if (r.kind === 'evaluation') scores.push({ step: r.step ?? 0, score: r.scores.score });
-  return { status, scores };
+  return { status, scores, ...(signal ? { signal } : {}) };
 }
 
 /** Runs `job` in a child `nextstate run --json`, reading its evaluation lines. */
-function runInChild(job: Job): Promise<{ status: string; scores: RunScores['scores'] }> {
+function runInChild(job: Job, children: Set<ChildProcess>): Promise<Ran> {
   const configFile = `${job.file}.config.json`;
   writeFileSync(configFile, JSON.stringify(job.config, null, 2));
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, [...process.execArgv, process.argv[1], 'run', '--config', configFile, '--out', job.file, '--json'], {
       stdio: ['ignore', 'pipe', 'pipe'],
+      // Its own process group: a terminal's Ctrl-C reaches it once, forwarded by this process,
+      // not twice (a second SIGINT would kill it before it writes its run file).
+      detached: true,
     });
+    children.add(child);
     const scores: RunScores['scores'] = [];
     let stdout = '';
     let stderr = '';
@@ -117,26 +132,43 @@ function runInChild(job: Job): Promise<{ status: string; scores: RunScores['scor
     });
     child.stderr.on('data', (d: Buffer) => (stderr = (stderr + d.toString()).slice(-2000)));
     child.on('error', reject);
-    child.on('close', (code) => {
-      if (code !== 0) reject(new Error(`the run for ${job.file} exited with code ${code}: ${stderr.trim().split('\n').at(-1) ?? ''}`));
+    child.on('close', (code, killedBy) => {
+      children.delete(child);
+      // A child still loading its model has no handler yet, and the signal kills it outright.
+      const signal = STOP_SIGNALS.find((s) => signalExitCode(s) === code || s === killedBy);
+      if (signal) resolve({ status: 'stopped', scores, signal });
+      else if (code !== 0) reject(new Error(`the run for ${job.file} exited with code ${code}: ${stderr.trim().split('\n').at(-1) ?? ''}`));
       else resolve({ status: 'finished', scores });
     });
   });
 }
 
-/** Runs the jobs, `parallel` at a time, reusing finished ones; one line per run on `out`. */
-async function runJobs(jobs: readonly Job[], parallel: number, json: boolean, out: (line: string) => void): Promise<RunScores[]> {
+/**
+ * Runs the jobs, `parallel` at a time, reusing finished ones; one line per run (a JSON line on
+ * stdout with --json, progress otherwise). SIGINT or SIGTERM stops the runs under way, each
+ * writing its run file, starts no more, and ends in Interrupted.
+ */
+async function runJobs(jobs: readonly Job[], parallel: number, json: boolean, io: CliIo): Promise<RunScores[]> {
   const results: RunScores[] = new Array(jobs.length);
+  const children = new Set<ChildProcess>();
+  let signal: StopSignal | undefined;
   let next = 0;
+  let done = 0;
+  const started = Date.now();
   const worker = async () => {
-    while (next < jobs.length) {
+    while (next < jobs.length && !signal) {
       const i = next++;
       const job = jobs[i];
       const t0 = Date.now();
       let scores = cached(job);
       const reused = scores !== null;
       if (!scores) {
-        const { status, scores: got } = await (parallel > 1 ? runInChild(job) : runHere(job));
+        const ran = await (parallel > 1 ? runInChild(job, children) : runHere(job));
+        if (ran.signal) {
+          signal ??= ran.signal;
+          return;
+        }
+        const { status, scores: got } = ran;
         const last = job.config.schedule.steps;
         if (status !== 'finished' || !got.some((s) => s.step === last))
           throw new Error(`the run for ${job.file} did not finish its ${last} steps; see that file`);
@@ -148,20 +180,27 @@ async function runJobs(jobs: readonly Job[], parallel: number, json: boolean, ou
       const label = [job.scores.arm, job.scores.wishes, job.scores.lr !== undefined ? `lr ${job.scores.lr}` : '', `seed ${job.scores.seed}`]
         .filter(Boolean)
         .join(', ');
-      out(
-        json
-          ? JSON.stringify({ type: 'run', ...job.scores, scores, file: job.file, seconds, reused })
-          : `${label}: ${scores.map((s) => `${s.step}:${s.score.toFixed(3)}`).join(' -> ')} (${reused ? 'reused' : `${seconds.toFixed(0)} s`}, ${job.file})`,
-      );
+      done++;
+      if (json) io.out(JSON.stringify({ type: 'run', ...job.scores, scores, file: job.file, seconds, reused }));
+      else
+        io.progress(
+          `run ${done} of ${jobs.length}, ${label}: ${scores.map((s) => `${s.step}:${s.score.toFixed(3)}`).join(' -> ')} (${reused ? 'reused' : `${seconds.toFixed(0)} s`}, ${job.file})${timeLeft(started, done, jobs.length)}`,
+        );
     }
   };
-  await Promise.all(Array.from({ length: Math.max(1, Math.min(parallel, jobs.length)) }, worker));
+  // In this process the run loop catches the signal itself; children are sent it.
+  const stop = (got: StopSignal) => {
+    signal ??= got;
+    for (const child of children) child.kill(got);
+  };
+  await stoppable(stop, () => Promise.all(Array.from({ length: Math.max(1, Math.min(parallel, jobs.length)) }, worker)));
+  if (signal) throw new Interrupted(signal, `stopped by ${signal} after ${done} of ${jobs.length} runs; the same command continues (finished runs are reused)`);
   return results;
 }
 
 const slug = (text: string) => text.replace(/[^A-Za-z0-9]+/g, '-').replace(/^-|-$/g, '');
 
-export async function reproduceCommand(argv: string[], out: (line: string) => void): Promise<void> {
+export async function reproduceCommand(argv: string[], io: CliIo): Promise<void> {
   const v = parse(argv, {
     config: { type: 'string' },
     out: { type: 'string' },
@@ -177,7 +216,7 @@ export async function reproduceCommand(argv: string[], out: (line: string) => vo
     json: { type: 'boolean' },
   });
   const file = required(v, 'config');
-  const dir = required(v, 'out');
+  const dir = notStdout(required(v, 'out'), 'out', 'a folder');
   let base: RunConfig;
   try {
     base = parseRunConfig(JSON.parse(readFileSync(file, 'utf8')));
@@ -219,7 +258,7 @@ export async function reproduceCommand(argv: string[], out: (line: string) => vo
         const name = [arm, variant.tag, `seed${seed}`].filter(Boolean).join('-');
         jobList.push({ config, file: join(dir, `${name}.nsrun`), scores: { arm, seed, ...variant.extra } });
       }
-  const runs = await runJobs(jobList, jobs, v.json === true, out);
+  const runs = await runJobs(jobList, jobs, v.json === true, io);
 
   const reportSteps = [...new Set([0, ...runs.flatMap((r) => r.scores.map((s) => s.step))])].sort((a, b) => a - b);
   const flags = [`--seeds ${seeds.join(',')}`, `--steps ${steps}`, `--eval-every ${evalEvery}`, `--methods ${arms.join(',')}`];
@@ -234,7 +273,7 @@ export async function reproduceCommand(argv: string[], out: (line: string) => vo
     writeFileSync(join(dir, 'wishes.json'), `${JSON.stringify({ ...head, arm, step: steps, rows, runs }, null, 2)}\n`);
     const md = wishMarkdown(rows, arm, steps, seeds);
     writeFileSync(join(dir, 'wishes.md'), `${md}\n\n${made}\n`);
-    out(v.json ? JSON.stringify({ type: 'wishes', rows }) : md);
+    io.out(v.json ? JSON.stringify({ type: 'wishes', rows }) : md);
     return;
   }
   if (lrs) {
@@ -242,7 +281,7 @@ export async function reproduceCommand(argv: string[], out: (line: string) => vo
     writeFileSync(join(dir, 'lr-sweep.json'), `${JSON.stringify({ ...head, step: steps, rows, runs }, null, 2)}\n`);
     const md = sweepMarkdown(rows, steps, seeds);
     writeFileSync(join(dir, 'lr-sweep.md'), `${md}\n\n${made}\n`);
-    out(v.json ? JSON.stringify({ type: 'sweep', rows }) : md);
+    io.out(v.json ? JSON.stringify({ type: 'sweep', rows }) : md);
     return;
   }
   const table = reproductionTable(
@@ -253,5 +292,5 @@ export async function reproduceCommand(argv: string[], out: (line: string) => vo
   writeFileSync(join(dir, 'reproduction.json'), `${JSON.stringify({ ...head, table, runs }, null, 2)}\n`);
   writeFileSync(join(dir, 'reproduction.md'), `${reproductionMarkdown(table)}\n\n${made}\n`);
   writeFileSync(join(dir, 'reproduction.svg'), `${reproductionSvg(table)}\n`);
-  out(v.json ? JSON.stringify({ type: 'table', ...table }) : reproductionMarkdown(table));
+  io.out(v.json ? JSON.stringify({ type: 'table', ...table }) : reproductionMarkdown(table));
 }

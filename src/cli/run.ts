@@ -29,6 +29,9 @@ import { createToolCallNodeServices } from '../runtime/toolcall/services-node';
 import { resolveWeightFormat } from '../gpu/load';
 import { createBackend, policyFiles, QUANTIZE_NOTE, QUANTIZE_OPTION, QUANTIZE_USAGE, weightFormatOption } from './engine';
 import { isPositiveInt, number, parse, UsageError } from './args';
+import { timeLeft, type CliIo } from './io';
+import { notStdout } from './output';
+import { Interrupted, stoppable, type StopSignal } from './signals';
 
 export const usage = `nextstate run --config RUN.json [--out RUN_FILE] [--steps N] [--policy DIR|ID] [--backend cpu|webgpu]
       ${QUANTIZE_USAGE} [--json]
@@ -36,7 +39,8 @@ export const usage = `nextstate run --config RUN.json [--out RUN_FILE] [--steps 
       print a complete example config (the method's preset included; combined-shuffled is
       Combined with the shuffled-hint control)
   ${QUANTIZE_NOTE} It replaces the config's models.policy.weightFormat;
-  the run file records the format the run loaded.`;
+  the run file records the format the run loaded. Ctrl-C (SIGINT) or SIGTERM stops at the next
+  step and writes the run file so far, then exits 130 or 143.`;
 
 /**
  * The JSON lines a script follows: one per training step and per evaluation. An evaluation's
@@ -73,7 +77,7 @@ function runName(config: AnyRunConfig): string {
   return config.track === 'toolcall' ? trackOf(config) : config.scenario.id;
 }
 
-export async function runCommand(argv: string[], out: (line: string) => void): Promise<void> {
+export async function runCommand(argv: string[], io: CliIo): Promise<void> {
   const v = parse(argv, {
     config: { type: 'string' },
     example: { type: 'string' },
@@ -96,10 +100,13 @@ export async function runCommand(argv: string[], out: (line: string) => void): P
     const policy = typeof v.policy === 'string' ? v.policy : undefined;
     const example = v.example === 'toolcall' ? exampleConfig('toolcall', policy) : exampleConfig(v.example as ExampleName, policy, method);
     if (weightFormat) example.models.policy.weightFormat = weightFormat;
-    out(JSON.stringify(example, null, 2));
+    io.out(JSON.stringify(example, null, 2));
     return;
   }
   if (typeof v.config !== 'string') throw new UsageError('--config RUN.json or --example NAME is required');
+  // The run file must stay byte-exact (its lines carry their SHA-256), and stdout has the --json events.
+  const file = typeof v.out === 'string' ? notStdout(v.out, 'out', 'the run file') : undefined;
+
   let raw: unknown;
   try {
     raw = JSON.parse(readFileSync(v.config, 'utf8'));
@@ -115,17 +122,20 @@ export async function runCommand(argv: string[], out: (line: string) => void): P
   if (weightFormat) config.models.policy.weightFormat = weightFormat;
   config.schedule.steps = number(v, 'steps', config.schedule.steps, isPositiveInt);
 
-  const file = typeof v.out === 'string' ? v.out : undefined;
-  const {
-    status,
-    records,
-    file: written,
-    modelDir,
-  } = await runToFile(config, {
+  const steps = config.schedule.steps;
+  // From the first event (after the model loaded), so the time left follows the steps' own pace.
+  let started: number | undefined;
+  const result = await runToFile(config, {
     file,
-    onLine: (line) => out(v.json ? JSON.stringify(line) : describe(line as Record<string, unknown>)),
+    onLine: (line) => {
+      started ??= Date.now();
+      if (v.json) io.out(JSON.stringify(line));
+      else io.progress(describe(line as Record<string, unknown>, steps, started));
+    },
   });
-  if (!v.json) out(`run ${status}: ${records.length} records written to ${written}${modelDir ? `, the fully fine-tuned model to ${modelDir}` : ''}`);
+  const written = `${result.records.length} records written to ${result.file}${result.modelDir ? `, the fully fine-tuned model to ${result.modelDir}` : ''}`;
+  if (result.signal) throw new Interrupted(result.signal, `stopped by ${result.signal}: ${written}`);
+  io.note(`run ${result.status}: ${written}`);
 }
 
 /**
@@ -135,7 +145,7 @@ export async function runCommand(argv: string[], out: (line: string) => void): P
 export async function runToFile(
   config: AnyRunConfig,
   o: { file?: string; onLine?: (line: object) => void } = {},
-): Promise<{ status: string; records: RunRecord[]; file: string; modelDir?: string }> {
+): Promise<{ status: string; records: RunRecord[]; file: string; modelDir?: string; signal?: StopSignal }> {
   const records: RunRecord[] = [];
   const created = Date.now();
   const backend = await createBackend(config.models.policy.backend ?? 'cpu');
@@ -157,14 +167,11 @@ export async function runToFile(
       },
     },
   );
-  const stop = () => loop.stop();
-  process.once('SIGINT', stop);
-  let status: string;
-  try {
-    status = (await loop.run()).status;
-  } finally {
-    process.off('SIGINT', stop);
-  }
+  const { value, signal } = await stoppable(
+    () => loop.stop(),
+    () => loop.run(),
+  );
+  const status = value.status;
   const file = o.file ?? `nextstate-${runName(config)}-${new Date(created).toISOString().replace(/[:.]/g, '-')}.nsrun`;
   // A full fine-tuning run has no adapter: its trained model is a Hugging Face folder beside the
   // run file. A remote policy's server holds what it trained: neither is here.
@@ -198,10 +205,11 @@ export async function runToFile(
     adapter,
   );
   await pipeline(Readable.fromWeb(runFileStream(source, { includeAdapter: adapter !== undefined }) as NodeReadableStream), createWriteStream(file));
-  return { status, records, file, ...(modelDir ? { modelDir } : {}) };
+  return { status, records, file, ...(modelDir ? { modelDir } : {}), ...(signal ? { signal } : {}) };
 }
 
-function describe(line: Record<string, unknown>): string {
+/** A JSON event line as a person reads it, with the time left once steps have been taken. */
+function describe(line: Record<string, unknown>, steps: number, started: number): string {
   if (line.type === 'evaluation') {
     const scores = line.scores as Record<string, number>;
     const extra = Object.entries(scores)
@@ -211,5 +219,5 @@ function describe(line: Record<string, unknown>): string {
     return `evaluation at step ${line.step} (v${line.version}): ${line.name} ${(line.score as number).toFixed(3)} over ${line.n} problems${extra}`;
   }
   const f = (x: unknown, d = 4) => (typeof x === 'number' ? x.toFixed(d) : 'n/a');
-  return `step ${line.step} -> v${line.version}: loss ${f(line.loss)} kl ${f(line.kl)} grad-norm ${f(line.gradNorm)} entropy ${f(line.entropy, 3)} |A| ${f(line.meanAbsAdv, 3)}${line.skipped ? ` SKIPPED: ${line.skipped}` : ''}`;
+  return `step ${line.step}/${steps} -> v${line.version}: loss ${f(line.loss)} kl ${f(line.kl)} grad-norm ${f(line.gradNorm)} entropy ${f(line.entropy, 3)} |A| ${f(line.meanAbsAdv, 3)}${line.skipped ? ` SKIPPED: ${line.skipped}` : ''}${timeLeft(started, line.step as number, steps)}`;
 }

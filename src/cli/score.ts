@@ -1,4 +1,5 @@
 import { readFileSync } from 'node:fs';
+import type { CliIo } from './io';
 import { join } from 'node:path';
 import { adapterFromPeft, PEFT_CONFIG, PEFT_WEIGHTS } from '../gpu/peft';
 import { BACKEND_OPTION, createBackend, loadPolicy, QUANTIZE_NOTE, QUANTIZE_OPTION, QUANTIZE_USAGE, weightFormatOption } from './engine';
@@ -8,7 +9,7 @@ export const usage = `nextstate score --model DIR|ID --prompt TEXT --completion 
     [--backend cpu|webgpu] ${QUANTIZE_USAGE} [--json]
   ${QUANTIZE_NOTE}`;
 
-export async function scoreCommand(argv: string[], out: (line: string) => void): Promise<void> {
+export async function scoreCommand(argv: string[], { out }: CliIo): Promise<void> {
   const v = parse(argv, {
     model: { type: 'string' },
     prompt: { type: 'string' },

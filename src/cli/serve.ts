@@ -25,6 +25,9 @@ import { ChatEndpoint } from './serve-chat';
 import { startHttpServer, type RunningServer } from './serve-http';
 import { journalResumePoint, ServeRunFile } from './serve-runfile';
 import { replyMessage, usesToolCallTags } from './serve-tool-calls';
+import type { CliIo } from './io';
+import { notStdout } from './output';
+import { stoppable } from './signals';
 
 export const usage = `nextstate serve --model DIR|HUB_ID --out RUN.nsrun [--port 30000] [--host 127.0.0.1] [--api-key KEY]
       [--method ${METHODS.join('|')}] [--judge rules|policy|URL [--judge-model NAME]] [--batch-size N] [--lora-rank N]
@@ -115,7 +118,7 @@ function turnsOf(records: readonly RunRecord[]): Map<string, number> {
 }
 
 /** Starts the server from the command line's options; returns once it listens. */
-export async function startServe(argv: string[], out: (line: string) => void): Promise<ServeHandle> {
+export async function startServe(argv: string[], io: CliIo): Promise<ServeHandle> {
   const v = parse(argv, {
     model: { type: 'string' },
     out: { type: 'string' },
@@ -141,14 +144,19 @@ export async function startServe(argv: string[], out: (line: string) => void): P
     json: { type: 'boolean' },
   });
   const model = required(v, 'model');
-  const file = required(v, 'out');
+  const file = notStdout(required(v, 'out'), 'out', 'the run file, written as records come');
   const host = String(v.host);
   const apiKey = (v['api-key'] as string | undefined) ?? (process.env.NEXTSTATE_SERVE_API_KEY || undefined);
   if (!apiKey && !isLoopback(host === '::1' ? '[::1]' : host)) {
     throw new UsageError(`--host ${host} listens beyond this machine; give --api-key KEY (or NEXTSTATE_SERVE_API_KEY) so only your agent can use it`);
   }
   const port = number(v, 'port', DEFAULTS.port, (x) => Number.isInteger(x) && x >= 0 && x < 65536);
-  const say = (line: object, text: string) => out(v.json ? JSON.stringify(line) : text);
+  // --json: every event on stdout, for the program that started the server; else a note on stderr.
+  const say = (line: object, text: string, progress = false) => {
+    if (v.json) io.out(JSON.stringify(line));
+    else if (progress) io.progress(text);
+    else io.note(text);
+  };
 
   let exportAdapter: () => Promise<PeftFiles> = () => Promise.reject(new Error('the policy is not loaded yet'));
   const runFileOptions = { exportAdapter: () => exportAdapter() };
@@ -213,7 +221,7 @@ export async function startServe(argv: string[], out: (line: string) => void): P
       const line = eventLine(r);
       if (line && r.kind === 'train_step') {
         const loss = r.stats.loss === null ? 'n/a' : r.stats.loss.toFixed(4);
-        say(line, `step ${r.step} -> v${r.version + 1}: ${r.samples} samples, loss ${loss}${r.skipped ? `, SKIPPED: ${r.skipped}` : ''}`);
+        say(line, `step ${r.step} -> v${r.version + 1}: ${r.samples} samples, loss ${loss}${r.skipped ? `, SKIPPED: ${r.skipped}` : ''}`, true);
       }
     },
   });
@@ -279,21 +287,14 @@ export async function startServe(argv: string[], out: (line: string) => void): P
   };
 }
 
-export async function serveCommand(argv: string[], out: (line: string) => void): Promise<void> {
-  const handle = await startServe(argv, out);
-  const stop = () => handle.loop.stop();
-  process.once('SIGINT', stop);
-  process.once('SIGTERM', stop);
-  try {
-    await handle.finished;
-  } finally {
-    process.off('SIGINT', stop);
-    process.off('SIGTERM', stop);
-  }
-  const s = handle.loop.snapshot();
-  out(
-    argv.includes('--json')
-      ? JSON.stringify({ type: 'stopped', step: s.step, version: s.version, file: handle.runFile.file })
-      : `stopped at step ${s.step} (v${s.version}); run file ${handle.runFile.file}`,
+export async function serveCommand(argv: string[], io: CliIo): Promise<void> {
+  const handle = await startServe(argv, io);
+  // Stopping is how a server ends, so a signal here ends it normally (exit 0), its run file closed.
+  await stoppable(
+    () => handle.loop.stop(),
+    () => handle.finished,
   );
+  const s = handle.loop.snapshot();
+  if (argv.includes('--json')) io.out(JSON.stringify({ type: 'stopped', step: s.step, version: s.version, file: handle.runFile.file }));
+  else io.note(`stopped at step ${s.step} (v${s.version}); run file ${handle.runFile.file}`);
 }

@@ -23,6 +23,8 @@ import { FullTrainer, LoraTrainer, type Trainer } from '../gpu/train';
 import { DEFAULT_FULL_TRAIN, DEFAULT_TRAIN, type Reference, type TrainSample, type TrainSettings } from '../gpu/train-types';
 import { BACKEND_OPTION, createBackend, loadPolicy, QUANTIZE_NOTE, QUANTIZE_OPTION, QUANTIZE_USAGE, weightFormatOption } from './engine';
 import { isNonNegative, isPositiveInt, number, parse, required, UsageError } from './args';
+import { timeLeft, type CliIo } from './io';
+import { notStdout } from './output';
 
 export const usage = `nextstate train --model DIR --data FILE.jsonl --out ADAPTER_DIR [--lora-rank R --lora-alpha A
     --targets q,k,v,o,gate,up,down --lr LR --steps N --batch B --seed S --beta B --clip-low E --clip-high E
@@ -114,7 +116,7 @@ function deviceLimits(backend: Backend): { memoryBytes?: number; maxBufferBytes?
   return limits ? { maxBufferBytes: Math.min(limits.maxStorageBufferBindingSize, limits.maxBufferSize) } : {};
 }
 
-export async function trainCommand(argv: string[], out: (line: string) => void): Promise<void> {
+export async function trainCommand(argv: string[], io: CliIo): Promise<void> {
   const v = parse(argv, {
     model: { type: 'string' },
     data: { type: 'string' },
@@ -139,7 +141,7 @@ export async function trainCommand(argv: string[], out: (line: string) => void):
     ...QUANTIZE_OPTION,
   });
   const dataFile = required(v, 'data');
-  const outDir = required(v, 'out');
+  const outDir = notStdout(required(v, 'out'), 'out', 'a folder');
   const modelArg = required(v, 'model');
   const full = v.full === true;
   const loraOnly = ['lora-rank', 'lora-alpha', 'targets'].filter((k) => v[k] !== undefined);
@@ -206,14 +208,15 @@ export async function trainCommand(argv: string[], out: (line: string) => void):
   const before = await meanLogp();
   const steps = number(v, 'steps', 1, isPositiveInt);
   const batch = number(v, 'batch', Math.min(16, samples.length), isPositiveInt);
+  const started = Date.now();
   for (let s = 0; s < steps; s++) {
     const picked = Array.from({ length: batch }, (_, i) => samples[(s * batch + i) % samples.length]);
     const stats = await trainer.trainStep(picked, { reference });
-    out(
-      v.json
-        ? JSON.stringify(stats)
-        : `step ${stats.step}: loss ${stats.loss.toFixed(5)} grad-norm ${stats.gradNorm.toFixed(4)} entropy ${stats.entropy.toFixed(3)} ${stats.stepMs.toFixed(0)} ms${stats.skipped ? ` SKIPPED: ${stats.skipped}` : ''}`,
-    );
+    if (v.json) io.out(JSON.stringify(stats));
+    else
+      io.progress(
+        `step ${stats.step}/${steps}: loss ${stats.loss.toFixed(5)} grad-norm ${stats.gradNorm.toFixed(4)} entropy ${stats.entropy.toFixed(3)} ${stats.stepMs.toFixed(0)} ms${stats.skipped ? ` SKIPPED: ${stats.skipped}` : ''}${timeLeft(started, s + 1, steps)}`,
+      );
   }
   const after = await meanLogp();
   mkdirSync(outDir, { recursive: true });
@@ -225,5 +228,6 @@ export async function trainCommand(argv: string[], out: (line: string) => void):
     for (const [name, bytes] of await fullModelFolder(policy.model, policy.source)) writeFileSync(join(outDir, name), bytes);
     writeFileSync(join(outDir, OPTIMIZER_FILE), optimizerToSafetensors(await trainer.optimizerState(), parameterShape(policy.model)));
   }
-  out(JSON.stringify({ before, after, weightFormat: used }));
+  io.out(JSON.stringify({ before, after, weightFormat: used }));
+  io.note(`${lora ? 'adapter' : 'model'} written to ${outDir}`);
 }

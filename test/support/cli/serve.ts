@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { basename, join, resolve } from 'node:path';
 import { createInterface } from 'node:readline';
 import OpenAI from 'openai';
+import { cliIo } from '../../../src/cli/io';
 import { startServe, type ServeHandle } from '../../../src/cli/serve';
 import { tinyModel } from '../../fixtures/tiny-model';
 
@@ -24,8 +25,12 @@ export async function startTestServer(args: string[] = [], o: { apiKey?: string;
   const dir = mkdtempSync(join(tmpdir(), 'nextstate-serve-'));
   const file = o.file ?? join(dir, 'run.nsrun');
   const lines: string[] = [];
-  const handle = await startServe(['--model', modelDir, '--out', file, '--port', '0', '--json', ...(o.apiKey ? ['--api-key', o.apiKey] : []), ...args], (l) =>
-    lines.push(l),
+  const handle = await startServe(
+    ['--model', modelDir, '--out', file, '--port', '0', '--json', ...(o.apiKey ? ['--api-key', o.apiKey] : []), ...args],
+    cliIo(
+      (l) => lines.push(l),
+      () => {},
+    ),
   );
   const client = new OpenAI({ baseURL: `${handle.url}/v1`, apiKey: o.apiKey ?? 'unused', maxRetries: 0 });
   return { handle, client, model: basename(modelDir), modelDir, file, dir, lines };
