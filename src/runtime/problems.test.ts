@@ -64,7 +64,9 @@ describe('loadProblems', () => {
     expect(() => parseRunConfig(bad)).toThrow(/problems.order must be "reference"/);
     const small = async () => JSON.stringify([{ question: 'q', answer: '#### 1' }]);
     await expect(loadProblems(config({ source: 'file', path: 'mine.json', count: 1 }), student, small)).rejects.toThrow(ProblemFileError);
-    await expect(loadProblems(config({ source: 'file', path: 'mine.json', count: 1, order: 'dataset', split: 'shared' }), student, small)).resolves.toMatchObject({
+    await expect(
+      loadProblems(config({ source: 'file', path: 'mine.json', count: 1, order: 'dataset', split: 'shared' }), student, small),
+    ).resolves.toMatchObject({
       train: [{ question: 'q' }],
     });
   });
