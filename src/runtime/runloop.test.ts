@@ -43,7 +43,7 @@ async function storyRun(arm: TrainedArm, seed: number, scenario: Partial<RunConf
     ...example,
     seed,
     scenario: { ...example.scenario, ...scenario } as RunConfig['scenario'],
-    schedule: { ...example.schedule, steps: 16, evalEvery: 16 },
+    schedule: { ...example.schedule, steps: 16, evalEvery: 8 },
   };
   const { result, records } = await runHeadless(config);
   expect(result).toMatchObject({ status: 'finished', step: 16, version: 16 });
