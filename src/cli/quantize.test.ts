@@ -90,7 +90,9 @@ describe('nextstate --quantize', () => {
     writeFileSync(join(dir, 'run.json'), JSON.stringify(config));
     const file = join(dir, 'run.nsrun');
     const r = await runCli('run', '--config', join(dir, 'run.json'), '--policy', stories, '--out', file, '--quantize', 'q8', '--json');
-    expect(r.err).toEqual([]);
+    // Nothing on stderr but the closing note (stdout carries only the JSON lines).
+    expect(r.err).toHaveLength(1);
+    expect(r.err[0]).toBe(`run finished: ${r.err[0].match(/(\d+) records/)?.[1]} records written to ${file}`);
     const inspected = JSON.parse((await runCli('inspect', file, '--json')).out[0]);
     expect(inspected.header.run.config.models.policy.weightFormat).toBe('q8');
     expect(inspected.header.models.policy.weightFormat).toBe('q8');
