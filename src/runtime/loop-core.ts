@@ -13,12 +13,29 @@ import { SampleBuffer, type Batch, type BufferedSample } from '../rl/buffer';
 import { copyMessage, type ChatMessage } from '../rl/messages';
 import type { InteractionRecord, RunRecord, RuntimeEventRecord, TokenUpdateRecord, TrainStats } from '../rl/records';
 import type { ClosedTurn, TrackerEvents, TurnType } from '../rl/sessions';
-import type { PolicyResponse } from '../rl/samples';
-import { sampleRecord, type TrainingSample } from '../rl/samples';
+import { assembleSample, sampleRecord, type PolicyResponse, type TrainingSample } from '../rl/samples';
+import { HintShuffler } from '../rl/hint-shuffle';
+import type { MethodPreset, MethodName } from '../rl/presets';
+import type { TextGenerator } from '../generators/generator';
+import { judgeTurn } from './judge-turn';
 import { GenerationBatcher } from './batcher';
 import { PauseGate, Semaphore } from './gate';
-import type { PolicyReply, PolicyRequest, PolicyService } from './policy-service';
+import type { PolicyReply, PolicyRequest, PolicyService, ScoreItem } from './policy-service';
 import type { LoopSettings, RecordSink, RunController, RunLoopOptions, RunResult, RunSnapshot, RunStatus } from './loop-types';
+
+/** The roles that judge a turn. */
+export interface JudgeRoles {
+  judge: TextGenerator;
+  hintJudge: TextGenerator;
+  policy: Pick<PolicyService, 'score' | 'scoreTopK'>;
+}
+
+/** What of a run's config judging reads. */
+export interface JudgedRun {
+  method: MethodName;
+  preset: MethodPreset;
+  seed: number;
+}
 
 /** The run-log record of one policy call: the prompt as sent and the reply with its tokens. */
 export function interactionRecord(
@@ -78,6 +95,8 @@ export abstract class RunLoopCore implements RunController {
   private readonly judging = new Set<Promise<void>>();
   private trainRate: number | null = null;
   private memory: RunSnapshot['memory'] = null;
+  /** The accepted hints the shuffled-hint control draws from; a resumed run starts it empty. */
+  private readonly shuffler = new HintShuffler();
   /** Judged turns that gave no sample since the last step record. */
   private dropped = 0;
   /** Per session, closed turns still being judged and buffered (closeTurns). */
@@ -309,6 +328,41 @@ export abstract class RunLoopCore implements RunController {
     this.ended.delete(session);
     this.unjudged.delete(session);
     this.sessionDone(session);
+  }
+
+  /**
+   * A closed main turn judged (off the request path), its judges' records committed and its
+   * sample buffered, or counted dropped: every personal-track loop's judging. `tools`: the tools
+   * its prompt was rendered with where they vary by request (a served agent's), so the teacher
+   * scores the answer under the prompt it was sampled from.
+   */
+  protected async judgeAndBuffer(turn: ClosedTurn<PolicyResponse>, roles: JudgeRoles, run: JudgedRun, tools?: readonly object[]): Promise<void> {
+    if (this.stopping) return;
+    const { policy } = roles;
+    const withTools = (items: ScoreItem[]) => (tools ? items.map((it) => ({ ...it, tools })) : items);
+    const judged = await judgeTurn(turn, {
+      judge: roles.judge,
+      hintJudge: roles.hintJudge,
+      policy: tools
+        ? {
+            score: (items, teacher) => policy.score(withTools(items), teacher),
+            ...(policy.scoreTopK ? { scoreTopK: (items, source, k) => policy.scoreTopK!(withTools(items), source, k) } : {}),
+          }
+        : policy,
+      preset: run.preset,
+      seed: run.seed,
+      now: this.now,
+      signal: this.abort.signal,
+      shuffler: this.shuffler,
+    });
+    if (this.stopping) return;
+    await this.commit(judged.records);
+    const sample = assembleSample(turn, judged.judgement, run.method, run.preset.advantage.weights);
+    if (!sample) {
+      this.noteDropped();
+      return;
+    }
+    await this.addSample(tools ? { ...sample, tools } : sample);
   }
 
   /** Queues a judged sample, logs it as the buffer tagged it, and hands a full batch to the trainer. */

@@ -11,13 +11,11 @@
  */
 import type { ChatMessage } from '../rl/messages';
 import type { EvaluationRecord } from '../rl/records';
-import { assembleSample, type PolicyResponse } from '../rl/samples';
-import { SessionTracker, type ClosedTurn, type TrackerEvents } from '../rl/sessions';
+import type { PolicyResponse } from '../rl/samples';
+import { SessionTracker, type TrackerEvents } from '../rl/sessions';
 import { scoreEvaluation } from '../sims/evaluator';
 import type { TextGenerator } from '../generators/generator';
 import { createScenario, isDone, simulatorMessages, simulatorReply, type Scenario } from '../sims/scenarios/index';
-import { HintShuffler } from '../rl/hint-shuffle';
-import { judgeTurn } from './judge-turn';
 import type { Problem } from '../sims/problems/problem';
 import { problemSetLabel, type ProblemSets } from './problems';
 import { interactionRecord, isAbort, RunLoopCore } from './loop-core';
@@ -54,8 +52,6 @@ export const STUDENT_WORK_SESSION = 'student-work';
 export class RunLoop extends RunLoopCore {
   readonly scenario: Scenario;
   private readonly tracker: SessionTracker<PolicyResponse>;
-  /** The accepted hints the shuffled-hint control draws from; a resumed run starts it empty. */
-  private readonly shuffler = new HintShuffler();
 
   constructor(
     readonly config: RunConfig,
@@ -195,30 +191,7 @@ export class RunLoop extends RunLoopCore {
   /** Session-end records, then a judge task per closed turn (bounded: back-pressure). */
   private handleTracker(events: TrackerEvents<PolicyResponse>): Promise<void> {
     if (isRemotePolicy(this.config.models.policy)) return this.closeTurns(events, async () => this.turnClosedOnServer());
-    return this.closeTurns(events, (turn) => this.judgeAndBuffer(turn));
-  }
-
-  private async judgeAndBuffer(turn: ClosedTurn<PolicyResponse>): Promise<void> {
-    if (this.stopping) return;
-    const { judge, hintJudge, policy } = this.services;
-    const judged = await judgeTurn(turn, {
-      judge,
-      hintJudge,
-      policy,
-      preset: this.config.preset,
-      seed: this.config.seed,
-      now: this.now,
-      signal: this.abort.signal,
-      shuffler: this.shuffler,
-    });
-    if (this.stopping) return;
-    await this.commit(judged.records);
-    const sample = assembleSample(turn, judged.judgement, this.config.method, this.config.preset.advantage.weights);
-    if (!sample) {
-      this.noteDropped();
-      return;
-    }
-    await this.addSample(sample);
+    return this.closeTurns(events, (turn) => this.judgeAndBuffer(turn, this.services, this.config));
   }
 
   /** The personalization score: the current policy's first answer to the first N evaluation problems. */

@@ -7,13 +7,12 @@
  * v+1, and every record committed before the reply goes out.
  */
 import type { ChatMessage } from '../rl/messages';
-import { assembleSample, type PolicyResponse } from '../rl/samples';
+import type { PolicyResponse } from '../rl/samples';
 import { SessionTracker, type ClosedTurn, type TurnType } from '../rl/sessions';
 import type { SamplingOptions } from '../gpu/sampler';
-import { judgeTurn } from './judge-turn';
 import { interactionRecord, RunLoopCore } from './loop-core';
 import type { RecordSink, RunLoopOptions } from './loop-types';
-import type { PolicyReply, PolicyService, ScoreItem } from './policy-service';
+import type { PolicyReply, PolicyService } from './policy-service';
 import type { RunConfig } from './run-config';
 import type { RunServices } from './runloop';
 
@@ -95,7 +94,7 @@ export class ServeLoop extends RunLoopCore {
 
   override async run() {
     const every = Math.min(SWEEP_MS, this.config.preset.session.idleTimeoutMs);
-    this.sweeper = setInterval(() => void this.closeTurns(this.tracker.sweep(), (t) => this.judgeAndBuffer(t)).catch((e) => this.fail(e)), every);
+    this.sweeper = setInterval(() => void this.closeTurns(this.tracker.sweep(), (t) => this.judgeServed(t)).catch((e) => this.fail(e)), every);
     try {
       return await super.run();
     } finally {
@@ -140,40 +139,17 @@ export class ServeLoop extends RunLoopCore {
         ...(tools ? { tools } : {}),
       }),
     ]);
-    await this.closeTurns(observed, (t) => this.judgeAndBuffer(t));
+    await this.closeTurns(observed, (t) => this.judgeServed(t));
     return { reply, session: request.session, turn: observed.turn.turn };
   }
 
   /** Ends a session without a request (its pending turn closes with no next state). */
   async endSession(session: string): Promise<void> {
-    await this.closeTurns(this.tracker.endSession(session), (t) => this.judgeAndBuffer(t));
+    await this.closeTurns(this.tracker.endSession(session), (t) => this.judgeServed(t));
   }
 
-  private async judgeAndBuffer(turn: ClosedTurn<ServedResponse>): Promise<void> {
-    if (this.stopping) return;
-    const { judge, hintJudge, policy } = this.services;
-    const tools = turn.response.tools;
-    // The teacher scores the answer under the prompt it was sampled from: with the request's tools.
-    const withTools = (items: ScoreItem[]) => (tools ? items.map((it) => ({ ...it, tools })) : items);
-    const judged = await judgeTurn(turn, {
-      judge,
-      hintJudge,
-      policy: {
-        score: (items, teacher) => policy.score(withTools(items), teacher),
-        ...(policy.scoreTopK ? { scoreTopK: (items, source, k) => policy.scoreTopK!(withTools(items), source, k) } : {}),
-      },
-      preset: this.config.preset,
-      seed: this.config.seed,
-      now: this.now,
-      signal: this.abort.signal,
-    });
-    if (this.stopping) return;
-    await this.commit(judged.records);
-    const sample = assembleSample(turn, judged.judgement, this.config.method, this.config.preset.advantage.weights);
-    if (!sample) {
-      this.noteDropped();
-      return;
-    }
-    await this.addSample(tools ? { ...sample, tools } : sample);
+  /** A served turn judged with the tools its request listed. */
+  private judgeServed(turn: ClosedTurn<ServedResponse>): Promise<void> {
+    return this.judgeAndBuffer(turn, this.services, this.config, turn.response.tools);
   }
 }
