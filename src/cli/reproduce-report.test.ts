@@ -75,6 +75,17 @@ describe('the reproduction report', () => {
     expect(pair('combined', 'binary')).toMatchObject({ ahead: 'combined' });
     expect(reproductionMarkdown(table)).toContain('| Combined − Binary RL | +0.625 [+0.500, +0.750] | Combined ahead |');
     expect(table.paired.some((p) => p.b === 'combined-shuffled')).toBe(false);
+    // One seed: a point, not an interval, and no verdict.
+    const one = reproductionTable(
+      runs.filter((r) => r.seed === 1),
+      [0, 8],
+    );
+    expect(
+      verdict(
+        one.paired.find((p) => p.a === 'combined' && p.b === 'base')!,
+        1,
+      ),
+    ).toBe('one seed orders nothing');
   });
 
   it('draws one line per arm with its interval band in plain SVG, without script', () => {

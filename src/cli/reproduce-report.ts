@@ -88,7 +88,8 @@ export function reproductionTable(runs: readonly RunScores[], steps: readonly nu
       return cell(seeds.filter((s) => sa.has(s) && sb.has(s)).map((s) => sa.get(s)! - sb.get(s)!));
     });
     const last = cells.at(-1);
-    paired.push({ a, b, cells, ahead: last && excludesZero(last) ? (last.mean > 0 ? a : b) : null });
+    // One seed has no spread to resample: it orders nothing.
+    paired.push({ a, b, cells, ahead: last && last.n > 1 && excludesZero(last) ? (last.mean > 0 ? a : b) : null });
   }
   return { steps: [...steps], seeds, rows, paired };
 }
@@ -111,7 +112,7 @@ function seedList(seeds: readonly number[]): string {
 
 /** What a paired difference at the last step lets one say, in words. */
 export function verdict(p: PairedDifference, seeds: number): string {
-  if (p.ahead === null) return `not distinguished at ${seeds} seeds`;
+  if (p.ahead === null) return seeds === 1 ? 'one seed orders nothing' : `not distinguished at ${seeds} seeds`;
   if (p.b === 'base') return p.ahead === p.a ? 'learns' : 'falls below its start';
   return `${ARM_TITLES[p.ahead]} ahead`;
 }
@@ -126,7 +127,7 @@ export function reproductionMarkdown(table: ReproductionTable): string {
   const n = table.seeds.length;
   lines.push(
     '',
-    `Mean and 95 % bootstrap interval over seeds ${seedList(table.seeds)} (${n} runs per arm; the base row is each seed's untrained policy). ` +
+    `Mean and 95 % bootstrap interval over seeds ${seedList(table.seeds)} (${n} ${n === 1 ? 'run' : 'runs'} per arm; the base row is each seed's untrained policy). ` +
       "The paper's figures are Qwen3-4B with GPT-4o simulators.",
   );
   const diffSteps = table.steps.filter((s) => s > 0);
