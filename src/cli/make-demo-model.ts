@@ -142,7 +142,7 @@ distil.
 
 Hindsight relabeling, the paper's idea applied to data: ${r.examples.total} stories sampled from
 stories260K itself at temperature 1 (up to ${r.options.maxNewTokens} tokens, cut at the last full
-sentence, then the end-of-text token, so the model learns to end a story), on story openings of
+sentence, then the end-of-text token, from which the model learns, though seldom, to end a story), on story openings of
 their own (neither the lab's training nor its evaluation openings), ${r.examples.withName} of
 them labelled with a pet's name, ${r.examples.withFavourite} with a favourite thing and ${r.examples.withBedtime}
 with going to sleep (sampled from beginnings that mention them, kept only when the story did too).
