@@ -1,0 +1,18 @@
+/** Combined on the storyteller learns for a child nothing was tuned on. */
+import { describe, expect, it } from 'vitest';
+import { storyRun } from '../../test/support/runtime/story-run';
+
+/**
+ * A child with a name the demo model never saw in fine-tuning: one of the README's wish
+ * combinations, where Combined measures 0.208 -> 0.333 on seed 1 (+0.125).
+ */
+const OTHER_CHILD = { subject: 'bunny', name: 'Hazel', favourite: 'flower' };
+const OTHER_CHILD_GAIN = 0.1;
+
+describe('storyteller on the demo model, Combined, a child other than the default', () => {
+  it('gains at least OTHER_CHILD_GAIN from a base of at most 0.3', async () => {
+    const [before, after] = await storyRun('combined', 1, OTHER_CHILD);
+    expect(before).toBeLessThanOrEqual(0.3);
+    expect(after - before).toBeGreaterThanOrEqual(OTHER_CHILD_GAIN);
+  }, 600_000);
+});
