@@ -261,7 +261,7 @@ export function armPreset(arm: TrainedArm, scenario: ScenarioId, from?: MethodPr
   if (!from) return makePreset(method, overrides);
   const switched = presetSwitchedTo(method, from, overrides);
   const byHand = from.optimizer.lr !== laptopOverrides(scenario, from.method).optimizer?.lr;
-  const lr = byHand ? from.optimizer.lr : makePreset(method, overrides).optimizer.lr;
+  const lr = byHand ? from.optimizer.lr : overrides.optimizer!.lr!;
   // Checked again: `from`'s carried settings must suit this arm.
   return parsePreset({ ...switched, optimizer: { ...switched.optimizer, lr } });
 }

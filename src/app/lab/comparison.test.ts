@@ -1,12 +1,13 @@
 import { describe, expect, it } from 'vitest';
-import { hintSelectionOf, hintSourceOf } from '../../rl/presets';
+import { hintSelectionOf, hintSourceOf, type MethodName, type MethodPreset } from '../../rl/presets';
+import { armOf } from '../../runtime/arms';
 import { TOPK_HINT_SELECTION } from '../../rl/topk-hints';
 import { STORY_LR } from '../../runtime/run-config';
 import { ComparisonQueue, comparisonProblems, comparisonSetups } from './comparison';
 import { defaultSetup, toRunConfig, withMethod, withScenario } from './setup';
 
-const armOf = (s: { method: string; preset: { advantage: { hintSource?: string } } }) =>
-  `${s.method}${s.preset.advantage.hintSource === 'shuffled' ? '-shuffled' : ''}`;
+/** The arm a setup runs, by the same mapping the run summary uses. */
+const armOfSetup = (s: { method: MethodName; preset: MethodPreset }) => armOf(s.method, hintSourceOf(s.preset));
 
 describe('comparing the arms', () => {
   it('makes one runnable setup per trained arm, each with its own preset and learning rate, keeping the training settings', () => {
@@ -14,7 +15,7 @@ describe('comparing the arms', () => {
     setup.preset.batch.size = 4;
     setup.preset.finetune.lora.rank = 4;
     const setups = comparisonSetups(setup);
-    expect(setups.map(armOf)).toEqual(['binary', 'opd', 'combined', 'combined-shuffled']);
+    expect(setups.map(armOfSetup)).toEqual(['binary', 'opd', 'combined', 'combined-shuffled']);
     expect(setups.map((s) => s.label)).toEqual([
       'storyteller comparison · Binary RL · seed 1',
       'storyteller comparison · OPD · seed 1',
@@ -53,7 +54,7 @@ describe('comparing the arms', () => {
     setup.seed = 7;
     setup.label = 'mine';
     const setups = comparisonSetups(setup, 3);
-    expect(setups.map((s) => [armOf(s), s.seed])).toEqual(
+    expect(setups.map((s) => [armOfSetup(s), s.seed])).toEqual(
       [7, 8, 9].flatMap((seed) => ['binary', 'opd', 'combined', 'combined-shuffled'].map((arm) => [arm, seed])),
     );
     expect(setups[5].label).toBe('mine · OPD · seed 8');
@@ -87,7 +88,7 @@ describe('ComparisonQueue', () => {
       if (!next) break;
       handed.push(next);
     }
-    expect(handed.map((s) => `${armOf(s)}@${s.seed}`)).toEqual(comparisonSetups(defaultSetup(), 3).map((s) => `${armOf(s)}@${s.seed}`));
+    expect(handed.map((s) => `${armOfSetup(s)}@${s.seed}`)).toEqual(comparisonSetups(defaultSetup(), 3).map((s) => `${armOfSetup(s)}@${s.seed}`));
     expect(handed).toHaveLength(12);
     expect(queue.active).toBe(false);
     expect(queue.next()).toBeNull();
