@@ -1,3 +1,4 @@
+import { availableParallelism } from 'node:os';
 import { defineConfig } from 'vitest/config';
 import { playwright } from '@vitest/browser-playwright';
 import { svelte } from '@sveltejs/vite-plugin-svelte';
@@ -16,6 +17,9 @@ export default defineConfig({
           exclude: ['**/*.browser.test.ts', 'node_modules/**'],
           testTimeout: 120_000,
           hookTimeout: 120_000,
+          // Vitest's default leaves a core idle (one worker on two cores); the learning claims are
+          // minutes of single-threaded CPU each, so every core runs test files.
+          maxWorkers: availableParallelism(),
         },
       },
       {
@@ -24,7 +28,7 @@ export default defineConfig({
         // through /@fs/.
         server: { fs: { allow: ['.', TINY_MODEL_ROOT, dataRoot] } },
         // Pre-bundled up front: discovering them mid-run makes Vite reload the test page.
-        optimizeDeps: { include: ['comlink', '@huggingface/transformers', 'dexie', 'uplot'] },
+        optimizeDeps: { include: ['comlink', '@huggingface/transformers', 'dexie', 'uplot', '@noble/hashes/sha2.js', '@noble/hashes/utils.js'] },
         test: {
           name: 'browser',
           globalSetup: ['test/browser-setup.ts'],
