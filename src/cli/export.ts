@@ -3,22 +3,32 @@ import { join } from 'node:path';
 import { PEFT_CONFIG, PEFT_WEIGHTS } from '../gpu/peft';
 import type { RunRecord } from '../rl/records';
 import { extractAdapter, readRunFile, recordsJsonl, toJsonl, trainingSamples } from '../storage/index';
-import { parseAnyRunConfig, promptTools } from '../runtime/run-config';
+import { parseAnyRunConfig, promptTools, type AnyRunConfig } from '../runtime/run-config';
 import { parse, positionals, UsageError } from './args';
 import { openRunFile } from './files';
 import type { CliIo } from './io';
+import { metricsCsv, metricsJsonl, trlMetricRows } from './metrics-export';
 import { notStdout, oneStdout, writeText } from './output';
 
-export const usage = `nextstate export RUN_FILE (--peft DIR | --samples FILE.jsonl | --records FILE.jsonl)
-  --samples - or --records - writes the lines to stdout`;
+export const usage = `nextstate export RUN_FILE (--peft DIR | --samples FILE.jsonl | --records FILE.jsonl | --metrics FILE.csv|FILE.jsonl)
+  --metrics writes one row per step under the names TRL's trainers log (train/loss, train/kl,
+  train/clip_ratio/low_mean, ..., eval/NAME); CSV for a .csv name, JSON lines otherwise.
+  --samples -, --records - or --metrics - writes the lines to stdout`;
 
 export async function exportCommand(argv: string[], io: CliIo): Promise<void> {
-  const options = { peft: { type: 'string' as const }, samples: { type: 'string' as const }, records: { type: 'string' as const } };
+  const options = {
+    peft: { type: 'string' as const },
+    samples: { type: 'string' as const },
+    records: { type: 'string' as const },
+    metrics: { type: 'string' as const },
+  };
   const v = parse(argv, options);
   const [file] = positionals(argv, options);
   if (!file) throw new UsageError('name the run file to export from');
-  if (!v.peft && !v.samples && !v.records) throw new UsageError('choose --peft DIR, --samples FILE.jsonl or --records FILE.jsonl');
-  oneStdout({ samples: v.samples, records: v.records });
+  if (!v.peft && !v.samples && !v.records && !v.metrics) {
+    throw new UsageError('choose --peft DIR, --samples FILE.jsonl, --records FILE.jsonl or --metrics FILE.csv|FILE.jsonl');
+  }
+  oneStdout({ samples: v.samples, records: v.records, metrics: v.metrics });
   if (typeof v.peft === 'string') {
     notStdout(v.peft, 'peft', 'a folder (two files)');
     const adapter = await extractAdapter(await openRunFile(file));
@@ -27,19 +37,25 @@ export async function exportCommand(argv: string[], io: CliIo): Promise<void> {
     writeFileSync(join(v.peft, PEFT_CONFIG), adapter.files[PEFT_CONFIG]);
     io.note(`adapter of version ${adapter.version} written to ${v.peft}`);
   }
-  if (typeof v.samples === 'string' || typeof v.records === 'string') {
+  if (typeof v.samples === 'string' || typeof v.records === 'string' || typeof v.metrics === 'string') {
     const records: RunRecord[] = [];
-    let tools: readonly object[] | undefined;
+    let config: AnyRunConfig | undefined;
     for await (const item of readRunFile(await openRunFile(file))) {
-      if (item.kind === 'header') tools = promptTools(parseAnyRunConfig(item.header.run.config));
+      if (item.kind === 'header') config = parseAnyRunConfig(item.header.run.config);
       if (item.kind === 'record') records.push(item.record);
     }
+    const tools = config ? promptTools(config) : undefined;
     if (typeof v.samples === 'string') {
       const { rows } = trainingSamples(records, { tools });
       io.note(`${rows.length} training samples written to ${writeText(v.samples, toJsonl(rows), io)}`);
     }
     if (typeof v.records === 'string') {
       io.note(`${records.length} records written to ${writeText(v.records, recordsJsonl(records), io)}`);
+    }
+    if (typeof v.metrics === 'string') {
+      const rows = trlMetricRows(records, { learningRate: config?.preset.optimizer.lr });
+      const text = /\.csv$/i.test(v.metrics) ? metricsCsv(rows) : metricsJsonl(rows);
+      io.note(`${rows.length} steps of metrics written to ${writeText(v.metrics, text, io)}`);
     }
   }
 }

@@ -4,7 +4,7 @@ import type { RunRecord } from '../../rl/records';
 import { beforeAfter, evalSeries } from './derive-evaluations';
 import { candidateViews, conversations } from './derive-conversations';
 import { fmt, fmtSigned } from './format';
-import { stepSeries } from './derive-steps';
+import { stepSeries } from '../../storage/step-series';
 import { tokenTable } from './derive-tokens';
 import { LOG } from '../../../test/support/views/derive-log';
 

@@ -3,7 +3,7 @@ export { default as ConversationFeed } from './ConversationFeed.svelte';
 export { default as TokenView } from './TokenView.svelte';
 export { default as BeforeAfter } from './BeforeAfter.svelte';
 export { default as HowItWorks } from './HowItWorks.svelte';
-export * from './derive-steps';
+export * from '../../storage/step-series';
 export * from './derive-evaluations';
 export * from './derive-conversations';
 export * from './derive-tokens';

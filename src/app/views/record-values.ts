@@ -2,15 +2,7 @@
 import type { ChatMessage } from '../../rl/messages';
 import type { InteractionRecord } from '../../rl/records';
 
-/** One key per (session, turn): the records of one turn share it. */
-export function turnKey(session: string, turn: number): string {
-  return `${session}\u0000${turn}`;
-}
-
-/** The number when it is finite, else null (a statistic the engine could not compute). */
-export function finite(x: number | null | undefined): number | null {
-  return typeof x === 'number' && Number.isFinite(x) ? x : null;
-}
+export { finite, turnKey } from '../../storage/record-keys';
 
 /** What every view of one turn says about it, from the turn's interaction record. */
 export interface TurnHeader {

@@ -1,6 +1,6 @@
 /**
- * The per-step series of the charts, from a run log (RunRecord[]). Pure; tested in Node
- * (derive.test.ts).
+ * The per-step series of the charts, from a run log (RunRecord[]): what the lab plots and what
+ * `nextstate export --metrics` writes. Pure; tested in Node (app/views/derive.test.ts).
  *
  * Step windows: train step k covers the records after train step k-1 (by `ts`) up to and
  * including train step k. Judge votes and results and generation throughput are counted by
@@ -8,8 +8,8 @@
  * samples the step actually trained (its token_update records), falling back to the window's
  * trainable samples for logs without token_update records.
  */
-import type { RunRecord, SampleRecord, TokenUpdateRecord, TrainStepRecord } from '../../rl/records';
-import { finite, turnKey } from './record-values';
+import type { RunRecord, SampleRecord, TokenUpdateRecord, TrainStepRecord } from '../rl/records';
+import { finite, turnKey } from './record-keys';
 
 function meanOf(xs: readonly number[]): number | null {
   if (xs.length === 0) return null;
