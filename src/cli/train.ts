@@ -21,17 +21,18 @@ import { score } from '../gpu/score';
 import { modelSource } from '../gpu/source-node';
 import { FullTrainer, LoraTrainer, type Trainer } from '../gpu/train';
 import { DEFAULT_FULL_TRAIN, DEFAULT_TRAIN, type Reference, type TrainSample, type TrainSettings } from '../gpu/train-types';
+import { KL_TYPES, type KlType } from '../rl/ppo';
 import { BACKEND_OPTION, createBackend, loadPolicy, QUANTIZE_NOTE, QUANTIZE_OPTION, QUANTIZE_USAGE, weightFormatOption } from './engine';
 import { isNonNegative, isPositiveInt, number, parse, required, UsageError } from './args';
 import { timeLeft, type CliIo } from './io';
 import { notStdout } from './output';
 
 export const usage = `nextstate train --model DIR --data FILE.jsonl --out ADAPTER_DIR [--lora-rank R --lora-alpha A
-    --targets q,k,v,o,gate,up,down --lr LR --steps N --batch B --seed S --beta B --clip-low E --clip-high E
-    --recompute none|layer --backend cpu|webgpu] ${QUANTIZE_USAGE} [--json]
+    --targets q,k,v,o,gate,up,down --lr LR --steps N --batch B --seed S --beta B --kl-type low_var_kl|k3
+    --clip-low E --clip-high E --recompute none|layer --backend cpu|webgpu] ${QUANTIZE_USAGE} [--json]
 nextstate train --full --model DIR --data FILE.jsonl --out MODEL_DIR [--freeze-embedding] [--resume]
-    [--lr LR (default 1e-5) --weight-decay W (0.1) --steps N --batch B --beta B --clip-low E --clip-high E
-    --recompute none|layer --backend cpu|webgpu] [--json]
+    [--lr LR (default 1e-5) --weight-decay W (0.1) --steps N --batch B --beta B --kl-type low_var_kl|k3
+    --clip-low E --clip-high E --recompute none|layer --backend cpu|webgpu] [--json]
   Each data line: {"prompt": TEXT, "completion": TEXT, "advantage": NUMBER | [NUMBER per completion token]}
   --full trains every weight and writes a Hugging Face model folder (config, tokenizer, model.safetensors)
   with optimizer.safetensors beside it; --resume continues from the optimizer.safetensors in --model.
@@ -133,6 +134,7 @@ export async function trainCommand(argv: string[], io: CliIo): Promise<void> {
     batch: { type: 'string' },
     seed: { type: 'string' },
     beta: { type: 'string' },
+    'kl-type': { type: 'string', default: 'low_var_kl' },
     'clip-low': { type: 'string' },
     'clip-high': { type: 'string' },
     recompute: { type: 'string', default: 'none' },
@@ -160,6 +162,8 @@ export async function trainCommand(argv: string[], io: CliIo): Promise<void> {
   const rank = number(v, 'lora-rank', 16, isPositiveInt);
   const recompute = v.recompute;
   if (recompute !== 'none' && recompute !== 'layer') throw new UsageError(`--recompute must be none or layer, got ${JSON.stringify(recompute)}`);
+  const klType = v['kl-type'];
+  if (!KL_TYPES.includes(klType as KlType)) throw new UsageError(`--kl-type must be ${KL_TYPES.join(' or ')}, got ${JSON.stringify(klType)}`);
   const defaults = full ? DEFAULT_FULL_TRAIN : DEFAULT_TRAIN;
   const klCoef = number(v, 'beta', 0, isNonNegative);
   const settings: TrainSettings = {
@@ -167,6 +171,7 @@ export async function trainCommand(argv: string[], io: CliIo): Promise<void> {
     lr: number(v, 'lr', defaults.lr, isNonNegative),
     weightDecay: number(v, 'weight-decay', defaults.weightDecay, isNonNegative),
     klCoef,
+    klType: klType as KlType,
     epsLow: number(v, 'clip-low', defaults.epsLow, isNonNegative),
     epsHigh: number(v, 'clip-high', defaults.epsHigh, isNonNegative),
     recompute,

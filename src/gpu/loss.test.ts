@@ -32,4 +32,14 @@ describe('ppoLossGrad', () => {
       expect(analytic[2].every((x) => x === 0)).toBe(true);
     });
   }
+
+  it('matches central differences with the unclamped k3 estimator, whose gradient reaches every token', () => {
+    const s: PpoSettings = { epsLow: 0.2, epsHigh: 0.28, klCoef: 0.5, klType: 'k3', aggregation: 'sample-mean' };
+    const analytic = ppoLossGrad([a, b], s);
+    const numeric = numericGrad([a, b], s);
+    analytic.forEach((g, i) => g.forEach((x, t) => expect(x).toBeCloseTo(numeric[i][t], 4)));
+    // Past low_var_kl's bound (ref - logp = 3) the KL term still pulls the token.
+    const clamped = ppoLossGrad([a, b], { ...s, klType: 'low_var_kl' });
+    expect(Math.abs(analytic[0][2] - clamped[0][2])).toBeGreaterThan(1);
+  });
 });

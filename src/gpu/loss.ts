@@ -4,7 +4,7 @@
  * only d loss / d logp, which the backward pass starts from. Per-token arrays are small
  * (one number per completion token), so this runs on the CPU for every backend.
  */
-import { K3_CLAMP, k3Raw, ppoBatchLoss, type PpoBatchStats, type PpoSampleInput, type PpoSettings } from '../rl/ppo';
+import { klClamped, ppoBatchLoss, type PpoBatchStats, type PpoSampleInput, type PpoSettings } from '../rl/ppo';
 
 /** Sizes of the whole batch; a micro-batch's gradient needs them to weigh its tokens. */
 export interface BatchNorm {
@@ -30,8 +30,8 @@ export function ppoLossGrad(samples: PpoSampleInput[], s: PpoSettings, norm: Bat
       const clipped = Math.min(Math.max(rho, 1 - s.epsLow), 1 + s.epsHigh);
       // The min picks the unclipped branch (gradient -A*rho) or the clipped one (constant).
       const policy = rho * a <= clipped * a ? -a * rho : 0;
-      // d k3 / d logp = 1 - exp(ref - logp), and 0 where the clamp holds k3 at its bound.
-      const kl = s.klCoef !== 0 && k3Raw(x.refLogp![t], x.logp[t]) <= K3_CLAMP ? s.klCoef * (1 - Math.exp(x.refLogp![t] - x.logp[t])) : 0;
+      // d k3 / d logp = 1 - exp(ref - logp), and 0 where low_var_kl's clamp holds k3 at its bound.
+      const kl = s.klCoef !== 0 && !klClamped(x.refLogp![t], x.logp[t], s.klType) ? s.klCoef * (1 - Math.exp(x.refLogp![t] - x.logp[t])) : 0;
       g[t] = w * (policy + kl);
     }
     return g;

@@ -39,11 +39,19 @@ export function ppoTokenLoss(logp: readonly number[], oldLogp: readonly number[]
 }
 
 /**
- * Bound on each token's k3 value, as the reference's low_var_kl clamps it: one token the policy
+ * Bound on each token's k3 value under "low_var_kl", as slime clamps it: one token the policy
  * has moved far from the reference (exp(ref - logp) grows without limit) cannot dominate the
  * batch's KL term or its gradient.
  */
 export const K3_CLAMP = 10;
+
+/**
+ * The KL estimator, by slime's names: both are k3 = exp(ref - logp) - 1 - (ref - logp);
+ * "low_var_kl" clamps it to [-K3_CLAMP, K3_CLAMP] (the reference's personal-agent scripts),
+ * "k3" leaves it unclamped (its tool-call script, `--kl-loss-type k3`).
+ */
+export const KL_TYPES = ['low_var_kl', 'k3'] as const;
+export type KlType = (typeof KL_TYPES)[number];
 
 /** k3 before the clamp; the loss's gradient needs it to see where the clamp is active. */
 export function k3Raw(refLogp: number, logp: number): number {
@@ -51,17 +59,25 @@ export function k3Raw(refLogp: number, logp: number): number {
   return Math.exp(d) - 1 - d;
 }
 
+/** Whether the KL term holds this token at its bound, where it has no gradient. */
+export function klClamped(refLogp: number, logp: number, type: KlType = 'low_var_kl'): boolean {
+  return type === 'low_var_kl' && k3Raw(refLogp, logp) > K3_CLAMP;
+}
+
 /**
- * Per-token k3 estimator of KL(pi_theta || pi_ref) ("low_var_kl"):
- * exp(ref - logp) - 1 - (ref - logp), clamped to [-K3_CLAMP, K3_CLAMP]. Non-negative, zero
- * where the two agree.
+ * Per-token k3 estimator of KL(pi_theta || pi_ref): exp(ref - logp) - 1 - (ref - logp),
+ * clamped to [-K3_CLAMP, K3_CLAMP] under "low_var_kl" (the default). Non-negative, zero where
+ * the two agree.
  *
  * @param refLogp - log-probs under the reference policy
  * @param logp - log-probs under the policy being trained
  */
-export function k3(refLogp: readonly number[], logp: readonly number[]): number[] {
+export function k3(refLogp: readonly number[], logp: readonly number[], type: KlType = 'low_var_kl'): number[] {
   assertSameLength('k3(refLogp, logp)', logp, refLogp);
-  return logp.map((lp, i) => clamp(k3Raw(refLogp[i], lp), -K3_CLAMP, K3_CLAMP));
+  return logp.map((lp, i) => {
+    const raw = k3Raw(refLogp[i], lp);
+    return type === 'low_var_kl' ? clamp(raw, -K3_CLAMP, K3_CLAMP) : raw;
+  });
 }
 
 /**
@@ -174,6 +190,8 @@ export interface PpoSettings {
   epsLow: number;
   epsHigh: number;
   klCoef: number;
+  /** The KL estimator; absent: "low_var_kl" (clamped k3). */
+  klType?: KlType;
   aggregation: LossAggregation;
 }
 
@@ -220,7 +238,7 @@ export function ppoBatchLoss(samples: readonly PpoSampleInput[], settings: PpoSe
           `sample ${i} has no refLogp but klCoef is ${settings.klCoef}; score the batch with ` + `the reference policy or set klCoef to 0.`,
         );
       }
-      kls.push(k3(s.refLogp, logp));
+      kls.push(k3(s.refLogp, logp, settings.klType));
     }
     masks.push(new Array<number>(logp.length).fill(on ? 1 : 0));
     if (!on) return;

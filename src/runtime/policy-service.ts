@@ -13,7 +13,7 @@
  */
 import type { ChatMessage } from '../rl/messages';
 import type { TurnType } from '../rl/sessions';
-import type { MethodPreset, TeacherSource } from '../rl/presets';
+import { klTypeOf, type MethodPreset, type TeacherSource } from '../rl/presets';
 import type { Projection } from '../gpu/config';
 import { EngineError } from '../gpu/errors';
 import { checkFullTrainingFits, copyModelF32, disposeModel, fullModelFolder, OPTIMIZER_FILE, optimizerToSafetensors, parameterShape } from '../gpu/full';
@@ -219,6 +219,7 @@ export class EnginePolicyService implements PolicyService {
       epsLow: p.loss.epsLow,
       epsHigh: p.loss.epsHigh,
       klCoef: p.loss.klCoef,
+      klType: klTypeOf(p),
       aggregation: p.loss.aggregation,
       lr: p.optimizer.lr,
       betas: p.optimizer.betas,
