@@ -46,7 +46,11 @@ describe('assembleSample', () => {
     const weights = { binary: 1, opd: 0.5 };
     expect(assembleSample(turn(true), { reward: 1, opd: [1, 1] }, 'combined', weights)!.opdWeight).toBe(0.5);
     expect(assembleSample(turn(true), { reward: 1, opd: [1, 1] }, 'opd', weights)!.opdWeight).toBe(0.5);
-    expect(assembleSample(turn(true), { reward: 1, opd: null }, 'combined', weights)!.opdWeight).toBe(0);
+    // Without a hint the rollout is the teacher (the reference's combine server): A^OPD = 0 as
+    // judged, and the trainer's re-basing makes it w_opd * (rollout - old).
+    const unhinted = assembleSample(turn(true), { reward: 1, opd: null }, 'combined', weights)!;
+    expect(unhinted).toMatchObject({ advantages: [1, 1], opdWeight: 0.5 });
+    expect(unhinted.opdClip).toBeUndefined();
     expect(assembleSample(turn(true), { reward: 1, opd: [1, 1] }, 'binary', weights)!.opdWeight).toBe(0);
   });
 

@@ -59,9 +59,11 @@ export interface TrainingSample {
  * binary: A = w_binary * r on every token (r = 0 when unjudged), always a sample, as the
  * reference submits every turn and masks the zero ones later.
  * opd: A = w_opd * A^OPD; no accepted hint means no sample (null), as in the reference.
- * combined: A = w_binary * r + w_opd * A^OPD, with A^OPD = 0 where no hint was accepted; a
- * turn with neither a hint nor a nonzero r (an ambiguous judge, or no next state) gives no
- * sample, as the reference's combine server drops it rather than spend a batch slot on it.
+ * combined: A = w_binary * r + w_opd * A^OPD. Where no hint was accepted the rollout's own
+ * log-probs are the teacher, as the reference's combine server sets them, so A^OPD = 0 here and
+ * the trainer's re-basing makes the term w_opd * (rollout - old) (unclipped). A turn with
+ * neither a hint nor a nonzero r (an ambiguous judge, or no next state) gives no sample, as the
+ * reference's combine server drops it rather than spend a batch slot on it.
  *
  * A^OPD here is against the rollout's log-probs; the trainer re-bases it on the policy it trains.
  *
@@ -88,7 +90,7 @@ export function assembleSample(
     nextState: turn.nextState,
     reward,
     advantages: combinedAdvantages(reward ?? 0, opd ?? new Array<number>(tokens).fill(0), weights),
-    opdWeight: opd ? weights.opd : 0,
+    opdWeight: opd || method === 'combined' ? weights.opd : 0,
     ...(opd && judgement.opdClip ? { opdClip: { clip: judgement.opdClip.clip, teacherLogp: [...judgement.opdClip.teacherLogp] } } : {}),
     judged: turn.nextState !== null,
   };
