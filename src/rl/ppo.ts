@@ -1,19 +1,13 @@
 import { InvalidArgumentError } from './errors';
-import { assertSameLength, unsignedZero } from './numbers';
+import { assertSameLength } from './numbers';
+import { checkClip, clippedSurrogate } from './surrogate';
+import { checkTopKTarget, topKDistillTokenLoss, type TopKDistillTarget } from './topk-distill';
 
 /**
  * PPO loss terms on plain number arrays. This is the CPU reference the GPU engine's loss is
  * checked against, so every function is written for clarity over speed and returns the
  * per-token values that the engine's kernels produce.
  */
-
-function checkClip(epsLow: number, epsHigh: number): void {
-  if (!(epsLow >= 0 && epsLow < 1) || !(epsHigh >= 0 && Number.isFinite(epsHigh))) {
-    throw new InvalidArgumentError(
-      `clip range (epsLow=${epsLow}, epsHigh=${epsHigh}) is invalid; use 0 <= epsLow < 1 and ` + `a finite epsHigh >= 0 (the reference uses 0.2 and 0.28).`,
-    );
-  }
-}
 
 function clamp(x: number, lo: number, hi: number): number {
   return Math.min(Math.max(x, lo), hi);
@@ -31,11 +25,7 @@ export function ppoTokenLoss(logp: readonly number[], oldLogp: readonly number[]
   assertSameLength('ppoTokenLoss(logp, oldLogp)', logp, oldLogp);
   assertSameLength('ppoTokenLoss(logp, adv)', logp, adv);
   checkClip(epsLow, epsHigh);
-  return logp.map((lp, i) => {
-    const rho = Math.exp(lp - oldLogp[i]);
-    const a = adv[i];
-    return unsignedZero(-Math.min(rho * a, clamp(rho, 1 - epsLow, 1 + epsHigh) * a));
-  });
+  return logp.map((lp, i) => clippedSurrogate(Math.exp(lp - oldLogp[i]), adv[i], epsLow, epsHigh));
 }
 
 /**
@@ -183,6 +173,17 @@ export interface PpoSampleInput {
   refLogp?: readonly number[];
   /** false = loss-masked (contributes no gradient); default true. */
   trainable?: boolean;
+  /**
+   * The top-k distillation term (src/rl/topk-distill.ts): its target, and the log-probs of each
+   * set member under the policy being trained (logp) and the old policy (oldLogp).
+   */
+  topk?: TopKSampleInput;
+}
+
+/** A sample's top-k distillation term as the loss sees it. */
+export interface TopKSampleInput extends TopKDistillTarget {
+  logp: readonly (readonly number[])[];
+  oldLogp: readonly (readonly number[])[];
 }
 
 /** The loss settings of a preset. */
@@ -212,8 +213,9 @@ export interface PpoBatchStats {
 }
 
 /**
- * The full loss of one batch on the CPU: clipped surrogate plus klCoef times k3, each
- * aggregated with the preset's mode; clip fractions and the other statistics are taken
+ * The full loss of one batch on the CPU: clipped surrogate (plus w_opd times the top-k
+ * distillation term of a sample that has one, per token) plus klCoef times k3, each aggregated
+ * with the preset's mode; clip fractions and the other statistics are taken
  * over trainable tokens.
  */
 export function ppoBatchLoss(samples: readonly PpoSampleInput[], settings: PpoSettings): PpoBatchStats {
@@ -229,7 +231,13 @@ export function ppoBatchLoss(samples: readonly PpoSampleInput[], settings: PpoSe
   samples.forEach((s, i) => {
     const { logp, oldLogp, advantages } = s;
     const on = s.trainable ?? true;
-    policy.push(ppoTokenLoss(logp, oldLogp, advantages, settings.epsLow, settings.epsHigh));
+    const tokenLoss = ppoTokenLoss(logp, oldLogp, advantages, settings.epsLow, settings.epsHigh);
+    if (s.topk && on) {
+      checkTopKTarget(s.topk, logp.length, `sample ${i}`);
+      const distill = topKDistillTokenLoss(s.topk.logp, s.topk.oldLogp, s.topk.teacherLogp, s.topk.clip, settings.epsLow, settings.epsHigh);
+      distill.forEach((l, t) => (tokenLoss[t] += s.topk!.weight * l));
+    }
+    policy.push(tokenLoss);
     // A masked sample's KL is never used (its mask is 0), so it needs no reference scoring.
     if (useKl && !on) kls.push(new Array<number>(logp.length).fill(0));
     else if (useKl) {
