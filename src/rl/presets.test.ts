@@ -8,6 +8,7 @@ import {
   LORA_SETTINGS,
   loraPreset,
   makePreset,
+  opdTermOf,
   parsePreset,
   presetSwitchedTo,
   toolCallPreset,
@@ -93,6 +94,17 @@ describe('makePreset', () => {
     expect(fullFinetuneLrWarning(makePreset('combined', { finetune: { mode: 'full' } }))).toBeNull();
     expect(fullFinetuneLrWarning(makePreset('combined', { finetune: { mode: 'full' }, optimizer: { lr: 5e-5 } }))).toBeNull();
     expect(fullFinetuneLrWarning(printed)).toBeNull();
+  });
+
+  it('offers the top-k distillation term beside sampled-token OPD, for the methods with a hint judge', () => {
+    expect(opdTermOf(makePreset('opd'))).toBe('sampled-token');
+    const p = topKSelectPreset('combined', { advantage: { opdTerm: 'topk-distill' } });
+    expect(opdTermOf(p)).toBe('topk-distill');
+    expect(parsePreset(JSON.parse(JSON.stringify(p)))).toEqual(p);
+    expect(presetSwitchedTo('opd', p).advantage.opdTerm).toBe('topk-distill');
+    expect(presetSwitchedTo('binary', p).advantage).not.toHaveProperty('opdTerm');
+    expect(() => makePreset('binary', { advantage: { opdTerm: 'topk-distill' } })).toThrow('"advantage.opdTerm"');
+    expect(() => makePreset('combined', { advantage: { opdTerm: 'topk-distill', hintSource: 'shuffled' } })).toThrow('"advantage.opdTerm"');
   });
 
   it("offers the reference runners' last turn: never judged, and no idle timeout", () => {

@@ -7,6 +7,10 @@ import { LONGEST_HINT, TOPK_HINT_SELECTION, TOPK_HINT_VOTES, usesTopK, type Hint
 import { KL_TYPES, type KlType, type LossAggregation } from './ppo';
 import { DEFAULT_IDLE_TIMEOUT_MS } from './sessions';
 
+/** What the OPD term trains (MethodPreset.advantage.opdTerm). */
+export const OPD_TERMS = ['sampled-token', 'topk-distill'] as const;
+export type OpdTerm = (typeof OPD_TERMS)[number];
+
 /** Whose hint conditions a turn's teacher (MethodPreset.advantage.hintSource). */
 export const HINT_SOURCES = ['judge', 'shuffled'] as const;
 export type HintSource = (typeof HINT_SOURCES)[number];
@@ -59,6 +63,13 @@ export interface MethodPreset {
      * or another session's accepted hint ('shuffled', the control of src/rl/hint-shuffle.ts).
      */
     hintSource?: HintSource;
+    /**
+     * What the OPD term trains. 'sampled-token' (the paper's; also when absent): the token the
+     * policy wrote, A_t = teacher - old. 'topk-distill' (the reference's top-k select loss):
+     * the student's hintSelection.k most likely tokens at every position, each weighted by the
+     * old policy renormalised over them (src/rl/topk-distill.ts). Read it with opdTermOf.
+     */
+    opdTerm?: OpdTerm;
   };
   loss: {
     epsLow: number;
@@ -178,7 +189,7 @@ function isPlainObject(v: unknown): v is Record<string, unknown> {
 }
 
 /** Settings a preset leaves out unless asked (their absence is the default), so its JSON stays as it was. */
-const OPTIONAL_SETTINGS = new Set(['finetune.recompute', 'advantage.hintSource', 'loss.klType', 'session.lastTurn']);
+const OPTIONAL_SETTINGS = new Set(['finetune.recompute', 'advantage.hintSource', 'advantage.opdTerm', 'loss.klType', 'session.lastTurn']);
 
 /** Copies `over` onto `base`; a key that base does not have is a typo and is refused. */
 function merge(base: Record<string, unknown>, over: Record<string, unknown>, path: string): Record<string, unknown> {
@@ -235,8 +246,9 @@ export const TOOL_CALL_VOTES = 1;
 
 /**
  * `method`'s preset (its votes, weights and teacher, from `overrides`) carrying over the training
- * settings of `from` (optimizer, batch, fine-tuning, KL coefficient) and, to a method with a hint
- * judge, the hint selection (with the hint votes top-k selection asked for): two runs that differ
+ * settings of `from` (optimizer, batch, fine-tuning, KL coefficient and estimator) and, to a
+ * method with a hint judge, the hint selection (with the hint votes top-k selection asked for)
+ * and the OPD term: two runs that differ
  * only in the method, as a comparison of the methods needs.
  */
 export function presetSwitchedTo(method: MethodName, from: MethodPreset, overrides: PresetOverrides = {}): MethodPreset {
@@ -253,6 +265,7 @@ export function presetSwitchedTo(method: MethodName, from: MethodPreset, overrid
     out.advantage = { ...preset.advantage, hintSelection: { ...selection } };
     out.judge = { ...preset.judge, hintVotes: Math.max(preset.judge.hintVotes, from.judge.hintVotes) };
   }
+  if (method !== 'binary' && from.advantage.opdTerm) out.advantage = { ...out.advantage, opdTerm: from.advantage.opdTerm };
   return out;
 }
 
@@ -333,6 +346,7 @@ const presetShape = object({
         clip: num(0, 1000),
       }),
       hintSource: oneOf(...HINT_SOURCES),
+      opdTerm: oneOf(...OPD_TERMS),
     },
   ),
   loss: object(
@@ -358,6 +372,11 @@ const presetShape = object({
   ),
   session: object({ idleTimeoutMs: above(0) }, { lastTurn: oneOf(...LAST_TURNS) }),
 });
+
+/** What the OPD term trains; the sampled token for a preset stored without the setting. */
+export function opdTermOf(preset: MethodPreset): OpdTerm {
+  return preset.advantage.opdTerm ?? 'sampled-token';
+}
 
 /** The KL estimator; low_var_kl (clamped k3) for a preset stored without the setting. */
 export function klTypeOf(preset: MethodPreset): KlType {
@@ -417,6 +436,11 @@ function checkPreset(value: unknown): MethodPreset {
     // Top-k selection scores the candidates against this turn's reply, which a shuffled hint is not.
     if (usesTopK(hintSelectionOf(preset).rule))
       throw new PresetError('advantage.hintSource', 'is "shuffled", which works with hintSelection.rule "longest" only; set that rule or hintSource "judge"');
+  }
+  if (opdTermOf(preset) === 'topk-distill') {
+    if (preset.method === 'binary') throw new PresetError('advantage.opdTerm', 'is "topk-distill" but method "binary" has no OPD term; use "opd" or "combined"');
+    if (hintSourceOf(preset) === 'shuffled')
+      throw new PresetError('advantage.opdTerm', 'is "topk-distill", which scores the teacher over this turn\'s own top-k sets; set hintSource "judge" or opdTerm "sampled-token"');
   }
   return preset;
 }
