@@ -2,23 +2,33 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { PEFT_CONFIG, PEFT_WEIGHTS } from '../gpu/peft';
 import type { RunRecord } from '../rl/records';
-import { extractAdapter, readRunFile, recordsJsonl, toJsonl, trainingSamples } from '../storage/index';
+import { extractAdapter, readRunFile, recordsJsonl, SAMPLE_FORMATS, samplesAs, toJsonl, trainingSamples, type SampleFormat } from '../storage/index';
 import { parseAnyRunConfig, promptTools } from '../runtime/run-config';
 import { parse, positionals, UsageError } from './args';
 import { openRunFile } from './files';
 import type { CliIo } from './io';
 import { notStdout, oneStdout, writeText } from './output';
 
-export const usage = `nextstate export RUN_FILE (--peft DIR | --samples FILE.jsonl | --records FILE.jsonl)
+export const usage = `nextstate export RUN_FILE (--peft DIR | --samples FILE.jsonl [--format trl|slime|tinker] | --records FILE.jsonl)
+  --samples: one training sample a line; --format trl (default) writes rows nextstate train reads,
+  slime its Sample (Sample.from_dict), tinker its Datum (openclaw-tinker/data_formatter.py)
   --samples - or --records - writes the lines to stdout`;
 
 export async function exportCommand(argv: string[], io: CliIo): Promise<void> {
-  const options = { peft: { type: 'string' as const }, samples: { type: 'string' as const }, records: { type: 'string' as const } };
+  const options = {
+    peft: { type: 'string' as const },
+    samples: { type: 'string' as const },
+    format: { type: 'string' as const },
+    records: { type: 'string' as const },
+  };
   const v = parse(argv, options);
   const [file] = positionals(argv, options);
   if (!file) throw new UsageError('name the run file to export from');
   if (!v.peft && !v.samples && !v.records) throw new UsageError('choose --peft DIR, --samples FILE.jsonl or --records FILE.jsonl');
   oneStdout({ samples: v.samples, records: v.records });
+  if (v.format !== undefined && v.samples === undefined) throw new UsageError('--format shapes the --samples lines; add --samples FILE.jsonl');
+  const format = (v.format ?? 'trl') as SampleFormat;
+  if (!SAMPLE_FORMATS.includes(format)) throw new UsageError(`--format must be ${SAMPLE_FORMATS.join(', ')}, got ${JSON.stringify(v.format)}`);
   if (typeof v.peft === 'string') {
     notStdout(v.peft, 'peft', 'a folder (two files)');
     const adapter = await extractAdapter(await openRunFile(file));
@@ -36,7 +46,7 @@ export async function exportCommand(argv: string[], io: CliIo): Promise<void> {
     }
     if (typeof v.samples === 'string') {
       const { rows } = trainingSamples(records, { tools });
-      io.note(`${rows.length} training samples written to ${writeText(v.samples, toJsonl(rows), io)}`);
+      io.note(`${rows.length} training samples (${format}) written to ${writeText(v.samples, toJsonl(samplesAs(rows, format)), io)}`);
     }
     if (typeof v.records === 'string') {
       io.note(`${records.length} records written to ${writeText(v.records, recordsJsonl(records), io)}`);

@@ -56,6 +56,7 @@ export function interactionRecord(
     logprobs: reply.logprobs,
     tokenTexts: reply.tokenTexts,
     ...(where.tools ? { tools: structuredClone([...where.tools]) } : {}),
+    ...(reply.promptIds ? { promptIds: [...reply.promptIds] } : {}),
     startedAt: reply.startedAt,
     finishedAt: reply.finishedAt,
   };

@@ -58,6 +58,8 @@ export interface PolicyReply {
   logprobs: number[];
   /** Each token decoded alone, for the token view. */
   tokenTexts: string[];
+  /** The prompt's ids as the policy read them, where it runs here (a server tokenizes its own). */
+  promptIds?: number[];
   /** The adapter version that generated the reply. */
   version: number;
   /** Why it ended: a stop token or string, its token limit, or an abort. */
@@ -302,6 +304,7 @@ export class EnginePolicyService implements PolicyService {
         tokenIds: g.tokens,
         logprobs: g.logprobs,
         tokenTexts: g.tokens.map((id) => tok.decode([id], false)),
+        promptIds: g.promptIds,
         version,
         finishReason: g.finishReason,
         startedAt,
