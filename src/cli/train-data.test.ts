@@ -43,7 +43,11 @@ describe('train --data with exported sample rows', () => {
     ['an OPD term without rollout log-probs', { rollout_log_probs: undefined }, '"opd_weight" needs "rollout_log_probs"'],
     ['no prompt at all', { prompt: undefined, prompt_ids: undefined }, 'give "prompt_ids" (as export writes them) or "prompt"'],
     ['a token id that is not one', { completion_ids: [11, -2] }, 'd.jsonl:1: field "completion_ids[1]"'],
-    ['a top-k set without its teacher log-probs', { opd_topk: { weight: 1, clip: 0, ids: [[11, 3], [12]], teacher_logprobs: [[-1], [-1]] } }, '"opd_topk" set 0'],
+    [
+      'a top-k set without its teacher log-probs',
+      { opd_topk: { weight: 1, clip: 0, ids: [[11, 3], [12]], teacher_logprobs: [[-1], [-1]] } },
+      '"opd_topk" set 0',
+    ],
   ])('refuses %s, naming the line and field', (_name, change, message) => {
     expect(() => parse({ ...row, ...change })).toThrow(message);
   });

@@ -65,7 +65,19 @@ const sampleLine = object(
     opd_topk: object({ weight: num(), clip: num(0), ids: arrayOf(arrayOf(int(0, 2 ** 31 - 1), 64), 1_000_000), teacher_logprobs: arrayOf(numbers, 1_000_000) }),
   },
 );
-const SAMPLE_KEYS = ['completion_ids', 'advantages', 'prompt_ids', 'prompt', 'tools', 'loss_mask', 'trainable', 'rollout_log_probs', 'opd_weight', 'opd_clip', 'opd_topk'];
+const SAMPLE_KEYS = [
+  'completion_ids',
+  'advantages',
+  'prompt_ids',
+  'prompt',
+  'tools',
+  'loss_mask',
+  'trainable',
+  'rollout_log_probs',
+  'opd_weight',
+  'opd_clip',
+  'opd_topk',
+];
 
 // The byte-order mark is kept here and dropped by parseTrainData, which also gets text.
 const strictUtf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
@@ -113,7 +125,8 @@ function parseSampleLine(o: Record<string, unknown>, where: string): SampleLine 
   perToken('opd_topk.ids', row.opd_topk?.ids.length);
   if (row.loss_mask && new Set(row.loss_mask).size > 1) fail('"loss_mask" mixes 0 and 1; the trainer masks whole samples, so use all 1 or all 0');
   if (row.loss_mask && row.trainable !== undefined && (row.loss_mask[0] === 1) !== row.trainable) fail('"loss_mask" and "trainable" disagree');
-  if (row.opd_weight && !row.rollout_log_probs) fail('"opd_weight" needs "rollout_log_probs": the OPD term is re-based from them onto the trainer\'s old policy');
+  if (row.opd_weight && !row.rollout_log_probs)
+    fail('"opd_weight" needs "rollout_log_probs": the OPD term is re-based from them onto the trainer\'s old policy');
   if (row.opd_clip && !row.opd_weight) fail('"opd_clip" needs "opd_weight"');
   row.opd_topk?.ids.forEach((set, t) => {
     if (set.length === 0 || row.opd_topk!.teacher_logprobs[t]?.length !== set.length) fail(`"opd_topk" set ${t} needs one teacher log-prob per id`);
@@ -163,7 +176,9 @@ function fromSampleLine(policy: Policy, row: SampleLine): TrainSample {
     ...(row.rollout_log_probs ? { rolloutLogp: row.rollout_log_probs } : {}),
     ...(row.opd_weight ? { opdWeight: row.opd_weight } : {}),
     ...(row.opd_clip ? { opdClip: { clip: row.opd_clip.clip, teacherLogp: row.opd_clip.teacher_logprobs } } : {}),
-    ...(row.opd_topk ? { opdTopK: { weight: row.opd_topk.weight, clip: row.opd_topk.clip, ids: row.opd_topk.ids, teacherLogp: row.opd_topk.teacher_logprobs } } : {}),
+    ...(row.opd_topk
+      ? { opdTopK: { weight: row.opd_topk.weight, clip: row.opd_topk.clip, ids: row.opd_topk.ids, teacherLogp: row.opd_topk.teacher_logprobs } }
+      : {}),
   };
 }
 

@@ -141,12 +141,19 @@ export async function readLogprobs(
   }
 }
 
-async function scoreBatch(model: CausalLM, items: ScoreItem[], lora?: LoraAdapter, topK?: number, gather?: readonly (GatherIds | undefined)[]): Promise<Scored[]> {
+async function scoreBatch(
+  model: CausalLM,
+  items: ScoreItem[],
+  lora?: LoraAdapter,
+  topK?: number,
+  gather?: readonly (GatherIds | undefined)[],
+): Promise<Scored[]> {
   const be = model.backend;
   items.forEach((it, i) => {
     if (it.prompt.length === 0) throw new Error('score: every prompt needs at least one token (e.g. BOS)');
     const g = gather?.[i];
-    if (g && g.length !== it.completion.length) throw new Error(`score: ${g.length} gather sets for ${it.completion.length} completion tokens; give one per token`);
+    if (g && g.length !== it.completion.length)
+      throw new Error(`score: ${g.length} gather sets for ${it.completion.length} completion tokens; give one per token`);
   });
   // The gather sets by completion row, as completionRows orders them.
   const rowSets = gather?.some(Boolean) ? items.flatMap((it, i) => it.completion.map((_, t) => gather[i]?.[t])) : null;
@@ -159,7 +166,12 @@ async function scoreBatch(model: CausalLM, items: ScoreItem[], lora?: LoraAdapte
     const hidden = model.forward({ ids, B: items.length, T, start: 0, padLeft }, cache, lora);
     const { rows, targets } = completionRows(items, T, padLeft);
     if (rows.length === 0)
-      return items.map((_, i) => ({ logprobs: new Float32Array(0), entropy: new Float32Array(0), ...(topK ? { topIds: [] } : {}), ...(gather?.[i] ? { gathered: [] } : {}) }));
+      return items.map((_, i) => ({
+        logprobs: new Float32Array(0),
+        entropy: new Float32Array(0),
+        ...(topK ? { topIds: [] } : {}),
+        ...(gather?.[i] ? { gathered: [] } : {}),
+      }));
     const logp = new Float32Array(rows.length);
     const ent = new Float32Array(rows.length);
     const top: Int32Array[] = [];

@@ -63,7 +63,7 @@ export interface TrainSettings extends PpoSettings {
   recompute?: Recompute;
 }
 
-/** LoRA's defaults (lr around 1e-4, the reference's LoRA runs). */
+/** LoRA's defaults: lr 1e-4, the reference's Tinker rate (its slime LoRA scripts keep 1e-5; presets.ts LORA_SETTINGS). */
 export const DEFAULT_TRAIN: TrainSettings = {
   epsLow: 0.2,
   epsHigh: 0.28,

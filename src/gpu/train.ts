@@ -60,7 +60,10 @@ export class Trainer {
         throw new EngineError(`sample ${i} has an OPD term but no rollout log-prob per completion token; pass rolloutLogp to re-base it on the old policy`);
       }
       if (x.opdTopK) {
-        if (x.oldLogp) throw new EngineError(`sample ${i} has a top-k OPD term and fixed old log-probs; the term's old log-probs come from the step's own forward, so leave oldLogp out`);
+        if (x.oldLogp)
+          throw new EngineError(
+            `sample ${i} has a top-k OPD term and fixed old log-probs; the term's old log-probs come from the step's own forward, so leave oldLogp out`,
+          );
         checkTopKTarget(x.opdTopK, x.completion.length, `sample ${i}`);
       }
       if (x.opdWeight && x.opdClip && x.opdClip.teacherLogp.length !== x.completion.length) {

@@ -61,7 +61,10 @@ describe('makePreset', () => {
     expect(p).toEqual(makePreset('binary', { batch: { size: 32 }, judge: { binaryVotes: 1 }, loss: { klCoef: 0.01, klType: 'k3' } }));
     expect(klTypeOf(p)).toBe('k3');
     expect(toolCallPreset({ loss: { klCoef: 0 } }).loss.klCoef).toBe(0);
-    expect(toolCallPreset({ judge: { binaryVotes: 3 }, loss: { klType: 'low_var_kl' } })).toMatchObject({ judge: { binaryVotes: 3 }, loss: { klType: 'low_var_kl' } });
+    expect(toolCallPreset({ judge: { binaryVotes: 3 }, loss: { klType: 'low_var_kl' } })).toMatchObject({
+      judge: { binaryVotes: 3 },
+      loss: { klType: 'low_var_kl' },
+    });
   });
 
   it('offers both KL estimators, labelled, and reads a preset stored without one as low_var_kl', () => {

@@ -438,9 +438,13 @@ function checkPreset(value: unknown): MethodPreset {
       throw new PresetError('advantage.hintSource', 'is "shuffled", which works with hintSelection.rule "longest" only; set that rule or hintSource "judge"');
   }
   if (opdTermOf(preset) === 'topk-distill') {
-    if (preset.method === 'binary') throw new PresetError('advantage.opdTerm', 'is "topk-distill" but method "binary" has no OPD term; use "opd" or "combined"');
+    if (preset.method === 'binary')
+      throw new PresetError('advantage.opdTerm', 'is "topk-distill" but method "binary" has no OPD term; use "opd" or "combined"');
     if (hintSourceOf(preset) === 'shuffled')
-      throw new PresetError('advantage.opdTerm', 'is "topk-distill", which scores the teacher over this turn\'s own top-k sets; set hintSource "judge" or opdTerm "sampled-token"');
+      throw new PresetError(
+        'advantage.opdTerm',
+        'is "topk-distill", which scores the teacher over this turn\'s own top-k sets; set hintSource "judge" or opdTerm "sampled-token"',
+      );
   }
   return preset;
 }

@@ -89,7 +89,17 @@ describe('assembleSample', () => {
   });
 
   it('carries the top-k OPD term beside advantages that keep only the binary part, into a valid record', () => {
-    const opdTopK = { clip: 1, ids: [[5, 7], [6, 2]], teacherLogp: [[-0.1, -2], [-0.3, -1.5]] };
+    const opdTopK = {
+      clip: 1,
+      ids: [
+        [5, 7],
+        [6, 2],
+      ],
+      teacherLogp: [
+        [-0.1, -2],
+        [-0.3, -1.5],
+      ],
+    };
     const judgement: TurnJudgement = { reward: -1, opd: [0.5, -0.25], opdTopK };
     const sample = assembleSample(turn(true), judgement, 'combined', { binary: 1, opd: 0.5 })!;
     expect(sample).toMatchObject({ advantages: [-1, -1], opdWeight: 0, opdTopK: { ...opdTopK, weight: 0.5 } });

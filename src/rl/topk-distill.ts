@@ -39,7 +39,8 @@ export function checkTopKTarget(target: TopKDistillTarget, tokens: number, what:
   if (target.teacherLogp.length !== tokens) throw new LengthMismatchError(`${what}: teacher log-probs over the top-k sets`, tokens, target.teacherLogp.length);
   target.ids.forEach((set, t) => {
     if (set.length === 0) throw new InvalidArgumentError(`${what}: the top-k set of token ${t} is empty; every position needs at least one id.`);
-    if (target.teacherLogp[t].length !== set.length) throw new LengthMismatchError(`${what}: teacher log-probs of token ${t}`, set.length, target.teacherLogp[t].length);
+    if (target.teacherLogp[t].length !== set.length)
+      throw new LengthMismatchError(`${what}: teacher log-probs of token ${t}`, set.length, target.teacherLogp[t].length);
   });
 }
 

@@ -287,7 +287,8 @@ function checkConsistency(record: RunRecord): void {
       }
       if (record.opdTopK) {
         const { ids, teacherLogp } = record.opdTopK;
-        if (ids.length !== record.perToken.length) throw new FieldError('opdTopK.ids', `has ${ids.length} sets but perToken has ${record.perToken.length} entries`);
+        if (ids.length !== record.perToken.length)
+          throw new FieldError('opdTopK.ids', `has ${ids.length} sets but perToken has ${record.perToken.length} entries`);
         const bad = ids.findIndex((set, t) => set.length === 0 || teacherLogp[t]?.length !== set.length);
         if (teacherLogp.length !== ids.length || bad !== -1) {
           throw new FieldError('opdTopK.teacherLogp', `must give one log-prob per id of every set (set ${bad === -1 ? ids.length : bad} does not)`);

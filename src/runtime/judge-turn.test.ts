@@ -146,7 +146,7 @@ describe('judgeTurn with top-k hint selection', () => {
     expect(result!.kind === 'judge_result' && result!.selection!.candidates.map((c) => c.tokensWon)).toEqual([0, 2, 1]);
   });
 
-  it('the top-k OPD term: the student\'s sets, and each token\'s winning teacher read over them, beside the sampled-token A_OPD', async () => {
+  it("the top-k OPD term: the student's sets, and each token's winning teacher read over them, beside the sampled-token A_OPD", async () => {
     const { policy, calls } = fakePolicy();
     const preset = topKSelectPreset('opd', { judge: { hintVotes: 4 }, advantage: { hintSelection: { rule: 'topk-token' }, opdTerm: 'topk-distill' } });
     const { judgement } = await judgeTurn(turn, deps(preset, policy));

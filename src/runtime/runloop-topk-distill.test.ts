@@ -23,7 +23,11 @@ describe('top-k OPD term in a run on the tiny fixture (1 step)', () => {
     config.preset.advantage.opdTerm = 'topk-distill';
     config.sampling.policy.maxNewTokens = 5;
     const user: TextGenerator = { kind: 'rules', label: 'scripted user', generate: async () => 'Please redo it in plain sentences.' };
-    const hintJudge: TextGenerator = { kind: 'rules', label: 'scripted hint judge', generate: async () => '[HINT_START]Write the steps as plain sentences.[HINT_END]\n\\boxed{1}' };
+    const hintJudge: TextGenerator = {
+      kind: 'rules',
+      label: 'scripted hint judge',
+      generate: async () => '[HINT_START]Write the steps as plain sentences.[HINT_END]\n\\boxed{1}',
+    };
     const records: RunRecord[] = [];
     const { result } = await runHeadless(config, { user, hintJudge }, records);
     expect(result).toMatchObject({ status: 'finished', step: 1 });

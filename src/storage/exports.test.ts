@@ -41,14 +41,29 @@ describe('trainingSamples', () => {
     );
     expect(trainingSamples(withTeacher).rows[0].teacher_log_probs).toEqual([-0.1, -0.2]);
     const noHint = turnRecords('u', 1, 0, 1).map((r) =>
-      r.kind === 'judge_result' && r.judge === 'hint' ? { ...r, accepted: false, hint: null, teacherLogpCount: 0 } : r.kind === 'sample' ? { ...r, opdWeight: 1 } : r,
+      r.kind === 'judge_result' && r.judge === 'hint'
+        ? { ...r, accepted: false, hint: null, teacherLogpCount: 0 }
+        : r.kind === 'sample'
+          ? { ...r, opdWeight: 1 }
+          : r,
     );
     expect(trainingSamples(noHint).rows[0].teacher_log_probs).toEqual([-0.25, -0.5]);
     expect(trainingSamples(sampleRun()).rows.every((r) => !('teacher_log_probs' in r))).toBe(true);
   });
 
   it('carries the top-k OPD term', () => {
-    const opdTopK = { weight: 1, clip: 1, ids: [[11, 3], [12, 4]], teacherLogp: [[-0.1, -2], [-0.3, -1]] };
+    const opdTopK = {
+      weight: 1,
+      clip: 1,
+      ids: [
+        [11, 3],
+        [12, 4],
+      ],
+      teacherLogp: [
+        [-0.1, -2],
+        [-0.3, -1],
+      ],
+    };
     const records = turnRecords('k', 1, 0, 1).map((r) => (r.kind === 'sample' ? { ...r, opdTopK } : r));
     expect(trainingSamples(records).rows[0].opd_topk).toEqual({ weight: 1, clip: 1, ids: opdTopK.ids, teacher_logprobs: opdTopK.teacherLogp });
   });

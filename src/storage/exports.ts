@@ -99,7 +99,8 @@ export class SampleJoiner {
     this.waiting.delete(key);
     const hint = this.hints.get(key);
     this.hints.delete(key);
-    const teacher = record.opdWeight !== undefined ? (record.opdClip?.teacherLogp ?? (hint?.accepted ? hint.teacherLogp : undefined) ?? turn.logprobs) : undefined;
+    const teacher =
+      record.opdWeight !== undefined ? (record.opdClip?.teacherLogp ?? (hint?.accepted ? hint.teacherLogp : undefined) ?? turn.logprobs) : undefined;
     return {
       prompt: turn.messages.map((m) => ({ ...m })),
       completion: [{ role: 'assistant', content: turn.response }],
