@@ -7,6 +7,7 @@ import { describe, expect, it } from 'vitest';
 import { tinyModel } from '../../test/fixtures/tiny-model';
 import { dataPath } from '../../test/data-dir';
 import { runCli } from '../../test/support/cli/run-cli';
+import { parseSafetensors, tensorToFloat32 } from '../gpu/safetensors';
 
 const stories = dataPath('models/stories260K');
 const bin = resolve(__dirname, '../../bin/nextstate.mjs');
@@ -203,9 +204,36 @@ describe('nextstate run, inspect and export', () => {
       .split('\n')
       .map((l) => JSON.parse(l));
     expect(rows.length).toBeGreaterThanOrEqual(4);
-    for (const row of rows) expect(row.advantages.length).toBe(row.completion_ids.length);
+    for (const row of rows) {
+      expect(row.advantages.length).toBe(row.completion_ids.length);
+      expect(row.loss_mask).toEqual(row.completion_ids.map(() => (row.trainable ? 1 : 0)));
+      expect(row.rollout_log_probs.length).toBe(row.completion_ids.length);
+      expect(row.prompt_ids.length).toBeGreaterThan(0);
+    }
     // A personal-track run's prompts list no tools, so its rows carry no tools column.
     expect(rows.some((row) => 'tools' in row)).toBe(false);
+
+    // The rows train again: the run's own settings (storyteller preset: LoRA rank 8, alpha 16 on
+    // every projection, lr 5e-4, seed 1) and its first batch give the adapter the run's step made.
+    const again = join(dir, 'again');
+    const lora = config.preset.finetune.lora;
+    const trained = await runCli(
+      'train',
+      ...['--model', stories!, '--data', samples, '--out', again, '--steps', '1', '--batch', String(config.preset.batch.size)],
+      ...['--lr', String(config.preset.optimizer.lr), '--lora-rank', String(lora.rank), '--lora-alpha', String(lora.alpha), '--seed', String(config.seed)],
+    );
+    expect(trained.code).toBe(0);
+    const weights = (d: string) => parseSafetensors(readFileSync(join(d, 'adapter_model.safetensors'))).tensors;
+    const [fromRun, fromRows] = [weights(peft), weights(again)];
+    expect([...fromRows.keys()]).toEqual([...fromRun.keys()]);
+    let moved = 0;
+    for (const [name, t] of fromRun) {
+      const a = tensorToFloat32(t);
+      const b = tensorToFloat32(fromRows.get(name)!);
+      a.forEach((x, i) => expect(b[i], name).toBeCloseTo(x, 6));
+      if (name.includes('lora_B')) moved += a.filter((x) => x !== 0).length;
+    }
+    expect(moved).toBeGreaterThan(0);
     // The trained adapter from the file changes the policy's scores.
     const base = JSON.parse(
       (await runCli('score', '--model', stories!, '--prompt', 'Once upon a time', '--completion', ' the dog was happy.', '--json')).out[0],

@@ -2,7 +2,7 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { PEFT_CONFIG, PEFT_WEIGHTS } from '../gpu/peft';
 import type { RunRecord } from '../rl/records';
-import { extractAdapter, readRunFile, recordsJsonl, toJsonl, trainingSamples } from '../storage/index';
+import { extractAdapter, readRunFile, recordsJsonl, SAMPLE_FORMATS, samplesAs, toJsonl, trainingSamples, type SampleFormat } from '../storage/index';
 import { parseAnyRunConfig, promptTools, type AnyRunConfig } from '../runtime/run-config';
 import { parse, positionals, UsageError } from './args';
 import { openRunFile } from './files';
@@ -10,7 +10,9 @@ import type { CliIo } from './io';
 import { metricsCsv, metricsJsonl, trlMetricRows } from './metrics-export';
 import { notStdout, oneStdout, writeText } from './output';
 
-export const usage = `nextstate export RUN_FILE (--peft DIR | --samples FILE.jsonl | --records FILE.jsonl | --metrics FILE.csv|FILE.jsonl)
+export const usage = `nextstate export RUN_FILE (--peft DIR | --samples FILE.jsonl [--format trl|slime|tinker] | --records FILE.jsonl | --metrics FILE.csv|FILE.jsonl)
+  --samples: one training sample a line; --format trl (default) writes rows nextstate train reads,
+  slime its Sample (Sample.from_dict), tinker its Datum (openclaw-tinker/data_formatter.py)
   --metrics writes one row per step under the names TRL's trainers log (train/loss, train/kl,
   train/clip_ratio/low_mean, ..., eval/NAME); CSV for a .csv name, JSON lines otherwise.
   --samples -, --records - or --metrics - writes the lines to stdout`;
@@ -19,6 +21,7 @@ export async function exportCommand(argv: string[], io: CliIo): Promise<void> {
   const options = {
     peft: { type: 'string' as const },
     samples: { type: 'string' as const },
+    format: { type: 'string' as const },
     records: { type: 'string' as const },
     metrics: { type: 'string' as const },
   };
@@ -29,6 +32,9 @@ export async function exportCommand(argv: string[], io: CliIo): Promise<void> {
     throw new UsageError('choose --peft DIR, --samples FILE.jsonl, --records FILE.jsonl or --metrics FILE.csv|FILE.jsonl');
   }
   oneStdout({ samples: v.samples, records: v.records, metrics: v.metrics });
+  if (v.format !== undefined && v.samples === undefined) throw new UsageError('--format shapes the --samples lines; add --samples FILE.jsonl');
+  const format = (v.format ?? 'trl') as SampleFormat;
+  if (!SAMPLE_FORMATS.includes(format)) throw new UsageError(`--format must be ${SAMPLE_FORMATS.join(', ')}, got ${JSON.stringify(v.format)}`);
   if (typeof v.peft === 'string') {
     notStdout(v.peft, 'peft', 'a folder (two files)');
     const adapter = await extractAdapter(await openRunFile(file));
@@ -47,7 +53,7 @@ export async function exportCommand(argv: string[], io: CliIo): Promise<void> {
     const tools = config ? promptTools(config) : undefined;
     if (typeof v.samples === 'string') {
       const { rows } = trainingSamples(records, { tools });
-      io.note(`${rows.length} training samples written to ${writeText(v.samples, toJsonl(rows), io)}`);
+      io.note(`${rows.length} training samples (${format}) written to ${writeText(v.samples, toJsonl(samplesAs(rows, format)), io)}`);
     }
     if (typeof v.records === 'string') {
       io.note(`${records.length} records written to ${writeText(v.records, recordsJsonl(records), io)}`);

@@ -13,7 +13,7 @@ import { exportCommand } from './export';
 import { inspectCommand } from './inspect';
 import { cliIo } from './io';
 import { terminalField, terminalText } from './terminal';
-import { decodeTrainData, parseTrainData } from './train';
+import { decodeTrainData, parseTrainData } from './train-data';
 
 const bin = resolve(__dirname, '../../bin/nextstate.mjs');
 /** A command's data lines into `out`, its notes dropped. */

@@ -21,6 +21,7 @@ import {
   type AnyRunConfig,
   type ExampleName,
 } from '../runtime/run-config';
+import { fullFinetuneLrWarning } from '../rl/presets';
 import { RunLoop } from '../runtime/runloop';
 import { createNodeServices, readTextFile } from '../runtime/services-node';
 import { ToolCallRunLoop } from '../runtime/toolcall/loop';
@@ -121,6 +122,8 @@ export async function runCommand(argv: string[], io: CliIo): Promise<void> {
   if (typeof v.backend === 'string') config.models.policy.backend = v.backend as 'cpu' | 'webgpu';
   if (weightFormat) config.models.policy.weightFormat = weightFormat;
   config.schedule.steps = number(v, 'steps', config.schedule.steps, isPositiveInt);
+  const lrWarning = fullFinetuneLrWarning(config.preset);
+  if (lrWarning) io.note(`warning: ${lrWarning}`);
 
   const steps = config.schedule.steps;
   // From the first event (after the model loaded), so the time left follows the steps' own pace.

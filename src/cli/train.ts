@@ -20,94 +20,29 @@ import { Policy } from '../gpu/policy';
 import { score } from '../gpu/score';
 import { modelSource } from '../gpu/source-node';
 import { FullTrainer, LoraTrainer, type Trainer } from '../gpu/train';
-import { DEFAULT_FULL_TRAIN, DEFAULT_TRAIN, type Reference, type TrainSample, type TrainSettings } from '../gpu/train-types';
+import { DEFAULT_FULL_TRAIN, DEFAULT_TRAIN, type Reference, type TrainSettings } from '../gpu/train-types';
+import { KL_TYPES, type KlType } from '../rl/ppo';
 import { BACKEND_OPTION, createBackend, loadPolicy, QUANTIZE_NOTE, QUANTIZE_OPTION, QUANTIZE_USAGE, weightFormatOption } from './engine';
 import { isNonNegative, isPositiveInt, number, parse, required, UsageError } from './args';
 import { timeLeft, type CliIo } from './io';
 import { notStdout } from './output';
+import { decodeTrainData, parseTrainData, toTrainSample } from './train-data';
 
 export const usage = `nextstate train --model DIR --data FILE.jsonl --out ADAPTER_DIR [--lora-rank R --lora-alpha A
-    --targets q,k,v,o,gate,up,down --lr LR --steps N --batch B --seed S --beta B --clip-low E --clip-high E
-    --recompute none|layer --backend cpu|webgpu] ${QUANTIZE_USAGE} [--json]
+    --targets q,k,v,o,gate,up,down --lr LR --steps N --batch B --seed S --beta B --kl-type low_var_kl|k3
+    --clip-low E --clip-high E --recompute none|layer --backend cpu|webgpu] ${QUANTIZE_USAGE} [--json]
 nextstate train --full --model DIR --data FILE.jsonl --out MODEL_DIR [--freeze-embedding] [--resume]
-    [--lr LR (default 1e-5) --weight-decay W (0.1) --steps N --batch B --beta B --clip-low E --clip-high E
-    --recompute none|layer --backend cpu|webgpu] [--json]
-  Each data line: {"prompt": TEXT, "completion": TEXT, "advantage": NUMBER | [NUMBER per completion token]}
+    [--lr LR (default 1e-5) --weight-decay W (0.1) --steps N --batch B --beta B --kl-type low_var_kl|k3
+    --clip-low E --clip-high E --recompute none|layer --backend cpu|webgpu] [--json]
+  Each data line: {"prompt": TEXT, "completion": TEXT, "advantage": NUMBER | [NUMBER per completion token]},
+  or a sample row as nextstate export --samples writes it (prompt_ids, completion_ids, advantages,
+  loss_mask, rollout_log_probs and any OPD term), trained as the run's own step trained it.
   --full trains every weight and writes a Hugging Face model folder (config, tokenizer, model.safetensors)
   with optimizer.safetensors beside it; --resume continues from the optimizer.safetensors in --model.
   --recompute layer keeps only each layer's input and re-runs the layer in the backward: one layer's
   activations and K/V at a time instead of all (nextstate plan --recompute layer), the same step, slower.
   ${QUANTIZE_NOTE} Under a LoRA adapter they stay frozen at that
   format (QLoRA with q8, q4); --full trains f32 weights and takes only --quantize none.`;
-
-interface DataLine {
-  prompt: string;
-  completion: string;
-  advantage: number | number[];
-}
-
-// The byte-order mark is kept here and dropped by parseTrainData, which also gets text.
-const strictUtf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
-
-/**
- * The training file's text. Invalid UTF-8 is refused with its line: decoding it leniently
- * would silently train on U+FFFD.
- */
-export function decodeTrainData(bytes: Uint8Array, file: string): string {
-  try {
-    return strictUtf8.decode(bytes);
-  } catch {
-    let start = 0;
-    for (let line = 1; ; line++) {
-      const nl = bytes.indexOf(0x0a, start);
-      const end = nl === -1 ? bytes.length : nl;
-      try {
-        strictUtf8.decode(bytes.subarray(start, end));
-      } catch {
-        throw new UsageError(`${file}:${line}: not valid UTF-8 text; save the file as UTF-8`);
-      }
-      if (nl === -1) throw new UsageError(`${file}: not valid UTF-8 text; save the file as UTF-8`);
-      start = nl + 1;
-    }
-  }
-}
-
-/** Reads the training file, naming the line and field of the first problem. */
-export function parseTrainData(text: string, file: string): DataLine[] {
-  const rows: DataLine[] = [];
-  // Editors on Windows start UTF-8 files with a byte-order mark; it is not part of line 1.
-  text
-    .replace(/^\uFEFF/, '')
-    .split('\n')
-    .forEach((line, i) => {
-      if (!line.trim()) return;
-      const where = `${file}:${i + 1}`;
-      let o: Record<string, unknown>;
-      try {
-        o = JSON.parse(line);
-      } catch {
-        throw new UsageError(`${where}: not valid JSON`);
-      }
-      if (typeof o?.prompt !== 'string') throw new UsageError(`${where}: "prompt" must be a string`);
-      if (typeof o.completion !== 'string' || !o.completion) throw new UsageError(`${where}: "completion" must be a non-empty string`);
-      const a = o.advantage;
-      const ok = (typeof a === 'number' && Number.isFinite(a)) || (Array.isArray(a) && a.every((x) => typeof x === 'number' && Number.isFinite(x)));
-      if (!ok) throw new UsageError(`${where}: "advantage" must be a number or an array of numbers`);
-      rows.push(o as unknown as DataLine);
-    });
-  if (!rows.length) throw new UsageError(`${file} has no samples`);
-  return rows;
-}
-
-function toSample(policy: Policy, row: DataLine, index: number): TrainSample {
-  const prompt = policy.promptIds(row.prompt);
-  const completion = policy.completionIds(row.prompt, row.completion);
-  const advantages = Array.isArray(row.advantage) ? row.advantage : completion.map(() => row.advantage as number);
-  if (advantages.length !== completion.length) {
-    throw new UsageError(`sample ${index + 1}: ${advantages.length} advantages but the completion has ${completion.length} tokens`);
-  }
-  return { prompt, completion, advantages };
-}
 
 /** Device memory for the fit check: the machine's RAM on the CPU backend; WebGPU tells only its buffer limit. */
 function deviceLimits(backend: Backend): { memoryBytes?: number; maxBufferBytes?: number } {
@@ -133,6 +68,7 @@ export async function trainCommand(argv: string[], io: CliIo): Promise<void> {
     batch: { type: 'string' },
     seed: { type: 'string' },
     beta: { type: 'string' },
+    'kl-type': { type: 'string', default: 'low_var_kl' },
     'clip-low': { type: 'string' },
     'clip-high': { type: 'string' },
     recompute: { type: 'string', default: 'none' },
@@ -160,6 +96,8 @@ export async function trainCommand(argv: string[], io: CliIo): Promise<void> {
   const rank = number(v, 'lora-rank', 16, isPositiveInt);
   const recompute = v.recompute;
   if (recompute !== 'none' && recompute !== 'layer') throw new UsageError(`--recompute must be none or layer, got ${JSON.stringify(recompute)}`);
+  const klType = v['kl-type'];
+  if (!KL_TYPES.includes(klType as KlType)) throw new UsageError(`--kl-type must be ${KL_TYPES.join(' or ')}, got ${JSON.stringify(klType)}`);
   const defaults = full ? DEFAULT_FULL_TRAIN : DEFAULT_TRAIN;
   const klCoef = number(v, 'beta', 0, isNonNegative);
   const settings: TrainSettings = {
@@ -167,6 +105,7 @@ export async function trainCommand(argv: string[], io: CliIo): Promise<void> {
     lr: number(v, 'lr', defaults.lr, isNonNegative),
     weightDecay: number(v, 'weight-decay', defaults.weightDecay, isNonNegative),
     klCoef,
+    klType: klType as KlType,
     epsLow: number(v, 'clip-low', defaults.epsLow, isNonNegative),
     epsHigh: number(v, 'clip-high', defaults.epsHigh, isNonNegative),
     recompute,
@@ -199,7 +138,7 @@ export async function trainCommand(argv: string[], io: CliIo): Promise<void> {
     );
     trainer = new LoraTrainer(policy.model, lora, settings);
   }
-  const samples = rows.map((r, i) => toSample(policy, r, i));
+  const samples = rows.map((r, i) => toTrainSample(policy, r, i));
   const meanLogp = async () => {
     const scored = await score(policy.model, samples, { lora });
     const all = scored.flatMap((s) => Array.from(s.logprobs));

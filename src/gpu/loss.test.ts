@@ -1,7 +1,7 @@
 /** The loss gradient the backward pass starts from, against central differences of the CPU reference loss. */
 import { describe, expect, it } from 'vitest';
 import { ppoBatchLoss, type PpoSampleInput, type PpoSettings } from '../rl/ppo';
-import { ppoLossGrad } from './loss';
+import { ppoLossGrad, topKLossGrad } from './loss';
 
 function numericGrad(samples: PpoSampleInput[], s: PpoSettings, h = 1e-6): number[][] {
   return samples.map((x, i) =>
@@ -30,6 +30,65 @@ describe('ppoLossGrad', () => {
       analytic.forEach((g, i) => g.forEach((x, t) => expect(x).toBeCloseTo(numeric[i][t], 5)));
       // The clamped token feels only the policy term; the masked sample feels nothing.
       expect(analytic[2].every((x) => x === 0)).toBe(true);
+    });
+  }
+
+  it('matches central differences with the unclamped k3 estimator, whose gradient reaches every token', () => {
+    const s: PpoSettings = { epsLow: 0.2, epsHigh: 0.28, klCoef: 0.5, klType: 'k3', aggregation: 'sample-mean' };
+    const analytic = ppoLossGrad([a, b], s);
+    const numeric = numericGrad([a, b], s);
+    analytic.forEach((g, i) => g.forEach((x, t) => expect(x).toBeCloseTo(numeric[i][t], 4)));
+    // Past low_var_kl's bound (ref - logp = 3) the KL term still pulls the token.
+    const clamped = ppoLossGrad([a, b], { ...s, klType: 'low_var_kl' });
+    expect(Math.abs(analytic[0][2] - clamped[0][2])).toBeGreaterThan(1);
+  });
+});
+
+describe('topKLossGrad', () => {
+  // Two positions with top-3 sets; rho off 1 on some members, and one member's rho past the band
+  // in the direction of its advantage, where the clipped branch wins and the gradient is 0.
+  const topk = {
+    weight: 0.75,
+    clip: 1,
+    ids: [
+      [4, 9, 2],
+      [7, 1, 3],
+    ],
+    teacherLogp: [
+      [-0.2, -1.5, -4],
+      [-3, -0.4, -0.9],
+    ],
+    logp: [
+      [-0.9, -1.4, -2.5],
+      [-1.0, -0.2, -1.6],
+    ],
+    oldLogp: [
+      [-1.0, -1.3, -2.4],
+      [-1.05, -0.8, -1.7],
+    ],
+  };
+  const sample: PpoSampleInput = { logp: [-1, -0.5], oldLogp: [-1.02, -0.5], advantages: [0.5, 0.5], topk };
+  const other: PpoSampleInput = { logp: [-0.3, -0.7, -2], oldLogp: [-0.3, -0.72, -2], advantages: [-1, 0.25, 1] };
+
+  for (const aggregation of ['sample-mean', 'token-mean'] as const) {
+    it(`matches central differences of the CPU reference loss in every set member (${aggregation})`, () => {
+      const s: PpoSettings = { epsLow: 0.2, epsHigh: 0.2, klCoef: 0, aggregation };
+      const batch = [sample, other];
+      const grads = topKLossGrad(batch, s)[0]!;
+      expect(topKLossGrad(batch, s)[1]).toBeNull();
+      const h = 1e-6;
+      grads.forEach((row, t) =>
+        row.forEach((g, v) => {
+          const at = (d: number) =>
+            ppoBatchLoss([{ ...sample, topk: { ...topk, logp: topk.logp.map((r, i) => r.map((x, j) => (i === t && j === v ? x + d : x))) } }, other], s).loss;
+          expect(g).toBeCloseTo((at(h) - at(-h)) / (2 * h), 5);
+        }),
+      );
+      // rho = e^0.6 on member [1][1] with a positive advantage: past 1 + 0.2, clipped, no gradient.
+      expect(grads[1][1]).toBe(0);
+      expect(grads[0].every((g) => g !== 0)).toBe(true);
+      // The sampled tokens' gradient is the PPO term's alone.
+      expect(Array.from(ppoLossGrad(batch, s)[0])).toEqual(Array.from(ppoLossGrad([{ ...sample, topk: undefined }, other], s)[0]));
     });
   }
 });

@@ -4,7 +4,9 @@
  * only d loss / d logp, which the backward pass starts from. Per-token arrays are small
  * (one number per completion token), so this runs on the CPU for every backend.
  */
-import { K3_CLAMP, k3Raw, ppoBatchLoss, type PpoBatchStats, type PpoSampleInput, type PpoSettings } from '../rl/ppo';
+import { klClamped, ppoBatchLoss, type PpoBatchStats, type PpoSampleInput, type PpoSettings } from '../rl/ppo';
+import { clippedSurrogateGrad } from '../rl/surrogate';
+import { setAdvantages } from '../rl/topk-distill';
 
 /** Sizes of the whole batch; a micro-batch's gradient needs them to weigh its tokens. */
 export interface BatchNorm {
@@ -16,25 +18,42 @@ export function batchNorm(samples: { logp: ArrayLike<number>; trainable?: boolea
   return { samples: samples.length, tokens: samples.reduce((n, x) => n + ((x.trainable ?? true) ? x.logp.length : 0), 0) };
 }
 
+/** Weight of one token of an n-token sample in the aggregate: 1/(n*S) per sample, or 1/(all tokens). */
+function tokenWeight(n: number, s: PpoSettings, norm: BatchNorm): number {
+  return s.aggregation === 'sample-mean' ? 1 / (n * norm.samples) : 1 / norm.tokens;
+}
+
 /** d loss / d logp per token of each sample; `norm` describes the full batch. */
 export function ppoLossGrad(samples: PpoSampleInput[], s: PpoSettings, norm: BatchNorm = batchNorm(samples)): Float32Array[] {
   return samples.map((x) => {
     const n = x.logp.length;
     const g = new Float32Array(n);
     if (!(x.trainable ?? true) || n === 0) return g;
-    // Weight of one token in the aggregate: 1/(n*S) per sample, or 1/(all tokens).
-    const w = s.aggregation === 'sample-mean' ? 1 / (n * norm.samples) : 1 / norm.tokens;
+    const w = tokenWeight(n, s, norm);
     for (let t = 0; t < n; t++) {
-      const rho = Math.exp(x.logp[t] - x.oldLogp[t]);
-      const a = x.advantages[t];
-      const clipped = Math.min(Math.max(rho, 1 - s.epsLow), 1 + s.epsHigh);
-      // The min picks the unclipped branch (gradient -A*rho) or the clipped one (constant).
-      const policy = rho * a <= clipped * a ? -a * rho : 0;
-      // d k3 / d logp = 1 - exp(ref - logp), and 0 where the clamp holds k3 at its bound.
-      const kl = s.klCoef !== 0 && k3Raw(x.refLogp![t], x.logp[t]) <= K3_CLAMP ? s.klCoef * (1 - Math.exp(x.refLogp![t] - x.logp[t])) : 0;
+      const policy = clippedSurrogateGrad(Math.exp(x.logp[t] - x.oldLogp[t]), x.advantages[t], s.epsLow, s.epsHigh);
+      // d k3 / d logp = 1 - exp(ref - logp), and 0 where low_var_kl's clamp holds k3 at its bound.
+      const kl = s.klCoef !== 0 && !klClamped(x.refLogp![t], x.logp[t], s.klType) ? s.klCoef * (1 - Math.exp(x.refLogp![t] - x.logp[t])) : 0;
       g[t] = w * (policy + kl);
     }
     return g;
+  });
+}
+
+/**
+ * d loss / d logp of each top-k set member (src/rl/topk-distill.ts), per sample and position:
+ * null for a sample without the term. w_v and A_v are constants of the step, so each member's
+ * gradient is w_opd times its own clipped surrogate's, weighted as its position's token.
+ */
+export function topKLossGrad(samples: PpoSampleInput[], s: PpoSettings, norm: BatchNorm = batchNorm(samples)): (Float32Array[] | null)[] {
+  return samples.map((x) => {
+    const k = x.topk;
+    if (!k || !(x.trainable ?? true) || x.logp.length === 0) return null;
+    const w = tokenWeight(x.logp.length, s, norm) * k.weight;
+    return k.logp.map((cur, t) => {
+      const a = setAdvantages(k.oldLogp[t], k.teacherLogp[t], k.clip);
+      return Float32Array.from(cur, (lp, v) => w * clippedSurrogateGrad(Math.exp(lp - k.oldLogp[t][v]), a[v], s.epsLow, s.epsHigh));
+    });
   });
 }
 

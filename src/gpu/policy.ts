@@ -101,21 +101,22 @@ export class Policy {
     return isPrefix ? joined.slice(promptIds.length) : this.tokenizer.encode(completion, false);
   }
 
-  /** `options.tools[i]`: the tools the chat template lists for prompt i (see PromptOptions). */
+  /**
+   * `options.tools[i]`: the tools the chat template lists for prompt i (see PromptOptions). Each
+   * generation comes with the prompt ids it continued, as a trainer elsewhere needs them.
+   */
   async generate(
     prompts: (string | ChatMessage[])[],
     options: Omit<GenerateOptions, 'decode' | 'stopIds'> & { stopIds?: number[]; tools?: (readonly object[] | undefined)[] },
-  ): Promise<Generation[]> {
+  ): Promise<(Generation & { promptIds: number[] })[]> {
     const { tools, ...rest } = options;
-    return generate(
-      this.model,
-      prompts.map((p, i) => this.promptIds(p, { tools: tools?.[i] })),
-      {
-        ...rest,
-        stopIds: options.stopIds ?? this.tokenizer.stopIds,
-        decode: (ids) => this.tokenizer.decode(ids),
-      },
-    );
+    const ids = prompts.map((p, i) => this.promptIds(p, { tools: tools?.[i] }));
+    const gens = await generate(this.model, ids, {
+      ...rest,
+      stopIds: options.stopIds ?? this.tokenizer.stopIds,
+      decode: (tokens) => this.tokenizer.decode(tokens),
+    });
+    return gens.map((g, i) => ({ ...g, promptIds: ids[i] }));
   }
 
   /** Log-probs of each completion text after its prompt. */

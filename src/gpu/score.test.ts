@@ -60,3 +60,33 @@ describe('score with topK', () => {
     await expect(score(model, [{ prompt, completion }], { topK: 0 })).rejects.toThrow(/topK is 0/);
   });
 });
+
+describe('score with gather (the top-k OPD term)', () => {
+  const be = new CpuBackend();
+  const model = checkModel(be, tinyConfig('qwen3'), 7);
+  const prompt = [1, 5, 9];
+  const completion = [4, 20, 3];
+
+  it('gives log p of each asked-for id at each position: what scoring that id as the next token gives, across micro-batches', async () => {
+    const sets = [[4, 30, 0], [20], [7, 3]];
+    const items = [
+      { prompt, completion },
+      { prompt: [2, 3], completion: [7, 8] },
+    ];
+    const [s, other] = await score(model, items, { gather: [sets, undefined], maxBatchTokens: 7 });
+    expect(other.gathered).toBeUndefined();
+    for (const [t, set] of sets.entries()) {
+      const prefix = completion.slice(0, t);
+      const direct = await score(
+        model,
+        set.map((id) => ({ prompt, completion: [...prefix, id] })),
+      );
+      set.forEach((_, v) => expect(s.gathered![t][v]).toBeCloseTo(direct[v].logprobs[t], 5));
+    }
+  });
+
+  it('refuses a set per token missing, and an id outside the vocabulary', async () => {
+    await expect(score(model, [{ prompt, completion }], { gather: [[[1], [2]]] })).rejects.toThrow(/2 gather sets for 3 completion tokens/);
+    await expect(score(model, [{ prompt, completion }], { gather: [[[1], [2], [9999]]] })).rejects.toThrow(/outside the vocabulary/);
+  });
+});

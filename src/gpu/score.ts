@@ -25,6 +25,24 @@ export interface Scored {
    * distribution that predicts completion token j), most likely first, ties to the lower id.
    */
   topIds?: Int32Array[];
+  /** With options.gather: log p of each asked-for id at each completion position (the top-k OPD term's teacher). */
+  gathered?: Float32Array[];
+}
+
+/** Ids to read the log-probs of at each completion position of one item (options.gather). */
+export type GatherIds = readonly (readonly number[])[];
+
+/** log p(id) for `ids` from one row of logits: logit - logsumexp over the vocabulary. */
+export function logprobsAt(logits: Float32Array, at: number, vocab: number, ids: readonly number[]): Float32Array {
+  let max = -Infinity;
+  for (let v = 0; v < vocab; v++) if (logits[at + v] > max) max = logits[at + v];
+  let sum = 0;
+  for (let v = 0; v < vocab; v++) sum += Math.exp(logits[at + v] - max);
+  const lse = max + Math.log(sum);
+  return Float32Array.from(ids, (id) => {
+    if (!(Number.isInteger(id) && id >= 0 && id < vocab)) throw new Error(`score: gather id ${id} is outside the vocabulary of ${vocab} tokens`);
+    return logits[at + id] - lse;
+  });
 }
 
 /**
@@ -69,7 +87,7 @@ export function completionRows(items: ScoreItem[], T: number, padLeft: Int32Arra
 export async function score(
   model: CausalLM,
   items: ScoreItem[],
-  options: { lora?: LoraAdapter; maxBatchTokens?: number; topK?: number } = {},
+  options: { lora?: LoraAdapter; maxBatchTokens?: number; topK?: number; gather?: readonly (GatherIds | undefined)[] } = {},
 ): Promise<Scored[]> {
   if (options.topK !== undefined && !(Number.isInteger(options.topK) && options.topK >= 1)) {
     throw new Error(`score: topK is ${options.topK}; ask for 1 or more next-token ids per position`);
@@ -87,7 +105,7 @@ export async function score(
       maxLen = len;
       j++;
     }
-    out.push(...(await scoreBatch(model, items.slice(i, j), options.lora, options.topK)));
+    out.push(...(await scoreBatch(model, items.slice(i, j), options.lora, options.topK, options.gather?.slice(i, j))));
     i = j;
   }
   return out;
@@ -123,11 +141,22 @@ export async function readLogprobs(
   }
 }
 
-async function scoreBatch(model: CausalLM, items: ScoreItem[], lora?: LoraAdapter, topK?: number): Promise<Scored[]> {
+async function scoreBatch(
+  model: CausalLM,
+  items: ScoreItem[],
+  lora?: LoraAdapter,
+  topK?: number,
+  gather?: readonly (GatherIds | undefined)[],
+): Promise<Scored[]> {
   const be = model.backend;
-  for (const it of items) {
+  items.forEach((it, i) => {
     if (it.prompt.length === 0) throw new Error('score: every prompt needs at least one token (e.g. BOS)');
-  }
+    const g = gather?.[i];
+    if (g && g.length !== it.completion.length)
+      throw new Error(`score: ${g.length} gather sets for ${it.completion.length} completion tokens; give one per token`);
+  });
+  // The gather sets by completion row, as completionRows orders them.
+  const rowSets = gather?.some(Boolean) ? items.flatMap((it, i) => it.completion.map((_, t) => gather[i]?.[t])) : null;
   const { ids, T, padLeft } = leftPad(
     items.map((it) => [...it.prompt, ...it.completion]),
     0,
@@ -136,21 +165,31 @@ async function scoreBatch(model: CausalLM, items: ScoreItem[], lora?: LoraAdapte
   try {
     const hidden = model.forward({ ids, B: items.length, T, start: 0, padLeft }, cache, lora);
     const { rows, targets } = completionRows(items, T, padLeft);
-    if (rows.length === 0) return items.map(() => ({ logprobs: new Float32Array(0), entropy: new Float32Array(0), ...(topK ? { topIds: [] } : {}) }));
+    if (rows.length === 0)
+      return items.map((_, i) => ({
+        logprobs: new Float32Array(0),
+        entropy: new Float32Array(0),
+        ...(topK ? { topIds: [] } : {}),
+        ...(gather?.[i] ? { gathered: [] } : {}),
+      }));
     const logp = new Float32Array(rows.length);
     const ent = new Float32Array(rows.length);
     const top: Int32Array[] = [];
+    const gathered: Float32Array[] = [];
     const V = model.config.vocabSize;
     // Logits are rows x vocab: chunk the rows so a 150k vocabulary stays within memory.
     for (const [a, b] of rowChunks(rows.length, V, LOGITS_CHUNK_FLOATS)) {
       const logits = model.logits(hidden, rows.subarray(a, b));
       try {
         await readLogprobs(be, logits, targets.subarray(a, b), { logp, entropy: ent }, a);
-        // Top-k sets: the chunk's logits come back and are ranked here, on either backend alike
-        // (the order of logits is the order of probabilities, so no softmax is needed).
-        if (topK) {
+        // Top-k sets and gathers: the chunk's logits come back and are read here, on either
+        // backend alike (the order of logits is the order of probabilities, so ranking needs no softmax).
+        if (topK || rowSets) {
           const host = await be.read(logits);
-          for (let r = 0; r < b - a; r++) top.push(topKIds(host, r * V, V, topK));
+          for (let r = 0; r < b - a; r++) {
+            if (topK) top.push(topKIds(host, r * V, V, topK));
+            if (rowSets) gathered.push(logprobsAt(host, r * V, V, rowSets[a + r] ?? []));
+          }
         }
       } finally {
         be.dispose(logits);
@@ -158,10 +197,11 @@ async function scoreBatch(model: CausalLM, items: ScoreItem[], lora?: LoraAdapte
     }
     be.dispose(hidden);
     let at = 0;
-    return items.map((it) => {
+    return items.map((it, i) => {
       const n = it.completion.length;
       const r: Scored = { logprobs: logp.slice(at, at + n), entropy: ent.slice(at, at + n) };
       if (topK) r.topIds = top.slice(at, at + n);
+      if (gather?.[i]) r.gathered = gathered.slice(at, at + n);
       at += n;
       return r;
     });

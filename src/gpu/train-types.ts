@@ -5,6 +5,7 @@
  * import the trainer.
  */
 import type { PpoSettings } from '../rl/ppo';
+import type { TopKDistillTarget } from '../rl/topk-distill';
 import type { Tensor } from './backend';
 import type { LoraAdapter } from './lora';
 import type { CausalLM, Recompute } from './model';
@@ -31,6 +32,12 @@ export interface TrainSample extends ScoreItem {
    */
   opdClip?: { clip: number; teacherLogp: readonly number[] };
   /**
+   * The top-k distillation term (src/rl/topk-distill.ts): the student's top-k set at every
+   * completion position and the teacher's log-probs over it. Its old log-probs are the step's
+   * own forward's, so it does not go with a fixed `oldLogp`.
+   */
+  opdTopK?: TopKDistillTarget;
+  /**
    * The loss mask (default true). A masked sample is neither scored nor trained: it adds no
    * loss, gradient, token or statistic, and only keeps its slot in the sample-mean's batch size.
    */
@@ -56,7 +63,7 @@ export interface TrainSettings extends PpoSettings {
   recompute?: Recompute;
 }
 
-/** LoRA's defaults (lr around 1e-4, the reference's LoRA runs). */
+/** LoRA's defaults: lr 1e-4, the reference's Tinker rate (its slime LoRA scripts keep 1e-5; presets.ts LORA_SETTINGS). */
 export const DEFAULT_TRAIN: TrainSettings = {
   epsLow: 0.2,
   epsHigh: 0.28,

@@ -9,15 +9,15 @@
  * without given `oldLogp` takes its own forward's values (rho = 1 exactly, as on-policy PPO
  * with one update per batch has it) and no separate scoring pass is spent.
  */
-import type { PpoSampleInput } from '../rl/ppo';
-import { ppoBatchLoss } from '../rl/ppo';
+import { ppoBatchLoss, type PpoSampleInput } from '../rl/ppo';
+import { checkTopKTarget } from '../rl/topk-distill';
 import { clipDifference } from '../rl/topk-hints';
-import type { Tensor } from './backend';
+import type { Backend, Tensor } from './backend';
 import { backward, EMBED_KEY, headBackward, zeroGrads, type Grads } from './backward';
 import { expectedTensors } from './config';
 import { EngineError, FullTrainingMemoryError } from './errors';
 import { leftPad } from './generate';
-import { ppoLossGrad, type BatchNorm } from './loss';
+import { ppoLossGrad, topKLossGrad, type BatchNorm } from './loss';
 import { yieldToEventLoop } from './yield';
 import type { LoraAdapter } from './lora';
 import type { CausalLM, Recompute, Tape } from './model';
@@ -59,6 +59,13 @@ export class Trainer {
       if (x.opdWeight && x.rolloutLogp?.length !== x.completion.length) {
         throw new EngineError(`sample ${i} has an OPD term but no rollout log-prob per completion token; pass rolloutLogp to re-base it on the old policy`);
       }
+      if (x.opdTopK) {
+        if (x.oldLogp)
+          throw new EngineError(
+            `sample ${i} has a top-k OPD term and fixed old log-probs; the term's old log-probs come from the step's own forward, so leave oldLogp out`,
+          );
+        checkTopKTarget(x.opdTopK, x.completion.length, `sample ${i}`);
+      }
       if (x.opdWeight && x.opdClip && x.opdClip.teacherLogp.length !== x.completion.length) {
         throw new EngineError(
           `sample ${i}: ${x.opdClip.teacherLogp.length} teacher log-probs for ${x.completion.length} completion tokens; the clipped OPD term needs one per token`,
@@ -69,6 +76,7 @@ export class Trainer {
     const trained = samples.flatMap((x, i) => ((x.trainable ?? true) ? [i] : []));
     const part = trained.map((i) => samples[i]);
     const old: (number[] | undefined)[] = part.map((x) => x.oldLogp);
+    const oldTop: (number[][] | null)[] = new Array(part.length);
     const adv: number[][] = new Array(part.length);
     const ref = s.klCoef !== 0 ? await this.referenceLogprobs(part, options.reference ?? { kind: 'base' }) : undefined;
     // Every sample is a slot of the sample mean (the reference divides by the batch size);
@@ -77,7 +85,17 @@ export class Trainer {
     const params = this.trainable.parameters();
     const grads = zeroGrads(be, params);
     const logp: Float32Array[] = new Array(part.length);
+    const topLogp: (number[][] | null)[] = new Array(part.length);
     const entropy: Float32Array[] = new Array(part.length);
+    // The loss's view of sample i at the current weights; its old log-probs are fixed the first time.
+    const lossInput = (i: number, current: number[], currentTop: number[][] | null): PpoSampleInput => {
+      const x = part[i];
+      old[i] ??= current;
+      oldTop[i] ??= currentTop;
+      adv[i] = trainAdvantages(x, old[i]);
+      const topk = x.opdTopK && currentTop ? { ...x.opdTopK, logp: currentTop, oldLogp: oldTop[i]! } : undefined;
+      return { logp: current, oldLogp: old[i], advantages: adv[i], refLogp: ref?.[i], ...(topk ? { topk } : {}) };
+    };
     const batches = this.microBatches(part);
     try {
       for (const [bi, idx] of batches.entries()) {
@@ -85,26 +103,20 @@ export class Trainer {
         options.onMicroBatch?.(bi, batches.length);
         const r = await this.forwardBackward(
           idx.map((i) => part[i]),
-          (lp) =>
-            ppoLossGrad(
-              idx.map((i, j) => {
-                const current = Array.from(lp[j]);
-                old[i] ??= current;
-                adv[i] = trainAdvantages(part[i], old[i]);
-                return { logp: current, oldLogp: old[i], advantages: adv[i], refLogp: ref?.[i] };
-              }),
-              s,
-              norm,
-            ),
+          (lp, top) => {
+            const inputs = idx.map((i, j) => lossInput(i, Array.from(lp[j]), top[j]));
+            return { dlogp: ppoLossGrad(inputs, s, norm), dtop: topKLossGrad(inputs, s, norm) };
+          },
           grads,
         );
         idx.forEach((i, j) => {
           logp[i] = r.logp[j];
+          topLogp[i] = r.topLogp[j];
           entropy[i] = r.entropy[j];
         });
       }
       const before = old as number[][];
-      const inputs: PpoSampleInput[] = part.map((_, i) => ({ logp: Array.from(logp[i]), oldLogp: before[i], advantages: adv[i], refLogp: ref?.[i] }));
+      const inputs: PpoSampleInput[] = part.map((_, i) => lossInput(i, Array.from(logp[i]), topLogp[i]));
       // A masked sample enters the aggregate as an empty slot: under sample-mean it still
       // counts in the batch size, under token-mean it adds nothing.
       const slots = samples.length - part.length;
@@ -176,12 +188,16 @@ export class Trainer {
     return out;
   }
 
-  /** Forward with a tape, d loss / d logp from `lossGrad`, backward into `grads`. */
+  /**
+   * Forward with a tape, d loss / d logp from `lossGrad`, backward into `grads`. A sample with a
+   * top-k OPD term also has the log-probs of its set members read at every completion position,
+   * and their gradient joins the sampled token's in the logits' backward.
+   */
   private async forwardBackward(
     part: TrainSample[],
-    lossGrad: (logp: Float32Array[]) => Float32Array[],
+    lossGrad: (logp: Float32Array[], topLogp: (number[][] | null)[]) => { dlogp: Float32Array[]; dtop: (Float32Array[] | null)[] },
     grads: Grads,
-  ): Promise<{ logp: Float32Array[]; entropy: Float32Array[] }> {
+  ): Promise<{ logp: Float32Array[]; topLogp: (number[][] | null)[]; entropy: Float32Array[] }> {
     const be = this.model.backend;
     const { ids, T, padLeft } = leftPad(
       part.map((x) => [...x.prompt, ...x.completion]),
@@ -195,26 +211,32 @@ export class Trainer {
     const tape = tapeBox.value!;
     try {
       const { rows, targets } = completionRows(part, T, padLeft);
+      const members = topKColumns(part, targets);
       // Logits are rows x vocabulary: in chunks of rows, so a 150k vocabulary never needs one
       // huge buffer. With one chunk the logits are kept for the backward; with more they are
       // recomputed there rather than all held at once.
       const chunks = rowChunks(rows.length, this.model.config.vocabSize, this.settings.logitsChunkFloats ?? LOGITS_CHUNK_FLOATS);
       const flatLogp = new Float32Array(rows.length);
       const flatEnt = new Float32Array(rows.length);
+      const flatTop = members.map(() => new Float32Array(rows.length));
       let kept: Tensor | null = null;
       for (const [a, b] of chunks) {
         const logits = this.model.logits(hidden, rows.subarray(a, b));
         await readLogprobs(be, logits, targets.subarray(a, b), { logp: flatLogp, entropy: flatEnt }, a);
+        for (const [j, column] of members.entries()) await readMemberLogprobs(be, logits, column.subarray(a, b), flatTop[j], a);
         if (chunks.length === 1) kept = logits;
         else be.dispose(logits);
       }
       const logp = split(flatLogp, part);
+      const topLogp = splitMembers(flatTop, part);
+      const { dlogp: dSampled, dtop } = lossGrad(logp, topLogp);
       const flatD = new Float32Array(flatLogp.length);
       let at = 0;
-      for (const d of lossGrad(logp)) {
+      for (const d of dSampled) {
         flatD.set(d, at);
         at += d.length;
       }
+      const flatDTop = joinMembers(dtop, part, members.length, rows.length);
       const N = part.length * T;
       const dHidden = be.zeros([N, this.model.config.hiddenSize]);
       for (const [a, b] of chunks) {
@@ -222,13 +244,20 @@ export class Trainer {
         const dlogp = be.tensor(flatD.subarray(a, b), [b - a]);
         const dlogits = be.logSoftmaxGatherBackward(logits, targets.subarray(a, b), dlogp);
         be.dispose(dlogp);
+        for (const [j, column] of members.entries()) {
+          const dMember = be.tensor(flatDTop[j].subarray(a, b), [b - a]);
+          const dj = be.logSoftmaxGatherBackward(logits, column.subarray(a, b), dMember);
+          be.addInPlace(dlogits, dj);
+          be.dispose(dMember);
+          be.dispose(dj);
+        }
         be.dispose(logits);
         headBackward(this.model, hidden, rows.subarray(a, b), dlogits, grads, dHidden);
         be.dispose(dlogits);
       }
       backward(this.model, tape, dHidden, grads, this.trainable.lora);
       be.dispose(dHidden);
-      return { logp, entropy: split(flatEnt, part) };
+      return { logp, topLogp, entropy: split(flatEnt, part) };
     } finally {
       be.dispose(hidden);
       this.model.disposeTape(tape);
@@ -349,6 +378,54 @@ export function trainAdvantages(x: TrainSample, oldLogp: readonly number[]): num
     });
   }
   return x.advantages.map((a, t) => a + w * (x.rolloutLogp![t] - oldLogp[t]));
+}
+
+/**
+ * The top-k set members as columns over the completion rows: column j holds member j of each
+ * row's set. A row without a set (or with a smaller one) repeats its own target there, with a
+ * zero gradient, so each column is one gather over every row. None when no sample has a set.
+ */
+function topKColumns(part: TrainSample[], targets: Int32Array): Int32Array[] {
+  const k = Math.max(0, ...part.map((x) => (x.opdTopK ? Math.max(...x.opdTopK.ids.map((set) => set.length)) : 0)));
+  const columns = Array.from({ length: k }, () => Int32Array.from(targets));
+  let at = 0;
+  for (const x of part) {
+    x.opdTopK?.ids.forEach((set, t) => set.forEach((id, j) => (columns[j][at + t] = id)));
+    at += x.completion.length;
+  }
+  return columns;
+}
+
+/** log p of one column's ids at each row of `logits`, into `out` at `at`. */
+async function readMemberLogprobs(be: Backend, logits: Tensor, ids: Int32Array, out: Float32Array, at: number): Promise<void> {
+  const g = be.logSoftmaxGather(logits, ids);
+  try {
+    out.set(await be.read(g.logp), at);
+  } finally {
+    be.dispose(g.logp);
+    be.dispose(g.entropy);
+  }
+}
+
+/** Each sample's set members' log-probs per position (null without a set), from the columns. */
+function splitMembers(columns: Float32Array[], part: TrainSample[]): (number[][] | null)[] {
+  let at = 0;
+  return part.map((x) => {
+    const from = at;
+    at += x.completion.length;
+    return x.opdTopK ? x.opdTopK.ids.map((set, t) => set.map((_, j) => columns[j][from + t])) : null;
+  });
+}
+
+/** The set members' gradients as columns over the rows (zero where a row has no such member). */
+function joinMembers(dtop: (Float32Array[] | null)[], part: TrainSample[], k: number, rows: number): Float32Array[] {
+  const columns = Array.from({ length: k }, () => new Float32Array(rows));
+  let at = 0;
+  part.forEach((x, i) => {
+    dtop[i]?.forEach((g, t) => g.forEach((d, j) => (columns[j][at + t] = d)));
+    at += x.completion.length;
+  });
+  return columns;
 }
 
 function split(flat: Float32Array, part: ScoreItem[]): Float32Array[] {

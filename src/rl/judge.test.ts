@@ -57,4 +57,14 @@ describe('buildHintJudgePrompt', () => {
         'Give your decision and, only if it is \\boxed{1}, the hint in the required format.',
     );
   });
+
+  it("says, as the reference's hint judge does, that a successful tool result is not hindsight", () => {
+    const line = buildHintJudgePrompt('a', { role: 'tool', content: 'b' })[0]
+      .content.split('\n')
+      .find((l) => l.startsWith('A tool result'));
+    expect(line).toBe(
+      'A tool result exists because the output called the tool, so it was not there to be known before: ' +
+        'a result without an error shows the call was right and is not such information.',
+    );
+  });
 });

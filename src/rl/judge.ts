@@ -9,6 +9,9 @@ import type { ChatMessage } from './messages';
  * reply" and "tool result" call for different readings (a tool result exists because the action
  * called the tool: without an error it is progress, an error is a failure of the action).
  *
+ * The hint judge is told, as the reference's is, that a tool result without an error is no
+ * hindsight: the action could not have known what its own call would return.
+ *
  * The binary classes follow the reference judge's boundaries in the project's own words: a
  * request to change the answer is a correction even when worded as a new instruction, and a
  * new question unrelated to the answer is ambiguous, not progress.
@@ -58,6 +61,8 @@ const HINT_SYSTEM =
   "user's reply or a tool / environment result).\n" +
   'Decide whether the next state reveals information that would have made the output at ' +
   'turn t better (a correction, a preference, a missing requirement, an error message).\n' +
+  'A tool result exists because the output called the tool, so it was not there to be known ' +
+  'before: a result without an error shows the call was right and is not such information.\n' +
   '- If it does, answer \\boxed{1} and write a hint of 1-3 sentences, concrete and ' +
   'actionable, addressed to the assistant, between [HINT_START] and [HINT_END].\n' +
   '- If it does not, answer \\boxed{-1} and write no hint block.\n' +

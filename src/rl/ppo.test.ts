@@ -54,6 +54,14 @@ describe('k3', () => {
     expect(k3([3], [0])[0]).toBe(10);
     expect(k3([2], [0])[0]).toBeCloseTo(Math.exp(2) - 3, 12);
   });
+  it('is unclamped as "k3", as slime computes --kl-loss-type k3 (the tool-call script)', () => {
+    expect(k3([3], [0], 'k3')[0]).toBeCloseTo(Math.exp(3) - 4, 12);
+    expect(k3([3], [0], 'low_var_kl')[0]).toBe(10);
+    const far = { logp: [0], oldLogp: [0], advantages: [0], refLogp: [3] };
+    const settings = { epsLow: 0.2, epsHigh: 0.28, klCoef: 1, aggregation: 'sample-mean' as const };
+    expect(ppoBatchLoss([far], { ...settings, klType: 'k3' }).kl).toBeCloseTo(Math.exp(3) - 4, 12);
+    expect(ppoBatchLoss([far], settings).kl).toBe(10);
+  });
 });
 
 describe('aggregateLoss', () => {

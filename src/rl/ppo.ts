@@ -1,19 +1,13 @@
 import { InvalidArgumentError } from './errors';
-import { assertSameLength, unsignedZero } from './numbers';
+import { assertSameLength } from './numbers';
+import { checkClip, clippedSurrogate } from './surrogate';
+import { checkTopKTarget, topKDistillTokenLoss, type TopKDistillTarget } from './topk-distill';
 
 /**
  * PPO loss terms on plain number arrays. This is the CPU reference the GPU engine's loss is
  * checked against, so every function is written for clarity over speed and returns the
  * per-token values that the engine's kernels produce.
  */
-
-function checkClip(epsLow: number, epsHigh: number): void {
-  if (!(epsLow >= 0 && epsLow < 1) || !(epsHigh >= 0 && Number.isFinite(epsHigh))) {
-    throw new InvalidArgumentError(
-      `clip range (epsLow=${epsLow}, epsHigh=${epsHigh}) is invalid; use 0 <= epsLow < 1 and ` + `a finite epsHigh >= 0 (the reference uses 0.2 and 0.28).`,
-    );
-  }
-}
 
 function clamp(x: number, lo: number, hi: number): number {
   return Math.min(Math.max(x, lo), hi);
@@ -31,19 +25,23 @@ export function ppoTokenLoss(logp: readonly number[], oldLogp: readonly number[]
   assertSameLength('ppoTokenLoss(logp, oldLogp)', logp, oldLogp);
   assertSameLength('ppoTokenLoss(logp, adv)', logp, adv);
   checkClip(epsLow, epsHigh);
-  return logp.map((lp, i) => {
-    const rho = Math.exp(lp - oldLogp[i]);
-    const a = adv[i];
-    return unsignedZero(-Math.min(rho * a, clamp(rho, 1 - epsLow, 1 + epsHigh) * a));
-  });
+  return logp.map((lp, i) => clippedSurrogate(Math.exp(lp - oldLogp[i]), adv[i], epsLow, epsHigh));
 }
 
 /**
- * Bound on each token's k3 value, as the reference's low_var_kl clamps it: one token the policy
+ * Bound on each token's k3 value under "low_var_kl", as slime clamps it: one token the policy
  * has moved far from the reference (exp(ref - logp) grows without limit) cannot dominate the
  * batch's KL term or its gradient.
  */
 export const K3_CLAMP = 10;
+
+/**
+ * The KL estimator, by slime's names: both are k3 = exp(ref - logp) - 1 - (ref - logp);
+ * "low_var_kl" clamps it to [-K3_CLAMP, K3_CLAMP] (the reference's personal-agent scripts),
+ * "k3" leaves it unclamped (its tool-call script, `--kl-loss-type k3`).
+ */
+export const KL_TYPES = ['low_var_kl', 'k3'] as const;
+export type KlType = (typeof KL_TYPES)[number];
 
 /** k3 before the clamp; the loss's gradient needs it to see where the clamp is active. */
 export function k3Raw(refLogp: number, logp: number): number {
@@ -51,17 +49,25 @@ export function k3Raw(refLogp: number, logp: number): number {
   return Math.exp(d) - 1 - d;
 }
 
+/** Whether the KL term holds this token at its bound, where it has no gradient. */
+export function klClamped(refLogp: number, logp: number, type: KlType = 'low_var_kl'): boolean {
+  return type === 'low_var_kl' && k3Raw(refLogp, logp) > K3_CLAMP;
+}
+
 /**
- * Per-token k3 estimator of KL(pi_theta || pi_ref) ("low_var_kl"):
- * exp(ref - logp) - 1 - (ref - logp), clamped to [-K3_CLAMP, K3_CLAMP]. Non-negative, zero
- * where the two agree.
+ * Per-token k3 estimator of KL(pi_theta || pi_ref): exp(ref - logp) - 1 - (ref - logp),
+ * clamped to [-K3_CLAMP, K3_CLAMP] under "low_var_kl" (the default). Non-negative, zero where
+ * the two agree.
  *
  * @param refLogp - log-probs under the reference policy
  * @param logp - log-probs under the policy being trained
  */
-export function k3(refLogp: readonly number[], logp: readonly number[]): number[] {
+export function k3(refLogp: readonly number[], logp: readonly number[], type: KlType = 'low_var_kl'): number[] {
   assertSameLength('k3(refLogp, logp)', logp, refLogp);
-  return logp.map((lp, i) => clamp(k3Raw(refLogp[i], lp), -K3_CLAMP, K3_CLAMP));
+  return logp.map((lp, i) => {
+    const raw = k3Raw(refLogp[i], lp);
+    return type === 'low_var_kl' ? clamp(raw, -K3_CLAMP, K3_CLAMP) : raw;
+  });
 }
 
 /**
@@ -167,6 +173,17 @@ export interface PpoSampleInput {
   refLogp?: readonly number[];
   /** false = loss-masked (contributes no gradient); default true. */
   trainable?: boolean;
+  /**
+   * The top-k distillation term (src/rl/topk-distill.ts): its target, and the log-probs of each
+   * set member under the policy being trained (logp) and the old policy (oldLogp).
+   */
+  topk?: TopKSampleInput;
+}
+
+/** A sample's top-k distillation term as the loss sees it. */
+export interface TopKSampleInput extends TopKDistillTarget {
+  logp: readonly (readonly number[])[];
+  oldLogp: readonly (readonly number[])[];
 }
 
 /** The loss settings of a preset. */
@@ -174,6 +191,8 @@ export interface PpoSettings {
   epsLow: number;
   epsHigh: number;
   klCoef: number;
+  /** The KL estimator; absent: "low_var_kl" (clamped k3). */
+  klType?: KlType;
   aggregation: LossAggregation;
 }
 
@@ -194,8 +213,9 @@ export interface PpoBatchStats {
 }
 
 /**
- * The full loss of one batch on the CPU: clipped surrogate plus klCoef times k3, each
- * aggregated with the preset's mode; clip fractions and the other statistics are taken
+ * The full loss of one batch on the CPU: clipped surrogate (plus w_opd times the top-k
+ * distillation term of a sample that has one, per token) plus klCoef times k3, each aggregated
+ * with the preset's mode; clip fractions and the other statistics are taken
  * over trainable tokens.
  */
 export function ppoBatchLoss(samples: readonly PpoSampleInput[], settings: PpoSettings): PpoBatchStats {
@@ -211,7 +231,13 @@ export function ppoBatchLoss(samples: readonly PpoSampleInput[], settings: PpoSe
   samples.forEach((s, i) => {
     const { logp, oldLogp, advantages } = s;
     const on = s.trainable ?? true;
-    policy.push(ppoTokenLoss(logp, oldLogp, advantages, settings.epsLow, settings.epsHigh));
+    const tokenLoss = ppoTokenLoss(logp, oldLogp, advantages, settings.epsLow, settings.epsHigh);
+    if (s.topk && on) {
+      checkTopKTarget(s.topk, logp.length, `sample ${i}`);
+      const distill = topKDistillTokenLoss(s.topk.logp, s.topk.oldLogp, s.topk.teacherLogp, s.topk.clip, settings.epsLow, settings.epsHigh);
+      distill.forEach((l, t) => (tokenLoss[t] += s.topk!.weight * l));
+    }
+    policy.push(tokenLoss);
     // A masked sample's KL is never used (its mask is 0), so it needs no reference scoring.
     if (useKl && !on) kls.push(new Array<number>(logp.length).fill(0));
     else if (useKl) {
@@ -220,7 +246,7 @@ export function ppoBatchLoss(samples: readonly PpoSampleInput[], settings: PpoSe
           `sample ${i} has no refLogp but klCoef is ${settings.klCoef}; score the batch with ` + `the reference policy or set klCoef to 0.`,
         );
       }
-      kls.push(k3(s.refLogp, logp));
+      kls.push(k3(s.refLogp, logp, settings.klType));
     }
     masks.push(new Array<number>(logp.length).fill(on ? 1 : 0));
     if (!on) return;

@@ -1,7 +1,14 @@
 import { describe, it, expect } from 'vitest';
 import { PresetError } from './errors';
 import {
+  fullFinetuneLrWarning,
+  idleTimeoutOf,
+  klTypeOf,
+  lastTurnOf,
+  LORA_SETTINGS,
+  loraPreset,
   makePreset,
+  opdTermOf,
   parsePreset,
   presetSwitchedTo,
   toolCallPreset,
@@ -29,26 +36,87 @@ describe('makePreset', () => {
     );
   });
 
-  const shapes: [MethodName, number, number, number, number][] = [
-    ['binary', 3, 0, 1, 0],
-    ['opd', 0, 1, 0, 1],
-    ['combined', 1, 1, 1, 1],
+  // The upper clip is each script's: --eps-clip-high 0.28 for Binary and Combined; the OPD script
+  // sets none, so slime clips at --eps-clip (0.2) on both sides.
+  const shapes: [MethodName, number, number, number, number, number][] = [
+    ['binary', 3, 0, 1, 0, 0.28],
+    ['opd', 0, 1, 0, 1, 0.2],
+    ['combined', 1, 1, 1, 1, 0.28],
   ];
-  it.each(shapes)('%s: votes %d/%d, weights %d/%d, shared defaults', (method, bv, hv, wb, wo) => {
+  it.each(shapes)('%s: votes %d/%d, weights %d/%d, clip high %d, shared defaults', (method, bv, hv, wb, wo, high) => {
     const p = makePreset(method);
     expect(p.judge).toMatchObject({ binaryVotes: bv, hintVotes: hv, temperature: 0.6 });
     expect(p.advantage.weights).toEqual({ binary: wb, opd: wo });
     expect(p.advantage.teacher).toBe('initial');
-    expect(p.loss).toEqual({ epsLow: 0.2, epsHigh: 0.28, klCoef: 0, aggregation: 'sample-mean' });
+    expect(p.loss).toEqual({ epsLow: 0.2, epsHigh: high, klCoef: 0, aggregation: 'sample-mean' });
+    expect(klTypeOf(p)).toBe('low_var_kl');
+    expect(lastTurnOf(p)).toBe('judged');
     expect(p.batch.size).toBe(16);
     expect(p.optimizer).toEqual({ lr: 1e-4, weightDecay: 0.1, betas: [0.9, 0.98], eps: 1e-8 });
   });
 
-  it('the tool-call preset is binary with the reference tool-call script’s KL of 0.01', () => {
+  it('the tool-call preset is binary with the reference tool-call script’s PRM votes (1) and unclamped k3 KL of 0.01', () => {
     const p = toolCallPreset({ batch: { size: 32 } });
     expect(TOOL_CALL_KL_COEF).toBe(0.01);
-    expect(p).toEqual(makePreset('binary', { batch: { size: 32 }, loss: { klCoef: 0.01 } }));
+    expect(p).toEqual(makePreset('binary', { batch: { size: 32 }, judge: { binaryVotes: 1 }, loss: { klCoef: 0.01, klType: 'k3' } }));
+    expect(klTypeOf(p)).toBe('k3');
     expect(toolCallPreset({ loss: { klCoef: 0 } }).loss.klCoef).toBe(0);
+    expect(toolCallPreset({ judge: { binaryVotes: 3 }, loss: { klType: 'low_var_kl' } })).toMatchObject({
+      judge: { binaryVotes: 3 },
+      loss: { klType: 'low_var_kl' },
+    });
+  });
+
+  it('offers both KL estimators, labelled, and reads a preset stored without one as low_var_kl', () => {
+    const k3 = makePreset('combined', { loss: { klCoef: 0.1, klType: 'k3' } });
+    expect(parsePreset(JSON.parse(JSON.stringify(k3)))).toEqual(k3);
+    expect(() => makePreset('combined', { loss: { klType: 'k2' as never } })).toThrow('"loss.klType"');
+    // Carried with the KL coefficient when the method is switched.
+    expect(presetSwitchedTo('opd', k3).loss).toEqual({ epsLow: 0.2, epsHigh: 0.2, klCoef: 0.1, klType: 'k3', aggregation: 'sample-mean' });
+    expect('klType' in makePreset('opd').loss).toBe(false);
+  });
+
+  it("offers the reference's two LoRA set-ups: slime's lr 1e-5 rank 16 alpha 32, Tinker's lr 1e-4 rank 32", () => {
+    expect(LORA_SETTINGS).toEqual({ slime: { lr: 1e-5, rank: 16, alpha: 32 }, tinker: { lr: 1e-4, rank: 32, alpha: 64 } });
+    const slime = loraPreset('combined', 'slime');
+    expect(slime.optimizer.lr).toBe(1e-5);
+    expect(slime.finetune.lora).toMatchObject({ rank: 16, alpha: 32 });
+    expect(slime.finetune.lora.targets).toHaveLength(7);
+    const tinker = loraPreset('opd', 'tinker', { batch: { size: 4 } });
+    expect(tinker).toMatchObject({ optimizer: { lr: 1e-4 }, finetune: { lora: { rank: 32, alpha: 64 } }, batch: { size: 4 } });
+    expect(loraPreset('binary', 'slime', { optimizer: { lr: 3e-5 }, finetune: { lora: { rank: 8 } } })).toMatchObject({
+      optimizer: { lr: 3e-5 },
+      finetune: { lora: { rank: 8, alpha: 32 } },
+    });
+  });
+
+  it('warns when full fine-tuning keeps a LoRA learning rate, not at the reference’s 1e-5', () => {
+    const printed = makePreset('combined', { optimizer: { lr: 5e-4 } });
+    const switched = parsePreset({ ...printed, finetune: { ...printed.finetune, mode: 'full' } });
+    expect(fullFinetuneLrWarning(switched)).toMatch(/^preset\.optimizer\.lr is 0\.0005 with finetune\.mode "full".*set optimizer\.lr to 0\.00001/);
+    expect(fullFinetuneLrWarning(makePreset('combined', { finetune: { mode: 'full' } }))).toBeNull();
+    expect(fullFinetuneLrWarning(makePreset('combined', { finetune: { mode: 'full' }, optimizer: { lr: 5e-5 } }))).toBeNull();
+    expect(fullFinetuneLrWarning(printed)).toBeNull();
+  });
+
+  it('offers the top-k distillation term beside sampled-token OPD, for the methods with a hint judge', () => {
+    expect(opdTermOf(makePreset('opd'))).toBe('sampled-token');
+    const p = topKSelectPreset('combined', { advantage: { opdTerm: 'topk-distill' } });
+    expect(opdTermOf(p)).toBe('topk-distill');
+    expect(parsePreset(JSON.parse(JSON.stringify(p)))).toEqual(p);
+    expect(presetSwitchedTo('opd', p).advantage.opdTerm).toBe('topk-distill');
+    expect(presetSwitchedTo('binary', p).advantage).not.toHaveProperty('opdTerm');
+    expect(() => makePreset('binary', { advantage: { opdTerm: 'topk-distill' } })).toThrow('"advantage.opdTerm"');
+    expect(() => makePreset('combined', { advantage: { opdTerm: 'topk-distill', hintSource: 'shuffled' } })).toThrow('"advantage.opdTerm"');
+  });
+
+  it("offers the reference runners' last turn: never judged, and no idle timeout", () => {
+    const p = makePreset('combined', { session: { lastTurn: 'unjudged' } });
+    expect(lastTurnOf(p)).toBe('unjudged');
+    expect(idleTimeoutOf(p)).toBe(Infinity);
+    expect(idleTimeoutOf(makePreset('combined'))).toBe(30 * 60 * 1000);
+    expect(parsePreset(JSON.parse(JSON.stringify(p)))).toEqual(p);
+    expect(() => makePreset('combined', { session: { lastTurn: 'never' as never } })).toThrow('"session.lastTurn"');
   });
 
   it.each(shapes.map(([m]) => m))('%s round-trips through JSON and parsePreset', (method) => {
@@ -165,12 +233,15 @@ describe('presetSwitchedTo', () => {
     expect(binary.batch).toEqual(from.batch);
     expect(binary.finetune).toEqual(from.finetune);
     expect(binary.loss).toEqual({ ...make('binary').loss, klCoef: 0.05 });
+    // The clip is the method's own: OPD's script clips 0.2 / 0.2.
+    expect(presetSwitchedTo('opd', from).loss).toEqual({ ...make('opd').loss, klCoef: 0.05 });
   });
 
   it('carries top-k hint selection and its hint votes between OPD and Combined, never into Binary RL', () => {
     const from = topKSelectPreset('opd', { advantage: { hintSelection: { k: 8 } } });
     const combined = presetSwitchedTo('combined', from);
     expect(combined.advantage.hintSelection).toEqual({ rule: 'topk-sequence', maxCandidates: 3, k: 8, clip: 1 });
+    // The binary judge keeps the method's own votes: OPD's preset has none to carry.
     expect(combined.judge).toEqual({ ...makePreset('combined').judge, hintVotes: 3 });
     expect(presetSwitchedTo('binary', from).advantage).toEqual(makePreset('binary').advantage);
     // The paper's rule is each method's own default anyway.
@@ -196,6 +267,9 @@ describe('hint selection', () => {
   it("topKSelectPreset is the reference's top-k select run: 3 votes, 3 candidates, top-4, sequence winner, clip 1", () => {
     const p = topKSelectPreset('opd');
     expect(p.judge.hintVotes).toBe(3);
+    // The reference's run is Combined, and its PRM_M = 3 sets the binary judge's votes too.
+    expect(topKSelectPreset('combined').judge).toMatchObject({ binaryVotes: 3, hintVotes: 3 });
+    expect(p.judge.binaryVotes).toBe(0);
     expect(p.advantage.hintSelection).toEqual({ rule: 'topk-sequence', maxCandidates: 3, k: 4, clip: 1 });
     expect(parsePreset(JSON.parse(JSON.stringify(p)))).toEqual(p);
     const q = topKSelectPreset('combined', { judge: { hintVotes: 5 }, advantage: { hintSelection: { rule: 'topk-token', k: 8 } } });

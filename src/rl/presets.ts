@@ -4,8 +4,12 @@ import { above, arrayOf, bool, FieldError, int, num, object, oneOf, pair, runChe
 import { PresetError } from './errors';
 import { MIN_HINT_CHARS, type AppendHintOptions } from './hints';
 import { LONGEST_HINT, TOPK_HINT_SELECTION, TOPK_HINT_VOTES, usesTopK, type HintSelection } from './topk-hints';
-import type { LossAggregation } from './ppo';
+import { KL_TYPES, type KlType, type LossAggregation } from './ppo';
 import { DEFAULT_IDLE_TIMEOUT_MS } from './sessions';
+
+/** What the OPD term trains (MethodPreset.advantage.opdTerm). */
+export const OPD_TERMS = ['sampled-token', 'topk-distill'] as const;
+export type OpdTerm = (typeof OPD_TERMS)[number];
 
 /** Whose hint conditions a turn's teacher (MethodPreset.advantage.hintSource). */
 export const HINT_SOURCES = ['judge', 'shuffled'] as const;
@@ -59,11 +63,24 @@ export interface MethodPreset {
      * or another session's accepted hint ('shuffled', the control of src/rl/hint-shuffle.ts).
      */
     hintSource?: HintSource;
+    /**
+     * What the OPD term trains. 'sampled-token' (the paper's; also when absent): the token the
+     * policy wrote, A_t = teacher - old. 'topk-distill' (the reference's top-k select loss):
+     * the student's hintSelection.k most likely tokens at every position, each weighted by the
+     * old policy renormalised over them (src/rl/topk-distill.ts). Read it with opdTermOf.
+     */
+    opdTerm?: OpdTerm;
   };
   loss: {
     epsLow: number;
     epsHigh: number;
     klCoef: number;
+    /**
+     * The KL estimator (slime's --kl-loss-type): "low_var_kl", k3 clamped to [-10, 10], as the
+     * reference's personal-agent scripts (also when absent); "k3", unclamped, as its tool-call
+     * script. Read it with klTypeOf.
+     */
+    klType?: KlType;
     aggregation: LossAggregation;
   };
   optimizer: {
@@ -87,8 +104,19 @@ export interface MethodPreset {
   };
   session: {
     idleTimeoutMs: number;
+    /**
+     * A session's last reply. 'judged' (the lab's; also when absent): judged against the user's
+     * final word, and a session idle for idleTimeoutMs ends. 'unjudged' (the reference's
+     * runners, which send nothing after the last turn): never judged and never a sample, and no
+     * session times out. Read it with lastTurnOf.
+     */
+    lastTurn?: LastTurn;
   };
 }
+
+/** How a session's last reply is treated (MethodPreset.session.lastTurn). */
+export const LAST_TURNS = ['judged', 'unjudged'] as const;
+export type LastTurn = (typeof LAST_TURNS)[number];
 
 /** Deep partial of a preset: the shape of overrides. Arrays are replaced, not merged. */
 export type PresetOverrides = {
@@ -96,19 +124,39 @@ export type PresetOverrides = {
 };
 type DeepPartial<T> = T extends readonly unknown[] ? T : T extends object ? { [K in keyof T]?: DeepPartial<T[K]> } : T;
 
-/** Learning rate of the reference's full fine-tune (Adam on all weights). */
+/** Learning rate of the reference's full fine-tune (Adam on all weights, its slime scripts). */
 export const LR_FULL = 1e-5;
-/** Learning rate of the reference's LoRA runs (around 1e-4). */
+/**
+ * The lab's LoRA learning rate where a preset sets none: the reference's Tinker path
+ * (openclaw-tinker/config.py, rank 32). Its slime LoRA scripts (*_lora.sh) keep full
+ * fine-tuning's 1e-5 at rank 16 (LORA_SETTINGS).
+ */
 export const LR_LORA = 1e-4;
+
+/**
+ * The reference's two LoRA set-ups, as presets (loraPreset): its slime scripts
+ * (openclaw-rl/run_qwen3_4b_openclaw_rl_lora.sh and the Combined one: lr 1e-5, rank 16, alpha
+ * 32, every projection) and its Tinker path (openclaw-tinker/config.py: lr 1e-4, rank 32; Tinker
+ * sets its own alpha, which the reference does not choose, so the lab's 2 x rank stands in).
+ */
+export const LORA_SETTINGS = {
+  slime: { lr: 1e-5, rank: 16, alpha: 32 },
+  tinker: { lr: 1e-4, rank: 32, alpha: 64 },
+} as const;
+export type LoraSetup = keyof typeof LORA_SETTINGS;
 
 /** Every projection of a llama-family block, by Hugging Face parameter name. */
 export const LORA_ALL_PROJECTIONS = ['q_proj', 'k_proj', 'v_proj', 'o_proj', 'gate_proj', 'up_proj', 'down_proj'];
 
-/** m per judge and the signal weights, per method (docs/method.md#defaults). */
-const METHOD_SHAPE: Record<MethodName, { binaryVotes: number; hintVotes: number; weights: AdvantageWeights }> = {
-  binary: { binaryVotes: 3, hintVotes: 0, weights: { binary: 1, opd: 0 } },
-  opd: { binaryVotes: 0, hintVotes: 1, weights: { binary: 0, opd: 1 } },
-  combined: { binaryVotes: 1, hintVotes: 1, weights: { binary: 1, opd: 1 } },
+/**
+ * m per judge, the signal weights and the upper clip, per method (docs/method.md#defaults). The
+ * reference's Binary and Combined scripts set --eps-clip-high 0.28; its OPD script sets none,
+ * and slime then clips at --eps-clip on both sides (0.2 / 0.2).
+ */
+const METHOD_SHAPE: Record<MethodName, { binaryVotes: number; hintVotes: number; weights: AdvantageWeights; epsHigh: number }> = {
+  binary: { binaryVotes: 3, hintVotes: 0, weights: { binary: 1, opd: 0 }, epsHigh: 0.28 },
+  opd: { binaryVotes: 0, hintVotes: 1, weights: { binary: 0, opd: 1 }, epsHigh: 0.2 },
+  combined: { binaryVotes: 1, hintVotes: 1, weights: { binary: 1, opd: 1 }, epsHigh: 0.28 },
 };
 
 function basePreset(method: MethodName): MethodPreset {
@@ -128,7 +176,7 @@ function basePreset(method: MethodName): MethodPreset {
       teacherContext: { noUserMessage: 'new-user-message', trim: true },
       hintSelection: { ...LONGEST_HINT },
     },
-    loss: { epsLow: 0.2, epsHigh: 0.28, klCoef: 0, aggregation: 'sample-mean' },
+    loss: { epsLow: 0.2, epsHigh: shape.epsHigh, klCoef: 0, aggregation: 'sample-mean' },
     optimizer: { lr: LR_LORA, weightDecay: 0.1, betas: [0.9, 0.98], eps: 1e-8 },
     batch: { size: DEFAULT_BATCH_SIZE, zeroAdvantage: 'at-least-one-per-session' },
     finetune: { mode: 'lora', lora: { rank: 16, alpha: 32, targets: [...LORA_ALL_PROJECTIONS] } },
@@ -141,7 +189,7 @@ function isPlainObject(v: unknown): v is Record<string, unknown> {
 }
 
 /** Settings a preset leaves out unless asked (their absence is the default), so its JSON stays as it was. */
-const OPTIONAL_SETTINGS = new Set(['finetune.recompute', 'advantage.hintSource']);
+const OPTIONAL_SETTINGS = new Set(['finetune.recompute', 'advantage.hintSource', 'advantage.opdTerm', 'loss.klType', 'session.lastTurn']);
 
 /** Copies `over` onto `base`; a key that base does not have is a typo and is refused. */
 function merge(base: Record<string, unknown>, over: Record<string, unknown>, path: string): Record<string, unknown> {
@@ -164,11 +212,11 @@ function get(obj: unknown, path: string[]): unknown {
 /**
  * A method preset with the defaults of docs/method.md#defaults and optional overrides.
  *
- * binary: m = 3, weights 1/0. opd: m = 1 (hint judge), weights 0/1. combined: m = 1 for both
- * judges, weights 1/1. All: judge temperature 0.6, eps 0.2/0.28, kl 0, sample-mean
- * aggregation, batch 16, Adam weight decay 0.1, betas (0.9, 0.98), LoRA rank 16 on all
- * projections. Values that follow from others unless overridden: lr is 1e-4 for LoRA and
- * 1e-5 for full fine-tuning; LoRA alpha is twice the rank.
+ * binary: m = 3, weights 1/0, eps 0.2/0.28. opd: m = 1 (hint judge), weights 0/1, eps
+ * 0.2/0.2. combined: m = 1 for both judges, weights 1/1, eps 0.2/0.28. All: judge temperature
+ * 0.6, kl 0 (low_var_kl), sample-mean aggregation, batch 16, Adam weight decay 0.1, betas (0.9,
+ * 0.98), LoRA rank 16 on all projections. Values that follow from others unless overridden: lr
+ * is 1e-4 for LoRA (LR_LORA) and 1e-5 for full fine-tuning; LoRA alpha is twice the rank.
  *
  * @throws PresetError for an unknown setting or a value out of range
  */
@@ -188,20 +236,19 @@ export function makePreset(method: MethodName, overrides: PresetOverrides = {}):
 }
 
 /**
- * The KL coefficient of the tool-call track: the reference's tool-call script
- * (toolcall-rl/retool_qwen3_4b_prm_rl.sh) keeps a k3 KL term to the reference policy at 0.01,
- * where its personal-agent runs use none.
+ * The KL term of the tool-call track: the reference's tool-call script
+ * (toolcall-rl/retool_qwen3_4b_prm_rl.sh) keeps an unclamped k3 KL to the reference policy at
+ * 0.01 (--kl-loss-type k3), where its personal-agent runs use none.
  */
 export const TOOL_CALL_KL_COEF = 0.01;
+/** PRM votes per step of the tool-call script (--prm-m 1). */
+export const TOOL_CALL_VOTES = 1;
 
 /**
- * The tool-call track's preset: the binary method (its PRM votes are evaluative) with the
- * reference's tool-call KL term; `overrides` as for makePreset, a KL coefficient included.
- */
-/**
  * `method`'s preset (its votes, weights and teacher, from `overrides`) carrying over the training
- * settings of `from` (optimizer, batch, fine-tuning, KL coefficient) and, to a method with a hint
- * judge, the hint selection (with the hint votes top-k selection asked for): two runs that differ
+ * settings of `from` (optimizer, batch, fine-tuning, KL coefficient and estimator) and, to a
+ * method with a hint judge, the hint selection (with the hint votes top-k selection asked for)
+ * and the OPD term: two runs that differ
  * only in the method, as a comparison of the methods needs.
  */
 export function presetSwitchedTo(method: MethodName, from: MethodPreset, overrides: PresetOverrides = {}): MethodPreset {
@@ -211,29 +258,55 @@ export function presetSwitchedTo(method: MethodName, from: MethodPreset, overrid
     optimizer: from.optimizer,
     batch: from.batch,
     finetune: from.finetune,
-    loss: { ...preset.loss, klCoef: from.loss.klCoef },
+    loss: { ...preset.loss, klCoef: from.loss.klCoef, ...(from.loss.klType ? { klType: from.loss.klType } : {}) },
   };
   const selection = hintSelectionOf(from);
   if (method !== 'binary' && from.method !== 'binary' && usesTopK(selection.rule)) {
     out.advantage = { ...preset.advantage, hintSelection: { ...selection } };
     out.judge = { ...preset.judge, hintVotes: Math.max(preset.judge.hintVotes, from.judge.hintVotes) };
   }
+  if (method !== 'binary' && from.advantage.opdTerm) out.advantage = { ...out.advantage, opdTerm: from.advantage.opdTerm };
   return out;
 }
 
+/**
+ * The tool-call track's preset: the binary method (its PRM votes are evaluative) with the
+ * reference's tool-call script's PRM votes (m = 1) and KL term (unclamped k3 at 0.01);
+ * `overrides` as for makePreset.
+ */
 export function toolCallPreset(overrides: PresetOverrides = {}): MethodPreset {
-  return makePreset('binary', { ...overrides, loss: { klCoef: TOOL_CALL_KL_COEF, ...overrides.loss } });
+  return makePreset('binary', {
+    ...overrides,
+    judge: { binaryVotes: TOOL_CALL_VOTES, ...overrides.judge },
+    loss: { klCoef: TOOL_CALL_KL_COEF, klType: 'k3', ...overrides.loss },
+  });
 }
 
 /**
- * `method`'s preset with the reference's top-k hint selection (its recommended OPD run,
- * run_qwen3_4b_openclaw_topk_select.sh): 3 hint-judge votes, up to 3 candidate hints, top-4
- * sets, the sequence-level winner, A_OPD clipped to [-1, 1]; `overrides` as for makePreset.
+ * `method`'s preset with one of the reference's LoRA set-ups (LORA_SETTINGS): its learning rate,
+ * rank and alpha; `overrides` as for makePreset, and they win.
+ */
+export function loraPreset(method: MethodName, setup: LoraSetup, overrides: PresetOverrides = {}): MethodPreset {
+  const { lr, rank, alpha } = LORA_SETTINGS[setup];
+  return makePreset(method, {
+    ...overrides,
+    optimizer: { lr, ...overrides.optimizer },
+    finetune: { ...overrides.finetune, lora: { rank, alpha, ...overrides.finetune?.lora } },
+  });
+}
+
+/**
+ * `method`'s preset with the reference's top-k hint selection. Its run
+ * (openclaw-combine/run_qwen3_4b_openclaw_topk_select.sh, later than 0d034dd and not pinned
+ * here) is Combined (w_rl = w_opd = 1): PRM_M = 3 votes for both judges, up to 3 candidate
+ * hints, top-4 sets, the sequence-level winner, teacher minus student clipped to [-1, 1]. Given
+ * 'opd', the same selection without the binary judge, which the reference has no script for.
+ * `overrides` as for makePreset.
  */
 export function topKSelectPreset(method: Exclude<MethodName, 'binary'>, overrides: PresetOverrides = {}): MethodPreset {
   return makePreset(method, {
     ...overrides,
-    judge: { hintVotes: TOPK_HINT_VOTES, ...overrides.judge },
+    judge: { hintVotes: TOPK_HINT_VOTES, ...(method === 'combined' ? { binaryVotes: TOPK_HINT_VOTES } : {}), ...overrides.judge },
     advantage: { ...overrides.advantage, hintSelection: { ...TOPK_HINT_SELECTION, ...overrides.advantage?.hintSelection } },
   });
 }
@@ -273,14 +346,18 @@ const presetShape = object({
         clip: num(0, 1000),
       }),
       hintSource: oneOf(...HINT_SOURCES),
+      opdTerm: oneOf(...OPD_TERMS),
     },
   ),
-  loss: object({
-    epsLow: below1,
-    epsHigh: num(0, 10),
-    klCoef: num(0),
-    aggregation: oneOf('sample-mean', 'token-mean'),
-  }),
+  loss: object(
+    {
+      epsLow: below1,
+      epsHigh: num(0, 10),
+      klCoef: num(0),
+      aggregation: oneOf('sample-mean', 'token-mean'),
+    },
+    { klType: oneOf(...KL_TYPES) },
+  ),
   optimizer: object({ lr: above(0), weightDecay: num(0), betas: pair(below1), eps: above(0) }),
   batch: object({
     size: int(1, 1_000_000),
@@ -293,8 +370,46 @@ const presetShape = object({
     },
     { recompute: oneOf('none', 'layer') },
   ),
-  session: object({ idleTimeoutMs: above(0) }),
+  session: object({ idleTimeoutMs: above(0) }, { lastTurn: oneOf(...LAST_TURNS) }),
 });
+
+/** What the OPD term trains; the sampled token for a preset stored without the setting. */
+export function opdTermOf(preset: MethodPreset): OpdTerm {
+  return preset.advantage.opdTerm ?? 'sampled-token';
+}
+
+/** The KL estimator; low_var_kl (clamped k3) for a preset stored without the setting. */
+export function klTypeOf(preset: MethodPreset): KlType {
+  return preset.loss.klType ?? 'low_var_kl';
+}
+
+/** How a session's last reply is treated; 'judged' for a preset stored without the setting. */
+export function lastTurnOf(preset: MethodPreset): LastTurn {
+  return preset.session.lastTurn ?? 'judged';
+}
+
+/** How long a session may stay silent before it ends: never, where the last reply goes unjudged (the reference has no timeout). */
+export function idleTimeoutOf(preset: MethodPreset): number {
+  return lastTurnOf(preset) === 'unjudged' ? Infinity : preset.session.idleTimeoutMs;
+}
+
+/**
+ * Full fine-tuning at ten times the reference's rate (LR_FULL) or more reads as a LoRA rate
+ * carried into a full preset; more than that has no reference script behind it.
+ */
+export const FULL_LR_WARN = 10 * LR_FULL;
+
+/**
+ * A warning for a full fine-tuning preset whose learning rate is a LoRA one (a printed example
+ * switched to finetune.mode "full" keeps its LoRA rate), or null.
+ */
+export function fullFinetuneLrWarning(preset: MethodPreset): string | null {
+  if (preset.finetune.mode !== 'full' || preset.optimizer.lr < FULL_LR_WARN) return null;
+  return (
+    `preset.optimizer.lr is ${preset.optimizer.lr} with finetune.mode "full": that is a LoRA learning rate; ` +
+    `the reference fine-tunes every weight at ${LR_FULL} (set optimizer.lr to ${LR_FULL}, or keep it if you mean it)`
+  );
+}
 
 /** Whose hint conditions the teacher; the judge's for a preset stored without the setting. */
 export function hintSourceOf(preset: MethodPreset): HintSource {
@@ -321,6 +436,15 @@ function checkPreset(value: unknown): MethodPreset {
     // Top-k selection scores the candidates against this turn's reply, which a shuffled hint is not.
     if (usesTopK(hintSelectionOf(preset).rule))
       throw new PresetError('advantage.hintSource', 'is "shuffled", which works with hintSelection.rule "longest" only; set that rule or hintSource "judge"');
+  }
+  if (opdTermOf(preset) === 'topk-distill') {
+    if (preset.method === 'binary')
+      throw new PresetError('advantage.opdTerm', 'is "topk-distill" but method "binary" has no OPD term; use "opd" or "combined"');
+    if (hintSourceOf(preset) === 'shuffled')
+      throw new PresetError(
+        'advantage.opdTerm',
+        'is "topk-distill", which scores the teacher over this turn\'s own top-k sets; set hintSource "judge" or opdTerm "sampled-token"',
+      );
   }
   return preset;
 }

@@ -42,6 +42,11 @@ export interface InteractionRecord extends RecordBase {
   tokenTexts?: string[];
   /** The tools the prompt listed, where they vary by request (a served agent's); absent: the track's own. */
   tools?: object[];
+  /**
+   * The prompt's token ids as the policy read them (its chat template applied), where the policy
+   * runs here; a served or remote policy's prompt is tokenized by its server, and is absent.
+   */
+  promptIds?: number[];
   startedAt: number;
   finishedAt: number;
 }
@@ -132,6 +137,12 @@ export interface SampleRecord extends RecordBase {
    * preset clips A_OPD: the trainer clips teacher - old again after re-basing.
    */
   opdClip?: { clip: number; teacherLogp: number[] };
+  /**
+   * The top-k distillation term (preset advantage.opdTerm "topk-distill"): its weight w_opd, the
+   * clip, the student's top-k set at every response token and the teacher's log-probs over it.
+   * perToken then holds no OPD term.
+   */
+  opdTopK?: { weight: number; clip: number; ids: number[][]; teacherLogp: number[][] };
 }
 
 /** What the engine reports for a train step; null where a value was not computed or not finite. */

@@ -46,7 +46,11 @@ describe('assembleSample', () => {
     const weights = { binary: 1, opd: 0.5 };
     expect(assembleSample(turn(true), { reward: 1, opd: [1, 1] }, 'combined', weights)!.opdWeight).toBe(0.5);
     expect(assembleSample(turn(true), { reward: 1, opd: [1, 1] }, 'opd', weights)!.opdWeight).toBe(0.5);
-    expect(assembleSample(turn(true), { reward: 1, opd: null }, 'combined', weights)!.opdWeight).toBe(0);
+    // Without a hint the rollout is the teacher (the reference's combine server): A^OPD = 0 as
+    // judged, and the trainer's re-basing makes it w_opd * (rollout - old).
+    const unhinted = assembleSample(turn(true), { reward: 1, opd: null }, 'combined', weights)!;
+    expect(unhinted).toMatchObject({ advantages: [1, 1], opdWeight: 0.5 });
+    expect(unhinted.opdClip).toBeUndefined();
     expect(assembleSample(turn(true), { reward: 1, opd: [1, 1] }, 'binary', weights)!.opdWeight).toBe(0);
   });
 
@@ -82,5 +86,33 @@ describe('assembleSample', () => {
     expect(validateRecord(JSON.parse(JSON.stringify(record)), 'test')).toEqual(record);
     // Binary keeps no OPD term, so nothing to clip.
     expect(assembleSample(turn(true), judgement, 'binary', w)!.opdClip).toBeUndefined();
+  });
+
+  it('carries the top-k OPD term beside advantages that keep only the binary part, into a valid record', () => {
+    const opdTopK = {
+      clip: 1,
+      ids: [
+        [5, 7],
+        [6, 2],
+      ],
+      teacherLogp: [
+        [-0.1, -2],
+        [-0.3, -1.5],
+      ],
+    };
+    const judgement: TurnJudgement = { reward: -1, opd: [0.5, -0.25], opdTopK };
+    const sample = assembleSample(turn(true), judgement, 'combined', { binary: 1, opd: 0.5 })!;
+    expect(sample).toMatchObject({ advantages: [-1, -1], opdWeight: 0, opdTopK: { ...opdTopK, weight: 0.5 } });
+    opdTopK.ids[0][0] = 99;
+    expect(sample.opdTopK!.ids[0][0]).toBe(5);
+    const record = sampleRecord({ ...sample, trainable: true, promoted: false }, 30);
+    expect(record.opdTopK).toEqual(sample.opdTopK);
+    expect(record).not.toHaveProperty('opdWeight');
+    expect(validateRecord(JSON.parse(JSON.stringify(record)), 'test')).toEqual(record);
+    const bad = { ...record, opdTopK: { ...record.opdTopK!, teacherLogp: [[-0.1], [-0.3, -1.5]] } };
+    expect(() => validateRecord(JSON.parse(JSON.stringify(bad)), 'test')).toThrow(/opdTopK\.teacherLogp/);
+    // Without a hint there is no OPD term of either kind.
+    expect(assembleSample(turn(true), { reward: 1, opd: null, opdTopK }, 'combined', w)!.opdTopK).toBeUndefined();
+    expect(() => assembleSample(turn(true), { ...judgement, opdTopK: { ...opdTopK, ids: [[1]] } }, 'combined', w)).toThrow(LengthMismatchError);
   });
 });

@@ -1,9 +1,11 @@
 import { combinedAdvantages, summarizeAdvantages, type AdvantageWeights } from './advantages';
 import type { BufferedSample } from './buffer';
 import type { ChatMessage } from './messages';
+import { LengthMismatchError } from './errors';
 import { assertSameLength } from './numbers';
 import type { MethodName } from './presets';
 import type { SampleRecord } from './records';
+import type { TopKDistillTarget } from './topk-distill';
 import type { ClosedTurn } from './sessions';
 
 /** What the policy returned for one request. */
@@ -22,6 +24,11 @@ export interface TurnJudgement {
   opd: readonly number[] | null;
   /** When the preset clips A_OPD: the clip and the teacher log-probs of the chosen hint. */
   opdClip?: { clip: number; teacherLogp: readonly number[] };
+  /**
+   * With a hint, when the preset's OPD term is the top-k distillation term: the clip, the
+   * student's top-k set at every response token and the chosen teacher's log-probs over it.
+   */
+  opdTopK?: { clip: number; ids: readonly (readonly number[])[]; teacherLogp: readonly (readonly number[])[] };
 }
 
 /** A judged main turn, ready for the SampleBuffer. */
@@ -45,6 +52,8 @@ export interface TrainingSample {
    * (TrainSample.opdClip).
    */
   opdClip?: { clip: number; teacherLogp: number[] };
+  /** The top-k distillation term, in place of an OPD term in `advantages` (TrainSample.opdTopK). */
+  opdTopK?: { weight: number; clip: number; ids: number[][]; teacherLogp: number[][] };
   judged: boolean;
   /**
    * The tools the prompt was rendered with, where they vary by request (a served agent's); absent:
@@ -59,11 +68,15 @@ export interface TrainingSample {
  * binary: A = w_binary * r on every token (r = 0 when unjudged), always a sample, as the
  * reference submits every turn and masks the zero ones later.
  * opd: A = w_opd * A^OPD; no accepted hint means no sample (null), as in the reference.
- * combined: A = w_binary * r + w_opd * A^OPD, with A^OPD = 0 where no hint was accepted; a
- * turn with neither a hint nor a nonzero r (an ambiguous judge, or no next state) gives no
- * sample, as the reference's combine server drops it rather than spend a batch slot on it.
+ * combined: A = w_binary * r + w_opd * A^OPD. Where no hint was accepted the rollout's own
+ * log-probs are the teacher, as the reference's combine server sets them, so A^OPD = 0 here and
+ * the trainer's re-basing makes the term w_opd * (rollout - old) (unclipped). A turn with
+ * neither a hint nor a nonzero r (an ambiguous judge, or no next state) gives no sample, as the
+ * reference's combine server drops it rather than spend a batch slot on it.
  *
  * A^OPD here is against the rollout's log-probs; the trainer re-bases it on the policy it trains.
+ * With the top-k distillation term (judgement.opdTopK) the advantages keep only w_binary * r and
+ * the term travels beside them, weighted w_opd.
  *
  * @throws LengthMismatchError when the OPD advantages do not cover the response tokens
  */
@@ -79,6 +92,11 @@ export function assembleSample(
   if (opd) assertSameLength(`OPD advantages of ${turn.session}#${turn.turn}`, turn.response.tokenIds, opd);
   const reward = method === 'opd' ? null : judgement.reward;
   if (method === 'combined' && opd === null && (reward ?? 0) === 0) return null;
+  const topK = opd && judgement.opdTopK;
+  if (topK && (topK.ids.length !== tokens || topK.teacherLogp.length !== tokens)) {
+    throw new LengthMismatchError(`top-k sets of ${turn.session}#${turn.turn}`, tokens, Math.min(topK.ids.length, topK.teacherLogp.length));
+  }
+  const zeros = new Array<number>(tokens).fill(0);
   return {
     session: turn.session,
     turn: turn.turn,
@@ -87,10 +105,18 @@ export function assembleSample(
     response: turn.response,
     nextState: turn.nextState,
     reward,
-    advantages: combinedAdvantages(reward ?? 0, opd ?? new Array<number>(tokens).fill(0), weights),
-    opdWeight: opd ? weights.opd : 0,
-    ...(opd && judgement.opdClip ? { opdClip: { clip: judgement.opdClip.clip, teacherLogp: [...judgement.opdClip.teacherLogp] } } : {}),
     judged: turn.nextState !== null,
+    ...(topK
+      ? {
+          advantages: combinedAdvantages(reward ?? 0, zeros, weights),
+          opdWeight: 0,
+          opdTopK: copyTopK({ ...topK, weight: weights.opd }),
+        }
+      : {
+          advantages: combinedAdvantages(reward ?? 0, opd ?? zeros, weights),
+          opdWeight: opd || method === 'combined' ? weights.opd : 0,
+          ...(opd && judgement.opdClip ? { opdClip: { clip: judgement.opdClip.clip, teacherLogp: [...judgement.opdClip.teacherLogp] } } : {}),
+        }),
   };
 }
 
@@ -109,5 +135,11 @@ export function sampleRecord(sample: BufferedSample<TrainingSample>, ts: number)
     perToken: [...sample.advantages],
     ...(sample.opdWeight !== 0 ? { opdWeight: sample.opdWeight } : {}),
     ...(sample.opdWeight !== 0 && sample.opdClip ? { opdClip: { clip: sample.opdClip.clip, teacherLogp: [...sample.opdClip.teacherLogp] } } : {}),
+    ...(sample.opdTopK ? { opdTopK: copyTopK(sample.opdTopK) } : {}),
   };
+}
+
+/** A deep copy of a top-k term, for a record or a sample rebuilt from one. */
+export function copyTopK(t: TopKDistillTarget): NonNullable<TrainingSample['opdTopK']> {
+  return { weight: t.weight, clip: t.clip, ids: t.ids.map((s) => [...s]), teacherLogp: t.teacherLogp.map((s) => [...s]) };
 }

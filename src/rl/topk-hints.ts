@@ -1,5 +1,5 @@
 /**
- * Top-k hint selection, the reference's newer OPD path: the hint judge's accepted hints are all
+ * Top-k hint selection, the reference's later top-k select run (a Combined run, not in 0d034dd): the hint judge's accepted hints are all
  * kept as candidates, each conditions its own teacher, and the candidate whose teacher ranks the
  * same next tokens highest as the student does is the one the student is distilled toward.
  *
@@ -40,7 +40,7 @@ export interface HintSelection {
 export const LONGEST_HINT: HintSelection = { rule: 'longest', maxCandidates: 3, k: 4, clip: 0 };
 
 /**
- * The reference's recommended OPD run (run_qwen3_4b_openclaw_topk_select.sh): up to 3 candidates
+ * The reference's top-k select run (openclaw-combine/run_qwen3_4b_openclaw_topk_select.sh, later than 0d034dd): up to 3 candidates
  * from 3 hint-judge votes, top-4 sets, sequence-level winner, teacher-minus-student clipped to 1.
  */
 export const TOPK_HINT_SELECTION: HintSelection = { rule: 'topk-sequence', maxCandidates: 3, k: 4, clip: 1 };

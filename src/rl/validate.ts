@@ -1,6 +1,7 @@
 import type { AdvantageSummary } from './advantages';
 import { arrayOf, bool, FieldError, int, mapOf, nullable, num, object, oneOf, runChecker, str, timestamp, type Checker } from './check';
 import { RecordValidationError } from './errors';
+import { MAX_TOP_K } from './presets';
 import type { ChatMessage } from './messages';
 import {
   RECORD_KINDS,
@@ -45,6 +46,7 @@ const L = RECORD_LIMITS;
 const id = str(L.id, 1);
 const count = int();
 const finiteNumbers = arrayOf(num(), L.tokens);
+const tokenIds = arrayOf(int(0, 2 ** 31 - 1), L.tokens);
 const optionalStat = nullable(num());
 
 const toolCall = object({ id: str(L.id), type: oneOf('function'), function: object({ name: str(L.id, 1), arguments: str(L.text) }) });
@@ -78,12 +80,12 @@ const interaction = object(
     turnType: oneOf('main', 'side'),
     messages: arrayOf(message, L.messages),
     response: str(L.text),
-    tokenIds: arrayOf(int(0, 2 ** 31 - 1), L.tokens),
+    tokenIds,
     logprobs: finiteNumbers,
     startedAt: timestamp,
     finishedAt: timestamp,
   },
-  { ...optionalStep, tokenTexts: arrayOf(str(L.id * 4), L.tokens), tools: arrayOf(toolSchema, L.toolCalls) },
+  { ...optionalStep, tokenTexts: arrayOf(str(L.id * 4), L.tokens), tools: arrayOf(toolSchema, L.toolCalls), promptIds: tokenIds },
 );
 
 const judgeTurn = { ...base, session: id, turn: int(1), judge: oneOf('binary', 'hint') };
@@ -145,7 +147,17 @@ const sample = object(
     advantages: advantageSummary,
     perToken: finiteNumbers,
   },
-  { ...optionalStep, opdWeight: num(), opdClip: object({ clip: num(0), teacherLogp: finiteNumbers }) },
+  {
+    ...optionalStep,
+    opdWeight: num(),
+    opdClip: object({ clip: num(0), teacherLogp: finiteNumbers }),
+    opdTopK: object({
+      weight: num(),
+      clip: num(0),
+      ids: arrayOf(arrayOf(int(0, 2 ** 31 - 1), MAX_TOP_K), L.tokens),
+      teacherLogp: arrayOf(arrayOf(num(), MAX_TOP_K), L.tokens),
+    }),
+  },
 );
 
 const trainStats: Checker<TrainStats> = object(
@@ -272,6 +284,15 @@ function checkConsistency(record: RunRecord): void {
       }
       if (record.opdClip && record.opdClip.teacherLogp.length !== record.perToken.length) {
         throw new FieldError('opdClip.teacherLogp', `has ${record.opdClip.teacherLogp.length} entries but perToken has ${record.perToken.length}`);
+      }
+      if (record.opdTopK) {
+        const { ids, teacherLogp } = record.opdTopK;
+        if (ids.length !== record.perToken.length)
+          throw new FieldError('opdTopK.ids', `has ${ids.length} sets but perToken has ${record.perToken.length} entries`);
+        const bad = ids.findIndex((set, t) => set.length === 0 || teacherLogp[t]?.length !== set.length);
+        if (teacherLogp.length !== ids.length || bad !== -1) {
+          throw new FieldError('opdTopK.teacherLogp', `must give one log-prob per id of every set (set ${bad === -1 ? ids.length : bad} does not)`);
+        }
       }
       break;
     case 'tool_step':

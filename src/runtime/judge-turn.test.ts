@@ -89,7 +89,9 @@ describe('judgeTurn with top-k hint selection', () => {
         expect(k).toBe(4);
         const hs = items.map((it) => splitHint(it.messages.at(-1)!.content).hint);
         calls.push({ policy: which, hints: hs });
-        return hs.map((h) => (h === null ? { topIds: student, logprobs: [-1, -1, -1] } : teachers[h]));
+        // Asked for log-probs at given ids: -id/100, less one nat per hint index (a teacher's own mark).
+        const at = (it: (typeof items)[number], mark: number) => (it.at ? { atLogp: it.at.map((set) => set.map((id) => -id / 100 - mark)) } : {});
+        return hs.map((h, i) => (h === null ? { topIds: student, logprobs: [-1, -1, -1] } : { ...teachers[h], ...at(items[i], hints.indexOf(h)) }));
       },
     };
     return { policy, calls };
@@ -142,6 +144,29 @@ describe('judgeTurn with top-k hint selection', () => {
     const result = records.find((r) => r.kind === 'judge_result');
     expect(result).toMatchObject({ hint: mid, selection: { rule: 'topk-token', winner: 1 } });
     expect(result!.kind === 'judge_result' && result!.selection!.candidates.map((c) => c.tokensWon)).toEqual([0, 2, 1]);
+  });
+
+  it("the top-k OPD term: the student's sets, and each token's winning teacher read over them, beside the sampled-token A_OPD", async () => {
+    const { policy, calls } = fakePolicy();
+    const preset = topKSelectPreset('opd', { judge: { hintVotes: 4 }, advantage: { hintSelection: { rule: 'topk-token' }, opdTerm: 'topk-distill' } });
+    const { judgement } = await judgeTurn(turn, deps(preset, policy));
+    expect(calls).toHaveLength(2);
+    // Token winners mid (index 2), mid, long (index 0), read over the student's sets.
+    const mark = [2, 2, 0];
+    expect(judgement.opdTopK).toEqual({ clip: 1, ids: student, teacherLogp: student.map((set, t) => set.map((id) => -id / 100 - mark[t])) });
+    expect(judgement.opd).toEqual([0.8, -1, 0.9].map((x) => expect.closeTo(x, 12)));
+  });
+
+  it('the top-k OPD term under the longest-hint rule: one student and one teacher pass, no selection', async () => {
+    const { policy, calls } = fakePolicy();
+    const preset = makePreset('combined', { judge: { hintVotes: 4 }, advantage: { opdTerm: 'topk-distill' } });
+    const { judgement, records } = await judgeTurn(turn, deps(preset, policy));
+    expect(calls).toEqual([
+      { policy: 'current', hints: [null] },
+      { policy: 'initial', hints: [long] },
+    ]);
+    expect(judgement.opdTopK).toEqual({ clip: 0, ids: student, teacherLogp: student.map((set) => set.map((id) => -id / 100)) });
+    expect(records.find((r) => r.kind === 'judge_result')).not.toHaveProperty('selection');
   });
 
   it("the default preset keeps the paper's longest hint, unclipped, with no top-k pass", async () => {

@@ -10,7 +10,7 @@ import { parseBoxedScore } from '../rl/boxed';
 import { appendHint, parseHintVote, selectBestHint, type HintVote } from '../rl/hints';
 import { buildBinaryJudgePrompt, buildHintJudgePrompt } from '../rl/judge';
 import type { HintShuffler } from '../rl/hint-shuffle';
-import { hintSelectionOf, hintSourceOf, type MethodPreset } from '../rl/presets';
+import { hintSelectionOf, hintSourceOf, opdTermOf, type MethodPreset } from '../rl/presets';
 import type { HintSelectionRecord, JudgeResultRecord, JudgeVoteRecord } from '../rl/records';
 import type { PolicyResponse, TurnJudgement } from '../rl/samples';
 import type { ClosedTurn } from '../rl/sessions';
@@ -80,6 +80,8 @@ export async function judgeTurn(turn: Turn, d: JudgeDeps): Promise<JudgedTurn> {
   let opd: number[] | null = null;
   let teacherLogp: number[] | null = null;
   let opdClip: { clip: number; teacherLogp: number[] } | null = null;
+  let opdTopK: { clip: number; ids: number[][]; teacherLogp: number[][] } | null = null;
+  const distill = opdTermOf(d.preset) === 'topk-distill';
   if (hintVotes > 0) {
     const votes: HintVote[] = hintTexts.map((raw, vote) => {
       const v = parseHintVote(raw);
@@ -91,10 +93,11 @@ export async function judgeTurn(turn: Turn, d: JudgeDeps): Promise<JudgedTurn> {
     let judgeHint: string | undefined;
     let selection: HintSelectionRecord | undefined;
     if (usesTopK(rule.rule)) {
-      const picked = await selectByTopK(turn, votes, rule, d);
+      const picked = await selectByTopK(turn, votes, rule, d, distill);
       hint = picked?.hint ?? null;
       teacherLogp = picked?.teacherLogp ?? null;
       selection = picked?.selection;
+      if (picked?.sets) opdTopK = { clip: rule.clip, ...picked.sets };
     } else {
       hint = selectBestHint(votes, d.preset.judge.minHintChars);
       if (hint !== null && hintSourceOf(d.preset) === 'shuffled') {
@@ -104,7 +107,13 @@ export async function judgeTurn(turn: Turn, d: JudgeDeps): Promise<JudgedTurn> {
       }
       if (hint !== null && turn.response.tokenIds.length > 0) {
         const teacherMessages = appendHint(turn.messages, hint, d.preset.advantage.teacherContext);
-        [teacherLogp] = await d.policy.score([{ messages: teacherMessages, tokenIds: [...turn.response.tokenIds] }], d.preset.advantage.teacher);
+        const tokenIds = [...turn.response.tokenIds];
+        if (distill) {
+          const [student] = await topKScorer(d)([{ messages: turn.messages, tokenIds }], 'current', rule.k);
+          const [teacher] = await topKScorer(d)([{ messages: teacherMessages, tokenIds, at: student.topIds }], d.preset.advantage.teacher, rule.k);
+          teacherLogp = teacher.logprobs;
+          opdTopK = { clip: rule.clip, ids: student.topIds, teacherLogp: teacher.atLogp! };
+        } else [teacherLogp] = await d.policy.score([{ messages: teacherMessages, tokenIds }], d.preset.advantage.teacher);
       }
     }
     if (teacherLogp) {
@@ -127,7 +136,17 @@ export async function judgeTurn(turn: Turn, d: JudgeDeps): Promise<JudgedTurn> {
       ...(selection ? { selection } : {}),
     });
   }
-  return { judgement: { reward, opd, ...(opdClip ? { opdClip } : {}) }, records };
+  return { judgement: { reward, opd, ...(opdClip ? { opdClip } : {}), ...(opd && opdTopK ? { opdTopK } : {}) }, records };
+}
+
+/** The policy's top-k scorer, which top-k hint selection and the top-k OPD term need. */
+function topKScorer(d: JudgeDeps): NonNullable<JudgeDeps['policy']['scoreTopK']> {
+  const scoreTopK = d.policy.scoreTopK?.bind(d.policy);
+  if (!scoreTopK)
+    throw new Error(
+      'this policy cannot score top-k next-token sets, which top-k hint selection and the top-k OPD term need; set advantage.hintSelection.rule to "longest" and advantage.opdTerm to "sampled-token"',
+    );
+  return scoreTopK;
 }
 
 /**
@@ -136,6 +155,9 @@ export async function judgeTurn(turn: Turn, d: JudgeDeps): Promise<JudgedTurn> {
  * most ids with the student's wins (per turn, or per token). The student's sets come from the
  * policy serving when the turn is judged; the reference takes them from the trainer's old policy.
  *
+ * With `distill` (the top-k OPD term), each teacher is also read over the student's sets, and
+ * `sets` holds those of the winner of every token.
+ *
  * @returns null when no vote gives a candidate (no OPD sample) or the response is empty
  */
 async function selectByTopK(
@@ -143,16 +165,19 @@ async function selectByTopK(
   votes: readonly HintVote[],
   rule: HintSelection,
   d: JudgeDeps,
-): Promise<{ hint: string; teacherLogp: number[]; selection: HintSelectionRecord } | null> {
+  distill: boolean,
+): Promise<{ hint: string; teacherLogp: number[]; selection: HintSelectionRecord; sets?: { ids: number[][]; teacherLogp: number[][] } } | null> {
   const candidates = hintCandidates(votes, d.preset.judge.minHintChars, rule.maxCandidates);
   const tokenIds = [...turn.response.tokenIds];
   if (candidates.length === 0 || tokenIds.length === 0) return null;
-  const scoreTopK = d.policy.scoreTopK?.bind(d.policy);
-  if (!scoreTopK)
-    throw new Error('this policy cannot score top-k next-token sets, which top-k hint selection needs; set advantage.hintSelection.rule to "longest"');
+  const scoreTopK = topKScorer(d);
   const [student] = await scoreTopK([{ messages: turn.messages, tokenIds }], 'current', rule.k);
   const teachers = await scoreTopK(
-    candidates.map((hint) => ({ messages: appendHint(turn.messages, hint, d.preset.advantage.teacherContext), tokenIds })),
+    candidates.map((hint) => ({
+      messages: appendHint(turn.messages, hint, d.preset.advantage.teacherContext),
+      tokenIds,
+      ...(distill ? { at: student.topIds } : {}),
+    })),
     d.preset.advantage.teacher,
     rule.k,
   );
@@ -167,6 +192,7 @@ async function selectByTopK(
       teachers.map((t) => t.logprobs),
       choice.perToken,
     ),
+    ...(distill ? { sets: { ids: student.topIds, teacherLogp: choice.perToken.map((c, t) => teachers[c].atLogp![t]) } } : {}),
     selection: {
       rule: rule.rule === 'topk-token' ? 'topk-token' : 'topk-sequence',
       k: rule.k,

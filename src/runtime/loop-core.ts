@@ -56,6 +56,7 @@ export function interactionRecord(
     logprobs: reply.logprobs,
     tokenTexts: reply.tokenTexts,
     ...(where.tools ? { tools: structuredClone([...where.tools]) } : {}),
+    ...(reply.promptIds ? { promptIds: [...reply.promptIds] } : {}),
     startedAt: reply.startedAt,
     finishedAt: reply.finishedAt,
   };
@@ -438,6 +439,7 @@ export abstract class RunLoopCore implements RunController {
       trainable: s.trainable,
       ...(s.opdWeight !== 0 ? { opdWeight: s.opdWeight } : {}),
       ...(s.opdWeight !== 0 && s.opdClip ? { opdClip: s.opdClip } : {}),
+      ...(s.opdTopK ? { opdTopK: s.opdTopK } : {}),
     }));
     const result = await this.policyService.train(items, (i, n) => this.options.onProgress?.({ phase: 'train', done: i, total: n }));
     const from = this.version;

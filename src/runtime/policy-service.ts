@@ -13,7 +13,8 @@
  */
 import type { ChatMessage } from '../rl/messages';
 import type { TurnType } from '../rl/sessions';
-import type { MethodPreset, TeacherSource } from '../rl/presets';
+import { klTypeOf, type MethodPreset, type TeacherSource } from '../rl/presets';
+import type { TopKDistillTarget } from '../rl/topk-distill';
 import type { Projection } from '../gpu/config';
 import { EngineError } from '../gpu/errors';
 import { checkFullTrainingFits, copyModelF32, disposeModel, fullModelFolder, OPTIMIZER_FILE, optimizerToSafetensors, parameterShape } from '../gpu/full';
@@ -57,6 +58,8 @@ export interface PolicyReply {
   logprobs: number[];
   /** Each token decoded alone, for the token view. */
   tokenTexts: string[];
+  /** The prompt's ids as the policy read them, where it runs here (a server tokenizes its own). */
+  promptIds?: number[];
   /** The adapter version that generated the reply. */
   version: number;
   /** Why it ended: a stop token or string, its token limit, or an abort. */
@@ -78,6 +81,8 @@ export interface TrainItem {
   opdWeight?: number;
   /** The clip on the OPD term and its teacher log-probs (TrainSample.opdClip). */
   opdClip?: { clip: number; teacherLogp: number[] };
+  /** The top-k distillation term (TrainSample.opdTopK). */
+  opdTopK?: TopKDistillTarget;
 }
 
 /** A completion to score after its prompt, rendered with the tools it was sampled with (PolicyRequest.tools). */
@@ -85,6 +90,8 @@ export interface ScoreItem {
   messages: ChatMessage[];
   tokenIds: number[];
   tools?: readonly object[];
+  /** For scoreTopK: ids whose log-probs to read at each completion position (ScoredTopK.atLogp). */
+  at?: number[][];
 }
 
 /** One completion scored with its top-k next-token sets (PolicyService.scoreTopK). */
@@ -93,6 +100,8 @@ export interface ScoredTopK {
   logprobs: number[];
   /** The k most likely next-token ids at every completion position, most likely first. */
   topIds: number[][];
+  /** log p of each of the item's `at` ids at every completion position, when it gave them. */
+  atLogp?: number[][];
 }
 
 export interface TrainResult {
@@ -219,6 +228,7 @@ export class EnginePolicyService implements PolicyService {
       epsLow: p.loss.epsLow,
       epsHigh: p.loss.epsHigh,
       klCoef: p.loss.klCoef,
+      klType: klTypeOf(p),
       aggregation: p.loss.aggregation,
       lr: p.optimizer.lr,
       betas: p.optimizer.betas,
@@ -294,6 +304,7 @@ export class EnginePolicyService implements PolicyService {
         tokenIds: g.tokens,
         logprobs: g.logprobs,
         tokenTexts: g.tokens.map((id) => tok.decode([id], false)),
+        promptIds: g.promptIds,
         version,
         finishReason: g.finishReason,
         startedAt,
@@ -308,7 +319,11 @@ export class EnginePolicyService implements PolicyService {
 
   scoreTopK(items: ScoreItem[], policy: TeacherSource, k: number): Promise<ScoredTopK[]> {
     return this.holding(async (serving) =>
-      (await this.scoreWith(serving, items, policy, k)).map((s) => ({ logprobs: Array.from(s.logprobs), topIds: s.topIds!.map((ids) => Array.from(ids)) })),
+      (await this.scoreWith(serving, items, policy, k)).map((s) => ({
+        logprobs: Array.from(s.logprobs),
+        topIds: s.topIds!.map((ids) => Array.from(ids)),
+        ...(s.gathered ? { atLogp: s.gathered.map((lp) => Array.from(lp)) } : {}),
+      })),
     );
   }
 
@@ -320,7 +335,7 @@ export class EnginePolicyService implements PolicyService {
     return score(
       current ? serving.model : this.policy.model,
       items.map((it) => ({ prompt: this.policy.promptIds(it.messages, { tools: it.tools }), completion: it.tokenIds })),
-      { lora: current ? serving.lora : undefined, topK },
+      { lora: current ? serving.lora : undefined, topK, ...(items.some((it) => it.at) ? { gather: items.map((it) => it.at) } : {}) },
     );
   }
 
@@ -343,6 +358,7 @@ export class EnginePolicyService implements PolicyService {
         trainable: it.trainable,
         opdWeight: it.opdWeight,
         ...(it.opdClip ? { opdClip: it.opdClip } : {}),
+        ...(it.opdTopK ? { opdTopK: it.opdTopK } : {}),
       })),
       // The KL term's reference is the initial policy: the base model for LoRA, and the loaded
       // model, which full fine-tuning leaves untouched.

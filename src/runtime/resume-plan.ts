@@ -6,7 +6,7 @@
 import type { BufferedSample } from '../rl/buffer';
 import { copyMessage } from '../rl/messages';
 import type { RunRecord } from '../rl/records';
-import type { TrainingSample } from '../rl/samples';
+import { copyTopK, type TrainingSample } from '../rl/samples';
 import type { ResumePoint } from '../storage/index';
 
 /**
@@ -54,6 +54,7 @@ export function resumePlan(point: ResumePoint, records: Iterable<RunRecord>): Re
       advantages: [...s.perToken],
       opdWeight: s.opdWeight ?? 0,
       ...(s.opdClip ? { opdClip: { clip: s.opdClip.clip, teacherLogp: [...s.opdClip.teacherLogp] } } : {}),
+      ...(s.opdTopK ? { opdTopK: copyTopK(s.opdTopK) } : {}),
       judged: true,
       trainable: s.trainable,
       promoted: s.promoted,

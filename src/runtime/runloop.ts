@@ -13,6 +13,7 @@ import type { ChatMessage } from '../rl/messages';
 import type { EvaluationRecord } from '../rl/records';
 import type { PolicyResponse } from '../rl/samples';
 import { SessionTracker, type TrackerEvents } from '../rl/sessions';
+import { idleTimeoutOf, lastTurnOf } from '../rl/presets';
 import { scoreEvaluation } from '../sims/evaluator';
 import type { TextGenerator } from '../generators/generator';
 import { createScenario, isDone, simulatorMessages, simulatorReply, type Scenario } from '../sims/scenarios/index';
@@ -74,7 +75,7 @@ export class RunLoop extends RunLoopCore {
       options,
     );
     this.scenario = createScenario(config.scenario);
-    this.tracker = new SessionTracker({ idleTimeoutMs: config.preset.session.idleTimeoutMs, now: this.now });
+    this.tracker = new SessionTracker({ idleTimeoutMs: idleTimeoutOf(config.preset), now: this.now });
     if (problems.train.length === 0) throw new Error('the run has no problems to start sessions from');
   }
 
@@ -128,6 +129,8 @@ export class RunLoop extends RunLoopCore {
     }
     const maxTurns = this.scenario.maxTurns ?? (human ? Infinity : 8);
     const sp = this.config.sampling.policy;
+    // The reference's runners send no done message and nothing after the last turn.
+    const lastUnjudged = lastTurnOf(this.config.preset) === 'unjudged';
     for (let turn = 1; turn <= maxTurns; turn++) {
       await this.waitForCapacity();
       if (this.stopping) return;
@@ -136,7 +139,7 @@ export class RunLoop extends RunLoopCore {
       const reply = await this.generateReply(transcript, this.config.seed * 1_000_003 + index * 101 + turn, sp, {
         id: session,
         turnType: 'main',
-        done: turn === maxTurns,
+        done: turn === maxTurns && !lastUnjudged,
       });
       if (!reply) return;
       const response: PolicyResponse = { text: reply.text, tokenIds: reply.tokenIds, logprobs: reply.logprobs };
@@ -154,11 +157,21 @@ export class RunLoop extends RunLoopCore {
       const said = next.text;
       const finalWord: ChatMessage = { role: 'user', content: said };
       if (isDone(this.scenario, said) || turn === maxTurns) {
-        await this.handleTracker(this.tracker.endSession(session, finalWord));
+        await this.handleTracker(lastUnjudged ? this.withoutLastTurn(session) : this.tracker.endSession(session, finalWord));
         return;
       }
       transcript.push(finalWord);
     }
+  }
+
+  /**
+   * Ends a session whose last reply the reference would never judge (preset session.lastTurn
+   * "unjudged"): its pending turn is let go without a judge or a sample, as a turn waiting for a
+   * next state that never comes.
+   */
+  private withoutLastTurn(session: string): TrackerEvents<PolicyResponse> {
+    const events = this.tracker.endSession(session);
+    return { ...events, closed: events.closed.filter((t) => t.session !== session) };
   }
 
   /** The user's next message; null when the run stops, `ended` when the user ends the session. */

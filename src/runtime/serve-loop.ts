@@ -9,6 +9,7 @@
 import type { ChatMessage } from '../rl/messages';
 import type { PolicyResponse } from '../rl/samples';
 import { SessionTracker, type ClosedTurn, type TurnType } from '../rl/sessions';
+import { idleTimeoutOf } from '../rl/presets';
 import type { SamplingOptions } from '../gpu/sampler';
 import { interactionRecord, RunLoopCore } from './loop-core';
 import type { RecordSink, RunLoopOptions } from './loop-types';
@@ -80,7 +81,7 @@ export class ServeLoop extends RunLoopCore {
       options,
     );
     // A resumed server numbers a known session's turns on from its log, so (session, turn) stays unique.
-    this.tracker = new SessionTracker({ idleTimeoutMs: config.preset.session.idleTimeoutMs, now: this.now, turnsSoFar: options.turnsSoFar });
+    this.tracker = new SessionTracker({ idleTimeoutMs: idleTimeoutOf(config.preset), now: this.now, turnsSoFar: options.turnsSoFar });
   }
 
   get policy(): PolicyService {
@@ -93,7 +94,7 @@ export class ServeLoop extends RunLoopCore {
   protected async evaluate(): Promise<void> {}
 
   override async run() {
-    const every = Math.min(SWEEP_MS, this.config.preset.session.idleTimeoutMs);
+    const every = Math.min(SWEEP_MS, idleTimeoutOf(this.config.preset));
     this.sweeper = setInterval(() => void this.closeTurns(this.tracker.sweep(), (t) => this.judgeServed(t)).catch((e) => this.fail(e)), every);
     try {
       return await super.run();

@@ -18,11 +18,54 @@ describe('trainingSamples', () => {
       advantages: [1, 1.5],
       policy_version: 0,
       trainable: true,
+      loss_mask: [1, 1],
       completion_ids: [11, 12],
-      logprobs: [-0.25, -0.5],
+      rollout_log_probs: [-0.25, -0.5],
       session: 'alice',
       turn: 1,
     });
+  });
+
+  it('carries the prompt ids the policy read, and the loss mask per token', () => {
+    const records = turnRecords('p', 1, 0, 1).map((r) =>
+      r.kind === 'interaction' ? { ...r, promptIds: [1, 7, 9] } : r.kind === 'sample' ? { ...r, trainable: false } : r,
+    );
+    const [row] = trainingSamples(records).rows;
+    expect(row).toMatchObject({ prompt_ids: [1, 7, 9], completion_ids: [11, 12], loss_mask: [0, 0], trainable: false });
+    expect(trainingSamples(sampleRun()).rows.every((r) => !('prompt_ids' in r))).toBe(true);
+  });
+
+  it("gives a sample with an OPD term its teacher's log-probs: the hint judge's, or the rollout's where no hint was accepted", () => {
+    const withTeacher = turnRecords('t', 1, 0, 1).map((r) =>
+      r.kind === 'judge_result' && r.judge === 'hint' ? { ...r, teacherLogp: [-0.1, -0.2] } : r.kind === 'sample' ? { ...r, opdWeight: 1 } : r,
+    );
+    expect(trainingSamples(withTeacher).rows[0].teacher_log_probs).toEqual([-0.1, -0.2]);
+    const noHint = turnRecords('u', 1, 0, 1).map((r) =>
+      r.kind === 'judge_result' && r.judge === 'hint'
+        ? { ...r, accepted: false, hint: null, teacherLogpCount: 0 }
+        : r.kind === 'sample'
+          ? { ...r, opdWeight: 1 }
+          : r,
+    );
+    expect(trainingSamples(noHint).rows[0].teacher_log_probs).toEqual([-0.25, -0.5]);
+    expect(trainingSamples(sampleRun()).rows.every((r) => !('teacher_log_probs' in r))).toBe(true);
+  });
+
+  it('carries the top-k OPD term', () => {
+    const opdTopK = {
+      weight: 1,
+      clip: 1,
+      ids: [
+        [11, 3],
+        [12, 4],
+      ],
+      teacherLogp: [
+        [-0.1, -2],
+        [-0.3, -1],
+      ],
+    };
+    const records = turnRecords('k', 1, 0, 1).map((r) => (r.kind === 'sample' ? { ...r, opdTopK } : r));
+    expect(trainingSamples(records).rows[0].opd_topk).toEqual({ weight: 1, clip: 1, ids: opdTopK.ids, teacher_logprobs: opdTopK.teacherLogp });
   });
 
   it('never uses side turns and can keep only trainable samples', () => {

@@ -1,10 +1,11 @@
 /**
  * The run log in the ecosystem's formats, as pure functions over records: training samples as
- * TRL/slime-style JSONL rows, and the records as plain JSONL. A sample record carries the
- * advantages but not the text; the text is in the main-turn interaction with the same
+ * TRL-style JSONL rows (which `nextstate train` reads back, and export-shapes.ts turns into
+ * slime's Sample and Tinker's Datum), and the records as plain JSONL. A sample record carries
+ * the advantages but not the text; the text is in the main-turn interaction with the same
  * session and turn, which the log always writes first, so one pass joins them.
  */
-import type { ChatMessage, InteractionRecord, RunRecord } from '../rl';
+import type { ChatMessage, InteractionRecord, JudgeResultRecord, RunRecord } from '../rl';
 
 /**
  * One training example. prompt/completion use TRL's conversational format; the rest is what
@@ -29,13 +30,32 @@ export interface TrainingSampleRow {
    * logprobs), and an offline trainer re-bases it as w_opd * clip(teacher - old), not by a shift.
    */
   opd_clip?: { clip: number; teacher_logprobs: number[] };
+  /**
+   * With an OPD term: the teacher's log-probs of the completion tokens (the hint-conditioned
+   * teacher's; the rollout's own where a Combined turn had no hint), as slime's OPD and Combined
+   * losses take them.
+   */
+  teacher_log_probs?: number[];
+  /**
+   * The top-k distillation term (preset advantage.opdTerm "topk-distill"): its weight w_opd,
+   * the clip, the student's top-k set at every completion token and the teacher's log-probs over
+   * it. `advantages` then hold no OPD term.
+   */
+  opd_topk?: { weight: number; clip: number; ids: number[][]; teacher_logprobs: number[][] };
   /** Policy version that generated the completion. */
   policy_version: number;
   /** Loss mask decided by the buffer: false means the sample contributed no loss. */
   trainable: boolean;
+  /** The same mask per completion token (1 trained, 0 not), as slime's loss_mask. */
+  loss_mask: number[];
+  /**
+   * The prompt's token ids as the policy read them (its chat template applied), when the run's
+   * policy ran in the lab; absent where a server tokenized the prompt.
+   */
+  prompt_ids?: number[];
   completion_ids: number[];
   /** Sampling log-probs of completion_ids under policy_version (the PPO "old" log-probs). */
-  logprobs: number[];
+  rollout_log_probs: number[];
   session: string;
   turn: number;
   /**
@@ -52,6 +72,8 @@ export interface TrainingSampleRow {
  */
 export class SampleJoiner {
   private readonly waiting = new Map<string, InteractionRecord>();
+  /** The hint judge's result of each waiting main turn, for its teacher's log-probs. */
+  private readonly hints = new Map<string, JudgeResultRecord>();
   /** "session#turn" of samples whose interaction was not seen before them. */
   readonly unmatched: string[] = [];
 
@@ -63,6 +85,10 @@ export class SampleJoiner {
       if (record.turnType === 'main') this.waiting.set(`${record.session}#${record.turn}`, record);
       return null;
     }
+    if (record.kind === 'judge_result' && record.judge === 'hint') {
+      if (this.waiting.has(`${record.session}#${record.turn}`)) this.hints.set(`${record.session}#${record.turn}`, record);
+      return null;
+    }
     if (record.kind !== 'sample') return null;
     const key = `${record.session}#${record.turn}`;
     const turn = this.waiting.get(key);
@@ -71,6 +97,10 @@ export class SampleJoiner {
       return null;
     }
     this.waiting.delete(key);
+    const hint = this.hints.get(key);
+    this.hints.delete(key);
+    const teacher =
+      record.opdWeight !== undefined ? (record.opdClip?.teacherLogp ?? (hint?.accepted ? hint.teacherLogp : undefined) ?? turn.logprobs) : undefined;
     return {
       prompt: turn.messages.map((m) => ({ ...m })),
       completion: [{ role: 'assistant', content: turn.response }],
@@ -80,10 +110,23 @@ export class SampleJoiner {
       ...(record.opdWeight !== undefined && record.opdClip
         ? { opd_clip: { clip: record.opdClip.clip, teacher_logprobs: [...record.opdClip.teacherLogp] } }
         : {}),
+      ...(teacher ? { teacher_log_probs: [...teacher] } : {}),
+      ...(record.opdTopK
+        ? {
+            opd_topk: {
+              weight: record.opdTopK.weight,
+              clip: record.opdTopK.clip,
+              ids: record.opdTopK.ids.map((s) => [...s]),
+              teacher_logprobs: record.opdTopK.teacherLogp.map((s) => [...s]),
+            },
+          }
+        : {}),
       policy_version: record.version,
       trainable: record.trainable,
+      loss_mask: turn.tokenIds.map(() => (record.trainable ? 1 : 0)),
+      ...(turn.promptIds ? { prompt_ids: [...turn.promptIds] } : {}),
       completion_ids: [...turn.tokenIds],
-      logprobs: [...turn.logprobs],
+      rollout_log_probs: [...turn.logprobs],
       session: record.session,
       turn: record.turn,
       ...(turn.tools ? { tools: structuredClone(turn.tools) } : this.tools ? { tools: structuredClone([...this.tools]) } : {}),

@@ -55,3 +55,14 @@ export { readRunFile, DEFAULT_MAX_BYTES, DEFAULT_MAX_LINE_CHARS, type ReadOption
 export { importRun, inspectRunFile, extractAdapter, type ImportOptions, type RunFileInfo } from './import';
 export type { ByteInput } from './streams';
 export { trainingSamples, SampleJoiner, toJsonl, recordsJsonl, type TrainingSampleRow, type TrainingSamples } from './exports';
+export {
+  samplesAs,
+  slimeSample,
+  tinkerDatum,
+  SampleShapeError,
+  SAMPLE_FORMATS,
+  type SampleFormat,
+  type SlimeSample,
+  type TinkerDatum,
+  type TensorData,
+} from './export-shapes';

@@ -107,6 +107,28 @@ describe('Setup', () => {
     expect(t.querySelector('.problems')!.textContent).toMatch(/hintSelection\.k/);
   });
 
+  it("the reference's options: OPD's top-k term, the unclamped k3, the unjudged last reply; OPD clips 0.2 / 0.2", async () => {
+    const lab = await controller();
+    using view = render(Setup, { lab });
+    const t = view.target;
+    await openAdvanced(t);
+    const select = (label: string) => field(t, label) as unknown as HTMLSelectElement;
+    expect([select('OPD trains').value, select('KL estimator').value, select('Last reply').value]).toEqual(['sampled-token', 'low_var_kl', 'judged']);
+    await userEvent.selectOptions(select('OPD trains'), 'topk-distill');
+    await userEvent.selectOptions(select('KL estimator'), 'k3');
+    await userEvent.selectOptions(select('Last reply'), 'unjudged');
+    flushSync();
+    expect(lab.setup.preset).toMatchObject({ advantage: { opdTerm: 'topk-distill' }, loss: { klType: 'k3' }, session: { lastTurn: 'unjudged' } });
+    // The shuffled-hint arm of a comparison cannot read another session's hint over this reply's sets.
+    expect(t.querySelector('.problems')!.textContent).toMatch(/set “OPD trains” to the sampled token/);
+    await userEvent.click(t.querySelector('input[value="opd"]')!);
+    flushSync();
+    expect(field(t, 'ε high').valueAsNumber).toBe(0.2);
+    await userEvent.click(t.querySelector('input[value="binary"]')!);
+    flushSync();
+    expect(() => field(t, 'OPD trains')).toThrow();
+  });
+
   it('alpha follows the rank, and LoRA targets are chosen one by one', async () => {
     const lab = await controller();
     using view = render(Setup, { lab });

@@ -71,6 +71,13 @@ describe('comparing the arms', () => {
     expect(() => comparisonSetups(setup)).toThrow(/hintSource/);
     expect(comparisonProblems(setup)).toEqual([expect.stringMatching(/shuffled-hint control picks the longest accepted hint/)]);
   });
+
+  it('refuses, in the form’s words, the top-k OPD term, which the shuffled control cannot use', () => {
+    const setup = defaultSetup();
+    setup.preset.advantage.opdTerm = 'topk-distill';
+    expect(() => comparisonSetups(setup)).toThrow(/opdTerm/);
+    expect(comparisonProblems(setup)).toEqual([expect.stringMatching(/set “OPD trains” to the sampled token/)]);
+  });
 });
 
 describe('ComparisonQueue', () => {

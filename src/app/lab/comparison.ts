@@ -49,6 +49,9 @@ export function comparisonProblems(setup: LabSetup): string[] {
       return [
         'The shuffled-hint control picks the longest accepted hint: set “Hint choice” to the longest hint, so that every arm picks its hint the same way.',
       ];
+    // The top-k term scores the teacher over this reply's own top-k sets, which another session's hint does not condition.
+    if (e.field === 'advantage.opdTerm')
+      return ['The shuffled-hint control trains the sampled token: set “OPD trains” to the sampled token, so that every arm trains the same term.'];
     return [`The comparison cannot run: ${e.message}`];
   }
 }

@@ -1,0 +1,195 @@
+/**
+ * The lines `nextstate train --data` reads, and the training samples they make. Two kinds:
+ * - text: {"prompt": TEXT, "completion": TEXT, "advantage": NUMBER | [NUMBER per token]};
+ * - sample rows as `nextstate export --samples` writes them (storage/exports.ts
+ *   TrainingSampleRow): token ids, per-token advantages, the loss mask, and the OPD term with what
+ *   re-bases it on the trainer's old policy, so the step trains as the run's own did.
+ */
+import type { ChatMessage } from '../rl/messages';
+import { arrayOf, FieldError, int, num, object, oneOf, runChecker, str, type Checker } from '../rl/check';
+import type { Policy } from '../gpu/policy';
+import type { TrainSample } from '../gpu/train-types';
+import { UsageError } from './args';
+
+/** A text line: the completion's tokens come from the model's tokenizer. */
+export interface TextLine {
+  prompt: string;
+  completion: string;
+  advantage: number | number[];
+}
+
+/** A sample row as exported: token ids and what the run's step trained them with. */
+export interface SampleLine {
+  /** The prompt's ids as the run's policy read them; else `prompt`, rendered by the model here. */
+  prompt_ids?: number[];
+  prompt?: string | ChatMessage[];
+  tools?: object[];
+  completion_ids: number[];
+  advantages: number[];
+  /** Whole-sample mask: all 1 or all 0 (also read from `trainable`). */
+  loss_mask?: number[];
+  trainable?: boolean;
+  rollout_log_probs?: number[];
+  opd_weight?: number;
+  opd_clip?: { clip: number; teacher_logprobs: number[] };
+  opd_topk?: { weight: number; clip: number; ids: number[][]; teacher_logprobs: number[][] };
+}
+
+export type DataLine = TextLine | SampleLine;
+
+const ids = arrayOf(int(0, 2 ** 31 - 1), 1_000_000);
+const numbers = arrayOf(num(), 1_000_000);
+const message: Checker<ChatMessage> = object({ role: oneOf('system', 'user', 'assistant', 'tool'), content: str(1_000_000) }, {});
+const anyObject: Checker<object> = (value, path) => {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) throw new FieldError(path, 'must be a JSON object');
+  return value;
+};
+const bool: Checker<boolean> = (value, path) => {
+  if (typeof value !== 'boolean') throw new FieldError(path, 'must be true or false');
+  return value;
+};
+const promptField: Checker<string | ChatMessage[]> = (value, path) => (typeof value === 'string' ? value : arrayOf(message, 10_000)(value, path));
+
+/** The fields of a sample row that training reads; the row's others (texts, session, reward) are left. */
+const sampleLine = object(
+  { completion_ids: ids, advantages: numbers },
+  {
+    prompt_ids: ids,
+    prompt: promptField,
+    tools: arrayOf(anyObject, 256),
+    loss_mask: arrayOf(oneOf(0, 1), 1_000_000),
+    trainable: bool,
+    rollout_log_probs: numbers,
+    opd_weight: num(),
+    opd_clip: object({ clip: num(0), teacher_logprobs: numbers }),
+    opd_topk: object({ weight: num(), clip: num(0), ids: arrayOf(arrayOf(int(0, 2 ** 31 - 1), 64), 1_000_000), teacher_logprobs: arrayOf(numbers, 1_000_000) }),
+  },
+);
+const SAMPLE_KEYS = [
+  'completion_ids',
+  'advantages',
+  'prompt_ids',
+  'prompt',
+  'tools',
+  'loss_mask',
+  'trainable',
+  'rollout_log_probs',
+  'opd_weight',
+  'opd_clip',
+  'opd_topk',
+];
+
+// The byte-order mark is kept here and dropped by parseTrainData, which also gets text.
+const strictUtf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
+
+/**
+ * The training file's text. Invalid UTF-8 is refused with its line: decoding it leniently
+ * would silently train on U+FFFD.
+ */
+export function decodeTrainData(bytes: Uint8Array, file: string): string {
+  try {
+    return strictUtf8.decode(bytes);
+  } catch {
+    let start = 0;
+    for (let line = 1; ; line++) {
+      const nl = bytes.indexOf(0x0a, start);
+      const end = nl === -1 ? bytes.length : nl;
+      try {
+        strictUtf8.decode(bytes.subarray(start, end));
+      } catch {
+        throw new UsageError(`${file}:${line}: not valid UTF-8 text; save the file as UTF-8`);
+      }
+      if (nl === -1) throw new UsageError(`${file}: not valid UTF-8 text; save the file as UTF-8`);
+      start = nl + 1;
+    }
+  }
+}
+
+function parseSampleLine(o: Record<string, unknown>, where: string): SampleLine {
+  const picked = Object.fromEntries(SAMPLE_KEYS.filter((k) => Object.hasOwn(o, k)).map((k) => [k, o[k]]));
+  const row: SampleLine = runChecker(sampleLine, picked, (e) => new UsageError(`${where}: ${e.message}`));
+  const n = row.completion_ids.length;
+  const fail = (message: string): never => {
+    throw new UsageError(`${where}: ${message}`);
+  };
+  if (n === 0) fail('"completion_ids" is empty; a sample needs at least one completion token');
+  if (row.prompt_ids === undefined && row.prompt === undefined) fail('give "prompt_ids" (as export writes them) or "prompt"');
+  if (row.prompt_ids?.length === 0) fail('"prompt_ids" is empty; a prompt needs at least one token (e.g. BOS)');
+  const perToken = (field: string, length: number | undefined) => {
+    if (length !== undefined && length !== n) fail(`"${field}" has ${length} entries for ${n} completion tokens`);
+  };
+  perToken('advantages', row.advantages.length);
+  perToken('loss_mask', row.loss_mask?.length);
+  perToken('rollout_log_probs', row.rollout_log_probs?.length);
+  perToken('opd_clip.teacher_logprobs', row.opd_clip?.teacher_logprobs.length);
+  perToken('opd_topk.ids', row.opd_topk?.ids.length);
+  if (row.loss_mask && new Set(row.loss_mask).size > 1) fail('"loss_mask" mixes 0 and 1; the trainer masks whole samples, so use all 1 or all 0');
+  if (row.loss_mask && row.trainable !== undefined && (row.loss_mask[0] === 1) !== row.trainable) fail('"loss_mask" and "trainable" disagree');
+  if (row.opd_weight && !row.rollout_log_probs)
+    fail('"opd_weight" needs "rollout_log_probs": the OPD term is re-based from them onto the trainer\'s old policy');
+  if (row.opd_clip && !row.opd_weight) fail('"opd_clip" needs "opd_weight"');
+  row.opd_topk?.ids.forEach((set, t) => {
+    if (set.length === 0 || row.opd_topk!.teacher_logprobs[t]?.length !== set.length) fail(`"opd_topk" set ${t} needs one teacher log-prob per id`);
+  });
+  return row;
+}
+
+/** Reads the training file, naming the line and field of the first problem. */
+export function parseTrainData(text: string, file: string): DataLine[] {
+  const rows: DataLine[] = [];
+  // Editors on Windows start UTF-8 files with a byte-order mark; it is not part of line 1.
+  text
+    .replace(/^\uFEFF/, '')
+    .split('\n')
+    .forEach((line, i) => {
+      if (!line.trim()) return;
+      const where = `${file}:${i + 1}`;
+      let o: Record<string, unknown>;
+      try {
+        o = JSON.parse(line);
+      } catch {
+        throw new UsageError(`${where}: not valid JSON`);
+      }
+      if (typeof o !== 'object' || o === null || Array.isArray(o)) throw new UsageError(`${where}: a line must be a JSON object`);
+      if (Object.hasOwn(o, 'completion_ids')) {
+        rows.push(parseSampleLine(o, where));
+        return;
+      }
+      if (typeof o.prompt !== 'string') throw new UsageError(`${where}: "prompt" must be a string (or give "completion_ids", as export --samples writes)`);
+      if (typeof o.completion !== 'string' || !o.completion) throw new UsageError(`${where}: "completion" must be a non-empty string`);
+      const a = o.advantage;
+      const ok = (typeof a === 'number' && Number.isFinite(a)) || (Array.isArray(a) && a.every((x) => typeof x === 'number' && Number.isFinite(x)));
+      if (!ok) throw new UsageError(`${where}: "advantage" must be a number or an array of numbers`);
+      rows.push(o as unknown as TextLine);
+    });
+  if (!rows.length) throw new UsageError(`${file} has no samples`);
+  return rows;
+}
+
+function fromSampleLine(policy: Policy, row: SampleLine): TrainSample {
+  const trainable = row.loss_mask ? row.loss_mask[0] === 1 : (row.trainable ?? true);
+  return {
+    prompt: row.prompt_ids ?? policy.promptIds(row.prompt!, { tools: row.tools }),
+    completion: row.completion_ids,
+    advantages: row.advantages,
+    trainable,
+    ...(row.rollout_log_probs ? { rolloutLogp: row.rollout_log_probs } : {}),
+    ...(row.opd_weight ? { opdWeight: row.opd_weight } : {}),
+    ...(row.opd_clip ? { opdClip: { clip: row.opd_clip.clip, teacherLogp: row.opd_clip.teacher_logprobs } } : {}),
+    ...(row.opd_topk
+      ? { opdTopK: { weight: row.opd_topk.weight, clip: row.opd_topk.clip, ids: row.opd_topk.ids, teacherLogp: row.opd_topk.teacher_logprobs } }
+      : {}),
+  };
+}
+
+/** A line as the trainer's sample: a text line tokenized by `policy`, a sample row as recorded. */
+export function toTrainSample(policy: Policy, row: DataLine, index: number): TrainSample {
+  if ('completion_ids' in row) return fromSampleLine(policy, row);
+  const prompt = policy.promptIds(row.prompt);
+  const completion = policy.completionIds(row.prompt, row.completion);
+  const advantages = Array.isArray(row.advantage) ? row.advantage : completion.map(() => row.advantage as number);
+  if (advantages.length !== completion.length) {
+    throw new UsageError(`sample ${index + 1}: ${advantages.length} advantages but the completion has ${completion.length} tokens`);
+  }
+  return { prompt, completion, advantages };
+}
