@@ -1,5 +1,6 @@
 /**
- * Tool calls out of a served model's text, in the format its chat template asks for. Templates
+ * Tool calls out of a policy's text, in the format its chat template asks for: what the server
+ * hands a client (serve-chat.ts), and what the homework workspace runs (sims/workspace). Templates
  * of the Qwen 2.5/3 and Hermes families tell the model to write
  *
  *   <tool_call>
@@ -11,7 +12,7 @@
  * out as text. A block that is not a JSON call stays in the text, as vLLM does, so nothing the
  * model wrote is lost.
  */
-import type { ChatMessage, ToolCall } from '../rl/messages';
+import type { ChatMessage, ToolCall } from './messages';
 
 const OPEN = '<tool_call>';
 const CLOSE = '</tool_call>';
@@ -21,7 +22,10 @@ export function usesToolCallTags(template: string | null): boolean {
   return template !== null && template.includes(OPEN);
 }
 
-/** The assistant message the client sees for `text`: its calls taken out when `parse` is on. */
+/**
+ * The assistant message a client sees for `text`: its calls taken out when `parse` is on, ids
+ * `${idPrefix}_0`, `${idPrefix}_1`, ...
+ */
 export function replyMessage(text: string, parse: boolean, idPrefix: string): ChatMessage {
   if (!parse || !text.includes(OPEN)) return { role: 'assistant', content: text };
   const calls: ToolCall[] = [];
