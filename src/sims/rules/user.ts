@@ -69,7 +69,7 @@ export class PhasedRulesUser implements TextGenerator {
     this.label = phases.map((p) => p.user.label).join(', then ');
   }
 
-  generate(messages: ChatMessage[], opts: GenerateOptions = {}): Promise<string> {
+  async generate(messages: ChatMessage[], opts: GenerateOptions = {}): Promise<string> {
     const persona = messages[0]?.role === 'system' ? messages[0].content : null;
     const phase = this.phases.find((p) => p.persona === persona);
     if (!phase) {
