@@ -118,7 +118,17 @@ const good: RunRecord[] = [
   },
   { kind: 'token_update', version: 0, ts: 1450, session: 's1', turn: 1, step: 1, before: [-0.25, -0.001], after: [-0.2, -0.002], advantages: [0.5, -0.25] },
   { kind: 'runtime_event', version: 1, ts: 1800, event: 'device_lost', message: 'GPU device lost: reloading the model' },
-  { kind: 'workspace_file', version: 1, ts: 1900, workspace: 's1', session: 's1.student', turn: 2, path: 'homework/0.txt', op: 'append', content: 'Problem:\nQ\n\nSolution:\n18' },
+  {
+    kind: 'workspace_file',
+    version: 1,
+    ts: 1900,
+    workspace: 's1',
+    session: 's1.student',
+    turn: 2,
+    path: 'homework/0.txt',
+    op: 'append',
+    content: 'Problem:\nQ\n\nSolution:\n18',
+  },
 ];
 
 describe('validateRecord accepts well-formed records', () => {

@@ -69,7 +69,15 @@ export function workspaceFileRecord(
   ts: number,
   where: { workspace: string; session: string; turn?: number },
 ): WorkspaceFileRecord {
-  return { kind: 'workspace_file', version, ts, workspace: where.workspace, session: where.session, ...(where.turn !== undefined ? { turn: where.turn } : {}), ...change };
+  return {
+    kind: 'workspace_file',
+    version,
+    ts,
+    workspace: where.workspace,
+    session: where.session,
+    ...(where.turn !== undefined ? { turn: where.turn } : {}),
+    ...change,
+  };
 }
 
 const JUDGE_CONCURRENCY = 8;

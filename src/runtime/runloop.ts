@@ -143,7 +143,11 @@ export class RunLoop extends RunLoopCore {
     await this.commit([workspaceFileRecord(prepared, this.version, this.now(), { workspace: session, session: sessions[0] })]);
     for (const [i, phase] of homework.phases.entries()) {
       const first = phase.firstMessage(problem, path);
-      const done = await this.converse(user, { session: sessions[i], index, phase: i, user: phase, first, maxTurns: phase.maxTurns }, { id: session, files: workspace });
+      const done = await this.converse(
+        user,
+        { session: sessions[i], index, phase: i, user: phase, first, maxTurns: phase.maxTurns },
+        { id: session, files: workspace },
+      );
       if (!done) return;
     }
   }
@@ -156,7 +160,7 @@ export class RunLoop extends RunLoopCore {
    */
   private async converse(
     user: TextGenerator,
-    c: { session: string; index: number; phase: number; user: { persona: string | null; title?: string; doneMarker: string | null }; first: string | null; maxTurns: number },
+    c: { session: string; index: number; phase: number; user: { persona: string | null; doneMarker: string | null }; first: string | null; maxTurns: number },
     workspace: { id: string; files: Workspace } | null,
   ): Promise<boolean> {
     const { session, index } = c;
@@ -179,17 +183,25 @@ export class RunLoop extends RunLoopCore {
         // The last turn is known before it is asked only at the turn limit of a plain chat; a
         // session that ends on the user's word instead closes on the server when it goes idle.
         generate: (messages, round) =>
-          this.generateReply(messages, this.config.seed * 1_000_003 + index * 101 + turn + round * 10_007 + c.phase * 50_021, sp, {
-            id: session,
-            turnType: 'main',
-            done: !workspace && turn === c.maxTurns,
-          }, tools),
+          this.generateReply(
+            messages,
+            this.config.seed * 1_000_003 + index * 101 + turn + round * 10_007 + c.phase * 50_021,
+            sp,
+            {
+              id: session,
+              turnType: 'main',
+              done: !workspace && turn === c.maxTurns,
+            },
+            tools,
+          ),
         onStep: async ({ messages, reply, results }) => {
           const response: PolicyResponse = { text: reply.text, tokenIds: reply.tokenIds, logprobs: reply.logprobs };
           const observed = this.tracker.observe({ session, turnType: 'main', messages, version: reply.version }, response);
           const at = this.now();
           const interaction = interactionRecord(reply, at, { session, turn: observed.turn.turn, turnType: 'main', messages, tools });
-          const changes = results.flatMap((r) => (r.change ? [workspaceFileRecord(r.change, reply.version, at, { workspace: workspace!.id, session, turn: observed.turn.turn })] : []));
+          const changes = results.flatMap((r) =>
+            r.change ? [workspaceFileRecord(r.change, reply.version, at, { workspace: workspace!.id, session, turn: observed.turn.turn })] : [],
+          );
           await this.commit([interaction, ...changes]);
           await this.handleTracker(observed);
         },
@@ -218,17 +230,21 @@ export class RunLoop extends RunLoopCore {
    */
   private async userSays(
     user: TextGenerator,
-    who: { persona: string | null; title?: string },
+    who: { persona: string | null },
     transcript: ChatMessage[],
     index: number,
     turn: number,
     phase = 0,
   ): Promise<{ text: string } | { ended: true } | null> {
-    const messages = who.persona === null ? transcript.map((m) => ({ ...m })) : simulatorMessages({ persona: who.persona, title: who.title ?? this.scenario.title }, transcript);
+    const messages = who.persona === null ? transcript.map((m) => ({ ...m })) : simulatorMessages(who, transcript);
     try {
       return {
         text: simulatorReply(
-          await user.generate(messages, { ...this.config.sampling.user, seed: this.config.seed + index * 7919 + turn + phase * 104_729, signal: this.abort.signal }),
+          await user.generate(messages, {
+            ...this.config.sampling.user,
+            seed: this.config.seed + index * 7919 + turn + phase * 104_729,
+            signal: this.abort.signal,
+          }),
         ),
       };
     } catch (e) {
@@ -298,7 +314,10 @@ export class RunLoop extends RunLoopCore {
   private async firstAnswer(problem: Problem, i: number): Promise<{ question: string; text: string; version: number }> {
     const sp = this.config.sampling.policy;
     const request = (messages: ChatMessage[], tools?: readonly object[]) =>
-      this.batcher.request({ messages, ...(tools ? { tools } : {}), maxNewTokens: sp.maxNewTokens, sampling: { temperature: 0, topP: 1, topK: 0 }, seed: 0 }, this.abort.signal);
+      this.batcher.request(
+        { messages, ...(tools ? { tools } : {}), maxNewTokens: sp.maxNewTokens, sampling: { temperature: 0, topP: 1, topK: 0 }, seed: 0 },
+        this.abort.signal,
+      );
     const homework = this.scenario.workspace;
     if (!homework) {
       const question = this.scenario.firstMessage(problem);

@@ -75,7 +75,7 @@ export const STUDENT_RULES: RulesProfile = {
   saving: {
     requests: [
       'ok this looks good, thanks! now append it to the end of {file} pls, not overwrite it',
-      "nice, that sounds like me. now add the answer to the end of {file} (not overwrite it, just at the end)",
+      'nice, that sounds like me. now add the answer to the end of {file} (not overwrite it, just at the end)',
       'perfect, thanks! last thing: append the answer to the end of {file}, keep what is already in it',
     ],
     retries: [

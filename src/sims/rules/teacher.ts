@@ -92,10 +92,13 @@ export const TEACHER_RULES: RulesProfile = {
     "these are great, thorough and kind. I'll give them to the student, thank you!",
     "perfect, that's exactly the feedback I wanted. thanks, I'll pass it on.",
   ],
-  hint: listedHint('The teacher wants detailed, patient, encouraging grading comments:', 'Cover what went well, any mistakes and, where needed, the right approach.'),
+  hint: listedHint(
+    'The teacher wants detailed, patient, encouraging grading comments:',
+    'Cover what went well, any mistakes and, where needed, the right approach.',
+  ),
   saving: {
     requests: [
-      "these are great, thanks! now append the comments to the end of {file}, not overwrite it.",
+      'these are great, thanks! now append the comments to the end of {file}, not overwrite it.',
       'perfect, that is the feedback I wanted. please add the comments to the end of {file} now (not overwrite it).',
     ],
     retries: ["hmm, I don't see them saved yet. try again please: append the comments to the end of {file}, not overwrite it."],

@@ -73,7 +73,9 @@ export class PhasedRulesUser implements TextGenerator {
     const persona = messages[0]?.role === 'system' ? messages[0].content : null;
     const phase = this.phases.find((p) => p.persona === persona);
     if (!phase) {
-      throw new RulesInputError("The homework's rule-based user plays one of its phases; start its messages with that phase's persona (simulatorMessages(phase, transcript)).");
+      throw new RulesInputError(
+        "The homework's rule-based user plays one of its phases; start its messages with that phase's persona (simulatorMessages(phase, transcript)).",
+      );
     }
     return phase.user.generate(messages, opts);
   }

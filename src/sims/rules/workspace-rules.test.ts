@@ -134,7 +134,9 @@ describe('the rules judges on workspace tool results', () => {
     expect(await binary({ role: 'tool', content: 'Error: homework/9.txt does not exist. The workspace holds homework/5.txt.' })).toBe(-1);
     // A successful tool result is no hindsight, as the reference's hint-judge prompt says.
     expect(parseHintVote(await rules.hintJudge.generate(buildHintJudgePrompt('answer', file)))).toEqual({ score: -1, hint: null });
-    const failed = parseHintVote(await rules.hintJudge.generate(buildHintJudgePrompt('answer', { role: 'tool', content: 'Error: read needs "path" as a string.' })));
+    const failed = parseHintVote(
+      await rules.hintJudge.generate(buildHintJudgePrompt('answer', { role: 'tool', content: 'Error: read needs "path" as a string.' })),
+    );
     expect(failed.score).toBe(1);
     expect(failed.hint).toContain('read needs');
   });

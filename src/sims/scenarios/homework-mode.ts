@@ -6,7 +6,9 @@ const MODES: readonly HomeworkMode[] = ['chat', 'workspace'];
 export function homeworkMode(mode: unknown): HomeworkMode {
   if (mode === undefined) return 'chat';
   if (!MODES.includes(mode as HomeworkMode)) {
-    throw new ScenarioConfigError(`homework "${String(mode)}" is not one of ${MODES.join(', ')}: "chat" puts the problem in the messages, "workspace" in a file.`);
+    throw new ScenarioConfigError(
+      `homework "${String(mode)}" is not one of ${MODES.join(', ')}: "chat" puts the problem in the messages, "workspace" in a file.`,
+    );
   }
   return mode as HomeworkMode;
 }

@@ -1,5 +1,4 @@
 import type { ChatMessage } from '../../rl/messages';
-import type { Scenario } from './scenario';
 import { ScenarioConfigError } from './scenario';
 
 /**
@@ -15,9 +14,9 @@ export const AI_REPLY_PREFIX = 'The AI assistant replied:\n\n';
  * the policy's replies, not its system prompt, its tool calls or their results (an assistant
  * message answered by a tool message is a step of the agent's work, not a reply).
  */
-export function simulatorMessages(scenario: Pick<Scenario, 'persona' | 'title'>, transcript: ChatMessage[]): ChatMessage[] {
+export function simulatorMessages(scenario: { persona: string | null; title?: string }, transcript: ChatMessage[]): ChatMessage[] {
   if (scenario.persona === null) {
-    throw new ScenarioConfigError(`The "${scenario.title}" scenario has no simulated user; the person types the replies.`);
+    throw new ScenarioConfigError(`The "${scenario.title ?? 'talk'}" scenario has no simulated user; the person types the replies.`);
   }
   const turns: ChatMessage[] = transcript.flatMap((message, i): ChatMessage[] => {
     if (message.role === 'user') return [{ role: 'assistant', content: message.content }];

@@ -39,7 +39,7 @@ export const STUDENT_PHASE: HomeworkPhase = {
   persona: WORKSPACE_PERSONA,
   firstMessage: (_problem, path) =>
     `hey, my homework is in the file ${path} in your workspace. can you read it and help me solve it? ` +
-    "show me the answer here first, and leave the file alone until I tell you to write in it",
+    'show me the answer here first, and leave the file alone until I tell you to write in it',
   doneMarker: HOMEWORK_DONE,
   maxTurns: 8,
 };

@@ -47,7 +47,7 @@ export const TEACHER_PHASE: HomeworkPhase = {
     `I'm grading a student's homework. Their submission is in the file ${path} in your workspace; please read it first.\n\n` +
     `Here is the question and the correct answer:\n\nQuestion: ${problem.question}\n\nCorrect answer: ${parseGsm8kAnswer(problem.answer)}\n\n` +
     `Read the student's submission from the file, compare it with the correct answer, and ${DIRECT} ` +
-    "Show me the comments here first, and leave the file alone until I tell you to write in it.",
+    'Show me the comments here first, and leave the file alone until I tell you to write in it.',
   doneMarker: GRADING_DONE,
   maxTurns: 8,
 };

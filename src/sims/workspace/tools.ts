@@ -88,7 +88,8 @@ function toolArguments(call: ToolCall): { name: ToolName; args: Record<string, s
   if (typeof args !== 'object' || args === null || Array.isArray(args)) throw new CallError(`The arguments of ${name} must be a JSON object.`);
   const given = args as Record<string, unknown>;
   const extra = Object.keys(given).filter((k) => !PARAMETERS[name].includes(k));
-  if (extra.length) throw new CallError(`${name} takes only ${PARAMETERS[name].join(' and ')}, not ${extra.map((k) => JSON.stringify(k.slice(0, 40))).join(', ')}.`);
+  if (extra.length)
+    throw new CallError(`${name} takes only ${PARAMETERS[name].join(' and ')}, not ${extra.map((k) => JSON.stringify(k.slice(0, 40))).join(', ')}.`);
   for (const p of PARAMETERS[name]) {
     if (typeof given[p] !== 'string') throw new CallError(`${name} needs "${p}" as a string.`);
   }
@@ -114,7 +115,8 @@ export async function runWorkspaceCall(workspace: Workspace, call: ToolCall): Pr
     if (name === WRITE_TOOL_NAME) await workspace.write(path, args.content);
     else await workspace.append(path, args.content);
     const content = (await workspace.read(path)) ?? '';
-    const done = name === WRITE_TOOL_NAME ? `Wrote ${args.content.length} characters to ${path}.` : `Appended ${args.content.length} characters to the end of ${path}.`;
+    const done =
+      name === WRITE_TOOL_NAME ? `Wrote ${args.content.length} characters to ${path}.` : `Appended ${args.content.length} characters to the end of ${path}.`;
     return { call, ok: true, content: `${done} It now holds ${content.length} characters.`, change: { path, op: name, content } };
   } catch (e) {
     if (e instanceof CallError || e instanceof WorkspacePathError || e instanceof WorkspaceFullError) {

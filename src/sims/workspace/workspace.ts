@@ -57,7 +57,9 @@ export function checkWorkspacePath(path: string): string {
   const segments = trimmed.split('/');
   if (segments.some((s) => s === '..')) throw new WorkspacePathError('The path climbs out of the workspace with ".."; give a path inside it.');
   if (!segments.every((s) => SEGMENT.test(s))) {
-    throw new WorkspacePathError(`"${trimmed.slice(0, 60)}" is not a plain file path: use letters, digits, ".", "_" and "-" between "/", such as "homework/0.txt".`);
+    throw new WorkspacePathError(
+      `"${trimmed.slice(0, 60)}" is not a plain file path: use letters, digits, ".", "_" and "-" between "/", such as "homework/0.txt".`,
+    );
   }
   return segments.join('/');
 }

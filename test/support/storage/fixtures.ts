@@ -132,7 +132,17 @@ export function sampleRun(text?: string): RunRecord[] {
     evaluation(1, 2, tick(), 0.76),
     ...turnRecords('alice', 3, 2, tick(), text),
     { kind: 'session_end', version: 2, ts: tick(), session: 'bob', reason: 'explicit', turns: 2, mainTurns: 2 },
-    { kind: 'workspace_file', version: 2, ts: tick(), workspace: 'alice', session: 'alice', turn: 3, path: 'homework/0.txt', op: 'append', content: `Problem:\n${text ?? 'Q'}\n` },
+    {
+      kind: 'workspace_file',
+      version: 2,
+      ts: tick(),
+      workspace: 'alice',
+      session: 'alice',
+      turn: 3,
+      path: 'homework/0.txt',
+      op: 'append',
+      content: `Problem:\n${text ?? 'Q'}\n`,
+    },
   ];
 }
 
