@@ -8,7 +8,7 @@
  * back after it: the tool result, or the user's next message.
  */
 import type { ChatMessage } from '../rl/messages';
-import { replyMessage, usesToolCallTags } from '../rl/tool-calls';
+import { replyMessage } from '../rl/tool-calls';
 import { runWorkspaceCall, type WorkspaceCallResult } from '../sims/workspace/tools';
 import type { Workspace } from '../sims/workspace/workspace';
 import type { PolicyReply } from './policy-service';
@@ -24,10 +24,10 @@ export class WorkspacePolicyError extends Error {
  *
  * @throws WorkspacePolicyError naming the model and models that work
  */
-export function checkWorkspacePolicy(model: string, chatTemplate: string | null): void {
-  if (usesToolCallTags(chatTemplate)) return;
+export function checkWorkspacePolicy(model: string, template: { hasChatTemplate: boolean; toolCallTags: boolean }): void {
+  if (template.toolCallTags) return;
   throw new WorkspacePolicyError(
-    `${model} has ${chatTemplate === null ? 'no chat template' : 'a chat template without <tool_call> tools'}: the homework workspace offers its read, ` +
+    `${model} has ${template.hasChatTemplate ? 'a chat template without <tool_call> tools' : 'no chat template'}: the homework workspace offers its read, ` +
       'write and append tools through the template, so choose a model whose template has them (e.g. Qwen/Qwen3-0.6B), or homework "chat"',
   );
 }

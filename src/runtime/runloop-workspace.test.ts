@@ -17,6 +17,7 @@ import { tinyModel } from '../../test/fixtures/tiny-model';
 import { of, validatingSink } from '../../test/support/runtime/headless';
 import { CpuBackend } from '../gpu/cpu/backend';
 import type { ChatMessage } from '../rl/messages';
+import { usesToolCallTags } from '../rl/tool-calls';
 import type { RunRecord } from '../rl/records';
 import { trainingSamples } from '../storage/exports';
 import { createScenario } from '../sims/scenarios/index';
@@ -104,7 +105,7 @@ describe('the homework workspace end to end on the tiny fixture (teacher scenari
     const services = await createNodeServices(parsed, new CpuBackend());
     const tok = services.policyModel!.tokenizer;
     // The Qwen3 template lists the tools and reads <tool_call> back.
-    checkWorkspacePolicy('tiny', tok.chatTemplateText);
+    checkWorkspacePolicy('tiny', { hasChatTemplate: true, toolCallTags: usesToolCallTags(tok.chatTemplateText) });
     expect(services.policyModel!.promptText([{ role: 'user', content: 'hi' }], { tools: WORKSPACE_TOOLS })).toContain('"name": "append"');
     const root = await mkdtemp(join(tmpdir(), 'nextstate-homework-'));
     roots.push(root);
@@ -192,7 +193,10 @@ describe('the homework workspace end to end on the tiny fixture (teacher scenari
   }, 120_000);
 
   it('refuses a policy whose chat template offers no tools, saying what to choose', () => {
-    expect(() => checkWorkspacePolicy('HuggingFaceTB/SmolLM2-135M-Instruct', '{{ messages }}')).toThrow(WorkspacePolicyError);
-    expect(() => checkWorkspacePolicy('stories260K', null)).toThrow(/no chat template.*homework "chat"/);
+    const smol = '{% for message in messages %}<|im_start|>{{ message.role }}{% endfor %}';
+    expect(() => checkWorkspacePolicy('HuggingFaceTB/SmolLM2-135M-Instruct', { hasChatTemplate: true, toolCallTags: usesToolCallTags(smol) })).toThrow(
+      WorkspacePolicyError,
+    );
+    expect(() => checkWorkspacePolicy('stories260K', { hasChatTemplate: false, toolCallTags: false })).toThrow(/no chat template.*homework "chat"/);
   });
 });
