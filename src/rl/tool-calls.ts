@@ -63,3 +63,22 @@ function parseCall(body: string, id: string): ToolCall | null {
   const argumentsText = typeof args === 'string' ? args : JSON.stringify(args ?? {});
   return { id, type: 'function', function: { name, arguments: argumentsText } };
 }
+
+/**
+ * Calls an OpenAI client received in `tool_calls` as the template's `<tool_call>` text the model
+ * wrote, so a reply from a server that parsed them out reads the same as the model's own text
+ * (replyMessage reads them back).
+ */
+export function toolCallsAsText(calls: readonly ToolCall[]): string {
+  return calls
+    .map((c) => {
+      let args: unknown = c.function.arguments;
+      try {
+        args = JSON.parse(c.function.arguments);
+      } catch {
+        // Arguments that are not JSON stay the string the server sent.
+      }
+      return `${OPEN}\n${JSON.stringify({ name: c.function.name, arguments: args })}\n${CLOSE}`;
+    })
+    .join('\n');
+}
