@@ -24,6 +24,8 @@ import {
 import { fullFinetuneLrWarning } from '../rl/presets';
 import { RunLoop } from '../runtime/runloop';
 import { createNodeServices, readTextFile } from '../runtime/services-node';
+import { folderWorkspaces } from '../runtime/workspace-node';
+import type { WorkspaceFactory } from '../sims/workspace/workspace';
 import { ToolCallRunLoop } from '../runtime/toolcall/loop';
 import { loadToolCallProblems } from '../runtime/toolcall/problems';
 import { createToolCallNodeServices } from '../runtime/toolcall/services-node';
@@ -62,6 +64,7 @@ async function createRun(
   backend: Backend,
   sink: RecordSink,
   options: RunLoopOptions,
+  workspaces: WorkspaceFactory,
 ): Promise<{ loop: RunController; policy: PolicyService }> {
   if (config.track === 'toolcall') {
     const services = await createToolCallNodeServices(config, backend);
@@ -70,7 +73,7 @@ async function createRun(
   }
   const services = await createNodeServices(config, backend);
   const problems = await loadProblems(config, createScenario(config.scenario), readTextFile);
-  return { loop: new RunLoop(config, services, problems, sink, options), policy: services.policy };
+  return { loop: new RunLoop(config, { ...services, workspaces }, problems, sink, options), policy: services.policy };
 }
 
 /** What a run is called in file names and labels: its scenario, or its track. */
@@ -157,6 +160,7 @@ export async function runToFile(
   const policyModel = config.models.policy;
   const remote = isRemotePolicy(policyModel);
   if (!remote) policyModel.weightFormat = resolveWeightFormat(policyModel.weightFormat, backend);
+  const file = o.file ?? `nextstate-${runName(config)}-${new Date(created).toISOString().replace(/[:.]/g, '-')}.nsrun`;
   const { loop, policy } = await createRun(
     config,
     backend,
@@ -169,13 +173,14 @@ export async function runToFile(
         if (line) o.onLine?.(line);
       },
     },
+    // A homework workspace's files, one folder per homework, beside the run file.
+    folderWorkspaces(`${file.replace(/\.nsrun$/, '')}.workspace`),
   );
   const { value, signal } = await stoppable(
     () => loop.stop(),
     () => loop.run(),
   );
   const status = value.status;
-  const file = o.file ?? `nextstate-${runName(config)}-${new Date(created).toISOString().replace(/[:.]/g, '-')}.nsrun`;
   // A full fine-tuning run has no adapter: its trained model is a Hugging Face folder beside the
   // run file. A remote policy's server holds what it trained: neither is here.
   const full = config.preset.finetune.mode === 'full';

@@ -20,7 +20,7 @@ import type { ServeRunFile } from './serve-runfile';
 import { ApiError } from './serve-errors';
 import type { ChatHandler, EventStream } from './serve-http';
 import { parseChatRequest } from './serve-openai';
-import { replyMessage } from './serve-tool-calls';
+import { replyMessage } from '../rl/tool-calls';
 
 export interface ChatSettings {
   /** The name clients ask for (GET /v1/models lists it); other names get 404. */

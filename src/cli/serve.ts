@@ -24,7 +24,7 @@ import { eventLine } from './run';
 import { ChatEndpoint } from './serve-chat';
 import { startHttpServer, type RunningServer } from './serve-http';
 import { journalResumePoint, ServeRunFile } from './serve-runfile';
-import { replyMessage, usesToolCallTags } from './serve-tool-calls';
+import { replyMessage, usesToolCallTags } from '../rl/tool-calls';
 import type { CliIo } from './io';
 import { notStdout } from './output';
 import { stoppable } from './signals';

@@ -122,6 +122,7 @@ export {
   type VersionBoundaryRecord,
   type SessionEndRecord,
   type ToolStepRecord,
+  type WorkspaceFileRecord,
   type TokenUpdateRecord,
   type RuntimeEventRecord,
 } from './records';

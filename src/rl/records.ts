@@ -273,6 +273,24 @@ export interface ToolStepRecord extends RecordBase {
   advantage: number | null;
 }
 
+/**
+ * A file of a homework workspace changed: the scenario wrote the homework (no `turn`), or a tool
+ * call of the policy's turn `turn` wrote or appended to it. `content` is the whole file
+ * afterwards, so the last record of a path is the file as the run left it.
+ */
+export interface WorkspaceFileRecord extends RecordBase {
+  kind: 'workspace_file';
+  /** The homework's workspace, shared by its phases (its student and teacher sessions). */
+  workspace: string;
+  /** The session the change happened in (for the scenario's own write, the one it was made for). */
+  session: string;
+  /** The interaction whose tool call made the change; absent when the scenario wrote the file. */
+  turn?: number;
+  path: string;
+  op: 'write' | 'append';
+  content: string;
+}
+
 /** A session ended. */
 export interface SessionEndRecord extends RecordBase {
   kind: 'session_end';
@@ -294,7 +312,8 @@ export type RunRecord =
   | SessionEndRecord
   | ToolStepRecord
   | TokenUpdateRecord
-  | RuntimeEventRecord;
+  | RuntimeEventRecord
+  | WorkspaceFileRecord;
 
 /** The `kind` tags of RunRecord. */
 export type RecordKind = RunRecord['kind'];
@@ -312,6 +331,7 @@ export const RECORD_KINDS = [
   'tool_step',
   'token_update',
   'runtime_event',
+  'workspace_file',
 ] as const satisfies readonly RecordKind[];
 
 // Fails to compile when a kind is added to RunRecord but not to RECORD_KINDS.

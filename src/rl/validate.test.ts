@@ -118,6 +118,17 @@ const good: RunRecord[] = [
   },
   { kind: 'token_update', version: 0, ts: 1450, session: 's1', turn: 1, step: 1, before: [-0.25, -0.001], after: [-0.2, -0.002], advantages: [0.5, -0.25] },
   { kind: 'runtime_event', version: 1, ts: 1800, event: 'device_lost', message: 'GPU device lost: reloading the model' },
+  {
+    kind: 'workspace_file',
+    version: 1,
+    ts: 1900,
+    workspace: 's1',
+    session: 's1.student',
+    turn: 2,
+    path: 'homework/0.txt',
+    op: 'append',
+    content: 'Problem:\nQ\n\nSolution:\n18',
+  },
 ];
 
 describe('validateRecord accepts well-formed records', () => {
@@ -198,6 +209,10 @@ describe('validateRecord rejects malformed records, naming the field', () => {
     ['more failed problems than problems', 'evaluation', (r) => (r.failed = 3), 'failed'],
     ['boundary going backwards', 'version_boundary', (r) => (r.to = 0), 'to'],
     ['bad end reason', 'session_end', (r) => (r.reason = 'crash'), 'reason'],
+    ['workspace change neither a write nor an append', 'workspace_file', (r) => (r.op = 'delete'), 'op'],
+    ['workspace file without a path', 'workspace_file', (r) => (r.path = ''), 'path'],
+    ['workspace file changed in turn 0', 'workspace_file', (r) => (r.turn = 0), 'turn'],
+    ['workspace file content not a string', 'workspace_file', (r) => (r.content = null), 'content'],
     ['tool step turn not stepIndex + 1', 'tool_step', (r) => (r.turn = 1), 'turn'],
     ['tool step vote of 0', 'tool_step', (r) => (r.votes[0] = 0), 'votes[0]'],
     ['tool step raw replies not matching the votes', 'tool_step', (r) => r.raw.pop(), 'raw'],

@@ -19,6 +19,7 @@ import {
   type TrainStats,
   type TrainStepRecord,
   type VersionBoundaryRecord,
+  type WorkspaceFileRecord,
 } from './records';
 
 /**
@@ -250,6 +251,19 @@ const toolStep = object(
   optionalStep,
 );
 
+const workspaceFile = object(
+  {
+    ...base,
+    kind: oneOf('workspace_file'),
+    workspace: id,
+    session: id,
+    path: id,
+    op: oneOf('write', 'append'),
+    content: str(L.text),
+  },
+  { ...optionalStep, turn: int(1) },
+);
+
 /** Cross-field rules a per-field check cannot see. */
 function checkConsistency(record: RunRecord): void {
   switch (record.kind) {
@@ -331,6 +345,7 @@ const CHECKERS: { [K in RecordKind]: Checker<Extract<RunRecord, { kind: K }>> } 
   tool_step: toolStep satisfies Checker<ToolStepRecord>,
   token_update: tokenUpdate satisfies Checker<TokenUpdateRecord>,
   runtime_event: runtimeEvent satisfies Checker<RuntimeEventRecord>,
+  workspace_file: workspaceFile satisfies Checker<WorkspaceFileRecord>,
 };
 
 const kind = oneOf(...RECORD_KINDS);

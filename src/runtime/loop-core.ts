@@ -11,12 +11,13 @@
  */
 import { SampleBuffer, type Batch, type BufferedSample } from '../rl/buffer';
 import { copyMessage, type ChatMessage } from '../rl/messages';
-import type { InteractionRecord, RunRecord, RuntimeEventRecord, TokenUpdateRecord, TrainStats } from '../rl/records';
+import type { InteractionRecord, RunRecord, RuntimeEventRecord, TokenUpdateRecord, TrainStats, WorkspaceFileRecord } from '../rl/records';
 import type { ClosedTurn, TrackerEvents, TurnType } from '../rl/sessions';
 import { assembleSample, sampleRecord, type PolicyResponse, type TrainingSample } from '../rl/samples';
 import { HintShuffler } from '../rl/hint-shuffle';
 import type { MethodPreset, MethodName } from '../rl/presets';
 import type { TextGenerator } from '../generators/generator';
+import type { WorkspaceChange } from '../sims/workspace/tools';
 import { judgeTurn } from './judge-turn';
 import { GenerationBatcher } from './batcher';
 import { PauseGate, Semaphore } from './gate';
@@ -59,6 +60,24 @@ export function interactionRecord(
     ...(reply.promptIds ? { promptIds: [...reply.promptIds] } : {}),
     startedAt: reply.startedAt,
     finishedAt: reply.finishedAt,
+  };
+}
+
+/** The run-log record of a workspace file's change (WorkspaceFileRecord). */
+export function workspaceFileRecord(
+  change: WorkspaceChange,
+  version: number,
+  ts: number,
+  where: { workspace: string; session: string; turn?: number },
+): WorkspaceFileRecord {
+  return {
+    kind: 'workspace_file',
+    version,
+    ts,
+    workspace: where.workspace,
+    session: where.session,
+    ...(where.turn !== undefined ? { turn: where.turn } : {}),
+    ...change,
   };
 }
 

@@ -13,6 +13,8 @@ import { EndpointResponseError } from '../generators/endpoint-errors';
 import { EngineError } from '../gpu/errors';
 import type { FinishReason } from '../gpu/generate';
 import type { PeftFiles } from '../gpu/peft';
+import type { ToolCall } from '../rl/messages';
+import { toolCallsAsText } from '../rl/tool-calls';
 import { RECORD_LIMITS } from '../rl/validate';
 import type { PolicyReply, PolicyRequest, PolicyService, ScoreItem, ScoredTopK, SessionTag, TrainResult } from './policy-service';
 import type { RemotePolicyConfig } from './run-config';
@@ -110,7 +112,13 @@ export class RemotePolicyService implements PolicyService {
     if (content.length > RECORD_LIMITS.text) throw bad(`the reply has ${content.length} characters; the limit is ${RECORD_LIMITS.text}`);
     const info = isObject(json) && isObject(json.nextstate) ? json.nextstate.version : undefined;
     const version = Number.isSafeInteger(info) && (info as number) >= 0 ? (info as number) : null;
-    return { text: content, finishReason: choice.finish_reason === 'length' ? 'length' : 'stop', version };
+    // A server that parses tool calls out of the text (nextstate serve, vLLM) sends them apart:
+    // they go back into the text as the model wrote them, where the workspace reads them.
+    const calls = readToolCalls(choice.message.tool_calls);
+    if (calls === null) throw bad('choices[0].message.tool_calls is not a list of function calls with a name and string arguments');
+    const text = calls.length ? [content, toolCallsAsText(calls)].filter(Boolean).join('\n') : content;
+    if (text.length > RECORD_LIMITS.text) throw bad(`the reply has ${text.length} characters; the limit is ${RECORD_LIMITS.text}`);
+    return { text, finishReason: choice.finish_reason === 'length' ? 'length' : 'stop', version };
   }
 
   score(_items: ScoreItem[]): Promise<number[][]> {
@@ -132,4 +140,17 @@ export class RemotePolicyService implements PolicyService {
   restore(): Promise<void> {
     return Promise.reject(new RemotePolicyError(this.config.url, 'continue from a saved adapter'));
   }
+}
+
+/** The calls of an untrusted `tool_calls` field: [] when absent, null when it is not a list of calls. */
+function readToolCalls(value: unknown): ToolCall[] | null {
+  if (value === undefined || value === null) return [];
+  if (!Array.isArray(value) || value.length > RECORD_LIMITS.toolCalls) return null;
+  const calls: ToolCall[] = [];
+  for (const c of value) {
+    const fn = isObject(c) ? c.function : undefined;
+    if (!isObject(fn) || typeof fn.name !== 'string' || typeof fn.arguments !== 'string') return null;
+    calls.push({ id: typeof c.id === 'string' ? c.id : '', type: 'function', function: { name: fn.name, arguments: fn.arguments } });
+  }
+  return calls;
 }

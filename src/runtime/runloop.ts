@@ -18,8 +18,13 @@ import { scoreEvaluation } from '../sims/evaluator';
 import type { TextGenerator } from '../generators/generator';
 import { createScenario, isDone, simulatorMessages, simulatorReply, type Scenario } from '../sims/scenarios/index';
 import type { Problem } from '../sims/problems/problem';
+import { studentWorkWithSlip } from '../sims/scenarios/student-work';
+import { homeworkFileText, homeworkPath, prepareHomework, WORKSPACE_SYSTEM_PROMPT } from '../sims/workspace/homework';
+import { WORKSPACE_TOOLS } from '../sims/workspace/tools';
+import { MemoryWorkspace, memoryWorkspaces, type Workspace, type WorkspaceFactory } from '../sims/workspace/workspace';
 import { problemSetLabel, type ProblemSets } from './problems';
-import { interactionRecord, isAbort, RunLoopCore } from './loop-core';
+import { interactionRecord, isAbort, RunLoopCore, workspaceFileRecord } from './loop-core';
+import { agentTurn } from './agent-turn';
 import type { RecordSink, RunLoopOptions } from './loop-types';
 import type { PolicyService, SessionTag } from './policy-service';
 import { isRemotePolicy, type RunConfig } from './run-config';
@@ -33,6 +38,8 @@ export interface RunServices {
   judge: TextGenerator;
   hintJudge: TextGenerator;
   evaluator: TextGenerator | null;
+  /** Where a workspace homework's files live, by the homework's session id; absent: in memory. */
+  workspaces?: WorkspaceFactory;
 }
 
 /**
@@ -83,15 +90,18 @@ export class RunLoop extends RunLoopCore {
    * The teacher grades a student's attempt at each problem: the policy writes it once, before
    * any session, as a logged side turn (never trained on), so the run holds what was graded.
    * Problems that already carry an attempt (a resumed run) keep it. Training problems come
-   * first, then evaluation problems not among them, numbered in that order.
+   * first, then evaluation problems not among them, numbered in that order. In the workspace
+   * variant only evaluation problems need one (their files hold it).
    */
   protected override async prepare(): Promise<void> {
     if (this.scenario.id !== 'teacher') return;
     const sp = this.config.sampling.policy;
     const { train, evaluation } = this.problems;
+    // In the workspace the student phase writes what the teacher grades in training; only the
+    // evaluation's files need an attempt written beforehand.
     const slots = [
-      ...train.map((_, i) => ({ list: train, i })),
-      ...evaluation.map((_, i) => ({ list: evaluation, i })).filter(({ i }) => !train.includes(evaluation[i])),
+      ...(this.scenario.workspace ? [] : train.map((_, i) => ({ list: train, i }))),
+      ...evaluation.map((_, i) => ({ list: evaluation, i })).filter(({ i }) => this.scenario.workspace || !train.includes(evaluation[i])),
     ];
     await Promise.all(
       slots.map(async ({ list, i }, k) => {
@@ -116,51 +126,30 @@ export class RunLoop extends RunLoopCore {
   private async runSession(session: string, problem: Problem, index: number): Promise<void> {
     const { user } = this.services;
     if (!user) throw new Error(`the ${this.scenario.title} scenario needs a simulated user; talk-yourself runs take replies from the page`);
-    // No persona: the person at the keyboard is the user (talk yourself). They write the first
-    // message too, see the conversation as it is, and only they end it.
-    const human = this.scenario.persona === null;
-    const transcript: ChatMessage[] = [];
-    if (human) {
-      const first = await this.userSays(user, transcript, index, 0);
-      if (!first || 'ended' in first) return;
-      transcript.push({ role: 'user', content: first.text });
-    } else {
-      transcript.push({ role: 'user', content: this.scenario.firstMessage(problem) });
+    const homework = this.scenario.workspace;
+    if (!homework) {
+      // No persona: the person at the keyboard is the user (talk yourself). They write the first
+      // message too, see the conversation as it is, and only they end it.
+      const human = this.scenario.persona === null;
+      const first = human ? null : this.scenario.firstMessage(problem);
+      await this.converse(user, { session, index, phase: 0, user: this.scenario, first, maxTurns: this.scenario.maxTurns ?? (human ? Infinity : 8) }, null);
+      return;
     }
-    const maxTurns = this.scenario.maxTurns ?? (human ? Infinity : 8);
-    const sp = this.config.sampling.policy;
-    // The reference's runners send no done message and nothing after the last turn.
-    const lastUnjudged = lastTurnOf(this.config.preset) === 'unjudged';
-    for (let turn = 1; turn <= maxTurns; turn++) {
-      await this.waitForCapacity();
-      if (this.stopping) return;
-      // The last turn is known before it is asked only at the turn limit; a session that ends
-      // on the user's word instead closes on the server when it goes idle.
-      const reply = await this.generateReply(transcript, this.config.seed * 1_000_003 + index * 101 + turn, sp, {
-        id: session,
-        turnType: 'main',
-        done: turn === maxTurns && !lastUnjudged,
-      });
-      if (!reply) return;
-      const response: PolicyResponse = { text: reply.text, tokenIds: reply.tokenIds, logprobs: reply.logprobs };
-      const observed = this.tracker.observe({ session, turnType: 'main', messages: transcript, version: reply.version }, response);
-      const interaction = interactionRecord(reply, this.now(), { session, turn: observed.turn.turn, turnType: 'main', messages: transcript });
-      await this.commit([interaction]);
-      await this.handleTracker(observed);
-      transcript.push({ role: 'assistant', content: reply.text });
-      const next = await this.userSays(user, transcript, index, turn);
-      if (!next) return;
-      if ('ended' in next) {
-        await this.handleTracker(this.tracker.endSession(session));
-        return;
-      }
-      const said = next.text;
-      const finalWord: ChatMessage = { role: 'user', content: said };
-      if (isDone(this.scenario, said) || turn === maxTurns) {
-        await this.handleTracker(lastUnjudged ? this.withoutLastTurn(session) : this.tracker.endSession(session, finalWord));
-        return;
-      }
-      transcript.push(finalWord);
+    // The homework's phases, in order, over one workspace that holds the problem's file, as the
+    // reference's runners leave it for each other. The scenario's own phase is the session's id.
+    const workspace = await (this.services.workspaces ?? memoryWorkspaces)(session);
+    const path = homeworkPath(index % this.problems.train.length);
+    const sessions = homework.phases.map((p, i) => (i === homework.phases.length - 1 ? session : `${session}.${p.id}`));
+    const prepared = await prepareHomework(workspace, path, problem);
+    await this.commit([workspaceFileRecord(prepared, this.version, this.now(), { workspace: session, session: sessions[0] })]);
+    for (const [i, phase] of homework.phases.entries()) {
+      const first = phase.firstMessage(problem, path);
+      const done = await this.converse(
+        user,
+        { session: sessions[i], index, phase: i, user: phase, first, maxTurns: phase.maxTurns },
+        { id: session, files: workspace },
+      );
+      if (!done) return;
     }
   }
 
@@ -174,13 +163,101 @@ export class RunLoop extends RunLoopCore {
     return { ...events, closed: events.closed.filter((t) => t.session !== session) };
   }
 
-  /** The user's next message; null when the run stops, `ended` when the user ends the session. */
-  private async userSays(user: TextGenerator, transcript: ChatMessage[], index: number, turn: number): Promise<{ text: string } | { ended: true } | null> {
-    const messages = this.scenario.persona === null ? transcript.map((m) => ({ ...m })) : simulatorMessages(this.scenario, transcript);
+  /**
+   * One conversation between the policy and the user: the first message (null: the person writes
+   * it), then answer after answer (agentTurn: with the workspace's tools when there is one) until
+   * the user ends it, says the done marker, or the turn limit. Resolves false when the run stopped
+   * or the person ended the session, true when the conversation ran to its end.
+   */
+  private async converse(
+    user: TextGenerator,
+    c: { session: string; index: number; phase: number; user: { persona: string | null; doneMarker: string | null }; first: string | null; maxTurns: number },
+    workspace: { id: string; files: Workspace } | null,
+  ): Promise<boolean> {
+    const { session, index } = c;
+    const transcript: ChatMessage[] = workspace ? [{ role: 'system', content: WORKSPACE_SYSTEM_PROMPT }] : [];
+    if (c.first === null) {
+      const first = await this.userSays(user, c.user, transcript, index, 0, c.phase);
+      if (!first || 'ended' in first) return false;
+      transcript.push({ role: 'user', content: first.text });
+    } else {
+      transcript.push({ role: 'user', content: c.first });
+    }
+    const sp = this.config.sampling.policy;
+    const tools = workspace ? WORKSPACE_TOOLS : undefined;
+    // The reference's runners send no done message and nothing after the last turn.
+    const lastUnjudged = lastTurnOf(this.config.preset) === 'unjudged';
+    for (let turn = 1; turn <= c.maxTurns; turn++) {
+      await this.waitForCapacity();
+      if (this.stopping) return false;
+      const reply = await agentTurn({
+        transcript,
+        workspace: workspace?.files ?? null,
+        // The last turn is known before it is asked only at the turn limit of a plain chat; a
+        // session that ends on the user's word instead closes on the server when it goes idle.
+        generate: (messages, round) =>
+          this.generateReply(
+            messages,
+            this.config.seed * 1_000_003 + index * 101 + turn + round * 10_007 + c.phase * 50_021,
+            sp,
+            {
+              id: session,
+              turnType: 'main',
+              done: !workspace && turn === c.maxTurns && !lastUnjudged,
+            },
+            tools,
+          ),
+        onStep: async ({ messages, reply, results }) => {
+          const response: PolicyResponse = { text: reply.text, tokenIds: reply.tokenIds, logprobs: reply.logprobs };
+          const observed = this.tracker.observe({ session, turnType: 'main', messages, version: reply.version }, response);
+          const at = this.now();
+          const interaction = interactionRecord(reply, at, { session, turn: observed.turn.turn, turnType: 'main', messages, tools });
+          const changes = results.flatMap((r) =>
+            r.change ? [workspaceFileRecord(r.change, reply.version, at, { workspace: workspace!.id, session, turn: observed.turn.turn })] : [],
+          );
+          await this.commit([interaction, ...changes]);
+          await this.handleTracker(observed);
+        },
+      });
+      if (!reply) return false;
+      const next = await this.userSays(user, c.user, transcript, index, turn, c.phase);
+      if (!next) return false;
+      if ('ended' in next) {
+        await this.handleTracker(this.tracker.endSession(session));
+        return false;
+      }
+      const said = next.text;
+      const finalWord: ChatMessage = { role: 'user', content: said };
+      if (isDone(c.user, said) || turn === c.maxTurns) {
+        await this.handleTracker(lastUnjudged ? this.withoutLastTurn(session) : this.tracker.endSession(session, finalWord));
+        return true;
+      }
+      transcript.push(finalWord);
+    }
+    return true;
+  }
+
+  /**
+   * The user's next message; null when the run stops, `ended` when the user ends the session.
+   * `who`: the scenario, or the homework phase, whose persona the simulator plays.
+   */
+  private async userSays(
+    user: TextGenerator,
+    who: { persona: string | null },
+    transcript: ChatMessage[],
+    index: number,
+    turn: number,
+    phase = 0,
+  ): Promise<{ text: string } | { ended: true } | null> {
+    const messages = who.persona === null ? transcript.map((m) => ({ ...m })) : simulatorMessages(who, transcript);
     try {
       return {
         text: simulatorReply(
-          await user.generate(messages, { ...this.config.sampling.user, seed: this.config.seed + index * 7919 + turn, signal: this.abort.signal }),
+          await user.generate(messages, {
+            ...this.config.sampling.user,
+            seed: this.config.seed + index * 7919 + turn + phase * 104_729,
+            signal: this.abort.signal,
+          }),
         ),
       };
     } catch (e) {
@@ -191,9 +268,10 @@ export class RunLoop extends RunLoopCore {
   }
 
   /** One policy answer through the shared batcher; null when the run stopped meanwhile. */
-  private generateReply(messages: ChatMessage[], seed: number, sp: RunConfig['sampling']['policy'], session: SessionTag) {
+  private generateReply(messages: ChatMessage[], seed: number, sp: RunConfig['sampling']['policy'], session: SessionTag, tools?: readonly object[]) {
     return this.generate({
       messages: messages.map((m) => ({ ...m })),
+      ...(tools ? { tools } : {}),
       session,
       maxNewTokens: sp.maxNewTokens,
       sampling: { temperature: sp.temperature, topP: sp.topP, topK: sp.topK },
@@ -204,7 +282,7 @@ export class RunLoop extends RunLoopCore {
   /** Session-end records, then a judge task per closed turn (bounded: back-pressure). */
   private handleTracker(events: TrackerEvents<PolicyResponse>): Promise<void> {
     if (isRemotePolicy(this.config.models.policy)) return this.closeTurns(events, async () => this.turnClosedOnServer());
-    return this.closeTurns(events, (turn) => this.judgeAndBuffer(turn, this.services, this.config));
+    return this.closeTurns(events, (turn) => this.judgeAndBuffer(turn, this.services, this.config, this.scenario.workspace ? WORKSPACE_TOOLS : undefined));
   }
 
   /** The personalization score: the current policy's first answer to the first N evaluation problems. */
@@ -214,24 +292,10 @@ export class RunLoop extends RunLoopCore {
     if (!evaluator || !preference) return;
     const n = Math.min(this.config.schedule.evalProblems, this.problems.evaluation.length);
     const problems = this.problems.evaluation.slice(0, n);
-    const sp = this.config.sampling.policy;
-    // Greedy, so that two evaluations differ only by the policy, not by sampling luck.
-    const replies = await Promise.all(
-      problems.map((p) =>
-        this.batcher.request(
-          {
-            messages: [{ role: 'user', content: this.scenario.firstMessage(p) }],
-            maxNewTokens: sp.maxNewTokens,
-            sampling: { temperature: 0, topP: 1, topK: 0 },
-            seed: 0,
-          },
-          this.abort.signal,
-        ),
-      ),
-    );
+    const answers = await Promise.all(problems.map((p, i) => this.firstAnswer(p, i)));
     const result = await scoreEvaluation(
       evaluator,
-      problems.map((p, i) => ({ id: p.id, question: this.scenario.firstMessage(p), answer: replies[i].text })),
+      problems.map((p, i) => ({ id: p.id, question: answers[i].question, answer: answers[i].text })),
       {
         preference,
         votes: this.config.schedule.evalVotes,
@@ -242,15 +306,56 @@ export class RunLoop extends RunLoopCore {
     const record: EvaluationRecord = {
       kind: 'evaluation',
       // The version that wrote the answers (a finished step swaps in at the next generation).
-      version: Math.min(...replies.map((r) => r.version)),
+      version: Math.min(...answers.map((a) => a.version)),
       ts: this.now(),
       step: this.step,
       name: 'personalization',
       scores: result.score === null ? {} : { score: result.score },
-      perProblem: result.perProblem.map((p, i) => ({ id: p.id, prompt: this.scenario.firstMessage(problems[i]), score: p.score, detail: replies[i].text })),
+      perProblem: result.perProblem.map((p, i) => ({ id: p.id, prompt: answers[i].question, score: p.score, detail: answers[i].text })),
       failed: result.failedProblems,
       problemSet: problemSetLabel(this.config.problems, this.scenario, n),
     };
     await this.commit([record]);
+  }
+
+  /**
+   * The policy's first answer to evaluation problem `i`, greedy, so that two evaluations differ
+   * only by the policy, not by sampling luck. In the workspace it is the first reply the user
+   * sees, after any tool calls, over a scratch workspace holding the file as the scenario's phase
+   * finds it: the problem, and for the teacher the student's attempt appended (prepare()).
+   */
+  private async firstAnswer(problem: Problem, i: number): Promise<{ question: string; text: string; version: number }> {
+    const sp = this.config.sampling.policy;
+    const request = (messages: ChatMessage[], tools?: readonly object[]) =>
+      this.batcher.request(
+        { messages, ...(tools ? { tools } : {}), maxNewTokens: sp.maxNewTokens, sampling: { temperature: 0, topP: 1, topK: 0 }, seed: 0 },
+        this.abort.signal,
+      );
+    const homework = this.scenario.workspace;
+    if (!homework) {
+      const question = this.scenario.firstMessage(problem);
+      const reply = await request([{ role: 'user', content: question }]);
+      return { question, text: reply.text, version: reply.version };
+    }
+    const phase = homework.phases[homework.phases.length - 1];
+    const path = homeworkPath(i);
+    const files = new MemoryWorkspace();
+    const attempt = phase.id === 'teacher' ? (problem.studentWork ?? studentWorkWithSlip(problem).text) : '';
+    await files.write(path, homeworkFileText(problem) + attempt);
+    const question = phase.firstMessage(problem, path);
+    let version = Infinity;
+    const reply = await agentTurn({
+      transcript: [
+        { role: 'system', content: WORKSPACE_SYSTEM_PROMPT },
+        { role: 'user', content: question },
+      ],
+      workspace: files,
+      generate: async (messages) => {
+        const r = await request(messages, WORKSPACE_TOOLS);
+        version = Math.min(version, r.version);
+        return r;
+      },
+    });
+    return { question, text: reply!.text, version };
   }
 }

@@ -12,6 +12,8 @@ import { EngineGenerator } from '../generators/engine';
 import type { TextGenerator } from '../generators/generator';
 import { createRules } from '../sims/rules/index';
 import { createScenario, type Scenario } from '../sims/scenarios/index';
+import { usesToolCallTags } from '../rl/tool-calls';
+import { checkWorkspacePolicy } from './agent-turn';
 import { EnginePolicyService, type PolicyService } from './policy-service';
 import { RemotePolicyService } from './remote-policy';
 import { isRemotePolicy, type GeneratorSpec, type RunConfig } from './run-config';
@@ -137,6 +139,10 @@ async function nodePolicy(config: RunConfig, backend: Backend, scenario: Scenari
     return { policy: new RemotePolicyService(spec, { apiKey }), policyModel: null };
   }
   const policyModel = await Policy.load(modelSource(spec.model), backend, { weightFormat: spec.weightFormat, replies: scenario.baseModelReplies });
+  if (scenario.workspace) {
+    const template = policyModel.tokenizer.chatTemplateText;
+    checkWorkspacePolicy(spec.model, { hasChatTemplate: template !== null, toolCallTags: usesToolCallTags(template) });
+  }
   return { policy: new EnginePolicyService(policyModel, config.preset, config.seed), policyModel };
 }
 

@@ -13,6 +13,7 @@ import type { RunLoopCore } from '../../runtime/loop-core';
 import type { RecordSink } from '../../runtime/loop-types';
 import type { PolicyService } from '../../runtime/policy-service';
 import { RunLoop, type RunLoopOptions } from '../../runtime/runloop';
+import { checkWorkspacePolicy } from '../../runtime/agent-turn';
 import { checkToolCallPolicy, ToolCallRunLoop } from '../../runtime/toolcall/index';
 import { PolicyClient } from '../../workers/browser/policy-client';
 import type { ModelLocation, PolicyEvent, PolicyInfo } from '../../workers/browser/policy-host';
@@ -131,6 +132,7 @@ export async function assembleRun(
     });
     hooks.onPolicyInfo(info);
     if (isToolCallConfig(config)) checkToolCallPolicy(config.models.policy.model, info.hasChatTemplate);
+    else if (createScenario(config.scenario).workspace) checkWorkspacePolicy(config.models.policy.model, info);
     if (resuming) checkSamePolicy(resuming.info.config, info.files);
 
     const deps: ServiceDeps = {

@@ -4,7 +4,18 @@ import { parseStoredConfig } from '../../storage/stored-config';
 import { parseRunConfig } from '../../runtime/run-config';
 import { STORY_LR, STORY_MODEL } from '../../runtime/run-config';
 import { allowedWeightFormats } from './policy-weights';
-import { defaultSetup, pickedFolderName, policyModelName, restoreSetup, rolesFor, setupProblems, toRunConfig, withMethod, withScenario } from './setup';
+import {
+  defaultSetup,
+  pickedFolderName,
+  policyModelName,
+  restoreSetup,
+  rolesFor,
+  setupProblems,
+  toRunConfig,
+  withHomework,
+  withMethod,
+  withScenario,
+} from './setup';
 
 describe('the default setup', () => {
   it('is a storyteller on a tiny hub story model with rules for every role, which runs in a laptop browser', () => {
@@ -85,6 +96,25 @@ describe('changing scenario and method', () => {
     const opd = withMethod(student, 'opd');
     expect(opd.preset.advantage.weights).toEqual({ binary: 0, opd: 1 });
     expect(toRunConfig(opd).method).toBe('opd');
+  });
+
+  it('puts the student’s and the teacher’s homework in the chat, or in workspace files with a model whose template has tools', () => {
+    const student = withScenario(defaultSetup(), 'student');
+    expect(toRunConfig(student).scenario).toEqual({ id: 'student' });
+    const files = withHomework(student, 'workspace');
+    expect(toRunConfig(files).scenario).toEqual({ id: 'student', homework: 'workspace' });
+    expect(files.policy.hubId).toBe('Qwen/Qwen3-0.6B');
+    expect(withScenario(files, 'teacher').policy.hubId).toBe('Qwen/Qwen3-0.6B');
+    expect(toRunConfig(withScenario(files, 'teacher')).scenario).toEqual({ id: 'teacher', homework: 'workspace' });
+    // The storyteller has no homework; a model the person named stays when they switch back.
+    expect(toRunConfig(withScenario(files, 'storyteller')).scenario.id).toBe('storyteller');
+    expect(withHomework(files, 'chat').policy.hubId).toBe('HuggingFaceTB/SmolLM2-135M-Instruct');
+    const named = { ...files, policy: { ...files.policy, hubId: 'Qwen/Qwen2.5-0.5B-Instruct' } };
+    expect(withHomework(named, 'chat').policy.hubId).toBe('Qwen/Qwen2.5-0.5B-Instruct');
+    // A setup remembered from before the option has its homework in the chat.
+    const { homework: _old, ...before } = student;
+    void _old;
+    expect(restoreSetup(JSON.parse(JSON.stringify(before))).homework).toBe('chat');
   });
 
   it('takes GSM8K from the hub in the reference evaluation’s order unless dataset order is picked', () => {

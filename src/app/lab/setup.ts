@@ -5,7 +5,15 @@
  */
 import { METHOD_TITLES, type MethodName, type MethodPreset } from '../../rl/presets';
 import { bundledName } from '../../gpu/bundled';
-import { createScenario, DEFAULT_FAVOURITE, DEFAULT_PET_NAME, DEFAULT_STORY_SUBJECT, type ScenarioConfig, type ScenarioId } from '../../sims/scenarios/index';
+import {
+  createScenario,
+  DEFAULT_FAVOURITE,
+  DEFAULT_PET_NAME,
+  DEFAULT_STORY_SUBJECT,
+  type HomeworkMode,
+  type ScenarioConfig,
+  type ScenarioId,
+} from '../../sims/scenarios/index';
 import type { ProblemOrder } from '../../sims/problems/index';
 import type { WeightFormat } from '../../gpu/quant';
 import { DEFAULT_LAB_WEIGHTS, labPolicy } from './policy-weights';
@@ -46,6 +54,8 @@ export interface LabSetup {
   storyName: string;
   storyFavourite: string;
   custom: CustomPersona;
+  /** The student's and the teacher's homework: in the chat, or in workspace files (HomeworkMode). */
+  homework: HomeworkMode;
   method: MethodName;
   /** The method's preset; the advanced panel edits every field of it. */
   preset: MethodPreset;
@@ -150,6 +160,7 @@ export function defaultSetup(options: { webgpu?: boolean } = {}): LabSetup {
       doneMarker: 'TASK_DONE',
       maxTurns: 6,
     },
+    homework: 'chat',
     method: 'combined',
     preset: presetFor('combined', 'storyteller'),
     policy: { source: 'hub', hubId: parts.hubId, localName: '', backend: options.webgpu === false ? 'cpu' : 'webgpu', weights: DEFAULT_LAB_WEIGHTS },
@@ -182,16 +193,29 @@ export function presetOf(setup: LabSetup): MethodPreset {
 export function withScenario(setup: LabSetup, scenario: ScenarioId): LabSetup {
   if (scenario === setup.scenario) return setup;
   const parts = scenarioParts(scenario);
+  const workspace = setup.homework === 'workspace' && (scenario === 'student' || scenario === 'teacher');
   return {
     ...setup,
     scenario,
     preset: presetFor(setup.method, scenario),
-    policy: { ...setup.policy, hubId: parts.hubId },
+    policy: { ...setup.policy, hubId: workspace ? TOOL_CALL_MODEL : parts.hubId },
     roles: { ...parts.roles, judge: setup.roles.judge.kind === 'rules' ? parts.roles.judge : setup.roles.judge },
     problems: parts.problems,
     schedule: parts.schedule,
     sampling: parts.sampling,
   };
+}
+
+/**
+ * The homework in the chat or in workspace files. The workspace offers its tools through the
+ * policy's chat template, which the homework scenarios' default model lacks: picking it brings a
+ * model whose template has them (the tool-call track's), and going back returns the default,
+ * unless the person named another model.
+ */
+export function withHomework(setup: LabSetup, homework: HomeworkMode): LabSetup {
+  if (homework === setup.homework) return setup;
+  const [from, to] = homework === 'workspace' ? [CHAT_MODEL, TOOL_CALL_MODEL] : [TOOL_CALL_MODEL, CHAT_MODEL];
+  return { ...setup, homework, policy: setup.policy.hubId === from ? { ...setup.policy, hubId: to } : setup.policy };
 }
 
 /** Another method resets the preset to that method's paper preset (laptop batch and rank). */
@@ -217,6 +241,9 @@ export function scenarioConfig(setup: LabSetup): ScenarioConfig {
         maxTurns: setup.custom.maxTurns,
         problemSource: 'gsm8k',
       };
+    case 'student':
+    case 'teacher':
+      return setup.homework === 'workspace' ? { id: setup.scenario, homework: 'workspace' } : { id: setup.scenario };
     default:
       return { id: setup.scenario };
   }

@@ -3,6 +3,7 @@
  * and training steps. Pure; tested in Node (derive.test.ts).
  */
 import type { HintSelectionRecord, JudgeResultRecord, JudgeVoteRecord, RunRecord, SampleRecord, SessionEndRecord } from '../../rl/records';
+import { replyParts, type CallView } from './derive-workspace';
 import { turnHeader, turnKey, type TurnHeader } from './record-values';
 
 export interface VoteView {
@@ -14,6 +15,14 @@ export interface VoteView {
 }
 
 export interface TurnView extends TurnHeader {
+  /**
+   * The tool results the policy answered, in order, when its request ended with them (an agent's
+   * step in the homework workspace); empty when it answered a user.
+   */
+  toolResults: string[];
+  /** The reply's text without its tool calls, and the calls (replyParts). */
+  said: string;
+  calls: CallView[];
   tokens: number;
   binaryVotes: VoteView[];
   hintVotes: VoteView[];
@@ -55,8 +64,14 @@ export function conversations(records: readonly RunRecord[]): SessionView[] {
   };
   for (const r of records) {
     if (r.kind === 'interaction') {
+      const trailing = r.messages.length - 1 - r.messages.findLastIndex((m) => m.role !== 'tool');
+      // Only a prompt that listed tools could have its calls run; elsewhere a tag is just text.
+      const { text: said, calls } = r.tools ? replyParts(r.response) : { text: r.response, calls: [] };
       const t: TurnView = {
         ...turnHeader(r),
+        toolResults: r.messages.slice(r.messages.length - trailing).map((m) => m.content),
+        said,
+        calls,
         tokens: r.tokenIds.length,
         binaryVotes: [],
         hintVotes: [],

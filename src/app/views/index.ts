@@ -11,3 +11,5 @@ export * from './format';
 export { default as TrajectoryView } from './TrajectoryView.svelte';
 export { default as AccuracyChart } from './AccuracyChart.svelte';
 export * from './derive-toolcall';
+export * from './derive-workspace';
+export { default as WorkspaceFiles } from './WorkspaceFiles.svelte';

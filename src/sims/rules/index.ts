@@ -1,5 +1,5 @@
 import type { TextGenerator } from '../../generators/generator';
-import type { Scenario } from '../scenarios/scenario';
+import type { HomeworkPhase, Scenario } from '../scenarios/scenario';
 import { normaliseChild } from '../scenarios/storyteller';
 import { RulesEvaluator } from './evaluator';
 import { RulesJudge } from './judge';
@@ -7,7 +7,7 @@ import type { RulesProfile } from './profile';
 import { storytellerRules } from './storyteller';
 import { STUDENT_RULES } from './student';
 import { TEACHER_RULES } from './teacher';
-import { RulesUser } from './user';
+import { PhasedRulesUser, RulesUser } from './user';
 
 /**
  * The offline stand-ins for a scenario's models. The judges work for every scenario; the user and
@@ -34,8 +34,23 @@ export function rulesProfileFor(scenario: Scenario): RulesProfile | null {
   }
 }
 
+const PHASE_RULES: Record<HomeworkPhase['id'], RulesProfile> = { student: STUDENT_RULES, teacher: TEACHER_RULES };
+
 export function createRules(scenario: Scenario): ScenarioRules {
   const profile = rulesProfileFor(scenario);
+  if (scenario.workspace) {
+    // Each phase's user is its own (the student's, then the teacher's); the judges know them all,
+    // the scenario's own first, and the evaluator scores the scenario's phase.
+    const phases = scenario.workspace.phases;
+    const profiles = [...phases].reverse().map((p) => PHASE_RULES[p.id]);
+    const users = phases.map((p) => ({ persona: p.persona, user: new RulesUser(PHASE_RULES[p.id], { workspace: true }) }));
+    return {
+      user: users.length === 1 ? users[0].user : new PhasedRulesUser(users),
+      judge: new RulesJudge('binary', profiles),
+      hintJudge: new RulesJudge('hint', profiles),
+      evaluator: profile && new RulesEvaluator(profile),
+    };
+  }
   return {
     user: profile && new RulesUser(profile),
     judge: new RulesJudge('binary', profile),
@@ -44,7 +59,7 @@ export function createRules(scenario: Scenario): ScenarioRules {
   };
 }
 
-export { RulesUser } from './user';
+export { RulesUser, PhasedRulesUser } from './user';
 export { RulesJudge, type JudgeMode } from './judge';
 export { RulesEvaluator } from './evaluator';
 export { RulesInputError, readNextState, readSimulatorView, type SimulatorView } from './reading';

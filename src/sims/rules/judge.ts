@@ -21,13 +21,16 @@ const QUOTE_CHARS = 200;
 export class RulesJudge implements TextGenerator {
   readonly kind = 'rules' as const;
   readonly label: string;
+  private readonly profiles: readonly RulesProfile[];
 
+  /** `profile`: the scenario's, or a homework's phases' (the hint follows the first whose issues the reply names). */
   constructor(
     private readonly mode: JudgeMode,
-    private readonly profile: RulesProfile | null = null,
+    profile: RulesProfile | readonly RulesProfile[] | null = null,
   ) {
     const role = mode === 'binary' ? 'judge' : 'hint judge';
-    this.label = profile ? `rules: ${role} (${profile.name})` : `rules: ${role}`;
+    this.profiles = profile === null ? [] : 'name' in profile ? [profile] : profile;
+    this.label = this.profiles.length ? `rules: ${role} (${this.profiles.map((p) => p.name).join(', ')})` : `rules: ${role}`;
   }
 
   async generate(messages: ChatMessage[], opts: GenerateOptions = {}): Promise<string> {
@@ -57,8 +60,10 @@ export class RulesJudge implements TextGenerator {
   }
 
   private hint(reply: string, seed: number): string {
-    const issues = this.profile ? heardIssues(this.profile, reply) : [];
-    if (issues.length > 0) return this.profile!.hint(issues, seed);
+    for (const profile of this.profiles) {
+      const issues = heardIssues(profile, reply);
+      if (issues.length > 0) return profile.hint(issues, seed);
+    }
     return quotedRequest(quotable(reply));
   }
 }

@@ -35,6 +35,12 @@ export interface RulesProfile {
   acceptance?: readonly number[];
   /** The judge's hint for the issues heard in a reply; `seed` may vary its wording. */
   hint: (issues: readonly Issue[], seed: number) => string;
+  /**
+   * In a homework workspace: how the user, once happy, asks in a message of its own for the
+   * answer to be appended to the file (`{file}` is its path), asks again when the AI does not say
+   * it saved it, and thanks the AI (the done marker is appended) once it does.
+   */
+  saving?: { requests: readonly string[]; retries: readonly string[]; thanks: readonly string[] };
 }
 
 /** A hint in one fixed wording: `lead`, the issues' fixes as one sentence, then `tail`. */

@@ -29,10 +29,16 @@ export function classifyReaction(reply: string): Reaction {
   return 'unclear';
 }
 
+/** A line an environment starts when a call fails ("Error: ...", "Traceback (most recent call last):"). */
+const ERROR_LINE = /^\s*(?:error|exception|traceback|fatal)\b/im;
+
 /**
  * A tool or environment result as the next state: it exists because the action called the tool,
- * so a result without an error is progress and an error is a failure of the action.
+ * so a result without an error is progress and an error is a failure of the action. An
+ * environment reports a failure on its first line, or on a line of its own; words deeper in the
+ * result are what the tool returned (a file the policy read may well say "error").
  */
 export function classifyToolResult(result: string): Reaction {
-  return TOOL_ERROR.test(result) ? 'redo' : 'progress';
+  const firstLine = result.trimStart().split('\n', 1)[0];
+  return TOOL_ERROR.test(firstLine) || ERROR_LINE.test(result) ? 'redo' : 'progress';
 }

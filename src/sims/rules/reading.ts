@@ -13,6 +13,8 @@ export interface SimulatorView {
   answer: string;
   /** How many answers the policy has given so far. */
   turn: number;
+  /** The simulator's own message the latest answer replies to. */
+  asked: string;
 }
 
 /** Reads a chat built by simulatorMessages(): the simulator's lines are `assistant`, the AI's `user`. */
@@ -29,6 +31,7 @@ export function readSimulatorView(messages: ChatMessage[]): SimulatorView {
     task: messages.find((m) => m.role === 'assistant')?.content ?? '',
     answer: last.content.slice(AI_REPLY_PREFIX.length),
     turn: answers.length,
+    asked: messages.findLast((m) => m.role === 'assistant')?.content ?? '',
   };
 }
 

@@ -12,8 +12,25 @@ function correctAnswerIn(task: string): string | null {
   return /Correct answer:\s*\$?([-\d,.]*\d)/i.exec(task)?.[1].replace(/,/g, '') ?? null;
 }
 
+const NUMBER = /\d[\d,]*(?:\.\d+)?/g;
+
 function mentionsNumber(text: string, value: string): boolean {
-  return (text.match(/\d[\d,]*(?:\.\d+)?/g) ?? []).some((n) => n.replace(/,/g, '') === value);
+  return (text.match(NUMBER) ?? []).some((n) => n.replace(/,/g, '') === value);
+}
+
+/**
+ * Whether the student's work the teacher was shown ends on the correct answer (its last number):
+ * true, false, or null when the teacher was not shown the work (in the workspace it is in a file
+ * the teacher never reads, as in the reference) or there is no correct answer to compare with.
+ * A shown solution without a number is wrong.
+ */
+export function studentIsRight(task: string): boolean | null {
+  const correct = correctAnswerIn(task);
+  const at = task.lastIndexOf("Student's work:\n");
+  if (correct === null || at < 0) return null;
+  const work = task.slice(at).split(/\n\n(?=Please\b)/)[0];
+  const last = work.match(NUMBER)?.at(-1)?.replace(/,/g, '');
+  return last === undefined ? false : Number(last) === Number(correct);
 }
 
 const ISSUES: readonly Issue[] = [
@@ -26,8 +43,9 @@ const ISSUES: readonly Issue[] = [
     label: 'no praise',
   },
   {
+    // "Explain any mistakes", as the reference's teacher asks: only a wrong solution has one to point out.
     id: 'no-mistake',
-    present: (answer) => !MISTAKE.test(answer),
+    present: (answer, task) => studentIsRight(task) === false && !MISTAKE.test(answer),
     complaint: "you don't say where exactly they went wrong",
     heard: /went wrong|the mistake|the error|where .{0,20}wrong/i,
     fix: 'point to the exact step where the student went wrong and say what the mistake was',
@@ -35,7 +53,9 @@ const ISSUES: readonly Issue[] = [
   },
   {
     id: 'no-approach',
+    // "Show the correct approach if needed": not for a solution the teacher sees is right.
     present: (answer, task) => {
+      if (studentIsRight(task) === true) return false;
       const correct = correctAnswerIn(task);
       return correct === null ? !APPROACH.test(answer) : !mentionsNumber(answer, correct);
     },
@@ -72,5 +92,16 @@ export const TEACHER_RULES: RulesProfile = {
     "these are great, thorough and kind. I'll give them to the student, thank you!",
     "perfect, that's exactly the feedback I wanted. thanks, I'll pass it on.",
   ],
-  hint: listedHint('The teacher wants detailed, patient, encouraging grading comments:', 'Cover what went well, what went wrong and the right approach.'),
+  hint: listedHint(
+    'The teacher wants detailed, patient, encouraging grading comments:',
+    'Cover what went well, any mistakes and, where needed, the right approach.',
+  ),
+  saving: {
+    requests: [
+      'these are great, thanks! now append the comments to the end of {file}, not overwrite it.',
+      'perfect, that is the feedback I wanted. please add the comments to the end of {file} now (not overwrite it).',
+    ],
+    retries: ["hmm, I don't see them saved yet. try again please: append the comments to the end of {file}, not overwrite it."],
+    thanks: ['great, thank you!', "wonderful, thanks, I'll pass it on."],
+  },
 };

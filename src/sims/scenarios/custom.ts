@@ -25,6 +25,7 @@ export function customScenario(input: CustomScenarioConfig): Scenario {
     baseModelReplies: 'latest',
     preference: config.preference.trim(),
     problemSource: config.problemSource!,
+    workspace: null,
   };
 }
 

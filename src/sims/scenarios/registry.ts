@@ -13,9 +13,9 @@ export const SCENARIO_IDS: readonly ScenarioId[] = ['student', 'teacher', 'story
 export function createScenario(config: ScenarioConfig): Scenario {
   switch (config.id) {
     case 'student':
-      return studentScenario();
+      return studentScenario(config);
     case 'teacher':
-      return teacherScenario();
+      return teacherScenario(config);
     case 'storyteller':
       return storytellerScenario(config);
     case 'custom':

@@ -7,7 +7,19 @@ export type ScenarioId = 'student' | 'teacher' | 'storyteller' | 'custom' | 'tal
 export type ProblemSource = 'gsm8k' | 'story-openings' | 'none';
 
 /** What a run stores to recreate its scenario: plain JSON. */
-export type ScenarioConfig = { id: 'student' } | { id: 'teacher' } | StorytellerScenarioConfig | CustomScenarioConfig | { id: 'talk' };
+export type ScenarioConfig = HomeworkScenarioConfig | StorytellerScenarioConfig | CustomScenarioConfig | { id: 'talk' };
+
+/**
+ * Where the homework is: 'chat' (absent: the default), the problem and the student's work are in
+ * the messages; 'workspace', they are files the policy reads and appends to with its tools, as
+ * in the reference's runners (README, The student and the teacher).
+ */
+export type HomeworkMode = 'chat' | 'workspace';
+
+export interface HomeworkScenarioConfig {
+  id: 'student' | 'teacher';
+  homework?: HomeworkMode;
+}
 
 /** The storyteller's child: what their pet is, its name and its favourite thing. */
 export interface StorytellerScenarioConfig {
@@ -66,6 +78,29 @@ export interface Scenario {
   /** What the personalization evaluator rewards; null when the scenario has no score. */
   readonly preference: string | null;
   readonly problemSource: ProblemSource;
+  /** The homework workspace's phases; null for a plain chat (every scenario but a workspace student or teacher). */
+  readonly workspace: HomeworkWorkspace | null;
+}
+
+/**
+ * One conversation over a homework's files: a simulated user who asks the policy to work on
+ * `path` and, once happy with the answer in the chat, in a separate message to append it there.
+ */
+export interface HomeworkPhase {
+  id: 'student' | 'teacher';
+  /** The simulator's system prompt for this phase. */
+  persona: string;
+  firstMessage: (problem: Problem, path: string) => string;
+  doneMarker: string;
+  maxTurns: number;
+}
+
+/**
+ * The phases each homework runs, in order, over one workspace: the student's alone, or the
+ * student's then the teacher's (the teacher grades what the student phase left in the file).
+ */
+export interface HomeworkWorkspace {
+  phases: readonly HomeworkPhase[];
 }
 
 export class ScenarioConfigError extends Error {

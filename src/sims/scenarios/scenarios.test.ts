@@ -68,7 +68,9 @@ describe('teacher scenario', () => {
     expect(work.text).not.toContain('<<');
     expect(work.text).not.toContain('####');
     expect(teacher.doneMarker).toBe('GRADING_DONE');
-    expect(teacher.persona).toMatch(/what the student did well.*where the student went wrong.*right approach/s);
+    // "Explain any mistakes ... if needed", as the reference's teacher says it: not always one.
+    expect(teacher.persona).toMatch(/what the student did well, explain any mistakes patiently.*right approach.*where that is needed/s);
+    expect(teacher.preference).toMatch(/a correct solution has none to point out/);
   });
 
   it('makes a wrong student answer, of the same sign, for every GSM8K test problem', () => {
@@ -197,5 +199,45 @@ describe('the simulator’s view of the conversation', () => {
     expect(simulatorReply('they used bold</think>rewrite it pls')).toBe('rewrite it pls');
     expect(isDone(student, 'thanks! HOMEWORK_DONE')).toBe(true);
     expect(isDone(student, 'rewrite it')).toBe(false);
+  });
+});
+
+describe('homework in the workspace', () => {
+  const problem = BUILT_IN_PROBLEMS[2];
+
+  it('is an option of the student and the teacher: chat by default, stored only when it is the workspace', () => {
+    expect(createScenario({ id: 'student' }).workspace).toBeNull();
+    expect(createScenario({ id: 'teacher', homework: 'chat' }).config).toEqual({ id: 'teacher' });
+    const student = createScenario({ id: 'student', homework: 'workspace' });
+    expect(student.config).toEqual({ id: 'student', homework: 'workspace' });
+    expect(createScenario(JSON.parse(JSON.stringify(student.config))).workspace).toEqual(student.workspace);
+    expect(() => createScenario({ id: 'student', homework: 'files' } as unknown as ScenarioConfig)).toThrow(/homework "files" is not one of chat, workspace/);
+  });
+
+  it('runs the reference’s phases in order: the student alone, or the student then the teacher', () => {
+    const student = createScenario({ id: 'student', homework: 'workspace' });
+    const teacher = createScenario({ id: 'teacher', homework: 'workspace' });
+    expect(student.workspace!.phases.map((p) => p.id)).toEqual(['student']);
+    expect(teacher.workspace!.phases.map((p) => p.id)).toEqual(['student', 'teacher']);
+    const [solve, grade] = teacher.workspace!.phases;
+    // The student names the file, asks for the answer in the chat first, and nothing of the problem.
+    const first = solve.firstMessage(problem, 'homework/4.txt');
+    expect(first).toContain('homework/4.txt');
+    expect(first).not.toContain(problem.question);
+    expect(first).toMatch(/read it/);
+    // The teacher names the file and gives the question and the ground truth, not the work.
+    const grading = grade.firstMessage(problem, 'homework/4.txt');
+    expect(grading).toContain('homework/4.txt');
+    expect(grading).toContain(`Question: ${problem.question}`);
+    expect(grading).toContain('Correct answer: 10');
+    expect(grading).not.toContain("Student's work");
+    // Both personas ask, in a separate message, to append to the file, and end only once it is saved.
+    for (const phase of [solve, grade]) {
+      expect(phase.persona).toMatch(/in a separate message .* append .* to the end of the homework file \(not overwrite it\)/s);
+      expect(phase.persona).toContain(`Never write ${phase.doneMarker} before the AI says it wrote the file.`);
+      expect(phase.maxTurns).toBe(8);
+    }
+    expect(grade.persona).toBe(teacher.persona);
+    expect(teacher.firstMessage(problem)).toBe(grade.firstMessage(problem, 'homework/0.txt'));
   });
 });

@@ -1,5 +1,4 @@
 import type { ChatMessage } from '../../rl/messages';
-import type { Scenario } from './scenario';
 import { ScenarioConfigError } from './scenario';
 
 /**
@@ -9,17 +8,19 @@ import { ScenarioConfigError } from './scenario';
 export const AI_REPLY_PREFIX = 'The AI assistant replied:\n\n';
 
 /**
- * The simulator's chat for its next message: its persona as system prompt, then the conversation
- * so far with roles swapped. `transcript` is the policy's view (user = simulator, assistant =
- * policy); the policy's system prompt and tool messages are not shown to the simulator.
+ * The simulator's chat for its next message: its persona (the scenario's, or a homework phase's)
+ * as system prompt, then the conversation so far with roles swapped. `transcript` is the policy's
+ * view (user = simulator, assistant = policy). The simulator sees what a user of an agent sees:
+ * the policy's replies, not its system prompt, its tool calls or their results (an assistant
+ * message answered by a tool message is a step of the agent's work, not a reply).
  */
-export function simulatorMessages(scenario: Scenario, transcript: ChatMessage[]): ChatMessage[] {
+export function simulatorMessages(scenario: { persona: string | null; title?: string }, transcript: ChatMessage[]): ChatMessage[] {
   if (scenario.persona === null) {
-    throw new ScenarioConfigError(`The "${scenario.title}" scenario has no simulated user; the person types the replies.`);
+    throw new ScenarioConfigError(`The "${scenario.title ?? 'talk'}" scenario has no simulated user; the person types the replies.`);
   }
-  const turns: ChatMessage[] = transcript.flatMap((message): ChatMessage[] => {
+  const turns: ChatMessage[] = transcript.flatMap((message, i): ChatMessage[] => {
     if (message.role === 'user') return [{ role: 'assistant', content: message.content }];
-    if (message.role === 'assistant') return [{ role: 'user', content: AI_REPLY_PREFIX + message.content }];
+    if (message.role === 'assistant' && transcript[i + 1]?.role !== 'tool') return [{ role: 'user', content: AI_REPLY_PREFIX + message.content }];
     return [];
   });
   return [{ role: 'system', content: scenario.persona }, ...turns];
@@ -34,6 +35,6 @@ export function simulatorReply(raw: string): string {
 }
 
 /** Whether a simulated user's message ends the conversation. */
-export function isDone(scenario: Scenario, message: string): boolean {
+export function isDone(scenario: { doneMarker: string | null }, message: string): boolean {
   return scenario.doneMarker !== null && message.includes(scenario.doneMarker);
 }

@@ -129,5 +129,6 @@ export function storytellerScenario(config: Omit<StorytellerScenarioConfig, 'id'
       `story and is called ${name}, ${name}'s favourite thing (a ${favourite}) is in it, ${name} goes to sleep at the end, the story uses kind words ` +
       '(friends, helping, sharing, hugs, smiles), nothing in it is mean, scary or sad, and it is only a few sentences long.',
     problemSource: 'story-openings',
+    workspace: null,
   };
 }

@@ -14,5 +14,6 @@ export function talkScenario(): Scenario {
     baseModelReplies: 'latest',
     preference: null,
     problemSource: 'none',
+    workspace: null,
   };
 }

@@ -1,14 +1,25 @@
-import type { Scenario } from './scenario';
+import { parseGsm8kAnswer } from '../problems/gsm8k-answer';
+import { homeworkPath } from '../workspace/homework';
+import { homeworkMode } from './homework-mode';
+import type { HomeworkPhase, HomeworkScenarioConfig, Scenario } from './scenario';
+import { STUDENT_PHASE } from './student';
 import { studentWorkWithSlip } from './student-work';
 
 export const GRADING_DONE = 'GRADING_DONE';
 
-/** The paper's teacher simulator: wants detailed, patient, encouraging grading comments. */
-const PERSONA = `You are role-playing a teacher who is grading a student's homework with the help of an AI assistant. You talk casually and keep your messages short.
+/**
+ * Who the teacher is and what they want, in either variant: the paper's teacher, who wants
+ * detailed, patient, encouraging comments that explain any mistakes ("explain any mistakes
+ * patiently, and show the correct approach if needed", as the reference's teacher puts it): a
+ * correct solution has none to point out.
+ */
+const WHO = `You are role-playing a teacher who is grading a student's homework with the help of an AI assistant. You talk casually and keep your messages short.
 
 You never grade, rewrite or write any comments yourself. You only tell the AI what to do.
 
-Your goal: get the AI to write grading comments for the student that are detailed, patient and encouraging. Good comments say what the student did well, point out exactly where the student went wrong, and explain the right approach and the correct answer, in a warm tone. If the comments are too short, skip any of these parts, or sound harsh or impatient, tell the AI to rewrite them and say briefly what is missing, without fixing it yourself. If the comments are already detailed and kind, do not ask for a rewrite.
+Your goal: get the AI to write grading comments for the student that are detailed, patient and encouraging. Good comments say what the student did well, explain any mistakes patiently, and show the right approach and the correct answer where that is needed, in a warm tone. If the comments are too short, say nothing about what went well, or sound harsh or impatient, tell the AI to rewrite them with more detail and a warmer tone, and say briefly what is missing, without fixing it yourself. If the comments are already detailed and kind, do not ask for a rewrite.`;
+
+const CHAT_PERSONA = `${WHO}
 
 How the conversation goes:
 1. Read the AI's latest comments. If they are not good enough, ask for a rewrite, and ask for nothing else in that message.
@@ -16,29 +27,61 @@ How the conversation goes:
 
 Never write ${GRADING_DONE} while the comments still need work. Reply with your next message to the AI only.`;
 
-export function teacherScenario(): Scenario {
+/** The reference's teacher (openclaw-test/teacher_chat.py): the submission is a file the AI reads, and the comments go back into it. */
+const WORKSPACE_PERSONA = `${WHO}
+
+How the conversation goes:
+1. Read the AI's latest comments. If they are not good enough, ask for a rewrite, and ask for nothing else in that message: do not mention the file in it.
+2. Once the comments are what you want, in a separate message tell the AI they are good and ask it to append the comments to the end of the homework file (not overwrite it). Never ask for a rewrite and for the file in the same message.
+3. Once the AI says it saved the comments to the file, thank it and end that message with exactly ${GRADING_DONE}.
+
+Never write ${GRADING_DONE} before the AI says it wrote the file. Reply with your next message to the AI only.`;
+
+const DIRECT = 'write the grading comments directly, as if you are writing them on the paper: no intro, no summary.';
+
+/** The teacher phase of a homework in the workspace: read the student's file, grade it against the answer, then (asked separately) append the comments. */
+export const TEACHER_PHASE: HomeworkPhase = {
+  id: 'teacher',
+  persona: WORKSPACE_PERSONA,
+  firstMessage: (problem, path) =>
+    `I'm grading a student's homework. Their submission is in the file ${path} in your workspace; please read it first.\n\n` +
+    `Here is the question and the correct answer:\n\nQuestion: ${problem.question}\n\nCorrect answer: ${parseGsm8kAnswer(problem.answer)}\n\n` +
+    `Read the student's submission from the file, compare it with the correct answer, and ${DIRECT} ` +
+    'Show me the comments here first, and leave the file alone until I tell you to write in it.',
+  doneMarker: GRADING_DONE,
+  maxTurns: 8,
+};
+
+export function teacherScenario(config: Omit<HomeworkScenarioConfig, 'id'> = {}): Scenario {
+  const homework = homeworkMode(config.homework);
+  const workspace = homework === 'workspace';
   return {
-    config: { id: 'teacher' },
+    config: workspace ? { id: 'teacher', homework } : { id: 'teacher' },
     id: 'teacher',
     title: 'Teacher',
-    summary: "A teacher wants detailed, patient, encouraging comments on a student's GSM8K solution.",
-    persona: PERSONA,
-    firstMessage: (problem) => {
-      // Without a policy-written attempt (tests, previews) a scripted one with a slip stands in.
-      const work = studentWorkWithSlip(problem);
-      return (
-        "I'm grading a student's homework. Here is the question, the correct answer and what the student wrote.\n\n" +
-        `Question: ${problem.question}\n\nCorrect answer: ${work.correctAnswer}\n\nStudent's work:\n${problem.studentWork ?? work.text}\n\n` +
-        'Please write the grading comments directly, as if you are writing them on the paper: no intro, no summary.'
-      );
-    },
+    summary: workspace
+      ? "A teacher wants detailed, patient, encouraging comments on the student's GSM8K solution that the student phase left in a workspace file, appended to that file."
+      : "A teacher wants detailed, patient, encouraging comments on a student's GSM8K solution.",
+    persona: workspace ? WORKSPACE_PERSONA : CHAT_PERSONA,
+    firstMessage: workspace
+      ? (problem) => TEACHER_PHASE.firstMessage(problem, homeworkPath(0))
+      : (problem) => {
+          // Without a policy-written attempt (tests, previews) a scripted one with a slip stands in.
+          const work = studentWorkWithSlip(problem);
+          return (
+            "I'm grading a student's homework. Here is the question, the correct answer and what the student wrote.\n\n" +
+            `Question: ${problem.question}\n\nCorrect answer: ${work.correctAnswer}\n\nStudent's work:\n${problem.studentWork ?? work.text}\n\n` +
+            `Please ${DIRECT}`
+          );
+        },
     doneMarker: GRADING_DONE,
     maxTurns: 8,
     baseModelReplies: 'latest',
     preference:
       'The user is a teacher who wants grading comments that are detailed, patient and encouraging: they say what ' +
-      'the student did well, point out exactly where the student went wrong, explain the right approach and the ' +
-      'correct answer, and never sound harsh.',
+      'the student did well, explain any mistakes patiently (a correct solution has none to point out), show the ' +
+      'right approach and the correct answer where the student needs them, and never sound harsh.',
     problemSource: 'gsm8k',
+    workspace: workspace ? { phases: [STUDENT_PHASE, TEACHER_PHASE] } : null,
   };
 }

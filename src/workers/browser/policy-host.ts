@@ -8,6 +8,7 @@
  * and goes on, and the page is told so it can log the event.
  */
 import type { ChatMessage } from '../../rl/messages';
+import { usesToolCallTags } from '../../rl/tool-calls';
 import type { MethodPreset, TeacherSource } from '../../rl/presets';
 import type { Backend } from '../../gpu/backend';
 import { CpuBackend } from '../../gpu/cpu/backend';
@@ -52,6 +53,8 @@ export interface PolicyInfo {
   parameters: number;
   weightBytes: number;
   hasChatTemplate: boolean;
+  /** The chat template lists tools and asks for `<tool_call>` JSON (what the homework workspace needs). */
+  toolCallTags: boolean;
   f16: boolean;
   /** How the weight matrices were stored. */
   weightFormat: WeightFormat;
@@ -93,6 +96,7 @@ export class PolicyHost {
       parameters,
       weightBytes: p.weightBytes,
       hasChatTemplate: p.tokenizer.hasChatTemplate,
+      toolCallTags: usesToolCallTags(p.tokenizer.chatTemplateText),
       f16: (this.backend as Partial<WebGPUBackend>).f16 === true,
       weightFormat: resolveWeightFormat(request.weightFormat, this.backend!),
       files: { ...p.files },

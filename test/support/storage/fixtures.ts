@@ -114,7 +114,7 @@ export function evaluation(step: number | undefined, version: number, ts: number
 
 /**
  * Two train steps' worth of a run: base evaluation, 2 turns -> step 0 -> v1, 2 turns -> step 1
- * -> v2, evaluation, one more turn (buffered), a session end.
+ * -> v2, evaluation, one more turn (buffered), a session end, a workspace file that turn appended to.
  */
 export function sampleRun(text?: string): RunRecord[] {
   let t = 1_000;
@@ -132,6 +132,17 @@ export function sampleRun(text?: string): RunRecord[] {
     evaluation(1, 2, tick(), 0.76),
     ...turnRecords('alice', 3, 2, tick(), text),
     { kind: 'session_end', version: 2, ts: tick(), session: 'bob', reason: 'explicit', turns: 2, mainTurns: 2 },
+    {
+      kind: 'workspace_file',
+      version: 2,
+      ts: tick(),
+      workspace: 'alice',
+      session: 'alice',
+      turn: 3,
+      path: 'homework/0.txt',
+      op: 'append',
+      content: `Problem:\n${text ?? 'Q'}\n`,
+    },
   ];
 }
 

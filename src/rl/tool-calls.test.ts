@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { replyMessage, usesToolCallTags } from './serve-tool-calls';
+import { replyMessage, usesToolCallTags } from './tool-calls';
 
 describe('tool calls in a served reply', () => {
   it('takes <tool_call> blocks out as OpenAI tool_calls, with object or string arguments, and keeps the prose', () => {

@@ -1,5 +1,6 @@
 /**
- * Tool calls out of a served model's text, in the format its chat template asks for. Templates
+ * Tool calls out of a policy's text, in the format its chat template asks for: what the server
+ * hands a client (serve-chat.ts), and what the homework workspace runs (sims/workspace). Templates
  * of the Qwen 2.5/3 and Hermes families tell the model to write
  *
  *   <tool_call>
@@ -11,7 +12,7 @@
  * out as text. A block that is not a JSON call stays in the text, as vLLM does, so nothing the
  * model wrote is lost.
  */
-import type { ChatMessage, ToolCall } from '../rl/messages';
+import type { ChatMessage, ToolCall } from './messages';
 
 const OPEN = '<tool_call>';
 const CLOSE = '</tool_call>';
@@ -21,7 +22,10 @@ export function usesToolCallTags(template: string | null): boolean {
   return template !== null && template.includes(OPEN);
 }
 
-/** The assistant message the client sees for `text`: its calls taken out when `parse` is on. */
+/**
+ * The assistant message a client sees for `text`: its calls taken out when `parse` is on, ids
+ * `${idPrefix}_0`, `${idPrefix}_1`, ...
+ */
 export function replyMessage(text: string, parse: boolean, idPrefix: string): ChatMessage {
   if (!parse || !text.includes(OPEN)) return { role: 'assistant', content: text };
   const calls: ToolCall[] = [];
@@ -58,4 +62,23 @@ function parseCall(body: string, id: string): ToolCall | null {
   if (typeof name !== 'string' || name === '') return null;
   const argumentsText = typeof args === 'string' ? args : JSON.stringify(args ?? {});
   return { id, type: 'function', function: { name, arguments: argumentsText } };
+}
+
+/**
+ * Calls an OpenAI client received in `tool_calls` as the template's `<tool_call>` text the model
+ * wrote, so a reply from a server that parsed them out reads the same as the model's own text
+ * (replyMessage reads them back).
+ */
+export function toolCallsAsText(calls: readonly ToolCall[]): string {
+  return calls
+    .map((c) => {
+      let args: unknown = c.function.arguments;
+      try {
+        args = JSON.parse(c.function.arguments);
+      } catch {
+        // Arguments that are not JSON stay the string the server sent.
+      }
+      return `${OPEN}\n${JSON.stringify({ name: c.function.name, arguments: args })}\n${CLOSE}`;
+    })
+    .join('\n');
 }
