@@ -2,7 +2,8 @@
  * `nextstate make-demo-model`: rebuilds the storyteller's demo model from stories260K and a seed,
  * deterministically on the CPU engine, and writes it as a Hugging Face folder with its model card.
  */
-import { copyFileSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { copyFileSync, mkdirSync, writeFileSync } from 'node:fs';
+import { FILE_LIMITS, readLocalText } from '../gpu/local-file';
 import { join } from 'node:path';
 import { Policy } from '../gpu/policy';
 import { DirSource } from '../gpu/source-node';
@@ -39,7 +40,7 @@ export async function makeDemoModelCommand(argv: string[], io: CliIo): Promise<v
     json: { type: 'boolean' },
   });
   if (typeof v.card === 'string') {
-    writeCard(notStdout(v.card, 'card', 'a folder'), JSON.parse(readFileSync(join(v.card, 'demo-report.json'), 'utf8')) as StoredReport);
+    writeCard(notStdout(v.card, 'card', 'a folder'), JSON.parse(readLocalText(join(v.card, 'demo-report.json'), FILE_LIMITS.report)) as StoredReport);
     io.note(`wrote ${join(v.card, 'README.md')} and hint-table.md from demo-report.json`);
     return;
   }

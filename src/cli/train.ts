@@ -1,4 +1,5 @@
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
+import { FILE_LIMITS, readLocalFile } from '../gpu/local-file';
 import { totalmem } from 'node:os';
 import { join } from 'node:path';
 import type { Backend } from '../gpu/backend';
@@ -18,7 +19,7 @@ import { CausalLM } from '../gpu/model';
 import { adapterToPeft, PEFT_CONFIG, PEFT_WEIGHTS } from '../gpu/peft';
 import { Policy } from '../gpu/policy';
 import { score } from '../gpu/score';
-import { modelSource } from '../gpu/source-node';
+import { modelSource, readModelFile } from '../gpu/source-node';
 import { FullTrainer, LoraTrainer, type Trainer } from '../gpu/train';
 import { DEFAULT_FULL_TRAIN, DEFAULT_TRAIN, type Reference, type TrainSample, type TrainSettings } from '../gpu/train-types';
 import { BACKEND_OPTION, createBackend, loadPolicy, QUANTIZE_NOTE, QUANTIZE_OPTION, QUANTIZE_USAGE, weightFormatOption } from './engine';
@@ -151,7 +152,7 @@ export async function trainCommand(argv: string[], io: CliIo): Promise<void> {
   const weightFormat = weightFormatOption(v) ?? (full ? 'f32' : 'auto');
   if (full && weightFormat !== 'f32')
     throw new UsageError(`--full trains every weight in f32, so it loads f32 weights; use --quantize none (or leave it out), not ${v.quantize}`);
-  const rows = parseTrainData(decodeTrainData(readFileSync(dataFile), dataFile), dataFile);
+  const rows = parseTrainData(decodeTrainData(readLocalFile(dataFile, FILE_LIMITS.trainData), dataFile), dataFile);
   const targets = String(v.targets ?? 'q,k,v,o,gate,up,down')
     .split(',')
     .map((t) => `${t.trim()}_proj`);
@@ -186,7 +187,7 @@ export async function trainCommand(argv: string[], io: CliIo): Promise<void> {
     checkFullTrainingFits(await loadConfig(source), { ...deviceLimits(backend), copies: klCoef > 0 ? 1 : 0 });
     policy = await Policy.load(source, backend, { weightFormat: used });
     const t = new FullTrainer(policy.model, settings, { freezeEmbedding: v['freeze-embedding'] === true });
-    if (v.resume) t.restoreOptimizer(optimizerFromSafetensors(readFileSync(optimizerFile)));
+    if (v.resume) t.restoreOptimizer(optimizerFromSafetensors(readModelFile(modelArg, OPTIMIZER_FILE)));
     if (klCoef > 0) reference = { kind: 'model', model: new CausalLM(backend, policy.config, copyWeights(backend, policy.model)) };
     trainer = t;
   } else {

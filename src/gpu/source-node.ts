@@ -5,7 +5,7 @@ import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { BUNDLED_SCHEME, bundledName, bundledPath, DEMO_STORY_MODEL } from './bundled';
 import { ModelSourceError } from './errors';
-import { InputFileError, readLocalFile } from '../storage/local-file';
+import { InputFileError, readLocalFile } from './local-file';
 import { HubSource, modelFileLimit, overLimit, type FileProgress, type ModelSource } from './source';
 
 export class DirSource implements ModelSource {
@@ -23,22 +23,31 @@ export class DirSource implements ModelSource {
   }
 
   async bytes(name: string, onProgress?: (p: FileProgress) => void): Promise<Uint8Array> {
-    const path = join(this.id, name);
-    let out: Uint8Array;
-    try {
-      const maxBytes = modelFileLimit(name);
-      out = readLocalFile(path, {
-        what: 'a model file',
-        maxBytes,
-        hint: 'a model folder holds regular files; is this a Hugging Face model folder?',
-        tooLarge: (size) => overLimit(path, size, maxBytes),
-      });
-    } catch (e) {
-      if (e instanceof InputFileError) throw new ModelSourceError(e.message);
-      throw e;
-    }
+    const out = readModelFile(this.id, name);
     onProgress?.({ file: name, loaded: out.byteLength, total: out.byteLength, fromCache: false });
     return out;
+  }
+}
+
+/**
+ * A file of a model or adapter folder on disk, through the checked reader with its kind's cap
+ * (modelFileLimit): a FIFO, a device or a file over the cap is refused before a byte is read.
+ *
+ * @throws ModelSourceError saying which
+ */
+export function readModelFile(dir: string, name: string): Uint8Array {
+  const path = join(dir, name);
+  const maxBytes = modelFileLimit(name);
+  try {
+    return readLocalFile(path, {
+      what: 'a model file',
+      maxBytes,
+      hint: 'a model folder holds regular files; is this a Hugging Face model folder?',
+      tooLarge: (size) => overLimit(path, size, maxBytes),
+    });
+  } catch (e) {
+    if (e instanceof InputFileError) throw new ModelSourceError(e.message);
+    throw e;
   }
 }
 

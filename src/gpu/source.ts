@@ -3,9 +3,9 @@
  * picked in the browser, or the Hugging Face hub with streamed download and Cache Storage.
  * The loader sees only this interface.
  */
-import { formatBytes } from '../storage/bytes';
-import { MAX_LINE_DEPTH, nestsDeeperThan } from '../storage/json-scan';
-import { BodyTooLargeError, readBody } from '../storage/read-body';
+import { formatBytes } from '../rl/bytes';
+import { MAX_LINE_DEPTH, nestsDeeperThan } from '../rl/json-scan';
+import { BodyTooLargeError, readBody } from './read-body';
 import { ModelSourceError } from './errors';
 
 export interface FileProgress {

@@ -9,7 +9,7 @@
  */
 import { closeSync, constants, createReadStream, fstatSync, openSync, readSync } from 'node:fs';
 import { Readable } from 'node:stream';
-import { formatBytes } from './bytes';
+import { formatBytes } from '../rl/bytes';
 
 /** The path cannot be read as the file asked for (missing, unreadable, not a regular file, over its cap). */
 export class InputFileError extends Error {
@@ -36,6 +36,7 @@ export const FILE_LIMITS = {
   preset: { what: 'a method preset', maxBytes: 4_000_000, hint: 'name a JSON method preset.' },
   trainData: { what: 'training data', maxBytes: 256_000_000, hint: 'name a .jsonl file of {"prompt", "completion", "advantage"} lines, or split it.' },
   report: { what: 'a report', maxBytes: 64_000_000, hint: 'name the JSON report the command wrote.' },
+  journal: { what: 'a serve journal', maxBytes: 1_000_000_000, hint: 'start a new --out.' },
 } as const satisfies Record<string, FileLimit>;
 
 const codeOf = (e: unknown) => (e as NodeJS.ErrnoException).code ?? (e as Error).message;
