@@ -30,8 +30,16 @@ export class Tokenizer {
     // The same class lookup AutoTokenizer does, without its own file loading.
     const name = String(config.tokenizer_class ?? 'PreTrainedTokenizer').replace(/Fast$/, '');
     const exports = transformers as unknown as Record<string, unknown>;
-    const Cls = (typeof exports[name] === 'function' ? exports[name] : transformers.PreTrainedTokenizer) as new (json: unknown, config: unknown) => HfTokenizer;
-    const tok = new Cls(json, config);
+    // Only a tokenizer class: the package exports others too ("Tensor"), which a hostile config may name.
+    const named = exports[name];
+    const isTokenizer = typeof named === 'function' && (named === transformers.PreTrainedTokenizer || named.prototype instanceof transformers.PreTrainedTokenizer);
+    const Cls = (isTokenizer ? named : transformers.PreTrainedTokenizer) as new (json: unknown, config: unknown) => HfTokenizer;
+    let tok: HfTokenizer;
+    try {
+      tok = new Cls(json, config);
+    } catch (e) {
+      throw new ModelSourceError(`${source.id}: tokenizer.json and tokenizer_config.json do not make a tokenizer (${(e as Error).message}); the files are damaged or not a tokenizer's.`);
+    }
     const stop = new Set(configEos);
     if (typeof tok.eos_token_id === 'number') stop.add(tok.eos_token_id);
     for (const t of ['<|im_end|>', '<|eot_id|>', '<|end_of_text|>']) {
