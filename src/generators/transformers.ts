@@ -1,4 +1,5 @@
 import type { ChatMessage } from '../rl/messages';
+import { renderChat, type TemplateTokenizer } from '../gpu/chat-template';
 import type { GenerateOptions, GeneratorSource, TextGenerator } from './generator';
 import { cutAtStop, seededDraw, stopIndex } from './sampling';
 import { BadModelConfigError, BadTokenizerError, NoOnnxWeightsError, TransformersLoadError, oneLine } from './transformers-errors';
@@ -203,7 +204,7 @@ export class TransformersGenerator implements TextGenerator {
     opts.signal?.throwIfAborted();
     const { InterruptableStoppingCriteria, TemperatureLogitsWarper } = this.library;
     const prompt = this.tokenizer.chat_template
-      ? (this.tokenizer.apply_chat_template(messages, { tokenize: false, add_generation_prompt: true }) as string)
+      ? renderChat(this.tokenizer as unknown as TemplateTokenizer, messages, { addGenerationPrompt: true })
       : messages
           .filter((m) => m.role !== 'system')
           .map((m) => m.content)

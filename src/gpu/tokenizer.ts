@@ -4,6 +4,7 @@
  */
 import * as transformers from '@huggingface/transformers';
 import type { ChatMessage } from '../rl/messages';
+import { renderChat, type TemplateTokenizer } from './chat-template';
 import { ModelSourceError } from './errors';
 import { readJson, readText, type ModelSource } from './source';
 
@@ -72,19 +73,18 @@ export class Tokenizer {
     return this.tok.decode(Array.from(ids), { skip_special_tokens: skipSpecialTokens });
   }
 
-  /** The chat template rendered as text; Qwen3 gets enable_thinking=false unless asked. */
+  /**
+   * The chat template rendered as text, within its budget (chat-template.ts); Qwen3 gets
+   * enable_thinking=false unless asked.
+   */
   chatPrompt(messages: ChatMessage[], options: { addGenerationPrompt?: boolean; enableThinking?: boolean; tools?: object[] } = {}): string {
     if (!this.hasChatTemplate) {
       throw new ModelSourceError('this model has no chat template; it is a base model, so give it plain text prompts.');
     }
-    return this.tok.apply_chat_template(
-      messages as unknown as transformers.Message[],
-      {
-        tokenize: false,
-        add_generation_prompt: options.addGenerationPrompt ?? true,
-        tools: options.tools as never,
-        enable_thinking: options.enableThinking ?? false,
-      } as never,
-    ) as unknown as string;
+    return renderChat(this.tok as unknown as TemplateTokenizer, messages, {
+      addGenerationPrompt: options.addGenerationPrompt ?? true,
+      tools: options.tools,
+      extra: { enable_thinking: options.enableThinking ?? false },
+    });
   }
 }
