@@ -13,6 +13,7 @@ import {
   optimizerToSafetensors,
   parameterShape,
 } from '../gpu/full';
+import { EngineLimitError } from '../gpu/errors';
 import { loadConfig, resolveWeightFormat } from '../gpu/load';
 import { LoraAdapter } from '../gpu/lora';
 import { CausalLM } from '../gpu/model';
@@ -101,8 +102,15 @@ export function parseTrainData(text: string, file: string): DataLine[] {
 }
 
 function toSample(policy: Policy, row: DataLine, index: number): TrainSample {
-  const prompt = policy.promptIds(row.prompt);
-  const completion = policy.completionIds(row.prompt, row.completion);
+  let prompt: number[];
+  let completion: number[];
+  try {
+    prompt = policy.promptIds(row.prompt);
+    completion = policy.completionIds(row.prompt, row.completion);
+  } catch (e) {
+    if (e instanceof EngineLimitError) throw new UsageError(`sample ${index + 1}: ${e.message}`);
+    throw e;
+  }
   const advantages = Array.isArray(row.advantage) ? row.advantage : completion.map(() => row.advantage as number);
   if (advantages.length !== completion.length) {
     throw new UsageError(`sample ${index + 1}: ${advantages.length} advantages but the completion has ${completion.length} tokens`);

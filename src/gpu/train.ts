@@ -18,6 +18,7 @@ import { expectedTensors } from './config';
 import { EngineError, FullTrainingMemoryError } from './errors';
 import { leftPad } from './generate';
 import { ppoLossGrad, type BatchNorm } from './loss';
+import { checkFinite } from './numerics';
 import { yieldToEventLoop } from './yield';
 import type { LoraAdapter } from './lora';
 import type { CausalLM, Recompute, Tape } from './model';
@@ -207,6 +208,12 @@ export class Trainer {
         await readLogprobs(be, logits, targets.subarray(a, b), { logp: flatLogp, entropy: flatEnt }, a);
         if (chunks.length === 1) kept = logits;
         else be.dispose(logits);
+      }
+      try {
+        await checkFinite(this.model, part, [flatLogp, flatEnt], this.trainable.lora);
+      } catch (e) {
+        if (kept) be.dispose(kept);
+        throw e;
       }
       const logp = split(flatLogp, part);
       const flatD = new Float32Array(flatLogp.length);
