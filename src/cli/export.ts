@@ -1,5 +1,3 @@
-import { mkdirSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { PEFT_CONFIG, PEFT_WEIGHTS } from '../gpu/peft';
 import type { RunRecord } from '../rl/records';
 import { extractAdapter, readRunFile, recordsJsonl, toJsonl, trainingSamples } from '../storage/index';
@@ -7,24 +5,30 @@ import { parseAnyRunConfig, promptTools } from '../runtime/run-config';
 import { parse, positionals, UsageError } from './args';
 import { openRunFile } from './files';
 import type { CliIo } from './io';
-import { notStdout, oneStdout, writeText } from './output';
+import { FORCE_OPTION, notStdout, oneStdout, writeOutputFolder, writeText } from './output';
 
-export const usage = `nextstate export RUN_FILE (--peft DIR | --samples FILE.jsonl | --records FILE.jsonl)
-  --samples - or --records - writes the lines to stdout`;
+export const usage = `nextstate export RUN_FILE (--peft DIR | --samples FILE.jsonl | --records FILE.jsonl) [--force]
+  --samples - or --records - writes the lines to stdout; --force replaces files that are there`;
 
 export async function exportCommand(argv: string[], io: CliIo): Promise<void> {
-  const options = { peft: { type: 'string' as const }, samples: { type: 'string' as const }, records: { type: 'string' as const } };
+  const options = { peft: { type: 'string' as const }, samples: { type: 'string' as const }, records: { type: 'string' as const }, ...FORCE_OPTION };
   const v = parse(argv, options);
   const [file] = positionals(argv, options);
   if (!file) throw new UsageError('name the run file to export from');
   if (!v.peft && !v.samples && !v.records) throw new UsageError('choose --peft DIR, --samples FILE.jsonl or --records FILE.jsonl');
   oneStdout({ samples: v.samples, records: v.records });
+  const force = v.force === true;
   if (typeof v.peft === 'string') {
     notStdout(v.peft, 'peft', 'a folder (two files)');
     const adapter = await extractAdapter(await openRunFile(file));
-    mkdirSync(v.peft, { recursive: true });
-    writeFileSync(join(v.peft, PEFT_WEIGHTS), adapter.files[PEFT_WEIGHTS]);
-    writeFileSync(join(v.peft, PEFT_CONFIG), adapter.files[PEFT_CONFIG]);
+    writeOutputFolder(
+      v.peft,
+      [
+        [PEFT_WEIGHTS, adapter.files[PEFT_WEIGHTS]],
+        [PEFT_CONFIG, adapter.files[PEFT_CONFIG]],
+      ],
+      { option: 'peft', force },
+    );
     io.note(`adapter of version ${adapter.version} written to ${v.peft}`);
   }
   if (typeof v.samples === 'string' || typeof v.records === 'string') {
@@ -36,10 +40,10 @@ export async function exportCommand(argv: string[], io: CliIo): Promise<void> {
     }
     if (typeof v.samples === 'string') {
       const { rows } = trainingSamples(records, { tools });
-      io.note(`${rows.length} training samples written to ${writeText(v.samples, toJsonl(rows), io)}`);
+      io.note(`${rows.length} training samples written to ${writeText(v.samples, toJsonl(rows), io, { option: 'samples', force })}`);
     }
     if (typeof v.records === 'string') {
-      io.note(`${records.length} records written to ${writeText(v.records, recordsJsonl(records), io)}`);
+      io.note(`${records.length} records written to ${writeText(v.records, recordsJsonl(records), io, { option: 'records', force })}`);
     }
   }
 }

@@ -1,4 +1,4 @@
-import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
+import { existsSync, statSync } from 'node:fs';
 import { FILE_LIMITS, readLocalFile } from '../gpu/local-file';
 import { totalmem } from 'node:os';
 import { join } from 'node:path';
@@ -6,8 +6,10 @@ import type { Backend } from '../gpu/backend';
 import { PROJECTIONS, type Projection } from '../gpu/config';
 import {
   checkFullTrainingFits,
+  COPIED_FILES,
   copyWeights,
   fullModelFolder,
+  MODEL_WEIGHTS,
   OPTIMIZER_FILE,
   optimizerFromSafetensors,
   optimizerToSafetensors,
@@ -26,17 +28,18 @@ import { DEFAULT_FULL_TRAIN, DEFAULT_TRAIN, type Reference, type TrainSample, ty
 import { BACKEND_OPTION, createBackend, loadPolicy, QUANTIZE_NOTE, QUANTIZE_OPTION, QUANTIZE_USAGE, weightFormatOption } from './engine';
 import { isNonNegative, isPositiveInt, number, parse, required, UsageError } from './args';
 import { timeLeft, type CliIo } from './io';
-import { notStdout } from './output';
+import { checkOutputFolder, FORCE_OPTION, notStdout, writeOutputFolder, type WriteOptions } from './output';
 
 export const usage = `nextstate train --model DIR --data FILE.jsonl --out ADAPTER_DIR [--lora-rank R --lora-alpha A
     --targets q,k,v,o,gate,up,down --lr LR --steps N --batch B --seed S --beta B --clip-low E --clip-high E
-    --recompute none|layer --backend cpu|webgpu] ${QUANTIZE_USAGE} [--json]
-nextstate train --full --model DIR --data FILE.jsonl --out MODEL_DIR [--freeze-embedding] [--resume]
+    --recompute none|layer --backend cpu|webgpu] ${QUANTIZE_USAGE} [--force] [--json]
+nextstate train --full --model DIR --data FILE.jsonl --out MODEL_DIR [--freeze-embedding] [--resume] [--force]
     [--lr LR (default 1e-5) --weight-decay W (0.1) --steps N --batch B --beta B --clip-low E --clip-high E
     --recompute none|layer --backend cpu|webgpu] [--json]
   Each data line: {"prompt": TEXT, "completion": TEXT, "advantage": NUMBER | [NUMBER per completion token]}
   --full trains every weight and writes a Hugging Face model folder (config, tokenizer, model.safetensors)
   with optimizer.safetensors beside it; --resume continues from the optimizer.safetensors in --model.
+  --out is written whole or not at all; it is never --model, and --force replaces files already there.
   --recompute layer keeps only each layer's input and re-runs the layer in the backward: one layer's
   activations and K/V at a time instead of all (nextstate plan --recompute layer), the same step, slower.
   ${QUANTIZE_NOTE} Under a LoRA adapter they stay frozen at that
@@ -118,6 +121,13 @@ function toSample(policy: Policy, row: DataLine, index: number): TrainSample {
   return { prompt, completion, advantages };
 }
 
+/** Whether two existing paths are one file or folder (the same device and inode), however each is spelt. */
+function sameFile(a: string, b: string): boolean {
+  const x = statSync(a);
+  const y = statSync(b);
+  return x.dev === y.dev && x.ino === y.ino;
+}
+
 /** Device memory for the fit check: the machine's RAM on the CPU backend; WebGPU tells only its buffer limit. */
 function deviceLimits(backend: Backend): { memoryBytes?: number; maxBufferBytes?: number } {
   if (backend.kind === 'cpu') return { memoryBytes: totalmem() };
@@ -146,6 +156,7 @@ export async function trainCommand(argv: string[], io: CliIo): Promise<void> {
     'clip-high': { type: 'string' },
     recompute: { type: 'string', default: 'none' },
     json: { type: 'boolean' },
+    ...FORCE_OPTION,
     ...BACKEND_OPTION,
     ...QUANTIZE_OPTION,
   });
@@ -160,6 +171,12 @@ export async function trainCommand(argv: string[], io: CliIo): Promise<void> {
   const weightFormat = weightFormatOption(v) ?? (full ? 'f32' : 'auto');
   if (full && weightFormat !== 'f32')
     throw new UsageError(`--full trains every weight in f32, so it loads f32 weights; use --quantize none (or leave it out), not ${v.quantize}`);
+  // Before any work: training for an hour and then finding the folder taken loses the hour.
+  const writes: WriteOptions = { option: 'out', force: v.force === true };
+  if (existsSync(modelArg) && existsSync(outDir) && sameFile(modelArg, outDir)) {
+    throw new UsageError(`--out ${outDir} is the --model folder: writing there would replace the weights training starts from; name another folder`);
+  }
+  checkOutputFolder(outDir, full ? [...COPIED_FILES, MODEL_WEIGHTS, OPTIMIZER_FILE] : [PEFT_WEIGHTS, PEFT_CONFIG], writes);
   const rows = parseTrainData(decodeTrainData(readLocalFile(dataFile, FILE_LIMITS.trainData), dataFile), dataFile);
   const targets = String(v.targets ?? 'q,k,v,o,gate,up,down')
     .split(',')
@@ -228,14 +245,21 @@ export async function trainCommand(argv: string[], io: CliIo): Promise<void> {
       );
   }
   const after = await meanLogp();
-  mkdirSync(outDir, { recursive: true });
+  // Every file is made before the first is written, and written beside the folder first.
   if (lora) {
     const files = await adapterToPeft(backend, lora, policy.source.id);
-    writeFileSync(join(outDir, PEFT_WEIGHTS), files[PEFT_WEIGHTS]);
-    writeFileSync(join(outDir, PEFT_CONFIG), files[PEFT_CONFIG]);
+    writeOutputFolder(
+      outDir,
+      [
+        [PEFT_WEIGHTS, files[PEFT_WEIGHTS]],
+        [PEFT_CONFIG, files[PEFT_CONFIG]],
+      ],
+      writes,
+    );
   } else {
-    for (const [name, bytes] of await fullModelFolder(policy.model, policy.source)) writeFileSync(join(outDir, name), bytes);
-    writeFileSync(join(outDir, OPTIMIZER_FILE), optimizerToSafetensors(await trainer.optimizerState(), parameterShape(policy.model)));
+    const files = await fullModelFolder(policy.model, policy.source);
+    files.set(OPTIMIZER_FILE, optimizerToSafetensors(await trainer.optimizerState(), parameterShape(policy.model)));
+    writeOutputFolder(outDir, files, writes);
   }
   io.out(JSON.stringify({ before, after, weightFormat: used }));
   io.note(`${lora ? 'adapter' : 'model'} written to ${outDir}`);
