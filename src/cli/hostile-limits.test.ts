@@ -5,7 +5,19 @@
  * write through links. Each is refused in one line, before the work it guards.
  */
 import { execFileSync } from 'node:child_process';
-import { closeSync, cpSync, existsSync, ftruncateSync, mkdirSync, mkdtempSync, openSync, readFileSync, readlinkSync, symlinkSync, writeFileSync } from 'node:fs';
+import {
+  closeSync,
+  cpSync,
+  existsSync,
+  ftruncateSync,
+  mkdirSync,
+  mkdtempSync,
+  openSync,
+  readFileSync,
+  readlinkSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -106,9 +118,7 @@ describe("the CLI's own inputs", () => {
     config.schedule.concurrentSessions = 1e8;
     const file = fresh('run.json');
     writeFileSync(file, JSON.stringify(config));
-    expect(await refused(1, 'run', '--config', file)).toBe(
-      'nextstate run: run config: schedule.concurrentSessions must be a whole number from 1 to 1,024',
-    );
+    expect(await refused(1, 'run', '--config', file)).toBe('nextstate run: run config: schedule.concurrentSessions must be a whole number from 1 to 1,024');
   });
 });
 
@@ -184,7 +194,9 @@ describe('chat templates and numerics', () => {
       writeFileSync(join(f, 'model.safetensors'), writeSafetensors(out, metadata));
     });
     const where = 'is NaN or infinite: the first NaN or infinite value is in model.layers.2.mlp.up_proj. The weights overflow f32';
-    expect(await refused(1, 'generate', '--model', folder, '--prompt', 'Once upon a time', '--json')).toContain(`the log-prob of generated token 1 of sequence 1 ${where}`);
+    expect(await refused(1, 'generate', '--model', folder, '--prompt', 'Once upon a time', '--json')).toContain(
+      `the log-prob of generated token 1 of sequence 1 ${where}`,
+    );
     expect(await refused(1, 'score', '--model', folder, '--prompt', 'Once upon a time', '--completion', ' there', '--json')).toContain(where);
   });
 

@@ -79,7 +79,9 @@ export function checkOutputFolder(dir: string, names: readonly string[], o: Writ
   const folders = present.filter((n) => lstatOrNull(join(dir, n))!.isDirectory());
   if (folders.length) throw new UsageError(`--${o.option} ${dir} holds a folder named ${folders[0]}; name another folder`);
   if (present.length && !o.force) {
-    throw new UsageError(`--${o.option} ${dir} already holds ${present.join(', ')}; pass --force to replace ${present.length > 1 ? 'them' : 'it'}, or name another folder`);
+    throw new UsageError(
+      `--${o.option} ${dir} already holds ${present.join(', ')}; pass --force to replace ${present.length > 1 ? 'them' : 'it'}, or name another folder`,
+    );
   }
 }
 

@@ -41,12 +41,15 @@ describe('renderChat', () => {
             tools: withTools,
             extra: { enable_thinking: enableThinking },
           });
-          const theirs = qwen3.apply_chat_template(conversation as transformers.Message[], {
-            tokenize: false,
-            add_generation_prompt: addGenerationPrompt,
-            tools: withTools as never,
-            enable_thinking: enableThinking,
-          } as never);
+          const theirs = qwen3.apply_chat_template(
+            conversation as transformers.Message[],
+            {
+              tokenize: false,
+              add_generation_prompt: addGenerationPrompt,
+              tools: withTools as never,
+              enable_thinking: enableThinking,
+            } as never,
+          );
           expect(ours).toBe(theirs);
         }
       }
@@ -54,7 +57,10 @@ describe('renderChat', () => {
   });
 
   it('gives the template the special tokens transformers.js does, AddedToken objects included', () => {
-    const tok = { config: { bos_token: { __type: 'AddedToken', content: '<s>' }, eos_token: '</s>' }, get_chat_template: () => '{{ bos_token }}|{{ eos_token }}|{{ unk_token }}' };
+    const tok = {
+      config: { bos_token: { __type: 'AddedToken', content: '<s>' }, eos_token: '</s>' },
+      get_chat_template: () => '{{ bos_token }}|{{ eos_token }}|{{ unk_token }}',
+    };
     expect(renderChat(tok, [], { addGenerationPrompt: false })).toBe('<s>|</s>|');
   });
 });

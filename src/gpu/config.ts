@@ -88,9 +88,7 @@ export function parseModelConfig(json: unknown): ModelConfig {
     const v = c[key] ?? fallback;
     const max = MAX_DIMENSIONS[key];
     if (typeof v !== 'number' || !Number.isInteger(v) || v <= 0 || v > max) {
-      throw new ModelConfigError(
-        `config.json: "${key}" must be a positive integer of at most ${max.toLocaleString('en-US')}, found ${found(c[key])}.`,
-      );
+      throw new ModelConfigError(`config.json: "${key}" must be a positive integer of at most ${max.toLocaleString('en-US')}, found ${found(c[key])}.`);
     }
     return v;
   };

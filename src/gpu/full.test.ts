@@ -189,7 +189,9 @@ describe('full fine-tuning on stories260K', () => {
     expect(() => trainer.restoreOptimizer(negative)).toThrow(
       /^optimizer state: model\.embed_tokens\.weight's exp_avg_sq\[0\] is -1; a second moment is a finite number of at least 0\. The state is damaged/,
     );
-    expect(() => optimizerFromSafetensors(file(good, { format: 'nextstate-adamw', step: '1e20' }))).toThrow(/step 1e20; the step must be a whole number up to 100,000,000/);
+    expect(() => optimizerFromSafetensors(file(good, { format: 'nextstate-adamw', step: '1e20' }))).toThrow(
+      /step 1e20; the step must be a whole number up to 100,000,000/,
+    );
     expect(() => optimizerFromSafetensors(file(good, { format: 'nextstate-adamw', step: '100000001' }))).toThrow(/the step must be a whole number/);
     expect(() => trainer.restoreOptimizer({ ...good, step: 1e20 })).toThrow(/step 100000000000000000000 is not a whole number up to 100,000,000/);
     // The same number of values in another shape: the moments of some other matrix.
@@ -203,7 +205,10 @@ describe('full fine-tuning on stories260K', () => {
     expect(() => trainer.restoreOptimizer(stray)).toThrow(/moments for model\.layers\.99\.mlp\.up_proj\.weight, which this model does not train/);
     const { tensors } = parseSafetensors(file());
     const extra = writeSafetensors(
-      [...[...tensors.values()].map((t) => ({ name: t.name, shape: t.shape, data: new Float32Array(new Uint8Array(t.bytes).buffer) })), { name: 'notes', shape: [1], data: Float32Array.of(0) }],
+      [
+        ...[...tensors.values()].map((t) => ({ name: t.name, shape: t.shape, data: new Float32Array(new Uint8Array(t.bytes).buffer) })),
+        { name: 'notes', shape: [1], data: Float32Array.of(0) },
+      ],
       { format: 'nextstate-adamw', step: '1' },
     );
     expect(() => optimizerFromSafetensors(extra)).toThrow(/holds notes, which is neither an exp_avg nor an exp_avg_sq/);

@@ -143,7 +143,8 @@ export function optimizerFromSafetensors(bytes: Uint8Array): OptimizerState {
   const moments: OptimizerState['moments'] = new Map();
   for (const [key, t] of tensors) {
     const name = /^(.*)\.exp_avg(_sq)?$/.exec(key);
-    if (!name) throw new WeightsError(`${OPTIMIZER_FILE} holds ${key}, which is neither an exp_avg nor an exp_avg_sq; it was not written by nextstate train --full`);
+    if (!name)
+      throw new WeightsError(`${OPTIMIZER_FILE} holds ${key}, which is neither an exp_avg nor an exp_avg_sq; it was not written by nextstate train --full`);
     if (name[2]) continue;
     const sq = tensors.get(`${name[1]}.exp_avg_sq`);
     if (!sq) throw new WeightsError(`${OPTIMIZER_FILE} has ${key} but not ${name[1]}.exp_avg_sq`);

@@ -94,7 +94,12 @@ export async function generate(model: CausalLM, prompts: number[][], o: Generate
         const g = out[b];
         // Non-finite logits sample no real token (id -1, or a log-prob of NaN): stop and say where they began.
         if (!Number.isFinite(logp[b]) || next[b] < 0 || next[b] >= model.config.vocabSize) {
-          throw await nonFiniteError(model, [...prompts[b], ...g.tokens], `the log-prob of generated token ${g.tokens.length + 1} of sequence ${b + 1}`, o.lora);
+          throw await nonFiniteError(
+            model,
+            [...prompts[b], ...g.tokens],
+            `the log-prob of generated token ${g.tokens.length + 1} of sequence ${b + 1}`,
+            o.lora,
+          );
         }
         g.tokens.push(next[b]);
         g.logprobs.push(logp[b]);

@@ -59,7 +59,10 @@ export async function firstNonFinite(model: CausalLM, ids: readonly number[], lo
     const hidden = be.rmsnorm(x, model.w('model.norm.weight'), c.rmsNormEps);
     try {
       if (await bad(hidden)) return 'model.norm';
-      const logits = model.logits(hidden, Int32Array.from(ids, (_, i) => i));
+      const logits = model.logits(
+        hidden,
+        Int32Array.from(ids, (_, i) => i),
+      );
       try {
         if (await bad(logits)) return c.tieWordEmbeddings ? 'lm_head (the tied embedding): the logits' : 'lm_head: the logits';
       } finally {

@@ -136,7 +136,9 @@ function groupScale(m: number, f: Codec): number {
   const half = floatToHalf(f === 'q8' ? Math.abs(m) / 127 : f === 'int4' ? -m / 8 : Math.abs(m));
   if ((half & 0x7c00) === 0x7c00) {
     // Every such weight is beyond f16 itself too (65,504 at most), so only f32 holds it.
-    throw new WeightsError(`a weight of magnitude ${Math.abs(m)} is beyond what ${f}'s f16 group scale can hold; load this model as f32 (f16 cannot hold it either)`);
+    throw new WeightsError(
+      `a weight of magnitude ${Math.abs(m)} is beyond what ${f}'s f16 group scale can hold; load this model as f32 (f16 cannot hold it either)`,
+    );
   }
   return half;
 }

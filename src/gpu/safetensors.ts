@@ -45,7 +45,9 @@ export function parseSafetensors(file: Uint8Array, fileName = 'model.safetensors
   if (nestsDeeperThan(text, MAX_HEADER_DEPTH)) throw fail(`header nests deeper than ${MAX_HEADER_DEPTH} levels`);
   // One member may be __metadata__.
   if (topLevelMembers(text, MAX_TENSORS + 1) > MAX_TENSORS + 1) {
-    throw new WeightsError(`${fileName}: the header lists more than ${MAX_TENSORS.toLocaleString('en-US')} tensors, more than any checkpoint the engine runs; it is not a model file.`);
+    throw new WeightsError(
+      `${fileName}: the header lists more than ${MAX_TENSORS.toLocaleString('en-US')} tensors, more than any checkpoint the engine runs; it is not a model file.`,
+    );
   }
   let header: Record<string, unknown>;
   try {

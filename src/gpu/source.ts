@@ -53,7 +53,9 @@ export function modelFileLimit(name: string): number {
 /** The refusal of a model file over its cap (`size` null: a download that passed it), wherever it comes from. */
 export function overLimit(where: string, size: number | null, limit: number): ModelSourceError {
   const found = size === null ? 'more than' : `${formatBytes(size)}, more than`;
-  return new ModelSourceError(`${where} is ${found} the ${formatBytes(limit)} a model file of its kind may be; it is not a model file of a supported checkpoint.`);
+  return new ModelSourceError(
+    `${where} is ${found} the ${formatBytes(limit)} a model file of its kind may be; it is not a model file of a supported checkpoint.`,
+  );
 }
 
 export async function readText(source: ModelSource, name: string): Promise<string> {

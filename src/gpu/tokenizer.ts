@@ -33,13 +33,16 @@ export class Tokenizer {
     const exports = transformers as unknown as Record<string, unknown>;
     // Only a tokenizer class: the package exports others too ("Tensor"), which a hostile config may name.
     const named = exports[name];
-    const isTokenizer = typeof named === 'function' && (named === transformers.PreTrainedTokenizer || named.prototype instanceof transformers.PreTrainedTokenizer);
+    const isTokenizer =
+      typeof named === 'function' && (named === transformers.PreTrainedTokenizer || named.prototype instanceof transformers.PreTrainedTokenizer);
     const Cls = (isTokenizer ? named : transformers.PreTrainedTokenizer) as new (json: unknown, config: unknown) => HfTokenizer;
     let tok: HfTokenizer;
     try {
       tok = new Cls(json, config);
     } catch (e) {
-      throw new ModelSourceError(`${source.id}: tokenizer.json and tokenizer_config.json do not make a tokenizer (${(e as Error).message}); the files are damaged or not a tokenizer's.`);
+      throw new ModelSourceError(
+        `${source.id}: tokenizer.json and tokenizer_config.json do not make a tokenizer (${(e as Error).message}); the files are damaged or not a tokenizer's.`,
+      );
     }
     const stop = new Set(configEos);
     if (typeof tok.eos_token_id === 'number') stop.add(tok.eos_token_id);

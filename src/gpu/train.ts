@@ -275,7 +275,8 @@ export class Trainer {
       throw new EngineError(`optimizer state: step ${state.step} is not a whole number up to ${MAX_OPTIMIZER_STEP.toLocaleString('en-US')}; it is damaged`);
     }
     for (const name of state.moments.keys()) {
-      if (!this.m.has(name)) throw new EngineError(`optimizer state has moments for ${name}, which this model does not train; it belongs to another model or training mode`);
+      if (!this.m.has(name))
+        throw new EngineError(`optimizer state has moments for ${name}, which this model does not train; it belongs to another model or training mode`);
     }
     for (const [name, m] of this.m) {
       const saved = state.moments.get(name);

@@ -45,8 +45,7 @@ export const CONFIG_LIMITS = {
 } as const;
 
 /** A whole number from `min` to `max`, in the config's words. */
-const count = (min: number, max: number) =>
-  saying(`must be a whole number from ${min} to ${max.toLocaleString('en-US')}`, int(min, max));
+const count = (min: number, max: number) => saying(`must be a whole number from ${min} to ${max.toLocaleString('en-US')}`, int(min, max));
 
 /** `check`, with its problem restated as `problem` (the config's own wording of the rule). */
 function saying<T>(problem: string, check: Checker<T>): Checker<T> {

@@ -74,11 +74,7 @@ describe('the one run config reader', () => {
 describe('upper bounds on every count of a config', () => {
   /** Every path of a number in `v`. */
   const numberPaths = (v: unknown, path: string[] = []): string[][] =>
-    typeof v === 'number'
-      ? [path]
-      : typeof v === 'object' && v !== null
-        ? Object.entries(v).flatMap(([k, x]) => numberPaths(x, [...path, k]))
-        : [];
+    typeof v === 'number' ? [path] : typeof v === 'object' && v !== null ? Object.entries(v).flatMap(([k, x]) => numberPaths(x, [...path, k])) : [];
   const set = (c: any, path: string[], value: number) => {
     const parent = path.slice(0, -1).reduce((o, k) => o[k], c);
     parent[path.at(-1)!] = value;
