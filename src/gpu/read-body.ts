@@ -77,3 +77,29 @@ export async function readBody(response: Response, o: ReadBodyOptions): Promise<
 export async function readBodyText(response: Response, o: ReadBodyOptions): Promise<string> {
   return new TextDecoder().decode(await readBody(response, o));
 }
+
+/**
+ * `response` with its body cut off past `maxBytes` (BodyTooLargeError), for bodies a library
+ * reads itself (transformers.js through its fetch): the same cap, enforced as the bytes pass.
+ *
+ * @throws BodyTooLargeError at once when the declared size is over the cap
+ */
+export function cappedResponse(response: Response, maxBytes: number): Response {
+  const declared = Number(response.headers.get('content-length'));
+  if (Number.isSafeInteger(declared) && declared > maxBytes) {
+    void response.body?.cancel().catch(() => {});
+    throw new BodyTooLargeError(maxBytes);
+  }
+  if (!response.body) return response;
+  let seen = 0;
+  const body = response.body.pipeThrough(
+    new TransformStream<Uint8Array, Uint8Array>({
+      transform(chunk, controller) {
+        seen += chunk.byteLength;
+        if (seen > maxBytes) controller.error(new BodyTooLargeError(maxBytes));
+        else controller.enqueue(chunk);
+      },
+    }),
+  );
+  return new Response(body, { status: response.status, statusText: response.statusText, headers: response.headers });
+}

@@ -34,7 +34,8 @@ const GENERATOR_KINDS = ['rules', 'policy', 'engine', 'endpoint', 'transformers'
 export const CONFIG_LIMITS = {
   /** Sessions or groups in flight at once: each is a conversation the policy generates for. */
   concurrent: 1_024,
-  steps: 1_000_000,
+  /** What `nextstate serve` runs: steps without end, until the server stops. */
+  steps: 1_000_000_000,
   /** Problems trained on, evaluated or held out: as many as a problem file may hold. */
   problems: PROBLEM_LIMITS.problems,
   votes: MAX_VOTES,

@@ -44,8 +44,8 @@ describe('the one run config reader', () => {
     ['problems.count', (c: any) => (c.problems.count = 0), /problems.count must be a whole number from 1 to 20,000/],
     ['topP', (c: any) => (c.sampling.policy.topP = 0), /sampling.policy.topP must be above 0 and at most 1/],
     ['maxNewTokens', (c: any) => (c.sampling.policy.maxNewTokens = 0), /sampling.policy.maxNewTokens/],
-    ['schedule.steps', (c: any) => (c.schedule.steps = 0), /schedule.steps must be a whole number from 1 to 1,000,000/],
-    ['schedule.evalEvery', (c: any) => (c.schedule.evalEvery = -1), /schedule.evalEvery must be a whole number from 0 to 1,000,000/],
+    ['schedule.steps', (c: any) => (c.schedule.steps = 0), /schedule.steps must be a whole number from 1 to 1,000,000,000/],
+    ['schedule.evalEvery', (c: any) => (c.schedule.evalEvery = -1), /schedule.evalEvery must be a whole number from 0 to 1,000,000,000/],
   ])('refuses a bad %s, naming the field', (_name, mutate, message) => {
     const c = copy(exampleConfig('storyteller')) as RunConfig;
     const bad = mutate(c) === 42 ? 42 : c;
