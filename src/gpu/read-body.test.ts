@@ -3,7 +3,7 @@
  * memory follows the bytes that arrived, never the header.
  */
 import { describe, expect, it } from 'vitest';
-import { BodyTooLargeError, readBody } from './read-body';
+import { BodyTooLargeError, cappedResponse, readBody } from './read-body';
 
 /** A response of `chunks` chunks of `size` bytes (endless when chunks is Infinity), with `headers`. */
 function response(chunks: number, size: number, headers: Record<string, string> = {}): { res: Response; pulled: () => number } {
@@ -49,5 +49,13 @@ describe('readBody', () => {
     const { res } = response(Infinity, 1000);
     const out = await readBody(res, { maxBytes: 2500, truncate: true });
     expect(out.byteLength).toBe(2500);
+  });
+
+  it('cappedResponse holds a body a library reads itself to the same cap, as the bytes pass', async () => {
+    const within = cappedResponse(response(3, 100, { 'content-type': 'application/json' }).res, 1000);
+    expect(within.headers.get('content-type')).toBe('application/json');
+    expect((await within.arrayBuffer()).byteLength).toBe(300);
+    await expect(cappedResponse(response(Infinity, 100).res, 1000).arrayBuffer()).rejects.toThrow(BodyTooLargeError);
+    expect(() => cappedResponse(response(1, 10, { 'content-length': String(1e12) }).res, 1000)).toThrow('the body is larger than 1.0 kB');
   });
 });
