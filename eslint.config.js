@@ -84,7 +84,7 @@ export default ts.config(
   },
   {
     // These files exist to find control characters (terminal escapes, raw JSON strings).
-    files: ['src/cli/terminal.ts', 'src/cli/hostile.test.ts', 'src/storage/json-scan.ts'],
+    files: ['src/cli/terminal.ts', 'src/cli/hostile.test.ts', 'src/rl/json-scan.ts'],
     rules: { 'no-control-regex': 'off' },
   },
   ...layerRules,

@@ -19,6 +19,7 @@ import { runInNode } from './node/suite';
 import { accuracySuite } from './node/accuracy';
 import { paperSuite } from './node/paper';
 import { serveSuite } from './node/serve';
+import { hostileSuite } from './node/hostile';
 import { resolveDataPath } from '../test/data-dir';
 
 const RESULTS_DIR = join(dirname(fileURLToPath(import.meta.url)), 'results');
@@ -80,6 +81,7 @@ async function main(): Promise<void> {
   if (args.only === 'paper') return only('paper', "next-state-lab the paper's policy size", async () => ({ paper: await paperSuite(args) }));
   if (args.only === 'serve')
     return only('serve', 'next-state-lab nextstate serve under concurrent clients', async () => ({ serve: await serveSuite(args.quick, log) }));
+  if (args.only === 'hostile') return only('hostile', 'next-state-lab hostile inputs to the nextstate command', () => hostileSuite(log));
   const workload = workloadFor(args.quick, args.budgetS);
   log(`${args.quick ? 'quick' : 'full'} run, ${workload.budgetMs / 1000} s budget per measurement`);
   const models = await benchModels(args.models);

@@ -11,7 +11,7 @@ export interface BenchArgs {
   only: (typeof ONLY)[number] | null;
 }
 
-const ONLY = ['durability', 'judge', 'accuracy', 'paper', 'serve'] as const;
+const ONLY = ['durability', 'judge', 'accuracy', 'paper', 'serve', 'hostile'] as const;
 
 export const USAGE = `npm run bench -- [--quick] [--model DIR]... [--budget SECONDS] [--no-browser] [--no-dawn]
 
@@ -37,6 +37,10 @@ export const USAGE = `npm run bench -- [--quick] [--model DIR]... [--budget SECO
   --only serve   measure only nextstate serve on the tiny fixture: requests/s and p50/p99 latency at
                  1, 4 and 16 concurrent OpenAI clients on 127.0.0.1, batched (--max-batch 32) and one
                  at a time (--max-batch 1), and their ratio; written to bench/results/serve.json
+  --only hostile every hostile input of the security review (devices, FIFOs, endless downloads,
+                 runaway configs and templates, overflowing weights, hostile optimizer states,
+                 writes through links) given to the real bin, one process each: exit code, the
+                 refusal line, seconds and peak memory; written to bench/results/hostile.json
 
 Prints one JSON object to stdout and writes it to bench/results/latest.json; progress goes to stderr.`;
 

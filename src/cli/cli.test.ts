@@ -79,7 +79,25 @@ describe('nextstate CLI on stories260K', () => {
     const data = join(dir, 'data.jsonl');
     writeFileSync(data, JSON.stringify({ prompt: 'Once upon a time', completion: ' there was a dog named Max.', advantage: 1 }));
     const train = (...more: string[]) =>
-      runCli('train', '--model', stories!, '--data', data, '--out', join(dir, 'out'), '--steps', '2', '--lr', '0.003', '--lora-rank', '4', '--json', ...more);
+      // --force: each run writes the same folder again.
+      runCli(
+        'train',
+        '--model',
+        stories!,
+        '--data',
+        data,
+        '--out',
+        join(dir, 'out'),
+        '--steps',
+        '2',
+        '--lr',
+        '0.003',
+        '--lora-rank',
+        '4',
+        '--json',
+        '--force',
+        ...more,
+      );
     const step = (l: string) => {
       const s = JSON.parse(l);
       return [s.loss, s.gradNorm, s.entropy];

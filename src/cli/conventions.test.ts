@@ -159,7 +159,8 @@ describe('stdout carries the data, stderr the rest', () => {
     const train = async (stderrIsTTY: boolean, ...more: string[]) => {
       const out: string[] = [];
       const err: string[] = [];
-      const args = ['train', '--model', stories, '--data', data, '--out', join(dir, 'adapter'), '--steps', '2', '--lora-rank', '2', ...more];
+      // --force: each call writes the same folder again.
+      const args = ['train', '--model', stories, '--data', data, '--out', join(dir, 'adapter'), '--steps', '2', '--lora-rank', '2', '--force', ...more];
       const code = await main(
         args,
         (l) => out.push(l),

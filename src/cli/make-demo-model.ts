@@ -2,16 +2,16 @@
  * `nextstate make-demo-model`: rebuilds the storyteller's demo model from stories260K and a seed,
  * deterministically on the CPU engine, and writes it as a Hugging Face folder with its model card.
  */
-import { copyFileSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { FILE_LIMITS, readLocalText } from '../gpu/local-file';
 import { join } from 'node:path';
 import { Policy } from '../gpu/policy';
-import { DirSource } from '../gpu/source-node';
+import { DirSource, readModelFile } from '../gpu/source-node';
 import { DEMO_DEFAULTS, makeDemoModel, type DemoReport } from '../demo/make';
 import { isPositiveInt, number, parse, required } from './args';
 import { STORY_MAX_NEW_TOKENS } from '../sims/scenarios/index';
 import { createBackend } from './engine';
 import type { CliIo } from './io';
-import { notStdout } from './output';
+import { notStdout, writeOutputFolder } from './output';
 
 export const usage = `nextstate make-demo-model --out DIR [--base DIR] [--seed N] [--examples N] [--epochs N]
     [--lr LR] [--rank R] [--backend cpu|webgpu] [--json]
@@ -39,7 +39,8 @@ export async function makeDemoModelCommand(argv: string[], io: CliIo): Promise<v
     json: { type: 'boolean' },
   });
   if (typeof v.card === 'string') {
-    writeCard(notStdout(v.card, 'card', 'a folder'), JSON.parse(readFileSync(join(v.card, 'demo-report.json'), 'utf8')) as StoredReport);
+    const report = JSON.parse(readLocalText(join(v.card, 'demo-report.json'), FILE_LIMITS.report)) as StoredReport;
+    writeOutputFolder(notStdout(v.card, 'card', 'a folder'), cardFiles(report), { option: 'card', force: true });
     io.note(`wrote ${join(v.card, 'README.md')} and hint-table.md from demo-report.json`);
     return;
   }
@@ -56,14 +57,21 @@ export async function makeDemoModelCommand(argv: string[], io: CliIo): Promise<v
     rank: number(v, 'rank', DEMO_DEFAULTS.rank, isPositiveInt),
     log: (line) => (v.json ? undefined : io.progress(line)),
   });
-  mkdirSync(dir, { recursive: true });
-  for (const name of COPIED) copyFileSync(join(baseDir, name), join(dir, name));
-  writeFileSync(join(dir, 'model.safetensors'), safetensors);
   const command = `npx nextstate make-demo-model --out ${dir} --seed ${seed} --examples ${report.options.examples} --epochs ${report.options.epochs} --lr ${report.options.lr} --rank ${report.options.rank} --backend ${v.backend}`;
   const stored: StoredReport = { ...report, command };
-  writeFileSync(join(dir, 'demo-report.json'), `${JSON.stringify(stored, null, 2)}\n`);
-  writeCard(dir, stored);
-  writeFileSync(join(dir, 'LICENSE'), MIT_LICENSE);
+  // It rewrites its own folder (the bundled demo model) by design, so it replaces files without
+  // --force; still through a scratch folder, and never through a link.
+  writeOutputFolder(
+    dir,
+    [
+      ...COPIED.map((name) => [name, readModelFile(baseDir, name)] as const),
+      ['model.safetensors', safetensors],
+      ['demo-report.json', `${JSON.stringify(stored, null, 2)}\n`],
+      ...cardFiles(stored),
+      ['LICENSE', MIT_LICENSE],
+    ],
+    { option: 'out', force: true },
+  );
   if (v.json) io.out(JSON.stringify(report));
   else io.note(`wrote ${dir} in ${report.seconds.toFixed(0)} s`);
 }
@@ -93,9 +101,11 @@ SOFTWARE.
 `;
 
 /** The model card and the hint table (which the project's README also shows), from the report. */
-function writeCard(dir: string, r: StoredReport): void {
-  writeFileSync(join(dir, 'hint-table.md'), `${hintTable(r)}\n`);
-  writeFileSync(join(dir, 'README.md'), modelCard(r, r.command));
+function cardFiles(r: StoredReport): [string, string][] {
+  return [
+    ['hint-table.md', `${hintTable(r)}\n`],
+    ['README.md', modelCard(r, r.command)],
+  ];
 }
 
 const pct = (x: number) => `${Math.round(x * 100)} %`;

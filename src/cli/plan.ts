@@ -1,12 +1,12 @@
 /** `nextstate plan`: the memory a model needs, by category, from its config.json alone. */
-import { existsSync, readFileSync, statSync } from 'node:fs';
+import { existsSync, statSync } from 'node:fs';
 import type { CliIo } from './io';
-import { join } from 'node:path';
+import { basename, dirname, join } from 'node:path';
 import { PROJECTIONS } from '../gpu/config';
 import { DEFAULT_LORA } from '../gpu/lora';
 import { planMemoryFromJson, type MemoryPlan, type PlanCategories } from '../gpu/plan';
 import { readJson } from '../gpu/source';
-import { modelSource, packageRoot } from '../gpu/source-node';
+import { DirSource, modelSource, packageRoot } from '../gpu/source-node';
 import { DEFAULT_TRAIN } from '../gpu/train-types';
 import { isPositiveInt, number, parse, required, UsageError } from './args';
 import { QUANTIZE_OPTION, QUANTIZE_USAGE, quantizeOption } from './engine';
@@ -31,12 +31,13 @@ function shape(v: Record<string, unknown>, name: string): { n: number; tokens: n
 
 /** config.json of a folder, a .json file, a config shipped in data/model-configs, or a hub id (config.json only). */
 async function readConfig(model: string): Promise<{ json: unknown; from: string }> {
+  // Stat, unlike open, never blocks on a FIFO; the reader then refuses anything but a regular file.
   if (existsSync(model)) {
     const file = statSync(model).isDirectory() ? join(model, 'config.json') : model;
-    return { json: JSON.parse(readFileSync(file, 'utf8')) as unknown, from: file };
+    return { json: await readJson(new DirSource(dirname(file)), basename(file)), from: file };
   }
   const shipped = join(packageRoot(), 'data', 'model-configs', `${model}.json`);
-  if (/^[\w.-]+$/.test(model) && existsSync(shipped)) return { json: JSON.parse(readFileSync(shipped, 'utf8')) as unknown, from: shipped };
+  if (/^[\w.-]+$/.test(model) && existsSync(shipped)) return { json: await readJson(new DirSource(dirname(shipped)), basename(shipped)), from: shipped };
   const source = modelSource(model);
   return { json: await readJson(source, 'config.json'), from: `${source.id}/config.json` };
 }

@@ -9,7 +9,8 @@
  * interrupted experiment continues where it stopped.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
+import { FILE_LIMITS, InputFileError, readLocalText } from '../gpu/local-file';
 import { join } from 'node:path';
 import { configForArm, parseRunConfig, type RunConfig } from '../runtime/run-config';
 import { ARMS, isArm, type TrainedArm } from '../runtime/arms';
@@ -80,7 +81,7 @@ function cached(job: Job): RunScores['scores'] | null {
   const at = `${job.file}.scores.json`;
   if (!existsSync(at)) return null;
   try {
-    const kept = JSON.parse(readFileSync(at, 'utf8')) as { config: unknown; scores: RunScores['scores'] };
+    const kept = JSON.parse(readLocalText(at, FILE_LIMITS.report)) as { config: unknown; scores: RunScores['scores'] };
     return JSON.stringify(kept.config) === JSON.stringify(job.config) ? kept.scores : null;
   } catch {
     return null;
@@ -219,9 +220,9 @@ export async function reproduceCommand(argv: string[], io: CliIo): Promise<void>
   const dir = notStdout(required(v, 'out'), 'out', 'a folder');
   let base: RunConfig;
   try {
-    base = parseRunConfig(JSON.parse(readFileSync(file, 'utf8')));
+    base = parseRunConfig(JSON.parse(readLocalText(file, FILE_LIMITS.runConfig)));
   } catch (e) {
-    throw new UsageError(`${file}: ${(e as Error).message}`);
+    throw e instanceof InputFileError ? e : new UsageError(`${file}: ${(e as Error).message}`);
   }
   const seeds = list(String(v.seeds ?? DEFAULT_SEEDS.join(',')), 'seeds', (s) => (/^-?\d+$/.test(s) ? Number(s) : null));
   const arms = list(String(v.methods ?? ARMS.join(',')), 'methods', (m) => (isArm(m) ? m : null));

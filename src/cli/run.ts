@@ -1,4 +1,5 @@
-import { createWriteStream, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { createWriteStream, mkdirSync, writeFileSync } from 'node:fs';
+import { FILE_LIMITS, InputFileError, readLocalText } from '../gpu/local-file';
 import { join } from 'node:path';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
@@ -113,9 +114,9 @@ export async function runCommand(argv: string[], io: CliIo): Promise<void> {
 
   let raw: unknown;
   try {
-    raw = JSON.parse(readFileSync(v.config, 'utf8'));
+    raw = JSON.parse(readLocalText(v.config, FILE_LIMITS.runConfig));
   } catch (e) {
-    throw new UsageError(`${v.config}: ${(e as Error).message}`);
+    throw e instanceof InputFileError ? e : new UsageError(`${v.config}: ${(e as Error).message}`);
   }
   const config: AnyRunConfig = parseAnyRunConfig(raw);
   if (isRemotePolicy(config.models.policy) && (v.policy !== undefined || v.backend !== undefined || weightFormat)) {

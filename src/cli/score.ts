@@ -1,7 +1,6 @@
-import { readFileSync } from 'node:fs';
 import type { CliIo } from './io';
-import { join } from 'node:path';
 import { adapterFromPeft, PEFT_CONFIG, PEFT_WEIGHTS } from '../gpu/peft';
+import { readModelFile } from '../gpu/source-node';
 import { BACKEND_OPTION, createBackend, loadPolicy, QUANTIZE_NOTE, QUANTIZE_OPTION, QUANTIZE_USAGE, weightFormatOption } from './engine';
 import { parse, required } from './args';
 
@@ -24,8 +23,8 @@ export async function scoreCommand(argv: string[], { out }: CliIo): Promise<void
   const lora =
     typeof v.adapter === 'string'
       ? adapterFromPeft(backend, policy.config, {
-          weights: readFileSync(join(v.adapter, PEFT_WEIGHTS)),
-          config: readFileSync(join(v.adapter, PEFT_CONFIG), 'utf8'),
+          weights: readModelFile(v.adapter, PEFT_WEIGHTS),
+          config: new TextDecoder().decode(readModelFile(v.adapter, PEFT_CONFIG)),
         })
       : undefined;
   const [s] = await policy.scoreText([{ prompt: required(v, 'prompt'), completion: required(v, 'completion') }], lora);

@@ -10,7 +10,10 @@
  *   rename after each training step, every few seconds while records arrive, and at shutdown.
  *   A .nsrun's header holds a summary and hashes of the whole body, so it cannot be appended to.
  */
-import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync, createWriteStream } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, renameSync, rmSync, writeFileSync, createWriteStream } from 'node:fs';
+import { Buffer } from 'node:buffer';
+import { readModelFile } from '../gpu/source-node';
+import { FILE_LIMITS, readLocalFile } from '../gpu/local-file';
 import { open, type FileHandle } from 'node:fs/promises';
 import { join } from 'node:path';
 import { Readable } from 'node:stream';
@@ -60,7 +63,7 @@ export interface Journal {
  * @throws ServeRunFileError when a complete line is not a valid record
  */
 export function readJournal(path: string): Journal {
-  const bytes = readFileSync(path);
+  const bytes = Buffer.from(readLocalFile(path, FILE_LIMITS.journal));
   const end = bytes.lastIndexOf(0x0a) + 1;
   const lines = bytes.subarray(0, end).toString('utf8').split('\n').slice(0, -1);
   if (!lines.length) throw new ServeRunFileError(`${path} has no header line; it is not a nextstate serve journal. Choose another --out.`);
@@ -93,7 +96,7 @@ export function checkpointVersions(file: string): number[] {
 
 export function readCheckpoint(file: string, version: number): PeftFiles {
   const dir = join(checkpointsPath(file), `v${version}`);
-  return { [PEFT_WEIGHTS]: readFileSync(join(dir, PEFT_WEIGHTS)), [PEFT_CONFIG]: readFileSync(join(dir, PEFT_CONFIG), 'utf8') } as PeftFiles;
+  return { [PEFT_WEIGHTS]: readModelFile(dir, PEFT_WEIGHTS), [PEFT_CONFIG]: new TextDecoder().decode(readModelFile(dir, PEFT_CONFIG)) } as PeftFiles;
 }
 
 /** Where a journal resumes: storage's resume point over its records, with seq = line order. */

@@ -7,7 +7,7 @@
  */
 import { basename } from 'node:path';
 import { METHODS, makePreset, parsePreset, type MethodName, type MethodPreset, type PresetOverrides } from '../rl/presets';
-import { readFileSync } from 'node:fs';
+import { FILE_LIMITS, InputFileError, readLocalText } from '../gpu/local-file';
 import type { RunRecord } from '../rl/records';
 import { resolveWeightFormat } from '../gpu/load';
 import type { PeftFiles } from '../gpu/peft';
@@ -68,9 +68,9 @@ function presetOf(v: Record<string, unknown>): MethodPreset {
   if (typeof v.preset === 'string') {
     let json: unknown;
     try {
-      json = JSON.parse(readFileSync(v.preset, 'utf8'));
+      json = JSON.parse(readLocalText(v.preset, FILE_LIMITS.preset));
     } catch (e) {
-      throw new UsageError(`--preset ${v.preset}: ${(e as Error).message}`);
+      throw e instanceof InputFileError ? e : new UsageError(`--preset ${v.preset}: ${(e as Error).message}`);
     }
     const base = parsePreset(json);
     if (v.method !== undefined && v.method !== base.method)

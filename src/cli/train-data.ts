@@ -5,6 +5,7 @@
  *   TrainingSampleRow): token ids, per-token advantages, the loss mask, and the OPD term with what
  *   re-bases it on the trainer's old policy, so the step trains as the run's own did.
  */
+import { EngineLimitError } from '../gpu/errors';
 import type { ChatMessage } from '../rl/messages';
 import { arrayOf, FieldError, int, num, object, oneOf, runChecker, str, type Checker } from '../rl/check';
 import type { Policy } from '../gpu/policy';
@@ -185,8 +186,15 @@ function fromSampleLine(policy: Policy, row: SampleLine): TrainSample {
 /** A line as the trainer's sample: a text line tokenized by `policy`, a sample row as recorded. */
 export function toTrainSample(policy: Policy, row: DataLine, index: number): TrainSample {
   if ('completion_ids' in row) return fromSampleLine(policy, row);
-  const prompt = policy.promptIds(row.prompt);
-  const completion = policy.completionIds(row.prompt, row.completion);
+  let prompt: number[];
+  let completion: number[];
+  try {
+    prompt = policy.promptIds(row.prompt);
+    completion = policy.completionIds(row.prompt, row.completion);
+  } catch (e) {
+    if (e instanceof EngineLimitError) throw new UsageError(`sample ${index + 1}: ${e.message}`);
+    throw e;
+  }
   const advantages = Array.isArray(row.advantage) ? row.advantage : completion.map(() => row.advantage as number);
   if (advantages.length !== completion.length) {
     throw new UsageError(`sample ${index + 1}: ${advantages.length} advantages but the completion has ${completion.length} tokens`);

@@ -1,12 +1,15 @@
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, statSync } from 'node:fs';
+import { FILE_LIMITS, readLocalFile } from '../gpu/local-file';
 import { totalmem } from 'node:os';
 import { join } from 'node:path';
 import type { Backend } from '../gpu/backend';
 import { PROJECTIONS, type Projection } from '../gpu/config';
 import {
   checkFullTrainingFits,
+  COPIED_FILES,
   copyWeights,
   fullModelFolder,
+  MODEL_WEIGHTS,
   OPTIMIZER_FILE,
   optimizerFromSafetensors,
   optimizerToSafetensors,
@@ -18,20 +21,20 @@ import { CausalLM } from '../gpu/model';
 import { adapterToPeft, PEFT_CONFIG, PEFT_WEIGHTS } from '../gpu/peft';
 import { Policy } from '../gpu/policy';
 import { score } from '../gpu/score';
-import { modelSource } from '../gpu/source-node';
+import { modelSource, readModelFile } from '../gpu/source-node';
 import { FullTrainer, LoraTrainer, type Trainer } from '../gpu/train';
 import { DEFAULT_FULL_TRAIN, DEFAULT_TRAIN, type Reference, type TrainSettings } from '../gpu/train-types';
 import { KL_TYPES, type KlType } from '../rl/ppo';
 import { BACKEND_OPTION, createBackend, loadPolicy, QUANTIZE_NOTE, QUANTIZE_OPTION, QUANTIZE_USAGE, weightFormatOption } from './engine';
 import { isNonNegative, isPositiveInt, number, parse, required, UsageError } from './args';
 import { timeLeft, type CliIo } from './io';
-import { notStdout } from './output';
+import { checkOutputFolder, FORCE_OPTION, notStdout, writeOutputFolder, type WriteOptions } from './output';
 import { decodeTrainData, parseTrainData, toTrainSample } from './train-data';
 
 export const usage = `nextstate train --model DIR --data FILE.jsonl --out ADAPTER_DIR [--lora-rank R --lora-alpha A
     --targets q,k,v,o,gate,up,down --lr LR --steps N --batch B --seed S --beta B --kl-type low_var_kl|k3
-    --clip-low E --clip-high E --recompute none|layer --backend cpu|webgpu] ${QUANTIZE_USAGE} [--json]
-nextstate train --full --model DIR --data FILE.jsonl --out MODEL_DIR [--freeze-embedding] [--resume]
+    --clip-low E --clip-high E --recompute none|layer --backend cpu|webgpu] ${QUANTIZE_USAGE} [--force] [--json]
+nextstate train --full --model DIR --data FILE.jsonl --out MODEL_DIR [--freeze-embedding] [--resume] [--force]
     [--lr LR (default 1e-5) --weight-decay W (0.1) --steps N --batch B --beta B --kl-type low_var_kl|k3
     --clip-low E --clip-high E --recompute none|layer --backend cpu|webgpu] [--json]
   Each data line: {"prompt": TEXT, "completion": TEXT, "advantage": NUMBER | [NUMBER per completion token]},
@@ -39,10 +42,18 @@ nextstate train --full --model DIR --data FILE.jsonl --out MODEL_DIR [--freeze-e
   loss_mask, rollout_log_probs and any OPD term), trained as the run's own step trained it.
   --full trains every weight and writes a Hugging Face model folder (config, tokenizer, model.safetensors)
   with optimizer.safetensors beside it; --resume continues from the optimizer.safetensors in --model.
+  --out is written whole or not at all; it is never --model, and --force replaces files already there.
   --recompute layer keeps only each layer's input and re-runs the layer in the backward: one layer's
   activations and K/V at a time instead of all (nextstate plan --recompute layer), the same step, slower.
   ${QUANTIZE_NOTE} Under a LoRA adapter they stay frozen at that
   format (QLoRA with q8, q4); --full trains f32 weights and takes only --quantize none.`;
+
+/** Whether two existing paths are one file or folder (the same device and inode), however each is spelt. */
+function sameFile(a: string, b: string): boolean {
+  const x = statSync(a);
+  const y = statSync(b);
+  return x.dev === y.dev && x.ino === y.ino;
+}
 
 /** Device memory for the fit check: the machine's RAM on the CPU backend; WebGPU tells only its buffer limit. */
 function deviceLimits(backend: Backend): { memoryBytes?: number; maxBufferBytes?: number } {
@@ -73,6 +84,7 @@ export async function trainCommand(argv: string[], io: CliIo): Promise<void> {
     'clip-high': { type: 'string' },
     recompute: { type: 'string', default: 'none' },
     json: { type: 'boolean' },
+    ...FORCE_OPTION,
     ...BACKEND_OPTION,
     ...QUANTIZE_OPTION,
   });
@@ -87,7 +99,13 @@ export async function trainCommand(argv: string[], io: CliIo): Promise<void> {
   const weightFormat = weightFormatOption(v) ?? (full ? 'f32' : 'auto');
   if (full && weightFormat !== 'f32')
     throw new UsageError(`--full trains every weight in f32, so it loads f32 weights; use --quantize none (or leave it out), not ${v.quantize}`);
-  const rows = parseTrainData(decodeTrainData(readFileSync(dataFile), dataFile), dataFile);
+  // Before any work: training for an hour and then finding the folder taken loses the hour.
+  const writes: WriteOptions = { option: 'out', force: v.force === true };
+  if (existsSync(modelArg) && existsSync(outDir) && sameFile(modelArg, outDir)) {
+    throw new UsageError(`--out ${outDir} is the --model folder: writing there would replace the weights training starts from; name another folder`);
+  }
+  checkOutputFolder(outDir, full ? [...COPIED_FILES, MODEL_WEIGHTS, OPTIMIZER_FILE] : [PEFT_WEIGHTS, PEFT_CONFIG], writes);
+  const rows = parseTrainData(decodeTrainData(readLocalFile(dataFile, FILE_LIMITS.trainData), dataFile), dataFile);
   const targets = String(v.targets ?? 'q,k,v,o,gate,up,down')
     .split(',')
     .map((t) => `${t.trim()}_proj`);
@@ -125,7 +143,7 @@ export async function trainCommand(argv: string[], io: CliIo): Promise<void> {
     checkFullTrainingFits(await loadConfig(source), { ...deviceLimits(backend), copies: klCoef > 0 ? 1 : 0 });
     policy = await Policy.load(source, backend, { weightFormat: used });
     const t = new FullTrainer(policy.model, settings, { freezeEmbedding: v['freeze-embedding'] === true });
-    if (v.resume) t.restoreOptimizer(optimizerFromSafetensors(readFileSync(optimizerFile)));
+    if (v.resume) t.restoreOptimizer(optimizerFromSafetensors(readModelFile(modelArg, OPTIMIZER_FILE)));
     if (klCoef > 0) reference = { kind: 'model', model: new CausalLM(backend, policy.config, copyWeights(backend, policy.model)) };
     trainer = t;
   } else {
@@ -158,14 +176,21 @@ export async function trainCommand(argv: string[], io: CliIo): Promise<void> {
       );
   }
   const after = await meanLogp();
-  mkdirSync(outDir, { recursive: true });
+  // Every file is made before the first is written, and written beside the folder first.
   if (lora) {
     const files = await adapterToPeft(backend, lora, policy.source.id);
-    writeFileSync(join(outDir, PEFT_WEIGHTS), files[PEFT_WEIGHTS]);
-    writeFileSync(join(outDir, PEFT_CONFIG), files[PEFT_CONFIG]);
+    writeOutputFolder(
+      outDir,
+      [
+        [PEFT_WEIGHTS, files[PEFT_WEIGHTS]],
+        [PEFT_CONFIG, files[PEFT_CONFIG]],
+      ],
+      writes,
+    );
   } else {
-    for (const [name, bytes] of await fullModelFolder(policy.model, policy.source)) writeFileSync(join(outDir, name), bytes);
-    writeFileSync(join(outDir, OPTIMIZER_FILE), optimizerToSafetensors(await trainer.optimizerState(), parameterShape(policy.model)));
+    const files = await fullModelFolder(policy.model, policy.source);
+    files.set(OPTIMIZER_FILE, optimizerToSafetensors(await trainer.optimizerState(), parameterShape(policy.model)));
+    writeOutputFolder(outDir, files, writes);
   }
   io.out(JSON.stringify({ before, after, weightFormat: used }));
   io.note(`${lora ? 'adapter' : 'model'} written to ${outDir}`);

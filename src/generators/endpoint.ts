@@ -9,6 +9,7 @@ import {
   EndpointTimeoutError,
 } from './endpoint-errors';
 import type { GenerateOptions, TextGenerator } from './generator';
+import { BodyTooLargeError, readBodyText } from '../gpu/read-body';
 
 /** An OpenAI-compatible chat-completions endpoint: OpenAI, vLLM, SGLang, Ollama, LM Studio. */
 export interface EndpointConfig {
@@ -57,13 +58,6 @@ const DETAIL_CHARS = 300;
 export const MAX_RESPONSE_BYTES = 16_000_000;
 /** Of an error body, only enough for its message is read. */
 const MAX_DETAIL_BYTES = 64_000;
-
-/** A body over its cap: not retried, since the same server would send the same again. */
-class BodyTooLarge extends Error {
-  constructor(readonly limit: number) {
-    super(`body over ${limit} bytes`);
-  }
-}
 
 export function describeEndpoint(config: EndpointConfig): EndpointDescription {
   return {
@@ -169,11 +163,13 @@ export class OpenAICompatibleGenerator implements TextGenerator {
         signal: signal ? AbortSignal.any([signal, timeout]) : timeout,
       });
       // An error body only serves the message: a part of it will do, and none if it fails.
-      const text = response.ok ? await readCapped(response, MAX_RESPONSE_BYTES) : await readCapped(response, MAX_DETAIL_BYTES, true).catch(() => '');
+      const text = response.ok
+        ? await readBodyText(response, { maxBytes: MAX_RESPONSE_BYTES })
+        : await readBodyText(response, { maxBytes: MAX_DETAIL_BYTES, truncate: true }).catch(() => '');
       return { response, text };
     } catch (error) {
       if (signal?.aborted) throw signal.reason;
-      if (error instanceof BodyTooLarge) {
+      if (error instanceof BodyTooLargeError) {
         throw new EndpointResponseError(this.#where(), `the body is larger than ${Math.round(error.limit / 1_000_000)} MB`);
       }
       if (timeout.aborted) throw new EndpointTimeoutError(this.#where(), this.#config.timeoutMs);
@@ -218,41 +214,6 @@ export class OpenAICompatibleGenerator implements TextGenerator {
   #where(): string {
     return `The endpoint ${this.#config.baseUrl} (model "${this.#config.model}")`;
   }
-}
-
-/**
- * The body as text, reading at most `limit` bytes: past it, the rest is cancelled unread and
- * either BodyTooLarge is thrown or (`truncate`) the first `limit` bytes are kept.
- */
-async function readCapped(response: Response, limit: number, truncate = false): Promise<string> {
-  const declared = Number(response.headers.get('content-length'));
-  if (!truncate && declared > limit) {
-    await response.body?.cancel().catch(() => {});
-    throw new BodyTooLarge(limit);
-  }
-  if (!response.body) return '';
-  const reader = response.body.getReader();
-  const parts: Uint8Array[] = [];
-  let size = 0;
-  for (;;) {
-    const { value, done } = await reader.read();
-    if (done) break;
-    size += value.byteLength;
-    if (size > limit) {
-      await reader.cancel().catch(() => {});
-      if (!truncate) throw new BodyTooLarge(limit);
-      parts.push(value.subarray(0, value.byteLength - (size - limit)));
-      break;
-    }
-    parts.push(value);
-  }
-  const bytes = new Uint8Array(Math.min(size, limit));
-  let at = 0;
-  for (const part of parts) {
-    bytes.set(part, at);
-    at += part.byteLength;
-  }
-  return new TextDecoder().decode(bytes);
 }
 
 /** Retry-After in seconds or as an HTTP date, capped; undefined when absent or unreadable. */

@@ -1,4 +1,7 @@
 import type { ChatMessage } from '../rl/messages';
+import { renderChat, type TemplateTokenizer } from '../gpu/chat-template';
+import { cappedResponse } from '../gpu/read-body';
+import { modelFileLimit } from '../gpu/source';
 import type { GenerateOptions, GeneratorSource, TextGenerator } from './generator';
 import { cutAtStop, seededDraw, stopIndex } from './sampling';
 import { BadModelConfigError, BadTokenizerError, NoOnnxWeightsError, TransformersLoadError, oneLine } from './transformers-errors';
@@ -203,7 +206,7 @@ export class TransformersGenerator implements TextGenerator {
     opts.signal?.throwIfAborted();
     const { InterruptableStoppingCriteria, TemperatureLogitsWarper } = this.library;
     const prompt = this.tokenizer.chat_template
-      ? (this.tokenizer.apply_chat_template(messages, { tokenize: false, add_generation_prompt: true }) as string)
+      ? renderChat(this.tokenizer as unknown as TemplateTokenizer, messages, { addGenerationPrompt: true })
       : messages
           .filter((m) => m.role !== 'system')
           .map((m) => m.content)
@@ -297,8 +300,9 @@ function configError(model: string, error: unknown): TransformersLoadError {
 let libraryFetch: typeof fetch | undefined;
 
 /**
- * A fetch that turns an HTML page served for a model file into a 404: dev servers and single-page
- * hosts answer a missing path with their index page, which would reach onnxruntime as a model.
+ * A fetch that turns an HTML page served for a model file into a 404 (dev servers and single-page
+ * hosts answer a missing path with their index page, which would reach onnxruntime as a model),
+ * and holds a model file's body to its kind's cap, as the engine's own downloads are.
  */
 function missingAsNotFound(next: typeof fetch): typeof fetch {
   return async (input, init) => {
@@ -308,7 +312,7 @@ function missingAsNotFound(next: typeof fetch): typeof fetch {
     if (modelFile && response.ok && /text\/html/i.test(response.headers.get('content-type') ?? '')) {
       return new Response(null, { status: 404, statusText: 'the server answered with a web page' });
     }
-    return response;
+    return modelFile && response.ok ? cappedResponse(response, modelFileLimit(url.split('?')[0].split('/').pop() ?? '')) : response;
   };
 }
 

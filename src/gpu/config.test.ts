@@ -22,6 +22,13 @@ describe('config.json', () => {
     expect(expectedTensors(q3).map((t) => t.name)).toContain('lm_head.weight');
   });
 
+  it('takes an architecture only by its own name: "constructor" and "__proto__" are properties of every object', () => {
+    for (const arch of ['constructor', '__proto__', 'toString', 'hasOwnProperty']) {
+      expect(() => parseModelConfig({ ...base, architectures: [arch] })).toThrow(UnsupportedArchitectureError);
+      expect(() => parseModelConfig({ ...base, architectures: [arch] })).toThrow(`config.json names architecture ${arch}; the engine runs`);
+    }
+  });
+
   it('names an unsupported architecture and lists what is supported', () => {
     expect(() => parseModelConfig({ ...base, architectures: ['GPT2LMHeadModel'] })).toThrow(UnsupportedArchitectureError);
     expect(() => parseModelConfig({ ...base, architectures: ['GPT2LMHeadModel'] })).toThrow(/GPT2LMHeadModel.*LlamaForCausalLM.*Qwen3ForCausalLM/);
@@ -42,6 +49,12 @@ describe('config.json', () => {
     [{ num_key_value_heads: 2 ** 20 }, /num_key_value_heads/],
     [{ head_dim: 1e8 }, /head_dim/],
     [{ max_position_embeddings: 1e15 }, /max_position_embeddings/],
+    // Finite but outside what f32 arithmetic survives: every norm 0, every RoPE angle infinite.
+    [{ rms_norm_eps: 1e300 }, /"rms_norm_eps" must be a number from 1e-12 to 0\.1, found 1e\+300\./],
+    [{ rope_theta: 1e-300 }, /"rope_theta" must be a number from 1 to 10000000000, found 1e-300\./],
+    // JSON.parse reads 1e999 as Infinity, which JSON.stringify writes as "null".
+    [{ rms_norm_eps: JSON.parse('1e999') }, /"rms_norm_eps" must be a number from 1e-12 to 0\.1, found Infinity\./],
+    [{ num_hidden_layers: JSON.parse('-1e999') }, /found -Infinity\./],
   ])('rejects a malformed config %j', (patch, msg) => {
     expect(() => parseModelConfig({ ...base, architectures: ['LlamaForCausalLM'], ...patch })).toThrow(ModelConfigError);
     expect(() => parseModelConfig({ ...base, architectures: ['LlamaForCausalLM'], ...patch })).toThrow(msg);

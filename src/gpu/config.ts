@@ -54,11 +54,30 @@ export const MAX_DIMENSIONS: Readonly<Record<string, number>> = {
   max_position_embeddings: 16_777_216,
 };
 
+/**
+ * The ranges of config.json's real numbers: every released model is far inside them, and outside
+ * them the arithmetic fails in f32 without a word (an epsilon of 1e300 makes every norm 0; a RoPE
+ * base of 1e-300 makes every angle infinite).
+ */
+export const NUMBER_RANGES = {
+  rms_norm_eps: [1e-12, 0.1],
+  rope_theta: [1, 1e10],
+} as const;
+
+/**
+ * A config value as the file wrote it; a number JSON cannot write back (1e999 parses to Infinity)
+ * is shown as the number it became, not as JSON.stringify's "null".
+ */
+function found(v: unknown): string {
+  return typeof v === 'number' ? String(v) : JSON.stringify(v);
+}
+
 export function parseModelConfig(json: unknown): ModelConfig {
   if (typeof json !== 'object' || json === null) throw new ModelConfigError('config.json is not a JSON object.');
   const c = json as Record<string, unknown>;
   const arch = Array.isArray(c.architectures) ? String(c.architectures[0]) : undefined;
-  const family = arch ? ARCHITECTURES[arch] : undefined;
+  // Own keys only: "constructor" or "__proto__" is a property of every object, not an architecture.
+  const family = arch && Object.hasOwn(ARCHITECTURES, arch) ? ARCHITECTURES[arch] : undefined;
   if (!arch || !family) {
     throw new UnsupportedArchitectureError(
       `config.json names architecture ${arch ?? '(none)'}; the engine runs ${SUPPORTED_ARCHITECTURES.join(', ')} ` +
@@ -69,16 +88,15 @@ export function parseModelConfig(json: unknown): ModelConfig {
     const v = c[key] ?? fallback;
     const max = MAX_DIMENSIONS[key];
     if (typeof v !== 'number' || !Number.isInteger(v) || v <= 0 || v > max) {
-      throw new ModelConfigError(
-        `config.json: "${key}" must be a positive integer of at most ${max.toLocaleString('en-US')}, found ${JSON.stringify(c[key])}.`,
-      );
+      throw new ModelConfigError(`config.json: "${key}" must be a positive integer of at most ${max.toLocaleString('en-US')}, found ${found(c[key])}.`);
     }
     return v;
   };
-  const num = (key: string, fallback: number): number => {
+  const num = (key: keyof typeof NUMBER_RANGES, fallback: number): number => {
     const v = c[key] ?? fallback;
-    if (typeof v !== 'number' || !Number.isFinite(v) || v <= 0) {
-      throw new ModelConfigError(`config.json: "${key}" must be a positive number, found ${JSON.stringify(c[key])}.`);
+    const [min, max] = NUMBER_RANGES[key];
+    if (typeof v !== 'number' || !(v >= min && v <= max)) {
+      throw new ModelConfigError(`config.json: "${key}" must be a number from ${min} to ${max}, found ${found(c[key])}.`);
     }
     return v;
   };

@@ -164,6 +164,58 @@ describe('full fine-tuning on stories260K', () => {
     // A model's weights are not an optimizer state.
     expect(() => optimizerFromSafetensors(writeSafetensors([], { format: 'pt' }))).toThrow(/not an optimizer state/);
   });
+
+  it('refuses a hostile optimizer state before it touches the moments: negative second moments, a step of 1e20, a wrong shape, stray tensors', async () => {
+    const s = await setup();
+    const trainer = new FullTrainer(s.policy.model, settings);
+    await trainer.trainStep([s.sample(1)]);
+    const good = await trainer.optimizerState();
+    const shapes = parameterShape(s.policy.model);
+    const file = (state = good, metadata?: Record<string, string>) => {
+      const bytes = optimizerToSafetensors(state, shapes);
+      if (!metadata) return bytes;
+      const { tensors } = parseSafetensors(bytes);
+      return writeSafetensors(
+        [...tensors.values()].map((t) => ({ name: t.name, shape: t.shape, data: new Float32Array(new Uint8Array(t.bytes).buffer) })),
+        metadata,
+      );
+    };
+    const withMoments = (change: (m: { m: Float32Array; v: Float32Array }) => { m: Float32Array; v: Float32Array }) => ({
+      step: good.step,
+      moments: new Map([...good.moments].map(([n, m]) => [n, change(m)])),
+    });
+    // Every exp_avg_sq at -1: AdamW's square root made all 47 tensors NaN, with exit 0.
+    const negative = optimizerFromSafetensors(file(withMoments((m) => ({ m: m.m, v: new Float32Array(m.v.length).fill(-1) }))));
+    expect(() => trainer.restoreOptimizer(negative)).toThrow(
+      /^optimizer state: model\.embed_tokens\.weight's exp_avg_sq\[0\] is -1; a second moment is a finite number of at least 0\. The state is damaged/,
+    );
+    expect(() => optimizerFromSafetensors(file(good, { format: 'nextstate-adamw', step: '1e20' }))).toThrow(
+      /step 1e20; the step must be a whole number up to 100,000,000/,
+    );
+    expect(() => optimizerFromSafetensors(file(good, { format: 'nextstate-adamw', step: '100000001' }))).toThrow(/the step must be a whole number/);
+    expect(() => trainer.restoreOptimizer({ ...good, step: 1e20 })).toThrow(/step 100000000000000000000 is not a whole number up to 100,000,000/);
+    // The same number of values in another shape: the moments of some other matrix.
+    const embed = 'model.embed_tokens.weight';
+    const [rows, cols] = shapes(embed);
+    const transposed = optimizerToSafetensors(good, (n) => (n === embed ? [cols, rows] : shapes(n)));
+    expect(() => trainer.restoreOptimizer(optimizerFromSafetensors(transposed))).toThrow(
+      `optimizer state: ${embed} has shape [${cols},${rows}], the parameter [${rows},${cols}]; it belongs to another model`,
+    );
+    const stray = { ...good, moments: new Map([...good.moments, ['model.layers.99.mlp.up_proj.weight', good.moments.get(embed)!]]) };
+    expect(() => trainer.restoreOptimizer(stray)).toThrow(/moments for model\.layers\.99\.mlp\.up_proj\.weight, which this model does not train/);
+    const { tensors } = parseSafetensors(file());
+    const extra = writeSafetensors(
+      [
+        ...[...tensors.values()].map((t) => ({ name: t.name, shape: t.shape, data: new Float32Array(new Uint8Array(t.bytes).buffer) })),
+        { name: 'notes', shape: [1], data: Float32Array.of(0) },
+      ],
+      { format: 'nextstate-adamw', step: '1' },
+    );
+    expect(() => optimizerFromSafetensors(extra)).toThrow(/holds notes, which is neither an exp_avg nor an exp_avg_sq/);
+    // Nothing was taken: the next step is the one an untouched trainer takes.
+    expect(trainer.stepsTaken).toBe(1);
+    expect((await trainer.optimizerState()).moments.get(embed)!.v).toEqual(good.moments.get(embed)!.v);
+  });
 });
 
 describe('whether full fine-tuning fits, said before anything is loaded', () => {

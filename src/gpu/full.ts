@@ -118,22 +118,44 @@ export function optimizerToSafetensors(state: OptimizerState, shapes: (name: str
   return writeSafetensors(tensors, { format: STATE_FORMAT, step: String(state.step) });
 }
 
-/** Reads optimizer.safetensors back; the trainer checks every name and size against its parameters. */
+/**
+ * The most steps an optimizer state may have taken: far past any run, and a bound on what a
+ * hostile file may claim (a step of 1e20 is an integer too).
+ */
+export const MAX_OPTIMIZER_STEP = 100_000_000;
+
+/**
+ * Reads optimizer.safetensors back: the format, a plausible step count, every exp_avg with its
+ * exp_avg_sq of the same shape, and nothing else. The trainer checks every name, shape and value
+ * against its parameters (Trainer.restoreOptimizer).
+ *
+ * @throws WeightsError naming what is wrong
+ */
 export function optimizerFromSafetensors(bytes: Uint8Array): OptimizerState {
   const { tensors, metadata } = parseSafetensors(bytes, OPTIMIZER_FILE);
-  const step = Number(metadata.step);
-  if (metadata.format !== STATE_FORMAT || !Number.isInteger(step) || step < 0) {
+  const step = /^\d{1,12}$/.test(String(metadata.step)) ? Number(metadata.step) : NaN;
+  if (metadata.format !== STATE_FORMAT || !(step <= MAX_OPTIMIZER_STEP)) {
     throw new WeightsError(
-      `${OPTIMIZER_FILE} is not an optimizer state written by nextstate train --full (format ${String(metadata.format)}, step ${String(metadata.step)})`,
+      `${OPTIMIZER_FILE} is not an optimizer state written by nextstate train --full (format ${String(metadata.format)}, step ${String(metadata.step)}; ` +
+        `the step must be a whole number up to ${MAX_OPTIMIZER_STEP.toLocaleString('en-US')})`,
     );
   }
-  const moments = new Map<string, { m: Float32Array; v: Float32Array }>();
+  const moments: OptimizerState['moments'] = new Map();
   for (const [key, t] of tensors) {
-    const m = /^(.*)\.exp_avg$/.exec(key);
-    if (!m) continue;
-    const sq = tensors.get(`${m[1]}.exp_avg_sq`);
-    if (!sq) throw new WeightsError(`${OPTIMIZER_FILE} has ${key} but not ${m[1]}.exp_avg_sq`);
-    moments.set(m[1], { m: finiteTensor(t, OPTIMIZER_FILE), v: finiteTensor(sq, OPTIMIZER_FILE) });
+    const name = /^(.*)\.exp_avg(_sq)?$/.exec(key);
+    if (!name)
+      throw new WeightsError(`${OPTIMIZER_FILE} holds ${key}, which is neither an exp_avg nor an exp_avg_sq; it was not written by nextstate train --full`);
+    if (name[2]) continue;
+    const sq = tensors.get(`${name[1]}.exp_avg_sq`);
+    if (!sq) throw new WeightsError(`${OPTIMIZER_FILE} has ${key} but not ${name[1]}.exp_avg_sq`);
+    if (sq.shape.join(',') !== t.shape.join(',')) {
+      throw new WeightsError(`${OPTIMIZER_FILE}: ${name[1]}.exp_avg has shape [${t.shape}] but its exp_avg_sq [${sq.shape}]; the file is damaged`);
+    }
+    moments.set(name[1], { m: finiteTensor(t, OPTIMIZER_FILE), v: finiteTensor(sq, OPTIMIZER_FILE), shape: t.shape });
+  }
+  for (const key of tensors.keys()) {
+    const base = key.replace(/\.exp_avg_sq$/, '');
+    if (base !== key && !moments.has(base)) throw new WeightsError(`${OPTIMIZER_FILE} has ${key} but not ${base}.exp_avg`);
   }
   return { step, moments };
 }

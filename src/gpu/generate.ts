@@ -4,6 +4,7 @@
  * the log-prob under the model's raw distribution: the rollout log-prob PPO compares against.
  */
 import { EngineError } from './errors';
+import { nonFiniteError } from './numerics';
 import type { LoraAdapter } from './lora';
 import type { CausalLM, ForwardBatch } from './model';
 import { isGreedy } from './ops/sample';
@@ -91,6 +92,15 @@ export async function generate(model: CausalLM, prompts: number[][], o: Generate
       for (let b = 0; b < B; b++) {
         if (done[b]) continue;
         const g = out[b];
+        // Non-finite logits sample no real token (id -1, or a log-prob of NaN): stop and say where they began.
+        if (!Number.isFinite(logp[b]) || next[b] < 0 || next[b] >= model.config.vocabSize) {
+          throw await nonFiniteError(
+            model,
+            [...prompts[b], ...g.tokens],
+            `the log-prob of generated token ${g.tokens.length + 1} of sequence ${b + 1}`,
+            o.lora,
+          );
+        }
         g.tokens.push(next[b]);
         g.logprobs.push(logp[b]);
         if (stopIds.has(next[b])) {

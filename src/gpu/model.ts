@@ -275,7 +275,8 @@ export class CausalLM {
     this.backend.dispose(tape.finalX);
   }
 
-  private disposeLayerTape(l: LayerTape, withInput: boolean): void {
+  /** Frees a layer's tape (its input x too, `withInput`): one kept by layer(..., keep) that no tape owns. */
+  disposeLayerTape(l: LayerTape, withInput: boolean): void {
     const be = this.backend;
     for (const t of [l.xn, l.q, l.attn, l.x1, l.xn2, l.gate, l.up, l.act]) be.dispose(t);
     if (withInput) be.dispose(l.x);

@@ -6,6 +6,7 @@ import { hintInFront, quotedRequest, splitHint } from '../rl/hints';
 import type { ChatMessage } from '../rl/messages';
 import type { Backend } from './backend';
 import type { ModelConfig } from './config';
+import { EngineLimitError } from './errors';
 import { generate, type Generation, type GenerateOptions } from './generate';
 import { loadModel, type LoadOptions, type ModelFileHashes } from './load';
 import type { LoraAdapter } from './lora';
@@ -30,6 +31,9 @@ export interface PromptOptions {
  * by the judge; the policy must learn what the user wants unasked (the storyteller's child).
  */
 export type BaseModelReplies = 'latest' | 'none';
+
+/** How many characters a token may stand for beyond its own length, for text a normalizer shortens. */
+const CHARS_SLACK = 4;
 
 /** The most of a person's latest request a base model is shown: the story keeps its room in the context. */
 const REQUEST_CHARS = 200;
@@ -76,6 +80,7 @@ export class Policy {
    * requests are left out, so the story keeps its room in a small model's context.
    */
   promptText(prompt: string | ChatMessage[], options: PromptOptions = {}): string {
+    this.checkLength(typeof prompt === 'string' ? prompt.length : prompt.reduce((n, m) => n + m.content.length, 0));
     if (typeof prompt === 'string') return prompt;
     if (this.tokenizer.hasChatTemplate) {
       return this.tokenizer.chatPrompt(prompt, options.tools?.length ? { tools: [...options.tools] } : {});
@@ -96,9 +101,29 @@ export class Policy {
   completionIds(prompt: string | ChatMessage[], completion: string): number[] {
     const promptIds = this.promptIds(prompt);
     const text = this.promptText(prompt) + completion;
+    this.checkLength(text.length);
     const joined = typeof prompt === 'string' || !this.tokenizer.hasChatTemplate ? this.tokenizer.encode(text) : this.tokenizer.encode(text, false);
     const isPrefix = promptIds.every((id, i) => joined[i] === id);
     return isPrefix ? joined.slice(promptIds.length) : this.tokenizer.encode(completion, false);
+  }
+
+  /**
+   * Refuses text far longer than the model's positions can hold, before it is rendered or
+   * tokenized: a 5 MB prompt took the tokenizer more than 60 s and 2 GB before the position check
+   * refused its tokens. The bound is loose by CHARS_SLACK (normalizers may shorten text) and
+   * refuses only text that cannot fit.
+   *
+   * @throws EngineLimitError saying how long the text is and what fits
+   */
+  private checkLength(chars: number): void {
+    const positions = this.model.config.maxPositions;
+    const max = positions * this.tokenizer.maxTokenChars * CHARS_SLACK;
+    if (chars > max) {
+      throw new EngineLimitError(
+        `the text is ${chars.toLocaleString('en-US')} characters, more than this model's ${positions.toLocaleString('en-US')} positions can hold ` +
+          `(${max.toLocaleString('en-US')} characters at most); shorten the prompt or completion`,
+      );
+    }
   }
 
   /**

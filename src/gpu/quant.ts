@@ -135,7 +135,10 @@ export function encodeRows(src: Float32Array, width: number, firstRow: number, f
 function groupScale(m: number, f: Codec): number {
   const half = floatToHalf(f === 'q8' ? Math.abs(m) / 127 : f === 'int4' ? -m / 8 : Math.abs(m));
   if ((half & 0x7c00) === 0x7c00) {
-    throw new WeightsError(`a weight of magnitude ${Math.abs(m)} is beyond what ${f}'s f16 group scale can hold; load this model as f16 or f32`);
+    // Every such weight is beyond f16 itself too (65,504 at most), so only f32 holds it.
+    throw new WeightsError(
+      `a weight of magnitude ${Math.abs(m)} is beyond what ${f}'s f16 group scale can hold; load this model as f32 (f16 cannot hold it either)`,
+    );
   }
   return half;
 }

@@ -1,7 +1,7 @@
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { floatToBf16, floatToHalf, halfToFloat, bf16ToFloat } from './dtype';
 import { WeightsError } from './errors';
-import { countNonFinite, finiteTensor, parseSafetensors, tensorToFloat32, writeSafetensors } from './safetensors';
+import { countNonFinite, finiteTensor, MAX_TENSORS, parseSafetensors, tensorToFloat32, writeSafetensors } from './safetensors';
 
 const header = (obj: unknown, data = new Uint8Array(0)) => {
   const json = new TextEncoder().encode(JSON.stringify(obj));
@@ -143,5 +143,35 @@ describe('f16 and bf16 conversions', () => {
     expect(bf16ToFloat(floatToBf16(3.140625))).toBe(3.140625);
     expect(bf16ToFloat(floatToBf16(1 + 2 ** -8))).toBe(1); // tie -> even
     expect(Number.isNaN(bf16ToFloat(floatToBf16(NaN)))).toBe(true);
+  });
+});
+
+describe('a safetensors header that asks for more work than any checkpoint', () => {
+  /** A header of `n` empty tensors (and metadata), as text: what a 103 MB header of 1.28 M entries is, smaller. */
+  const emptyTensors = (n: number) => {
+    const entries = Array.from({ length: n }, (_, i) => `"t${i}":{"dtype":"F32","shape":[0],"data_offsets":[0,0]}`);
+    return header(JSON.parse(`{"__metadata__":{"format":"pt"},${entries.join(',')}}`));
+  };
+
+  it('counts the entries before JSON.parse builds one object for each', () => {
+    const bytes = emptyTensors(MAX_TENSORS + 1);
+    const parse = vi.spyOn(JSON, 'parse');
+    try {
+      expect(() => parseSafetensors(bytes, 'model.safetensors')).toThrow(
+        'model.safetensors: the header lists more than 65,536 tensors, more than any checkpoint the engine runs; it is not a model file.',
+      );
+      expect(parse).not.toHaveBeenCalled();
+    } finally {
+      parse.mockRestore();
+    }
+  });
+
+  it('reads a header of exactly the most tensors, metadata besides', () => {
+    expect(parseSafetensors(emptyTensors(MAX_TENSORS)).tensors.size).toBe(MAX_TENSORS);
+  });
+
+  it('refuses a header nested deeper than any safetensors header before parsing it', () => {
+    const deep = header(JSON.parse(`{"x":${'['.repeat(20)}${']'.repeat(20)}}`));
+    expect(() => parseSafetensors(deep)).toThrow(/header nests deeper than 16 levels/);
   });
 });

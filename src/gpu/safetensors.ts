@@ -6,10 +6,19 @@
 import type { WeightSource } from './backend';
 import { WeightsError } from './errors';
 import { bf16ArrayToFloat, floatArrayToHalf, halfArrayToFloat } from './dtype';
+import { nestsDeeperThan, topLevelMembers } from '../rl/json-scan';
 
 export type SafetensorsDtype = 'F32' | 'F16' | 'BF16';
 const BYTES: Record<SafetensorsDtype, number> = { F32: 4, F16: 2, BF16: 2 };
 const MAX_HEADER_BYTES = 100 * 1024 * 1024;
+/**
+ * The most tensors one file may hold: a 1,024-layer model's optimizer state has about 29,000.
+ * Counted in the header's text before JSON.parse builds an object per entry (1.28 M empty
+ * entries in a 103 MB header cost 13 s and 1.7 GB).
+ */
+export const MAX_TENSORS = 65_536;
+/** Deeper than any safetensors header (an entry's shape is at depth three). */
+const MAX_HEADER_DEPTH = 16;
 
 export interface TensorEntry {
   name: string;
@@ -32,9 +41,17 @@ export function parseSafetensors(file: Uint8Array, fileName = 'model.safetensors
   if (headerLen > MAX_HEADER_BYTES || 8 + headerLen > file.byteLength) {
     throw fail(`header claims ${headerLen} bytes but the file has ${file.byteLength}`);
   }
+  const text = new TextDecoder().decode(file.subarray(8, 8 + headerLen));
+  if (nestsDeeperThan(text, MAX_HEADER_DEPTH)) throw fail(`header nests deeper than ${MAX_HEADER_DEPTH} levels`);
+  // One member may be __metadata__.
+  if (topLevelMembers(text, MAX_TENSORS + 1) > MAX_TENSORS + 1) {
+    throw new WeightsError(
+      `${fileName}: the header lists more than ${MAX_TENSORS.toLocaleString('en-US')} tensors, more than any checkpoint the engine runs; it is not a model file.`,
+    );
+  }
   let header: Record<string, unknown>;
   try {
-    header = JSON.parse(new TextDecoder().decode(file.subarray(8, 8 + headerLen)));
+    header = JSON.parse(text);
   } catch {
     throw fail('header is not valid JSON');
   }

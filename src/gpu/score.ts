@@ -7,6 +7,7 @@ import type { Backend, Tensor } from './backend';
 import type { LoraAdapter } from './lora';
 import type { CausalLM } from './model';
 import { leftPad } from './generate';
+import { checkFinite } from './numerics';
 
 /** Largest logits tensor scoring materializes at once (64 MB of f32). */
 export const LOGITS_CHUNK_FLOATS = 16 * 1024 * 1024;
@@ -196,6 +197,7 @@ async function scoreBatch(
       }
     }
     be.dispose(hidden);
+    await checkFinite(model, items, [logp, ent], lora);
     let at = 0;
     return items.map((it, i) => {
       const n = it.completion.length;

@@ -1,11 +1,12 @@
 /** A model folder on disk, for the CLI and Node tests. */
 import { existsSync } from 'node:fs';
-import { readFile, stat } from 'node:fs/promises';
+import { stat } from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { BUNDLED_SCHEME, bundledName, bundledPath, DEMO_STORY_MODEL } from './bundled';
 import { ModelSourceError } from './errors';
-import { HubSource, type FileProgress, type ModelSource } from './source';
+import { InputFileError, readLocalFile } from './local-file';
+import { HubSource, modelFileLimit, overLimit, type FileProgress, type ModelSource } from './source';
 
 export class DirSource implements ModelSource {
   readonly id: string;
@@ -22,16 +23,31 @@ export class DirSource implements ModelSource {
   }
 
   async bytes(name: string, onProgress?: (p: FileProgress) => void): Promise<Uint8Array> {
-    try {
-      const buf = await readFile(join(this.dir, name));
-      const out = new Uint8Array(buf.buffer, buf.byteOffset, buf.byteLength);
-      onProgress?.({ file: name, loaded: out.byteLength, total: out.byteLength, fromCache: false });
-      return out;
-    } catch (e) {
-      throw new ModelSourceError(
-        `cannot read ${join(this.id, name)}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}. Is this a Hugging Face model folder?`,
-      );
-    }
+    const out = readModelFile(this.id, name);
+    onProgress?.({ file: name, loaded: out.byteLength, total: out.byteLength, fromCache: false });
+    return out;
+  }
+}
+
+/**
+ * A file of a model or adapter folder on disk, through the checked reader with its kind's cap
+ * (modelFileLimit): a FIFO, a device or a file over the cap is refused before a byte is read.
+ *
+ * @throws ModelSourceError saying which
+ */
+export function readModelFile(dir: string, name: string): Uint8Array {
+  const path = join(dir, name);
+  const maxBytes = modelFileLimit(name);
+  try {
+    return readLocalFile(path, {
+      what: 'a model file',
+      maxBytes,
+      hint: 'a model folder holds regular files; is this a Hugging Face model folder?',
+      tooLarge: (size) => overLimit(path, size, maxBytes),
+    });
+  } catch (e) {
+    if (e instanceof InputFileError) throw new ModelSourceError(e.message);
+    throw e;
   }
 }
 

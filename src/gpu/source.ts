@@ -3,6 +3,9 @@
  * picked in the browser, or the Hugging Face hub with streamed download and Cache Storage.
  * The loader sees only this interface.
  */
+import { formatBytes } from '../rl/bytes';
+import { MAX_LINE_DEPTH, nestsDeeperThan } from '../rl/json-scan';
+import { BodyTooLargeError, readBody } from './read-body';
 import { ModelSourceError } from './errors';
 
 export interface FileProgress {
@@ -37,6 +40,24 @@ export function portableModelName(id: string): string {
   );
 }
 
+/** The most a weights file (one safetensors shard, an optimizer state) may be: far above any shard the engine can run. */
+export const MAX_WEIGHTS_FILE_BYTES = 40_000_000_000;
+/** The most any other model file may be: config.json, the tokenizer (Gemma's tokenizer.json is 33 MB), the chat template. */
+export const MAX_MODEL_FILE_BYTES = 64_000_000;
+
+/** The cap on a model folder's file, by name: weights files may be large, every other file is small. */
+export function modelFileLimit(name: string): number {
+  return /\.(safetensors|bin|gguf|onnx(_data(_\d+)?)?)$/.test(name) ? MAX_WEIGHTS_FILE_BYTES : MAX_MODEL_FILE_BYTES;
+}
+
+/** The refusal of a model file over its cap (`size` null: a download that passed it), wherever it comes from. */
+export function overLimit(where: string, size: number | null, limit: number): ModelSourceError {
+  const found = size === null ? 'more than' : `${formatBytes(size)}, more than`;
+  return new ModelSourceError(
+    `${where} is ${found} the ${formatBytes(limit)} a model file of its kind may be; it is not a model file of a supported checkpoint.`,
+  );
+}
+
 export async function readText(source: ModelSource, name: string): Promise<string> {
   return new TextDecoder().decode(await source.bytes(name));
 }
@@ -47,21 +68,46 @@ export async function readJson(source: ModelSource, name: string): Promise<unkno
 
 /** A JSON file's bytes, already read (to be hashed too), parsed. */
 export function parseJsonFile(source: ModelSource, name: string, bytes: Uint8Array): unknown {
+  const text = new TextDecoder().decode(bytes);
+  // JSON.parse of deep nesting costs far more memory than the text's length.
+  if (nestsDeeperThan(text, MAX_LINE_DEPTH)) {
+    throw new ModelSourceError(`${source.id}/${name} nests deeper than ${MAX_LINE_DEPTH} levels; it is not a model file.`);
+  }
   try {
-    return JSON.parse(new TextDecoder().decode(bytes));
+    return JSON.parse(text);
   } catch (e) {
     throw new ModelSourceError(`${source.id}/${name} is not valid JSON (${(e as Error).message}); the file may be damaged.`);
   }
 }
 
-/** Files picked with <input type=file webkitdirectory> or dropped on the page. */
+/** A picked file with its path inside the picked folder ("config.json", "checkpoint-500/config.json"). */
+export interface PickedModelFile {
+  path: string;
+  file: Blob;
+}
+
+/**
+ * A picked file's path inside the folder it was picked with: webkitRelativePath less the folder's
+ * own name, or the file's name when it was picked alone. File objects lose webkitRelativePath when
+ * posted to a worker, so the page computes this before it posts them.
+ */
+export function pickedModelFiles(files: readonly { name: string; webkitRelativePath?: string }[]): PickedModelFile[] {
+  return files.map((f) => {
+    const rel = f.webkitRelativePath;
+    return { path: rel && rel.includes('/') ? rel.slice(rel.indexOf('/') + 1) : f.name, file: f as unknown as Blob };
+  });
+}
+
+/**
+ * Files picked with <input type=file webkitdirectory> or dropped on the page, by their path in the
+ * folder: a nested checkpoint-500/config.json is not the folder's config.json.
+ */
 export class FileListSource implements ModelSource {
   private readonly files = new Map<string, Blob>();
   readonly id: string;
 
-  constructor(files: Iterable<File>, id = 'picked files') {
-    // A picked folder arrives with paths like "Qwen3-0.6B/config.json"; match by base name.
-    for (const f of files) this.files.set(f.name.split('/').pop()!, f);
+  constructor(files: Iterable<PickedModelFile>, id = 'picked files') {
+    for (const f of files) this.files.set(f.path, f.file);
     this.id = id;
   }
 
@@ -72,6 +118,8 @@ export class FileListSource implements ModelSource {
   async bytes(name: string, onProgress?: (p: FileProgress) => void): Promise<Uint8Array> {
     const f = this.files.get(name);
     if (!f) throw new ModelSourceError(`${name} is not among the picked files; pick the whole model folder.`);
+    const limit = modelFileLimit(name);
+    if (f.size > limit) throw overLimit(`${this.id}/${name}`, f.size, limit);
     const out = new Uint8Array(await f.arrayBuffer());
     onProgress?.({ file: name, loaded: out.byteLength, total: out.byteLength, fromCache: false });
     return out;
@@ -144,33 +192,20 @@ export class HubSource implements ModelSource {
       const hint = res.status === 401 || res.status === 403 ? ' The model may be gated: load it from a folder instead.' : '';
       throw new ModelSourceError(`downloading ${url} failed with HTTP ${res.status}.${hint}`);
     }
-    const total = Number(res.headers.get('content-length')) || null;
-    const out = await readStream(res, (loaded) => onProgress?.({ file: name, loaded, total, fromCache: false }), total);
+    const declared = Number(res.headers.get('content-length'));
+    const total = Number.isSafeInteger(declared) && declared > 0 ? declared : null;
+    const limit = modelFileLimit(name);
+    let out: Uint8Array;
+    try {
+      out = await readBody(res, { maxBytes: limit, onProgress: (loaded) => onProgress?.({ file: name, loaded, total, fromCache: false }) });
+    } catch (e) {
+      if (e instanceof BodyTooLargeError) throw overLimit(url, total !== null && total > limit ? total : null, limit);
+      throw new ModelSourceError(`downloading ${url} failed (${(e as Error).message}); check the network and try again.`);
+    }
     if (total !== null && out.byteLength !== total) {
       throw new ModelSourceError(`${url}: got ${out.byteLength} of ${total} bytes; the download was cut off, try again.`);
     }
     await cache?.put(url, new Response(out.slice().buffer, { headers: { 'content-type': 'application/octet-stream' } }));
     return out;
   }
-}
-
-async function readStream(res: Response, onChunk: (loaded: number) => void, total: number | null): Promise<Uint8Array> {
-  if (!res.body) return new Uint8Array(await res.arrayBuffer());
-  const reader = res.body.getReader();
-  // One preallocated buffer when the size is known: a 1 GB model must not be held twice.
-  let buf = new Uint8Array(total ?? 1 << 20);
-  let loaded = 0;
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) break;
-    if (loaded + value.byteLength > buf.byteLength) {
-      const bigger = new Uint8Array(Math.max(buf.byteLength * 2, loaded + value.byteLength));
-      bigger.set(buf.subarray(0, loaded));
-      buf = bigger;
-    }
-    buf.set(value, loaded);
-    loaded += value.byteLength;
-    onChunk(loaded);
-  }
-  return buf.subarray(0, loaded);
 }

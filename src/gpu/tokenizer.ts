@@ -4,6 +4,7 @@
  */
 import * as transformers from '@huggingface/transformers';
 import type { ChatMessage } from '../rl/messages';
+import { renderChat, type TemplateTokenizer } from './chat-template';
 import { ModelSourceError } from './errors';
 import { readJson, readText, type ModelSource } from './source';
 
@@ -30,8 +31,19 @@ export class Tokenizer {
     // The same class lookup AutoTokenizer does, without its own file loading.
     const name = String(config.tokenizer_class ?? 'PreTrainedTokenizer').replace(/Fast$/, '');
     const exports = transformers as unknown as Record<string, unknown>;
-    const Cls = (typeof exports[name] === 'function' ? exports[name] : transformers.PreTrainedTokenizer) as new (json: unknown, config: unknown) => HfTokenizer;
-    const tok = new Cls(json, config);
+    // Only a tokenizer class: the package exports others too ("Tensor"), which a hostile config may name.
+    const named = exports[name];
+    const isTokenizer =
+      typeof named === 'function' && (named === transformers.PreTrainedTokenizer || named.prototype instanceof transformers.PreTrainedTokenizer);
+    const Cls = (isTokenizer ? named : transformers.PreTrainedTokenizer) as new (json: unknown, config: unknown) => HfTokenizer;
+    let tok: HfTokenizer;
+    try {
+      tok = new Cls(json, config);
+    } catch (e) {
+      throw new ModelSourceError(
+        `${source.id}: tokenizer.json and tokenizer_config.json do not make a tokenizer (${(e as Error).message}); the files are damaged or not a tokenizer's.`,
+      );
+    }
     const stop = new Set(configEos);
     if (typeof tok.eos_token_id === 'number') stop.add(tok.eos_token_id);
     for (const t of ['<|im_end|>', '<|eot_id|>', '<|end_of_text|>']) {
@@ -51,6 +63,21 @@ export class Tokenizer {
     return typeof t === 'string' ? t : t ? JSON.stringify(t) : null;
   }
 
+  private longest: number | undefined;
+
+  /**
+   * Characters of the longest token (byte-level and sentencepiece pieces are at least as long as
+   * the text they cover): no text of more than n times this encodes to n tokens or fewer.
+   */
+  get maxTokenChars(): number {
+    if (this.longest === undefined) {
+      let n = 1;
+      for (const piece of this.tok.get_vocab().keys()) n = Math.max(n, piece.length);
+      this.longest = n;
+    }
+    return this.longest;
+  }
+
   get vocabSize(): number {
     return this.tok.get_vocab().size;
   }
@@ -64,19 +91,18 @@ export class Tokenizer {
     return this.tok.decode(Array.from(ids), { skip_special_tokens: skipSpecialTokens });
   }
 
-  /** The chat template rendered as text; Qwen3 gets enable_thinking=false unless asked. */
+  /**
+   * The chat template rendered as text, within its budget (chat-template.ts); Qwen3 gets
+   * enable_thinking=false unless asked.
+   */
   chatPrompt(messages: ChatMessage[], options: { addGenerationPrompt?: boolean; enableThinking?: boolean; tools?: object[] } = {}): string {
     if (!this.hasChatTemplate) {
       throw new ModelSourceError('this model has no chat template; it is a base model, so give it plain text prompts.');
     }
-    return this.tok.apply_chat_template(
-      messages as unknown as transformers.Message[],
-      {
-        tokenize: false,
-        add_generation_prompt: options.addGenerationPrompt ?? true,
-        tools: options.tools as never,
-        enable_thinking: options.enableThinking ?? false,
-      } as never,
-    ) as unknown as string;
+    return renderChat(this.tok as unknown as TemplateTokenizer, messages, {
+      addGenerationPrompt: options.addGenerationPrompt ?? true,
+      tools: options.tools,
+      extra: { enable_thinking: options.enableThinking ?? false },
+    });
   }
 }

@@ -131,5 +131,6 @@ export interface Trainable {
 /** The optimizer's state, for a checkpoint: the step count and both AdamW moments by parameter name. */
 export interface OptimizerState {
   step: number;
-  moments: Map<string, { m: Float32Array; v: Float32Array }>;
+  /** AdamW's moments by parameter; `shape`, where a file said it, is checked against the parameter's. */
+  moments: Map<string, { m: Float32Array; v: Float32Array; shape?: readonly number[] }>;
 }

@@ -16,8 +16,11 @@ import type { Backend, Tensor } from './backend';
 import { backward, EMBED_KEY, headBackward, zeroGrads, type Grads } from './backward';
 import { expectedTensors } from './config';
 import { EngineError, FullTrainingMemoryError } from './errors';
+import { MAX_OPTIMIZER_STEP } from './full';
+import { countNonFinite } from './safetensors';
 import { leftPad } from './generate';
 import { ppoLossGrad, topKLossGrad, type BatchNorm } from './loss';
+import { checkFinite } from './numerics';
 import { yieldToEventLoop } from './yield';
 import type { LoraAdapter } from './lora';
 import type { CausalLM, Recompute, Tape } from './model';
@@ -227,6 +230,12 @@ export class Trainer {
         if (chunks.length === 1) kept = logits;
         else be.dispose(logits);
       }
+      try {
+        await checkFinite(this.model, part, [flatLogp, flatEnt], this.trainable.lora);
+      } catch (e) {
+        if (kept) be.dispose(kept);
+        throw e;
+      }
       const logp = split(flatLogp, part);
       const topLogp = splitMembers(flatTop, part);
       const { dlogp: dSampled, dtop } = lossGrad(logp, topLogp);
@@ -291,12 +300,26 @@ export class Trainer {
   /** Continues from a checkpoint's optimizer state: every parameter's moments, by name and size. */
   restoreOptimizer(state: OptimizerState): void {
     const be = this.model.backend;
-    if (!Number.isInteger(state.step) || state.step < 0) throw new EngineError(`optimizer state: step ${state.step} is not a non-negative integer`);
+    if (!Number.isInteger(state.step) || state.step < 0 || state.step > MAX_OPTIMIZER_STEP) {
+      throw new EngineError(`optimizer state: step ${state.step} is not a whole number up to ${MAX_OPTIMIZER_STEP.toLocaleString('en-US')}; it is damaged`);
+    }
+    for (const name of state.moments.keys()) {
+      if (!this.m.has(name))
+        throw new EngineError(`optimizer state has moments for ${name}, which this model does not train; it belongs to another model or training mode`);
+    }
     for (const [name, m] of this.m) {
       const saved = state.moments.get(name);
       if (!saved) throw new EngineError(`optimizer state has no moments for ${name}; it belongs to another model or training mode`);
-      if (saved.m.length !== m.size || saved.v.length !== m.size) {
-        throw new EngineError(`optimizer state: ${name} has ${saved.m.length} values, the parameter ${m.size}; it belongs to another model`);
+      if (saved.m.length !== m.size || saved.v.length !== m.size || (saved.shape && saved.shape.join(',') !== m.shape.join(','))) {
+        throw new EngineError(
+          `optimizer state: ${name} has ${saved.shape ? `shape [${saved.shape}]` : `${saved.m.length} values`}, the parameter ${saved.shape ? `[${m.shape}]` : m.size}; it belongs to another model`,
+        );
+      }
+      // AdamW divides by the square root of the second moment: a negative or non-finite one makes every weight NaN.
+      const bad = saved.v.findIndex((x) => !(x >= 0 && x < Infinity));
+      if (bad >= 0 || countNonFinite(saved.m) > 0) {
+        const what = bad >= 0 ? `exp_avg_sq[${bad}] is ${saved.v[bad]}; a second moment is a finite number of at least 0` : 'exp_avg holds NaN or infinity';
+        throw new EngineError(`optimizer state: ${name}'s ${what}. The state is damaged; resume from another checkpoint or start without --resume`);
       }
     }
     for (const [name, m] of this.m) {

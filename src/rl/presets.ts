@@ -322,6 +322,8 @@ const below1 = (value: unknown, path: string): number => {
 export const MAX_VOTES = 64;
 /** The largest top-k set a preset may ask for (hintSelection.k): the sets are read back per token. */
 export const MAX_TOP_K = 64;
+/** The most tokens a config may ask one generation for: past every model's context window. */
+export const MAX_NEW_TOKENS = 1_000_000;
 
 const presetShape = object({
   method: oneOf(...METHODS),
@@ -329,7 +331,7 @@ const presetShape = object({
     binaryVotes: int(0, MAX_VOTES),
     hintVotes: int(0, MAX_VOTES),
     temperature: num(0, 10),
-    maxNewTokens: int(1, 1_000_000),
+    maxNewTokens: int(1, MAX_NEW_TOKENS),
     minHintChars: int(0, 100_000),
   }),
   advantage: object(

@@ -4,9 +4,10 @@
  * misspelt field is refused, not ignored); every problem names its field and what to write.
  */
 import { FieldError, int, mapOf, num, object, oneOf, runChecker, str, type Checker } from '../rl/check';
-import { METHODS, parsePreset, type MethodPreset } from '../rl/presets';
+import { MAX_NEW_TOKENS, MAX_VOTES, METHODS, parsePreset, type MethodPreset } from '../rl/presets';
+import { MAX_DIMENSIONS } from '../gpu/config';
 import { WEIGHT_FORMATS } from '../gpu/quant';
-import { PROBLEM_ORDERS } from '../sims/problems/index';
+import { PROBLEM_LIMITS, PROBLEM_ORDERS } from '../sims/problems/index';
 import { createScenario, type ScenarioConfig } from '../sims/scenarios/index';
 import { modelsChecker, seedsChecker } from '../storage/stored-config';
 import type { AnyRunConfig, GeneratorSpec, PersonalPolicyConfig, RunConfig, ToolCallRunConfig } from './run-config';
@@ -25,9 +26,27 @@ export class RunConfigError extends Error {
 export const TRACKS = ['personal', 'toolcall'] as const;
 
 const GENERATOR_KINDS = ['rules', 'policy', 'engine', 'endpoint', 'transformers'] as const;
-/** Bounds that keep a hand-edited config from asking for runaway work. */
-const MAX_GROUP_SIZE = 256;
-const MAX_TOOL_STEPS = 64;
+/**
+ * Bounds on every count, so that a hand-edited or shared config cannot ask for runaway work
+ * (concurrentSessions 1e8 printed nothing in 90 s and took 3.2 GB): each far above any run the
+ * lab makes, and checked before anything is built from it.
+ */
+export const CONFIG_LIMITS = {
+  /** Sessions or groups in flight at once: each is a conversation the policy generates for. */
+  concurrent: 1_024,
+  /** What `nextstate serve` runs: steps without end, until the server stops. */
+  steps: 1_000_000_000,
+  /** Problems trained on, evaluated or held out: as many as a problem file may hold. */
+  problems: PROBLEM_LIMITS.problems,
+  votes: MAX_VOTES,
+  groupSize: 256,
+  toolSteps: 64,
+  maxNewTokens: MAX_NEW_TOKENS,
+  topK: MAX_DIMENSIONS.vocab_size,
+} as const;
+
+/** A whole number from `min` to `max`, in the config's words. */
+const count = (min: number, max: number) => saying(`must be a whole number from ${min} to ${max.toLocaleString('en-US')}`, int(min, max));
 
 /** `check`, with its problem restated as `problem` (the config's own wording of the rule). */
 function saying<T>(problem: string, check: Checker<T>): Checker<T> {
@@ -50,8 +69,6 @@ function where<T>(check: Checker<T>, test: (v: T) => boolean, problem: string): 
   };
 }
 
-const positive = saying('must be a positive integer', int(1));
-const zeroOrMore = saying('must be 0 or a positive integer', int(0));
 const modelName = str(1024, 1);
 
 const preset: Checker<MethodPreset> = (value) => parsePreset(value);
@@ -131,14 +148,14 @@ const problemSplit = saying(
 const problemOrder = saying(`must be "reference" (the reference evaluation's GSM8K order) or "dataset"`, oneOf(...PROBLEM_ORDERS));
 
 const temperature = saying('must be 0 or more', num(0));
-const maxNewTokens = saying('must be a whole number of at least 1', int(1));
+const maxNewTokens = count(1, CONFIG_LIMITS.maxNewTokens);
 const policySampling = object({
   temperature,
   topP: saying(
     'must be above 0 and at most 1',
     where(num(0, 1), (p) => p > 0, 'must be above 0'),
   ),
-  topK: saying('must be 0 (no top-k) or a positive integer', int(0)),
+  topK: saying(`must be 0 (no top-k) or a whole number up to ${CONFIG_LIMITS.topK.toLocaleString('en-US')}`, int(0, CONFIG_LIMITS.topK)),
   maxNewTokens,
 });
 
@@ -172,8 +189,14 @@ const personal: Checker<RunConfig> = object(
     preset,
     models: object({ policy: personalPolicy, user: generator, judge: generator, evaluator: generator }),
     seed: saying('must be an integer', int(Number.MIN_SAFE_INTEGER)),
-    problems: object({ source: problemSource, count: positive }, { path: str(4096), order: problemOrder, split: problemSplit }),
-    schedule: object({ concurrentSessions: positive, steps: positive, evalEvery: zeroOrMore, evalProblems: positive, evalVotes: positive }),
+    problems: object({ source: problemSource, count: count(1, CONFIG_LIMITS.problems) }, { path: str(4096), order: problemOrder, split: problemSplit }),
+    schedule: object({
+      concurrentSessions: count(1, CONFIG_LIMITS.concurrent),
+      steps: count(1, CONFIG_LIMITS.steps),
+      evalEvery: count(0, CONFIG_LIMITS.steps),
+      evalProblems: count(1, CONFIG_LIMITS.problems),
+      evalVotes: count(1, CONFIG_LIMITS.votes),
+    }),
     sampling: object({ policy: policySampling, user: object({ temperature, maxNewTokens }) }),
   },
   { ...extras, track: oneOf('personal') },
@@ -187,14 +210,14 @@ const toolCall: Checker<ToolCallRunConfig> = object(
     preset,
     models: object({ policy: policyModel, judge: generator }),
     seed: saying('must be an integer', int(Number.MIN_SAFE_INTEGER)),
-    problems: object({ source: problemSource, count: positive }, { path: str(4096) }),
+    problems: object({ source: problemSource, count: count(1, CONFIG_LIMITS.problems) }, { path: str(4096) }),
     toolcall: object({
       rewardMode: saying('must be "integrated" (r = o + mean of PRM votes) or "outcome" (r = o)', oneOf('integrated', 'outcome')),
-      groupSize: saying(`must be a whole number from 1 to ${MAX_GROUP_SIZE}`, int(1, MAX_GROUP_SIZE)),
-      maxSteps: saying(`must be a whole number from 1 to ${MAX_TOOL_STEPS}`, int(1, MAX_TOOL_STEPS)),
-      evalHeldOut: zeroOrMore,
+      groupSize: count(1, CONFIG_LIMITS.groupSize),
+      maxSteps: count(1, CONFIG_LIMITS.toolSteps),
+      evalHeldOut: count(0, CONFIG_LIMITS.problems),
     }),
-    schedule: object({ concurrentGroups: positive, steps: positive, evalEvery: zeroOrMore }),
+    schedule: object({ concurrentGroups: count(1, CONFIG_LIMITS.concurrent), steps: count(1, CONFIG_LIMITS.steps), evalEvery: count(0, CONFIG_LIMITS.steps) }),
     sampling: object({ policy: policySampling }),
   },
   extras,

@@ -41,11 +41,11 @@ describe('the one run config reader', () => {
     ['endpoint', (c: any) => (c.models.evaluator = { kind: 'endpoint', model: 'm' }), /models.evaluator needs baseUrl and model/],
     ['seed', (c: any) => (c.seed = 1.5), /seed must be an integer/],
     ['problems.source', (c: any) => (c.problems.source = 'web'), /problems.source must be builtin, gsm8k-hub or file/],
-    ['problems.count', (c: any) => (c.problems.count = 0), /problems.count must be a positive integer/],
+    ['problems.count', (c: any) => (c.problems.count = 0), /problems.count must be a whole number from 1 to 20,000/],
     ['topP', (c: any) => (c.sampling.policy.topP = 0), /sampling.policy.topP must be above 0 and at most 1/],
     ['maxNewTokens', (c: any) => (c.sampling.policy.maxNewTokens = 0), /sampling.policy.maxNewTokens/],
-    ['schedule.steps', (c: any) => (c.schedule.steps = 0), /schedule.steps must be a positive integer/],
-    ['schedule.evalEvery', (c: any) => (c.schedule.evalEvery = -1), /schedule.evalEvery must be 0 or a positive integer/],
+    ['schedule.steps', (c: any) => (c.schedule.steps = 0), /schedule.steps must be a whole number from 1 to 1,000,000,000/],
+    ['schedule.evalEvery', (c: any) => (c.schedule.evalEvery = -1), /schedule.evalEvery must be a whole number from 0 to 1,000,000,000/],
   ])('refuses a bad %s, naming the field', (_name, mutate, message) => {
     const c = copy(exampleConfig('storyteller')) as RunConfig;
     const bad = mutate(c) === 42 ? 42 : c;
@@ -68,5 +68,55 @@ describe('the one run config reader', () => {
     const c = copy(exampleConfig('storyteller')) as any;
     c.preset.loss.epsLow = -1;
     expect(() => parseRunConfig(c)).toThrow(PresetError);
+  });
+});
+
+describe('upper bounds on every count of a config', () => {
+  /** Every path of a number in `v`. */
+  const numberPaths = (v: unknown, path: string[] = []): string[][] =>
+    typeof v === 'number' ? [path] : typeof v === 'object' && v !== null ? Object.entries(v).flatMap(([k, x]) => numberPaths(x, [...path, k])) : [];
+  const set = (c: any, path: string[], value: number) => {
+    const parent = path.slice(0, -1).reduce((o, k) => o[k], c);
+    parent[path.at(-1)!] = value;
+  };
+  /**
+   * The numbers that are not counts of anything: rates, temperatures, weights, the seed, a
+   * session's idle timeout (compared with clock times). Nothing is allocated or repeated by them,
+   * so they have no upper bound of their own.
+   */
+  const NOT_COUNTS = new Set([
+    'seed',
+    'sampling.policy.temperature',
+    'sampling.user.temperature',
+    'preset.advantage.weights.binary',
+    'preset.advantage.weights.opd',
+    'preset.loss.klCoef',
+    'preset.optimizer.lr',
+    'preset.optimizer.weightDecay',
+    'preset.optimizer.eps',
+    'preset.finetune.lora.alpha',
+    'preset.session.idleTimeoutMs',
+  ]);
+
+  it.each(['storyteller', 'student', 'toolcall'] as const)('refuses 1e12 in every count of the %s example, naming the field', (name) => {
+    const example = exampleConfig(name);
+    const unbounded: string[] = [];
+    for (const path of numberPaths(example)) {
+      const c = copy(example);
+      set(c, path, 1e12);
+      try {
+        parseAnyRunConfig(c);
+        unbounded.push(path.join('.'));
+      } catch (e) {
+        expect((e as Error).message).toContain(path.at(-1));
+      }
+    }
+    expect(unbounded.filter((p) => !NOT_COUNTS.has(p))).toEqual([]);
+  });
+
+  it('refuses schedule.concurrentSessions of 1e8 at once, before any session exists', () => {
+    const c = copy(exampleConfig('storyteller')) as any;
+    c.schedule.concurrentSessions = 1e8;
+    expect(() => parseRunConfig(c)).toThrow('run config: schedule.concurrentSessions must be a whole number from 1 to 1,024');
   });
 });

@@ -16,6 +16,7 @@ import type { RecordSink, RunLoopOptions } from './loop-types';
 import type { PolicyReply, PolicyService } from './policy-service';
 import type { RunConfig } from './run-config';
 import type { RunServices } from './runloop';
+import { CONFIG_LIMITS } from './run-config-check';
 
 /** One request of a served agent, once the transport has read and paired it. */
 export interface ServedRequest {
@@ -53,7 +54,7 @@ export class ServeStoppedError extends Error {
 type ServedResponse = PolicyResponse & { tools?: readonly object[] };
 
 /** A run that never ends by itself: it stops when the server does. */
-export const SERVED_STEPS = 1_000_000_000;
+export const SERVED_STEPS = CONFIG_LIMITS.steps;
 /** How often idle sessions are swept, at most (their last turns close without a next state). */
 const SWEEP_MS = 10_000;
 

@@ -3,7 +3,6 @@
  * `webgpu` package) and the judge, user and evaluator each from its spec. The browser builds
  * the same RunServices from web workers.
  */
-import { readFile } from 'node:fs/promises';
 import type { Backend } from '../gpu/backend';
 import { Policy } from '../gpu/policy';
 import { modelSource } from '../gpu/source-node';
@@ -17,6 +16,8 @@ import { checkWorkspacePolicy } from './agent-turn';
 import { EnginePolicyService, type PolicyService } from './policy-service';
 import { RemotePolicyService } from './remote-policy';
 import { isRemotePolicy, type GeneratorSpec, type RunConfig } from './run-config';
+import { PROBLEM_LIMITS } from '../sims/problems/index';
+import { readLocalText } from '../gpu/local-file';
 import type { RunServices } from './runloop';
 
 /** A headless run cannot use the key the environment holds for an endpoint as configured. */
@@ -170,4 +171,11 @@ export async function createNodeServices(config: RunConfig, backend: Backend): P
   };
 }
 
-export const readTextFile = (path: string) => readFile(path, 'utf8');
+/** A problem file, through the checked reader with the problem files' cap. */
+export const readTextFile = async (path: string) => readLocalText(path, PROBLEM_FILE_LIMIT);
+
+const PROBLEM_FILE_LIMIT = {
+  what: 'a problem file',
+  maxBytes: PROBLEM_LIMITS.fileBytes,
+  hint: 'name a .jsonl or .json file of {"question", "answer"} problems.',
+};

@@ -10,7 +10,7 @@ import { Sha256 } from '../gpu/sha256';
 import { RecordValidationError, validateRecord, type RunRecord } from '../rl';
 import { decodeBase64 } from './base64';
 import { RunFileError } from './errors';
-import { JsonCursor, MAX_LINE_DEPTH, nestsDeeperThan, ShapeError } from './json-scan';
+import { JsonCursor, MAX_LINE_DEPTH, nestsDeeperThan, ShapeError } from '../rl/json-scan';
 import { headerDigest, parseHeader, type IntegrityStatus, type RunFileHeader } from './runfile';
 import { gunzipText, lines, type ByteInput } from './streams';
 import { Summarizer, type RunSummary } from './summary';

@@ -228,7 +228,7 @@ describe('resuming a run whose config this app cannot read', () => {
     const resume = [...view.target.querySelectorAll('button')].find((b) => b.textContent?.startsWith('Resume'));
     expect(resume?.textContent).toBe('Resume');
     await lab.resumeRun(id, [new File(['{}'], 'config.json')]);
-    expect(lab.error).toMatch(/^This run cannot be resumed: run config: schedule.steps must be a positive integer/);
+    expect(lab.error).toMatch(/^This run cannot be resumed: run config: schedule.steps must be a whole number from 1 to 1,000,000,000/);
     expect(lab.phase).toBe('idle');
   });
 });

@@ -6,7 +6,7 @@
  * (the loop's onRecord fires after the commit).
  */
 import { comparisonProblems, ComparisonQueue } from './comparison';
-import { hubLocation } from './model-location';
+import { filesLocation, hubLocation } from './model-location';
 import type { RunRecord } from '../../rl/records';
 import { requestPersistence, type RunInfo } from '../../storage/index';
 import { parseAnyRunConfig, type AnyRunConfig } from '../../runtime/run-config';
@@ -90,7 +90,7 @@ export class LabController extends LabPage {
     const policyModel = policyModelName(setup, files);
     const config = toAnyRunConfig(setup, policyModel);
     void this.saver.now(setup);
-    const location: ModelLocation = fromFiles ? { kind: 'files', files } : hubLocation(policyModel);
+    const location: ModelLocation = fromFiles ? filesLocation(files) : hubLocation(policyModel);
     await this.launch(config, location, null);
   }
 
@@ -114,7 +114,7 @@ export class LabController extends LabPage {
       this.error = `This run cannot be resumed: ${errorText(e)}`;
       return;
     }
-    const location: ModelLocation = this.needsFiles(info) ? { kind: 'files', files } : hubLocation(config.models.policy.model);
+    const location: ModelLocation = this.needsFiles(info) ? filesLocation(files) : hubLocation(config.models.policy.model);
     await this.launch(config, location, info);
   }
 

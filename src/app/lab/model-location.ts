@@ -3,6 +3,7 @@
  * (under its base URL, so a deployment in a sub-folder works), anything else from the hub as named.
  */
 import { bundledName, bundledPath } from '../../gpu/bundled';
+import { pickedModelFiles } from '../../gpu/source';
 import type { ModelLocation } from '../../workers/browser/policy-host';
 
 export function modelUrlOrId(id: string, base: string = document.baseURI): string {
@@ -12,4 +13,9 @@ export function modelUrlOrId(id: string, base: string = document.baseURI): strin
 
 export function hubLocation(id: string): ModelLocation {
   return { kind: 'hub', id: modelUrlOrId(id) };
+}
+
+/** A picked model folder, each file with its path in the folder (a worker would see only its name). */
+export function filesLocation(files: readonly File[]): ModelLocation {
+  return { kind: 'files', files: pickedModelFiles(files) };
 }

@@ -1,8 +1,11 @@
+import { readBodyText } from '../../gpu/read-body';
 import { PROBLEM_LIMITS, type Problem } from './problem';
 import { GSM8K_TEST_ROWS, referenceRows, type ProblemOrder } from './reference-order';
 
 /** The datasets-server serves at most this many rows per request. */
 const PAGE = 100;
+/** The most one page of the datasets server may be: a page of 100 rows is tens of kilobytes. */
+const MAX_PAGE_BYTES = 16_000_000;
 const ROWS_URL = 'https://datasets-server.huggingface.co/rows';
 
 export class DatasetDownloadError extends Error {
@@ -96,7 +99,9 @@ async function fetchPage(fetchFn: typeof fetch, url: string, signal?: AbortSigna
       `The Hugging Face datasets server answered HTTP ${response.status} for ${url}. ` + 'Try again later, or load GSM8K from a local .jsonl file instead.',
     );
   }
-  const body = (await response.json().catch(() => null)) as { rows?: unknown } | null;
+  const body = (await readBodyText(response, { maxBytes: MAX_PAGE_BYTES })
+    .then((text) => JSON.parse(text))
+    .catch(() => null)) as { rows?: unknown } | null;
   if (!body || !Array.isArray(body.rows)) {
     throw new DatasetDownloadError('The Hugging Face datasets server sent an answer without "rows". Load GSM8K from a local .jsonl file instead.');
   }

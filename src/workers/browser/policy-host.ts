@@ -17,7 +17,7 @@ import { resolveWeightFormat } from '../../gpu/load';
 import type { PeftFiles } from '../../gpu/peft';
 import { Policy, type BaseModelReplies } from '../../gpu/policy';
 import type { WeightFormat } from '../../gpu/quant';
-import { FileListSource, HubSource, type FileProgress, type ModelSource } from '../../gpu/source';
+import { FileListSource, HubSource, type FileProgress, type ModelSource, type PickedModelFile } from '../../gpu/source';
 import { createWebGPUBackend, type WebGPUBackend } from '../../gpu/webgpu/backend';
 import {
   EnginePolicyService,
@@ -33,7 +33,7 @@ import {
 const LOSS_GRACE_MS = 1000;
 
 /** Where the policy's files are: a hub id or URL (cached in Cache Storage), or picked files. */
-export type ModelLocation = { kind: 'hub'; id: string } | { kind: 'files'; files: File[] };
+export type ModelLocation = { kind: 'hub'; id: string } | { kind: 'files'; files: PickedModelFile[] };
 
 export interface PolicyLoadRequest {
   location: ModelLocation;

@@ -28,6 +28,30 @@ export function nestsDeeperThan(text: string, max: number): boolean {
   return false;
 }
 
+/**
+ * How many members the top-level object of `text` has, counting up to `max + 1` and stopping
+ * there (keys are the colons at depth one, outside strings). Malformed text is left for
+ * JSON.parse to describe.
+ */
+export function topLevelMembers(text: string, max: number): number {
+  let depth = 0;
+  let n = 0;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (c === 0x22 /* " */) {
+      i = stringEnd(text, i);
+      if (i < 0) return n;
+    } else if (c === 0x5b /* [ */ || c === 0x7b /* { */) {
+      depth++;
+    } else if (c === 0x5d /* ] */ || c === 0x7d /* } */) {
+      depth--;
+    } else if (c === 0x3a /* : */ && depth === 1 && ++n > max) {
+      return n;
+    }
+  }
+  return n;
+}
+
 /** Index of the quote closing the string that opens at `start`, or -1 if it never closes. */
 function stringEnd(text: string, start: number): number {
   for (let i = start + 1; i < text.length; i++) {
