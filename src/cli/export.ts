@@ -58,7 +58,9 @@ export async function exportCommand(argv: string[], io: CliIo): Promise<void> {
     const tools = config ? promptTools(config) : undefined;
     if (typeof v.samples === 'string') {
       const { rows } = trainingSamples(records, { tools });
-      io.note(`${rows.length} training samples (${format}) written to ${writeText(v.samples, toJsonl(samplesAs(rows, format)), io, { option: 'samples', force })}`);
+      io.note(
+        `${rows.length} training samples (${format}) written to ${writeText(v.samples, toJsonl(samplesAs(rows, format)), io, { option: 'samples', force })}`,
+      );
     }
     if (typeof v.records === 'string') {
       io.note(`${records.length} records written to ${writeText(v.records, recordsJsonl(records), io, { option: 'records', force })}`);
