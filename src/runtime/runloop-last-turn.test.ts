@@ -5,27 +5,18 @@
  */
 import { describe, expect, it } from 'vitest';
 import { tinyModel } from '../../test/fixtures/tiny-model';
-import { of, runHeadless } from '../../test/support/runtime/headless';
+import { of, plainSentencesConfig, plainSentencesUser, runHeadless } from '../../test/support/runtime/headless';
 import type { RunRecord } from '../rl/records';
-import type { TextGenerator } from '../generators/generator';
-import { exampleConfig, type RunConfig } from './run-config';
 
 const key = (r: { session: string; turn: number }) => `${r.session}#${r.turn}`;
 
 describe('the last turn on the tiny fixture (1 step)', () => {
   it('"unjudged": the last reply of every ended session gets no vote and no sample, the ones before it do', async () => {
     const { dir } = await tinyModel({ family: 'qwen3' });
-    const config: RunConfig = {
-      ...exampleConfig('student', dir),
-      scenario: { id: 'custom', persona: 'A student who wants plain sentences.', preference: 'Plain sentences.', maxTurns: 2 },
-      problems: { source: 'builtin', count: 12 },
-      schedule: { concurrentSessions: 2, steps: 1, evalEvery: 0, evalProblems: 1, evalVotes: 1 },
-    };
-    config.preset.batch.size = 3;
+    const config = plainSentencesConfig(dir, { concurrentSessions: 2, steps: 1, batchSize: 3, maxNewTokens: 5 });
     config.preset.session.lastTurn = 'unjudged';
-    config.sampling.policy.maxNewTokens = 5;
     const records: RunRecord[] = [];
-    const user: TextGenerator = { kind: 'rules', label: 'scripted user', generate: async () => 'Please redo it in plain sentences.' };
+    const user = plainSentencesUser;
     const { result } = await runHeadless(config, { user }, records);
     expect(result).toMatchObject({ status: 'finished', step: 1 });
 

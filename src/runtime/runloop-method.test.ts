@@ -5,7 +5,7 @@
  */
 import { describe, expect, it, vi } from 'vitest';
 import { tinyModel } from '../../test/fixtures/tiny-model';
-import { of, runHeadless } from '../../test/support/runtime/headless';
+import { of, plainSentencesConfig, runHeadless } from '../../test/support/runtime/headless';
 import { SampleBuffer } from '../rl/buffer';
 import type { ChatMessage } from '../rl/messages';
 import { topKSelectPreset } from '../rl/presets';
@@ -33,14 +33,7 @@ describe('combined run loop on the tiny fixture (3 steps)', () => {
   it('drops empty turns and counts them, trains OPD against the trained policy, and forgets ended sessions', async () => {
     const { dir } = await tinyModel({ family: 'qwen3' });
     // Short conversations, so that sessions end while the run goes on.
-    const config: RunConfig = {
-      ...exampleConfig('student', dir),
-      scenario: { id: 'custom', persona: 'A student who wants plain sentences.', preference: 'Plain sentences.', maxTurns: 2 },
-      problems: { source: 'builtin', count: 12 },
-      schedule: { concurrentSessions: 4, steps: 3, evalEvery: 0, evalProblems: 1, evalVotes: 1 },
-    };
-    config.preset.batch.size = 3;
-    config.sampling.policy.maxNewTokens = 7;
+    const config = plainSentencesConfig(dir, { concurrentSessions: 4, steps: 3, batchSize: 3, maxNewTokens: 7 });
     const records: RunRecord[] = [];
     const forgotten: { session: string; at: number }[] = [];
     const forget = SampleBuffer.prototype.forgetSession;

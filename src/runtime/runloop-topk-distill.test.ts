@@ -5,24 +5,16 @@
  */
 import { describe, expect, it } from 'vitest';
 import { tinyModel } from '../../test/fixtures/tiny-model';
-import { of, runHeadless } from '../../test/support/runtime/headless';
+import { of, plainSentencesConfig, plainSentencesUser, runHeadless } from '../../test/support/runtime/headless';
 import type { RunRecord } from '../rl/records';
 import type { TextGenerator } from '../generators/generator';
-import { exampleConfig, type RunConfig } from './run-config';
 
 describe('top-k OPD term in a run on the tiny fixture (1 step)', () => {
   it('records each hinted sample with its top-4 sets and the teacher over them, and trains', async () => {
     const { dir } = await tinyModel({ family: 'qwen3' });
-    const config: RunConfig = {
-      ...exampleConfig('student', dir),
-      scenario: { id: 'custom', persona: 'A student who wants plain sentences.', preference: 'Plain sentences.', maxTurns: 2 },
-      problems: { source: 'builtin', count: 12 },
-      schedule: { concurrentSessions: 2, steps: 1, evalEvery: 0, evalProblems: 1, evalVotes: 1 },
-    };
-    config.preset.batch.size = 2;
+    const config = plainSentencesConfig(dir, { concurrentSessions: 2, steps: 1, batchSize: 2, maxNewTokens: 5 });
     config.preset.advantage.opdTerm = 'topk-distill';
-    config.sampling.policy.maxNewTokens = 5;
-    const user: TextGenerator = { kind: 'rules', label: 'scripted user', generate: async () => 'Please redo it in plain sentences.' };
+    const user = plainSentencesUser;
     const hintJudge: TextGenerator = {
       kind: 'rules',
       label: 'scripted hint judge',

@@ -9,7 +9,8 @@ import { validateRecord } from '../../../src/rl/validate';
 import { createScenario } from '../../../src/sims/scenarios/index';
 import type { RecordSink } from '../../../src/runtime/loop-types';
 import { loadProblems } from '../../../src/runtime/problems';
-import { parseRunConfig, type RunConfig } from '../../../src/runtime/run-config';
+import type { TextGenerator } from '../../../src/generators/generator';
+import { exampleConfig, parseRunConfig, type RunConfig } from '../../../src/runtime/run-config';
 import { RunLoop, type RunServices } from '../../../src/runtime/runloop';
 import { createNodeServices, readTextFile } from '../../../src/runtime/services-node';
 
@@ -36,3 +37,24 @@ export async function runHeadless(config: RunConfig, roles: Partial<RunServices>
 
 /** The records of one kind, typed as that kind. */
 export const of = <K extends RunRecord['kind']>(records: RunRecord[], kind: K) => records.filter((r) => r.kind === kind) as Extract<RunRecord, { kind: K }>[];
+
+/**
+ * The run-loop tests' short plain-sentences student on the tiny fixture at `dir`: a custom
+ * persona whose two-turn conversations end while the run goes on, `concurrentSessions` at once,
+ * for `steps` steps, no evaluation between.
+ */
+export function plainSentencesConfig(dir: string, o: { concurrentSessions: number; steps: number; batchSize: number; maxNewTokens: number }): RunConfig {
+  const example = exampleConfig('student', dir);
+  const config: RunConfig = {
+    ...example,
+    scenario: { id: 'custom', persona: 'A student who wants plain sentences.', preference: 'Plain sentences.', maxTurns: 2 },
+    problems: { source: 'builtin', count: 12 },
+    schedule: { concurrentSessions: o.concurrentSessions, steps: o.steps, evalEvery: 0, evalProblems: 1, evalVotes: 1 },
+  };
+  config.preset.batch.size = o.batchSize;
+  config.sampling.policy.maxNewTokens = o.maxNewTokens;
+  return config;
+}
+
+/** A simulated user that always asks for plain sentences. */
+export const plainSentencesUser: TextGenerator = { kind: 'rules', label: 'scripted user', generate: async () => 'Please redo it in plain sentences.' };
