@@ -221,10 +221,17 @@ describe('RunView of a stored run', () => {
     const t = view.target;
     expect(t.querySelector('[data-testid="run-summary"]')!.textContent!.replace(/\s+/g, ' ')).toMatch(/2 training steps · 2 evaluations · 5 conversations/);
     expect(t.querySelector('[data-testid="status-bar"]')).toBeNull();
+    // Where the live status bar was: what the run came to.
+    expect(t.querySelector('[data-testid="run-outcome"]')!.textContent!.replace(/\s+/g, ' ')).toMatch(
+      /^finished: 2 of \d+ steps · score \d\.\d\d \(\d\.\d\d before training\) · /,
+    );
     const picker = t.querySelector('[data-testid="turn-picker"]') as HTMLSelectElement;
     const options = [...picker.options].filter((o) => !o.disabled);
     expect(options.length).toBeGreaterThan(3);
-    await userEvent.selectOptions(picker, options[0].value);
+    // Before any pick, the token view shows the first judged turn, not a blank area.
+    expect(picker.value).toBe(options[0].value);
+    expect(t.querySelector('[aria-labelledby="tokens-heading"]')!.textContent).toMatch(/Token advantages/);
+    await userEvent.selectOptions(picker, options[1].value);
     flushSync();
     expect(t.querySelector('[aria-labelledby="tokens-heading"]')!.textContent).toMatch(/Token advantages/);
     // Landmarks: every view is a labelled region.
