@@ -195,6 +195,23 @@ describe('RunList', () => {
   });
 });
 
+describe('a run that cannot start', () => {
+  it('goes back to the Setup with the reason, not to the run that was open, and keeps the label', async () => {
+    const lab = await controller();
+    const earlier = await seedRun(lab, 'earlier run', recordedRun());
+    await lab.open(earlier);
+    // A model that is not there: the test server answers its config.json with an error or a page.
+    lab.setup = { ...lab.setup, label: 'will not start', policy: { ...lab.setup.policy, hubId: `${location.origin}/no-such-model`, backend: 'cpu' } };
+    await lab.start();
+    expect(lab.error).toMatch(/^Could not start the run: .*no-such-model/);
+    expect(lab.page).toBe('setup');
+    expect(lab.openRun).toBeNull();
+    expect(lab.runs.map((r) => r.label)).toEqual(['earlier run']);
+    // Nothing started: the label is still the form's, for the next try.
+    expect(lab.setup.label).toBe('will not start');
+  });
+});
+
 describe('resuming a run whose config this app cannot read', () => {
   it('lists it with Resume, and resuming says why it cannot, without loading anything', async () => {
     const lab = await controller();
