@@ -140,7 +140,11 @@ test('a newcomer’s walk through the lab, offline on the demo model', async ({ 
   await expect(first.getByTestId('run-row-outcome')).toHaveText(/^1 of 1 step · score \d\.\d\d \(\d\.\d\d before training\) · \d+ s$/);
   await expect(first.getByTestId('run-size')).toContainText('adapter of every step');
   await first.getByText('Share link').click();
+  // A host the lab's CSP does not reach is said before anyone follows the link.
+  await first.getByLabel('Address of the run file').fill('https://files.example/walk.nsrun');
+  await expect(first.getByTestId('share-warning')).toContainText('does not let it fetch from https://files.example');
   await first.getByLabel('Address of the run file').fill('https://huggingface.co/datasets/me/runs/resolve/main/walk.nsrun');
+  await expect(first.getByTestId('share-warning')).toHaveCount(0);
   await expect(first.getByTestId('share-link')).toHaveValue(
     new RegExp(`#/open\\?url=${encodeURIComponent('https://huggingface.co/datasets/me/runs/resolve/main/walk.nsrun').replace(/[.?*+()]/g, '\\$&')}$`),
   );
