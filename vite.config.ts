@@ -1,8 +1,9 @@
 import { defineConfig } from 'vite';
 import { svelte } from '@sveltejs/vite-plugin-svelte';
-import { staticHosting } from './src/deploy/vite-plugin.ts';
+import { builtHeaders, staticHosting } from './src/deploy/vite-plugin.ts';
 
-export { securityHeaders } from './src/deploy/headers.ts';
+/** What the servers send and the build writes: headers.ts's, with the NEXTSTATE_CONNECT_SRC build option. */
+export const securityHeaders = builtHeaders();
 
 export default defineConfig({
   plugins: [svelte(), staticHosting()],

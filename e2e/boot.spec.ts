@@ -15,9 +15,23 @@ test.describe('boot page (built app under vite preview)', () => {
     expect(csp).not.toMatch(/script-src[^;]*'unsafe-inline'/);
     expect(csp).toMatch(/worker-src[^;]*blob:/);
     expect(csp).toMatch(/connect-src[^;]*huggingface\.co/);
+    // Never framed, never submitting a form; the page connects to no https host it does not name.
+    expect(csp).toContain("frame-ancestors 'none'");
+    expect(csp).toContain("form-action 'none'");
+    expect(csp).not.toMatch(/connect-src[^;]*\shttps:(\s|;|$)/);
+    expect(h['x-frame-options']).toBe('DENY');
     // The built page itself has no inline script for the CSP to block.
     const html = await res.text();
     for (const tag of html.match(/<script\b[^>]*>/g) ?? []) expect(tag).toMatch(/\ssrc=/);
+  });
+
+  test('another site cannot frame the lab (and so cannot trigger an import from an iframe)', async ({ page, baseURL }) => {
+    // A page of another origin (Playwright's about:blank) that frames a shared link.
+    await page.setContent(`<iframe src="${baseURL}/#/open?url=https%3A%2F%2Fhuggingface.co%2Fx.nsrun"></iframe>`);
+    const frame = page.frames()[1];
+    await expect.poll(() => frame.url()).not.toBe('');
+    expect(await frame.evaluate(() => document.querySelector('[data-testid="shared-offer"]')).catch(() => null)).toBeNull();
+    expect(frame.url()).not.toMatch(/^http:\/\/127\.0\.0\.1/);
   });
 
   test('reports the WebGPU adapter, passes the compute self-check, logs no errors', async ({ page }) => {

@@ -7,8 +7,11 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { expect, test } from '@playwright/test';
 import { preview, type PreviewServer } from 'vite';
-import { CONTENT_SECURITY_POLICY, hostHeaderFiles, securityHeaders } from '../src/deploy/headers';
-import { COI_REGISTER, COI_WORKER } from '../src/deploy/vite-plugin';
+import { hostHeaderFiles } from '../src/deploy/headers';
+import { builtHeaders, builtMetaPolicy, COI_REGISTER, COI_WORKER } from '../src/deploy/vite-plugin';
+
+// What the build wrote, with the NEXTSTATE_CONNECT_SRC it was built with (none in CI).
+const securityHeaders = builtHeaders();
 
 const DIST = 'dist';
 const PLAIN_PORT = 4174;
@@ -22,7 +25,7 @@ function filesUnder(dir: string): string[] {
 
 test.describe('the built site (dist/)', () => {
   test('has a headers file for Netlify/Cloudflare, Vercel and Apache, each with the headers the servers send', () => {
-    for (const [name, text] of Object.entries(hostHeaderFiles())) expect(readFileSync(join(DIST, name), 'utf8'), name).toBe(text);
+    for (const [name, text] of Object.entries(hostHeaderFiles(securityHeaders))) expect(readFileSync(join(DIST, name), 'utf8'), name).toBe(text);
     const headers = readFileSync(join(DIST, '_headers'), 'utf8');
     for (const [k, v] of Object.entries(securityHeaders)) expect(headers).toContain(`${k}: ${v}`);
     const vercel = JSON.parse(readFileSync(join(DIST, 'vercel.json'), 'utf8'));
@@ -32,7 +35,9 @@ test.describe('the built site (dist/)', () => {
   test('carries the CSP as a meta tag before any script, and the isolation fallback', () => {
     const html = readFileSync(join(DIST, 'index.html'), 'utf8');
     const meta = html.match(/<meta http-equiv="Content-Security-Policy" content="([^"]*)"/);
-    expect(meta?.[1]).toBe(CONTENT_SECURITY_POLICY);
+    expect(meta?.[1]).toBe(builtMetaPolicy());
+    // A meta CSP cannot refuse framing: browsers ignore frame-ancestors there, with a warning.
+    expect(meta?.[1]).not.toContain('frame-ancestors');
     expect(html.indexOf('http-equiv="Content-Security-Policy"')).toBeLessThan(html.indexOf('<script'));
     expect(html).toContain(`<script src="./${COI_REGISTER}"></script>`);
     expect(readFileSync(join(DIST, COI_WORKER), 'utf8')).toContain('require-corp');
@@ -79,6 +84,17 @@ test.describe('the built site (dist/)', () => {
         return reported;
       });
       expect(ran).toMatch(/^script-src/);
+
+      // The worker's scope is the lab's folder (here the origin's root), but it changes only the
+      // lab's page and what the lab loads: another page of the origin keeps its server's headers.
+      expect(await page.evaluate(async () => (await navigator.serviceWorker.getRegistration())?.scope)).toBe(`${PLAIN}/`);
+      const lab = await page.goto(`${PLAIN}/`);
+      expect(lab!.headers()['cross-origin-embedder-policy']).toBe('require-corp');
+      expect(lab!.headers()['x-frame-options']).toBe('DENY');
+      const other = await page.goto(`${PLAIN}/favicon.svg`);
+      expect(other!.status()).toBe(200);
+      expect(other!.headers()['cross-origin-embedder-policy']).toBeUndefined();
+      expect(other!.headers()['cross-origin-opener-policy']).toBeUndefined();
     });
   });
 });

@@ -100,7 +100,7 @@ describe('the packed package, installed into an empty folder (SLOW: npm pack + n
       expect(stdout).toBe('');
       expect(stderr).toMatch(/^run finished: \d+ records written to story\.nsrun$/m);
       const { stdout: inspected } = await nextstate('inspect', 'story.nsrun');
-      expect(inspected).toContain('integrity: verified');
+      expect(inspected).toContain('integrity: hashes match, no accidental damage');
       expect(readFileSync(join(app, 'story.nsrun')).byteLength).toBeGreaterThan(0);
     },
     SLOW,

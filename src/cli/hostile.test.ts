@@ -104,7 +104,7 @@ describe('inspect prints text from the file with its control characters escaped'
       'run "ok\\u001b[2J\\u001b[H\\u000d\\u000aforged: run "x" (finished)\\u009b31m\\u202ereversed" (finished), created 1970-01-01T00:00:01.000Z',
     );
     expect(out[2]).toBe('  policy: models/\\u001b]0;title\\u0007qwen');
-    expect(out[3]).toMatch(/; integrity: verified \(the SHA-256 of the header and of every line after it match\)$/);
+    expect(out[3]).toMatch(/; integrity: hashes match, no accidental damage \(the SHA-256 of the header and of every line after it match; not a signature\)$/);
   });
 
   it('says when a file carries no integrity hashes (an older app wrote it)', async () => {

@@ -38,6 +38,7 @@ function hashes(m: ModelRef): string {
 
 function integrityText(status: IntegrityStatus): string {
   return status === 'verified'
-    ? 'integrity: verified (the SHA-256 of the header and of every line after it match)'
+    ? // What matching hashes show, and no more: whoever edits a file can hash it again.
+      'integrity: hashes match, no accidental damage (the SHA-256 of the header and of every line after it match; not a signature)'
     : 'integrity: UNVERIFIED (the file carries no hashes, as files from before they existed; damage to it cannot be detected)';
 }

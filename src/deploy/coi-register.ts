@@ -34,7 +34,9 @@ if (globalThis.crossOriginIsolated) {
     reloadOnce();
   } else {
     navigator.serviceWorker.addEventListener('controllerchange', reloadOnce);
-    navigator.serviceWorker.register(worker).catch((e: unknown) => {
+    // The lab's own folder (where index.html is), never wider: at an origin's root that is the
+    // whole origin, and coi-sw.js itself then touches only the lab's page and what it loads.
+    navigator.serviceWorker.register(worker, { scope: new URL('./', document.baseURI).pathname }).catch((e: unknown) => {
       console.warn(
         `Next-State Lab: the cross-origin isolation service worker did not install (${(e as Error).message}); serve the site with the headers in the README (Deploying).`,
       );

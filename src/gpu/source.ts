@@ -166,8 +166,7 @@ export class HubSource implements ModelSource {
     const cache = await this.cacheStorage?.open(CACHE_NAME);
     if (await cache?.match(this.url(name))) return true;
     const res = await this.fetch(this.url(name), { method: 'HEAD' });
-    // Single-page-app servers answer any path with their index.html: that is not the file.
-    return res.ok && !(res.headers.get('content-type') ?? '').startsWith('text/html');
+    return res.ok && !isWebPage(res);
   }
 
   private async fetch(url: string, init?: RequestInit): Promise<Response> {
@@ -192,6 +191,10 @@ export class HubSource implements ModelSource {
       const hint = res.status === 401 || res.status === 403 ? ' The model may be gated: load it from a folder instead.' : '';
       throw new ModelSourceError(`downloading ${url} failed with HTTP ${res.status}.${hint}`);
     }
+    if (isWebPage(res)) {
+      void res.body?.cancel();
+      throw new ModelSourceError(`${url} is not there: the server answered with a web page instead of the file. Check the model id or URL.`);
+    }
     const declared = Number(res.headers.get('content-length'));
     const total = Number.isSafeInteger(declared) && declared > 0 ? declared : null;
     const limit = modelFileLimit(name);
@@ -208,4 +211,12 @@ export class HubSource implements ModelSource {
     await cache?.put(url, new Response(out.slice().buffer, { headers: { 'content-type': 'application/octet-stream' } }));
     return out;
   }
+}
+
+/**
+ * Static hosts and single-page-app servers answer an unknown path with their index.html: no model
+ * file is a web page, so such an answer means the file is not there (and is never cached).
+ */
+function isWebPage(res: Response): boolean {
+  return (res.headers.get('content-type') ?? '').startsWith('text/html');
 }

@@ -43,11 +43,23 @@ describe('importing a run file', () => {
     await target.importFile(await file(lines));
     expect(target.error).toBeNull();
     expect(target.openRun).toMatchObject({ label: 'shared run', readOnly: true, integrity: 'verified' });
-    expect(target.announcement).toBe('Imported shared.nsrun as a read-only run; its integrity hashes match.');
+    expect(target.announcement).toBe('Imported shared.nsrun as a read-only run; hashes match: no accidental damage.');
     using view = render(RunView, { lab: target });
     await settle();
     expect(view.target.querySelector('[data-testid="read-only"]')).not.toBeNull();
     expect(view.target.querySelector('[data-testid="unverified"]')).toBeNull();
+    // What matching hashes show, and that they are no signature.
+    const badge = view.target.querySelector('[data-testid="hashes-match"]')!;
+    expect(badge.textContent).toBe('hashes match');
+    expect(badge.getAttribute('title')).toMatch(/no accidental damage.*not a signature/);
+    expect(view.target.textContent).not.toMatch(/verified/i);
+
+    // The same file again: the copy made the first time opens, and no second row appears.
+    const first = target.openRun!.id;
+    expect(await target.importFile(await file(lines))).toEqual({ id: first, copied: false });
+    expect(target.runs).toHaveLength(1);
+    expect(target.openRun?.id).toBe(first);
+    expect(target.announcement).toBe('shared.nsrun was imported before: this is that copy, “shared run”.');
   });
 
   it('marks a file from before the hashes unverified, on the page and in the announcement', async () => {

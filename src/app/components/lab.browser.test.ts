@@ -217,6 +217,23 @@ describe('RunList', () => {
   });
 });
 
+describe('a run that cannot start', () => {
+  it('goes back to the Setup with the reason, not to the run that was open, and keeps the label', async () => {
+    const lab = await controller();
+    const earlier = await seedRun(lab, 'earlier run', recordedRun());
+    await lab.open(earlier);
+    // A model that is not there: the test server answers its config.json with an error or a page.
+    lab.setup = { ...lab.setup, label: 'will not start', policy: { ...lab.setup.policy, hubId: `${location.origin}/no-such-model`, backend: 'cpu' } };
+    await lab.start();
+    expect(lab.error).toMatch(/^Could not start the run: .*no-such-model/);
+    expect(lab.page).toBe('setup');
+    expect(lab.openRun).toBeNull();
+    expect(lab.runs.map((r) => r.label)).toEqual(['earlier run']);
+    // Nothing started: the label is still the form's, for the next try.
+    expect(lab.setup.label).toBe('will not start');
+  });
+});
+
 describe('resuming a run whose config this app cannot read', () => {
   it('lists it with Resume, and resuming says why it cannot, without loading anything', async () => {
     const lab = await controller();
@@ -243,10 +260,17 @@ describe('RunView of a stored run', () => {
     const t = view.target;
     expect(t.querySelector('[data-testid="run-summary"]')!.textContent!.replace(/\s+/g, ' ')).toMatch(/2 training steps · 2 evaluations · 5 conversations/);
     expect(t.querySelector('[data-testid="status-bar"]')).toBeNull();
+    // Where the live status bar was: what the run came to.
+    expect(t.querySelector('[data-testid="run-outcome"]')!.textContent!.replace(/\s+/g, ' ')).toMatch(
+      /^finished: 2 of \d+ steps · score \d\.\d\d \(\d\.\d\d before training\) · /,
+    );
     const picker = t.querySelector('[data-testid="turn-picker"]') as HTMLSelectElement;
     const options = [...picker.options].filter((o) => !o.disabled);
     expect(options.length).toBeGreaterThan(3);
-    await userEvent.selectOptions(picker, options[0].value);
+    // Before any pick, the token view shows the first judged turn, not a blank area.
+    expect(picker.value).toBe(options[0].value);
+    expect(t.querySelector('[aria-labelledby="tokens-heading"]')!.textContent).toMatch(/Token advantages/);
+    await userEvent.selectOptions(picker, options[1].value);
     flushSync();
     expect(t.querySelector('[aria-labelledby="tokens-heading"]')!.textContent).toMatch(/Token advantages/);
     // Landmarks: every view is a labelled region.

@@ -88,9 +88,11 @@ describe('ComparisonQueue', () => {
     const handed = [queue.begin(defaultSetup(), 3)];
     expect(queue.active).toBe(true);
     const ids: string[] = [];
+    expect(queue.position).toBeNull();
     for (let i = 0; ; i++) {
       expect(queue.add(`run-${i}`)).toEqual(ids);
       ids.push(`run-${i}`);
+      expect(queue.position).toEqual({ run: i + 1, of: 12 });
       const next = queue.next();
       if (!next) break;
       handed.push(next);
@@ -98,6 +100,7 @@ describe('ComparisonQueue', () => {
     expect(handed.map((s) => `${armOfSetup(s)}@${s.seed}`)).toEqual(comparisonSetups(defaultSetup(), 3).map((s) => `${armOfSetup(s)}@${s.seed}`));
     expect(handed).toHaveLength(12);
     expect(queue.active).toBe(false);
+    expect(queue.position).toBeNull();
     expect(queue.next()).toBeNull();
   });
 

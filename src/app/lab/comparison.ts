@@ -70,14 +70,21 @@ export class ComparisonQueue {
   private pending: LabSetup[] = [];
   private started: string[] = [];
   private running = false;
+  private total = 0;
 
   get active(): boolean {
     return this.running;
   }
 
+  /** Which run of the comparison started last, of how many ("run 2 of 4"); null when none runs. */
+  get position(): { run: number; of: number } | null {
+    return this.running && this.started.length ? { run: this.started.length, of: this.total } : null;
+  }
+
   /** Starts comparing the arms on `setup` over `seeds` seeds; returns the first run's setup. */
   begin(setup: LabSetup, seeds = 1): LabSetup {
     const [first, ...rest] = comparisonSetups(setup, seeds);
+    this.total = rest.length + 1;
     this.pending = rest;
     this.started = [];
     this.running = true;
@@ -102,5 +109,6 @@ export class ComparisonQueue {
     this.running = false;
     this.pending = [];
     this.started = [];
+    this.total = 0;
   }
 }

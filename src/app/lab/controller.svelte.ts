@@ -37,6 +37,8 @@ export class LabController extends LabPage {
   talkTurn = $state.raw<HumanTurn | null>(null);
   /** StorageFullError's message while a run waits for space. */
   storageFull = $state<string | null>(null);
+  /** Which run of a method comparison the live run is ("run 2 of 4"); null outside a comparison. */
+  comparisonAt = $state.raw<{ run: number; of: number } | null>(null);
 
   private live: LiveRun | null = null;
   private readonly writes = new DurableWrites((message) => {
@@ -61,6 +63,12 @@ export class LabController extends LabPage {
     if (this.busy) return;
     this.comparison.end();
     await this.startSetup($state.snapshot(this.setup) as LabSetup);
+    this.afterFormStart();
+  }
+
+  /** A label names one run: once the form's run has started, the next starts from the default label. */
+  private afterFormStart(): void {
+    if (this.liveRunId !== null && this.setup.label) this.setup = { ...this.setup, label: '' };
   }
 
   /**
@@ -76,6 +84,7 @@ export class LabController extends LabPage {
       return;
     }
     await this.startSetup(this.comparison.begin(setup, seeds));
+    this.afterFormStart();
   }
 
   private async startSetup(setup: LabSetup): Promise<void> {
@@ -133,6 +142,12 @@ export class LabController extends LabPage {
     if (resuming) {
       this.openRun = resuming;
       this.records = await this.loadRecords(resuming.id);
+    } else {
+      // The Run page shows the run being started, not the one that was open before it.
+      this.openRun = null;
+      this.records = [];
+      // Runs ticked for comparison belong to the run they were ticked on; a comparison overlays its own.
+      await this.library.compareWith([]);
     }
     this.go('run');
     // Not awaited: Firefox asks the person, and the run need not wait for their answer.
@@ -174,7 +189,10 @@ export class LabController extends LabPage {
       this.live = run;
       this.liveRunId = runId;
       // The runs of the comparison so far are overlaid on this one's charts.
-      if (this.comparison.active && !resuming) await this.library.compareWith(this.comparison.add(runId));
+      if (this.comparison.active && !resuming) {
+        await this.library.compareWith(this.comparison.add(runId));
+        this.comparisonAt = this.comparison.position;
+      }
       this.phase = 'running';
       this.announce(resuming ? `Resumed at step ${resume?.step ?? 0}.` : 'Run started.');
       await this.refreshRuns();
@@ -199,12 +217,15 @@ export class LabController extends LabPage {
         });
     } catch (e) {
       this.comparison.end();
+      this.comparisonAt = null;
       this.error = `Could not start the run: ${errorText(e)}`;
       run?.close();
       this.live = null;
       this.liveRunId = null;
       this.phase = 'idle';
       this.announce('');
+      // Back to the form that made it, to change what failed (a resume stays on its run).
+      if (!resuming) this.go('setup');
       if (resuming) await this.store.setStatus(resuming.id, resuming.status === 'running' ? 'interrupted' : resuming.status).catch(() => {});
       await this.refreshRuns().catch(() => {});
     }
@@ -226,6 +247,7 @@ export class LabController extends LabPage {
     this.live = null;
     this.liveRunId = null;
     this.phase = 'idle';
+    this.comparisonAt = null;
     this.trainProgress = null;
     this.evalProgress = null;
     this.talkTurn = null;

@@ -29,6 +29,7 @@ describe('the live run, continued', () => {
 
   it('says how a run ended; a stop ends a method comparison', () => {
     expect(endNotice({ status: 'finished', step: 8 })).toEqual({ text: 'Run finished after 8 steps.', endsComparison: false });
+    expect(endNotice({ status: 'finished', step: 1 }).text).toBe('Run finished after 1 step.');
     expect(endNotice({ status: 'stopped', step: 3 })).toEqual({ text: 'Run stopped at step 3.', endsComparison: true });
   });
 

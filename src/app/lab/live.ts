@@ -29,7 +29,8 @@ export function phaseAfter(phase: LivePhase, status: RunSnapshot['status']): Liv
 /** What a loop's end says, and whether it ends a method comparison (a stop does: the person chose it). */
 export function endNotice(result: { status: string; step: number }): { text: string; endsComparison: boolean } {
   const finished = result.status === 'finished';
-  return { text: finished ? `Run finished after ${result.step} steps.` : `Run stopped at step ${result.step}.`, endsComparison: !finished };
+  const steps = `${result.step} step${result.step === 1 ? '' : 's'}`;
+  return { text: finished ? `Run finished after ${steps}.` : `Run stopped at step ${result.step}.`, endsComparison: !finished };
 }
 
 /** A policy worker's device event, as the page says it and as the run's log records it. */

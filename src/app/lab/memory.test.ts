@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { STORIES260K_CONFIG as storiesConfig } from '../../../test/fixtures/stories-config';
 import { planMemoryFromJson } from '../../gpu/plan';
-import { estimateMemory, hubModelFiles, pickedModelFiles, shippedConfig } from './memory';
+import { estimateMemory, hubModelFiles, microBatchText, pickedModelFiles, shippedConfig } from './memory';
 
 describe('memory estimate from config.json (the planner, fed with the Setup)', () => {
   const input = { backend: 'cpu' as const, loraRank: 8, loraTargets: ['q_proj', 'v_proj'], batch: 4, contextTokens: 64, trainSequences: 16 };
@@ -61,6 +61,16 @@ describe('memory estimate from config.json (the planner, fed with the Setup)', (
 
   it('refuses architectures the engine does not run', () => {
     expect(() => estimateMemory({ architectures: ['GPT2LMHeadModel'] }, input)).toThrow(/architecture/);
+  });
+});
+
+describe('micro-batches in words', () => {
+  it('adds up to the step’s sequences', () => {
+    expect(microBatchText(8, 6)).toBe('2 micro-batches (6 + 2 sequences, one after another)');
+    expect(microBatchText(16, 6)).toBe('3 micro-batches (2 × 6 + 4 sequences, one after another)');
+    expect(microBatchText(12, 6)).toBe('2 micro-batches (2 × 6 sequences, one after another)');
+    expect(microBatchText(8, 8)).toBe('1 micro-batch of 8 sequences');
+    expect(microBatchText(1, 6)).toBe('1 micro-batch of 1 sequence');
   });
 });
 

@@ -55,6 +55,19 @@ export function estimateMemory(configJson: unknown, input: EstimateInput): Memor
   });
 }
 
+/**
+ * How a step's sequences fall into micro-batches of at most `per`, in words that add up:
+ * 8 in batches of 6 is "2 micro-batches (6 + 2 sequences)", 8 in batches of 8 "1 micro-batch of 8 sequences".
+ */
+export function microBatchText(sequences: number, per: number): string {
+  const full = Math.floor(sequences / per);
+  const rest = sequences - full * per;
+  const sizes = [...Array<number>(full).fill(per), ...(rest ? [rest] : [])];
+  if (sizes.length === 1) return `1 micro-batch of ${sizes[0]} sequence${sizes[0] === 1 ? '' : 's'}`;
+  const listed = rest ? `${full > 1 ? `${full} × ${per}` : per} + ${rest}` : `${full} × ${per}`;
+  return `${sizes.length} micro-batches (${listed} sequences, one after another)`;
+}
+
 const SHIPPED = import.meta.glob('../../../data/model-configs/*.json', { eager: true, import: 'default' }) as Record<string, unknown>;
 /** The organisations whose models the shipped configs describe. */
 const SHIPPED_ORGS = ['Qwen', 'HuggingFaceTB'];

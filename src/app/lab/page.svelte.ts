@@ -10,6 +10,7 @@ import { errorText } from '../gpu-adapter';
 import { RecordFeed } from './live';
 import type { PersistenceAnswer } from './persistence';
 import { hashFor, parseHash, type Page } from './routing';
+import { fileDigest, importedCopySetting } from './import-copies';
 import { adapterFiles, download, importedMessage, runFileName, samplesFile } from './run-files';
 import { RunLibrary, type RunRecords } from './runs.svelte';
 import { hasApiKey, loadSettings, setApiKey, SetupSaver } from './settings';
@@ -197,18 +198,35 @@ export class LabPage {
     this.announce(`Exported ${file.rows} training samples.`);
   }
 
-  /** Imports a .nsrun file as a read-only run and opens it. */
-  async importFile(file: File): Promise<void> {
+  /**
+   * Imports a .nsrun file as a read-only run and opens it; a file imported before opens the copy
+   * made then. Runs ticked for comparison are unticked: they belong to the run they were ticked on.
+   *
+   * @returns the run opened and whether this import made it; null when the import failed (said in `error`)
+   */
+  async importFile(file: File): Promise<{ id: string; copied: boolean } | null> {
     this.error = null;
     this.announce(`Importing ${file.name}…`);
     try {
+      const digest = await fileDigest(file);
+      const earlier = await this.store.getSetting<string>(importedCopySetting(digest));
+      const existing = typeof earlier === 'string' ? await this.store.getRun(earlier) : undefined;
+      await this.library.compareWith([]);
+      if (existing) {
+        await this.open(existing.id);
+        this.announce(`${file.name} was imported before: this is that copy, “${existing.label}”.`);
+        return { id: existing.id, copied: false };
+      }
       const id = await importRun(this.store, file);
+      await this.store.setSetting(importedCopySetting(digest), id);
       await this.refreshRuns();
       await this.open(id);
       this.announce(importedMessage(file.name, this.openRun?.integrity));
+      return { id, copied: true };
     } catch (e) {
       this.error = `Could not import ${file.name}: ${errorText(e)}`;
       this.announce('');
+      return null;
     }
   }
 

@@ -36,8 +36,9 @@ describe('run files', () => {
     expect(await story.blob.text()).not.toContain('"tools"');
   });
 
-  it('says whether an import was verified', () => {
-    expect(importedMessage('a.nsrun', 'verified')).toMatch(/integrity hashes match/);
+  it('says what matching hashes show, or that a file carried none', () => {
+    expect(importedMessage('a.nsrun', 'verified')).toMatch(/hashes match: no accidental damage\./);
+    expect(importedMessage('a.nsrun', 'verified')).not.toMatch(/verified/);
     expect(importedMessage('a.nsrun', 'unverified')).toMatch(/unverified/);
   });
 });

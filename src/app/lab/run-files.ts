@@ -45,11 +45,17 @@ export function samplesFile(records: Iterable<RunRecord>, config: StorableConfig
   return { blob: new Blob([toJsonl(rows)], { type: 'application/jsonl' }), name: `${fileStem(label)}-samples.jsonl`, rows: rows.length };
 }
 
+/**
+ * What matching hashes show, and no more: the file was not damaged by accident. Whoever edits a
+ * file can hash it again, and nothing signs it.
+ */
+export const HASHES_MATCH = 'Hashes match: no accidental damage. They are not a signature: whoever edits a run file can hash it again.';
+
 /** What the lab says after importing a file, by whether it carried integrity hashes. */
 export function importedMessage(name: string, integrity: string | undefined): string {
   return integrity === 'unverified'
     ? `Imported ${name} as a read-only run, unverified: the file carries no integrity hashes (an older app wrote it), so damage to it could not be detected.`
-    : `Imported ${name} as a read-only run; its integrity hashes match.`;
+    : `Imported ${name} as a read-only run; hashes match: no accidental damage.`;
 }
 
 /** Saves a blob through a temporary link (the browser's download). */

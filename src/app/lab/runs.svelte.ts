@@ -5,6 +5,7 @@
  */
 import type { RunRecord } from '../../rl/records';
 import type { RunInfo, RunStore } from '../../storage/index';
+import { runOutcome, type RunOutcome } from './run-outcome';
 
 export interface RunRecords {
   id: string;
@@ -18,6 +19,18 @@ export interface LiveRecords {
   records(): RunRecord[];
 }
 
+/**
+ * Whether two runs' charts mean the same thing (the same track and scenario), so one can be
+ * overlaid on the other: a story score and a talk run, or accuracy and a personalization score, cannot.
+ */
+export function sameKind(a: Pick<RunInfo, 'config'>, b: Pick<RunInfo, 'config'>): boolean {
+  const kind = (c: unknown) => {
+    const config = c as { track?: unknown; scenario?: { id?: unknown } } | undefined;
+    return `${String(config?.track ?? 'personal')}/${String(config?.scenario?.id ?? '')}`;
+  };
+  return kind(a.config) === kind(b.config);
+}
+
 export class RunLibrary {
   runs = $state.raw<RunInfo[]>([]);
   /** The run on the Run page (live, stored or imported). */
@@ -26,19 +39,39 @@ export class RunLibrary {
   /** Runs overlaid on the open run's charts, in the order they were ticked. */
   compareIds = $state.raw<string[]>([]);
   compared = $state.raw<RunRecords[]>([]);
+  /** What each listed run came to (steps, score, duration), by id, for the Runs page. */
+  outcomes = $state.raw<Record<string, RunOutcome>>({});
 
   // Not state: the views read `records`, never the cache behind it.
   // eslint-disable-next-line svelte/prefer-svelte-reactivity
   private readonly cache = new Map<string, RunRecord[]>();
+  /** Outcomes by run id, with the `updated` time they were read at: a run that changed is read again. */
+  // eslint-disable-next-line svelte/prefer-svelte-reactivity
+  private readonly outcomeCache = new Map<string, { updated: number; outcome: RunOutcome }>();
 
   constructor(
-    private readonly store: Pick<RunStore, 'listRuns' | 'getRun' | 'records' | 'rename' | 'deleteRun'>,
+    private readonly store: Pick<RunStore, 'listRuns' | 'getRun' | 'records' | 'metrics' | 'rename' | 'deleteRun'>,
     private readonly live: () => LiveRecords | null,
   ) {}
 
   async refresh(): Promise<void> {
     this.runs = await this.store.listRuns();
     if (this.openRun) this.openRun = this.runs.find((r) => r.id === this.openRun!.id) ?? this.openRun;
+    await this.readOutcomes();
+  }
+
+  /** From the chart rows only (a few per step), never the records behind them. */
+  private async readOutcomes(): Promise<void> {
+    const out: Record<string, RunOutcome> = {};
+    for (const r of this.runs) {
+      let known = this.outcomeCache.get(r.id);
+      if (known?.updated !== r.updated) {
+        known = { updated: r.updated, outcome: runOutcome(await this.store.metrics(r.id), r.created) };
+        this.outcomeCache.set(r.id, known);
+      }
+      out[r.id] = known.outcome;
+    }
+    this.outcomes = out;
   }
 
   async loadRecords(id: string): Promise<RunRecord[]> {

@@ -6,6 +6,7 @@ import { STORY_LR, STORY_MODEL } from '../../runtime/run-config';
 import { allowedWeightFormats } from './policy-weights';
 import {
   defaultSetup,
+  methodVotes,
   pickedFolderName,
   policyModelName,
   restoreSetup,
@@ -135,6 +136,22 @@ describe('changing scenario and method', () => {
     expect(config.scenario).toEqual({ id: 'talk' });
     expect(config.schedule.concurrentSessions).toBe(1);
     expect(config.schedule.evalEvery).toBe(0);
+    // The policy the form named stays: the demo model offline, a chat model picked for the student.
+    expect(talk.policy.hubId).toBe(STORY_MODEL);
+    expect(withScenario(withScenario(defaultSetup(), 'student'), 'talk').policy.hubId).toBe('HuggingFaceTB/SmolLM2-135M-Instruct');
+  });
+
+  it('says how many votes each method takes, as the preset it would run with has them', () => {
+    const s = defaultSetup();
+    expect(['binary', 'opd', 'combined'].map((m) => methodVotes(s, m as 'binary'))).toEqual([
+      'm = 3 binary votes',
+      'm = 1 hint vote',
+      'm = 1 binary vote and 1 hint vote',
+    ]);
+    // The chosen method's line follows the advanced panel.
+    s.preset.judge.binaryVotes = 5;
+    expect(methodVotes(s, 'combined')).toBe('m = 5 binary votes and 1 hint vote');
+    expect(methodVotes(s, 'binary')).toBe('m = 3 binary votes');
   });
 
   it('a custom persona needs a model to play the user', () => {

@@ -28,7 +28,15 @@ import {
   type RunConfig,
   type Track,
 } from '../../runtime/run-config';
-import { defaultToolCallSetup, TOOL_CALL_MODEL, toolCallLabPreset, toToolCallRunConfig, type LabToolCallRunConfig, type ToolCallSetup } from './toolcall-setup';
+import {
+  defaultToolCallSetup,
+  TOOL_CALL_MODEL,
+  toolCallLabel,
+  toolCallLabPreset,
+  toToolCallRunConfig,
+  type LabToolCallRunConfig,
+  type ToolCallSetup,
+} from './toolcall-setup';
 
 /** Where a judge, simulated user or evaluator gets its text (the run config's GeneratorSpec). */
 export type RoleChoice = GeneratorSpec;
@@ -87,10 +95,23 @@ export const SCENARIO_CHOICES: { id: ScenarioId; title: string; summary: string 
 );
 
 export const METHOD_CHOICES: { id: MethodName; title: string; summary: string }[] = [
-  { id: 'binary', title: METHOD_TITLES.binary, summary: 'The judge scores each answer +1, -1 or 0 from the next state; m = 3 votes.' },
+  { id: 'binary', title: METHOD_TITLES.binary, summary: 'The judge scores each answer +1, -1 or 0 from the next state.' },
   { id: 'opd', title: METHOD_TITLES.opd, summary: 'Hindsight hints from the next state; per-token teacher minus student log-probs.' },
   { id: 'combined', title: METHOD_TITLES.combined, summary: 'Both signals added per token (the paper\u2019s best).' },
 ];
+
+const votes = (n: number, what: string) => `${n} ${what} vote${n === 1 ? '' : 's'}`;
+
+/**
+ * How many judge votes a method takes, from the preset it would run with: the form's own (the
+ * advanced panel may have changed it) for the chosen method, that method's preset for the others.
+ */
+export function methodVotes(setup: LabSetup, method: MethodName): string {
+  const { judge } = method === setup.method ? setup.preset : presetFor(method, setup.scenario);
+  if (method === 'binary') return `m = ${votes(judge.binaryVotes, 'binary')}`;
+  if (method === 'opd') return `m = ${votes(judge.hintVotes, 'hint')}`;
+  return `m = ${votes(judge.binaryVotes, 'binary')} and ${votes(judge.hintVotes, 'hint')}`;
+}
 
 /** The method's laptop preset for the scenario, with that method's own learning rate (as the CLI's arms). */
 export function presetFor(method: MethodName, scenario: ScenarioId): MethodPreset {
@@ -189,7 +210,11 @@ export function presetOf(setup: LabSetup): MethodPreset {
   return setup.track === 'toolcall' ? toolCallLabPreset() : presetFor(setup.method, setup.scenario);
 }
 
-/** Picking another scenario brings its defaults; the method, backend, seed and label stay. */
+/**
+ * Picking another scenario brings its defaults; the method, backend, seed and label stay. Talk
+ * yourself keeps the policy the form names: any model can be talked to (a story model continues
+ * the person's story beginning), and a switch to a hub download would fail offline.
+ */
 export function withScenario(setup: LabSetup, scenario: ScenarioId): LabSetup {
   if (scenario === setup.scenario) return setup;
   const parts = scenarioParts(scenario);
@@ -198,7 +223,7 @@ export function withScenario(setup: LabSetup, scenario: ScenarioId): LabSetup {
     ...setup,
     scenario,
     preset: presetFor(setup.method, scenario),
-    policy: { ...setup.policy, hubId: workspace ? TOOL_CALL_MODEL : parts.hubId },
+    policy: { ...setup.policy, hubId: workspace ? TOOL_CALL_MODEL : scenario === 'talk' ? setup.policy.hubId : parts.hubId },
     roles: { ...parts.roles, judge: setup.roles.judge.kind === 'rules' ? parts.roles.judge : setup.roles.judge },
     problems: parts.problems,
     schedule: parts.schedule,
@@ -339,6 +364,12 @@ export function toRunConfig(setup: LabSetup, policyModel = policyModelName(setup
 /** The run config of a setup on either track (what Start launches). */
 export function toAnyRunConfig(setup: LabSetup, policyModel = policyModelName(setup)): LabRunConfig | LabToolCallRunConfig {
   return setup.track === 'toolcall' ? toToolCallRunConfig(setup, policyModel) : toRunConfig(setup, policyModel);
+}
+
+/** The label Start gives a run when the form names none, on either track. */
+export function runLabel(setup: LabSetup, files: readonly { name: string; webkitRelativePath?: string }[] = []): string {
+  const model = policyModelName(setup, files);
+  return setup.track === 'toolcall' ? toolCallLabel(setup, model) : defaultLabel(setup, model);
 }
 
 function defaultLabel(setup: LabSetup, policyModel: string): string {

@@ -38,6 +38,22 @@ describe('fetchSharedRun', () => {
     expect(seen[0]).toMatchObject({ credentials: 'omit', mode: 'cors' });
   });
 
+  it('says where redirects ended, names the file from there, and refuses an end over plain http', async () => {
+    const redirected = (to: string) =>
+      (async () => {
+        const response = new Response(gz);
+        // What fetch reports after following redirects.
+        Object.defineProperty(response, 'url', { value: to });
+        return response;
+      }) as typeof fetch;
+    const got = await fetchSharedRun('https://trusted.test/go?to=x', { base: BASE, fetch: redirected('https://elsewhere.test/files/other.nsrun') });
+    expect(got).toMatchObject({ url: 'https://elsewhere.test/files/other.nsrun', named: 'https://trusted.test/go?to=x' });
+    expect(got.file.name).toBe('other.nsrun');
+    await expect(fetchSharedRun('https://trusted.test/go', { base: BASE, fetch: redirected('http://elsewhere.test/r.nsrun') })).rejects.toThrow(
+      'http://elsewhere.test/r.nsrun is not an https address',
+    );
+  });
+
   it('takes an address relative to the lab', async () => {
     const { url, file } = await fetchSharedRun('runs/', { base: BASE, fetch: fakeFetch(gz) });
     expect(url).toBe('https://lab.example/runs/');

@@ -111,7 +111,8 @@ export function toToolCallRunConfig(setup: LabSetup, policyModel: string): LabTo
   };
 }
 
-function toolCallLabel(setup: LabSetup, policyModel: string): string {
+/** The label of a tool-call run whose form names none. */
+export function toolCallLabel(setup: LabSetup, policyModel: string): string {
   const mode = REWARD_MODE_CHOICES.find((m) => m.id === setup.toolcall.rewardMode)?.title ?? setup.toolcall.rewardMode;
   const model = bundledName(policyModel) ?? (policyModel.split('/').pop() || policyModel);
   return `toolcall \u00b7 ${mode} \u00b7 ${model}`;

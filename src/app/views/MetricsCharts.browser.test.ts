@@ -48,17 +48,49 @@ describe('MetricsCharts', () => {
       expect(f.querySelector('[role="img"]')!.getAttribute('aria-label')).toMatch(/\S+\./);
     }
     expect(seriesLabels(chart(view.target, 'Loss'))).toEqual(['combined', 'binary']);
-    expect(seriesLabels(chart(view.target, 'Personalization score'))).toEqual(['combined', 'combined · baseline', 'binary', 'binary · baseline']);
+    // The two start from the same untrained score: one baseline for both, not one on top of the other.
+    expect(seriesLabels(chart(view.target, 'Personalization score'))).toEqual(['combined', 'binary', 'baseline of all 2 runs (step 0)']);
     expect(seriesLabels(chart(view.target, 'Binary judge votes'))).toHaveLength(6);
     expect(seriesLabels(chart(view.target, 'Rollout–train gap'))).toEqual(['combined · log-prob', 'combined · A_OPD', 'binary · log-prob', 'binary · A_OPD']);
     // Latest values, in the hidden table: loss at step 2 of each run.
     const loss = latest(chart(view.target, 'Loss'));
     expect(loss.combined[0]).toBe('2');
     expect(Number(loss.binary[1]) - Number(loss.combined[1])).toBeCloseTo(1, 3);
-    expect(latest(chart(view.target, 'Personalization score'))['combined · baseline'][1]).toBe('0.750');
+    expect(latest(chart(view.target, 'Personalization score'))['baseline of all 2 runs (step 0)'][1]).toBe('0.750');
     // Runs differ by colour.
     const strokes = [...view.target.querySelectorAll('.u-legend')][5].querySelectorAll('.u-series .u-marker');
     expect(getComputedStyle(strokes[1]).borderColor).not.toBe(getComputedStyle(strokes[2]).borderColor);
+  });
+
+  it('gives a run with a starting score of its own its own baseline, and tells one run’s vote lines apart by colour and width', async () => {
+    const lower = recordedRun().map((r, i, all) =>
+      r.kind === 'evaluation' && all.findIndex((x) => x.kind === 'evaluation') === i ? { ...r, scores: { ...r.scores, score: 0.5 } } : r,
+    );
+    using view = render(
+      MetricsCharts,
+      {
+        runs: [
+          { id: 'a', label: 'seed 1', records: recordedRun() },
+          { id: 'b', label: 'seed 2', records: lower },
+          { id: 'c', label: 'seed 1 again', records: otherRun() },
+        ],
+      },
+      { width: '1200px' },
+    );
+    await tick();
+    expect(seriesLabels(chart(view.target, 'Personalization score'))).toEqual([
+      'seed 1',
+      'seed 2',
+      'seed 1 again',
+      'baseline of 2 runs (step 0): seed 1, seed 1 again',
+      'seed 2 · baseline',
+    ]);
+
+    using single = render(MetricsCharts, { runs: [{ id: 'a', label: 'one', records: recordedRun() }] }, { width: '1200px' });
+    await tick();
+    const markers = [...chart(single.target, 'Binary judge votes').querySelectorAll('.u-legend .u-series .u-marker')].slice(1);
+    const colours = markers.map((m) => getComputedStyle(m).borderColor);
+    expect(new Set(colours).size).toBe(3);
   });
 
   it('updates in place when records are appended', async () => {

@@ -77,6 +77,20 @@ describe('TokenView on the recorded run', () => {
     expect(field(view.target, 'clip')).toContain(clipped.ratio!.toFixed(3));
   });
 
+  it('says why a ratio outside the band was not clipped: the advantage’s sign', () => {
+    // A token the step made likelier although its trained advantage is negative; the band's top
+    // set below its ratio, as a run with a small ε_high has it.
+    const row = table.rows.find((r) => r.trained !== null && r.trained < 0 && r.ratio !== null && r.ratio > 1)!;
+    const eps = { epsLow: 0.2, epsHigh: (row.ratio! - 1) / 2 };
+    using view = render(TokenView, { records, session: 's0', turn: 1, ...eps });
+    tokens(view.target)[row.index].focus();
+    flushSync();
+    const text = field(view.target, 'clip');
+    expect(text).toContain('not clipped, though above the band');
+    expect(text).toContain('with a negative advantage the clip binds only below 0.80');
+    expect(text).toContain('pushes this token down');
+  });
+
   it('follows the mouse and the arrow keys (roving tabindex)', async () => {
     using view = render(TokenView, { records, session: 's1', turn: 1, ...EPS });
     const btns = tokens(view.target);

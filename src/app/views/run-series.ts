@@ -14,6 +14,31 @@ export const DASH = [6, 4];
 /** Third lines of a run. */
 export const DOT = [2, 3];
 
+/** Widths of a run's first, second and third lines: the first widest, so a line on top of it leaves it visible. */
+export const LINE_WIDTHS = [3.5, 2, 1.25];
+
+/**
+ * One dashed baseline per distinct starting score: runs whose first evaluation scored the same
+ * (the arms of a comparison on one seed start from one untrained policy) share it, in a neutral
+ * colour and named for the runs it stands for; a run with a baseline of its own keeps its colour.
+ */
+export function sharedBaselines(runs: readonly { label: string; color: string; baseline: number | null }[]): { label: string; color: string; value: number }[] {
+  const groups = new Map<number, { label: string; color: string }[]>();
+  for (const r of runs) if (r.baseline !== null) groups.set(r.baseline, [...(groups.get(r.baseline) ?? []), r]);
+  return [...groups].map(([value, group]) =>
+    group.length === 1
+      ? { label: `${group[0].label} · baseline`, color: group[0].color, value }
+      : {
+          label:
+            group.length === runs.length
+              ? `baseline of all ${group.length} runs (step 0)`
+              : `baseline of ${group.length} runs (step 0): ${group.map((g) => g.label).join(', ')}`,
+          color: 'var(--muted)',
+          value,
+        },
+  );
+}
+
 /** Sorted union of x values. */
 export function unionX(lists: readonly (readonly number[])[]): number[] {
   return [...new Set(lists.flat())].sort((a, b) => a - b);

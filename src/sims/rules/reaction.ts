@@ -16,7 +16,36 @@ const REDO =
  * wordings that point back at the answer count, so that a new task ("write me a poem") does not.
  */
 const CHANGE =
-  /\b(?:(?:make|rewrite|rephrase|reword|shorten|simplify|expand) (?:it|that|this|them)|use (?:simpler|plainer|fewer|less|more|shorter|normal|plain)|remove (?:the|all|that|those)|get rid of|without (?:the|any)|(?:more|less) (?:casual|formal|natural|detailed|concise|simple|plain|polite|friendly|human|encouraging|specific))\b/i;
+  /\b(?:(?:make|rewrite|rephrase|reword|shorten|simplify|expand) (?:it|that|this|them)|use (?:simpler|plainer|fewer|less|more|shorter|normal|plain)|remove (?:the|all|that|those)|get rid of|without (?:the|any)|(?:more|less) (?:casual|formal|natural|detailed|concise|simple|plain|polite|friendly|human|encouraging|specific|scary|funny|sad|mean|long|short|happy|exciting|gentle|calm|cheerful|serious|silly))\b/i;
+/**
+ * A correction worded as what the answer should have been or what it missed ("It should be about
+ * my cat Biscuit, not a boy.", "I wanted a cat", "you forgot the ball"). Each form names the
+ * answer (it, this, the story) or the person's earlier wish, so a new question ("What should I
+ * name my cat?") does not count.
+ */
+const CORRECTION = new RegExp(
+  [
+    // "it should be", "the cat should be called", "this is supposed to be", "it shouldn't have"
+    String.raw`\b(?:it|this|that|they|he|she|you|the (?:\w+ )?\w+) (?:should(?:n'?t| not)?|must(?:n'?t| not)?|needs? to|has to|have to|(?:is|was|are|were) supposed to|ought to) (?:be|have|say|use|mention|include|end|start|sound|call|go)\b`,
+    // "could it be about a cat?", "can the story be shorter?"
+    String.raw`\b(?:can|could|would|will) (?:it|this|that|the (?:\w+ )?\w+) be (?:about|a|an|more|less|shorter|longer|simpler)\b`,
+    // what the person asked for before
+    String.raw`\bi (?:meant|wanted|asked for|asked you|said|told you|was asking for)\b`,
+    // what the answer missed
+    String.raw`\b(?:forgot|forgotten|left out|missed out)\b|\b(?:is|are) missing\b|\bmissing from\b`,
+    // "a cat, not a boy", "a cat rather than a boy"
+    String.raw`,\s*not (?:a|an|the|about|so|that|this|my)\b|\brather than\b`,
+    // "put my cat in the story", "add Biscuit to it"
+    String.raw`\b(?:put|add|include|bring)\b[^.?!]{0,40}?\b(?:in|into|to) (?:it|this|that|there|the story|the answer)\b`,
+    // "her name is Biscuit", "call him Max"
+    String.raw`\b(?:his|her|its|their) name (?:is|should be|was)\b|\b(?:call|name) (?:it|him|her|them)\b`,
+    // "that's not right", "it isn't what I asked"
+    String.raw`\b(?:that|this|it)(?:'s| is)? not (?:right|correct|it|what|true|quite)\b|\b(?:that|this|it) (?:isn'?t|wasn'?t) (?:right|correct|it|what)\b`,
+    // "write it about my cat", "tell it again with a cat"
+    String.raw`\b(?:write|tell|say|do) (?:it|this|that|the story|the answer) (?:again|about|with|without|as|but|like|differently)\b`,
+  ].join('|'),
+  'i',
+);
 const PROGRESS =
   /\b(?:thanks|thank you|perfect|great|love it|looks good|awesome|exactly|nice|good job|well done|that works|it works|ok(?:ay)?|got it|sounds good|makes sense|next one|next problem)\b/i;
 /** What an environment writes when a call fails. */
@@ -24,7 +53,7 @@ const TOOL_ERROR = /\b(?:error|exception|traceback|failed|failure|invalid|not fo
 
 export function classifyReaction(reply: string): Reaction {
   if (DONE_MARKER.test(reply)) return 'progress';
-  if (REDO.test(reply) || CHANGE.test(reply)) return 'redo';
+  if (REDO.test(reply) || CHANGE.test(reply) || CORRECTION.test(reply)) return 'redo';
   if (PROGRESS.test(reply)) return 'progress';
   return 'unclear';
 }

@@ -1,0 +1,216 @@
+/**
+ * The lab as a newcomer meets it, offline, on the demo model: one walk through the Setup, a
+ * comparison, the run page, the Runs page, an import and Talk yourself, at 1440x900 and 390x844,
+ * checking on each page what got in a new user's way: the start out of sight, a page opening in
+ * the middle of the last one's scroll, overlays leaking between runs, baselines drawn on top of
+ * each other, Talk yourself switching to a hub model, labels carrying over, cut-off choices, sums
+ * that do not add up, status lines left behind, model files answered with the app's page,
+ * duplicate imports, a blank token view. Small shapes throughout: this suite runs in CI.
+ */
+import { expect, test, type Locator, type Page } from '@playwright/test';
+import { blockOutside, watchProblems } from './watch';
+
+const WIDE = { width: 1440, height: 900 };
+const PHONE = { width: 390, height: 844 };
+
+/** Choices whose longest option does not fit the box it is shown in: their labels. */
+function cutOffChoices(page: Page): Promise<string[]> {
+  return page.evaluate(() => {
+    const ctx = document.createElement('canvas').getContext('2d')!;
+    return [...document.querySelectorAll('select')]
+      .filter((s) => s.offsetParent !== null)
+      .filter((s) => {
+        const cs = getComputedStyle(s);
+        ctx.font = cs.font;
+        const widest = Math.max(...[...s.options].map((o) => ctx.measureText(o.text).width));
+        // The drop-down arrow takes about 20 px of the box.
+        return widest > s.clientWidth - parseFloat(cs.paddingLeft) - parseFloat(cs.paddingRight) - 20;
+      })
+      .map((s) => s.closest('label')?.querySelector('span')?.textContent ?? s.id);
+  });
+}
+
+const sidewaysScroll = (page: Page) => page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
+
+/** Whether the element is on screen now, without scrolling. */
+async function inView(page: Page, locator: Locator): Promise<boolean> {
+  const box = await locator.boundingBox();
+  const viewport = page.viewportSize()!;
+  return box !== null && box.y >= 0 && box.y + box.height <= viewport.height;
+}
+
+function legend(charts: Locator, title: string): Locator {
+  return charts
+    .locator('figure.chart', { has: charts.page().getByRole('heading', { name: title, exact: true }) })
+    .locator('.u-legend .u-series:not(:first-child) .u-label');
+}
+
+test('a newcomer’s walk through the lab, offline on the demo model', async ({ page, context }, testInfo) => {
+  test.setTimeout(240_000);
+  const problems = watchProblems(page);
+  const outside = await blockOutside(context);
+  // Model files answered with a web page (a static host's answer for a path it does not have).
+  const htmlModelFiles: string[] = [];
+  page.on('response', (r) => {
+    if (/\/models\//.test(r.url()) && r.request().method() === 'GET' && (r.headers()['content-type'] ?? '').startsWith('text/html'))
+      htmlModelFiles.push(r.url());
+  });
+
+  await page.setViewportSize(WIDE);
+  await page.goto('/#/setup');
+  const start = page.getByRole('button', { name: 'Start the run' });
+
+  // -- Finding the start: in view on the first screen, wide and on a phone.
+  await expect(start).toBeVisible();
+  expect(await inView(page, start)).toBe(true);
+  await page.setViewportSize(PHONE);
+  expect(await inView(page, start)).toBe(true);
+  expect(await sidewaysScroll(page)).toBeLessThanOrEqual(0);
+  await page.setViewportSize(WIDE);
+
+  // -- Talk yourself keeps the policy the form names; another scenario says it changed it.
+  const hubId = page.getByLabel('Hub id or URL');
+  await page.getByRole('radio', { name: /Talk yourself/ }).check();
+  await expect(hubId).toHaveValue('bundled:storyteller-demo');
+  await expect(page.getByTestId('model-note')).toHaveCount(0);
+  await page.getByRole('radio', { name: /^Student/ }).check();
+  await expect(page.getByTestId('model-note')).toContainText('The policy model is now HuggingFaceTB/SmolLM2-135M-Instruct');
+  await page.getByRole('radio', { name: /^Storyteller/ }).check();
+  await expect(hubId).toHaveValue('bundled:storyteller-demo');
+
+  // -- Consistency: the Method line and the advanced panel agree on the votes; no choice is cut
+  // off; the micro-batches add up to the step.
+  await page.getByText('Advanced: every hyperparameter').click();
+  const combinedVotes = page
+    .getByRole('radio', { name: /^Combined/ })
+    .locator('xpath=..')
+    .getByTestId('method-votes');
+  const [binaryVotes, hintVotes] = [await page.getByLabel('Binary votes m').inputValue(), await page.getByLabel('Hint votes m').inputValue()];
+  await expect(combinedVotes).toHaveText(new RegExp(`^m = ${binaryVotes} binary votes? and ${hintVotes} hint votes?$`));
+  expect(await cutOffChoices(page)).toEqual([]);
+  await page.setViewportSize(PHONE);
+  expect(await cutOffChoices(page)).toEqual([]);
+  await page.setViewportSize(WIDE);
+  await page.getByRole('button', { name: 'Check size and memory' }).click();
+  const plan = page.getByTestId('memory-plan').locator('xpath=following-sibling::p[1]');
+  await expect(plan).toContainText('micro-batch');
+  const [, total, parts] =
+    /One training step of (\d+) sequences × \d+ tokens runs as \d+ micro-batch(?:es \(([^)]*?) sequences|.*)/.exec((await plan.textContent())!) ?? [];
+  const sum = (parts ?? total).split('+').reduce((n, p) => n + p.split('×').reduce((a, b) => a * Number(b), 1), 0);
+  expect(sum).toBe(Number(total));
+
+  // A comparison in small shapes: the first two of its four runs.
+  await page.getByRole('radio', { name: /^CPU/ }).check();
+  await page.getByLabel('Training steps').fill('1');
+  await page.getByLabel('Evaluate every K steps (0 = never)').fill('1');
+  await page.getByLabel('Evaluation problems').fill('2');
+  await page.getByLabel('Evaluator votes').fill('1');
+  await page.getByLabel('Answer length (max new tokens)').fill('8');
+  await page.getByLabel('Run label (optional)').fill('walk');
+  await page.getByLabel('Samples per step').fill('2');
+  // -- A page opens at its top, not at the last page's scroll.
+  await page.evaluate(() => window.scrollTo(0, document.body.scrollHeight));
+  await page.getByRole('button', { name: 'Compare base, Binary RL, OPD, Combined and the shuffled-hint control' }).click();
+  await expect(page.getByTestId('comparison-position')).toHaveText(/^run [12] of 4$/);
+  expect(await page.evaluate(() => window.scrollY)).toBe(0);
+
+  // -- Overlays: the second run shows the first, with one baseline for the two.
+  await expect(page.getByRole('heading', { name: 'walk · OPD · seed 1' })).toBeVisible({ timeout: 60_000 });
+  await expect(page.getByTestId('comparison-position')).toHaveText('run 2 of 4');
+  const charts = page.getByRole('region', { name: 'Training metrics' });
+  await expect(legend(charts, 'Personalization score')).toHaveText(['walk · OPD · seed 1', 'walk · Binary RL · seed 1', 'baseline of all 2 runs (step 0)'], {
+    timeout: 60_000,
+  });
+  await page.getByRole('button', { name: 'Stop' }).click();
+  await expect(page.getByTestId('run-status')).toHaveText('stopped', { timeout: 60_000 });
+  // -- The live status bar gives way to what the run came to.
+  await expect(page.getByTestId('status-bar')).toHaveCount(0);
+  await expect(page.getByTestId('run-outcome')).toContainText(/^stopped: \d of 1 step/);
+  await expect(page.getByTestId('announcement')).toContainText('Run stopped');
+
+  // -- The label named that comparison only; status lines stay with their page.
+  await page.getByRole('link', { name: 'Setup' }).click();
+  await expect(page.getByTestId('announcement')).toHaveText('');
+  await expect(page.getByLabel('Run label (optional)')).toHaveValue('');
+  await expect(page.getByLabel('Run label (optional)')).toHaveAttribute('placeholder', 'storyteller · Combined · storyteller-demo');
+
+  // -- Run library: each row's summary, sizes that say what they hold, a share link, an export.
+  await page.getByRole('link', { name: 'Runs' }).click();
+  const first = page.getByTestId('run-item').filter({ hasText: 'walk · Binary RL · seed 1' }).filter({ hasNotText: 'read-only' });
+  await expect(first.getByTestId('run-row-outcome')).toHaveText(/^1 of 1 step · score \d\.\d\d \(\d\.\d\d before training\) · \d+ s$/);
+  await expect(first.getByTestId('run-size')).toContainText('adapter of every step');
+  await first.getByText('Share link').click();
+  // A host the lab's CSP does not reach is said before anyone follows the link.
+  await first.getByLabel('Address of the run file').fill('https://files.example/walk.nsrun');
+  await expect(first.getByTestId('share-warning')).toContainText('does not let it fetch from https://files.example');
+  await first.getByLabel('Address of the run file').fill('https://huggingface.co/datasets/me/runs/resolve/main/walk.nsrun');
+  await expect(first.getByTestId('share-warning')).toHaveCount(0);
+  await expect(first.getByTestId('share-link')).toHaveValue(
+    new RegExp(`#/open\\?url=${encodeURIComponent('https://huggingface.co/datasets/me/runs/resolve/main/walk.nsrun').replace(/[.?*+()]/g, '\\$&')}$`),
+  );
+  await page.setViewportSize(PHONE);
+  expect(await sidewaysScroll(page)).toBeLessThanOrEqual(0);
+  await page.setViewportSize(WIDE);
+  const [download] = await Promise.all([page.waitForEvent('download'), first.getByRole('button', { name: 'Export .nsrun' }).click()]);
+  const file = testInfo.outputPath('walk.nsrun');
+  await download.saveAs(file);
+  // Ticked on Runs: belongs to the runs of this scenario, not to what opens next.
+  await first.getByLabel('compare on charts').check();
+
+  // -- The same file imported twice: one row, the second time the first copy opens.
+  await page.getByTestId('import-file').setInputFiles(file);
+  await expect(page.getByTestId('read-only')).toBeVisible();
+  await expect(page.getByTestId('hashes-match')).toBeVisible();
+  await expect(page.locator('#run-heading')).toHaveText('walk · Binary RL · seed 1');
+  // The tick on Runs was for the runs of this browser, not for a file opened after it.
+  await expect(legend(charts, 'Loss')).toHaveText(['walk · Binary RL · seed 1']);
+  // -- The token view shows the first judged turn, not a blank area.
+  await expect(page.getByRole('region', { name: 'Token view' }).getByRole('region', { name: /Token advantages/ })).toBeVisible();
+  await page.getByRole('link', { name: 'Runs' }).click();
+  await expect(page.getByTestId('run-item').filter({ has: page.getByText('read-only') })).toHaveCount(1);
+  await expect(
+    page
+      .getByTestId('run-item')
+      .filter({ has: page.getByText('read-only') })
+      .getByTestId('run-size'),
+  ).toContainText('the last adapter');
+  await page.getByTestId('import-file').setInputFiles(file);
+  await expect(page.getByTestId('announcement')).toHaveText('walk.nsrun was imported before: this is that copy, “walk · Binary RL · seed 1”.');
+  await page.getByRole('link', { name: 'Runs' }).click();
+  await expect(page.getByTestId('run-item').filter({ has: page.getByText('read-only') })).toHaveCount(1);
+
+  // -- Talk yourself on the demo model: told what to write first, answers in view, a clear
+  // correction read as one. No overlay follows it from the runs ticked before.
+  await first.getByLabel('compare on charts').check();
+  await page.getByRole('link', { name: 'Setup' }).click();
+  await page.getByRole('radio', { name: /Talk yourself/ }).check();
+  await page.getByLabel('Answer length (max new tokens)').fill('24');
+  await start.click();
+  const talk = page.getByTestId('talk');
+  await expect(talk.getByTestId('talk-first')).toContainText('your first message is the beginning of a story', { timeout: 60_000 });
+  const reply = page.getByLabel('Your reply');
+  await expect(reply).toHaveAttribute('placeholder', /story beginning/);
+  await expect(legend(charts, 'Loss')).toHaveText(['talk · Combined · storyteller-demo']);
+  await reply.fill('Once upon a time, there was a little boy.');
+  await reply.press('Enter');
+  const answers = talk.locator('li.assistant');
+  await expect(answers).toHaveCount(1, { timeout: 60_000 });
+  await expect(reply).toHaveAttribute('placeholder', 'Say what you think of the answer…', { timeout: 60_000 });
+  await reply.fill('It should be about my cat Biscuit, not a boy.');
+  await reply.press('Enter');
+  await expect(answers).toHaveCount(2, { timeout: 60_000 });
+  await expect(answers.first()).toContainText('reward −1 (redo / correction)');
+  await expect(answers.first()).toContainText('hint accepted: “The user asked for a different answer: "It should be about my cat Biscuit, not a boy."');
+  // The newest answer is in view in the chat's own scroll box.
+  expect(
+    await talk
+      .getByRole('list', { name: 'Conversation with the policy' })
+      .evaluate((el) => el.scrollHeight - el.clientHeight - el.scrollTop <= 2 || el.scrollHeight <= el.clientHeight),
+  ).toBe(true);
+  await page.getByRole('button', { name: 'Stop' }).click();
+  await expect(page.getByTestId('run-status')).toHaveText('stopped', { timeout: 60_000 });
+
+  expect(htmlModelFiles).toEqual([]);
+  expect(outside).toEqual([]);
+  expect(problems).toEqual([]);
+});
