@@ -2,7 +2,9 @@
  * `nextstate run` loses no finished step: real children killed (kill -9 between steps, SIGTERM
  * right after a checkpoint), their files read back with inspect, and --resume finishing the run.
  */
-import { existsSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
@@ -11,7 +13,8 @@ import { nextstate } from '../../test/support/cli/nextstate';
 import { runCli } from '../../test/support/cli/run-cli';
 import { until } from '../../test/support/cli/serve';
 import type { RunRecord } from '../rl/records';
-import { exampleConfig } from '../runtime/run-config';
+import { exampleConfig, parseRunConfig } from '../runtime/run-config';
+import { resumeRunFile, RunFailedError, runToFile } from './run';
 import { checkpointsPath, checkpointVersions, journalPath, readJournal } from './run-journal';
 
 const dir = mkdtempSync(join(tmpdir(), 'nextstate-durable-'));
@@ -63,10 +66,14 @@ describe('nextstate run keeps every finished step on disk', () => {
       if (e.step === 2 && !killed) {
         killed = true;
         // Once the next step's samples are journaled (buffered, not trained on), kill it hard.
-        void until(() => {
-          const rs = readJournal(journalPath(file)).records;
-          return rs.slice(rs.findLastIndex((x) => x.kind === 'train_step')).some((x) => x.kind === 'sample');
-        }, 60_000, 'a buffered sample after step 2').then(() => kill('SIGKILL'));
+        void until(
+          () => {
+            const rs = readJournal(journalPath(file)).records;
+            return rs.slice(rs.findLastIndex((x) => x.kind === 'train_step')).some((x) => x.kind === 'sample');
+          },
+          60_000,
+          'a buffered sample after step 2',
+        ).then(() => kill('SIGKILL'));
       }
     });
     expect(r.signal).toBe('SIGKILL');
@@ -112,5 +119,44 @@ describe('nextstate run keeps every finished step on disk', () => {
     const taken = await runCli('run', '--config', configFile, '--out', join(dir, 'stopped.nsrun'));
     expect(taken.code).toBe(1);
     expect(taken.err[0]).toMatch(/stopped\.nsrun already exists; pass --resume to continue that run, or choose another --out/);
+  });
+
+  it('an endpoint that starts failing ends the run with one line naming the file, which holds every finished step; --resume goes on once it answers', async () => {
+    // The simulated user on an OpenAI-compatible endpoint that answers 10 requests, then 400s.
+    let answered = 0;
+    let failing = true;
+    const server = createServer((req, res) => {
+      req.resume();
+      req.on('end', () => {
+        if (failing && answered >= 10) {
+          res.writeHead(400, { 'content-type': 'application/json' }).end('{"error":{"message":"quota exceeded"}}');
+          return;
+        }
+        answered++;
+        res
+          .writeHead(200, { 'content-type': 'application/json' })
+          .end(JSON.stringify({ choices: [{ message: { role: 'assistant', content: 'Go on, tell me more.' } }] }));
+      });
+    });
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    try {
+      const config = parseRunConfig(JSON.parse(readFileSync(configFile, 'utf8')));
+      config.models.user = { kind: 'endpoint', baseUrl: `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1`, model: 'user-sim' };
+      config.schedule.steps = 50;
+      const file = join(dir, 'endpoint.nsrun');
+      const failed = await runToFile(config, { file }).catch((e: unknown) => e);
+      expect(failed).toBeInstanceOf(RunFailedError);
+      expect((failed as Error).message).toMatch(/400.*; its \d+ records are in .*endpoint\.nsrun \(nextstate run --resume .*endpoint\.nsrun continues it\)$/);
+      const journaled = readJournal(journalPath(file)).records;
+      expect(steps(journaled).length).toBeGreaterThan(0);
+      expect(await inspected(file)).toEqual({ status: 'stopped', integrity: 'verified', records: journaled.length });
+      failing = false;
+      const done = steps(journaled).at(-1)!;
+      const resumed = await resumeRunFile(file, { steps: done + 1 });
+      expect(resumed.status).toBe('finished');
+      expect(steps(resumed.records).at(-1)).toBe(done + 1);
+    } finally {
+      server.close();
+    }
   });
 });

@@ -11,7 +11,20 @@
  *   rename after each training step, every few seconds while records arrive, and at the end.
  *   A .nsrun's header holds a summary and hashes of the whole body, so it cannot be appended to.
  */
-import { existsSync, fsyncSync, mkdirSync, openSync, closeSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync, writeSync, createWriteStream } from 'node:fs';
+import {
+  existsSync,
+  fsyncSync,
+  mkdirSync,
+  openSync,
+  closeSync,
+  readdirSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  writeFileSync,
+  writeSync,
+  createWriteStream,
+} from 'node:fs';
 import { open, type FileHandle } from 'node:fs/promises';
 import { join } from 'node:path';
 import { Readable } from 'node:stream';

@@ -209,7 +209,8 @@ export async function resumeRunFile(file: string, o: Omit<RunToFileOptions, 'fil
       throw new RunJournalError(`${file} is a full fine-tuning run, which keeps no per-step checkpoints; start a new run instead`);
     const done = lastStep(records);
     const steps = o.steps ?? recorded.schedule.steps;
-    if (steps <= done) throw new RunJournalError(`${file} has done ${done} of its ${recorded.schedule.steps} steps already; give --steps N above ${done} to go on`);
+    if (steps <= done)
+      throw new RunJournalError(`${file} has done ${done} of its ${recorded.schedule.steps} steps already; give --steps N above ${done} to go on`);
     recorded.schedule.steps = steps;
     return recorded;
   });
