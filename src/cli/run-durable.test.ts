@@ -51,6 +51,7 @@ async function resumeToEnd(file: string, total: number, extra: string[] = []): P
   expect(after.slice(0, before.length)).toEqual(before);
   const done = steps(after);
   expect(new Set(done)).toEqual(new Set(Array.from({ length: total }, (_, i) => i + 1)));
+  expect(after.some((x) => x.kind === 'evaluation' && x.step === total)).toBe(true);
   const info = await inspected(file);
   expect(info).toEqual({ status: 'finished', integrity: 'verified', records: after.length });
 }
@@ -86,6 +87,21 @@ describe('nextstate run keeps every finished step on disk', () => {
     expect(steps(journaled).slice(0, reported.length)).toEqual(reported);
     expect(checkpointVersions(file)).toEqual(expect.arrayContaining([1, 2]));
     await resumeToEnd(file, 4);
+
+    // Stopped after the last step but before its evaluation: --resume only evaluates.
+    const journal = readJournal(journalPath(file));
+    const cut = journal.records.findLastIndex((x) => x.kind === 'version_boundary') + 1;
+    const lines = [journal.header, ...journal.records.slice(0, cut)].map((x) => JSON.stringify(x) + '\n');
+    writeFileSync(journalPath(file), lines.join(''));
+    const evaluated = await resumeRunFile(file);
+    expect(evaluated.status).toBe('finished');
+    expect(steps(evaluated.records.slice(cut))).toEqual([]);
+    expect(
+      evaluated.records
+        .slice(cut)
+        .filter((x) => x.kind === 'evaluation')
+        .map((x) => x.step),
+    ).toEqual([4]);
   });
 
   it('SIGTERM right after a checkpoint stops with 143 and a finished-step file; --resume --steps extends the run', async () => {

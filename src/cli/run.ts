@@ -18,6 +18,7 @@ import {
   type AnyRunConfig,
   type ExampleName,
 } from '../runtime/run-config';
+import { evaluationDue } from '../runtime/loop-core';
 import { RunLoop } from '../runtime/runloop';
 import { createNodeServices, readTextFile } from '../runtime/services-node';
 import { ToolCallRunLoop } from '../runtime/toolcall/loop';
@@ -209,7 +210,9 @@ export async function resumeRunFile(file: string, o: Omit<RunToFileOptions, 'fil
       throw new RunJournalError(`${file} is a full fine-tuning run, which keeps no per-step checkpoints; start a new run instead`);
     const done = lastStep(records);
     const steps = o.steps ?? recorded.schedule.steps;
-    if (steps <= done)
+    // A run stopped after its last step but before that step's evaluation resumes to evaluate.
+    const finished = steps === done && (!evaluationDue(done, recorded.schedule.evalEvery, steps) || evaluatedAt(records, done));
+    if (steps < done || finished)
       throw new RunJournalError(`${file} has done ${done} of its ${recorded.schedule.steps} steps already; give --steps N above ${done} to go on`);
     recorded.schedule.steps = steps;
     return recorded;
@@ -219,8 +222,22 @@ export async function resumeRunFile(file: string, o: Omit<RunToFileOptions, 'fil
     const point = journalResumePoint(file, journal.all);
     if (point.adapter) await policy.restore(point.adapter.files, point.version);
     const plan = resumePlan(point, journal.all);
-    return { journal, resume: { step: plan.step, version: plan.version, sessionsStarted: plan.sessionsStarted, samples: plan.samples } };
+    return {
+      journal,
+      resume: {
+        step: plan.step,
+        version: plan.version,
+        sessionsStarted: plan.sessionsStarted,
+        samples: plan.samples,
+        evaluated: evaluatedAt(journal.all, plan.step),
+      },
+    };
   });
+}
+
+/** Whether a log holds an evaluation of the policy after `step` steps. */
+function evaluatedAt(records: readonly RunRecord[], step: number): boolean {
+  return records.some((r) => r.kind === 'evaluation' && (r.step ?? 0) === step);
 }
 
 /** The last train_step a log holds (0 when none). */
