@@ -17,7 +17,7 @@ import { tmpdir } from 'node:os';
 import { delimiter, join, resolve } from 'node:path';
 import { createInterface } from 'node:readline';
 import { tinyModel } from '../test/fixtures/tiny-model';
-import { journalPath, readJournal } from '../src/cli/serve-runfile';
+import { journalPath, readJournal } from '../src/cli/run-journal';
 import type { InteractionRecord, JudgeResultRecord, RunRecord } from '../src/rl/records';
 
 const OPENCLAW = '2026.9.6';

@@ -4,13 +4,13 @@
  * Ctrl-C / SIGTERM stopping a run with its run file written. Spawns the real bin where the
  * process boundary is the point (exit codes, streams, signals).
  */
-import { spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { version } from '../../package.json';
 import { dataPath } from '../../test/data-dir';
+import { nextstate } from '../../test/support/cli/nextstate';
 import { runCli } from '../../test/support/cli/run-cli';
 import { until } from '../../test/support/cli/serve';
 import { sampleRun, testConfig } from '../../test/support/storage/fixtures';
@@ -20,42 +20,8 @@ import { cliIo, timeLeft } from './io';
 import { COMMANDS, main } from './main';
 import { Interrupted, stoppable } from './signals';
 
-const bin = resolve(__dirname, '../../bin/nextstate.mjs');
 const stories = dataPath('models/stories260K')!;
 const dir = mkdtempSync(join(tmpdir(), 'nextstate-conventions-'));
-
-interface Exit {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-}
-
-/**
- * The real `nextstate ARGV...` in a child. `onLine(line, kill)` sees each stdout line as it
- * comes; `onSpawn(kill)` gets the way to signal it at once.
- */
-function nextstate(
-  args: string[],
-  onLine?: (line: string, kill: (signal: NodeJS.Signals) => void) => void,
-  onSpawn?: (kill: (signal: NodeJS.Signals) => void) => void,
-): Promise<Exit> {
-  return new Promise((done, fail) => {
-    const child = spawn(process.execPath, [bin, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
-    const kill = (s: NodeJS.Signals) => void child.kill(s);
-    onSpawn?.(kill);
-    let stdout = '';
-    let stderr = '';
-    let seen = 0;
-    child.stdout.on('data', (d: Buffer) => {
-      stdout += d.toString();
-      const lines = stdout.split('\n');
-      for (; seen < lines.length - 1; seen++) onLine?.(lines[seen], kill);
-    });
-    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
-    child.on('error', fail);
-    child.on('close', (code) => done({ code, stdout, stderr }));
-  });
-}
 
 async function runFile(): Promise<string> {
   const config = testConfig({ ...exampleConfig('storyteller') });

@@ -26,6 +26,7 @@ import {
   type RunScores,
 } from './reproduce-report';
 import { runToFile } from './run';
+import { RunJournal } from './run-journal';
 import { timeLeft, type CliIo } from './io';
 import { notStdout } from './output';
 import { Interrupted, signalExitCode, STOP_SIGNALS, stoppable, type StopSignal } from './signals';
@@ -164,6 +165,8 @@ async function runJobs(jobs: readonly Job[], parallel: number, json: boolean, io
       let scores = cached(job);
       const reused = scores !== null;
       if (!scores) {
+        // A run without its scores did not finish: it runs again from the start.
+        RunJournal.remove(job.file);
         const ran = await (parallel > 1 ? runInChild(job, children) : runHere(job));
         if (ran.signal) {
           signal ??= ran.signal;

@@ -1,14 +1,11 @@
-import { createWriteStream, mkdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import { FILE_LIMITS, InputFileError, readLocalText } from '../gpu/local-file';
 import { join } from 'node:path';
-import { Readable } from 'node:stream';
-import { pipeline } from 'node:stream/promises';
-import type { ReadableStream as NodeReadableStream } from 'node:stream/web';
 import type { RunRecord } from '../rl/records';
-import { memorySource, runFileStream } from '../storage/index';
+import type { StoredAdapter } from '../storage/index';
 import type { Backend } from '../gpu/backend';
 import { createScenario } from '../sims/scenarios/index';
-import type { RecordSink, RunController, RunLoopOptions } from '../runtime/loop-types';
+import type { RecordSink, RunController, RunLoopOptions, RunResult } from '../runtime/loop-types';
 import type { PolicyService } from '../runtime/policy-service';
 import { loadProblems } from '../runtime/problems';
 import { isTrainedArm, TRAINED_ARMS } from '../runtime/arms';
@@ -22,6 +19,7 @@ import {
   type AnyRunConfig,
   type ExampleName,
 } from '../runtime/run-config';
+import { evaluationDue } from '../runtime/loop-core';
 import { fullFinetuneLrWarning } from '../rl/presets';
 import { RunLoop } from '../runtime/runloop';
 import { createNodeServices, readTextFile } from '../runtime/services-node';
@@ -36,15 +34,21 @@ import { isPositiveInt, number, parse, UsageError } from './args';
 import { timeLeft, type CliIo } from './io';
 import { notStdout } from './output';
 import { Interrupted, stoppable, type StopSignal } from './signals';
+import { resumePlan } from '../runtime/resume-plan';
+import { journalResumePoint, RunJournal, RunJournalError, type RunJournalOptions } from './run-journal';
 
 export const usage = `nextstate run --config RUN.json [--out RUN_FILE] [--steps N] [--policy DIR|ID] [--backend cpu|webgpu]
       ${QUANTIZE_USAGE} [--json]
+  nextstate run --resume RUN_FILE [--steps N] [--json]
+      continue a stopped, killed or failed run from its last checkpoint, with the config and seeds
+      it recorded; --steps may extend it
   nextstate run --example ${EXAMPLES.join('|')} [--method ${TRAINED_ARMS.join('|')}] [--policy DIR|ID] ${QUANTIZE_USAGE}
       print a complete example config (the method's preset included; combined-shuffled is
       Combined with the shuffled-hint control)
   ${QUANTIZE_NOTE} It replaces the config's models.policy.weightFormat;
-  the run file records the format the run loaded. Ctrl-C (SIGINT) or SIGTERM stops at the next
-  step and writes the run file so far, then exits 130 or 143.`;
+  the run file records the format the run loaded. Every record is on disk (RUN_FILE.journal) once
+  it is committed, and RUN_FILE is rewritten after every step. Ctrl-C (SIGINT) or SIGTERM stops at
+  the next step and writes the run file, then exits 130 or 143.`;
 
 /**
  * The JSON lines a script follows: one per training step and per evaluation. An evaluation's
@@ -59,22 +63,20 @@ export function eventLine(r: RunRecord): object | null {
   return null;
 }
 
-/** The run loop of the config's track, with its Node services and problems. */
-async function createRun(
+/** The policy of the config's track, loaded with its Node services and problems, and the way to start its run loop. */
+async function prepareRun(
   config: AnyRunConfig,
   backend: Backend,
-  sink: RecordSink,
-  options: RunLoopOptions,
   workspaces: WorkspaceFactory,
-): Promise<{ loop: RunController; policy: PolicyService }> {
+): Promise<{ policy: PolicyService; loop: (sink: RecordSink, options: RunLoopOptions) => RunController }> {
   if (config.track === 'toolcall') {
     const services = await createToolCallNodeServices(config, backend);
     const problems = await loadToolCallProblems(config, readTextFile);
-    return { loop: new ToolCallRunLoop(config, services, problems, sink, options), policy: services.policy };
+    return { policy: services.policy, loop: (sink, options) => new ToolCallRunLoop(config, services, problems, sink, options) };
   }
   const services = await createNodeServices(config, backend);
   const problems = await loadProblems(config, createScenario(config.scenario), readTextFile);
-  return { loop: new RunLoop(config, { ...services, workspaces }, problems, sink, options), policy: services.policy };
+  return { policy: services.policy, loop: (sink, options) => new RunLoop(config, { ...services, workspaces }, problems, sink, options) };
 }
 
 /** What a run is called in file names and labels: its scenario, or its track. */
@@ -92,6 +94,7 @@ export async function runCommand(argv: string[], io: CliIo): Promise<void> {
     policy: { type: 'string' },
     backend: { type: 'string' },
     ...QUANTIZE_OPTION,
+    resume: { type: 'string' },
     json: { type: 'boolean' },
   });
   const weightFormat = weightFormatOption(v);
@@ -108,7 +111,22 @@ export async function runCommand(argv: string[], io: CliIo): Promise<void> {
     io.out(JSON.stringify(example, null, 2));
     return;
   }
-  if (typeof v.config !== 'string') throw new UsageError('--config RUN.json or --example NAME is required');
+  // From the first event (after the model loaded), so the time left follows the steps' own pace.
+  let started: number | undefined;
+  let steps = 0;
+  const onLine = (line: object) => {
+    started ??= Date.now();
+    if (v.json) io.out(JSON.stringify(line));
+    else io.progress(describe(line as Record<string, unknown>, steps, started));
+  };
+  if (typeof v.resume === 'string') {
+    for (const other of ['config', 'out', 'policy', 'backend', 'quantize'] as const)
+      if (v[other] !== undefined) throw new UsageError(`--resume continues the run with the config it recorded; leave out --${other}`);
+    const file = notStdout(v.resume, 'resume', 'the run file');
+    const more = v.steps === undefined ? undefined : number(v, 'steps', 0, isPositiveInt);
+    return report(await resumeRunFile(file, { ...(more ? { steps: more } : {}), onLine, onStart: (c) => (steps = c.schedule.steps) }), io);
+  }
+  if (typeof v.config !== 'string') throw new UsageError('--config RUN.json, --resume RUN_FILE or --example NAME is required');
   // The run file must stay byte-exact (its lines carry their SHA-256), and stdout has the --json events.
   const file = typeof v.out === 'string' ? notStdout(v.out, 'out', 'the run file') : undefined;
 
@@ -129,92 +147,183 @@ export async function runCommand(argv: string[], io: CliIo): Promise<void> {
   const lrWarning = fullFinetuneLrWarning(config.preset);
   if (lrWarning) io.note(`warning: ${lrWarning}`);
 
-  const steps = config.schedule.steps;
-  // From the first event (after the model loaded), so the time left follows the steps' own pace.
-  let started: number | undefined;
-  const result = await runToFile(config, {
-    file,
-    onLine: (line) => {
-      started ??= Date.now();
-      if (v.json) io.out(JSON.stringify(line));
-      else io.progress(describe(line as Record<string, unknown>, steps, started));
-    },
-  });
+  steps = config.schedule.steps;
+  report(await runToFile(config, { file, onLine }), io);
+}
+
+/** The command's last line: where the records are; a stop by a signal exits as that signal would. */
+function report(result: RunToFileResult, io: CliIo): void {
   const written = `${result.records.length} records written to ${result.file}${result.modelDir ? `, the fully fine-tuned model to ${result.modelDir}` : ''}`;
   if (result.signal) throw new Interrupted(result.signal, `stopped by ${result.signal}: ${written}`);
   io.note(`run ${result.status}: ${written}`);
 }
 
+export interface RunToFileOptions {
+  file?: string;
+  onLine?: (line: object) => void;
+  /** The config the run goes with, once its policy is loaded (a resumed run's is the recorded one). */
+  onStart?: (config: AnyRunConfig) => void;
+}
+
+export interface RunToFileResult {
+  status: string;
+  /** Every record of the run, those of the runs it resumed included. */
+  records: readonly RunRecord[];
+  file: string;
+  modelDir?: string;
+  signal?: StopSignal;
+}
+
+/** The run loop failed; its records so far are on disk. */
+export class RunFailedError extends Error {
+  override name = 'RunFailedError';
+}
+
 /**
- * One headless run of a checked config, written as a run file (adapter included): what `run`
- * does, and what `reproduce` does once per method and seed.
+ * One headless run of a checked config, written as a run file (adapter included) and its
+ * journal as it goes (run-journal.ts): what `run` does, and what `reproduce` does once per
+ * method and seed.
+ *
+ * @throws RunJournalError when files of a run are at `file` already
+ * @throws RunFailedError when the loop fails (its records so far are on disk)
  */
-export async function runToFile(
-  config: AnyRunConfig,
-  o: { file?: string; onLine?: (line: object) => void } = {},
-): Promise<{ status: string; records: RunRecord[]; file: string; modelDir?: string; signal?: StopSignal }> {
-  const records: RunRecord[] = [];
+export async function runToFile(config: AnyRunConfig, o: RunToFileOptions = {}): Promise<RunToFileResult> {
   const created = Date.now();
+  const file = o.file ?? `nextstate-${runName(config)}-${new Date(created).toISOString().replace(/[:.]/g, '-')}.nsrun`;
+  RunJournal.checkNew(file);
   const backend = await createBackend(config.models.policy.backend ?? 'cpu');
   // The config as run: with the weight format an absent one resolves to, so the file says it.
   config = structuredClone(config);
   const policyModel = config.models.policy;
-  const remote = isRemotePolicy(policyModel);
-  if (!remote) policyModel.weightFormat = resolveWeightFormat(policyModel.weightFormat, backend);
-  const file = o.file ?? `nextstate-${runName(config)}-${new Date(created).toISOString().replace(/[:.]/g, '-')}.nsrun`;
-  const { loop, policy } = await createRun(
-    config,
-    backend,
-    {
-      append: async (rs) => void records.push(...rs),
-    },
-    {
-      onRecord: (r) => {
-        const line = eventLine(r);
-        if (line) o.onLine?.(line);
+  if (!isRemotePolicy(policyModel)) policyModel.weightFormat = resolveWeightFormat(policyModel.weightFormat, backend);
+  const journalOptions: RunJournalOptions = { snapshotEachStep: true };
+  return journaled(config, backend, file, journalOptions, o, async (policy) => ({
+    journal: await RunJournal.create(file, recordedConfig(config, policy), config.label ?? runName(config), journalOptions),
+  }));
+}
+
+/**
+ * Continues the run whose journal is beside `file`, from its last checkpoint, with the config it
+ * recorded (its seeds included); `steps` may extend it.
+ *
+ * @throws RunJournalError when the run cannot be resumed (no journal, a damaged one, nothing to go on with)
+ */
+export async function resumeRunFile(file: string, o: Omit<RunToFileOptions, 'file'> & { steps?: number } = {}): Promise<RunToFileResult> {
+  const journalOptions: RunJournalOptions = { snapshotEachStep: true };
+  const { run: journal, config } = await RunJournal.resume(file, journalOptions, (recorded, records) => {
+    if (isRemotePolicy(recorded.models.policy))
+      throw new RunJournalError(`${file} is a run whose policy trains on a server, which holds its training state; start a new run instead`);
+    if (recorded.preset.finetune.mode === 'full')
+      throw new RunJournalError(`${file} is a full fine-tuning run, which keeps no per-step checkpoints; start a new run instead`);
+    const done = lastStep(records);
+    const steps = o.steps ?? recorded.schedule.steps;
+    // A run stopped after its last step but before that step's evaluation resumes to evaluate.
+    const finished = steps === done && (!evaluationDue(done, recorded.schedule.evalEvery, steps) || evaluatedAt(records, done));
+    if (steps < done || finished)
+      throw new RunJournalError(`${file} has done ${done} of its ${recorded.schedule.steps} steps already; give --steps N above ${done} to go on`);
+    recorded.schedule.steps = steps;
+    return recorded;
+  });
+  const backend = await createBackend(config.models.policy.backend ?? 'cpu');
+  return journaled(config, backend, file, journalOptions, o, async (policy) => {
+    const point = journalResumePoint(file, journal.all);
+    if (point.adapter) await policy.restore(point.adapter.files, point.version);
+    const plan = resumePlan(point, journal.all);
+    return {
+      journal,
+      resume: {
+        step: plan.step,
+        version: plan.version,
+        sessionsStarted: plan.sessionsStarted,
+        samples: plan.samples,
+        evaluated: evaluatedAt(journal.all, plan.step),
       },
+    };
+  });
+}
+
+/** Whether a log holds an evaluation of the policy after `step` steps. */
+function evaluatedAt(records: readonly RunRecord[], step: number): boolean {
+  return records.some((r) => r.kind === 'evaluation' && (r.step ?? 0) === step);
+}
+
+/** The last train_step a log holds (0 when none). */
+function lastStep(records: readonly RunRecord[]): number {
+  let step = 0;
+  for (const r of records) if (r.kind === 'train_step') step = Math.max(step, r.step);
+  return step;
+}
+
+/** The config a run file records: no secrets, the policy's files named, the seed. */
+function recordedConfig(config: AnyRunConfig, policy: PolicyService): AnyRunConfig {
+  const policyModel = config.models.policy;
+  return {
+    // A remote policy's key stays out of the file; its ref names the server.
+    ...withoutSecrets(config),
+    modelRefs: {
+      policy: isRemotePolicy(policyModel)
+        ? { id: `${policyModel.model} @ ${policyModel.url}` }
+        : { id: policyModel.model, files: policyFiles(policy), weightFormat: policyModel.weightFormat },
     },
-    // A homework workspace's files, one folder per homework, beside the run file.
-    folderWorkspaces(`${file.replace(/\.nsrun$/, '')}.workspace`),
-  );
-  const { value, signal } = await stoppable(
-    () => loop.stop(),
-    () => loop.run(),
-  );
-  const status = value.status;
+    seeds: { run: config.seed },
+  } as AnyRunConfig;
+}
+
+/**
+ * Loads the policy, lets `open` give the journal (and where to resume), runs the loop into it,
+ * and writes the final run file, whatever ended the run.
+ */
+async function journaled(
+  config: AnyRunConfig,
+  backend: Backend,
+  file: string,
+  journalOptions: RunJournalOptions,
+  o: RunToFileOptions,
+  open: (policy: PolicyService) => Promise<{ journal: RunJournal; resume?: RunLoopOptions['resume'] }>,
+): Promise<RunToFileResult> {
   // A full fine-tuning run has no adapter: its trained model is a Hugging Face folder beside the
   // run file. A remote policy's server holds what it trained: neither is here.
   const full = config.preset.finetune.mode === 'full';
-  const trained = !remote;
+  const trained = !isRemotePolicy(config.models.policy);
+  // A homework workspace's files, one folder per homework, beside the run file.
+  const workspaces = folderWorkspaces(`${file.replace(/\.nsrun$/, '')}.workspace`);
+  const { policy, loop: startLoop } = await prepareRun(config, backend, workspaces);
+  // Each new version's adapter is checkpointed before its step is journaled, so --resume can rebuild it.
+  if (trained && !full) journalOptions.exportAdapter = () => policy.exportAdapter();
+  const { journal, resume } = await open(policy);
+  o.onStart?.(config);
+  const loop = startLoop(journal, {
+    ...(resume ? { resume } : {}),
+    onRecord: (r) => {
+      const line = eventLine(r);
+      if (line) o.onLine?.(line);
+    },
+  });
+  let ended: { value: RunResult; signal?: StopSignal } | undefined;
+  let failure: unknown;
+  try {
+    ended = await stoppable(
+      () => loop.stop(),
+      () => loop.run(),
+    );
+  } catch (e) {
+    failure = e;
+  }
   let modelDir: string | undefined;
-  if (trained && full && policy.exportModel) {
+  let adapter: StoredAdapter | undefined;
+  if (!failure && trained && full && policy.exportModel) {
     modelDir = `${file.replace(/\.nsrun$/, '')}.model`;
     mkdirSync(modelDir, { recursive: true });
     for (const [name, bytes] of await policy.exportModel()) writeFileSync(join(modelDir, name), bytes);
   }
-  const adapter = !trained || full ? undefined : { version: policy.servingVersion(), ts: Date.now(), files: await policy.exportAdapter() };
-  const source = memorySource(
-    {
-      // A remote policy's key stays out of the file; its ref names the server.
-      config: {
-        ...withoutSecrets(config),
-        modelRefs: {
-          policy: isRemotePolicy(policyModel)
-            ? { id: `${policyModel.model} @ ${policyModel.url}` }
-            : { id: policyModel.model, files: policyFiles(policy), weightFormat: policyModel.weightFormat },
-        },
-        seeds: { run: config.seed },
-      },
-      label: config.label ?? runName(config),
-      notes: '',
-      created,
-      status: status === 'finished' ? 'finished' : 'stopped',
-    },
-    records,
-    adapter,
-  );
-  await pipeline(Readable.fromWeb(runFileStream(source, { includeAdapter: adapter !== undefined }) as NodeReadableStream), createWriteStream(file));
-  return { status, records, file, ...(modelDir ? { modelDir } : {}), ...(signal ? { signal } : {}) };
+  if (!failure && trained && !full) adapter = { version: policy.servingVersion(), ts: Date.now(), files: await policy.exportAdapter() };
+  const status = ended?.value.status === 'finished' ? 'finished' : 'stopped';
+  await journal.close({ status, ...(adapter ? { adapter } : {}) });
+  if (failure) {
+    const why = (failure as Error).message?.split('\n')[0] ?? String(failure);
+    throw new RunFailedError(`${why}; its ${journal.all.length} records are in ${file} (nextstate run --resume ${file} continues it)`, { cause: failure });
+  }
+  return { status: ended!.value.status, records: journal.all, file, ...(modelDir ? { modelDir } : {}), ...(ended!.signal ? { signal: ended!.signal } : {}) };
 }
 
 /** A JSON event line as a person reads it, with the time left once steps have been taken. */

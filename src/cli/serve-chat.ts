@@ -16,7 +16,7 @@ import type { TurnType } from '../rl/sessions';
 import type { PolicyReply } from '../runtime/policy-service';
 import { ServeStoppedError, type ServeLoop, type ServedReply } from '../runtime/serve-loop';
 import type { SessionPairing } from '../runtime/serve-pairing';
-import type { ServeRunFile } from './serve-runfile';
+import type { RunJournal } from './run-journal';
 import { ApiError } from './serve-errors';
 import type { ChatHandler, EventStream } from './serve-http';
 import { parseChatRequest } from './serve-openai';
@@ -47,7 +47,7 @@ export interface ChatDependencies {
   /** A new session's name, for a request that names none and extends none. */
   newSession: () => string;
   /** The run's records, for watchers (GET /v1/nextstate/records). */
-  runFile: Pick<ServeRunFile, 'follow' | 'header'>;
+  runFile: Pick<RunJournal, 'follow' | 'header'>;
   now?: () => number;
 }
 

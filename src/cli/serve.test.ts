@@ -6,7 +6,7 @@ import type { InteractionRecord, JudgeResultRecord, RunRecord } from '../rl/reco
 import { runCli } from '../../test/support/cli/run-cli';
 import { spawnServe, startTestServer, until, type TestServer } from '../../test/support/cli/serve';
 import { EnginePolicyService } from '../runtime/policy-service';
-import { journalPath, readJournal } from './serve-runfile';
+import { journalPath, readJournal } from './run-journal';
 
 const TOOLS = [
   {

@@ -3,7 +3,7 @@
  * the reference's openclaw_api_server on this project's run loop core. An agent (OpenClaw, any
  * OpenAI client) talks to it; each main turn is paired with its next state, judged, buffered and
  * trained on, exactly as in `nextstate run`, and every record is journaled before the reply goes
- * out (serve-runfile.ts).
+ * out (run-journal.ts).
  */
 import { basename } from 'node:path';
 import { METHODS, makePreset, parsePreset, type MethodName, type MethodPreset, type PresetOverrides } from '../rl/presets';
@@ -23,7 +23,7 @@ import { BACKEND_OPTION, createBackend, policyFiles, QUANTIZE_OPTION, QUANTIZE_U
 import { eventLine } from './run';
 import { ChatEndpoint } from './serve-chat';
 import { startHttpServer, type RunningServer } from './serve-http';
-import { journalResumePoint, ServeRunFile } from './serve-runfile';
+import { journalResumePoint, RunJournal } from './run-journal';
 import { replyMessage, usesToolCallTags } from '../rl/tool-calls';
 import type { CliIo } from './io';
 import { notStdout } from './output';
@@ -43,7 +43,7 @@ const AUTO_SESSION = /^conv-(\d+)$/;
 export interface ServeHandle {
   url: string;
   loop: ServeLoop;
-  runFile: ServeRunFile;
+  runFile: RunJournal;
   /** Resolves when the loop has stopped (stop(), or a failure) and the run file is final. */
   finished: Promise<void>;
   /** Stops serving and training; the run file is written one last time. */
@@ -160,12 +160,13 @@ export async function startServe(argv: string[], io: CliIo): Promise<ServeHandle
 
   let exportAdapter: () => Promise<PeftFiles> = () => Promise.reject(new Error('the policy is not loaded yet'));
   const runFileOptions = { exportAdapter: () => exportAdapter() };
-  const resumed = v.resume ? await ServeRunFile.resume(file, runFileOptions) : null;
-  if (!resumed) ServeRunFile.checkNew(file);
+  const resumed = v.resume ? await RunJournal.resume(file, runFileOptions) : null;
+  if (!resumed) RunJournal.checkNew(file);
+  const was = resumed?.config;
+  if (was && (was.track === 'toolcall' || was.scenario.id !== 'talk'))
+    throw new UsageError(`${file} is a headless run (nextstate run wrote it); continue it with nextstate run --resume ${file}`);
   // A resumed run goes on as it was configured; only where its policy is loaded from may change.
-  const config: RunConfig = resumed
-    ? { ...resumed.config, models: { ...resumed.config.models, policy: { ...resumed.config.models.policy, model } } }
-    : serveConfig(v, model);
+  const config: RunConfig = was ? { ...was, models: { ...was.models, policy: { ...was.models.policy, model } } } : serveConfig(v, model);
 
   const backend = await createBackend(config.models.policy.backend ?? 'cpu');
   config.models.policy.weightFormat = resolveWeightFormat(config.models.policy.weightFormat, backend);
@@ -181,7 +182,7 @@ export async function startServe(argv: string[], io: CliIo): Promise<ServeHandle
     modelRefs: { policy: { id: model, files: policyFiles(policy), weightFormat: config.models.policy.weightFormat } },
     seeds: { run: config.seed },
   };
-  const runFile = resumed?.run ?? (await ServeRunFile.create(file, withRefs, withRefs.label ?? 'serve', runFileOptions));
+  const runFile = resumed?.run ?? (await RunJournal.create(file, withRefs, withRefs.label ?? 'serve', runFileOptions));
 
   const tokenizer = policyModel.tokenizer;
   const toolCallTags = usesToolCallTags(tokenizer.chatTemplateText);

@@ -397,7 +397,8 @@ export abstract class RunLoopCore implements RunController {
 
   private async trainLoop(): Promise<void> {
     const { steps, evalEvery } = this.settings;
-    if (this.step === 0 && evaluationDue(0, evalEvery, steps)) await this.evaluate();
+    const evaluated = this.options.resume?.evaluated ?? this.step > 0;
+    if (!evaluated && evaluationDue(this.step, evalEvery, steps)) await this.evaluate();
     while (!this.stopping && this.step < steps) {
       if (this.settings.trainsHere === false) {
         if (!(await this.nextServerStep())) return;

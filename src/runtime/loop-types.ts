@@ -58,6 +58,11 @@ export interface RunLoopOptions {
      * they were logged with, and no new sample record is written: their records are in the log.
      */
     samples?: BufferedSample<TrainingSample>[];
+    /**
+     * Whether the log holds the evaluation due at `step`. false: it is run first (the run
+     * stopped between that step and its evaluation). Absent: only step 0's is run, when due.
+     */
+    evaluated?: boolean;
   };
 }
 

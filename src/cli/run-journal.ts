@@ -1,16 +1,29 @@
 /**
- * Where `nextstate serve` keeps its run, so that nothing committed is lost to a crash and the
- * run file can be read while the server runs:
+ * Where `nextstate serve` and `nextstate run` keep a run as it goes, so that nothing committed is
+ * lost to a crash (kill -9 included) and the run file can be read while the run goes on:
  *
  * - RUN.nsrun.journal: JSON lines, the config first, then every record. Each commit is appended
  *   and flushed to disk (fdatasync) before the run loop goes on, so before any reply goes out.
  * - RUN.nsrun.checkpoints/vN/: the PEFT adapter of version N, written before the step that made
- *   it is journaled, so every logged step can be rebuilt (storage/resume.ts's contract).
+ *   it is journaled, so every logged step can be rebuilt (storage/resume.ts's contract). A run
+ *   without an adapter of its own (full fine-tuning, a policy on a server) has none.
  * - RUN.nsrun: an ordinary run file (inspect, export and the lab read it), rewritten whole by a
- *   rename after each training step, every few seconds while records arrive, and at shutdown.
+ *   rename after each training step, every few seconds while records arrive, and at the end.
  *   A .nsrun's header holds a summary and hashes of the whole body, so it cannot be appended to.
  */
-import { existsSync, mkdirSync, readdirSync, renameSync, rmSync, writeFileSync, createWriteStream } from 'node:fs';
+import {
+  existsSync,
+  fsyncSync,
+  mkdirSync,
+  openSync,
+  closeSync,
+  readdirSync,
+  renameSync,
+  rmSync,
+  writeFileSync,
+  writeSync,
+  createWriteStream,
+} from 'node:fs';
 import { Buffer } from 'node:buffer';
 import { readModelFile } from '../gpu/source-node';
 import { FILE_LIMITS, readLocalFile } from '../gpu/local-file';
@@ -23,16 +36,19 @@ import { PEFT_CONFIG, PEFT_WEIGHTS, type PeftFiles } from '../gpu/peft';
 import type { InteractionRecord, RunRecord, SampleRecord, TrainStepRecord, VersionBoundaryRecord } from '../rl/records';
 import { validateRecord } from '../rl/validate';
 import type { RecordSink } from '../runtime/loop-types';
-import type { RunConfig } from '../runtime/run-config';
-import { parseRunConfig } from '../runtime/run-config';
+import type { AnyRunConfig } from '../runtime/run-config';
+import { parseAnyRunConfig } from '../runtime/run-config';
 import { memorySource, runFileStream, type ResumePoint, type StoredAdapter } from '../storage/index';
 import { findResumeStep } from '../storage/resume';
 import { stripSecrets } from '../storage/secrets';
 
 /** The run's files exist (or do not) in a way the command line must settle. */
-export class ServeRunFileError extends Error {
-  override name = 'ServeRunFileError';
+export class RunJournalError extends Error {
+  override name = 'RunJournalError';
 }
+
+/** What a finished or stopped run file says of the run. */
+export type RunFileStatus = 'running' | 'stopped' | 'finished';
 
 /** How often the run file is rewritten at most while records arrive, before a slow rewrite stretches it. */
 const SNAPSHOT_EVERY_MS = 5_000;
@@ -40,7 +56,7 @@ const SNAPSHOT_EVERY_MS = 5_000;
 const SNAPSHOT_SLOWDOWN = 10;
 
 export interface JournalHeader {
-  config: RunConfig;
+  config: AnyRunConfig;
   label: string;
   created: number;
 }
@@ -60,24 +76,24 @@ export interface Journal {
  * Reads a journal back, dropping a last line without its newline (a write the crash interrupted:
  * its commit never returned).
  *
- * @throws ServeRunFileError when a complete line is not a valid record
+ * @throws RunJournalError when a complete line is not a valid record
  */
 export function readJournal(path: string): Journal {
   const bytes = Buffer.from(readLocalFile(path, FILE_LIMITS.journal));
   const end = bytes.lastIndexOf(0x0a) + 1;
   const lines = bytes.subarray(0, end).toString('utf8').split('\n').slice(0, -1);
-  if (!lines.length) throw new ServeRunFileError(`${path} has no header line; it is not a nextstate serve journal. Choose another --out.`);
+  if (!lines.length) throw new RunJournalError(`${path} has no header line; it is not a nextstate run journal. Choose another --out.`);
   let header: JournalHeader;
   try {
     header = JSON.parse(lines[0]) as JournalHeader;
   } catch (e) {
-    throw new ServeRunFileError(`${path} line 1 is not JSON (${(e as Error).message}); it is not a nextstate serve journal.`);
+    throw new RunJournalError(`${path} line 1 is not JSON (${(e as Error).message}); it is not a nextstate run journal.`);
   }
   const records = lines.slice(1).map((line, i) => {
     try {
       return validateRecord(JSON.parse(line), `${path} line ${i + 2}`);
     } catch (e) {
-      throw new ServeRunFileError(`${(e as Error).message.split('\n')[0]}; the journal is damaged, so it cannot resume. Start a new --out.`);
+      throw new RunJournalError(`${(e as Error).message.split('\n')[0]}; the journal is damaged, so it cannot resume. Start a new --out.`);
     }
   });
   return { header, records, validBytes: end };
@@ -116,14 +132,23 @@ export function journalResumePoint(file: string, records: readonly RunRecord[]):
   };
 }
 
-export interface ServeRunFileOptions {
-  /** The newest adapter; called when a step's version_boundary is about to be journaled. */
-  exportAdapter: () => Promise<PeftFiles>;
+export interface RunJournalOptions {
+  /**
+   * The newest adapter; called when a step's version_boundary is about to be journaled. Absent:
+   * the run has no adapter to checkpoint (full fine-tuning, a policy on a server).
+   */
+  exportAdapter?: () => Promise<PeftFiles>;
+  /**
+   * Rewrite RUN.nsrun before a step's commit resolves, so that once a step is reported the run
+   * file holds it (a headless run). Otherwise the rewrite follows the commit (a server's
+   * replies wait on commits, not on the run file).
+   */
+  snapshotEachStep?: boolean;
   now?: () => number;
 }
 
 /** The served run's record sink and its files (see the module comment). */
-export class ServeRunFile implements RecordSink {
+export class RunJournal implements RecordSink {
   private readonly records: RunRecord[];
   private chain: Promise<void> = Promise.resolve();
   private adapter: StoredAdapter | undefined;
@@ -132,7 +157,7 @@ export class ServeRunFile implements RecordSink {
   private snapshotGap = SNAPSHOT_EVERY_MS;
   private snapshotTimer: ReturnType<typeof setTimeout> | null = null;
   private writing: Promise<void> | null = null;
-  private status: 'running' | 'stopped' = 'running';
+  private status: RunFileStatus = 'running';
   private readonly now: () => number;
   private readonly listeners = new Set<(records: readonly RunRecord[], firstSeq: number) => void>();
 
@@ -141,7 +166,7 @@ export class ServeRunFile implements RecordSink {
     readonly header: JournalHeader,
     private readonly journal: FileHandle,
     records: RunRecord[],
-    private readonly options: ServeRunFileOptions,
+    private readonly options: RunJournalOptions,
   ) {
     this.records = records;
     this.now = options.now ?? Date.now;
@@ -150,42 +175,70 @@ export class ServeRunFile implements RecordSink {
     if (last !== undefined) this.adapter = { version: last, ts: this.now(), files: readCheckpoint(file, last) };
   }
 
-  /** @throws ServeRunFileError when a run already has files at `file` */
+  /** Removes every file of the run at `file` (its run file, journal and checkpoints), to run it again from the start. */
+  static remove(file: string): void {
+    for (const p of [file, journalPath(file), checkpointsPath(file)]) rmSync(p, { recursive: true, force: true });
+  }
+
+  /** @throws RunJournalError when a run already has files at `file` */
   static checkNew(file: string): void {
     for (const p of [file, journalPath(file), checkpointsPath(file)]) {
-      if (existsSync(p)) throw new ServeRunFileError(`${p} already exists; pass --resume to continue that run, or choose another --out`);
+      if (existsSync(p)) throw new RunJournalError(`${p} already exists; pass --resume to continue that run, or choose another --out`);
     }
   }
 
   /**
    * A new run's files.
    *
-   * @throws ServeRunFileError when the run file or its journal already exists
+   * @throws RunJournalError when the run file or its journal already exists
    */
-  static async create(file: string, config: RunConfig, label: string, options: ServeRunFileOptions): Promise<ServeRunFile> {
-    ServeRunFile.checkNew(file);
+  static async create(file: string, config: AnyRunConfig, label: string, options: RunJournalOptions): Promise<RunJournal> {
+    RunJournal.checkNew(file);
     const header: JournalHeader = { config: stripSecrets(config), label, created: (options.now ?? Date.now)() };
     const handle = await open(journalPath(file), 'wx');
     await handle.write(JSON.stringify(header) + '\n');
     await handle.datasync();
-    return new ServeRunFile(file, header, handle, [], options);
+    return new RunJournal(file, header, handle, [], options);
   }
 
   /**
    * The run a journal holds, to append to: its records and header. A last line cut short is cut off.
+   * `edit` may change the config it goes on with (more steps): the journal's header is then
+   * rewritten (a whole new journal, renamed over the old), so a later resume sees the change.
    *
-   * @throws ServeRunFileError when there is no journal, or it is damaged
+   * @throws RunJournalError when there is no journal, or it is damaged
    */
-  static async resume(file: string, options: ServeRunFileOptions): Promise<{ run: ServeRunFile; config: RunConfig }> {
+  static async resume(
+    file: string,
+    options: RunJournalOptions,
+    edit?: (config: AnyRunConfig, records: readonly RunRecord[]) => AnyRunConfig,
+  ): Promise<{ run: RunJournal; config: AnyRunConfig }> {
     const path = journalPath(file);
-    if (!existsSync(path)) throw new ServeRunFileError(`${path} not found; --resume continues a run nextstate serve wrote with this --out`);
+    if (!existsSync(path)) throw new RunJournalError(`${path} not found; --resume continues a run that nextstate run or serve wrote to ${file}`);
     const journal = readJournal(path);
-    const handle = await open(path, 'r+');
-    await handle.truncate(journal.validBytes);
-    await handle.close();
+    const parsed = parseAnyRunConfig(journal.header.config);
+    const config = edit ? edit(structuredClone(parsed), journal.records) : parsed;
+    let header = journal.header;
+    if (edit && JSON.stringify(config) !== JSON.stringify(parsed)) {
+      header = { ...header, config: stripSecrets(config) };
+      const body = Buffer.from(readLocalFile(path, FILE_LIMITS.journal)).subarray(0, journal.validBytes);
+      const tmp = `${path}.tmp`;
+      const fd = openSync(tmp, 'w');
+      try {
+        writeSync(fd, JSON.stringify(header) + '\n');
+        writeSync(fd, body.subarray(body.indexOf(0x0a) + 1));
+        fsyncSync(fd);
+      } finally {
+        closeSync(fd);
+      }
+      renameSync(tmp, path);
+    } else {
+      const handle = await open(path, 'r+');
+      await handle.truncate(journal.validBytes);
+      await handle.close();
+    }
     const appending = await open(path, 'a');
-    const config = parseRunConfig(journal.header.config);
-    return { run: new ServeRunFile(file, journal.header, appending, journal.records, options), config };
+    return { run: new RunJournal(file, header, appending, journal.records, options), config };
   }
 
   get all(): readonly RunRecord[] {
@@ -207,22 +260,23 @@ export class ServeRunFile implements RecordSink {
   append(records: RunRecord[]): Promise<void> {
     const done = this.chain.then(async () => {
       const boundary = records.find((r): r is VersionBoundaryRecord => r.kind === 'version_boundary');
-      if (boundary) await this.checkpoint(boundary.to);
+      if (boundary && this.options.exportAdapter) await this.checkpoint(boundary.to, this.options.exportAdapter);
       await this.journal.write(records.map((r) => JSON.stringify(r) + '\n').join(''));
       await this.journal.datasync();
       const from = this.records.length + 1;
       this.records.push(...records);
       for (const listener of this.listeners) listener(records, from);
       this.dirty = true;
-      this.scheduleSnapshot(boundary !== undefined);
+      if (boundary && this.options.snapshotEachStep) await this.snapshot();
+      else this.scheduleSnapshot(boundary !== undefined);
     });
     // A failed write fails this commit (and the run); later ones still queue behind it.
     this.chain = done.catch(() => {});
     return done;
   }
 
-  private async checkpoint(version: number): Promise<void> {
-    const files = await this.options.exportAdapter();
+  private async checkpoint(version: number, exportAdapter: () => Promise<PeftFiles>): Promise<void> {
+    const files = await exportAdapter();
     const dir = join(checkpointsPath(this.file), `v${version}`);
     const tmp = `${dir}.tmp`;
     rmSync(tmp, { recursive: true, force: true });
@@ -270,12 +324,16 @@ export class ServeRunFile implements RecordSink {
     renameSync(tmp, this.file);
   }
 
-  /** After the loop stopped: the journal's last writes, then the final run file. */
-  async close(): Promise<void> {
+  /**
+   * After the loop stopped: the journal's last writes, then the final run file, with `adapter`
+   * when given (the policy as it ended) instead of the last checkpoint.
+   */
+  async close(end: { status?: 'stopped' | 'finished'; adapter?: StoredAdapter } = {}): Promise<void> {
     await this.chain;
     if (this.snapshotTimer) clearTimeout(this.snapshotTimer);
     this.snapshotTimer = null;
-    this.status = 'stopped';
+    this.status = end.status ?? 'stopped';
+    if (end.adapter) this.adapter = end.adapter;
     this.dirty = true;
     await this.snapshot();
     await this.journal.close();
