@@ -56,10 +56,10 @@ describe('help, version and exit codes', () => {
     for (const name of Object.keys(COMMANDS)) expect(helped.stdout).toContain(`nextstate ${name} `);
 
     const v = await nextstate(['--version']);
-    expect(v).toEqual({ code: 0, stdout: `${version}\n`, stderr: '' });
+    expect(v).toEqual({ code: 0, signal: null, stdout: `${version}\n`, stderr: '' });
 
     const run = await nextstate(['run', '--help']);
-    expect(run).toEqual({ code: 0, stdout: `${COMMANDS.run.usage}\n`, stderr: '' });
+    expect(run).toEqual({ code: 0, signal: null, stdout: `${COMMANDS.run.usage}\n`, stderr: '' });
   });
 
   it('a usage error goes to stderr and exits 2; a runtime error exits 1 with one line', async () => {
@@ -102,7 +102,7 @@ describe('stdout carries the data, stderr the rest', () => {
     expect(toStdout.stderr).toMatch(/^\d+ records written to stdout\n$/);
 
     // --quiet leaves only the data.
-    expect(await nextstate(['export', file, '--records', '-', '--quiet'])).toEqual({ code: 0, stdout: toStdout.stdout, stderr: '' });
+    expect(await nextstate(['export', file, '--records', '-', '--quiet'])).toEqual({ code: 0, signal: null, stdout: toStdout.stdout, stderr: '' });
   });
 
   it('refuses - where the output is a folder or a run file, instead of creating one named -', async () => {
