@@ -11,19 +11,7 @@
  *   rename after each training step, every few seconds while records arrive, and at the end.
  *   A .nsrun's header holds a summary and hashes of the whole body, so it cannot be appended to.
  */
-import {
-  existsSync,
-  fsyncSync,
-  mkdirSync,
-  openSync,
-  closeSync,
-  readdirSync,
-  renameSync,
-  rmSync,
-  writeFileSync,
-  writeSync,
-  createWriteStream,
-} from 'node:fs';
+import { existsSync, fsyncSync, mkdirSync, openSync, closeSync, readdirSync, renameSync, rmSync, writeFileSync, writeSync, createWriteStream } from 'node:fs';
 import { Buffer } from 'node:buffer';
 import { readModelFile } from '../gpu/source-node';
 import { FILE_LIMITS, readLocalFile } from '../gpu/local-file';
