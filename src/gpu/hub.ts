@@ -19,9 +19,14 @@ export const HUB_REPO_ID = /^[\w.-]+\/[\w.-]+$/;
 /** The most a revision's API answer may be: it lists the repository's files, which for a large repository is long, never this long. */
 const REVISION_INFO_BYTES = 16_000_000;
 
-/** A branch, tag or commit as git allows it (refs/pr/1 included); `..` and control characters never. */
+/** Whether `revision` is a branch, tag or commit as git allows it (refs/pr/1 included); `..` and control characters never. */
+export function isRevision(revision: string): boolean {
+  return /^[\w.\-/]{1,256}$/.test(revision) && !revision.includes('..') && !revision.startsWith('/') && !revision.endsWith('/');
+}
+
+/** @throws ModelSourceError when `revision` is not one (isRevision) */
 export function checkRevision(revision: string): string {
-  if (!/^[\w.\-/]{1,256}$/.test(revision) || revision.includes('..') || revision.startsWith('/') || revision.endsWith('/')) {
+  if (!isRevision(revision)) {
     throw new ModelSourceError(`"${revision}" is not a hub revision; give a branch, tag or commit id (e.g. main, v1.0, or 40 hex digits).`);
   }
   return revision;
