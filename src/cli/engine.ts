@@ -5,6 +5,8 @@ import { resolveWeightFormat } from '../gpu/load';
 import { formatOf, QUANTIZE_FORMATS, type Quantize } from '../gpu/plan';
 import { Policy } from '../gpu/policy';
 import type { WeightFormat } from '../gpu/quant';
+import { ModelSourceError } from '../gpu/errors';
+import { checkRevision } from '../gpu/hub';
 import { modelSource } from '../gpu/source-node';
 import { EnginePolicyService, type PolicyService } from '../runtime/policy-service';
 import { UsageError } from './args';
@@ -12,6 +14,22 @@ import { UsageError } from './args';
 export const BACKEND_OPTION = { backend: { type: 'string' as const, default: 'cpu' } };
 export const QUANTIZE_OPTION = { quantize: { type: 'string' as const } };
 export const QUANTIZE_USAGE = `[--quantize ${QUANTIZE_FORMATS.join('|')}]`;
+export const REVISION_OPTION = { revision: { type: 'string' as const } };
+export const REVISION_USAGE = '[--revision REV]';
+export const REVISION_NOTE =
+  '--revision loads a hub model at a branch, tag or commit (default main). Hub models are kept in the Hugging Face cache (HF_HUB_CACHE, else HF_HOME/hub, else ~/.cache/huggingface/hub); HF_TOKEN is sent to the hub for gated models.';
+
+/** --revision, checked; undefined when not given. */
+export function revisionOption(v: Record<string, unknown>): string | undefined {
+  const x = v.revision;
+  if (x === undefined) return undefined;
+  try {
+    return checkRevision(String(x));
+  } catch (e) {
+    throw e instanceof ModelSourceError ? new UsageError(`--revision: ${e.message}`) : e;
+  }
+}
+
 export const QUANTIZE_NOTE = '--quantize stores the weight matrices as f32 (none), f16, q8 or q4; by default f16 on webgpu, f32 on cpu.';
 
 /** --quantize as the planner names formats ('none': f32); undefined when not given. */
@@ -43,8 +61,12 @@ export async function loadPolicy(
   model: string,
   backend: Backend,
   weightFormat: 'auto' | WeightFormat = 'auto',
+  revision?: string,
 ): Promise<{ policy: Policy; weightFormat: WeightFormat }> {
-  return { policy: await Policy.load(modelSource(model), backend, { weightFormat }), weightFormat: resolveWeightFormat(weightFormat, backend) };
+  return {
+    policy: await Policy.load(modelSource(model, { revision }), backend, { weightFormat }),
+    weightFormat: resolveWeightFormat(weightFormat, backend),
+  };
 }
 
 /**
@@ -53,4 +75,9 @@ export async function loadPolicy(
  */
 export function policyFiles(service: PolicyService): Record<string, string> | undefined {
   return service instanceof EnginePolicyService ? { ...service.policy.files } : undefined;
+}
+
+/** The hub commit the policy's files were read at; undefined for a folder or a server's policy. */
+export function policyCommit(service: PolicyService): string | undefined {
+  return (service instanceof EnginePolicyService && service.policy.source.commit?.()) || undefined;
 }

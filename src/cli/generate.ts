@@ -1,11 +1,24 @@
 import { GREEDY } from '../gpu/sampler';
 import type { CliIo } from './io';
-import { BACKEND_OPTION, createBackend, loadPolicy, QUANTIZE_NOTE, QUANTIZE_OPTION, QUANTIZE_USAGE, weightFormatOption } from './engine';
+import {
+  BACKEND_OPTION,
+  createBackend,
+  loadPolicy,
+  QUANTIZE_NOTE,
+  QUANTIZE_OPTION,
+  QUANTIZE_USAGE,
+  REVISION_NOTE,
+  REVISION_OPTION,
+  REVISION_USAGE,
+  revisionOption,
+  weightFormatOption,
+} from './engine';
 import { isNonNegative, isPositiveInt, number, parse, required, UsageError } from './args';
 
-export const usage = `nextstate generate --model DIR|ID --prompt TEXT [--chat] [--max-new-tokens N]
+export const usage = `nextstate generate --model DIR|ID ${REVISION_USAGE} --prompt TEXT [--chat] [--max-new-tokens N]
     [--greedy | --temperature T --top-p P --top-k K --seed S] [--backend cpu|webgpu] ${QUANTIZE_USAGE} [--json]
-  ${QUANTIZE_NOTE}`;
+  ${QUANTIZE_NOTE}
+  ${REVISION_NOTE}`;
 
 export async function generateCommand(argv: string[], { out }: CliIo): Promise<void> {
   const v = parse(argv, {
@@ -21,6 +34,7 @@ export async function generateCommand(argv: string[], { out }: CliIo): Promise<v
     json: { type: 'boolean' },
     ...BACKEND_OPTION,
     ...QUANTIZE_OPTION,
+    ...REVISION_OPTION,
   });
   const prompt = required(v, 'prompt');
   const temperature = number(v, 'temperature', 0, isNonNegative);
@@ -33,7 +47,7 @@ export async function generateCommand(argv: string[], { out }: CliIo): Promise<v
           topP: number(v, 'top-p', 1, (p) => p > 0 && p <= 1),
           topK: number(v, 'top-k', 0, (k) => Number.isInteger(k) && k >= 0),
         };
-  const { policy, weightFormat } = await loadPolicy(required(v, 'model'), await createBackend(v.backend), weightFormatOption(v));
+  const { policy, weightFormat } = await loadPolicy(required(v, 'model'), await createBackend(v.backend), weightFormatOption(v), revisionOption(v));
   const [g] = await policy.generate([v.chat ? [{ role: 'user', content: prompt }] : prompt], {
     maxNewTokens: number(v, 'max-new-tokens', 128, isPositiveInt),
     sampling,

@@ -9,14 +9,15 @@ import { readJson } from '../gpu/source';
 import { DirSource, modelSource, packageRoot } from '../gpu/source-node';
 import { DEFAULT_TRAIN } from '../gpu/train-types';
 import { isPositiveInt, number, parse, required, UsageError } from './args';
-import { QUANTIZE_OPTION, QUANTIZE_USAGE, quantizeOption } from './engine';
+import { QUANTIZE_OPTION, QUANTIZE_USAGE, quantizeOption, REVISION_OPTION, REVISION_USAGE, revisionOption } from './engine';
 import { terminalField } from './terminal';
 
-export const usage = `nextstate plan --model DIR|CONFIG.json|NAME|ID ${QUANTIZE_USAGE} [--lora-rank 16 (0: none)]
+export const usage = `nextstate plan --model DIR|CONFIG.json|NAME|ID ${REVISION_USAGE} ${QUANTIZE_USAGE} [--lora-rank 16 (0: none)]
     [--targets q_proj,...] [--train 16x512] [--micro-batch-tokens 2048] [--recompute none|layer]
     [--generate BxT] [--adapter-copies 1] [--full [--freeze-embedding] [--weight-copies 0]]
     [--backend webgpu|cpu] [--no-shader-f16] [--json]
-  NAME is a config shipped in data/model-configs (e.g. Qwen3-4B); nothing but config.json is read.
+  NAME is a config shipped in data/model-configs (e.g. Qwen3-4B); nothing but config.json is read
+  (of a hub ID, at --revision, through the Hugging Face cache).
   --quantize defaults to f16 (none with --full); --recompute layer plans nextstate train --recompute layer.`;
 
 /** "16x512" -> 16 sequences of 512 tokens. */
@@ -30,7 +31,7 @@ function shape(v: Record<string, unknown>, name: string): { n: number; tokens: n
 }
 
 /** config.json of a folder, a .json file, a config shipped in data/model-configs, or a hub id (config.json only). */
-async function readConfig(model: string): Promise<{ json: unknown; from: string }> {
+async function readConfig(model: string, revision?: string): Promise<{ json: unknown; from: string }> {
   // Stat, unlike open, never blocks on a FIFO; the reader then refuses anything but a regular file.
   if (existsSync(model)) {
     const file = statSync(model).isDirectory() ? join(model, 'config.json') : model;
@@ -38,7 +39,7 @@ async function readConfig(model: string): Promise<{ json: unknown; from: string 
   }
   const shipped = join(packageRoot(), 'data', 'model-configs', `${model}.json`);
   if (/^[\w.-]+$/.test(model) && existsSync(shipped)) return { json: await readJson(new DirSource(dirname(shipped)), basename(shipped)), from: shipped };
-  const source = modelSource(model);
+  const source = modelSource(model, { revision });
   return { json: await readJson(source, 'config.json'), from: `${source.id}/config.json` };
 }
 
@@ -46,6 +47,7 @@ export async function planCommand(argv: string[], { out }: CliIo): Promise<void>
   const v = parse(argv, {
     model: { type: 'string' },
     ...QUANTIZE_OPTION,
+    ...REVISION_OPTION,
     'lora-rank': { type: 'string' },
     targets: { type: 'string' },
     train: { type: 'string' },
@@ -68,7 +70,7 @@ export async function planCommand(argv: string[], { out }: CliIo): Promise<void>
   const targets = typeof v.targets === 'string' ? v.targets.split(',').map((t) => (t.endsWith('_proj') ? t : `${t}_proj`)) : [...PROJECTIONS];
   const train = shape(v, 'train');
   const gen = shape(v, 'generate');
-  const { json, from } = await readConfig(required(v, 'model'));
+  const { json, from } = await readConfig(required(v, 'model'), revisionOption(v));
   const plan = planMemoryFromJson(json, {
     quantize,
     backend: v.backend,

@@ -29,7 +29,19 @@ import { ToolCallRunLoop } from '../runtime/toolcall/loop';
 import { loadToolCallProblems } from '../runtime/toolcall/problems';
 import { createToolCallNodeServices } from '../runtime/toolcall/services-node';
 import { resolveWeightFormat } from '../gpu/load';
-import { createBackend, policyFiles, QUANTIZE_NOTE, QUANTIZE_OPTION, QUANTIZE_USAGE, weightFormatOption } from './engine';
+import {
+  createBackend,
+  policyCommit,
+  policyFiles,
+  QUANTIZE_NOTE,
+  QUANTIZE_OPTION,
+  QUANTIZE_USAGE,
+  REVISION_NOTE,
+  REVISION_OPTION,
+  REVISION_USAGE,
+  revisionOption,
+  weightFormatOption,
+} from './engine';
 import { isPositiveInt, number, parse, UsageError } from './args';
 import { timeLeft, type CliIo } from './io';
 import { notStdout } from './output';
@@ -37,16 +49,18 @@ import { Interrupted, stoppable, type StopSignal } from './signals';
 import { resumePlan } from '../runtime/resume-plan';
 import { journalResumePoint, RunJournal, RunJournalError, type RunJournalOptions } from './run-journal';
 
-export const usage = `nextstate run --config RUN.json [--out RUN_FILE] [--steps N] [--policy DIR|ID] [--backend cpu|webgpu]
-      ${QUANTIZE_USAGE} [--json]
+export const usage = `nextstate run --config RUN.json [--out RUN_FILE] [--steps N] [--policy DIR|ID] ${REVISION_USAGE}
+      [--backend cpu|webgpu] ${QUANTIZE_USAGE} [--json]
   nextstate run --resume RUN_FILE [--steps N] [--json]
       continue a stopped, killed or failed run from its last checkpoint, with the config and seeds
       it recorded; --steps may extend it
-  nextstate run --example ${EXAMPLES.join('|')} [--method ${TRAINED_ARMS.join('|')}] [--policy DIR|ID] ${QUANTIZE_USAGE}
+  nextstate run --example ${EXAMPLES.join('|')} [--method ${TRAINED_ARMS.join('|')}] [--policy DIR|ID] ${REVISION_USAGE} ${QUANTIZE_USAGE}
       print a complete example config (the method's preset included; combined-shuffled is
       Combined with the shuffled-hint control)
   ${QUANTIZE_NOTE} It replaces the config's models.policy.weightFormat;
-  the run file records the format the run loaded. Every record is on disk (RUN_FILE.journal) once
+  the run file records the format the run loaded. ${REVISION_NOTE} --revision replaces the
+  config's models.policy.revision; the run file records the commit a hub policy loaded, which
+  --resume, and a run of the recorded config, load again. Every record is on disk (RUN_FILE.journal) once
   it is committed, and RUN_FILE is rewritten after every step. Ctrl-C (SIGINT) or SIGTERM stops at
   the next step and writes the run file, then exits 130 or 143.`;
 
@@ -94,10 +108,12 @@ export async function runCommand(argv: string[], io: CliIo): Promise<void> {
     policy: { type: 'string' },
     backend: { type: 'string' },
     ...QUANTIZE_OPTION,
+    ...REVISION_OPTION,
     resume: { type: 'string' },
     json: { type: 'boolean' },
   });
   const weightFormat = weightFormatOption(v);
+  const revision = revisionOption(v);
   if (typeof v.example === 'string') {
     if (!EXAMPLES.includes(v.example as ExampleName)) throw new UsageError(`--example must be one of ${EXAMPLES.join(', ')}`);
     const method = String(v.method ?? 'combined');
@@ -108,6 +124,7 @@ export async function runCommand(argv: string[], io: CliIo): Promise<void> {
     const policy = typeof v.policy === 'string' ? v.policy : undefined;
     const example = v.example === 'toolcall' ? exampleConfig('toolcall', policy) : exampleConfig(v.example as ExampleName, policy, method);
     if (weightFormat) example.models.policy.weightFormat = weightFormat;
+    if (revision) example.models.policy.revision = revision;
     io.out(JSON.stringify(example, null, 2));
     return;
   }
@@ -120,7 +137,7 @@ export async function runCommand(argv: string[], io: CliIo): Promise<void> {
     else io.progress(describe(line as Record<string, unknown>, steps, started));
   };
   if (typeof v.resume === 'string') {
-    for (const other of ['config', 'out', 'policy', 'backend', 'quantize'] as const)
+    for (const other of ['config', 'out', 'policy', 'revision', 'backend', 'quantize'] as const)
       if (v[other] !== undefined) throw new UsageError(`--resume continues the run with the config it recorded; leave out --${other}`);
     const file = notStdout(v.resume, 'resume', 'the run file');
     const more = v.steps === undefined ? undefined : number(v, 'steps', 0, isPositiveInt);
@@ -137,10 +154,15 @@ export async function runCommand(argv: string[], io: CliIo): Promise<void> {
     throw e instanceof InputFileError ? e : new UsageError(`${v.config}: ${(e as Error).message}`);
   }
   const config: AnyRunConfig = parseAnyRunConfig(raw);
-  if (isRemotePolicy(config.models.policy) && (v.policy !== undefined || v.backend !== undefined || weightFormat)) {
-    throw new UsageError('--policy, --backend and --quantize load a policy here; this config\'s policy runs on a server (models.policy.kind "server")');
+  if (isRemotePolicy(config.models.policy) && (v.policy !== undefined || v.backend !== undefined || weightFormat || revision)) {
+    throw new UsageError('--policy, --revision, --backend and --quantize load a policy here; this config\'s policy runs on a server (models.policy.kind "server")');
   }
-  if (typeof v.policy === 'string') config.models.policy.model = v.policy;
+  if (typeof v.policy === 'string') {
+    config.models.policy.model = v.policy;
+    // The config's revision (or commit) belongs to the model it named.
+    delete config.models.policy.revision;
+  }
+  if (revision) config.models.policy.revision = revision;
   if (typeof v.backend === 'string') config.models.policy.backend = v.backend as 'cpu' | 'webgpu';
   if (weightFormat) config.models.policy.weightFormat = weightFormat;
   config.schedule.steps = number(v, 'steps', config.schedule.steps, isPositiveInt);
@@ -254,16 +276,22 @@ function lastStep(records: readonly RunRecord[]): number {
   return step;
 }
 
-/** The config a run file records: no secrets, the policy's files named, the seed. */
+/**
+ * The config a run file records: no secrets, the policy's files named, the seed, and a hub
+ * policy's revision as the commit it loaded, so a resume or a rerun loads those files again.
+ */
 function recordedConfig(config: AnyRunConfig, policy: PolicyService): AnyRunConfig {
   const policyModel = config.models.policy;
+  const commit = policyCommit(policy);
+  const kept = withoutSecrets(config);
   return {
     // A remote policy's key stays out of the file; its ref names the server.
-    ...withoutSecrets(config),
+    ...kept,
+    ...(commit ? { models: { ...kept.models, policy: { ...policyModel, revision: commit } } } : {}),
     modelRefs: {
       policy: isRemotePolicy(policyModel)
         ? { id: `${policyModel.model} @ ${policyModel.url}` }
-        : { id: policyModel.model, files: policyFiles(policy), weightFormat: policyModel.weightFormat },
+        : { id: policyModel.model, ...(commit ? { revision: commit } : {}), files: policyFiles(policy), weightFormat: policyModel.weightFormat },
     },
     seeds: { run: config.seed },
   } as AnyRunConfig;

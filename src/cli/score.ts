@@ -1,12 +1,25 @@
 import type { CliIo } from './io';
 import { adapterFromPeft, PEFT_CONFIG, PEFT_WEIGHTS } from '../gpu/peft';
 import { readModelFile } from '../gpu/source-node';
-import { BACKEND_OPTION, createBackend, loadPolicy, QUANTIZE_NOTE, QUANTIZE_OPTION, QUANTIZE_USAGE, weightFormatOption } from './engine';
+import {
+  BACKEND_OPTION,
+  createBackend,
+  loadPolicy,
+  QUANTIZE_NOTE,
+  QUANTIZE_OPTION,
+  QUANTIZE_USAGE,
+  REVISION_NOTE,
+  REVISION_OPTION,
+  REVISION_USAGE,
+  revisionOption,
+  weightFormatOption,
+} from './engine';
 import { parse, required } from './args';
 
-export const usage = `nextstate score --model DIR|ID --prompt TEXT --completion TEXT [--adapter DIR]
+export const usage = `nextstate score --model DIR|ID ${REVISION_USAGE} --prompt TEXT --completion TEXT [--adapter DIR]
     [--backend cpu|webgpu] ${QUANTIZE_USAGE} [--json]
-  ${QUANTIZE_NOTE}`;
+  ${QUANTIZE_NOTE}
+  ${REVISION_NOTE}`;
 
 export async function scoreCommand(argv: string[], { out }: CliIo): Promise<void> {
   const v = parse(argv, {
@@ -17,9 +30,10 @@ export async function scoreCommand(argv: string[], { out }: CliIo): Promise<void
     json: { type: 'boolean' },
     ...BACKEND_OPTION,
     ...QUANTIZE_OPTION,
+    ...REVISION_OPTION,
   });
   const backend = await createBackend(v.backend);
-  const { policy, weightFormat } = await loadPolicy(required(v, 'model'), backend, weightFormatOption(v));
+  const { policy, weightFormat } = await loadPolicy(required(v, 'model'), backend, weightFormatOption(v), revisionOption(v));
   const lora =
     typeof v.adapter === 'string'
       ? adapterFromPeft(backend, policy.config, {

@@ -19,7 +19,19 @@ import { createNodeServices, isLoopback } from '../runtime/services-node';
 import { SERVED_STEPS, ServeLoop } from '../runtime/serve-loop';
 import { SessionPairing } from '../runtime/serve-pairing';
 import { isPositiveInt, number, parse, required, UsageError } from './args';
-import { BACKEND_OPTION, createBackend, policyFiles, QUANTIZE_OPTION, QUANTIZE_USAGE, weightFormatOption } from './engine';
+import {
+  BACKEND_OPTION,
+  createBackend,
+  policyCommit,
+  policyFiles,
+  QUANTIZE_OPTION,
+  QUANTIZE_USAGE,
+  REVISION_NOTE,
+  REVISION_OPTION,
+  REVISION_USAGE,
+  revisionOption,
+  weightFormatOption,
+} from './engine';
 import { eventLine } from './run';
 import { ChatEndpoint } from './serve-chat';
 import { startHttpServer, type RunningServer } from './serve-http';
@@ -29,12 +41,13 @@ import type { CliIo } from './io';
 import { notStdout } from './output';
 import { stoppable } from './signals';
 
-export const usage = `nextstate serve --model DIR|HUB_ID --out RUN.nsrun [--port 30000] [--host 127.0.0.1] [--api-key KEY]
+export const usage = `nextstate serve --model DIR|HUB_ID ${REVISION_USAGE} --out RUN.nsrun [--port 30000] [--host 127.0.0.1] [--api-key KEY]
       [--method ${METHODS.join('|')}] [--judge rules|policy|URL [--judge-model NAME]] [--batch-size N] [--lora-rank N]
       [--lr X] [--preset PRESET.json] [--backend cpu|webgpu] ${QUANTIZE_USAGE} [--max-tokens N] [--served-model-name NAME]
       [--max-in-flight N] [--max-body-bytes N] [--max-batch N] [--seed N] [--resume] [--json]
   serve the policy at http://HOST:PORT/v1 (OpenAI chat completions) and train it on the turns it serves;
-  --api-key (or NEXTSTATE_SERVE_API_KEY) is required beyond 127.0.0.1; --resume continues RUN.nsrun after a stop or crash.`;
+  --api-key (or NEXTSTATE_SERVE_API_KEY) is required beyond 127.0.0.1; --resume continues RUN.nsrun after a stop or crash,
+  with the hub commit it recorded. ${REVISION_NOTE}`;
 
 const DEFAULTS = { port: 30000, maxTokens: 1024, maxInFlight: 64, maxBodyBytes: 16 * 1024 * 1024, seed: 1, maxBatch: 32 };
 /** Sessions named by the server, for requests that name none: conv-0, conv-1, ... */
@@ -87,6 +100,7 @@ function presetOf(v: Record<string, unknown>): MethodPreset {
 function serveConfig(v: Record<string, unknown>, model: string): RunConfig {
   const preset = presetOf(v);
   const weightFormat = weightFormatOption(v);
+  const revision = revisionOption(v);
   return parseRunConfig({
     format: 'nextstate-run-config',
     formatVersion: 1,
@@ -95,7 +109,7 @@ function serveConfig(v: Record<string, unknown>, model: string): RunConfig {
     method: preset.method,
     preset,
     models: {
-      policy: { model, backend: v.backend, ...(weightFormat ? { weightFormat } : {}) },
+      policy: { model, backend: v.backend, ...(weightFormat ? { weightFormat } : {}), ...(revision ? { revision } : {}) },
       user: { kind: 'rules' },
       judge: judgeSpec(v),
       evaluator: { kind: 'rules' },
@@ -108,6 +122,12 @@ function serveConfig(v: Record<string, unknown>, model: string): RunConfig {
       user: { temperature: 0.7, maxNewTokens: 256 },
     },
   });
+}
+
+/** A resumed run's policy loaded from `model`: at the recorded commit when it is the model the run named. */
+function resumedPolicy(was: RunConfig, model: string): RunConfig['models']['policy'] {
+  const { revision, ...policy } = was.models.policy;
+  return { ...policy, model, ...(revision && was.models.policy.model === model ? { revision } : {}) };
 }
 
 /** Each session's last turn number in a log. */
@@ -134,6 +154,7 @@ export async function startServe(argv: string[], io: CliIo): Promise<ServeHandle
     preset: { type: 'string' },
     ...BACKEND_OPTION,
     ...QUANTIZE_OPTION,
+    ...REVISION_OPTION,
     'max-tokens': { type: 'string' },
     'served-model-name': { type: 'string' },
     'max-in-flight': { type: 'string' },
@@ -165,8 +186,9 @@ export async function startServe(argv: string[], io: CliIo): Promise<ServeHandle
   const was = resumed?.config;
   if (was && (was.track === 'toolcall' || was.scenario.id !== 'talk'))
     throw new UsageError(`${file} is a headless run (nextstate run wrote it); continue it with nextstate run --resume ${file}`);
-  // A resumed run goes on as it was configured; only where its policy is loaded from may change.
-  const config: RunConfig = was ? { ...was, models: { ...was.models, policy: { ...was.models.policy, model } } } : serveConfig(v, model);
+  // A resumed run goes on as it was configured; only where its policy is loaded from may change
+  // (the commit it recorded belongs to the model it named).
+  const config: RunConfig = was ? { ...was, models: { ...was.models, policy: resumedPolicy(was, model) } } : serveConfig(v, model);
 
   const backend = await createBackend(config.models.policy.backend ?? 'cpu');
   config.models.policy.weightFormat = resolveWeightFormat(config.models.policy.weightFormat, backend);
@@ -177,9 +199,11 @@ export async function startServe(argv: string[], io: CliIo): Promise<ServeHandle
     throw new UsageError(`${file} is a run whose policy is on a server (models.policy.kind "server"); nextstate serve continues only runs it served`);
   const policy = services.policy;
   exportAdapter = () => policy.exportAdapter();
+  const commit = policyCommit(policy);
   const withRefs: RunConfig = {
     ...config,
-    modelRefs: { policy: { id: model, files: policyFiles(policy), weightFormat: config.models.policy.weightFormat } },
+    ...(commit ? { models: { ...config.models, policy: { ...config.models.policy, revision: commit } } } : {}),
+    modelRefs: { policy: { id: model, ...(commit ? { revision: commit } : {}), files: policyFiles(policy), weightFormat: config.models.policy.weightFormat } },
     seeds: { run: config.seed },
   };
   const runFile = resumed?.run ?? (await RunJournal.create(file, withRefs, withRefs.label ?? 'serve', runFileOptions));

@@ -25,16 +25,28 @@ import { modelSource, readModelFile } from '../gpu/source-node';
 import { FullTrainer, LoraTrainer, type Trainer } from '../gpu/train';
 import { DEFAULT_FULL_TRAIN, DEFAULT_TRAIN, type Reference, type TrainSettings } from '../gpu/train-types';
 import { KL_TYPES, type KlType } from '../rl/ppo';
-import { BACKEND_OPTION, createBackend, loadPolicy, QUANTIZE_NOTE, QUANTIZE_OPTION, QUANTIZE_USAGE, weightFormatOption } from './engine';
+import {
+  BACKEND_OPTION,
+  createBackend,
+  loadPolicy,
+  QUANTIZE_NOTE,
+  QUANTIZE_OPTION,
+  QUANTIZE_USAGE,
+  REVISION_NOTE,
+  REVISION_OPTION,
+  REVISION_USAGE,
+  revisionOption,
+  weightFormatOption,
+} from './engine';
 import { isNonNegative, isPositiveInt, number, parse, required, UsageError } from './args';
 import { timeLeft, type CliIo } from './io';
 import { checkOutputFolder, FORCE_OPTION, notStdout, writeOutputFolder, type WriteOptions } from './output';
 import { decodeTrainData, parseTrainData, toTrainSample } from './train-data';
 
-export const usage = `nextstate train --model DIR --data FILE.jsonl --out ADAPTER_DIR [--lora-rank R --lora-alpha A
+export const usage = `nextstate train --model DIR|ID ${REVISION_USAGE} --data FILE.jsonl --out ADAPTER_DIR [--lora-rank R --lora-alpha A
     --targets q,k,v,o,gate,up,down --lr LR --steps N --batch B --seed S --beta B --kl-type low_var_kl|k3
     --clip-low E --clip-high E --recompute none|layer --backend cpu|webgpu] ${QUANTIZE_USAGE} [--force] [--json]
-nextstate train --full --model DIR --data FILE.jsonl --out MODEL_DIR [--freeze-embedding] [--resume] [--force]
+nextstate train --full --model DIR|ID ${REVISION_USAGE} --data FILE.jsonl --out MODEL_DIR [--freeze-embedding] [--resume] [--force]
     [--lr LR (default 1e-5) --weight-decay W (0.1) --steps N --batch B --beta B --kl-type low_var_kl|k3
     --clip-low E --clip-high E --recompute none|layer --backend cpu|webgpu] [--json]
   Each data line: {"prompt": TEXT, "completion": TEXT, "advantage": NUMBER | [NUMBER per completion token]},
@@ -46,7 +58,8 @@ nextstate train --full --model DIR --data FILE.jsonl --out MODEL_DIR [--freeze-e
   --recompute layer keeps only each layer's input and re-runs the layer in the backward: one layer's
   activations and K/V at a time instead of all (nextstate plan --recompute layer), the same step, slower.
   ${QUANTIZE_NOTE} Under a LoRA adapter they stay frozen at that
-  format (QLoRA with q8, q4); --full trains f32 weights and takes only --quantize none.`;
+  format (QLoRA with q8, q4); --full trains f32 weights and takes only --quantize none.
+  ${REVISION_NOTE}`;
 
 /** Whether two existing paths are one file or folder (the same device and inode), however each is spelt. */
 function sameFile(a: string, b: string): boolean {
@@ -87,10 +100,12 @@ export async function trainCommand(argv: string[], io: CliIo): Promise<void> {
     ...FORCE_OPTION,
     ...BACKEND_OPTION,
     ...QUANTIZE_OPTION,
+    ...REVISION_OPTION,
   });
   const dataFile = required(v, 'data');
   const outDir = notStdout(required(v, 'out'), 'out', 'a folder');
   const modelArg = required(v, 'model');
+  const revision = revisionOption(v);
   const full = v.full === true;
   const loraOnly = ['lora-rank', 'lora-alpha', 'targets'].filter((k) => v[k] !== undefined);
   if (full && loraOnly.length) throw new UsageError(`--full trains every weight; --${loraOnly[0]} is a LoRA option`);
@@ -138,7 +153,7 @@ export async function trainCommand(argv: string[], io: CliIo): Promise<void> {
   let lora: LoraAdapter | undefined;
   let reference: Reference | undefined;
   if (full) {
-    const source = modelSource(modelArg);
+    const source = modelSource(modelArg, { revision });
     // Before anything is loaded: the weights, their gradients and moments, and the KL term's frozen copy.
     checkFullTrainingFits(await loadConfig(source), { ...deviceLimits(backend), copies: klCoef > 0 ? 1 : 0 });
     policy = await Policy.load(source, backend, { weightFormat: used });
@@ -147,7 +162,7 @@ export async function trainCommand(argv: string[], io: CliIo): Promise<void> {
     if (klCoef > 0) reference = { kind: 'model', model: new CausalLM(backend, policy.config, copyWeights(backend, policy.model)) };
     trainer = t;
   } else {
-    ({ policy } = await loadPolicy(modelArg, backend, used));
+    ({ policy } = await loadPolicy(modelArg, backend, used, revision));
     lora = LoraAdapter.init(
       backend,
       policy.config,

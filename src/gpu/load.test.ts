@@ -66,7 +66,12 @@ describe('loading checkpoints', () => {
     const files = new Map<string, Uint8Array>();
     for (const f of ['config.json', 'tokenizer.json', 'tokenizer_config.json', 'model.safetensors']) files.set(f, readFileSync(join(stories, f)));
     let gets = 0;
+    const commit = 'c0ffee'.padEnd(40, '0');
+    const fetched: string[] = [];
     const fetchFn = (async (url: string, init?: RequestInit) => {
+      // The hub's answer to which commit main is: files are fetched at it, so the cache never holds a moved branch.
+      if (String(url) === 'https://huggingface.co/api/models/karpathy/stories260K/revision/main') return Response.json({ sha: commit });
+      fetched.push(String(url));
       const name = String(url).split('/').pop()!;
       const body = files.get(name);
       if (!body) return new Response('not found', { status: 404 });
@@ -96,6 +101,8 @@ describe('loading checkpoints', () => {
     });
     const [g] = await policy.generate(['Once upon a time'], { maxNewTokens: 20 });
     expect(documented.startsWith(g.text)).toBe(true);
+    expect(source.commit()).toBe(commit);
+    expect(fetched.every((u) => u.startsWith(`https://huggingface.co/karpathy/stories260K/resolve/${commit}/`))).toBe(true);
 
     const before = gets;
     progress.length = 0;

@@ -5,8 +5,11 @@ import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { BUNDLED_SCHEME, bundledName, bundledPath, DEMO_STORY_MODEL } from './bundled';
 import { ModelSourceError } from './errors';
-import { InputFileError, readLocalFile } from './local-file';
-import { HubSource, modelFileLimit, overLimit, type FileProgress, type ModelSource } from './source';
+import { hfHubCacheDir, HfCacheStore } from './hf-cache';
+import { readModelFile } from './model-file-node';
+import { HubSource, type FileProgress, type ModelSource } from './source';
+
+export { readModelFile };
 
 export class DirSource implements ModelSource {
   readonly id: string;
@@ -30,28 +33,6 @@ export class DirSource implements ModelSource {
 }
 
 /**
- * A file of a model or adapter folder on disk, through the checked reader with its kind's cap
- * (modelFileLimit): a FIFO, a device or a file over the cap is refused before a byte is read.
- *
- * @throws ModelSourceError saying which
- */
-export function readModelFile(dir: string, name: string): Uint8Array {
-  const path = join(dir, name);
-  const maxBytes = modelFileLimit(name);
-  try {
-    return readLocalFile(path, {
-      what: 'a model file',
-      maxBytes,
-      hint: 'a model folder holds regular files; is this a Hugging Face model folder?',
-      tooLarge: (size) => overLimit(path, size, maxBytes),
-    });
-  } catch (e) {
-    if (e instanceof InputFileError) throw new ModelSourceError(e.message);
-    throw e;
-  }
-}
-
-/**
  * The package's root folder (its bundled models are in public/, as Vite serves them), found by
  * walking up rather than by a fixed path from this file: this code runs from src/gpu/ in the
  * repository and from the compiled CLI in dist-cli/ in an installed package.
@@ -66,11 +47,23 @@ export function packageRoot(from: string = dirname(fileURLToPath(import.meta.url
 
 /**
  * A model for a headless run or the CLI: `bundled:NAME` is the app's own copy, a path that exists
- * is a folder, anything else a hub id or URL.
+ * is a folder, anything else a hub id or URL, read at `revision` (absent: main) through the
+ * Hugging Face cache, with HF_TOKEN, HF_ENDPOINT and HF_HUB_OFFLINE as huggingface_hub reads them.
  */
-export function modelSource(model: string): ModelSource {
+export function modelSource(model: string, o: { revision?: string; env?: Readonly<Record<string, string | undefined>> } = {}): ModelSource {
+  const env = o.env ?? process.env;
   const bundled = bundledName(model);
-  if (bundled) return new DirSource(join(packageRoot(), 'public', bundledPath(bundled)));
-  if (model.startsWith(BUNDLED_SCHEME)) throw new ModelSourceError(`"${model}" names no bundled model; bundled models are ${DEMO_STORY_MODEL}.`);
-  return existsSync(model) ? new DirSource(model) : new HubSource(model, { cacheStorage: null });
+  const local = bundled ? join(packageRoot(), 'public', bundledPath(bundled)) : existsSync(model) ? model : null;
+  if (!bundled && model.startsWith(BUNDLED_SCHEME)) throw new ModelSourceError(`"${model}" names no bundled model; bundled models are ${DEMO_STORY_MODEL}.`);
+  if (local !== null) {
+    if (o.revision !== undefined) throw new ModelSourceError(`${model} is a folder here, which has no revisions; a revision applies to a hub model id.`);
+    return new DirSource(local);
+  }
+  return new HubSource(model, {
+    store: new HfCacheStore(hfHubCacheDir(env)),
+    ...(o.revision !== undefined ? { revision: o.revision } : {}),
+    ...(env.HF_TOKEN ? { token: env.HF_TOKEN } : {}),
+    ...(env.HF_ENDPOINT ? { endpoint: env.HF_ENDPOINT } : {}),
+    offline: /^(1|true|yes|on)$/i.test(env.HF_HUB_OFFLINE ?? ''),
+  });
 }

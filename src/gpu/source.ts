@@ -1,12 +1,24 @@
 /**
  * Where model files come from: a folder on disk (Node, see source-node.ts), files the person
- * picked in the browser, or the Hugging Face hub with streamed download and Cache Storage.
+ * picked in the browser, or the Hugging Face hub with streamed download, kept in a HubStore (hub.ts).
  * The loader sees only this interface.
  */
 import { formatBytes } from '../rl/bytes';
 import { MAX_LINE_DEPTH, nestsDeeperThan } from '../rl/json-scan';
 import { BodyTooLargeError, readBody } from './read-body';
 import { ModelSourceError } from './errors';
+import {
+  cacheStorageStore,
+  checkRevision,
+  COMMIT,
+  DEFAULT_HUB_ENDPOINT,
+  DEFAULT_REVISION,
+  HUB_REPO_ID,
+  resolveCommit,
+  revisionSegment,
+  type HubFile,
+  type HubStore,
+} from './hub';
 
 export interface FileProgress {
   file: string;
@@ -20,6 +32,8 @@ export interface ModelSource {
   readonly id: string;
   has(name: string): Promise<boolean>;
   bytes(name: string, onProgress?: (p: FileProgress) => void): Promise<Uint8Array>;
+  /** The hub commit the files were read at, once one was read; absent or null where there is none. */
+  commit?(): string | null;
 }
 
 /** An absolute or explicitly relative local path (/..., ~/..., ./..., C:\..., \\server\...). */
@@ -127,68 +141,158 @@ export class FileListSource implements ModelSource {
 }
 
 /** A hub model id ("HuggingFaceTB/SmolLM2-135M-Instruct") or a base URL ending in /resolve/main. */
-export function hubBaseUrl(idOrUrl: string, revision = 'main'): string {
+export function hubBaseUrl(idOrUrl: string, revision = DEFAULT_REVISION, endpoint = DEFAULT_HUB_ENDPOINT): string {
   if (/^https?:\/\//.test(idOrUrl)) return idOrUrl.replace(/\/+$/, '');
-  if (!/^[\w.-]+\/[\w.-]+$/.test(idOrUrl)) {
-    throw new ModelSourceError(`"${idOrUrl}" is not a hub model id (owner/name) or an https URL.`);
-  }
-  return `https://huggingface.co/${idOrUrl}/resolve/${revision}`;
+  return `${endpoint}/${hubRepo(idOrUrl)}/resolve/${revisionSegment(revision)}`;
 }
 
-const CACHE_NAME = 'nextstate-models-v1';
+function hubRepo(id: string): string {
+  if (!HUB_REPO_ID.test(id)) throw new ModelSourceError(`"${id}" is not a hub model id (owner/name) or an https URL.`);
+  return id;
+}
+
+/** How often a download may be redirected (the hub sends large files to its CDN once). */
+const MAX_REDIRECTS = 5;
+
+export interface HubSourceOptions {
+  fetchFn?: typeof fetch;
+  /** The page's Cache Storage (the default where there is one); null: none. Unused when `store` is given. */
+  cacheStorage?: CacheStorage | null;
+  /** Where downloaded files are kept (Node: the Hugging Face cache on disk); replaces Cache Storage. */
+  store?: HubStore;
+  /** A branch, tag or commit; absent: main. A branch or tag is asked of the hub, a commit is used as it is. */
+  revision?: string;
+  /** Sent as a Bearer token to the hub's own host only, never to a host it redirects to. */
+  token?: string;
+  /** The hub's base URL (HF_ENDPOINT); absent: huggingface.co. */
+  endpoint?: string;
+  /** Never ask the hub which commit a revision is: take the one the store kept (HF_HUB_OFFLINE). */
+  offline?: boolean;
+}
 
 /**
- * Downloads from the hub with progress, and keeps each file in Cache Storage so a model
- * downloads once. `fetchFn` and `caches` are injectable for tests and for Node.
+ * Downloads from the hub with progress and keeps each file in a store, so a model downloads once.
+ * A hub id is read at one commit: the revision's, asked of the hub once, before the first file.
  */
 export class HubSource implements ModelSource {
   readonly id: string;
-  private readonly base: string;
+  private readonly endpoint: string;
+  private readonly revision: string;
+  private snapshot: Promise<{ base: string; commit: string | null }> | null = null;
+  private resolved: string | null = null;
 
   constructor(
     idOrUrl: string,
-    private readonly options: { fetchFn?: typeof fetch; cacheStorage?: CacheStorage | null; revision?: string } = {},
+    private readonly options: HubSourceOptions = {},
   ) {
     this.id = idOrUrl;
-    this.base = hubBaseUrl(idOrUrl, options.revision);
+    this.endpoint = (options.endpoint ?? DEFAULT_HUB_ENDPOINT).replace(/\/+$/, '');
+    this.revision = checkRevision(options.revision ?? DEFAULT_REVISION);
+    if (!/^https?:\/\//.test(idOrUrl)) hubRepo(idOrUrl);
+    else if (options.revision !== undefined) throw new ModelSourceError(`${idOrUrl} is a URL, which names its files itself; a revision applies to a hub model id.`);
   }
 
-  private get cacheStorage(): CacheStorage | null {
-    if (this.options.cacheStorage !== undefined) return this.options.cacheStorage;
-    return typeof caches === 'undefined' ? null : caches;
+  /** The commit the files were read at, once one was read; null for a URL, which has none. */
+  commit(): string | null {
+    return this.resolved;
   }
 
-  private url(name: string): string {
-    return `${this.base}/${name}`;
+  private get store(): HubStore | null {
+    if (this.options.store) return this.options.store;
+    const caches = this.options.cacheStorage !== undefined ? this.options.cacheStorage : typeof globalThis.caches === 'undefined' ? null : globalThis.caches;
+    return caches ? cacheStorageStore(caches) : null;
+  }
+
+  private file(name: string): Promise<HubFile> {
+    this.snapshot ??= this.resolve().catch((e: unknown) => {
+      // A failed lookup is not remembered: the next call asks again.
+      this.snapshot = null;
+      throw e;
+    });
+    return this.snapshot.then(({ base, commit }) => ({ url: `${base}/${name}`, name, snapshot: commit ? { repo: this.id, commit } : null }));
+  }
+
+  private async resolve(): Promise<{ base: string; commit: string | null }> {
+    if (/^https?:\/\//.test(this.id)) return { base: hubBaseUrl(this.id), commit: null };
+    const commit = await this.commitOf(this.id, this.revision);
+    this.resolved = commit;
+    return { base: hubBaseUrl(this.id, commit, this.endpoint), commit };
+  }
+
+  private async commitOf(repo: string, revision: string): Promise<string> {
+    if (COMMIT.test(revision)) return revision;
+    const store = this.store;
+    const kept = () => store?.ref?.(repo, revision) ?? Promise.resolve(null);
+    if (this.options.offline) {
+      const commit = await kept();
+      if (!commit) throw new ModelSourceError(`HF_HUB_OFFLINE is set and ${repo} at ${revision} was never downloaded here; unset it or give --revision COMMIT of a cached one.`);
+      return commit;
+    }
+    let unreachable = false;
+    const fetchFn = (url: string, init?: RequestInit) =>
+      this.fetch(url, init).catch((e: unknown) => {
+        unreachable = true;
+        throw e;
+      });
+    let commit: string;
+    try {
+      commit = await resolveCommit(repo, revision, { endpoint: this.endpoint, fetchFn });
+    } catch (e) {
+      // Off the network, the commit this revision was last downloaded at is what the store has.
+      const fallback = unreachable ? await kept() : null;
+      if (fallback) return fallback;
+      throw e;
+    }
+    await store?.saveRef?.(repo, revision, commit);
+    return commit;
   }
 
   async has(name: string): Promise<boolean> {
-    const cache = await this.cacheStorage?.open(CACHE_NAME);
-    if (await cache?.match(this.url(name))) return true;
-    const res = await this.fetch(this.url(name), { method: 'HEAD' });
-    return res.ok && !isWebPage(res);
+    const file = await this.file(name);
+    const store = this.store;
+    if (await store?.holds(file)) return true;
+    if (await store?.isAbsent?.(file)) return false;
+    const res = await this.fetch(file.url, { method: 'HEAD' });
+    const there = res.ok && !isWebPage(res);
+    if (!there && res.status === 404) await store?.markAbsent?.(file);
+    return there;
   }
 
-  private async fetch(url: string, init?: RequestInit): Promise<Response> {
+  /** fetch, with the token on the hub's own host only: redirects are followed here so none carries it elsewhere. */
+  private async fetch(url: string, init: RequestInit = {}): Promise<Response> {
+    const fetchFn = this.options.fetchFn ?? fetch;
+    const token = this.options.token;
+    const hub = new URL(this.endpoint).origin;
     try {
-      return await (this.options.fetchFn ?? fetch)(url, init);
+      if (!token) return await fetchFn(url, init);
+      let at = url;
+      for (let hop = 0; hop <= MAX_REDIRECTS; hop++) {
+        const headers = new Headers(init.headers);
+        if (new URL(at).origin === hub) headers.set('authorization', `Bearer ${token}`);
+        const res = await fetchFn(at, { ...init, headers, redirect: 'manual' });
+        const location = res.headers.get('location');
+        if (res.status < 300 || res.status >= 400 || !location) return res;
+        void res.body?.cancel().catch(() => {});
+        at = new URL(location, at).href;
+      }
     } catch (e) {
       throw new ModelSourceError(`could not reach ${url} (${(e as Error).message}); check the network or load the model from a folder.`);
     }
+    throw new ModelSourceError(`${url} redirected more than ${MAX_REDIRECTS} times; check HF_ENDPOINT or the URL.`);
   }
 
   async bytes(name: string, onProgress?: (p: FileProgress) => void): Promise<Uint8Array> {
-    const url = this.url(name);
-    const cache = await this.cacheStorage?.open(CACHE_NAME);
-    const cached = await cache?.match(url);
+    const file = await this.file(name);
+    const { url } = file;
+    const store = this.store;
+    const cached = await store?.read(file);
     if (cached) {
-      const out = new Uint8Array(await cached.arrayBuffer());
-      onProgress?.({ file: name, loaded: out.byteLength, total: out.byteLength, fromCache: true });
-      return out;
+      onProgress?.({ file: name, loaded: cached.byteLength, total: cached.byteLength, fromCache: true });
+      return cached;
     }
     const res = await this.fetch(url);
     if (!res.ok) {
-      const hint = res.status === 401 || res.status === 403 ? ' The model may be gated: load it from a folder instead.' : '';
+      const hint = res.status === 401 || res.status === 403 ? ' The model may be gated: set HF_TOKEN, or load it from a folder instead.' : '';
       throw new ModelSourceError(`downloading ${url} failed with HTTP ${res.status}.${hint}`);
     }
     if (isWebPage(res)) {
@@ -208,7 +312,7 @@ export class HubSource implements ModelSource {
     if (total !== null && out.byteLength !== total) {
       throw new ModelSourceError(`${url}: got ${out.byteLength} of ${total} bytes; the download was cut off, try again.`);
     }
-    await cache?.put(url, new Response(out.slice().buffer, { headers: { 'content-type': 'application/octet-stream' } }));
+    await store?.write(file, out, res.headers.get('etag'));
     return out;
   }
 }

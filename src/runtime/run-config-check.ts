@@ -6,6 +6,7 @@
 import { FieldError, int, mapOf, num, object, oneOf, runChecker, str, type Checker } from '../rl/check';
 import { MAX_NEW_TOKENS, MAX_VOTES, METHODS, parsePreset, type MethodPreset } from '../rl/presets';
 import { MAX_DIMENSIONS } from '../gpu/config';
+import { isRevision } from '../gpu/hub';
 import { WEIGHT_FORMATS } from '../gpu/quant';
 import { PROBLEM_LIMITS, PROBLEM_ORDERS } from '../sims/problems/index';
 import { createScenario, type ScenarioConfig } from '../sims/scenarios/index';
@@ -111,6 +112,10 @@ const policyModel = object(
   {
     backend: oneOf('cpu', 'webgpu'),
     weightFormat: saying(`must be one of ${WEIGHT_FORMATS.join(', ')} (or absent: f16 on WebGPU, f32 on the CPU)`, oneOf(...WEIGHT_FORMATS)),
+    revision: saying(
+      'must be a branch, tag or commit of the hub model (e.g. main, v1.0, or 40 hex digits), or absent: main',
+      where(str(256, 1), isRevision, 'is not a revision'),
+    ),
   },
 );
 

@@ -49,6 +49,11 @@ export interface PolicyModelConfig {
    * A run writes the format it loaded, so a resumed or repeated run loads the same.
    */
   weightFormat?: WeightFormat;
+  /**
+   * The hub revision (branch, tag or commit) a hub id is loaded at; absent: main. A run writes
+   * the commit it loaded, so a resumed or repeated run loads the same files after the branch moved.
+   */
+  revision?: string;
 }
 
 /**
@@ -67,6 +72,7 @@ export interface RemotePolicyConfig {
   /** Loading settings of a local policy; the server loads its own (absent, so readers of either kind need no narrowing). */
   backend?: never;
   weightFormat?: never;
+  revision?: never;
 }
 
 /** Where a personal-track policy runs: on this machine's engine, or on a server that trains it. */

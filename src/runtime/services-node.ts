@@ -139,7 +139,10 @@ async function nodePolicy(config: RunConfig, backend: Backend, scenario: Scenari
     if (spec.apiKey) checkKeyTransport(spec.url, 'models.policy.apiKey');
     return { policy: new RemotePolicyService(spec, { apiKey }), policyModel: null };
   }
-  const policyModel = await Policy.load(modelSource(spec.model), backend, { weightFormat: spec.weightFormat, replies: scenario.baseModelReplies });
+  const policyModel = await Policy.load(modelSource(spec.model, { revision: spec.revision }), backend, {
+    weightFormat: spec.weightFormat,
+    replies: scenario.baseModelReplies,
+  });
   if (scenario.workspace) {
     const template = policyModel.tokenizer.chatTemplateText;
     checkWorkspacePolicy(spec.model, { hasChatTemplate: template !== null, toolCallTags: usesToolCallTags(template) });

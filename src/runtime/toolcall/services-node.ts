@@ -12,7 +12,9 @@ import { nodeGenerator } from '../services-node';
 import { checkToolCallPolicy, type ToolCallServices } from './loop';
 
 export async function createToolCallNodeServices(config: ToolCallRunConfig, backend: Backend): Promise<ToolCallServices & { policyModel: Policy }> {
-  const policyModel = await Policy.load(modelSource(config.models.policy.model), backend, { weightFormat: config.models.policy.weightFormat });
+  const policyModel = await Policy.load(modelSource(config.models.policy.model, { revision: config.models.policy.revision }), backend, {
+    weightFormat: config.models.policy.weightFormat,
+  });
   checkToolCallPolicy(config.models.policy.model, policyModel.tokenizer.hasChatTemplate);
   const spec = config.models.judge;
   const judge =

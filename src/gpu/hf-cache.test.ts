@@ -1,0 +1,112 @@
+/**
+ * Hub models in Node as Hugging Face users expect: downloaded once into the standard cache
+ * (HF_HOME), read at one commit (a revision asked of the hub, or pinned), with HF_TOKEN sent to
+ * the hub alone. Against a mock hub on 127.0.0.1 serving the stories260K folder.
+ */
+import { existsSync, lstatSync, mkdtempSync, readFileSync, readlinkSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { dataPath } from '../../test/data-dir';
+import { startMockHub, type MockHub } from '../../test/support/gpu/mock-hub';
+import { CpuBackend } from './cpu/backend';
+import { hfHubCacheDir } from './hf-cache';
+import { Policy } from './policy';
+import type { ModelSource } from './source';
+import { modelSource } from './source-node';
+
+const REPO = 'karpathy/stories260K';
+const stories = dataPath('models/stories260K');
+let hub: MockHub;
+let first = '';
+let second = '';
+
+beforeAll(async () => {
+  hub = await startMockHub();
+  first = hub.addCommit(REPO, stories);
+  second = hub.addCommit(REPO, stories);
+  hub.setRef(REPO, 'main', first);
+  hub.setRef(REPO, 'v2', second);
+});
+afterAll(() => hub.close());
+
+const freshHome = () => mkdtempSync(join(tmpdir(), 'nextstate-hfhome-'));
+const envOf = (home: string, extra: Record<string, string> = {}) => ({ HF_HOME: home, HF_ENDPOINT: hub.url, ...extra });
+
+/** Loads the model as the CLI does, and what it asked of the hub and its CDN meanwhile. */
+async function load(env: Record<string, string>, revision?: string): Promise<{ source: ModelSource; requests: MockHub['requests'] }> {
+  const from = hub.requests.length;
+  const source = modelSource(REPO, { env, ...(revision ? { revision } : {}) });
+  await Policy.load(source, new CpuBackend());
+  return { source, requests: hub.requests.slice(from) };
+}
+
+describe('hub models in the Hugging Face cache', () => {
+  it('finds the cache where huggingface_hub does: HF_HUB_CACHE, then HF_HOME/hub, then XDG_CACHE_HOME or ~/.cache', () => {
+    expect(hfHubCacheDir({ HF_HUB_CACHE: '/c', HF_HOME: '/h' })).toBe('/c');
+    expect(hfHubCacheDir({ HF_HOME: '/h', XDG_CACHE_HOME: '/x' })).toBe(join('/h', 'hub'));
+    expect(hfHubCacheDir({ XDG_CACHE_HOME: '/x' })).toBe(join('/x', 'huggingface', 'hub'));
+    expect(hfHubCacheDir({}).endsWith(join('.cache', 'huggingface', 'hub'))).toBe(true);
+  });
+
+  it('downloads once into the standard layout at the commit main names, then loads with no download', async () => {
+    const home = freshHome();
+    const { source, requests } = await load(envOf(home));
+    expect(source.commit?.()).toBe(first);
+    expect(requests[0].path).toBe(`/api/models/${REPO}/revision/main`);
+    // Every file from the resolved commit, never from the moving branch.
+    expect(requests.filter((r) => r.host === 'hub' && r.path.includes('/resolve/')).every((r) => r.path.includes(`/resolve/${first}/`))).toBe(true);
+
+    const repo = join(home, 'hub', 'models--karpathy--stories260K');
+    expect(readFileSync(join(repo, 'refs', 'main'), 'utf8')).toBe(first);
+    for (const f of ['config.json', 'model.safetensors', 'tokenizer.json']) {
+      const link = join(repo, 'snapshots', first, f);
+      expect(lstatSync(link).isSymbolicLink()).toBe(true);
+      expect(readlinkSync(link).startsWith(join('..', '..', 'blobs'))).toBe(true);
+      expect(readFileSync(link)).toEqual(readFileSync(join(stories, f)));
+    }
+    // Blob ids as huggingface_hub names them: the git blob id of a git file, the SHA-256 of an LFS one.
+    const { createHash } = await import('node:crypto');
+    const config = readFileSync(join(stories, 'config.json'));
+    const weights = readFileSync(join(stories, 'model.safetensors'));
+    expect(existsSync(join(repo, 'blobs', createHash('sha1').update(`blob ${config.byteLength}\0`).update(config).digest('hex')))).toBe(true);
+    expect(existsSync(join(repo, 'blobs', createHash('sha256').update(weights).digest('hex')))).toBe(true);
+    // A file the hub said is not there is remembered, so the next load need not ask.
+    expect(existsSync(join(repo, '.no_exist', first))).toBe(true);
+
+    const again = await load(envOf(home));
+    expect(again.requests.map((r) => r.path)).toEqual([`/api/models/${REPO}/revision/main`]);
+    const pinned = await load(envOf(home), first);
+    expect(pinned.requests).toEqual([]);
+    expect(pinned.source.commit?.()).toBe(first);
+  });
+
+  it('--revision pins a tag or commit; off the network a cached revision loads at the commit it last named', async () => {
+    const home = freshHome();
+    const tagged = await load(envOf(home), 'v2');
+    expect(tagged.source.commit?.()).toBe(second);
+    expect(tagged.requests.some((r) => r.path.includes(`/resolve/${second}/`))).toBe(true);
+    expect(tagged.requests.some((r) => r.path.includes(`/resolve/${first}/`))).toBe(false);
+
+    const unreachable = { HF_HOME: home, HF_ENDPOINT: 'http://127.0.0.1:9' };
+    expect((await load(unreachable, 'v2')).source.commit?.()).toBe(second);
+    expect((await load({ HF_HOME: home, HF_ENDPOINT: hub.url, HF_HUB_OFFLINE: '1' }, 'v2')).requests).toEqual([]);
+    await expect(load({ HF_HOME: home, HF_HUB_OFFLINE: '1' })).rejects.toThrow(/HF_HUB_OFFLINE is set and karpathy\/stories260K at main was never downloaded here/);
+    await expect(load(envOf(home), 'no-such-branch')).rejects.toThrow(/has no revision "no-such-branch".*--revision/);
+    expect(() => modelSource(REPO, { env: envOf(home), revision: '../etc' })).toThrow(/is not a hub revision/);
+  });
+
+  it('sends HF_TOKEN to the hub as a Bearer token and never to the host a download is redirected to', async () => {
+    const gated = 'meta/gated-stories';
+    hub.setRef(gated, 'main', hub.addCommit(gated, stories));
+    hub.gate(gated, 'hf_secret');
+    const home = freshHome();
+    await expect(Policy.load(modelSource(gated, { env: envOf(home) }), new CpuBackend())).rejects.toThrow(/HTTP 401.*gated or private.*HF_TOKEN/);
+
+    const from = hub.requests.length;
+    await Policy.load(modelSource(gated, { env: envOf(home, { HF_TOKEN: 'hf_secret' }) }), new CpuBackend());
+    const requests = hub.requests.slice(from);
+    expect(requests.some((r) => r.host === 'cdn')).toBe(true);
+    for (const r of requests) expect(r.authorization).toBe(r.host === 'hub' ? 'Bearer hf_secret' : undefined);
+  });
+});

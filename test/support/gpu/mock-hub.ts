@@ -1,0 +1,109 @@
+/**
+ * A Hugging Face hub on 127.0.0.1 for offline tests: the revision API and resolve/{commit}/{file}
+ * for model folders on disk, with large files redirected to a second host (the hub's CDN), as
+ * the real hub does. Every request is logged with its Authorization header.
+ */
+import { createHash } from 'node:crypto';
+import { readdirSync, readFileSync } from 'node:fs';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { join } from 'node:path';
+
+export interface HubRequest {
+  host: 'hub' | 'cdn';
+  method: string;
+  path: string;
+  authorization: string | undefined;
+}
+
+export interface MockHub {
+  /** The hub's base URL, for HF_ENDPOINT. */
+  url: string;
+  requests: HubRequest[];
+  /** Points a branch or tag of `repo` at a commit (of one added with addCommit). */
+  setRef(repo: string, revision: string, commit: string): void;
+  /** A commit of `repo` holding the files of `dir`; returns its id. */
+  addCommit(repo: string, dir: string): string;
+  /** Only requests carrying this Bearer token get the repository's files or revisions. */
+  gate(repo: string, token: string): void;
+  close(): Promise<void>;
+}
+
+const commitId = (repo: string, n: number) => createHash('sha1').update(`${repo}#${n}`).digest('hex');
+const gitBlobId = (bytes: Uint8Array) => createHash('sha1').update(`blob ${bytes.byteLength}\0`).update(bytes).digest('hex');
+
+function listen(server: Server): Promise<string> {
+  return new Promise((resolve) => server.listen(0, '127.0.0.1', () => resolve(`http://127.0.0.1:${(server.address() as AddressInfo).port}`)));
+}
+
+export async function startMockHub(): Promise<MockHub> {
+  const commits = new Map<string, Map<string, Uint8Array>>();
+  const refs = new Map<string, string>();
+  const gates = new Map<string, string>();
+  const requests: HubRequest[] = [];
+  let n = 0;
+
+  const log = (host: HubRequest['host'], req: IncomingMessage) =>
+    requests.push({ host, method: req.method ?? 'GET', path: req.url ?? '', authorization: req.headers.authorization });
+  const send = (req: IncomingMessage, res: ServerResponse, status: number, body: Uint8Array | string, headers: Record<string, string> = {}) => {
+    const bytes = typeof body === 'string' ? new TextEncoder().encode(body) : body;
+    res.writeHead(status, { 'content-length': String(bytes.byteLength), ...headers });
+    res.end(req.method === 'HEAD' ? undefined : bytes);
+  };
+
+  const cdn = createServer((req, res) => {
+    log('cdn', req);
+    const [, commit, ...name] = (req.url ?? '').split('/');
+    const bytes = commits.get(commit)?.get(name.join('/'));
+    if (!bytes) return send(req, res, 404, 'not found');
+    send(req, res, 200, bytes, { 'content-type': 'application/octet-stream', etag: '"cdn-etag"' });
+  });
+  const cdnUrl = await listen(cdn);
+
+  const hub = createServer((req, res) => {
+    log('hub', req);
+    const path = decodeURIComponent((req.url ?? '').split('?')[0]);
+    const api = /^\/api\/models\/([^/]+\/[^/]+)\/revision\/(.+)$/.exec(path);
+    const resolve = /^\/([^/]+\/[^/]+)\/resolve\/([^/]+)\/(.+)$/.exec(path);
+    const repo = api?.[1] ?? resolve?.[1];
+    if (repo && gates.has(repo) && req.headers.authorization !== `Bearer ${gates.get(repo)}`) return send(req, res, 401, '{"error":"gated"}');
+    if (api) {
+      const [, repo, rev] = api;
+      const commit = refs.get(`${repo}@${rev}`) ?? (commits.has(rev) ? rev : undefined);
+      if (!commit) return send(req, res, 404, '{"error":"Revision Not Found"}', { 'content-type': 'application/json' });
+      return send(req, res, 200, JSON.stringify({ id: repo, sha: commit, siblings: [...commits.get(commit)!.keys()].map((rfilename) => ({ rfilename })) }), {
+        'content-type': 'application/json',
+      });
+    }
+    if (resolve) {
+      const [, , commit, name] = resolve;
+      const bytes = commits.get(commit)?.get(name);
+      if (!bytes) return send(req, res, 404, 'Entry not found', { 'x-error-code': 'EntryNotFound' });
+      if (name.endsWith('.safetensors')) {
+        const sha256 = createHash('sha256').update(bytes).digest('hex');
+        res.writeHead(302, { location: `${cdnUrl}/${commit}/${name}`, 'x-linked-etag': `"${sha256}"`, 'x-repo-commit': commit });
+        return res.end();
+      }
+      return send(req, res, 200, bytes, { etag: `"${gitBlobId(bytes)}"`, 'x-repo-commit': commit });
+    }
+    send(req, res, 404, 'not found');
+  });
+  const url = await listen(hub);
+
+  return {
+    url,
+    requests,
+    setRef: (repo, revision, commit) => void refs.set(`${repo}@${revision}`, commit),
+    addCommit(repo, dir) {
+      const id = commitId(repo, n++);
+      commits.set(id, new Map(
+          readdirSync(dir, { withFileTypes: true })
+            .filter((e) => e.isFile())
+            .map((e) => [e.name, new Uint8Array(readFileSync(join(dir, e.name)))]),
+        ));
+      return id;
+    },
+    gate: (repo, token) => void gates.set(repo, token),
+    close: () => Promise.all([hub, cdn].map((s) => new Promise<void>((r) => s.close(() => r())))).then(() => {}),
+  };
+}
