@@ -51,7 +51,7 @@ describe('an imported run', () => {
 
     const info = await lab.store.getRun(copy);
     expect(info).toMatchObject({ label: 'short story, resumed from short.nsrun', status: 'finished', readOnly: false });
-    expect((info!.config as { schedule: { steps: number } }).schedule.steps).toBe(2);
+    expect(info!.config).toMatchObject({ schedule: { steps: 2 } });
     const records = await lab.store.records(copy);
     // The imported records come first, as they were; then the one more step, from version 1.
     expect(records.slice(0, before.length).map((r) => r.record)).toEqual(before.map((r) => r.record));
