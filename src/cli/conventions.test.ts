@@ -246,7 +246,7 @@ describe('signals', () => {
     expect(r.code).toBe(130);
     expect(r.stdout).toBe('');
     expect(r.stderr.trim().split('\n').at(-1)).toBe(
-      'nextstate reproduce: stopped by SIGINT after 0 of 2 runs; the same command continues (finished runs are reused)',
+      'nextstate reproduce: stopped by SIGINT after 0 of 2 runs; the same command continues (finished runs are reused, interrupted ones resumed)',
     );
   });
 });

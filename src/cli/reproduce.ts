@@ -4,9 +4,11 @@
  * their run files, and builds the tables and chart of the personalization score from their
  * evaluation records: means with 95 % bootstrap intervals, and paired differences. The base arm
  * is each seed's untrained policy, the step-0 evaluation every run starts from. `--wishes` repeats
- * it over wish combinations, `--lr` sweeps learning rates on the training openings. A finished
- * run is kept beside its run file (.scores.json) and reused while its config is unchanged, so an
- * interrupted experiment continues where it stopped.
+ * it over wish combinations, `--lr` sweeps learning rates on the training openings. DIR is the
+ * experiment's working folder: a finished run is kept beside its run file (.scores.json) and
+ * reused while its config is unchanged, an interrupted one (its journal there, no scores) goes on
+ * from its last checkpoint with `run --resume`, and one whose config changed runs again from the
+ * start, so an interrupted experiment continues where it stopped.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
@@ -25,8 +27,9 @@ import {
   wishTable,
   type RunScores,
 } from './reproduce-report';
-import { runToFile } from './run';
-import { RunJournal } from './run-journal';
+import { resumeRunFile, runToFile } from './run';
+import { journalPath, readJournal, RunJournal } from './run-journal';
+import type { RunRecord } from '../rl/records';
 import { timeLeft, type CliIo } from './io';
 import { notStdout } from './output';
 import { Interrupted, signalExitCode, STOP_SIGNALS, stoppable, type StopSignal } from './signals';
@@ -41,8 +44,10 @@ export const usage = `nextstate reproduce --config RUN.json --out DIR [--seeds 1
   .svg (means with 95 % bootstrap intervals, paired differences). --wishes runs the arms for each
   storyteller wish combination (DIR/wishes.json, .md); --lr runs each arm at each learning rate,
   scored on the training openings (DIR/lr-sweep.json, .md). --jobs runs that many at once, each in
-  its own process. A run already finished with the same config is reused, so after Ctrl-C (exit 130)
-  or SIGTERM (143) the same command continues where it stopped.`;
+  its own process. DIR is the experiment's working folder, never refused: a run already finished
+  with the same config is reused, one interrupted is resumed from its last checkpoint, one whose
+  config changed runs again; after Ctrl-C (exit 130) or SIGTERM (143) the same command continues
+  where it stopped. The reports in DIR are rewritten each time.`;
 
 function list<T>(text: string, name: string, read: (item: string) => T | null): T[] {
   const items = text
@@ -89,6 +94,33 @@ function cached(job: Job): RunScores['scores'] | null {
   }
 }
 
+/** The config a job's run was started with, beside its run file: what tells its journal is this job's. */
+const configPath = (job: Job) => `${job.file}.config.json`;
+
+/** The evaluation scores a run's records hold. */
+function scoresOf(records: readonly RunRecord[]): RunScores['scores'] {
+  return records.flatMap((r) => (r.kind === 'evaluation' ? [{ step: r.step ?? 0, score: r.scores.score }] : []));
+}
+
+/**
+ * The records of `job`'s interrupted run, to resume: its journal is there and was started with
+ * this config. Null when there is none, it is damaged, or its config differs.
+ */
+function interrupted(job: Job): readonly RunRecord[] | null {
+  if (!existsSync(journalPath(job.file)) || !existsSync(configPath(job))) return null;
+  try {
+    if (readLocalText(configPath(job), FILE_LIMITS.runConfig) !== JSON.stringify(job.config, null, 2)) return null;
+    return readJournal(journalPath(job.file)).records;
+  } catch {
+    return null;
+  }
+}
+
+/** Whether a run's records hold all its steps and the evaluation after the last. */
+function complete(records: readonly RunRecord[], steps: number): boolean {
+  return records.some((r) => r.kind === 'train_step' && r.step === steps) && scoresOf(records).some((s) => s.step === steps);
+}
+
 /** How one run ended: its evaluation scores, and the signal that stopped it early, if one did. */
 interface Ran {
   status: string;
@@ -96,51 +128,35 @@ interface Ran {
   signal?: StopSignal;
 }
 
-/** Runs `job` here, in this process. */
-async function runHere(job: Job): Promise<Ran> {
-  const scores: RunScores['scores'] = [];
-  const { status, records, signal } = await runToFile(job.config, { file: job.file });
-  for (const r of records) if (r.kind === 'evaluation') scores.push({ step: r.step ?? 0, score: r.scores.score });
-  return { status, scores, ...(signal ? { signal } : {}) };
+/** Runs `job` here, in this process; `resume`: from its journal. */
+async function runHere(job: Job, resume: boolean): Promise<Ran> {
+  const { status, records, signal } = resume ? await resumeRunFile(job.file) : await runToFile(job.config, { file: job.file });
+  return { status, scores: scoresOf(records), ...(signal ? { signal } : {}) };
 }
 
-/** Runs `job` in a child `nextstate run --json`, reading its evaluation lines. */
-function runInChild(job: Job, children: Set<ChildProcess>): Promise<Ran> {
-  const configFile = `${job.file}.config.json`;
-  writeFileSync(configFile, JSON.stringify(job.config, null, 2));
+/** Runs `job` in a child `nextstate run --json` (`--resume` from its journal); its scores are read from the journal it leaves. */
+function runInChild(job: Job, children: Set<ChildProcess>, resume: boolean): Promise<Ran> {
+  const args = resume ? ['--resume', job.file] : ['--config', configPath(job), '--out', job.file];
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [...process.execArgv, process.argv[1], 'run', '--config', configFile, '--out', job.file, '--json'], {
+    const child = spawn(process.execPath, [...process.execArgv, process.argv[1], 'run', ...args, '--json'], {
       stdio: ['ignore', 'pipe', 'pipe'],
       // Its own process group: a terminal's Ctrl-C reaches it once, forwarded by this process,
       // not twice (a second SIGINT would kill it before it writes its run file).
       detached: true,
     });
     children.add(child);
-    const scores: RunScores['scores'] = [];
-    let stdout = '';
     let stderr = '';
-    child.stdout.on('data', (d: Buffer) => {
-      stdout += d.toString();
-      const lines = stdout.split('\n');
-      stdout = lines.pop()!;
-      for (const line of lines) {
-        try {
-          const e = JSON.parse(line) as { type?: string; step?: number; scores?: { score?: number } };
-          if (e.type === 'evaluation' && typeof e.scores?.score === 'number') scores.push({ step: e.step ?? 0, score: e.scores.score });
-        } catch {
-          // not a JSON line: progress text
-        }
-      }
-    });
+    // Its event lines are read from the journal once it ends (a resumed run's earlier ones are only there).
+    child.stdout.resume();
     child.stderr.on('data', (d: Buffer) => (stderr = (stderr + d.toString()).slice(-2000)));
     child.on('error', reject);
     child.on('close', (code, killedBy) => {
       children.delete(child);
       // A child still loading its model has no handler yet, and the signal kills it outright.
       const signal = STOP_SIGNALS.find((s) => signalExitCode(s) === code || s === killedBy);
-      if (signal) resolve({ status: 'stopped', scores, signal });
+      if (signal) resolve({ status: 'stopped', scores: [], signal });
       else if (code !== 0) reject(new Error(`the run for ${job.file} exited with code ${code}: ${stderr.trim().split('\n').at(-1) ?? ''}`));
-      else resolve({ status: 'finished', scores });
+      else resolve({ status: 'finished', scores: scoresOf(readJournal(journalPath(job.file)).records) });
     });
   });
 }
@@ -164,31 +180,39 @@ async function runJobs(jobs: readonly Job[], parallel: number, json: boolean, io
       const t0 = Date.now();
       let scores = cached(job);
       const reused = scores !== null;
-      if (!scores) {
-        // A run without its scores did not finish: it runs again from the start.
-        RunJournal.remove(job.file);
-        const ran = await (parallel > 1 ? runInChild(job, children) : runHere(job));
+      let resumed = false;
+      const last = job.config.schedule.steps;
+      const before = reused ? null : interrupted(job);
+      if (before && complete(before, last)) scores = scoresOf(before);
+      else if (!scores) {
+        // A run without its scores did not finish: it goes on from its journal, or, started with
+        // another config (or none to tell), runs again from the start.
+        resumed = before !== null;
+        if (!resumed) {
+          RunJournal.remove(job.file);
+          writeFileSync(configPath(job), JSON.stringify(job.config, null, 2));
+        }
+        const ran = await (parallel > 1 ? runInChild(job, children, resumed) : runHere(job, resumed));
         if (ran.signal) {
           signal ??= ran.signal;
           return;
         }
         const { status, scores: got } = ran;
-        const last = job.config.schedule.steps;
         if (status !== 'finished' || !got.some((s) => s.step === last))
           throw new Error(`the run for ${job.file} did not finish its ${last} steps; see that file`);
         scores = got;
-        writeFileSync(`${job.file}.scores.json`, `${JSON.stringify({ config: job.config, scores })}\n`);
       }
+      if (!reused) writeFileSync(`${job.file}.scores.json`, `${JSON.stringify({ config: job.config, scores })}\n`);
       results[i] = { ...job.scores, scores };
       const seconds = (Date.now() - t0) / 1000;
       const label = [job.scores.arm, job.scores.wishes, job.scores.lr !== undefined ? `lr ${job.scores.lr}` : '', `seed ${job.scores.seed}`]
         .filter(Boolean)
         .join(', ');
       done++;
-      if (json) io.out(JSON.stringify({ type: 'run', ...job.scores, scores, file: job.file, seconds, reused }));
+      if (json) io.out(JSON.stringify({ type: 'run', ...job.scores, scores, file: job.file, seconds, reused, resumed }));
       else
         io.progress(
-          `run ${done} of ${jobs.length}, ${label}: ${scores.map((s) => `${s.step}:${s.score.toFixed(3)}`).join(' -> ')} (${reused ? 'reused' : `${seconds.toFixed(0)} s`}, ${job.file})${timeLeft(started, done, jobs.length)}`,
+          `run ${done} of ${jobs.length}, ${label}: ${scores.map((s) => `${s.step}:${s.score.toFixed(3)}`).join(' -> ')} (${reused ? 'reused' : `${resumed ? 'resumed, ' : ''}${seconds.toFixed(0)} s`}, ${job.file})${timeLeft(started, done, jobs.length)}`,
         );
     }
   };
@@ -198,7 +222,11 @@ async function runJobs(jobs: readonly Job[], parallel: number, json: boolean, io
     for (const child of children) child.kill(got);
   };
   await stoppable(stop, () => Promise.all(Array.from({ length: Math.max(1, Math.min(parallel, jobs.length)) }, worker)));
-  if (signal) throw new Interrupted(signal, `stopped by ${signal} after ${done} of ${jobs.length} runs; the same command continues (finished runs are reused)`);
+  if (signal)
+    throw new Interrupted(
+      signal,
+      `stopped by ${signal} after ${done} of ${jobs.length} runs; the same command continues (finished runs are reused, interrupted ones resumed)`,
+    );
   return results;
 }
 

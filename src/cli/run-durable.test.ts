@@ -134,7 +134,7 @@ describe('nextstate run keeps every finished step on disk', () => {
     expect(done.err[0]).toMatch(/has done 5 of its 5 steps already; give --steps N above 5 to go on/);
     const taken = await runCli('run', '--config', configFile, '--out', join(dir, 'stopped.nsrun'));
     expect(taken.code).toBe(1);
-    expect(taken.err[0]).toMatch(/stopped\.nsrun already exists; pass --resume to continue that run, or choose another --out/);
+    expect(taken.err[0]).toMatch(/stopped\.nsrun already exists; pass --resume to continue that run, --force to replace it, or choose another --out/);
   });
 
   it('an endpoint that starts failing ends the run with one line naming the file, which holds every finished step; --resume goes on once it answers', async () => {

@@ -11,7 +11,20 @@
  *   rename after each training step, every few seconds while records arrive, and at the end.
  *   A .nsrun's header holds a summary and hashes of the whole body, so it cannot be appended to.
  */
-import { existsSync, fsyncSync, mkdirSync, openSync, closeSync, readdirSync, renameSync, rmSync, writeFileSync, writeSync, createWriteStream } from 'node:fs';
+import {
+  existsSync,
+  fsyncSync,
+  lstatSync,
+  mkdirSync,
+  openSync,
+  closeSync,
+  readdirSync,
+  renameSync,
+  rmSync,
+  writeFileSync,
+  writeSync,
+  createWriteStream,
+} from 'node:fs';
 import { Buffer } from 'node:buffer';
 import { readModelFile } from '../gpu/source-node';
 import { FILE_LIMITS, readLocalFile } from '../gpu/local-file';
@@ -29,6 +42,14 @@ import { parseAnyRunConfig } from '../runtime/run-config';
 import { memorySource, runFileStream, type ResumePoint, type StoredAdapter } from '../storage/index';
 import { findResumeStep } from '../storage/resume';
 import { stripSecrets } from '../storage/secrets';
+
+const lstatOrNull = (path: string) => {
+  try {
+    return lstatSync(path);
+  } catch {
+    return null;
+  }
+};
 
 /** The run's files exist (or do not) in a way the command line must settle. */
 export class RunJournalError extends Error {
@@ -51,6 +72,12 @@ export interface JournalHeader {
 
 export const journalPath = (file: string) => `${file}.journal`;
 export const checkpointsPath = (file: string) => `${file}.checkpoints`;
+/** A homework workspace's files, one folder per homework (the teacher scenario). */
+export const workspacePath = (file: string) => `${file.replace(/\.nsrun$/, '')}.workspace`;
+/** A full fine-tuning run's trained model, as a Hugging Face folder. */
+export const modelPath = (file: string) => `${file.replace(/\.nsrun$/, '')}.model`;
+/** Every file and folder a run at `file` writes beside it. */
+const runPaths = (file: string) => [file, journalPath(file), checkpointsPath(file), workspacePath(file), modelPath(file)];
 
 /** What a journal held: its header and every complete record, in order. */
 export interface Journal {
@@ -163,15 +190,25 @@ export class RunJournal implements RecordSink {
     if (last !== undefined) this.adapter = { version: last, ts: this.now(), files: readCheckpoint(file, last) };
   }
 
-  /** Removes every file of the run at `file` (its run file, journal and checkpoints), to run it again from the start. */
+  /**
+   * Removes every file of the run at `file` (its run file, journal, checkpoints, workspace and
+   * trained model), to run it again from the start.
+   *
+   * @throws RunJournalError when the run file or its journal is not a regular file (a folder named
+   *   like one is never removed)
+   */
   static remove(file: string): void {
-    for (const p of [file, journalPath(file), checkpointsPath(file)]) rmSync(p, { recursive: true, force: true });
+    for (const p of [file, journalPath(file)]) {
+      const info = lstatOrNull(p);
+      if (info && !info.isFile() && !info.isSymbolicLink()) throw new RunJournalError(`${p} is not a run's file; name another --out`);
+    }
+    for (const p of runPaths(file)) rmSync(p, { recursive: true, force: true });
   }
 
   /** @throws RunJournalError when a run already has files at `file` */
   static checkNew(file: string): void {
     for (const p of [file, journalPath(file), checkpointsPath(file)]) {
-      if (existsSync(p)) throw new RunJournalError(`${p} already exists; pass --resume to continue that run, or choose another --out`);
+      if (existsSync(p)) throw new RunJournalError(`${p} already exists; pass --resume to continue that run, --force to replace it, or choose another --out`);
     }
   }
 

@@ -44,13 +44,15 @@ import {
 } from './engine';
 import { isPositiveInt, number, parse, UsageError } from './args';
 import { timeLeft, type CliIo } from './io';
-import { notStdout } from './output';
+import { FORCE_OPTION, notStdout } from './output';
 import { Interrupted, stoppable, type StopSignal } from './signals';
 import { resumePlan } from '../runtime/resume-plan';
-import { journalResumePoint, RunJournal, RunJournalError, type RunJournalOptions } from './run-journal';
+import { journalResumePoint, modelPath, RunJournal, RunJournalError, workspacePath, type RunJournalOptions } from './run-journal';
 
-export const usage = `nextstate run --config RUN.json [--out RUN_FILE] [--steps N] [--policy DIR|ID] ${REVISION_USAGE}
+export const usage = `nextstate run --config RUN.json [--out RUN_FILE [--force]] [--steps N] [--policy DIR|ID] ${REVISION_USAGE}
       [--backend cpu|webgpu] ${QUANTIZE_USAGE} [--json]
+      --force replaces a run already at RUN_FILE (its journal, checkpoints and workspace too) once
+      the policy has loaded; without it such a run is refused
   nextstate run --resume RUN_FILE [--steps N] [--json]
       continue a stopped, killed or failed run from its last checkpoint, with the config and seeds
       it recorded; --steps may extend it
@@ -110,6 +112,7 @@ export async function runCommand(argv: string[], io: CliIo): Promise<void> {
     ...QUANTIZE_OPTION,
     ...REVISION_OPTION,
     resume: { type: 'string' },
+    ...FORCE_OPTION,
     json: { type: 'boolean' },
   });
   const weightFormat = weightFormatOption(v);
@@ -137,7 +140,7 @@ export async function runCommand(argv: string[], io: CliIo): Promise<void> {
     else io.progress(describe(line as Record<string, unknown>, steps, started));
   };
   if (typeof v.resume === 'string') {
-    for (const other of ['config', 'out', 'policy', 'revision', 'backend', 'quantize'] as const)
+    for (const other of ['config', 'out', 'policy', 'revision', 'backend', 'quantize', 'force'] as const)
       if (v[other] !== undefined) throw new UsageError(`--resume continues the run with the config it recorded; leave out --${other}`);
     const file = notStdout(v.resume, 'resume', 'the run file');
     const more = v.steps === undefined ? undefined : number(v, 'steps', 0, isPositiveInt);
@@ -146,6 +149,7 @@ export async function runCommand(argv: string[], io: CliIo): Promise<void> {
   if (typeof v.config !== 'string') throw new UsageError('--config RUN.json, --resume RUN_FILE or --example NAME is required');
   // The run file must stay byte-exact (its lines carry their SHA-256), and stdout has the --json events.
   const file = typeof v.out === 'string' ? notStdout(v.out, 'out', 'the run file') : undefined;
+  if (v.force && !file) throw new UsageError('--force replaces the run at --out RUN_FILE; give --out');
 
   let raw: unknown;
   try {
@@ -155,7 +159,9 @@ export async function runCommand(argv: string[], io: CliIo): Promise<void> {
   }
   const config: AnyRunConfig = parseAnyRunConfig(raw);
   if (isRemotePolicy(config.models.policy) && (v.policy !== undefined || v.backend !== undefined || weightFormat || revision)) {
-    throw new UsageError('--policy, --revision, --backend and --quantize load a policy here; this config\'s policy runs on a server (models.policy.kind "server")');
+    throw new UsageError(
+      '--policy, --revision, --backend and --quantize load a policy here; this config\'s policy runs on a server (models.policy.kind "server")',
+    );
   }
   if (typeof v.policy === 'string') {
     config.models.policy.model = v.policy;
@@ -170,7 +176,7 @@ export async function runCommand(argv: string[], io: CliIo): Promise<void> {
   if (lrWarning) io.note(`warning: ${lrWarning}`);
 
   steps = config.schedule.steps;
-  report(await runToFile(config, { file, onLine }), io);
+  report(await runToFile(config, { file, onLine, replace: v.force === true }), io);
 }
 
 /** The command's last line: where the records are; a stop by a signal exits as that signal would. */
@@ -182,6 +188,8 @@ function report(result: RunToFileResult, io: CliIo): void {
 
 export interface RunToFileOptions {
   file?: string;
+  /** Replace a run already at `file` (every file of it), once the policy has loaded. */
+  replace?: boolean;
   onLine?: (line: object) => void;
   /** The config the run goes with, once its policy is loaded (a resumed run's is the recorded one). */
   onStart?: (config: AnyRunConfig) => void;
@@ -206,22 +214,24 @@ export class RunFailedError extends Error {
  * journal as it goes (run-journal.ts): what `run` does, and what `reproduce` does once per
  * method and seed.
  *
- * @throws RunJournalError when files of a run are at `file` already
+ * @throws RunJournalError when files of a run are at `file` already (and `replace` is not set)
  * @throws RunFailedError when the loop fails (its records so far are on disk)
  */
 export async function runToFile(config: AnyRunConfig, o: RunToFileOptions = {}): Promise<RunToFileResult> {
   const created = Date.now();
   const file = o.file ?? `nextstate-${runName(config)}-${new Date(created).toISOString().replace(/[:.]/g, '-')}.nsrun`;
-  RunJournal.checkNew(file);
+  if (!o.replace) RunJournal.checkNew(file);
   const backend = await createBackend(config.models.policy.backend ?? 'cpu');
   // The config as run: with the weight format an absent one resolves to, so the file says it.
   config = structuredClone(config);
   const policyModel = config.models.policy;
   if (!isRemotePolicy(policyModel)) policyModel.weightFormat = resolveWeightFormat(policyModel.weightFormat, backend);
   const journalOptions: RunJournalOptions = { snapshotEachStep: true };
-  return journaled(config, backend, file, journalOptions, o, async (policy) => ({
-    journal: await RunJournal.create(file, recordedConfig(config, policy), config.label ?? runName(config), journalOptions),
-  }));
+  return journaled(config, backend, file, journalOptions, o, async (policy) => {
+    // Only now: a policy that fails to load leaves the run that was there as it was.
+    if (o.replace) RunJournal.remove(file);
+    return { journal: await RunJournal.create(file, recordedConfig(config, policy), config.label ?? runName(config), journalOptions) };
+  });
 }
 
 /**
@@ -314,7 +324,7 @@ async function journaled(
   const full = config.preset.finetune.mode === 'full';
   const trained = !isRemotePolicy(config.models.policy);
   // A homework workspace's files, one folder per homework, beside the run file.
-  const workspaces = folderWorkspaces(`${file.replace(/\.nsrun$/, '')}.workspace`);
+  const workspaces = folderWorkspaces(workspacePath(file));
   const { policy, loop: startLoop } = await prepareRun(config, backend, workspaces);
   // Each new version's adapter is checkpointed before its step is journaled, so --resume can rebuild it.
   if (trained && !full) journalOptions.exportAdapter = () => policy.exportAdapter();
@@ -340,7 +350,7 @@ async function journaled(
   let modelDir: string | undefined;
   let adapter: StoredAdapter | undefined;
   if (!failure && trained && full && policy.exportModel) {
-    modelDir = `${file.replace(/\.nsrun$/, '')}.model`;
+    modelDir = modelPath(file);
     mkdirSync(modelDir, { recursive: true });
     for (const [name, bytes] of await policy.exportModel()) writeFileSync(join(modelDir, name), bytes);
   }

@@ -38,16 +38,17 @@ import { startHttpServer, type RunningServer } from './serve-http';
 import { journalResumePoint, RunJournal } from './run-journal';
 import { replyMessage, usesToolCallTags } from '../rl/tool-calls';
 import type { CliIo } from './io';
-import { notStdout } from './output';
+import { FORCE_OPTION, notStdout } from './output';
 import { stoppable } from './signals';
 
 export const usage = `nextstate serve --model DIR|HUB_ID ${REVISION_USAGE} --out RUN.nsrun [--port 30000] [--host 127.0.0.1] [--api-key KEY]
       [--method ${METHODS.join('|')}] [--judge rules|policy|URL [--judge-model NAME]] [--batch-size N] [--lora-rank N]
       [--lr X] [--preset PRESET.json] [--backend cpu|webgpu] ${QUANTIZE_USAGE} [--max-tokens N] [--served-model-name NAME]
-      [--max-in-flight N] [--max-body-bytes N] [--max-batch N] [--seed N] [--resume] [--json]
+      [--max-in-flight N] [--max-body-bytes N] [--max-batch N] [--seed N] [--resume | --force] [--json]
   serve the policy at http://HOST:PORT/v1 (OpenAI chat completions) and train it on the turns it serves;
   --api-key (or NEXTSTATE_SERVE_API_KEY) is required beyond 127.0.0.1; --resume continues RUN.nsrun after a stop or crash,
-  with the hub commit it recorded. ${REVISION_NOTE}`;
+  with the hub commit it recorded; --force replaces a run already at RUN.nsrun (its journal and checkpoints too) once
+  the model has loaded. ${REVISION_NOTE}`;
 
 const DEFAULTS = { port: 30000, maxTokens: 1024, maxInFlight: 64, maxBodyBytes: 16 * 1024 * 1024, seed: 1, maxBatch: 32 };
 /** Sessions named by the server, for requests that name none: conv-0, conv-1, ... */
@@ -162,6 +163,7 @@ export async function startServe(argv: string[], io: CliIo): Promise<ServeHandle
     'max-body-bytes': { type: 'string' },
     seed: { type: 'string' },
     resume: { type: 'boolean' },
+    ...FORCE_OPTION,
     json: { type: 'boolean' },
   });
   const model = required(v, 'model');
@@ -181,8 +183,9 @@ export async function startServe(argv: string[], io: CliIo): Promise<ServeHandle
 
   let exportAdapter: () => Promise<PeftFiles> = () => Promise.reject(new Error('the policy is not loaded yet'));
   const runFileOptions = { exportAdapter: () => exportAdapter() };
+  if (v.resume && v.force) throw new UsageError('--resume continues the run at --out and --force replaces it; give one');
   const resumed = v.resume ? await RunJournal.resume(file, runFileOptions) : null;
-  if (!resumed) RunJournal.checkNew(file);
+  if (!resumed && !v.force) RunJournal.checkNew(file);
   const was = resumed?.config;
   if (was && (was.track === 'toolcall' || was.scenario.id !== 'talk'))
     throw new UsageError(`${file} is a headless run (nextstate run wrote it); continue it with nextstate run --resume ${file}`);
@@ -206,6 +209,8 @@ export async function startServe(argv: string[], io: CliIo): Promise<ServeHandle
     modelRefs: { policy: { id: model, ...(commit ? { revision: commit } : {}), files: policyFiles(policy), weightFormat: config.models.policy.weightFormat } },
     seeds: { run: config.seed },
   };
+  // Only now: a model that fails to load leaves the run that was there as it was.
+  if (!resumed && v.force) RunJournal.remove(file);
   const runFile = resumed?.run ?? (await RunJournal.create(file, withRefs, withRefs.label ?? 'serve', runFileOptions));
 
   const tokenizer = policyModel.tokenizer;

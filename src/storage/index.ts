@@ -66,3 +66,4 @@ export {
   type TinkerDatum,
   type TensorData,
 } from './export-shapes';
+export { copyRun, type CopyOptions } from './copy';

@@ -97,4 +97,9 @@ export interface ImportedRunMeta {
   created: number;
   /** Known from the header: a file with hashes is refused before commit if they fail. */
   integrity?: IntegrityStatus;
+  /**
+   * A writable copy (status 'stopped', resumable) instead of a read-only import: what resuming
+   * an imported run makes (copy.ts), so that the imported run stays as its file had it.
+   */
+  writable?: boolean;
 }

@@ -8,7 +8,7 @@
 import { comparisonProblems, ComparisonQueue } from './comparison';
 import { filesLocation, hubLocation } from './model-location';
 import type { RunRecord } from '../../rl/records';
-import { requestPersistence, type RunInfo } from '../../storage/index';
+import { copyRun, requestPersistence, type RunInfo } from '../../storage/index';
 import { parseAnyRunConfig, type AnyRunConfig } from '../../runtime/run-config';
 import type { RunSnapshot } from '../../runtime/runloop';
 import type { ModelLocation, PolicyEvent, PolicyInfo } from '../../workers/browser/policy-host';
@@ -20,6 +20,7 @@ import { DurableWrites } from './durable';
 import { deviceNotice, endNotice, phaseAfter, recordAnnouncement, type LivePhase } from './live';
 import { LabPage } from './page.svelte';
 import { askPersistence } from './settings';
+import { copyConfig, copyLabel, copyResumeProblem, importedNameSetting } from './resume-copy';
 import { policyModelName, setupProblems, toAnyRunConfig, type LabSetup } from './setup';
 
 export { PAGES, type Page } from './routing';
@@ -125,6 +126,49 @@ export class LabController extends LabPage {
     }
     const location: ModelLocation = this.needsFiles(info) ? filesLocation(files) : hubLocation(config.models.policy.model);
     await this.launch(config, location, info);
+  }
+
+  /**
+   * Resumes an imported run as a new one: a copy of its records and last adapter (the import
+   * stays as its file had it) that trains on to `steps` with the config and seeds it recorded.
+   */
+  async resumeCopy(id: string, steps: number, files: File[] = []): Promise<void> {
+    if (this.busy) return;
+    this.error = null;
+    const info = await this.store.getRun(id);
+    if (!info?.readOnly) {
+      this.error = 'Only an imported run is resumed as a copy; resume this one from its own row.';
+      return;
+    }
+    const logged = await this.store.records(id, { kind: 'train_step' });
+    const progress = {
+      steps: logged.length,
+      trained: logged.some((r) => r.record.skipped === null),
+      hasAdapter: (await this.store.adapterVersions(id)).length > 0,
+    };
+    const problem = copyResumeProblem(info.config, progress);
+    if (problem) {
+      this.error = `${info.label}: ${problem}`;
+      return;
+    }
+    if (!Number.isInteger(steps) || steps <= progress.steps) {
+      this.error = `${info.label} has done ${progress.steps} steps: give a number of steps above ${progress.steps} to go on.`;
+      return;
+    }
+    if (this.needsFiles(info) && files.length === 0) {
+      this.error = 'This run\u2019s policy came from a model folder: pick the same folder to resume it.';
+      return;
+    }
+    let copy: string;
+    try {
+      const name = await this.store.getSetting<string>(importedNameSetting(id));
+      copy = await copyRun(this.store, id, { label: copyLabel(info.label, typeof name === 'string' ? name : null), config: copyConfig(info.config, steps) });
+    } catch (e) {
+      this.error = `Could not copy ${info.label} to resume it: ${errorText(e)}`;
+      return;
+    }
+    await this.refreshRuns();
+    await this.resumeRun(copy, files);
   }
 
   private async launch(config: AnyRunConfig, location: ModelLocation, resuming: RunInfo | null): Promise<void> {

@@ -19,3 +19,11 @@ export function hubLocation(id: string): ModelLocation {
 export function filesLocation(files: readonly File[]): ModelLocation {
   return { kind: 'files', files: pickedModelFiles(files) };
 }
+
+/**
+ * A model named by a path on some machine (`nextstate run --policy ./model`), which the page
+ * cannot fetch: its folder must be picked. Hub ids and URLs are fetched.
+ */
+export function isLocalPath(id: string): boolean {
+  return /^(\/|\.{1,2}(\/|\\|$)|~|[A-Za-z]:[\\/])/.test(id) || id.includes('\\');
+}

@@ -11,6 +11,8 @@ import { RecordFeed } from './live';
 import type { PersistenceAnswer } from './persistence';
 import { hashFor, parseHash, type Page } from './routing';
 import { fileDigest, importedCopySetting } from './import-copies';
+import { isLocalPath } from './model-location';
+import { importedNameSetting } from './resume-copy';
 import { adapterFiles, download, importedMessage, runFileName, samplesFile } from './run-files';
 import { RunLibrary, type RunRecords } from './runs.svelte';
 import { hasApiKey, loadSettings, setApiKey, SetupSaver } from './settings';
@@ -219,6 +221,7 @@ export class LabPage {
       }
       const id = await importRun(this.store, file);
       await this.store.setSetting(importedCopySetting(digest), id);
+      await this.store.setSetting(importedNameSetting(id), file.name);
       await this.refreshRuns();
       await this.open(id);
       this.announce(importedMessage(file.name, this.openRun?.integrity));
@@ -235,9 +238,13 @@ export class LabPage {
     return !info.readOnly && info.id !== this.liveRunId && (info.status === 'interrupted' || info.status === 'paused' || info.status === 'stopped');
   }
 
-  /** Runs whose policy came from picked files need those files again to resume. */
+  /**
+   * Runs whose policy came from picked files need those files again to resume, and so do runs
+   * whose policy the command line loaded from a folder on its machine (an imported run file's).
+   */
   needsFiles(info: RunInfo): boolean {
-    return configOf(info)?.lab?.policySource === 'files';
+    const config = configOf(info);
+    return config?.lab?.policySource === 'files' || (config !== null && isLocalPath(config.models.policy.model));
   }
 }
 
