@@ -238,9 +238,12 @@ export abstract class RunLoopCore implements RunController {
     const every = this.options.snapshotEveryMs ?? 1000;
     const ticker = every > 0 && this.options.onSnapshot ? setInterval(() => void this.tick(), every) : null;
     await this.prepare().catch((e) => this.fail(e));
-    const trainer = this.trainLoop().catch((e) => this.fail(e));
+    const trainer = this.trainLoop().catch((e) => {
+      this.fail(e);
+      return false;
+    });
     const workers = Array.from({ length: this.settings.workers }, () => this.worker().catch((e) => this.fail(e)));
-    await trainer;
+    const completed = await trainer;
     this.stop();
     await Promise.all(workers);
     await Promise.allSettled([...this.judging]);
@@ -249,7 +252,7 @@ export abstract class RunLoopCore implements RunController {
       this.status = 'failed';
       throw this.failure;
     }
-    this.setStatus(this.step >= this.settings.steps ? 'finished' : 'stopped');
+    this.setStatus(completed ? 'finished' : 'stopped');
     return { status: this.status, step: this.step, version: this.version };
   }
 
@@ -395,22 +398,27 @@ export abstract class RunLoopCore implements RunController {
     }
   }
 
-  private async trainLoop(): Promise<void> {
+  /**
+   * True when it ran every step and the evaluation due after the last one; false when a stop
+   * came first, even during that last evaluation (whose record is then missing).
+   */
+  private async trainLoop(): Promise<boolean> {
     const { steps, evalEvery } = this.settings;
     const evaluated = this.options.resume?.evaluated ?? this.step > 0;
     if (!evaluated && evaluationDue(this.step, evalEvery, steps)) await this.evaluate();
     while (!this.stopping && this.step < steps) {
       if (this.settings.trainsHere === false) {
-        if (!(await this.nextServerStep())) return;
+        if (!(await this.nextServerStep())) return false;
       } else {
         const batch = await this.nextBatch();
-        if (!batch) return;
+        if (!batch) return false;
         await this.gate.wait();
-        if (this.stopping) return;
+        if (this.stopping) return false;
         await this.train(batch);
       }
       if (evaluationDue(this.step, evalEvery, steps)) await this.evaluate();
     }
+    return this.step >= steps;
   }
 
   /**

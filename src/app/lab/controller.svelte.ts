@@ -353,6 +353,8 @@ export class LabController extends LabPage {
   stop(): void {
     if (!this.live) return;
     this.phase = 'stopping';
+    // The person chose to stop: the comparison ends even if this run finishes before the stop lands.
+    this.comparison.end();
     this.live.loop.stop();
     // A stop while storage waits would otherwise hang on the waiting write.
     if (this.storageFull) {
