@@ -65,7 +65,12 @@ describe('launching a run', () => {
     await claimRunSlot(store, config, { files: { 'model.safetensors': 'ab'.repeat(32) }, commit }, null);
     const created = store.created() as typeof config;
     expect(created.models.policy).toEqual({ ...config.models.policy, revision: commit });
-    expect(created.modelRefs.policy).toEqual({ id: 'karpathy/stories260K', revision: commit, files: { 'model.safetensors': 'ab'.repeat(32) }, weightFormat: 'f16' });
+    expect(created.modelRefs.policy).toEqual({
+      id: 'karpathy/stories260K',
+      revision: commit,
+      files: { 'model.safetensors': 'ab'.repeat(32) },
+      weightFormat: 'f16',
+    });
     // What a resume of this run loads: the commit, not main.
     expect(configLocation(created.models.policy)).toEqual({ kind: 'hub', id: 'karpathy/stories260K', revision: commit });
   });
