@@ -76,8 +76,3 @@ export async function loadPolicy(
 export function policyFiles(service: PolicyService): Record<string, string> | undefined {
   return service instanceof EnginePolicyService ? { ...service.policy.files } : undefined;
 }
-
-/** The hub commit the policy's files were read at; undefined for a folder or a server's policy. */
-export function policyCommit(service: PolicyService): string | undefined {
-  return (service instanceof EnginePolicyService && service.policy.source.commit?.()) || undefined;
-}

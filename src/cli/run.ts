@@ -6,7 +6,7 @@ import type { StoredAdapter } from '../storage/index';
 import type { Backend } from '../gpu/backend';
 import { createScenario } from '../sims/scenarios/index';
 import type { RecordSink, RunController, RunLoopOptions, RunResult } from '../runtime/loop-types';
-import type { PolicyService } from '../runtime/policy-service';
+import { policyCommit, type PolicyService } from '../runtime/policy-service';
 import { loadProblems } from '../runtime/problems';
 import { isTrainedArm, TRAINED_ARMS } from '../runtime/arms';
 import {
@@ -31,7 +31,6 @@ import { createToolCallNodeServices } from '../runtime/toolcall/services-node';
 import { resolveWeightFormat } from '../gpu/load';
 import {
   createBackend,
-  policyCommit,
   policyFiles,
   QUANTIZE_NOTE,
   QUANTIZE_OPTION,
@@ -46,6 +45,7 @@ import { isPositiveInt, number, parse, UsageError } from './args';
 import { timeLeft, type CliIo } from './io';
 import { FORCE_OPTION, notStdout } from './output';
 import { Interrupted, stoppable, type StopSignal } from './signals';
+import { withPolicyCommit } from '../runtime/policy-commit';
 import { resumePlan } from '../runtime/resume-plan';
 import { journalResumePoint, modelPath, RunJournal, RunJournalError, workspacePath, type RunJournalOptions } from './run-journal';
 
@@ -292,19 +292,19 @@ function lastStep(records: readonly RunRecord[]): number {
  */
 function recordedConfig(config: AnyRunConfig, policy: PolicyService): AnyRunConfig {
   const policyModel = config.models.policy;
-  const commit = policyCommit(policy);
-  const kept = withoutSecrets(config);
-  return {
-    // A remote policy's key stays out of the file; its ref names the server.
-    ...kept,
-    ...(commit ? { models: { ...kept.models, policy: { ...policyModel, revision: commit } } } : {}),
-    modelRefs: {
-      policy: isRemotePolicy(policyModel)
-        ? { id: `${policyModel.model} @ ${policyModel.url}` }
-        : { id: policyModel.model, ...(commit ? { revision: commit } : {}), files: policyFiles(policy), weightFormat: policyModel.weightFormat },
-    },
-    seeds: { run: config.seed },
-  } as AnyRunConfig;
+  return withPolicyCommit(
+    {
+      // A remote policy's key stays out of the file; its ref names the server.
+      ...withoutSecrets(config),
+      modelRefs: {
+        policy: isRemotePolicy(policyModel)
+          ? { id: `${policyModel.model} @ ${policyModel.url}` }
+          : { id: policyModel.model, files: policyFiles(policy), weightFormat: policyModel.weightFormat },
+      },
+      seeds: { run: config.seed },
+    } as AnyRunConfig,
+    policyCommit(policy),
+  );
 }
 
 /**

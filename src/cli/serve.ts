@@ -14,6 +14,8 @@ import type { PeftFiles } from '../gpu/peft';
 import type { RunLoopOptions } from '../runtime/loop-types';
 import type { GeneratorSpec, RunConfig } from '../runtime/run-config';
 import { parseRunConfig } from '../runtime/run-config';
+import { policyCommit } from '../runtime/policy-service';
+import { withPolicyCommit } from '../runtime/policy-commit';
 import { resumePlan } from '../runtime/resume-plan';
 import { createNodeServices, isLoopback } from '../runtime/services-node';
 import { SERVED_STEPS, ServeLoop } from '../runtime/serve-loop';
@@ -22,7 +24,6 @@ import { isPositiveInt, number, parse, required, UsageError } from './args';
 import {
   BACKEND_OPTION,
   createBackend,
-  policyCommit,
   policyFiles,
   QUANTIZE_OPTION,
   QUANTIZE_USAGE,
@@ -202,13 +203,14 @@ export async function startServe(argv: string[], io: CliIo): Promise<ServeHandle
     throw new UsageError(`${file} is a run whose policy is on a server (models.policy.kind "server"); nextstate serve continues only runs it served`);
   const policy = services.policy;
   exportAdapter = () => policy.exportAdapter();
-  const commit = policyCommit(policy);
-  const withRefs: RunConfig = {
-    ...config,
-    ...(commit ? { models: { ...config.models, policy: { ...config.models.policy, revision: commit } } } : {}),
-    modelRefs: { policy: { id: model, ...(commit ? { revision: commit } : {}), files: policyFiles(policy), weightFormat: config.models.policy.weightFormat } },
-    seeds: { run: config.seed },
-  };
+  const withRefs: RunConfig = withPolicyCommit(
+    {
+      ...config,
+      modelRefs: { policy: { id: model, files: policyFiles(policy), weightFormat: config.models.policy.weightFormat } },
+      seeds: { run: config.seed },
+    },
+    policyCommit(policy),
+  );
   // Only now: a model that fails to load leaves the run that was there as it was.
   if (!resumed && v.force) RunJournal.remove(file);
   const runFile = resumed?.run ?? (await RunJournal.create(file, withRefs, withRefs.label ?? 'serve', runFileOptions));

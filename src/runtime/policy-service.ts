@@ -410,3 +410,8 @@ export class EnginePolicyService implements PolicyService {
     this.latest = version;
   }
 }
+
+/** The hub commit an engine policy's files were read at; undefined for a folder, a bundled model or a server's policy. */
+export function policyCommit(service: PolicyService): string | undefined {
+  return (service instanceof EnginePolicyService && service.policy.source.commit?.()) || undefined;
+}

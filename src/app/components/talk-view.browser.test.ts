@@ -25,6 +25,7 @@ const policy = (hasChatTemplate: boolean): PolicyInfo => ({
   f16: false,
   weightFormat: 'f32',
   files: {},
+  commit: null,
 });
 
 /** The recorded run's conversations in one session, so the chat holds many turns. */

@@ -16,6 +16,7 @@ import { RunLoop, type RunLoopOptions } from '../../runtime/runloop';
 import { checkWorkspacePolicy } from '../../runtime/agent-turn';
 import { checkToolCallPolicy, ToolCallRunLoop } from '../../runtime/toolcall/index';
 import { PolicyClient } from '../../workers/browser/policy-client';
+import { pinnedLocation } from '../../workers/browser/policy-source';
 import type { ModelLocation, PolicyEvent, PolicyInfo } from '../../workers/browser/policy-host';
 import { CheckpointingPolicy } from './checkpoint';
 import type { FileEvent } from './downloads';
@@ -136,7 +137,8 @@ export async function assembleRun(
     if (resuming) checkSamePolicy(resuming.info.config, info.files);
 
     const deps: ServiceDeps = {
-      policyLocation: location,
+      // A frozen copy of the policy reads the commit the policy did.
+      policyLocation: pinnedLocation(location, info.commit),
       backend,
       apiKey: (baseUrl) => store.getSetting<string>(apiKeySetting(baseUrl)),
       onProgress: (model, e) => hooks.onDownload(model, e),
@@ -151,7 +153,7 @@ export async function assembleRun(
     const slot = await claimRunSlot(
       store,
       { ...config, roleSources: built.sources },
-      info.files,
+      info,
       resuming && {
         ...resuming,
         restore: (adapter, version) => loaded.restore(adapter.files, version),

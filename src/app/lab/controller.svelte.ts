@@ -6,7 +6,7 @@
  * (the loop's onRecord fires after the commit).
  */
 import { comparisonProblems, ComparisonQueue } from './comparison';
-import { filesLocation, hubLocation } from './model-location';
+import { configLocation, filesLocation } from './model-location';
 import type { RunRecord } from '../../rl/records';
 import { copyRun, requestPersistence, type RunInfo } from '../../storage/index';
 import { parseAnyRunConfig, type AnyRunConfig } from '../../runtime/run-config';
@@ -100,7 +100,7 @@ export class LabController extends LabPage {
     const policyModel = policyModelName(setup, files);
     const config = toAnyRunConfig(setup, policyModel);
     void this.saver.now(setup);
-    const location: ModelLocation = fromFiles ? filesLocation(files) : hubLocation(policyModel);
+    const location: ModelLocation = fromFiles ? filesLocation(files) : configLocation(config.models.policy);
     await this.launch(config, location, null);
   }
 
@@ -124,7 +124,7 @@ export class LabController extends LabPage {
       this.error = `This run cannot be resumed: ${errorText(e)}`;
       return;
     }
-    const location: ModelLocation = this.needsFiles(info) ? filesLocation(files) : hubLocation(config.models.policy.model);
+    const location: ModelLocation = this.needsFiles(info) ? filesLocation(files) : configLocation(config.models.policy);
     await this.launch(config, location, info);
   }
 

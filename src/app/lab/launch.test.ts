@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import type { ResumePoint, RunInfo, StorableConfig } from '../../storage/index';
 import { exampleConfig } from '../../runtime/run-config';
 import { claimRunSlot, runInputs } from './launch';
+import { configLocation } from './model-location';
 import { defaultSetup, toRunConfig, withScenario } from './setup';
 
 function fakeStore(point: Partial<ResumePoint> = {}) {
@@ -47,12 +48,31 @@ describe('launching a run', () => {
   it('creates a new run naming the loaded policy files, then claims it', async () => {
     const store = fakeStore();
     const config = toRunConfig(defaultSetup({ webgpu: false }), 'stories260K');
-    const slot = await claimRunSlot(store, config, { 'model.safetensors': 'ab'.repeat(32) }, null);
+    const slot = await claimRunSlot(store, config, { files: { 'model.safetensors': 'ab'.repeat(32) }, commit: null }, null);
     expect(slot.runId).toBe('new-run');
     expect(slot.resume).toBeUndefined();
     expect(store.created()?.modelRefs?.policy).toEqual({ id: 'stories260K', files: { 'model.safetensors': 'ab'.repeat(32) }, weightFormat: 'f16' });
+    expect((store.created() as typeof config).models.policy.revision).toBeUndefined();
     slot.release();
     expect(store.calls).toEqual([`create ${config.label}`, 'claim new-run', 'release new-run']);
+  });
+
+  it('records the hub commit the policy loaded, in models.policy and modelRefs.policy as the command line does', async () => {
+    const store = fakeStore();
+    const setup = defaultSetup({ webgpu: false });
+    const config = toRunConfig({ ...setup, policy: { ...setup.policy, source: 'hub', hubId: 'karpathy/stories260K' } });
+    const commit = '0123456789abcdef0123456789abcdef01234567';
+    await claimRunSlot(store, config, { files: { 'model.safetensors': 'ab'.repeat(32) }, commit }, null);
+    const created = store.created() as typeof config;
+    expect(created.models.policy).toEqual({ ...config.models.policy, revision: commit });
+    expect(created.modelRefs.policy).toEqual({
+      id: 'karpathy/stories260K',
+      revision: commit,
+      files: { 'model.safetensors': 'ab'.repeat(32) },
+      weightFormat: 'f16',
+    });
+    // What a resume of this run loads: the commit, not main.
+    expect(configLocation(created.models.policy)).toEqual({ kind: 'hub', id: 'karpathy/stories260K', revision: commit });
   });
 
   it('resumes at the last saved step: adapter restored before the run is claimed and marked running', async () => {
@@ -63,7 +83,7 @@ describe('launching a run', () => {
     const slot = await claimRunSlot(
       store,
       exampleConfig('storyteller'),
-      {},
+      { files: {}, commit: null },
       {
         info,
         records: [],

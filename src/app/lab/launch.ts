@@ -9,6 +9,8 @@ import { loadProblems, type ProblemSets } from '../../runtime/problems';
 import type { AnyRunConfig, RunConfig, ToolCallRunConfig } from '../../runtime/run-config';
 import { loadToolCallProblems, type ToolCallProblems } from '../../runtime/toolcall/index';
 import type { RunLoopOptions } from '../../runtime/runloop';
+import { withPolicyCommit } from '../../runtime/policy-commit';
+import type { PolicyInfo } from '../../workers/browser/policy-host';
 import { withPolicyFiles } from './model-files';
 import { resumePlan } from './resume';
 
@@ -36,17 +38,18 @@ export interface RunSlot {
 }
 
 /**
- * A new run's row (its config naming the policy's loaded files), or the resumed run at its last
- * saved step: `restore` loads that step's adapter into the policy before the run is claimed.
+ * A new run's row (its config naming the policy's loaded files and the hub commit they were read
+ * at), or the resumed run at its last saved step: `restore` loads that step's adapter into the
+ * policy before the run is claimed.
  */
 export async function claimRunSlot(
   store: Pick<RunStore, 'createRun' | 'claimRun' | 'resumePoint' | 'setStatus'>,
   config: AnyRunConfig,
-  policyFiles: Record<string, string>,
+  loaded: Pick<PolicyInfo, 'files' | 'commit'>,
   resuming: { info: RunInfo; records: readonly RunRecord[]; restore: (adapter: StoredAdapter, version: number) => Promise<void> } | null,
 ): Promise<RunSlot> {
   if (!resuming) {
-    const runId = await store.createRun(withPolicyFiles(config, policyFiles), config.label ?? 'run');
+    const runId = await store.createRun(withPolicyCommit(withPolicyFiles(config, loaded.files), loaded.commit), config.label ?? 'run');
     return { runId, release: await store.claimRun(runId), resume: undefined };
   }
   const runId = resuming.info.id;

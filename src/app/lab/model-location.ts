@@ -4,15 +4,23 @@
  */
 import { bundledName, bundledPath } from '../../gpu/bundled';
 import { pickedModelFiles } from '../../gpu/source';
+import type { PersonalPolicyConfig } from '../../runtime/run-config';
 import type { ModelLocation } from '../../workers/browser/policy-host';
 
-export function modelUrlOrId(id: string, base: string = document.baseURI): string {
+export function modelUrlOrId(id: string, base?: string): string {
   const name = bundledName(id);
-  return name ? new URL(bundledPath(name), base).href : id;
+  // The page's base only where it is read: a hub id needs no document.
+  return name ? new URL(bundledPath(name), base ?? document.baseURI).href : id;
 }
 
-export function hubLocation(id: string): ModelLocation {
-  return { kind: 'hub', id: modelUrlOrId(id) };
+/** A model on the hub (or bundled) at `revision`; absent: main. */
+export function hubLocation(id: string, revision?: string): ModelLocation {
+  return { kind: 'hub', id: modelUrlOrId(id), ...(revision !== undefined && { revision }) };
+}
+
+/** Where a run config's policy is fetched: at the commit the run recorded, so a resumed or repeated run reads the same files. */
+export function configLocation(policy: PersonalPolicyConfig): ModelLocation {
+  return hubLocation(policy.model, policy.revision);
 }
 
 /** A picked model folder, each file with its path in the folder (a worker would see only its name). */

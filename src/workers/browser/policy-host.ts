@@ -17,23 +17,24 @@ import { resolveWeightFormat } from '../../gpu/load';
 import type { PeftFiles } from '../../gpu/peft';
 import { Policy, type BaseModelReplies } from '../../gpu/policy';
 import type { WeightFormat } from '../../gpu/quant';
-import { FileListSource, HubSource, type FileProgress, type ModelSource, type PickedModelFile } from '../../gpu/source';
+import type { FileProgress } from '../../gpu/source';
 import { createWebGPUBackend, type WebGPUBackend } from '../../gpu/webgpu/backend';
 import {
   EnginePolicyService,
   NoAdapterError,
+  policyCommit,
   type PolicyReply,
   type PolicyRequest,
   type ScoredTopK,
   type TrainItem,
   type TrainResult,
 } from '../../runtime/policy-service';
+import { loadError, pinnedLocation, policySource, type HubAccess, type ModelLocation } from './policy-source';
+
+export type { ModelLocation } from './policy-source';
 
 /** How long a failed GPU call waits for device.lost to settle before it is a real error. */
 const LOSS_GRACE_MS = 1000;
-
-/** Where the policy's files are: a hub id or URL (cached in Cache Storage), or picked files. */
-export type ModelLocation = { kind: 'hub'; id: string } | { kind: 'files'; files: PickedModelFile[] };
 
 export interface PolicyLoadRequest {
   location: ModelLocation;
@@ -60,6 +61,8 @@ export interface PolicyInfo {
   weightFormat: WeightFormat;
   /** File name -> SHA-256 of config.json and the weights, for the run's modelRefs. */
   files: Record<string, string>;
+  /** The hub commit the files were read at, for the run's config; null for a bundled model or picked files. */
+  commit: string | null;
 }
 
 export type PolicyEvent = { type: 'progress'; progress: FileProgress } | { type: 'device-lost'; message: string } | { type: 'recovered'; version: number };
@@ -73,6 +76,9 @@ export class PolicyHost {
   private recovering: Promise<void> | null = null;
   private readonly aborts = new Map<string, AbortController>();
   private listener: ((e: PolicyEvent) => void) | null = null;
+
+  /** `hub`: where hub files are fetched (tests point it at a local hub); the page's fetch and Cache Storage by default. */
+  constructor(private readonly hub: HubAccess = {}) {}
 
   /** One listener (a comlink proxy from the page) for progress and device events. */
   onEvent(listener: (e: PolicyEvent) => void): void {
@@ -88,6 +94,9 @@ export class PolicyHost {
     this.lastCheckpoint = null;
     await this.build();
     const p = this.service!.policy;
+    const commit = policyCommit(this.service!) ?? null;
+    // A reload after a lost device reads the files of this commit, not what the branch names by then.
+    this.request = { ...request, location: pinnedLocation(request.location, commit) };
     const parameters = [...p.model.weights.values()].reduce((n, t) => n + t.size, 0);
     return {
       label: this.service!.label,
@@ -100,6 +109,7 @@ export class PolicyHost {
       f16: (this.backend as Partial<WebGPUBackend>).f16 === true,
       weightFormat: resolveWeightFormat(request.weightFormat, this.backend!),
       files: { ...p.files },
+      commit,
     };
   }
 
@@ -113,12 +123,16 @@ export class PolicyHost {
       );
     }
     const backend = req.backend === 'webgpu' ? await createWebGPUBackend() : new CpuBackend();
-    const source: ModelSource = req.location.kind === 'hub' ? new HubSource(req.location.id) : new FileListSource(req.location.files);
-    const policy = await Policy.load(source, backend, {
-      onProgress: (progress) => this.emit({ type: 'progress', progress }),
-      weightFormat: req.weightFormat,
-      replies: req.replies,
-    });
+    let policy: Policy;
+    try {
+      policy = await Policy.load(policySource(req.location, this.hub), backend, {
+        onProgress: (progress) => this.emit({ type: 'progress', progress }),
+        weightFormat: req.weightFormat,
+        replies: req.replies,
+      });
+    } catch (e) {
+      throw loadError(req.location, e);
+    }
     this.backend = backend;
     this.service = new EnginePolicyService(policy, req.preset, req.seed);
     this.lost = false;
