@@ -33,6 +33,8 @@ export interface GenerateOptions {
   signal?: AbortSignal;
   /** Called after every decode step with the tokens generated so far in the batch. */
   onStep?: (generated: number) => void;
+  /** Called with each token as sequence b draws it (a server streams it to its client). */
+  onToken?: (b: number, id: number, logprob: number) => void;
   /** Pad id for left padding; any valid id works since padding is masked. */
   padId?: number;
 }
@@ -103,6 +105,7 @@ export async function generate(model: CausalLM, prompts: number[][], o: Generate
         }
         g.tokens.push(next[b]);
         g.logprobs.push(logp[b]);
+        o.onToken?.(b, next[b], logp[b]);
         if (stopIds.has(next[b])) {
           done[b] = true;
           g.finishReason = 'stop';

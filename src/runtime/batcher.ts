@@ -5,13 +5,17 @@
  * sampling settings go to different batches.
  */
 import { yieldToEventLoop } from '../gpu/yield';
-import type { PolicyReply, PolicyRequest, PolicyService } from './policy-service';
+import type { PolicyReply, PolicyRequest, PolicyService, TokenListener } from './policy-service';
+
+/** One request's tokens as they are drawn, whatever batch it lands in. */
+export type RequestTokenListener = (id: number, logprob: number) => void;
 
 interface Waiting {
   request: PolicyRequest;
   resolve: (r: PolicyReply) => void;
   reject: (e: unknown) => void;
   signal?: AbortSignal;
+  onToken?: RequestTokenListener;
 }
 
 export class GenerationBatcher {
@@ -35,10 +39,10 @@ export class GenerationBatcher {
     return this.current;
   }
 
-  request(request: PolicyRequest, signal?: AbortSignal): Promise<PolicyReply> {
+  request(request: PolicyRequest, signal?: AbortSignal, onToken?: RequestTokenListener): Promise<PolicyReply> {
     if (signal?.aborted) return Promise.reject(signal.reason ?? new DOMException('aborted', 'AbortError'));
     return new Promise((resolve, reject) => {
-      this.queue.push({ request, resolve, reject, signal });
+      this.queue.push({ request, resolve, reject, signal, ...(onToken ? { onToken } : {}) });
       this.schedule();
     });
   }
@@ -75,10 +79,18 @@ export class GenerationBatcher {
         const onAbort = () => batch.every((w) => w.signal?.aborted) && controller.abort();
         for (const w of batch) w.signal?.addEventListener('abort', onAbort);
         this.current = batch.length;
+        // Only a batch with a listener passes one: a policy behind a worker boundary gets plain data.
+        const onToken: TokenListener | undefined = batch.some((w) => w.onToken)
+          ? (i, id, logprob) => {
+              const w = batch[i];
+              if (!w.signal?.aborted) w.onToken?.(id, logprob);
+            }
+          : undefined;
         try {
           const replies = await this.policy.generate(
             batch.map((w) => w.request),
             controller.signal,
+            onToken,
           );
           batch.forEach((w, i) => (w.signal?.aborted ? w.reject(w.signal.reason) : w.resolve(replies[i])));
         } catch (e) {

@@ -112,11 +112,15 @@ export interface TrainResult {
   finishedAt: number;
 }
 
+/** Each token as request `index` of a generate call draws it, before the call returns. */
+export type TokenListener = (index: number, id: number, logprob: number) => void;
+
 export interface PolicyService {
   readonly label: string;
   /** The version generations are served with now. */
   servingVersion(): number;
-  generate(requests: PolicyRequest[], signal?: AbortSignal): Promise<PolicyReply[]>;
+  /** `onToken`, where the service generates here (a policy on a server has no tokens to give as they come). */
+  generate(requests: PolicyRequest[], signal?: AbortSignal, onToken?: TokenListener): Promise<PolicyReply[]>;
   /** Log-probs of each completion after its prompt, under the initial or the current policy. */
   score(items: ScoreItem[], teacher: TeacherSource): Promise<number[][]>;
   /**
@@ -280,7 +284,7 @@ export class EnginePolicyService implements PolicyService {
     }
   }
 
-  generate(requests: PolicyRequest[], signal?: AbortSignal): Promise<PolicyReply[]> {
+  generate(requests: PolicyRequest[], signal?: AbortSignal, onToken?: TokenListener): Promise<PolicyReply[]> {
     return this.holding(async (state, version) => {
       const startedAt = this.clock();
       const s = requests[0].sampling;
@@ -295,6 +299,7 @@ export class EnginePolicyService implements PolicyService {
           limits: requests.map((r) => ({ maxNewTokens: r.maxNewTokens, stopStrings: r.stop })),
           lora: state.lora,
           signal,
+          ...(onToken ? { onToken } : {}),
         },
       );
       const finishedAt = this.clock();
