@@ -11,12 +11,12 @@ afterEach(async () => {
 });
 
 /** vLLM's fields beside OpenAI's: what a request with return_token_ids gets. */
-type WithIds = { prompt_token_ids?: number[]; choices: { token_ids?: number[] }[] };
+type WithIds<C> = Omit<C, 'choices'> & { prompt_token_ids?: number[]; choices: (C extends { choices: (infer X)[] } ? X & { token_ids?: number[] } : never)[] };
 
 /** A stream's chunks and what they add up to. */
 async function collect(stream: AsyncIterable<OpenAI.ChatCompletionChunk>) {
-  const chunks: (OpenAI.ChatCompletionChunk & WithIds)[] = [];
-  for await (const chunk of stream) chunks.push(chunk as OpenAI.ChatCompletionChunk & WithIds);
+  const chunks: WithIds<OpenAI.ChatCompletionChunk>[] = [];
+  for await (const chunk of stream) chunks.push(chunk);
   const choices = chunks.flatMap((c) => c.choices);
   return {
     chunks,
@@ -40,7 +40,7 @@ describe('nextstate serve streams a reply token by token to the official openai 
     const { client, model } = server;
     const messages: OpenAI.ChatCompletionMessageParam[] = [{ role: 'user', content: 'Tell me a story about a fox.' }];
     const ask = { model, messages, seed: 11, logprobs: true, return_token_ids: true } as OpenAI.ChatCompletionCreateParamsNonStreaming;
-    const whole = (await client.chat.completions.create(ask)) as OpenAI.ChatCompletion & WithIds;
+    const whole = (await client.chat.completions.create(ask)) as WithIds<OpenAI.ChatCompletion>;
     const streamed = await collect(await client.chat.completions.create({ ...ask, stream: true }));
     expect(streamed.texts.length).toBeGreaterThan(1);
     expect(streamed.content).toBe(whole.choices[0].message.content);
