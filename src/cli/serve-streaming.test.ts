@@ -78,7 +78,13 @@ describe('nextstate serve streams a reply token by token to the official openai 
       return generate(requests, signal, onToken);
     };
     const talk = (content: string, seed: number) =>
-      client.chat.completions.create({ model, messages: [{ role: 'user', content }], seed, stream: true, return_token_ids: true } as OpenAI.ChatCompletionCreateParamsStreaming);
+      client.chat.completions.create({
+        model,
+        messages: [{ role: 'user', content }],
+        seed,
+        stream: true,
+        return_token_ids: true,
+      } as OpenAI.ChatCompletionCreateParamsStreaming);
     const streams = await Promise.all([talk('Name a bird.', 1), talk('Name a tree and say why you like it.', 2), talk('Count to ten.', 3)]);
     const got = await Promise.all(streams.map(collect));
     expect(Math.max(...batches)).toBeGreaterThan(1);
@@ -108,7 +114,16 @@ describe('nextstate serve streams a reply token by token to the official openai 
           await new Promise((r) => setImmediate(r));
         }
         const tokenTexts = ids.map((id) => tokenizer.decode([id], false));
-        replies.push({ text: tokenizer.decode(ids), tokenIds: ids, logprobs: ids.map(() => -0.25), tokenTexts, version: 0, finishReason: 'stop', startedAt: 0, finishedAt: 0 });
+        replies.push({
+          text: tokenizer.decode(ids),
+          tokenIds: ids,
+          logprobs: ids.map(() => -0.25),
+          tokenTexts,
+          version: 0,
+          finishReason: 'stop',
+          startedAt: 0,
+          finishedAt: 0,
+        });
       }
       return replies;
     };

@@ -59,7 +59,14 @@ describe('a remote policy’s token ids', () => {
     });
     const [reply] = await policy.generate([request]);
     expect(bodies[0]).toMatchObject({ return_token_ids: true, logprobs: true });
-    expect(reply).toMatchObject({ text: 'Hi there', tokenIds: [40, 41], logprobs: [-0.5, -0.5], tokenTexts: ['Hi', ' there'], promptIds: [1, 2, 3], version: 2 });
+    expect(reply).toMatchObject({
+      text: 'Hi there',
+      tokenIds: [40, 41],
+      logprobs: [-0.5, -0.5],
+      tokenTexts: ['Hi', ' there'],
+      promptIds: [1, 2, 3],
+      version: 2,
+    });
     // vLLM's completions put the prompt's ids on the choice: read there too.
     const onChoice = answering({
       choices: [{ message: { content: 'x' }, token_ids: [7], prompt_token_ids: [5], logprobs: tokens(['x']) }],
@@ -78,7 +85,10 @@ describe('a remote policy’s token ids', () => {
 
   it('are refused in one line when they are not ids of the vocabulary, or do not match their log-probs', async () => {
     const cases: [object, RegExp][] = [
-      [{ token_ids: [1, 100], logprobs: tokens(['a', 'b']) }, /choices\[0\]\.token_ids\[1\] is 100, not an integer from 0 within the server's vocabulary of 100/],
+      [
+        { token_ids: [1, 100], logprobs: tokens(['a', 'b']) },
+        /choices\[0\]\.token_ids\[1\] is 100, not an integer from 0 within the server's vocabulary of 100/,
+      ],
       [{ token_ids: [1, 2.5], logprobs: tokens(['a', 'b']) }, /token_ids\[1\] is 2\.5/],
       [{ token_ids: 'abc', logprobs: tokens(['a']) }, /token_ids is not a list of token ids/],
       [{ token_ids: [1, 2], logprobs: tokens(['a']) }, /token_ids has 2 ids but choices\[0\]\.logprobs\.content has 1 tokens/],
