@@ -1,4 +1,5 @@
 import { beforeAll, describe, expect, it } from 'vitest';
+import { dataPath } from '../../test/data-dir';
 import { tinyModel } from '../../test/fixtures/tiny-model';
 import { mulberry32 } from '../gpu/random';
 import { DirSource } from '../gpu/source-node';
@@ -12,11 +13,11 @@ beforeAll(async () => {
 });
 
 /** Streams `ids` as a policy would draw them; the pieces sent while generating, and the reply's content. */
-function streamed(ids: number[], o: { stops?: string[]; toolCalls?: boolean } = {}) {
+function streamed(ids: number[], o: { stops?: string[]; toolCalls?: boolean } = {}, tok: Tokenizer = tokenizer) {
   const stops = o.stops ?? [];
   const toolCalls = o.toolCalls ?? false;
   const pieces: ReplyPiece[] = [];
-  const live = new ReplyStream(tokenizer, { stops, toolCalls }, (p) => pieces.push(p));
+  const live = new ReplyStream(tok, { stops, toolCalls }, (p) => pieces.push(p));
   // What the policy's reply is: the whole decode, cut before the first stop (generate.ts).
   let text = '';
   const drawn: number[] = [];
@@ -25,7 +26,7 @@ function streamed(ids: number[], o: { stops?: string[]; toolCalls?: boolean } = 
     drawn.push(id);
     live.token(id, -0.5);
     sentSoFar.push(pieces.map((p) => p.content).join(''));
-    text = tokenizer.decode(drawn);
+    text = tok.decode(drawn);
     if (stops.some((s) => text.includes(s))) break;
   }
   for (const s of stops) if (text.includes(s)) text = text.slice(0, text.indexOf(s));
@@ -51,13 +52,42 @@ describe('a reply streamed as its tokens are drawn', () => {
     expect(pieces.flatMap((p) => p.tokenTexts)).toEqual(ids.map((id) => tokenizer.decode([id], false)));
   });
 
-  it('adds up to the reply for random tokens, whose bytes split characters anywhere', () => {
+  it('adds up to the reply for random tokens, whose bytes split characters anywhere, with byte-level and SentencePiece tokenizers', async () => {
+    // stories260K: Llama's SentencePiece decoding (byte fallback, the first space stripped) beside Qwen3's byte-level BPE.
+    const llama = await Tokenizer.load(new DirSource(dataPath('models/stories260K')));
     const rand = mulberry32(7);
-    for (let trial = 0; trial < 30; trial++) {
-      const ids = Array.from({ length: 24 }, () => Math.floor(rand() * 151_600));
-      const { content, drawn } = streamed(ids);
-      expect(content).toBe(tokenizer.decode(drawn));
+    for (const [tok, vocab] of [
+      [tokenizer, 151_600],
+      [llama, 512],
+    ] as const) {
+      for (let trial = 0; trial < 30; trial++) {
+        const ids = Array.from({ length: 24 }, () => Math.floor(rand() * vocab));
+        const { content, drawn } = streamed(ids, {}, tok);
+        expect(content).toBe(tok.decode(drawn));
+      }
     }
+  });
+
+  it('waits a token for text the next one may rewrite: a lone space that clean-up joins to the punctuation after it', () => {
+    // As a SentencePiece vocabulary decodes with clean_up_tokenization_spaces on: "world ," becomes "world,".
+    const vocab = ['Hello', '▁world', '▁', ',', '▁again'];
+    const cleanUp = {
+      decode: (ids: ArrayLike<number>) =>
+        Array.from(ids, (i) => vocab[i])
+          .join('')
+          .replaceAll('▁', ' ')
+          .replace(/ ,/g, ','),
+    };
+    const pieces: ReplyPiece[] = [];
+    const live = new ReplyStream(cleanUp, { stops: [], toolCalls: false }, (p) => pieces.push(p));
+    const ids = [0, 1, 2, 3, 4];
+    const reply = cleanUp.decode(ids);
+    for (const id of ids) {
+      live.token(id, 0);
+      expect(reply.startsWith(pieces.map((p) => p.content).join(''))).toBe(true);
+    }
+    pieces.push(live.finish(reply));
+    expect(pieces.map((p) => p.content).join('')).toBe('Hello world, again');
   });
 
   it('never sends text past a stop string, nor the start of one that may still complete', () => {
@@ -67,6 +97,10 @@ describe('a reply streamed as its tokens are drawn', () => {
     expect(content).toBe('The answer is forty-two. ');
     expect(whileGenerating).toBeGreaterThan(1);
     for (const sent of sentSoFar) expect('The answer is forty-two. '.startsWith(sent)).toBe(true);
+    // A stop the tokens spell in pieces: its first pieces wait too.
+    const spelled = streamed(tokenizer.encode('The answer is forty-two, final.', false), { stops: ['forty-two'] });
+    expect(spelled.content).toBe('The answer is ');
+    for (const sent of spelled.sentSoFar) expect('The answer is '.startsWith(sent)).toBe(true);
     // A stop inside another that began earlier: the reply ends at the inner one, and its start was never sent.
     const overlap = streamed(tokenizer.encode('one two three four', false), { stops: ['three four', 'hree'] });
     expect(overlap.content).toBe('one two t');
@@ -83,6 +117,12 @@ describe('a reply streamed as its tokens are drawn', () => {
       expect('Let me read the file first.'.startsWith(sent)).toBe(true);
       expect(sent).not.toContain('<');
     }
+    // The tag spelled in ordinary tokens rather than its own: its start waits all the same.
+    const pieces = [...tokenizer.encode('Let me look. <tool', false), ...tokenizer.encode('_call>{"name": "ls", "arguments": {}}</tool_call>', false)];
+    const spelledTag = streamed(pieces, { toolCalls: true });
+    expect(spelledTag.message.tool_calls).toHaveLength(1);
+    expect(spelledTag.content).toBe('Let me look.');
+    for (const sent of spelledTag.sentSoFar) expect('Let me look.'.startsWith(sent)).toBe(true);
     // Text that only looks like the start of a tag goes out once it is not one; a block that is no call stays text.
     const notATag = 'a <tool_x> b <tool_call>not json</tool_call> c';
     const plain = streamed(tokenizer.encode(notATag, false), { toolCalls: true });
