@@ -95,8 +95,8 @@ describe('nextstate serve refuses bad input with a status and a one-line JSON er
     const policy = server.handle.loop.policy;
     const generate = policy.generate.bind(policy);
     const seen: { requests: PolicyRequest[]; replies: PolicyReply[] }[] = [];
-    policy.generate = async (requests, signal, onToken) => {
-      const replies = await generate(requests, signal, onToken);
+    policy.generate = async (requests, signal, hooks) => {
+      const replies = await generate(requests, signal, hooks);
       seen.push({ requests, replies });
       return replies;
     };

@@ -1,7 +1,7 @@
 import OpenAI from 'openai';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { InteractionRecord } from '../rl/records';
-import { startTestServer, type TestServer } from '../../test/support/cli/serve';
+import { startTestServer, until, type TestServer } from '../../test/support/cli/serve';
 import type { EnginePolicyService, PolicyReply } from '../runtime/policy-service';
 
 let server: TestServer | null = null;
@@ -67,35 +67,55 @@ describe('nextstate serve streams a reply token by token to the official openai 
     expect(streamedStop.finish).toBe('stop');
   });
 
-  it('streams concurrent requests merged into one batch, each its own reply', async () => {
-    server = await startTestServer(['--max-tokens', '12']);
+  it('streams requests merged into one batch, each its own reply; one whose client goes away stops while the rest go on', async () => {
+    server = await startTestServer(['--max-tokens', '400']);
     const { client, model } = server;
-    const policy = server.handle.loop.policy;
+    const { loop } = server.handle;
+    const policy = loop.policy;
     const generate = policy.generate.bind(policy);
-    const batches: number[] = [];
-    policy.generate = (requests, signal, onToken) => {
-      batches.push(requests.length);
-      return generate(requests, signal, onToken);
+    const batches: PolicyReply[][] = [];
+    // The first batch waits until two more requests queue behind it: those two then share the next batch.
+    let held = false;
+    policy.generate = async (requests, signal, hooks) => {
+      if (!held) {
+        held = true;
+        await until(() => loop.snapshot().generationQueue >= 2, 30_000, 'two queued requests');
+      }
+      const replies = await generate(requests, signal, hooks);
+      batches.push(replies);
+      return replies;
     };
-    const talk = (content: string, seed: number) =>
+    const talk = (content: string, seed: number, max_tokens = 12) =>
       client.chat.completions.create({
         model,
         messages: [{ role: 'user', content }],
         seed,
+        max_tokens,
         stream: true,
         return_token_ids: true,
       } as OpenAI.ChatCompletionCreateParamsStreaming);
-    const streams = await Promise.all([talk('Name a bird.', 1), talk('Name a tree and say why you like it.', 2), talk('Count to ten.', 3)]);
-    const got = await Promise.all(streams.map(collect));
-    expect(Math.max(...batches)).toBeGreaterThan(1);
+    const first = await talk('Name a bird.', 1);
+    const leaving = await talk('Write a very long story.', 2, 400);
+    const staying = await talk('Count to ten.', 3);
+    const got = [await collect(first)];
+    for await (const chunk of leaving) {
+      if (chunk.choices[0]?.delta.content) break;
+    }
+    leaving.controller.abort();
+    got.push(await collect(staying));
+
+    expect(batches.map((b) => b.length)).toEqual([1, 2]);
+    // The one that left stopped early, 'aborted'; the one beside it got its whole reply.
+    expect(batches[1].map((r) => r.finishReason).sort()).toEqual(['aborted', 'length']);
+    expect(batches[1].find((r) => r.finishReason === 'aborted')!.tokenIds.length).toBeLessThan(400);
     const logged = server.handle.runFile.all.filter((r): r is InteractionRecord => r.kind === 'interaction');
+    expect(logged).toHaveLength(2);
     for (const g of got) {
       const record = logged.find((r) => r.session === g.session)!;
+      expect(g.texts.length).toBeGreaterThan(1);
       expect(g.content).toBe(record.response);
       expect(g.tokenIds).toEqual(record.tokenIds);
     }
-    expect(new Set(got.map((g) => g.session)).size).toBe(3);
-    expect(got.filter((g) => g.texts.length > 1).length).toBeGreaterThan(0);
   });
 
   it('holds back a tool call’s tag, sends the prose before it as it comes and the call as delta.tool_calls', async () => {
@@ -106,11 +126,11 @@ describe('nextstate serve streams a reply token by token to the official openai 
     const tokenizer = policy.policy.tokenizer;
     const written = 'Let me read the notes first.\n<tool_call>\n{"name": "read", "arguments": {"path": "notes.txt"}}\n</tool_call>';
     const ids = tokenizer.encode(written, false);
-    policy.generate = async (requests, _signal, onToken) => {
+    policy.generate = async (requests, _signal, hooks) => {
       const replies: PolicyReply[] = [];
       for (const [i] of requests.entries()) {
         for (const id of ids) {
-          onToken?.(i, id, -0.25);
+          hooks?.onToken?.(i, id, -0.25);
           await new Promise((r) => setImmediate(r));
         }
         const tokenTexts = ids.map((id) => tokenizer.decode([id], false));
