@@ -87,7 +87,7 @@ describe('a remote policy’s token ids', () => {
     const cases: [object, RegExp][] = [
       [
         { token_ids: [1, 100], logprobs: tokens(['a', 'b']) },
-        /choices\[0\]\.token_ids\[1\] is 100, not an integer from 0 within the server's vocabulary of 100/,
+        /choices\[0\]\.token_ids\[1\] is 100, not a token id: an integer from 0 below the vocabulary size it reports, 100/,
       ],
       [{ token_ids: [1, 2.5], logprobs: tokens(['a', 'b']) }, /token_ids\[1\] is 2\.5/],
       [{ token_ids: 'abc', logprobs: tokens(['a']) }, /token_ids is not a list of token ids/],

@@ -163,8 +163,8 @@ function readIds(value: unknown, field: string, vocabSize: number | null, bad: (
   const limit = vocabSize ?? MAX_ID + 1;
   const at = value.findIndex((id) => !Number.isSafeInteger(id) || id < 0 || id >= limit);
   if (at >= 0) {
-    const within = vocabSize ? `the server's vocabulary of ${vocabSize}` : 'a token id';
-    throw bad(`${field}[${at}] is ${JSON.stringify(value[at])}, not an integer from 0 within ${within}`);
+    const below = vocabSize ? `the vocabulary size it reports, ${vocabSize}` : String(limit);
+    throw bad(`${field}[${at}] is ${JSON.stringify(value[at])}, not a token id: an integer from 0 below ${below}`);
   }
   return value as number[];
 }
@@ -175,10 +175,11 @@ function readIds(value: unknown, field: string, vocabSize: number | null, bad: (
  * without the log-probs a record keeps beside each one.
  */
 function readTokens(json: Json, choice: Json, vocabSize: number | null, bad: (problem: string) => Error): ReplyTokens | null {
-  if (choice.token_ids === undefined || choice.token_ids === null) return null;
+  const given = (v: unknown) => v !== undefined && v !== null;
+  if (!given(choice.token_ids)) return null;
   const tokenIds = readIds(choice.token_ids, 'choices[0].token_ids', vocabSize, bad);
   const content = isObject(choice.logprobs) ? choice.logprobs.content : undefined;
-  if (content === undefined || content === null) return null;
+  if (!given(content)) return null;
   if (!Array.isArray(content) || content.length !== tokenIds.length) {
     const n = Array.isArray(content) ? `${content.length} tokens` : 'no list';
     throw bad(`choices[0].token_ids has ${tokenIds.length} ids but choices[0].logprobs.content has ${n}; a reply's ids and log-probs go together`);
@@ -193,9 +194,10 @@ function readTokens(json: Json, choice: Json, vocabSize: number | null, bad: (pr
     logprobs.push(logprob);
     tokenTexts.push(token);
   }
-  const prompt = json.prompt_token_ids ?? choice.prompt_token_ids;
-  const promptField = json.prompt_token_ids !== undefined ? 'prompt_token_ids' : 'choices[0].prompt_token_ids';
-  const promptIds = prompt === undefined || prompt === null ? undefined : readIds(prompt, promptField, vocabSize, bad);
+  const [prompt, promptField] = given(json.prompt_token_ids)
+    ? [json.prompt_token_ids, 'prompt_token_ids']
+    : [choice.prompt_token_ids, 'choices[0].prompt_token_ids'];
+  const promptIds = given(prompt) ? readIds(prompt, promptField, vocabSize, bad) : undefined;
   return { tokenIds, logprobs, tokenTexts, ...(promptIds ? { promptIds } : {}) };
 }
 
