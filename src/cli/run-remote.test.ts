@@ -67,6 +67,14 @@ describe('a remote policy on nextstate serve in a second process', () => {
     // The evaluation's answers went as side turns, never trained on.
     expect(served.some((r) => r.kind === 'interaction' && r.turnType === 'side' && r.session.endsWith('-side'))).toBe(true);
     expect(served.some((r) => r.kind === 'train_step')).toBe(true);
+    // The client's records carry the ids the server read and wrote (return_token_ids), as a local policy's do.
+    for (const r of main) {
+      if (r.kind !== 'interaction') continue;
+      expect(r.tokenIds.length).toBeGreaterThan(0);
+      const there = served.find((x) => x.kind === 'interaction' && x.session.endsWith(`-${r.session}`) && x.turn === r.turn);
+      expect(there).toMatchObject({ response: r.response, tokenIds: r.tokenIds, logprobs: r.logprobs, tokenTexts: r.tokenTexts, promptIds: r.promptIds });
+      expect(r.promptIds!.length).toBeGreaterThan(0);
+    }
   });
 
   it('refuses what only the server can do, in one line', async () => {

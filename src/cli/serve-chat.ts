@@ -1,7 +1,9 @@
 /**
  * POST /v1/chat/completions on the served run loop: the checked request goes to its session
  * (by header, by body field, or paired by its messages), through ServeLoop.answer, and back in
- * OpenAI's shape, as one JSON or as server-sent events.
+ * OpenAI's shape, as one JSON or as server-sent events that carry the reply token by token
+ * (serve-stream.ts) and end once its turn is committed. With vLLM's `return_token_ids` the
+ * prompt's and the reply's ids go back too, as vLLM sends them.
  *
  * A request without a turn type counts as a main turn when it names no session either (an
  * upstream agent, which marks nothing: every request it sends is a step of its conversation, and
@@ -20,6 +22,7 @@ import type { RunJournal } from './run-journal';
 import { ApiError } from './serve-errors';
 import type { ChatHandler, EventStream } from './serve-http';
 import { parseChatRequest } from './serve-openai';
+import { ReplyStream, type ReplyPiece, type StreamTokenizer } from './serve-stream';
 import { replyMessage } from '../rl/tool-calls';
 
 export interface ChatSettings {
@@ -37,13 +40,17 @@ export interface ChatSettings {
   toolCallTags: boolean;
   /** Seeds of requests that give none: run seed based, so a replayed run repeats. */
   seed: number;
+  /** The model's vocabulary: every token id is below it. */
+  vocabSize: number;
 }
 
 export interface ChatDependencies {
   loop: ServeLoop;
   pairing: SessionPairing;
-  /** Prompt tokens of a conversation, as the policy renders it. */
-  promptTokens: (messages: ChatMessage[], tools?: readonly object[]) => number;
+  /** The prompt's token ids for a conversation, as the policy renders it. */
+  promptIds: (messages: ChatMessage[], tools?: readonly object[]) => number[];
+  /** The policy's tokenizer: a streamed reply is decoded as its tokens come. */
+  tokenizer: StreamTokenizer;
   /** A new session's name, for a request that names none and extends none. */
   newSession: () => string;
   /** The run's records, for watchers (GET /v1/nextstate/records). */
@@ -57,6 +64,7 @@ interface TurnInfo {
   turn: number;
   turnType: TurnType;
   version: number;
+  vocabSize?: number;
 }
 
 export class ChatEndpoint implements ChatHandler {
@@ -109,7 +117,8 @@ export class ChatEndpoint implements ChatHandler {
         'model',
       );
     }
-    const promptTokens = deps.promptTokens(req.messages, req.tools);
+    const promptIds = deps.promptIds(req.messages, req.tools);
+    const promptTokens = promptIds.length;
     const room = settings.maxPositions - promptTokens;
     const maxNewTokens = Math.min(req.maxTokens ?? settings.maxTokens, settings.maxTokens, room);
     if (maxNewTokens < 1) {
@@ -128,9 +137,28 @@ export class ChatEndpoint implements ChatHandler {
     const turnType: TurnType = req.turnType ?? (req.session === null ? 'main' : 'side');
     const id = `chatcmpl-${randomUUID()}`;
     const created = Math.floor(this.now() / 1000);
+    const parse = settings.toolCallTags && req.tools !== undefined && req.toolChoice !== 'none';
     const stream = req.stream ? open() : null;
     const head = { id, object: 'chat.completion.chunk', created, model: settings.modelId };
-    stream?.send({ ...head, choices: [{ index: 0, delta: { role: 'assistant', content: '' }, logprobs: null, finish_reason: null }] });
+    // Each piece of text as it becomes final, with its tokens: the client reads the reply as it is written.
+    const chunk = (piece: ReplyPiece) => ({
+      ...head,
+      choices: [
+        {
+          index: 0,
+          delta: piece.content ? { content: piece.content } : {},
+          logprobs: req.logprobs ? logprobsOf(piece) : null,
+          finish_reason: null,
+          ...(req.returnTokenIds ? { token_ids: piece.tokenIds } : {}),
+        },
+      ],
+    });
+    const live = stream ? new ReplyStream(deps.tokenizer, { stops: req.stop, toolCalls: parse }, (piece) => stream.send(chunk(piece))) : null;
+    stream?.send({
+      ...head,
+      choices: [{ index: 0, delta: { role: 'assistant', content: '' }, logprobs: null, finish_reason: null }],
+      ...(req.returnTokenIds ? { prompt_token_ids: promptIds } : {}),
+    });
     const served = await this.answer(
       {
         session,
@@ -143,33 +171,51 @@ export class ChatEndpoint implements ChatHandler {
         sampling: { temperature: req.temperature ?? settings.temperature, topP: req.topP ?? settings.topP, topK: 0 },
         seed: req.seed ?? settings.seed * 1_000_003 + this.requests++,
         ...(req.stop.length ? { stop: req.stop } : {}),
+        ...(live ? { onToken: (tokenId: number, logprob: number) => live.token(tokenId, logprob) } : {}),
       },
       signal,
     );
-    const parse = settings.toolCallTags && req.tools !== undefined && req.toolChoice !== 'none';
     const message = replyMessage(served.reply.text, parse, `call_${id.slice(9, 21)}`);
     // The agent's next request repeats this conversation with the reply: that pairs it (serve-pairing.ts).
     if (req.done) deps.pairing.forget(session);
     else if (req.session === null) deps.pairing.remember(session, req.messages, message);
-    const info: TurnInfo = { session, turn: served.turn, turnType, version: served.reply.version };
+    const info: TurnInfo = {
+      session,
+      turn: served.turn,
+      turnType,
+      version: served.reply.version,
+      // The vocabulary the returned ids index, for a client that checks them (remote-policy.ts).
+      ...(req.returnTokenIds ? { vocabSize: settings.vocabSize } : {}),
+    };
     const finish = finishReason(served.reply, message);
     const usage = { prompt_tokens: promptTokens, completion_tokens: served.reply.tokenIds.length, total_tokens: promptTokens + served.reply.tokenIds.length };
-    const logprobs = req.logprobs ? logprobsOf(served) : null;
-    if (!stream) {
+    if (!live || !stream) {
       return {
         id,
         object: 'chat.completion',
         created,
         model: settings.modelId,
-        choices: [{ index: 0, message: outgoing(message), logprobs, finish_reason: finish }],
+        choices: [
+          {
+            index: 0,
+            message: outgoing(message),
+            logprobs: req.logprobs ? logprobsOf(served.reply) : null,
+            finish_reason: finish,
+            ...(req.returnTokenIds ? { token_ids: served.reply.tokenIds } : {}),
+          },
+        ],
+        ...(req.returnTokenIds ? { prompt_token_ids: promptIds } : {}),
         usage,
         session_id: session,
         nextstate: info,
       };
     }
-    const delta: Record<string, unknown> = { content: message.content };
-    if (message.tool_calls) delta.tool_calls = message.tool_calls.map((c, index) => ({ index, ...c }));
-    stream.send({ ...head, choices: [{ index: 0, delta, logprobs, finish_reason: null }] });
+    const rest = live.finish(message.content);
+    if (rest.content || rest.tokenIds.length) stream.send(chunk(rest));
+    // Each call whole, once the reply is parsed: OpenAI's shape for a call's first and only delta.
+    message.tool_calls?.forEach((call, index) =>
+      stream.send({ ...head, choices: [{ index: 0, delta: { tool_calls: [{ index, ...call }] }, logprobs: null, finish_reason: null }] }),
+    );
     stream.send({ ...head, choices: [{ index: 0, delta: {}, logprobs: null, finish_reason: finish }], session_id: session, nextstate: info });
     if (req.includeUsage) stream.send({ ...head, choices: [], usage });
     stream.done();
@@ -185,12 +231,12 @@ function finishReason(reply: PolicyReply, message: ChatMessage): string {
   return reply.finishReason === 'length' ? 'length' : 'stop';
 }
 
-function logprobsOf(served: ServedReply): object {
-  const r = served.reply;
+/** OpenAI's logprobs of tokens, each with its own text (a reply's, or a streamed piece's). */
+function logprobsOf(tokens: Pick<PolicyReply, 'tokenIds' | 'logprobs' | 'tokenTexts'>): object {
   return {
-    content: r.tokenIds.map((_, i) => {
-      const token = r.tokenTexts[i] ?? '';
-      return { token, logprob: r.logprobs[i], bytes: [...Buffer.from(token, 'utf8')], top_logprobs: [] };
+    content: tokens.tokenIds.map((_, i) => {
+      const token = tokens.tokenTexts[i] ?? '';
+      return { token, logprob: tokens.logprobs[i], bytes: [...Buffer.from(token, 'utf8')], top_logprobs: [] };
     }),
   };
 }

@@ -95,8 +95,8 @@ describe('nextstate serve refuses bad input with a status and a one-line JSON er
     const policy = server.handle.loop.policy;
     const generate = policy.generate.bind(policy);
     const seen: { requests: PolicyRequest[]; replies: PolicyReply[] }[] = [];
-    policy.generate = async (requests, signal) => {
-      const replies = await generate(requests, signal);
+    policy.generate = async (requests, signal, hooks) => {
+      const replies = await generate(requests, signal, hooks);
       seen.push({ requests, replies });
       return replies;
     };
@@ -110,6 +110,10 @@ describe('nextstate serve refuses bad input with a status and a one-line JSON er
     const reader = res.body!.getReader();
     // The first event (the role) is out: the request is in flight.
     expect(new TextDecoder().decode((await reader.read()).value)).toContain('"role":"assistant"');
+    // Then the reply's first tokens, while it is still being generated.
+    let events = '';
+    while (!events.includes('"content"')) events += new TextDecoder().decode((await reader.read()).value);
+    expect(seen).toHaveLength(0);
     const refused = await post(server, JSON.stringify({ messages: [{ role: 'user', content: 'hi' }] }));
     expect(refused.status).toBe(429);
     expect(refused.headers.get('retry-after')).toBe('1');

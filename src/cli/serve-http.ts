@@ -127,11 +127,13 @@ function sendJson(res: ServerResponse, status: number, body: string, headers: Re
 function eventStream(res: ServerResponse, headers: Record<string, string> = {}): EventStream {
   res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', connection: 'keep-alive', ...headers });
   res.flushHeaders();
+  // A client that went away mid-reply hears nothing more (its generation may go on in a batch).
+  const write = (text: string) => void (res.destroyed || res.writableEnded || res.write(text));
   return {
-    send: (event) => void res.write(`data: ${JSON.stringify(event)}\n\n`),
-    keepAlive: () => void res.write(': keep-alive\n\n'),
+    send: (event) => write(`data: ${JSON.stringify(event)}\n\n`),
+    keepAlive: () => write(': keep-alive\n\n'),
     done: () => {
-      res.write('data: [DONE]\n\n');
+      write('data: [DONE]\n\n');
       res.end();
     },
   };

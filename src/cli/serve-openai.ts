@@ -35,6 +35,8 @@ export interface ChatRequest extends SessionFields {
   stream: boolean;
   includeUsage: boolean;
   logprobs: boolean;
+  /** vLLM's `return_token_ids`: the prompt's and the reply's token ids go back with it (for RL clients). */
+  returnTokenIds: boolean;
 }
 
 const MAX_STOP = 4;
@@ -201,6 +203,7 @@ export function parseChatRequest(body: unknown, headers: Record<string, string |
     stream: body.stream === true,
     includeUsage: isObject(streamOptions) && streamOptions.include_usage === true,
     logprobs: body.logprobs === true,
+    returnTokenIds: body.return_token_ids === true,
     ...sessionFields(headers, body),
   };
 }

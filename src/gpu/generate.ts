@@ -33,6 +33,10 @@ export interface GenerateOptions {
   signal?: AbortSignal;
   /** Called after every decode step with the tokens generated so far in the batch. */
   onStep?: (generated: number) => void;
+  /** Called with each token as sequence b draws it (a server streams it to its client). */
+  onToken?: (b: number, id: number, logprob: number) => void;
+  /** Whether sequence b is no longer wanted (its client went away): it ends, 'aborted', and the others go on. */
+  dropped?: (b: number) => boolean;
   /** Pad id for left padding; any valid id works since padding is masked. */
   padId?: number;
 }
@@ -81,6 +85,13 @@ export async function generate(model: CausalLM, prompts: number[][], o: Generate
         out.forEach((g, b) => !done[b] && (g.finishReason = 'aborted'));
         break;
       }
+      out.forEach((g, b) => {
+        if (!done[b] && o.dropped?.(b)) {
+          done[b] = true;
+          g.finishReason = 'aborted';
+        }
+      });
+      if (done.every(Boolean)) break;
       const hidden = model.forward(batch, cache, o.lora);
       const lastRows = Int32Array.from({ length: B }, (_, b) => b * batch.T + batch.T - 1);
       const logits = model.logits(hidden, lastRows);
@@ -103,6 +114,7 @@ export async function generate(model: CausalLM, prompts: number[][], o: Generate
         }
         g.tokens.push(next[b]);
         g.logprobs.push(logp[b]);
+        o.onToken?.(b, next[b], logp[b]);
         if (stopIds.has(next[b])) {
           done[b] = true;
           g.finishReason = 'stop';

@@ -43,8 +43,8 @@ export interface InteractionRecord extends RecordBase {
   /** The tools the prompt listed, where they vary by request (a served agent's); absent: the track's own. */
   tools?: object[];
   /**
-   * The prompt's token ids as the policy read them (its chat template applied), where the policy
-   * runs here; a served or remote policy's prompt is tokenized by its server, and is absent.
+   * The prompt's token ids as the policy read them (its chat template applied): the engine's, or
+   * those a remote policy's server returned (return_token_ids); absent where it returned none.
    */
   promptIds?: number[];
   startedAt: number;

@@ -25,6 +25,11 @@ describe('tool calls in a served reply', () => {
     expect(replyMessage(call, false, 'c')).toEqual({ role: 'assistant', content: call });
   });
 
+  it('keeps the prose as the model began it and drops only the whitespace before a call, so a stream can send the prose first', () => {
+    const text = '  Let me look.  \n<tool_call>\n{"name": "ls", "arguments": {}}\n</tool_call>\n';
+    expect(replyMessage(text, true, 'c').content).toBe('  Let me look.');
+  });
+
   it('knows a template that uses the tag', () => {
     expect(usesToolCallTags('{%- for tool in tools %}<tool_call>')).toBe(true);
     expect(usesToolCallTags('{{ messages }}')).toBe(false);

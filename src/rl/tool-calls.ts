@@ -14,12 +14,13 @@
  */
 import type { ChatMessage, ToolCall } from './messages';
 
-const OPEN = '<tool_call>';
+/** The tag that opens a call (a streamed reply holds back what may be its start). */
+export const TOOL_CALL_OPEN = '<tool_call>';
 const CLOSE = '</tool_call>';
 
 /** Whether a chat template uses the `<tool_call>` format (null: no template). */
 export function usesToolCallTags(template: string | null): boolean {
-  return template !== null && template.includes(OPEN);
+  return template !== null && template.includes(TOOL_CALL_OPEN);
 }
 
 /**
@@ -27,26 +28,28 @@ export function usesToolCallTags(template: string | null): boolean {
  * `${idPrefix}_0`, `${idPrefix}_1`, ...
  */
 export function replyMessage(text: string, parse: boolean, idPrefix: string): ChatMessage {
-  if (!parse || !text.includes(OPEN)) return { role: 'assistant', content: text };
+  if (!parse || !text.includes(TOOL_CALL_OPEN)) return { role: 'assistant', content: text };
   const calls: ToolCall[] = [];
   const kept: string[] = [];
   let pos = 0;
   for (;;) {
-    const open = text.indexOf(OPEN, pos);
+    const open = text.indexOf(TOOL_CALL_OPEN, pos);
     if (open < 0) {
       kept.push(text.slice(pos));
       break;
     }
     kept.push(text.slice(pos, open));
-    const close = text.indexOf(CLOSE, open + OPEN.length);
+    const close = text.indexOf(CLOSE, open + TOOL_CALL_OPEN.length);
     // Generation can stop before the closing tag (a token limit): the body then runs to the end.
     const end = close < 0 ? text.length : close;
-    const call = parseCall(text.slice(open + OPEN.length, end), `${idPrefix}_${calls.length}`);
+    const call = parseCall(text.slice(open + TOOL_CALL_OPEN.length, end), `${idPrefix}_${calls.length}`);
     if (call) calls.push(call);
     else kept.push(text.slice(open, close < 0 ? end : close + CLOSE.length));
     pos = close < 0 ? text.length : close + CLOSE.length;
   }
-  const content = kept.join('').trim();
+  // Only the whitespace before a call goes: the prose stays as the model began it, so a streamed
+  // reply's text can go out before it is known whether a call follows.
+  const content = kept.join('').trimEnd();
   return calls.length ? { role: 'assistant', content, tool_calls: calls } : { role: 'assistant', content: text };
 }
 
@@ -78,7 +81,7 @@ export function toolCallsAsText(calls: readonly ToolCall[]): string {
       } catch {
         // Arguments that are not JSON stay the string the server sent.
       }
-      return `${OPEN}\n${JSON.stringify({ name: c.function.name, arguments: args })}\n${CLOSE}`;
+      return `${TOOL_CALL_OPEN}\n${JSON.stringify({ name: c.function.name, arguments: args })}\n${CLOSE}`;
     })
     .join('\n');
 }

@@ -2,16 +2,21 @@
  * Merges generation requests that arrive together into one batched generate call: sessions
  * run concurrently, and a batch of B sequences costs far less than B single calls. Requests
  * that arrive while a batch is running wait for the next one; requests with different
- * sampling settings go to different batches.
+ * sampling settings go to different batches. Within a batch each request keeps its own token
+ * stream and its own cancellation.
  */
 import { yieldToEventLoop } from '../gpu/yield';
-import type { PolicyReply, PolicyRequest, PolicyService } from './policy-service';
+import type { GenerationHooks, PolicyReply, PolicyRequest, PolicyService } from './policy-service';
+
+/** One request's tokens as they are drawn, whatever batch it lands in. */
+export type RequestTokenListener = (id: number, logprob: number) => void;
 
 interface Waiting {
   request: PolicyRequest;
   resolve: (r: PolicyReply) => void;
   reject: (e: unknown) => void;
   signal?: AbortSignal;
+  onToken?: RequestTokenListener;
 }
 
 export class GenerationBatcher {
@@ -35,10 +40,10 @@ export class GenerationBatcher {
     return this.current;
   }
 
-  request(request: PolicyRequest, signal?: AbortSignal): Promise<PolicyReply> {
+  request(request: PolicyRequest, signal?: AbortSignal, onToken?: RequestTokenListener): Promise<PolicyReply> {
     if (signal?.aborted) return Promise.reject(signal.reason ?? new DOMException('aborted', 'AbortError'));
     return new Promise((resolve, reject) => {
-      this.queue.push({ request, resolve, reject, signal });
+      this.queue.push({ request, resolve, reject, signal, ...(onToken ? { onToken } : {}) });
       this.schedule();
     });
   }
@@ -75,10 +80,24 @@ export class GenerationBatcher {
         const onAbort = () => batch.every((w) => w.signal?.aborted) && controller.abort();
         for (const w of batch) w.signal?.addEventListener('abort', onAbort);
         this.current = batch.length;
+        // Each request hears its own tokens, and one whose caller went away stops drawing them
+        // while the rest of its batch goes on.
+        const hooks: GenerationHooks = {
+          dropped: (i) => batch[i].signal?.aborted === true,
+          ...(batch.some((w) => w.onToken)
+            ? {
+                onToken: (i: number, id: number, logprob: number) => {
+                  const w = batch[i];
+                  if (!w.signal?.aborted) w.onToken?.(id, logprob);
+                },
+              }
+            : {}),
+        };
         try {
           const replies = await this.policy.generate(
             batch.map((w) => w.request),
             controller.signal,
+            hooks,
           );
           batch.forEach((w, i) => (w.signal?.aborted ? w.reject(w.signal.reason) : w.resolve(replies[i])));
         } catch (e) {

@@ -19,7 +19,7 @@ import type { MethodPreset, MethodName } from '../rl/presets';
 import type { TextGenerator } from '../generators/generator';
 import type { WorkspaceChange } from '../sims/workspace/tools';
 import { judgeTurn } from './judge-turn';
-import { GenerationBatcher } from './batcher';
+import { GenerationBatcher, type RequestTokenListener } from './batcher';
 import { PauseGate, Semaphore } from './gate';
 import type { PolicyReply, PolicyRequest, PolicyService, ScoreItem } from './policy-service';
 import type { LoopSettings, RecordSink, RunController, RunLoopOptions, RunResult, RunSnapshot, RunStatus } from './loop-types';
@@ -264,11 +264,12 @@ export abstract class RunLoopCore implements RunController {
 
   /**
    * One generation through the batcher; null when the run stopped meanwhile. `signal` also
-   * cancels it (a served client that went away), with an AbortError.
+   * cancels it (a served client that went away), with an AbortError. `onToken` hears each token
+   * as it is drawn (a served client's stream).
    */
-  protected async generate(request: PolicyRequest, signal?: AbortSignal): Promise<PolicyReply | null> {
+  protected async generate(request: PolicyRequest, signal?: AbortSignal, onToken?: RequestTokenListener): Promise<PolicyReply | null> {
     try {
-      const reply = await this.batcher.request(request, signal ? AbortSignal.any([this.abort.signal, signal]) : this.abort.signal);
+      const reply = await this.batcher.request(request, signal ? AbortSignal.any([this.abort.signal, signal]) : this.abort.signal, onToken);
       this.tokenLog.push({ at: this.now(), tokens: reply.tokenIds.length });
       return reply;
     } catch (e) {

@@ -112,11 +112,20 @@ export interface TrainResult {
   finishedAt: number;
 }
 
+/** What a caller of generate may hear and say while it runs, per request (by its index). */
+export interface GenerationHooks {
+  /** Each token as request `index` draws it, before the call returns (a served client's stream). */
+  onToken?: (index: number, id: number, logprob: number) => void;
+  /** Request `index` is no longer wanted: it stops drawing tokens (finish 'aborted') while the others go on. */
+  dropped?: (index: number) => boolean;
+}
+
 export interface PolicyService {
   readonly label: string;
   /** The version generations are served with now. */
   servingVersion(): number;
-  generate(requests: PolicyRequest[], signal?: AbortSignal): Promise<PolicyReply[]>;
+  /** `hooks`, where the service generates here (a policy on a server or behind a worker has none). */
+  generate(requests: PolicyRequest[], signal?: AbortSignal, hooks?: GenerationHooks): Promise<PolicyReply[]>;
   /** Log-probs of each completion after its prompt, under the initial or the current policy. */
   score(items: ScoreItem[], teacher: TeacherSource): Promise<number[][]>;
   /**
@@ -280,7 +289,7 @@ export class EnginePolicyService implements PolicyService {
     }
   }
 
-  generate(requests: PolicyRequest[], signal?: AbortSignal): Promise<PolicyReply[]> {
+  generate(requests: PolicyRequest[], signal?: AbortSignal, hooks: GenerationHooks = {}): Promise<PolicyReply[]> {
     return this.holding(async (state, version) => {
       const startedAt = this.clock();
       const s = requests[0].sampling;
@@ -295,6 +304,8 @@ export class EnginePolicyService implements PolicyService {
           limits: requests.map((r) => ({ maxNewTokens: r.maxNewTokens, stopStrings: r.stop })),
           lora: state.lora,
           signal,
+          ...(hooks.onToken ? { onToken: hooks.onToken } : {}),
+          ...(hooks.dropped ? { dropped: hooks.dropped } : {}),
         },
       );
       const finishedAt = this.clock();

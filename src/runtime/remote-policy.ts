@@ -90,20 +90,26 @@ export class RemotePolicyService implements PolicyService {
     const headers: Record<string, string> = { 'X-Session-Id': this.sessionPrefix + tag.id, 'X-Turn-Type': tag.turnType };
     if (tag.done) headers['X-Session-Done'] = 'true';
     const { temperature, topP } = request.sampling;
-    // top-k has no field in the OpenAI API; the server samples with its own.
+    // top-k has no field in the OpenAI API; the server samples with its own. The token ids and
+    // their log-probs are asked for as vLLM's RL clients ask (return_token_ids), so the run file
+    // records what the model read and wrote, as a local policy's does.
     const json = await this.client.complete(
       request.messages,
       { temperature, topP, maxNewTokens: request.maxNewTokens, seed: request.seed, stop: request.stop, signal },
-      { headers, body: request.tools ? { tools: request.tools } : {} },
+      { headers, body: { ...(request.tools ? { tools: request.tools } : {}), logprobs: true, return_token_ids: true } },
     );
-    const { text, finishReason, version } = this.readReply(json);
+    const { text, finishReason, version, tokens } = this.readReply(json);
     if (version !== null) this.version = Math.max(this.version, version);
-    // The server keeps the token ids (it trains on them); the OpenAI reply has none to log here.
-    return { text, tokenIds: [], logprobs: [], tokenTexts: [], version: version ?? this.version, finishReason, startedAt, finishedAt: this.now() };
+    // A server that sends no ids (one that ignores the field) leaves the reply without them.
+    const ids = tokens ?? { tokenIds: [], logprobs: [], tokenTexts: [] };
+    return { text, ...ids, version: version ?? this.version, finishReason, startedAt, finishedAt: this.now() };
   }
 
-  /** The reply's text, why it ended and (nextstate serve's `nextstate.version`) the version that wrote it. */
-  private readReply(json: unknown): { text: string; finishReason: FinishReason; version: number | null } {
+  /**
+   * The reply's text, why it ended, (nextstate serve's `nextstate.version`) the version that
+   * wrote it, and its tokens where the server sent their ids and log-probs.
+   */
+  private readReply(json: unknown): { text: string; finishReason: FinishReason; version: number | null; tokens: ReplyTokens | null } {
     const bad = (problem: string) => new EndpointResponseError(`The policy server ${this.config.url} (model "${this.config.model}")`, problem);
     const choice = isObject(json) && Array.isArray(json.choices) ? json.choices[0] : undefined;
     if (!isObject(choice) || !isObject(choice.message)) throw bad('no choices[0].message');
@@ -118,7 +124,10 @@ export class RemotePolicyService implements PolicyService {
     if (calls === null) throw bad('choices[0].message.tool_calls is not a list of function calls with a name and string arguments');
     const text = calls.length ? [content, toolCallsAsText(calls)].filter(Boolean).join('\n') : content;
     if (text.length > RECORD_LIMITS.text) throw bad(`the reply has ${text.length} characters; the limit is ${RECORD_LIMITS.text}`);
-    return { text, finishReason: choice.finish_reason === 'length' ? 'length' : 'stop', version };
+    const vocab = isObject(json) && isObject(json.nextstate) ? json.nextstate.vocabSize : undefined;
+    const vocabSize = Number.isSafeInteger(vocab) && (vocab as number) > 0 ? (vocab as number) : null;
+    const tokens = readTokens(json as Json, choice, vocabSize, bad);
+    return { text, finishReason: choice.finish_reason === 'length' ? 'length' : 'stop', version, tokens };
   }
 
   score(_items: ScoreItem[]): Promise<number[][]> {
@@ -140,6 +149,56 @@ export class RemotePolicyService implements PolicyService {
   restore(): Promise<void> {
     return Promise.reject(new RemotePolicyError(this.config.url, 'continue from a saved adapter'));
   }
+}
+
+type ReplyTokens = Pick<PolicyReply, 'tokenIds' | 'logprobs' | 'tokenTexts' | 'promptIds'>;
+
+/** The largest id a record holds (validate.ts), for a server that does not say its vocabulary. */
+const MAX_ID = 2 ** 31 - 1;
+
+/** Untrusted token ids: a list of at most RECORD_LIMITS.tokens integers below the vocabulary. */
+function readIds(value: unknown, field: string, vocabSize: number | null, bad: (problem: string) => Error): number[] {
+  if (!Array.isArray(value)) throw bad(`${field} is not a list of token ids`);
+  if (value.length > RECORD_LIMITS.tokens) throw bad(`${field} has ${value.length} ids; the limit is ${RECORD_LIMITS.tokens}`);
+  const limit = vocabSize ?? MAX_ID + 1;
+  const at = value.findIndex((id) => !Number.isSafeInteger(id) || id < 0 || id >= limit);
+  if (at >= 0) {
+    const below = vocabSize ? `the vocabulary size it reports, ${vocabSize}` : String(limit);
+    throw bad(`${field}[${at}] is ${JSON.stringify(value[at])}, not a token id: an integer from 0 below ${below}`);
+  }
+  return value as number[];
+}
+
+/**
+ * The reply's tokens from vLLM's fields (`choices[0].token_ids`, `prompt_token_ids` on the
+ * response or the choice) and OpenAI's logprobs. null where the server sent no ids, or ids
+ * without the log-probs a record keeps beside each one.
+ */
+function readTokens(json: Json, choice: Json, vocabSize: number | null, bad: (problem: string) => Error): ReplyTokens | null {
+  const given = (v: unknown) => v !== undefined && v !== null;
+  if (!given(choice.token_ids)) return null;
+  const tokenIds = readIds(choice.token_ids, 'choices[0].token_ids', vocabSize, bad);
+  const content = isObject(choice.logprobs) ? choice.logprobs.content : undefined;
+  if (!given(content)) return null;
+  if (!Array.isArray(content) || content.length !== tokenIds.length) {
+    const n = Array.isArray(content) ? `${content.length} tokens` : 'no list';
+    throw bad(`choices[0].token_ids has ${tokenIds.length} ids but choices[0].logprobs.content has ${n}; a reply's ids and log-probs go together`);
+  }
+  const logprobs: number[] = [];
+  const tokenTexts: string[] = [];
+  for (const [i, t] of content.entries()) {
+    const logprob = isObject(t) ? t.logprob : undefined;
+    if (typeof logprob !== 'number' || !Number.isFinite(logprob)) throw bad(`choices[0].logprobs.content[${i}].logprob is not a finite number`);
+    const token = isObject(t) ? t.token : undefined;
+    if (typeof token !== 'string' || token.length > RECORD_LIMITS.id * 4) throw bad(`choices[0].logprobs.content[${i}].token is not a token's text`);
+    logprobs.push(logprob);
+    tokenTexts.push(token);
+  }
+  const [prompt, promptField] = given(json.prompt_token_ids)
+    ? [json.prompt_token_ids, 'prompt_token_ids']
+    : [choice.prompt_token_ids, 'choices[0].prompt_token_ids'];
+  const promptIds = given(prompt) ? readIds(prompt, promptField, vocabSize, bad) : undefined;
+  return { tokenIds, logprobs, tokenTexts, ...(promptIds ? { promptIds } : {}) };
 }
 
 /** The calls of an untrusted `tool_calls` field: [] when absent, null when it is not a list of calls. */

@@ -12,6 +12,7 @@ import { SessionTracker, type ClosedTurn, type TurnType } from '../rl/sessions';
 import { idleTimeoutOf } from '../rl/presets';
 import type { SamplingOptions } from '../gpu/sampler';
 import { interactionRecord, RunLoopCore } from './loop-core';
+import type { RequestTokenListener } from './batcher';
 import type { RecordSink, RunLoopOptions } from './loop-types';
 import type { PolicyReply, PolicyService } from './policy-service';
 import type { RunConfig } from './run-config';
@@ -33,6 +34,8 @@ export interface ServedRequest {
   stop?: string[];
   /** What answers the session's previous main turn, when it is not the last message (see TurnRequest.nextState). */
   nextState?: ChatMessage;
+  /** Hears each reply token as it is drawn, before the reply is committed (a streaming client's). */
+  onToken?: RequestTokenListener;
 }
 
 /** A served request's answer and where the tracker put it. */
@@ -107,7 +110,8 @@ export class ServeLoop extends RunLoopCore {
   /**
    * Answers one request: generates through the batcher, pairs it with its session's previous
    * main turn, commits the interaction (and any session end), and queues the closed turn for
-   * the judges. Resolves once the records are committed.
+   * the judges. Resolves once the records are committed; `request.onToken` has heard every
+   * token by then.
    *
    * @throws ServeStoppedError when the server stops first; an AbortError when `signal` fires
    */
@@ -124,6 +128,7 @@ export class ServeLoop extends RunLoopCore {
         ...(request.stop ? { stop: request.stop } : {}),
       },
       signal,
+      request.onToken,
     );
     if (!reply) throw new ServeStoppedError();
     const response: ServedResponse = { text: reply.text, tokenIds: reply.tokenIds, logprobs: reply.logprobs, ...(tools ? { tools } : {}) };

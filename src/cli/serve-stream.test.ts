@@ -1,0 +1,135 @@
+import { beforeAll, describe, expect, it } from 'vitest';
+import { dataPath } from '../../test/data-dir';
+import { tinyModel } from '../../test/fixtures/tiny-model';
+import { mulberry32 } from '../gpu/random';
+import { DirSource } from '../gpu/source-node';
+import { Tokenizer } from '../gpu/tokenizer';
+import { replyMessage } from '../rl/tool-calls';
+import { ReplyStream, type ReplyPiece } from './serve-stream';
+
+let tokenizer: Tokenizer;
+beforeAll(async () => {
+  tokenizer = await Tokenizer.load(new DirSource((await tinyModel({ family: 'qwen3' })).dir));
+});
+
+/** Streams `ids` as a policy would draw them; the pieces sent while generating, and the reply's content. */
+function streamed(ids: number[], o: { stops?: string[]; toolCalls?: boolean } = {}, tok: Tokenizer = tokenizer) {
+  const stops = o.stops ?? [];
+  const toolCalls = o.toolCalls ?? false;
+  const pieces: ReplyPiece[] = [];
+  const live = new ReplyStream(tok, { stops, toolCalls }, (p) => pieces.push(p));
+  // What the policy's reply is: the whole decode, cut before the first stop (generate.ts).
+  let text = '';
+  const drawn: number[] = [];
+  const sentSoFar: string[] = [];
+  for (const id of ids) {
+    drawn.push(id);
+    live.token(id, -0.5);
+    sentSoFar.push(pieces.map((p) => p.content).join(''));
+    text = tok.decode(drawn);
+    if (stops.some((s) => text.includes(s))) break;
+  }
+  for (const s of stops) if (text.includes(s)) text = text.slice(0, text.indexOf(s));
+  const message = replyMessage(text, toolCalls, 'call');
+  const whileGenerating = pieces.length;
+  const rest = live.finish(message.content);
+  pieces.push(rest);
+  const content = pieces.map((p) => p.content).join('');
+  return { pieces, whileGenerating, sentSoFar, content, message, drawn };
+}
+
+describe('a reply streamed as its tokens are drawn', () => {
+  it('sends text as it becomes final, never a split character, and all of it adds up to the reply', () => {
+    const text = 'Naïve café: 😀 日本語のテキスト 🇯🇵 and ASCII words, with “quotes” and ∑ symbols.';
+    const ids = tokenizer.encode(text, false);
+    const { pieces, whileGenerating, content } = streamed(ids);
+    expect(content).toBe(text);
+    expect(whileGenerating).toBeGreaterThan(10);
+    for (const p of pieces) expect(p.content).not.toContain('\uFFFD');
+    // Every token goes out once, with its log-prob and its own text, in order.
+    expect(pieces.flatMap((p) => p.tokenIds)).toEqual(ids);
+    expect(pieces.flatMap((p) => p.logprobs)).toEqual(ids.map(() => -0.5));
+    expect(pieces.flatMap((p) => p.tokenTexts)).toEqual(ids.map((id) => tokenizer.decode([id], false)));
+  });
+
+  it('adds up to the reply for random tokens, whose bytes split characters anywhere, with byte-level and SentencePiece tokenizers', async () => {
+    // stories260K: Llama's SentencePiece decoding (byte fallback, the first space stripped) beside Qwen3's byte-level BPE.
+    const llama = await Tokenizer.load(new DirSource(dataPath('models/stories260K')));
+    const rand = mulberry32(7);
+    for (const [tok, vocab] of [
+      [tokenizer, 151_600],
+      [llama, 512],
+    ] as const) {
+      for (let trial = 0; trial < 30; trial++) {
+        const ids = Array.from({ length: 24 }, () => Math.floor(rand() * vocab));
+        const { content, drawn } = streamed(ids, {}, tok);
+        expect(content).toBe(tok.decode(drawn));
+      }
+    }
+  });
+
+  it('waits a token for text the next one may rewrite: a lone space that clean-up joins to the punctuation after it', () => {
+    // As a SentencePiece vocabulary decodes with clean_up_tokenization_spaces on: "world ," becomes "world,".
+    const vocab = ['Hello', '▁world', '▁', ',', '▁again'];
+    const cleanUp = {
+      decode: (ids: ArrayLike<number>) =>
+        Array.from(ids, (i) => vocab[i])
+          .join('')
+          .replaceAll('▁', ' ')
+          .replace(/ ,/g, ','),
+    };
+    const pieces: ReplyPiece[] = [];
+    const live = new ReplyStream(cleanUp, { stops: [], toolCalls: false }, (p) => pieces.push(p));
+    const ids = [0, 1, 2, 3, 4];
+    const reply = cleanUp.decode(ids);
+    for (const id of ids) {
+      live.token(id, 0);
+      expect(reply.startsWith(pieces.map((p) => p.content).join(''))).toBe(true);
+    }
+    pieces.push(live.finish(reply));
+    expect(pieces.map((p) => p.content).join('')).toBe('Hello world, again');
+  });
+
+  it('never sends text past a stop string, nor the start of one that may still complete', () => {
+    const text = 'The answer is forty-two. END of the reply, never sent.';
+    const ids = tokenizer.encode(text, false);
+    const { content, sentSoFar, whileGenerating } = streamed(ids, { stops: ['END', 'XYZ'] });
+    expect(content).toBe('The answer is forty-two. ');
+    expect(whileGenerating).toBeGreaterThan(1);
+    for (const sent of sentSoFar) expect('The answer is forty-two. '.startsWith(sent)).toBe(true);
+    // A stop the tokens spell in pieces: its first pieces wait too.
+    const spelled = streamed(tokenizer.encode('The answer is forty-two, final.', false), { stops: ['forty-two'] });
+    expect(spelled.content).toBe('The answer is ');
+    for (const sent of spelled.sentSoFar) expect('The answer is '.startsWith(sent)).toBe(true);
+    // A stop inside another that began earlier: the reply ends at the inner one, and its start was never sent.
+    const overlap = streamed(tokenizer.encode('one two three four', false), { stops: ['three four', 'hree'] });
+    expect(overlap.content).toBe('one two t');
+    for (const sent of overlap.sentSoFar) expect('one two t'.startsWith(sent)).toBe(true);
+  });
+
+  it('holds back what may be a tool call tag, and sends the prose before a call without the call', () => {
+    const written = 'Let me read the file first.\n<tool_call>\n{"name": "read", "arguments": {"path": "notes.txt"}}\n</tool_call>';
+    const { content, sentSoFar, whileGenerating, message } = streamed(tokenizer.encode(written, false), { toolCalls: true });
+    expect(message.tool_calls).toEqual([{ id: 'call_0', type: 'function', function: { name: 'read', arguments: '{"path":"notes.txt"}' } }]);
+    expect(content).toBe('Let me read the file first.');
+    expect(whileGenerating).toBeGreaterThan(1);
+    for (const sent of sentSoFar) {
+      expect('Let me read the file first.'.startsWith(sent)).toBe(true);
+      expect(sent).not.toContain('<');
+    }
+    // The tag spelled in ordinary tokens rather than its own: its start waits all the same.
+    const pieces = [...tokenizer.encode('Let me look. <tool', false), ...tokenizer.encode('_call>{"name": "ls", "arguments": {}}</tool_call>', false)];
+    const spelledTag = streamed(pieces, { toolCalls: true });
+    expect(spelledTag.message.tool_calls).toHaveLength(1);
+    expect(spelledTag.content).toBe('Let me look.');
+    for (const sent of spelledTag.sentSoFar) expect('Let me look.'.startsWith(sent)).toBe(true);
+    // Text that only looks like the start of a tag goes out once it is not one; a block that is no call stays text.
+    const notATag = 'a <tool_x> b <tool_call>not json</tool_call> c';
+    const plain = streamed(tokenizer.encode(notATag, false), { toolCalls: true });
+    expect(plain.message.tool_calls).toBeUndefined();
+    expect(plain.content).toBe(notATag);
+    expect(plain.sentSoFar.some((s) => s.includes('<tool_x>'))).toBe(true);
+    // Without parsing, the tag is text like any other.
+    expect(streamed(tokenizer.encode(written, false)).sentSoFar.some((s) => s.includes('<tool_call>'))).toBe(true);
+  });
+});
