@@ -177,7 +177,9 @@ describe('nextstate serve’s record feed, for the lab watching a live run', () 
 
 describe('nextstate serve --allow-origin, for the lab driving the server as its policy', () => {
   it('answers the pages of the origins it names with CORS on chat and models, and no other page', async () => {
-    await expect(startTestServer(['--allow-origin', 'http://localhost:5173/lab'])).rejects.toThrow(/--allow-origin: "http:\/\/localhost:5173\/lab" is not an origin/);
+    await expect(startTestServer(['--allow-origin', 'http://localhost:5173/lab'])).rejects.toThrow(
+      /--allow-origin: "http:\/\/localhost:5173\/lab" is not an origin/,
+    );
     const LAB = 'http://localhost:5173';
     server = await startTestServer(['--max-tokens', '2', '--allow-origin', `${LAB}, https://lab.example`], { apiKey: 'sk-cors' });
     const preflight = await fetch(`${server.handle.url}/v1/chat/completions`, {

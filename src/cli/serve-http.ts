@@ -221,7 +221,11 @@ export async function startHttpServer(options: HttpOptions, handler: ChatHandler
     const path = (req.url ?? '/').split('?')[0].replace(/\/+$/, '') || '/';
     try {
       if ((path === '/v1/chat/completions' || path === '/v1/models') && allowPage(req, res) && req.method === 'OPTIONS') {
-        res.writeHead(204, { 'access-control-allow-headers': CHAT_CORS_HEADERS, 'access-control-allow-methods': 'GET, POST, OPTIONS', 'access-control-max-age': '600' });
+        res.writeHead(204, {
+          'access-control-allow-headers': CHAT_CORS_HEADERS,
+          'access-control-allow-methods': 'GET, POST, OPTIONS',
+          'access-control-max-age': '600',
+        });
         return void res.end();
       }
       if (path === '/healthz' || path === '/health') {

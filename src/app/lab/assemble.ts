@@ -174,7 +174,11 @@ export async function assembleRun(
     const { human } = built;
     const policyService: PolicyService =
       remote ?? new CheckpointingPolicy(recovering!, (version, adapter) => hooks.durably(() => store.saveAdapter(runId, version, adapter)));
-    const loop = built.loop(policyService, { append: (records) => hooks.durably(async () => void (await store.appendMany(runId, records))) }, { ...hooks.loop, resume });
+    const loop = built.loop(
+      policyService,
+      { append: (records) => hooks.durably(async () => void (await store.appendMany(runId, records))) },
+      { ...hooks.loop, resume },
+    );
     const releaseSlot = release;
     const close = () => {
       loaded?.terminate();

@@ -214,9 +214,7 @@ describe('a policy on a server', () => {
     );
     const custom = { ...withScenario(onServer(), 'custom'), policy: onServer().policy };
     expect(custom.roles.user.kind).toBe('policy');
-    expect(setupProblems(custom)).toContain(
-      'The user cannot be a frozen copy of a policy that runs on a server: choose rules, another model or an endpoint.',
-    );
+    expect(setupProblems(custom)).toContain('The user cannot be a frozen copy of a policy that runs on a server: choose rules, another model or an endpoint.');
     expect(setupProblems({ ...onServer(), track: 'toolcall' })[0]).toMatch(/^The tool-call track trains its policy here/);
   });
 
