@@ -78,6 +78,8 @@ describe('the lab’s policy on a server', () => {
       const failed = lab.runs.find((r) => (r.config as unknown as { models: { policy: { model: string } } }).models.policy.model === 'not-served');
       // What the run had is kept: a stopped run in Runs.
       expect(failed?.status).toBe('stopped');
+      // The server holds what it learned: nothing here to resume it from.
+      expect(lab.canResume(failed!)).toBe(false);
       lab.error = null;
       await lab.setApiKey(url, KEY);
       await lab.start();
