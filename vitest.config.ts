@@ -5,6 +5,7 @@ import { svelte } from '@sveltejs/vite-plugin-svelte';
 import { chromiumArgs, chromiumPath } from './chromium.config.ts';
 import { TINY_MODEL_ROOT } from './test/fixtures/paths.ts';
 import { dataRoot } from './test/data-dir.ts';
+import { serveCommands } from './test/support/cli/serve-commands.ts';
 
 export default defineConfig({
   test: {
@@ -42,6 +43,8 @@ export default defineConfig({
               launchOptions: { executablePath: chromiumPath, args: chromiumArgs },
             }),
             instances: [{ browser: 'chromium' }],
+            // A real `nextstate serve` for the tests that watch or drive one.
+            commands: serveCommands,
           },
         },
       },

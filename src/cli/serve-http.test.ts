@@ -178,3 +178,33 @@ describe('nextstate serve’s record feed, for the lab watching a live run', () 
     expect(ended).toBe(true);
   });
 });
+
+describe('nextstate serve --allow-origin, for the lab driving the server as its policy', () => {
+  it('answers the pages of the origins it names with CORS on chat and models, and no other page', async () => {
+    await expect(startTestServer(['--allow-origin', 'http://localhost:5173/lab'])).rejects.toThrow(
+      /--allow-origin: "http:\/\/localhost:5173\/lab" is not an origin/,
+    );
+    const LAB = 'http://localhost:5173';
+    server = await startTestServer(['--max-tokens', '2', '--allow-origin', `${LAB}, https://lab.example`], { apiKey: 'sk-cors' });
+    const preflight = await fetch(`${server.handle.url}/v1/chat/completions`, {
+      method: 'OPTIONS',
+      headers: { origin: LAB, 'access-control-request-method': 'POST', 'access-control-request-headers': 'authorization, content-type, x-session-id' },
+    });
+    expect(preflight.status).toBe(204);
+    expect(preflight.headers.get('access-control-allow-origin')).toBe(LAB);
+    expect(preflight.headers.get('access-control-allow-headers')).toContain('x-session-id');
+    const body = JSON.stringify({ model: server.model, messages: [{ role: 'user', content: 'hi' }] });
+    const answered = await post(server, body, { origin: LAB, authorization: 'Bearer sk-cors', 'x-session-id': 'lab-1', 'x-turn-type': 'main' });
+    expect([answered.status, answered.headers.get('access-control-allow-origin')]).toEqual([200, LAB]);
+    // Its errors reach the page too, so it can say what to do.
+    const refused = await post(server, body, { origin: 'https://lab.example' });
+    expect([refused.status, refused.headers.get('access-control-allow-origin')]).toEqual([401, 'https://lab.example']);
+    const models = await fetch(`${server.handle.url}/v1/models`, { headers: { origin: LAB, authorization: 'Bearer sk-cors' } });
+    expect(models.headers.get('access-control-allow-origin')).toBe(LAB);
+    // Another page gets no CORS: its browser keeps the answer from it.
+    const other = await post(server, body, { origin: 'https://evil.example', authorization: 'Bearer sk-cors' });
+    expect(other.headers.get('access-control-allow-origin')).toBeNull();
+    const otherPreflight = await fetch(`${server.handle.url}/v1/chat/completions`, { method: 'OPTIONS', headers: { origin: 'https://evil.example' } });
+    expect(otherPreflight.headers.get('access-control-allow-origin')).toBeNull();
+  });
+});

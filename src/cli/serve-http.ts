@@ -34,7 +34,7 @@ export interface ChatHandler {
   records(from: number, stream: EventStream, signal: AbortSignal): void;
 }
 
-/** The only route a page on another origin may read (the lab watching a live run): CORS here alone. */
+/** The route any page may read (the lab watching a live run); chat only from --allow-origin's pages. */
 const CORS = {
   'access-control-allow-origin': '*',
   'access-control-allow-headers': 'authorization',
@@ -49,7 +49,12 @@ export interface HttpOptions {
   maxBodyBytes: number;
   /** Chat requests in flight at most; more get 429 with Retry-After. */
   maxInFlight: number;
+  /** Origins whose pages may send chat requests (CORS on /v1/chat/completions and /v1/models); none by default. */
+  allowOrigins?: readonly string[];
 }
+
+/** What a page of an allowed origin may send: the key and the session protocol's headers. */
+const CHAT_CORS_HEADERS = 'authorization, content-type, x-session-id, x-turn-type, x-session-done';
 
 export interface RunningServer {
   url: string;
@@ -205,9 +210,26 @@ export async function startHttpServer(options: HttpOptions, handler: ChatHandler
     handler.records(from, stream, abort.signal);
   }
 
+  /** CORS for a page of an allowed origin on the chat routes; false for any other page. */
+  function allowPage(req: IncomingMessage, res: ServerResponse): boolean {
+    const origin = req.headers.origin;
+    if (!origin || !options.allowOrigins?.includes(origin)) return false;
+    res.setHeader('access-control-allow-origin', origin);
+    res.setHeader('vary', 'Origin');
+    return true;
+  }
+
   async function route(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const path = (req.url ?? '/').split('?')[0].replace(/\/+$/, '') || '/';
     try {
+      if ((path === '/v1/chat/completions' || path === '/v1/models') && allowPage(req, res) && req.method === 'OPTIONS') {
+        res.writeHead(204, {
+          'access-control-allow-headers': CHAT_CORS_HEADERS,
+          'access-control-allow-methods': 'GET, POST, OPTIONS',
+          'access-control-max-age': '600',
+        });
+        return void res.end();
+      }
       if (path === '/healthz' || path === '/health') {
         if (req.method !== 'GET') throw new ApiError(405, `${path} takes GET`);
         return sendJson(res, 200, JSON.stringify(handler.health()));

@@ -45,8 +45,9 @@ import { stoppable } from './signals';
 export const usage = `nextstate serve --model DIR|HUB_ID ${REVISION_USAGE} --out RUN.nsrun [--port 30000] [--host 127.0.0.1] [--api-key KEY]
       [--method ${METHODS.join('|')}] [--judge rules|policy|URL [--judge-model NAME]] [--batch-size N] [--lora-rank N]
       [--lr X] [--preset PRESET.json] [--backend cpu|webgpu] ${QUANTIZE_USAGE} [--max-tokens N] [--served-model-name NAME]
-      [--max-in-flight N] [--max-body-bytes N] [--max-batch N] [--seed N] [--resume | --force] [--json]
+      [--max-in-flight N] [--max-body-bytes N] [--max-batch N] [--allow-origin ORIGIN] [--seed N] [--resume | --force] [--json]
   serve the policy at http://HOST:PORT/v1 (OpenAI chat completions) and train it on the turns it serves;
+  --allow-origin lets pages of ORIGINs (space- or comma-separated, e.g. the lab's) send chat requests (CORS);
   --api-key (or NEXTSTATE_SERVE_API_KEY) is required beyond 127.0.0.1; --resume continues RUN.nsrun after a stop or crash,
   with the hub commit it recorded; --force replaces a run already at RUN.nsrun (its journal and checkpoints too) once
   the model has loaded. ${REVISION_NOTE}`;
@@ -139,6 +140,20 @@ function turnsOf(records: readonly RunRecord[]): Map<string, number> {
   return turns;
 }
 
+/**
+ * The origins of --allow-origin: pages there may send chat requests (the lab driving this server
+ * as its policy). Each is checked, since a page on any other origin must not train the policy.
+ *
+ * @throws UsageError naming an entry that is not scheme://host[:port]
+ */
+export function allowedOrigins(text: string | undefined): string[] {
+  const entries = (text ?? '').split(/[\s,]+/).filter(Boolean);
+  for (const e of entries)
+    if (!/^https?:\/\/[a-z0-9.-]+(?::\d{1,5})?$/i.test(e) && !/^https?:\/\/\[[0-9a-f:]+\](?::\d{1,5})?$/i.test(e))
+      throw new UsageError(`--allow-origin: "${e}" is not an origin; give scheme://host[:port] as the browser shows it, such as http://localhost:5173`);
+  return entries;
+}
+
 /** Starts the server from the command line's options; returns once it listens. */
 export async function startServe(argv: string[], io: CliIo): Promise<ServeHandle> {
   const v = parse(argv, {
@@ -162,6 +177,7 @@ export async function startServe(argv: string[], io: CliIo): Promise<ServeHandle
     'max-in-flight': { type: 'string' },
     'max-batch': { type: 'string' },
     'max-body-bytes': { type: 'string' },
+    'allow-origin': { type: 'string' },
     seed: { type: 'string' },
     resume: { type: 'boolean' },
     ...FORCE_OPTION,
@@ -175,6 +191,7 @@ export async function startServe(argv: string[], io: CliIo): Promise<ServeHandle
     throw new UsageError(`--host ${host} listens beyond this machine; give --api-key KEY (or NEXTSTATE_SERVE_API_KEY) so only your agent can use it`);
   }
   const port = number(v, 'port', DEFAULTS.port, (x) => Number.isInteger(x) && x >= 0 && x < 65536);
+  const allowOrigins = allowedOrigins(v['allow-origin'] as string | undefined);
   // --json: every event on stdout, for the program that started the server; else a note on stderr.
   const say = (line: object, text: string, progress = false) => {
     if (v.json) io.out(JSON.stringify(line));
@@ -290,6 +307,7 @@ export async function startServe(argv: string[], io: CliIo): Promise<ServeHandle
         apiKey,
         maxBodyBytes: number(v, 'max-body-bytes', DEFAULTS.maxBodyBytes, isPositiveInt),
         maxInFlight: number(v, 'max-in-flight', DEFAULTS.maxInFlight, isPositiveInt),
+        allowOrigins,
       },
       chat,
     );

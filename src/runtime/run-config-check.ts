@@ -176,7 +176,7 @@ const header = {
 const extras = {
   label: str(10_000),
   /** Whether the policy came from picked files: resuming such a run asks for them again. */
-  lab: object({ policySource: oneOf('hub', 'files') }),
+  lab: object({ policySource: oneOf('hub', 'files', 'server') }),
   modelRefs: modelsChecker,
   seeds: seedsChecker,
   roleSources: mapOf(

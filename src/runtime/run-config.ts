@@ -92,8 +92,8 @@ export function withoutSecrets<C extends AnyRunConfig>(config: C): C {
 
 /** What the lab and the run file keep beside the run loop's fields; the loop ignores them. */
 export interface ConfigExtras {
-  /** Whether the policy came from picked files: resuming such a run asks for them again. */
-  lab?: { policySource: 'hub' | 'files' };
+  /** Whether the policy came from picked files (resuming such a run asks for them again), or runs on a server. */
+  lab?: { policySource: 'hub' | 'files' | 'server' };
   /** Role ("policy", "judge", ...) -> the model it loaded, repeated in the run file's header. */
   modelRefs?: Record<string, ModelRef>;
   /** Name ("run", ...) -> seed, repeated in the run file's header. */

@@ -37,6 +37,14 @@ export interface RunRow {
    * none (an older app wrote it) so damage to it could not be detected ('unverified').
    */
   integrity?: IntegrityStatus;
+  /** Watched runs: the `nextstate serve` run they keep, which alone adds records to them. */
+  watch?: WatchSource;
+}
+
+/** The server run a watched run keeps: the server's root and its run's start (its run file's `created`). */
+export interface WatchSource {
+  server: string;
+  created: number;
 }
 
 /** A record as stored: the method library's record plus the run it belongs to and its seq. */

@@ -15,8 +15,9 @@ export type {
   RunStoreOptions,
   ImportWriter,
   ImportedRunMeta,
+  WatchedRunMeta,
 } from './store-types';
-export { NextStateDB, DEFAULT_DB_NAME, SCHEMAS, SCHEMA_VERSION, RUN_STATUSES, type RunStatus } from './db';
+export { NextStateDB, DEFAULT_DB_NAME, SCHEMAS, SCHEMA_VERSION, RUN_STATUSES, type RunStatus, type WatchSource } from './db';
 export { parseStoredConfig, StoredConfigError, type StoredConfig, type StorableConfig, type ModelRef } from './stored-config';
 export type { Metric } from './metrics';
 export type { RunSummary, EvaluationSummary } from './summary';

@@ -2,7 +2,7 @@
 import type Dexie from 'dexie';
 import type { PeftFiles } from '../gpu/peft';
 import type { InteractionRecord, RecordKind, RunRecord, SampleRecord } from '../rl';
-import type { IntegrityStatus, RunRow } from './db';
+import type { IntegrityStatus, RunRow, WatchSource } from './db';
 import type { StorageStatus } from './quota';
 
 /** A run as the app lists it. */
@@ -102,4 +102,11 @@ export interface ImportedRunMeta {
    * an imported run makes (copy.ts), so that the imported run stays as its file had it.
    */
   writable?: boolean;
+}
+
+/** What a watched server run is kept under: the server's `run` event. */
+export interface WatchedRunMeta {
+  config: unknown;
+  label: string;
+  source: WatchSource;
 }

@@ -22,6 +22,9 @@ function checkVersion(version: number): void {
   }
 }
 
+/** Who writes: the run's own loop, the import writing it, or the watch keeping a server's run. */
+export type Writer = 'run' | 'import' | 'watch';
+
 export class StoreWriter {
   /**
    * @param db the relaxed connection
@@ -34,8 +37,11 @@ export class StoreWriter {
     private readonly status: () => Promise<StorageStatus>,
   ) {}
 
-  /** Validates and appends records to the run (or to the import writing it), all or none. */
-  async records(runId: string, records: readonly RunRecord[], importing: boolean): Promise<number[]> {
+  /**
+   * Validates and appends records to the run (or to the import writing it, or to the watched run
+   * keeping a server's), all or none. `firstSeq`, when given, is the seq the first record must get.
+   */
+  async records(runId: string, records: readonly RunRecord[], writer: Writer, firstSeq?: number): Promise<number[]> {
     if (records.length === 0) return [];
     const checked = records.map((r, i) => {
       try {
@@ -54,8 +60,13 @@ export class StoreWriter {
     const db = checked.some((r) => STEP_KINDS.has(r.kind)) ? this.durable : this.db;
     return this.guardQuota(runId, bytes, () =>
       db.transaction('rw', [db.runs, db.records, db.metrics], async () => {
-        const run = await this.writableRun(db, runId, importing, 'take new records');
+        const run = await this.writableRun(db, runId, writer, 'take new records');
         const first = (await lastSeqIn(db, runId)) + 1;
+        if (firstSeq !== undefined && firstSeq !== first)
+          throw new InvalidRunDataError(
+            `Run "${run.label}" holds ${first - 1} records, so the next is record ${first}, not ${firstSeq}. Nothing was written. ` +
+              'Is another tab of the lab watching the same server? Watch it in one tab only.',
+          );
         const rows: RecordRow[] = checked.map((r, i) => ({ ...r, runId, seq: first + i }));
         const metrics: MetricRow[] = [];
         rows.forEach((row, i) => {
@@ -71,7 +82,7 @@ export class StoreWriter {
   }
 
   /** Saves the PEFT files of a policy version, replacing an earlier save of that version. */
-  async adapter(runId: string, version: number, files: PeftFiles, importing: boolean): Promise<void> {
+  async adapter(runId: string, version: number, files: PeftFiles, writer: Exclude<Writer, 'watch'>): Promise<void> {
     checkVersion(version);
     const weights = files[PEFT_WEIGHTS];
     const config = files[PEFT_CONFIG];
@@ -85,7 +96,7 @@ export class StoreWriter {
     const db = this.durable;
     await this.guardQuota(runId, bytes, () =>
       db.transaction('rw', [db.runs, db.adapters], async () => {
-        const run = await this.writableRun(db, runId, importing, 'save adapters');
+        const run = await this.writableRun(db, runId, writer, 'save adapters');
         const old = await db.adapters.get([runId, version]);
         await db.adapters.put(row);
         await db.runs.update(runId, { bytes: run.bytes + bytes - (old ? adapterBytes(old) : 0), updated: this.now() });
@@ -103,11 +114,12 @@ export class StoreWriter {
     }
   }
 
-  /** Checks a writer may touch the run: visible and writable, or the import writing it. */
-  private async writableRun(db: NextStateDB, runId: string, importing: boolean, action: string): Promise<RunRow> {
+  /** Checks a writer may touch the run: visible and writable, the import writing it, or the watch keeping it. */
+  private async writableRun(db: NextStateDB, runId: string, writer: Writer, action: string): Promise<RunRow> {
     const run = await db.runs.get(runId);
-    if (!run || Boolean(run.importing) !== importing) throw new RunNotFoundError(runId);
-    if (run.readOnly && !importing) throw new ReadOnlyRunError(runId, action);
+    if (!run || Boolean(run.importing) !== (writer === 'import')) throw new RunNotFoundError(runId);
+    if (writer === 'watch' && !run.watch) throw new InvalidRunDataError(`Run "${run.label}" is not a watched server run; only a watch adds records to one.`);
+    if (run.readOnly && writer === 'run') throw new ReadOnlyRunError(runId, action);
     return run;
   }
 

@@ -32,6 +32,7 @@ import type {
   StartupReport,
   StoredAdapter,
   StoredRecord,
+  WatchedRunMeta,
 } from './store-types';
 
 function toInfo(row: RunRow): RunInfo {
@@ -193,7 +194,7 @@ export class RunStore {
 
   /** Appends records in one transaction (all or none); resolves with their seqs once committed. */
   appendMany(runId: string, records: readonly RunRecord[]): Promise<number[]> {
-    return this.writer.records(runId, records, false);
+    return this.writer.records(runId, records, 'run');
   }
 
   /** The run's records in seq order. */
@@ -223,7 +224,7 @@ export class RunStore {
    * @throws StorageFullError, ReadOnlyRunError, RunNotFoundError
    */
   async saveAdapter(runId: string, version: number, files: PeftFiles): Promise<void> {
-    await this.writer.adapter(runId, version, files, false);
+    await this.writer.adapter(runId, version, files, 'run');
   }
 
   /** The adapter of the highest saved version. */
@@ -333,8 +334,8 @@ export class RunStore {
     const runId = row.id;
     return {
       runId,
-      append: (records) => this.writer.records(runId, records, true),
-      saveAdapter: (version, files) => this.writer.adapter(runId, version, files, true),
+      append: (records) => this.writer.records(runId, records, 'import'),
+      saveAdapter: (version, files) => this.writer.adapter(runId, version, files, 'import'),
       commit: async () => {
         // Strict: an import the page reported done must not come back from a crash half-made,
         // which the next startup would remove as abandoned.
@@ -355,6 +356,49 @@ export class RunStore {
         }
       },
     };
+  }
+
+  // ---- watched server runs ----
+
+  /**
+   * Starts keeping a `nextstate serve` run watched from the lab: a visible, read-only run (status
+   * 'imported') that only appendWatched adds to, in the server's record order.
+   *
+   * @throws StoredConfigError for a config the run file format could not carry
+   */
+  async createWatchedRun(meta: WatchedRunMeta): Promise<string> {
+    const row: RunRow = {
+      id: this.newId(),
+      config: parseStoredConfig(meta.config),
+      status: 'imported',
+      created: meta.source.created,
+      updated: this.now(),
+      label: meta.label,
+      notes: '',
+      readOnly: true,
+      bytes: 0,
+      watch: { server: meta.source.server, created: meta.source.created },
+    };
+    await this.writer.guardQuota(null, jsonBytes(row), () => this.durable.runs.add(row));
+    return row.id;
+  }
+
+  /** The run kept last from the server at `server` (its root), if any. */
+  async latestWatched(server: string): Promise<RunInfo | undefined> {
+    const rows = await this.db.runs.filter((r) => r.watch?.server === server && !r.importing).toArray();
+    const row = rows.sort((a, b) => b.updated - a.updated)[0];
+    return row && toInfo(row);
+  }
+
+  /**
+   * Appends a server's records `from`, `from + 1`, … to its watched run, all or none, so that a
+   * run's seq is the server's record number.
+   *
+   * @throws InvalidRunDataError when `from` is not the next seq (records would be skipped or repeated)
+   * @throws StorageFullError, RunNotFoundError (the run was deleted)
+   */
+  appendWatched(runId: string, from: number, records: readonly RunRecord[]): Promise<number[]> {
+    return this.writer.records(runId, records, 'watch', from);
   }
 
   // ---- internals ----

@@ -1,11 +1,24 @@
-import { describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, inject, it } from 'vitest';
+import { commands } from 'vitest/browser';
 import { makePreset } from '../../rl/presets';
 import type { RunRecord } from '../../rl/records';
+import { RunStore } from '../../storage/index';
 import { WatchedRun } from '../lab/watched.svelte';
 import WatchView from './WatchView.svelte';
 import { HOSTILE, hostileTurn, recordedRun, render } from '../../../test/support/views/testing';
 
 const ROOT = 'http://127.0.0.1:30000';
+
+const stores: RunStore[] = [];
+/** A run store of its own for each watch: what the lab keeps of it. */
+function newStore(): RunStore {
+  const store = new RunStore({ name: `watch-${Date.now()}-${Math.random().toString(36).slice(2)}` });
+  stores.push(store);
+  return store;
+}
+afterEach(() => {
+  for (const s of stores.splice(0)) s.close();
+});
 const runEvent = {
   type: 'run',
   label: 'serve Qwen3-0.6B (combined)',
@@ -54,7 +67,7 @@ class FakeServer {
 describe('watching a server run', () => {
   it('shows the run’s charts, conversations and tokens as records arrive, says when the connection is lost, and carries on', async () => {
     const server = new FakeServer();
-    const watched = new WatchedRun(ROOT, { fetch: server.fetch, backoffMs: [50] });
+    const watched = new WatchedRun(ROOT, newStore(), { fetch: server.fetch, backoffMs: [50] });
     using view = render(WatchView, { watched });
     watched.connect();
     const t = view.target;
@@ -108,7 +121,7 @@ describe('watching a server run', () => {
       keys.push(key);
       return key === 'Bearer sk-right' ? new Response(event(runEvent)) : new Response('{}', { status: 401 });
     }) as typeof fetch;
-    const watched = new WatchedRun(ROOT, { fetch: fetchWithKey, backoffMs: [10_000] });
+    const watched = new WatchedRun(ROOT, newStore(), { fetch: fetchWithKey, backoffMs: [10_000] });
     using view = render(WatchView, { watched });
     watched.connect();
     const t = view.target;
@@ -120,5 +133,59 @@ describe('watching a server run', () => {
     await expect.poll(() => t.querySelector('h2')?.textContent).toBe('serve Qwen3-0.6B (combined)');
     expect(keys).toEqual([null, 'Bearer sk-right']);
     watched.stop();
+  });
+
+  it('keeps a real nextstate serve run in this browser as it arrives, and a reload asks the server only for newer records', async () => {
+    const modelDir = inject('tinyModelDir');
+    const model = modelDir.split('/').pop()!;
+    const root = await commands.startServe(modelDir, ['--max-tokens', '2']);
+    try {
+      const chat = async (content: string) => {
+        const reply = await commands.serveChat(root, { model, messages: [{ role: 'user', content }] });
+        expect(reply.status).toBe(200);
+      };
+      const store = newStore();
+      const kept: string[] = [];
+      const first = new WatchedRun(root, store, { backoffMs: [50], onKept: (id) => kept.push(id) });
+      {
+        using view = render(WatchView, { watched: first });
+        await first.connect();
+        await expect.poll(() => first.status.kind).toBe('live');
+        await chat('first');
+        await chat('second');
+        await expect.poll(() => first.records.length).toBe(2);
+        expect(kept).toEqual([first.runId]);
+        await expect.poll(() => view.target.querySelector('[data-testid="watch-kept"]')).not.toBeNull();
+        // What the page shows was stored first, at the server's record numbers.
+        const stored = await store.records(first.runId!);
+        expect(stored.map((r) => r.seq)).toEqual([1, 2]);
+        expect(stored.map((r) => r.record)).toEqual(first.records);
+        expect(await store.getRun(first.runId!)).toMatchObject({ readOnly: true, watch: { server: root } });
+        first.stop();
+      }
+
+      // A reload: the kept records show before the server is asked, and it is asked from record 3.
+      await chat('while away');
+      const asked: string[] = [];
+      const counting = ((url: string, init: RequestInit) => {
+        asked.push(new URL(url).searchParams.get('from')!);
+        return fetch(url, init);
+      }) as typeof fetch;
+      const again = new WatchedRun(root, store, { fetch: counting, backoffMs: [50] });
+      using view = render(WatchView, { watched: again });
+      await again.connect();
+      expect(again.runId).toBe(first.runId);
+      expect(again.records).toHaveLength(2);
+      await expect.poll(() => again.records.length).toBe(3);
+      expect(asked).toEqual(['3']);
+      await chat('third');
+      await expect.poll(() => again.records.length).toBe(4);
+      const contents = (await store.records(first.runId!)).map((r) => (r.record.kind === 'interaction' ? r.record.messages.at(-1)?.content : r.record.kind));
+      expect(contents).toEqual(['first', 'second', 'while away', 'third']);
+      await expect.poll(() => view.target.querySelectorAll('[data-session]').length).toBeGreaterThan(0);
+      again.stop();
+    } finally {
+      await commands.stopServe(root);
+    }
   });
 });

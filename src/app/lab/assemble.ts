@@ -1,6 +1,6 @@
 /**
  * The parts of a live run, put together: the policy worker (reloaded after a device loss,
- * checkpointing each step's adapter), the judge, user and evaluator services (the step judge on
+ * checkpointing each step's adapter) or a policy server's client (RemotePolicyService), the judge, user and evaluator services (the step judge on
  * the tool-call track), the run's slot in storage (a new row, or the resumed one at its last saved
  * step) and the RunLoop (ToolCallRunLoop) over them.
  * A failure on the way ends what was made before it, so no worker or lock outlives it.
@@ -8,7 +8,8 @@
 import type { RunRecord } from '../../rl/records';
 import { createScenario } from '../../sims/scenarios/index';
 import type { RunInfo, RunStore } from '../../storage/index';
-import { isToolCallConfig, type AnyRunConfig, type RunConfig, type ToolCallRunConfig } from '../../runtime/run-config';
+import { isRemotePolicy, isToolCallConfig, type AnyRunConfig, type RunConfig, type ToolCallRunConfig } from '../../runtime/run-config';
+import { RemotePolicyService } from '../../runtime/remote-policy';
 import type { RunLoopCore } from '../../runtime/loop-core';
 import type { RecordSink } from '../../runtime/loop-types';
 import type { PolicyService } from '../../runtime/policy-service';
@@ -56,7 +57,8 @@ export interface LiveRun {
   runId: string;
   /** The personal track's RunLoop or the tool-call track's ToolCallRunLoop. */
   loop: RunLoopCore;
-  policy: PolicyClient;
+  /** The policy worker; null for a policy on a server (RemotePolicyService), which has none here. */
+  policy: PolicyClient | null;
   /** The person, when they play the user (talk yourself). */
   human: HumanUser | null;
   loss: DeviceLoss;
@@ -116,29 +118,38 @@ export async function assembleRun(
   try {
     const backend = config.models.policy.backend ?? 'webgpu';
     const loss: DeviceLoss = { simulated: false };
+    const served = isToolCallConfig(config) || !isRemotePolicy(config.models.policy) ? null : config.models.policy;
+    // The server generates, judges and trains: nothing loads here, and its key stays in settings.
+    const remote = served && new RemotePolicyService(served, { apiKey: await store.getSetting<string>(apiKeySetting(served.url)) });
     let recovering: RecoveringPolicy | null = null;
-    policy = PolicyClient.create((e) => {
-      if (e.type === 'device-lost') recovering?.deviceLost();
-      hooks.onPolicyEvent(e, loss);
-    });
-    recovering = new RecoveringPolicy(policy);
-    const info = await policy.load({
-      location,
-      backend,
-      // Absent in runs from before weight formats: the engine's default, which they loaded.
-      weightFormat: config.models.policy.weightFormat,
-      preset: config.preset,
-      seed: config.seed,
-      replies: isToolCallConfig(config) ? undefined : createScenario(config.scenario).baseModelReplies,
-    });
-    hooks.onPolicyInfo(info);
-    if (isToolCallConfig(config)) checkToolCallPolicy(config.models.policy.model, info.hasChatTemplate);
-    else if (createScenario(config.scenario).workspace) checkWorkspacePolicy(config.models.policy.model, info);
-    if (resuming) checkSamePolicy(resuming.info.config, info.files);
+    // What the run records of the policy it loaded: none of either for a policy on a server.
+    let loadedPolicy: { files: Record<string, string>; commit: string | null } = { files: {}, commit: null };
+    if (!remote) {
+      const client = PolicyClient.create((e) => {
+        if (e.type === 'device-lost') recovering?.deviceLost();
+        hooks.onPolicyEvent(e, loss);
+      });
+      policy = client;
+      recovering = new RecoveringPolicy(client);
+      const info = await client.load({
+        location,
+        backend,
+        // Absent in runs from before weight formats: the engine's default, which they loaded.
+        weightFormat: config.models.policy.weightFormat,
+        preset: config.preset,
+        seed: config.seed,
+        replies: isToolCallConfig(config) ? undefined : createScenario(config.scenario).baseModelReplies,
+      });
+      hooks.onPolicyInfo(info);
+      if (isToolCallConfig(config)) checkToolCallPolicy(config.models.policy.model, info.hasChatTemplate);
+      else if (createScenario(config.scenario).workspace) checkWorkspacePolicy(config.models.policy.model, info);
+      if (resuming) checkSamePolicy(resuming.info.config, info.files);
+      loadedPolicy = info;
+    }
 
     const deps: ServiceDeps = {
       // A frozen copy of the policy reads the commit the policy did.
-      policyLocation: pinnedLocation(location, info.commit),
+      policyLocation: pinnedLocation(location, loadedPolicy.commit),
       backend,
       apiKey: (baseUrl) => store.getSetting<string>(apiKeySetting(baseUrl)),
       onProgress: (model, e) => hooks.onDownload(model, e),
@@ -147,35 +158,37 @@ export async function assembleRun(
     hooks.announce(isToolCallConfig(config) ? 'Loading the step judge and the problems…' : 'Loading the judge, user and evaluator…');
     const built = isToolCallConfig(config) ? await toolCallParts(config, deps) : await personalParts(config, deps, hooks);
     dispose = built.dispose;
-    hooks.onLabels(built.labels);
+    // The server judges its turns: the judge chosen here (rules stand in) reads none of them.
+    hooks.onLabels(remote ? { ...built.labels, judge: `the server, ${remote.label}` } : built.labels);
     const loaded = policy;
     // The run file says what played each role: library and version, device, model.
     const slot = await claimRunSlot(
       store,
       { ...config, roleSources: built.sources },
-      info,
+      loadedPolicy,
       resuming && {
         ...resuming,
-        restore: (adapter, version) => loaded.restore(adapter.files, version),
+        restore: (adapter, version) => (loaded ? loaded.restore(adapter.files, version) : Promise.resolve()),
       },
     );
     const { runId, resume } = slot;
     release = slot.release;
 
     const { human } = built;
-    const checkpointing = new CheckpointingPolicy(recovering, (version, files) => hooks.durably(() => store.saveAdapter(runId, version, files)));
+    const policyService: PolicyService =
+      remote ?? new CheckpointingPolicy(recovering!, (version, adapter) => hooks.durably(() => store.saveAdapter(runId, version, adapter)));
     const loop = built.loop(
-      checkpointing,
+      policyService,
       { append: (records) => hooks.durably(async () => void (await store.appendMany(runId, records))) },
       { ...hooks.loop, resume },
     );
     const releaseSlot = release;
     const close = () => {
-      loaded.terminate();
+      loaded?.terminate();
       built.dispose();
       releaseSlot();
     };
-    return { runId, loop, policy, human, loss, resume, close };
+    return { runId, loop, policy: loaded, human, loss, resume, close };
   } catch (e) {
     policy?.terminate();
     dispose();

@@ -367,11 +367,13 @@ export class LabController extends LabPage {
   /** Debug menu: destroys the policy's GPU device to show recovery from the last saved step. */
   async simulateDeviceLoss(): Promise<void> {
     const live = this.live;
-    if (!live) return;
+    // A policy on a server has no device here to lose.
+    if (!live?.policy) return;
+    const policy = live.policy;
     live.loss.simulated = true;
     await live.loop.event('device_lost', 'simulated GPU device loss (debug menu): the device was destroyed on purpose');
     try {
-      await live.policy.simulateDeviceLoss();
+      await policy.simulateDeviceLoss();
     } catch (e) {
       live.loss.simulated = false;
       this.error = errorText(e);

@@ -14,3 +14,19 @@ export function pageConnectSources(doc: Document = document): string[] | null {
 export function connectAllowed(url: URL, sources: readonly string[], self: URL = new URL(location.href)): boolean {
   return sourcesAllow(sources, url, self);
 }
+
+/**
+ * What to say before a run fails on it: this page's CSP will not let it reach `address` (an
+ * endpoint's or a policy server's base URL); '' when it may, or when that cannot be told.
+ */
+export function connectBlocked(address: string, sources: readonly string[] | null = pageConnectSources(), self?: URL): string {
+  let url: URL;
+  try {
+    url = new URL(address.trim());
+  } catch {
+    return '';
+  }
+  return sources && !connectAllowed(url, sources, self)
+    ? `This lab’s Content-Security-Policy does not let it reach ${url.origin}. Build the lab with NEXTSTATE_CONNECT_SRC="${url.origin}" (or add it to connect-src in the host’s headers file; README, Deploying).`
+    : '';
+}

@@ -3,6 +3,7 @@
  * (list, open run, comparison, rename and delete), run files in and out, settings, and the lines
  * the page says. LabController adds the live run on top; components hold that one object.
  */
+import { policyServerOf } from './policy-place';
 import { exportRun, importRun, RunStore, type RunInfo } from '../../storage/index';
 import type { RunRecord } from '../../rl/records';
 import { parseAnyRunConfig, type AnyRunConfig } from '../../runtime/run-config';
@@ -233,9 +234,17 @@ export class LabPage {
     }
   }
 
-  /** Whether a stored run can continue: interrupted by a reload, paused, or stopped early. */
+  /**
+   * Whether a stored run can continue: interrupted by a reload, paused, or stopped early. A policy
+   * on a server cannot: the server holds what it learned, and no checkpoint of it is here.
+   */
   canResume(info: RunInfo): boolean {
-    return !info.readOnly && info.id !== this.liveRunId && (info.status === 'interrupted' || info.status === 'paused' || info.status === 'stopped');
+    return (
+      !info.readOnly &&
+      info.id !== this.liveRunId &&
+      (info.status === 'interrupted' || info.status === 'paused' || info.status === 'stopped') &&
+      !policyServerOf(info.config)
+    );
   }
 
   /**

@@ -5,8 +5,11 @@ import { parseRunConfig } from '../../runtime/run-config';
 import { STORY_LR, STORY_MODEL } from '../../runtime/run-config';
 import { allowedWeightFormats } from './policy-weights';
 import {
+  DEFAULT_POLICY_SERVER,
   defaultSetup,
   methodVotes,
+  policyServer,
+  setupRoles,
   pickedFolderName,
   policyModelName,
   restoreSetup,
@@ -182,5 +185,43 @@ describe('remembering the setup', () => {
     expect(restoreSetup(null)).toEqual(defaultSetup());
     expect(restoreSetup({ version: 99 })).toEqual(defaultSetup());
     expect(restoreSetup({ ...s, preset: { method: 'nope' } })).toEqual(defaultSetup());
+  });
+});
+
+describe('a policy on a server', () => {
+  const onServer = (over: Partial<{ url: string; model: string }> = {}) => {
+    const s = withScenario(defaultSetup(), 'student');
+    return { ...s, policy: { ...s.policy, source: 'server' as const, server: { url: 'http://127.0.0.1:30000/v1/', model: 'Qwen3-0.6B', ...over } } };
+  };
+
+  it('runs with models.policy of kind server and no key in the config; the server judges, so the form asks for no judge', () => {
+    const s = onServer();
+    expect(setupProblems(s)).toEqual([]);
+    expect(setupRoles(s)).toEqual(['user', 'evaluator']);
+    const config = toRunConfig(s);
+    expect(config.models.policy).toEqual({ kind: 'server', url: 'http://127.0.0.1:30000/v1', model: 'Qwen3-0.6B' });
+    expect(config.lab).toEqual({ policySource: 'server' });
+    expect(config.modelRefs.policy).toEqual({ id: 'Qwen3-0.6B @ http://127.0.0.1:30000/v1' });
+    expect(config.label).toContain('Qwen3-0.6B');
+    // What the lab stores and exports reads it back.
+    expect(parseStoredConfig(config)).toMatchObject({ models: { policy: { kind: 'server' } } });
+    expect(JSON.stringify(config)).not.toMatch(/apiKey/i);
+  });
+
+  it('says what to fix: the address and model, a frozen copy of a policy it does not have, the tool-call track', () => {
+    expect(setupProblems(onServer({ url: 'localhost:30000', model: ' ' }))[0]).toBe(
+      'Give the policy server a base URL (http:// or https://, ending in /v1) and the model name it serves (its GET /v1/models).',
+    );
+    const custom = { ...withScenario(onServer(), 'custom'), policy: onServer().policy };
+    expect(custom.roles.user.kind).toBe('policy');
+    expect(setupProblems(custom)).toContain('The user cannot be a frozen copy of a policy that runs on a server: choose rules, another model or an endpoint.');
+    expect(setupProblems({ ...onServer(), track: 'toolcall' })[0]).toMatch(/^The tool-call track trains its policy here/);
+  });
+
+  it('is remembered with its server, and a remembered setup without one gets the default address', () => {
+    const restored = restoreSetup(JSON.parse(JSON.stringify(onServer())));
+    expect(restored.policy).toMatchObject({ source: 'server', server: { url: 'http://127.0.0.1:30000/v1/', model: 'Qwen3-0.6B' } });
+    const bare = { ...onServer(), policy: { ...onServer().policy, server: undefined } };
+    expect(policyServer(bare)).toEqual({ url: DEFAULT_POLICY_SERVER, model: '' });
   });
 });

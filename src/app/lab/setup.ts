@@ -16,6 +16,7 @@ import {
 } from '../../sims/scenarios/index';
 import type { ProblemOrder } from '../../sims/problems/index';
 import type { WeightFormat } from '../../gpu/quant';
+import type { ModelRef } from '../../storage/index';
 import { DEFAULT_LAB_WEIGHTS, labPolicy } from './policy-weights';
 import { roleFolderProblem, type RoleFiles } from './role-files';
 import {
@@ -25,6 +26,7 @@ import {
   parseRunConfig,
   type ConfigExtras,
   type GeneratorSpec,
+  type RemotePolicyConfig,
   type RunConfig,
   type Track,
 } from '../../runtime/run-config';
@@ -68,8 +70,13 @@ export interface LabSetup {
   /** The method's preset; the advanced panel edits every field of it. */
   preset: MethodPreset;
   policy: {
-    /** hub: a hub id or https URL; files: a folder or files the person picks (not remembered). */
-    source: 'hub' | 'files';
+    /**
+     * hub: a hub id or https URL; files: a folder or files the person picks (not remembered);
+     * server: a policy server (`nextstate serve`, the reference's) that judges and trains it.
+     */
+    source: 'hub' | 'files' | 'server';
+    /** The policy server's OpenAI base URL and the model it serves (policyServer); its key is kept in settings (apiKeySetting). */
+    server?: { url: string; model: string };
     hubId: string;
     /** The name picked files are recorded under (the folder's name unless the person changes it). */
     localName: string;
@@ -162,6 +169,19 @@ function scenarioParts(scenario: ScenarioId): ScenarioParts {
     default:
       return homeworkParts({ user: rules, judge: rules, evaluator: rules }, 3);
   }
+}
+
+/** Where `nextstate serve` listens unless told otherwise. */
+export const DEFAULT_POLICY_SERVER = 'http://127.0.0.1:30000/v1';
+
+/** The policy server a setup names, the default one where it names none. */
+export function policyServer(setup: Pick<LabSetup, 'policy'>): { url: string; model: string } {
+  return setup.policy.server ?? { url: DEFAULT_POLICY_SERVER, model: '' };
+}
+
+/** Whether the setup's policy runs on a server, which judges and trains it (nothing trains here). */
+export function onServer(setup: Pick<LabSetup, 'policy'>): boolean {
+  return setup.policy.source === 'server';
 }
 
 /** The first setup a person sees: a storyteller on a tiny story model with rules, which runs anywhere. */
@@ -279,9 +299,11 @@ export function rolesFor(scenario: ScenarioId): Role[] {
   return scenario === 'talk' ? ['judge'] : ['user', 'judge', 'evaluator'];
 }
 
-/** The roles of a setup: the step judge alone on the tool-call track. */
+/** The roles of a setup: the step judge alone on the tool-call track; no judge for a policy on a server, which judges. */
 export function setupRoles(setup: LabSetup): Role[] {
-  return setup.track === 'toolcall' ? ['judge'] : rolesFor(setup.scenario);
+  if (setup.track === 'toolcall') return ['judge'];
+  const roles = rolesFor(setup.scenario);
+  return onServer(setup) ? roles.filter((r) => r !== 'judge') : roles;
 }
 
 /** Problems in the form that block a start, in words; empty when the setup can run. */
@@ -291,6 +313,16 @@ export function setupProblems(setup: LabSetup, options: { pickedFiles?: number; 
     out.push('Name the policy model: a hub id such as HuggingFaceTB/SmolLM2-135M-Instruct, or a URL.');
   if (setup.policy.source === 'files' && !options.pickedFiles)
     out.push('Pick the policy model\u2019s folder (config.json, model.safetensors, tokenizer.json, tokenizer_config.json).');
+  if (onServer(setup)) {
+    if (setup.track === 'toolcall')
+      out.push('The tool-call track trains its policy here: choose a hub model or a folder, or go back to a scenario for a policy on a server.');
+    const server = policyServer(setup);
+    if (!/^https?:\/\/\S+$/.test(server.url.trim()) || !server.model.trim())
+      out.push('Give the policy server a base URL (http:// or https://, ending in /v1) and the model name it serves (its GET /v1/models).');
+    for (const role of setupRoles(setup))
+      if (setup.roles[role].kind === 'policy')
+        out.push(`The ${role} cannot be a frozen copy of a policy that runs on a server: choose rules, another model or an endpoint.`);
+  }
   if (setup.track !== 'toolcall' && setup.scenario === 'custom' && setup.roles.user.kind === 'rules')
     out.push('A custom persona needs a model to play it: choose the policy model, another model or an endpoint for the user.');
   for (const role of setupRoles(setup)) {
@@ -319,6 +351,7 @@ export function pickedFolderName(files: readonly { name: string; webkitRelativeP
 /** The policy's name in the run config: the hub id or URL, or the name given to the picked files. */
 export function policyModelName(setup: LabSetup, files: readonly { name: string; webkitRelativePath?: string }[] = []): string {
   if (setup.policy.source === 'hub') return setup.policy.hubId.trim();
+  if (setup.policy.source === 'server') return policyServer(setup).model.trim();
   return setup.policy.localName.trim() || (files.length ? pickedFolderName(files) : 'picked files');
 }
 
@@ -332,7 +365,7 @@ export type LabRunConfig = RunConfig & Required<Pick<ConfigExtras, 'lab' | 'mode
  */
 export function toRunConfig(setup: LabSetup, policyModel = policyModelName(setup)): LabRunConfig {
   const talk = setup.scenario === 'talk';
-  const { policy, ref } = labPolicy(setup, policyModel || 'policy');
+  const { policy, ref } = onServer(setup) ? serverPolicy(setup) : labPolicy(setup, policyModel || 'policy');
   const config: RunConfig = {
     format: 'nextstate-run-config',
     formatVersion: 1,
@@ -359,6 +392,17 @@ export function toRunConfig(setup: LabSetup, policyModel = policyModelName(setup
     modelRefs: { policy: ref },
     seeds: { run: setup.seed },
   };
+}
+
+/**
+ * A policy on a server: what the run sends its turns to, and what the run file's header names.
+ * The key is not here: it stays in settings (apiKeySetting), never in a config or an export.
+ */
+function serverPolicy(setup: LabSetup): { policy: RemotePolicyConfig; ref: ModelRef } {
+  const server = policyServer(setup);
+  const url = server.url.trim().replace(/\/+$/, '');
+  const model = server.model.trim() || 'policy';
+  return { policy: { kind: 'server', url, model }, ref: { id: `${model} @ ${url}` } };
 }
 
 /** The run config of a setup on either track (what Start launches). */
@@ -391,7 +435,7 @@ export function restoreSetup(saved: unknown, options: { webgpu?: boolean } = {})
     ...s,
     version: 1,
     custom: { ...base.custom, ...s.custom },
-    policy: { ...base.policy, ...s.policy },
+    policy: { ...base.policy, ...s.policy, ...(s.policy?.server && { server: { ...policyServer(base), ...s.policy.server } }) },
     roles: { ...base.roles, ...s.roles },
     problems: { ...base.problems, ...s.problems },
     schedule: { ...base.schedule, ...s.schedule },

@@ -43,8 +43,8 @@ function watch(answers: (string | number | 'offline')[], o: { apiKey?: string; m
     fetch: scripted(answers, asked),
     backoffMs: [1, 2],
     limits: { maxEventChars: 100_000, maxRecords: o.maxRecords ?? 1000 },
-    onRun: (r) => runs.push(r.label),
-    onRecords: (records, from) => got.push({ records, from }),
+    onRun: (r) => void runs.push(r.label),
+    onRecords: (records, from) => void got.push({ records, from }),
     onStatus: (s) => {
       statuses.push(s);
       // Ends the test once the script has run out and the watcher waits to retry.
@@ -124,6 +124,45 @@ describe('WatchConnection', () => {
     expect(big.statuses.at(-1)).toMatchObject({ kind: 'stopped', message: expect.stringContaining('more than 5 records') });
   });
 
+  it('awaits what keeps the records, and stops with its reason when they could not be kept', async () => {
+    const asked: { url: string; init: RequestInit }[] = [];
+    const statuses: WatchStatus[] = [];
+    const kept: number[] = [];
+    const connection = new WatchConnection(ROOT, {
+      fetch: scripted([sse(run, records(1, 2), records(3, 1))], asked),
+      onRun: () => {},
+      onRecords: async (_records, from) => {
+        await new Promise((r) => setTimeout(r, 5));
+        if (from === 3) throw new Error('Could not keep records 3–3 in this browser: the disk is full.');
+        kept.push(from);
+      },
+      onStatus: (s) => void statuses.push(s),
+    });
+    await connection.start();
+    expect(kept).toEqual([1]);
+    expect(statuses.at(-1)).toEqual({ kind: 'stopped', needsKey: false, message: 'Could not keep records 3–3 in this browser: the disk is full.' });
+  });
+
+  it('asks again at once from the record its run handler names', async () => {
+    const w = { asked: [] as { url: string; init: RequestInit }[], got: [] as { records: RunRecord[]; from: number }[], statuses: [] as WatchStatus[] };
+    let restarted = false;
+    const connection = new WatchConnection(ROOT, {
+      fetch: scripted([sse(run), sse(run, records(1, 1))], w.asked),
+      backoffMs: [1],
+      onRun: () => (restarted ? undefined : ((restarted = true), { next: 1 })),
+      onRecords: (rs, from) => void w.got.push({ records: rs, from }),
+      onStatus: (s) => {
+        w.statuses.push(s);
+        if (s.kind === 'lost') connection.stop();
+      },
+    });
+    connection.skipTo(5);
+    await connection.start();
+    expect(w.asked.map((a) => a.url.split('from=')[1])).toEqual(['5', '1']);
+    expect(w.got.map((g) => g.from)).toEqual([1]);
+    expect(w.statuses.map((s) => s.kind)).toEqual(['connecting', 'live', 'connecting', 'live', 'lost']);
+  });
+
   it('stops reading when stopped', async () => {
     let cancelled = false;
     const asked: string[] = [];
@@ -138,7 +177,7 @@ describe('WatchConnection', () => {
     }) as typeof fetch;
     const connection = new WatchConnection(ROOT, {
       fetch: endless,
-      onRun: () => connection.stop(),
+      onRun: (): void => connection.stop(),
       onRecords: () => {},
       onStatus: () => {},
     });

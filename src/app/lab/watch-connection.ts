@@ -16,9 +16,14 @@ export const BACKOFF_MS = [1000, 2000, 4000, 8000, 15_000, 30_000];
 export interface WatchOptions {
   /** The server's --api-key, sent as a Bearer token; never stored. */
   apiKey?: string;
-  onRun(run: WatchedRunHeader): void;
-  /** Records new to this watcher, in order, starting at record `from`. */
-  onRecords(records: RunRecord[], from: number): void;
+  /**
+   * The run the server serves, at each connection. May answer with the record this watcher needs
+   * next, when that is an earlier one than it asked for (what it kept belongs to another run):
+   * the watcher then asks again from there.
+   */
+  onRun(run: WatchedRunHeader): void | { next: number } | Promise<void | { next: number }>;
+  /** Records new to this watcher, in order, starting at record `from`; awaited before the next. */
+  onRecords(records: RunRecord[], from: number): void | Promise<void>;
   onStatus(status: WatchStatus): void;
   fetch?: typeof fetch;
   limits?: WatchLimits;
@@ -27,6 +32,9 @@ export interface WatchOptions {
 
 /** A failure the next connection may not have (a restarting server, a gap). */
 class Transient extends WatchError {}
+
+/** The run's records are wanted from an earlier one: ask again at once. */
+class Restart extends WatchError {}
 
 /** A failure that retrying will not fix. */
 class Permanent extends WatchError {
@@ -86,6 +94,7 @@ export class WatchConnection {
         reason = 'the server ended the feed (stopped or restarted)';
       } catch (e) {
         if (signal.aborted) return;
+        if (e instanceof Restart) continue;
         if (e instanceof Permanent || !(e instanceof TypeError || e instanceof Transient)) {
           this.o.onStatus({ kind: 'stopped', message: (e as Error).message, needsKey: e instanceof Permanent && e.needsKey });
           return;
@@ -123,8 +132,15 @@ export class WatchConnection {
     onOpen();
     await readWatchStream(
       response.body,
-      (event) => {
-        if (event.type === 'run') return this.o.onRun(event.run);
+      async (event) => {
+        if (event.type === 'run') {
+          const need = (await this.o.onRun(event.run))?.next;
+          if (need !== undefined && need < this.next) {
+            this.next = need;
+            throw new Restart(`records wanted from ${need}`);
+          }
+          return;
+        }
         // A reconnection starts at `next`; anything before it was shown already.
         if (event.from > this.next) throw new Transient(`records ${this.next} to ${event.from - 1} went missing`);
         const fresh = event.records.slice(this.next - event.from);
@@ -132,8 +148,8 @@ export class WatchConnection {
         if (this.next - 1 + fresh.length > limits.maxRecords)
           throw new Permanent(`The run has more than ${limits.maxRecords} records, more than the lab watches; inspect its run file with nextstate inspect.`);
         const from = this.next;
+        await this.o.onRecords(fresh, from);
         this.next += fresh.length;
-        this.o.onRecords(fresh, from);
       },
       limits,
       this.abort.signal,

@@ -96,7 +96,7 @@ describe('readWatchStream', () => {
     const text = `data: ${JSON.stringify(runEvent)}\n\ndata: ${JSON.stringify({ type: 'records', from: 1, records: [interaction('a')] })}\n\ndata: [DONE]\n\ndata: junk\n\n`;
     // Cut in odd places, multi-byte characters included.
     const chunks = [text.slice(0, 7), text.slice(7, 200), text.slice(200)];
-    await readWatchStream(body(chunks), (e) => seen.push(e));
+    await readWatchStream(body(chunks), (e) => void seen.push(e));
     expect(seen.map((e) => e.type)).toEqual(['run', 'records']);
   });
 
@@ -111,7 +111,7 @@ describe('readWatchStream', () => {
       },
     });
     const seen: WatchEvent[] = [];
-    await readWatchStream(split, (e) => seen.push(e));
+    await readWatchStream(split, (e) => void seen.push(e));
     expect(seen[0].type === 'records' && seen[0].records[0].kind === 'interaction' && seen[0].records[0].messages[0].content).toBe('héllo ✓');
   });
 });

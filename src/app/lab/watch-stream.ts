@@ -143,13 +143,14 @@ export class EventSplitter {
 }
 
 /**
- * Reads a record feed to its end (or until `signal` fires), calling `onEvent` for each event in order.
+ * Reads a record feed to its end (or until `signal` fires), calling `onEvent` for each event in
+ * order, and awaiting it before the next: what it keeps is kept before the next event is read.
  *
- * @throws WatchError, RecordValidationError (see parseWatchEvent and EventSplitter)
+ * @throws WatchError, RecordValidationError (see parseWatchEvent and EventSplitter), and what onEvent throws
  */
 export async function readWatchStream(
   body: ReadableStream<Uint8Array>,
-  onEvent: (event: WatchEvent) => void,
+  onEvent: (event: WatchEvent) => void | Promise<void>,
   limits: Pick<WatchLimits, 'maxEventChars'> = WATCH_LIMITS,
   signal?: AbortSignal,
 ): Promise<void> {
@@ -165,7 +166,7 @@ export async function readWatchStream(
       if (done) return;
       for (const data of events.push(decoder.decode(value, { stream: true }))) {
         if (data === '[DONE]' || signal?.aborted) return;
-        onEvent(parseWatchEvent(data));
+        await onEvent(parseWatchEvent(data));
       }
     }
   } finally {

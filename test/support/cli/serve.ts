@@ -1,8 +1,6 @@
-import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { basename, join, resolve } from 'node:path';
-import { createInterface } from 'node:readline';
+import { basename, join } from 'node:path';
 import OpenAI from 'openai';
 import { cliIo } from '../../../src/cli/io';
 import { startServe, type ServeHandle } from '../../../src/cli/serve';
@@ -45,26 +43,4 @@ export async function until(ok: () => boolean, ms = 60_000, what = 'the conditio
   }
 }
 
-export interface ServeProcess {
-  child: ChildProcess;
-  /** The OpenAI base URL it listens on (…/v1). */
-  url: string;
-  /** Resolves with the exit code, or null when a signal killed it. */
-  exited: Promise<number | null>;
-}
-
-const bin = resolve(__dirname, '../../../bin/nextstate.mjs');
-
-/** `nextstate serve ARGS --port 0 --json` in a second process, once it listens. */
-export async function spawnServe(args: string[]): Promise<ServeProcess> {
-  const child = spawn(process.execPath, [bin, 'serve', ...args, '--port', '0', '--json'], { stdio: ['ignore', 'pipe', 'inherit'] });
-  const exited = new Promise<number | null>((r) => child.on('exit', (code, signal) => r(signal ? null : code)));
-  const url = await new Promise<string>((res, rej) => {
-    createInterface({ input: child.stdout! }).on('line', (line) => {
-      const e = JSON.parse(line);
-      if (e.type === 'listening') res(e.url);
-    });
-    child.on('exit', () => rej(new Error('the server exited before it listened')));
-  });
-  return { child, url, exited };
-}
+export { spawnServe, type ServeProcess } from './spawn-serve';
