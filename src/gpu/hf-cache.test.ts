@@ -91,7 +91,9 @@ describe('hub models in the Hugging Face cache', () => {
     const unreachable = { HF_HOME: home, HF_ENDPOINT: 'http://127.0.0.1:9' };
     expect((await load(unreachable, 'v2')).source.commit?.()).toBe(second);
     expect((await load({ HF_HOME: home, HF_ENDPOINT: hub.url, HF_HUB_OFFLINE: '1' }, 'v2')).requests).toEqual([]);
-    await expect(load({ HF_HOME: home, HF_HUB_OFFLINE: '1' })).rejects.toThrow(/HF_HUB_OFFLINE is set and karpathy\/stories260K at main was never downloaded here/);
+    await expect(load({ HF_HOME: home, HF_HUB_OFFLINE: '1' })).rejects.toThrow(
+      /HF_HUB_OFFLINE is set and karpathy\/stories260K at main was never downloaded here/,
+    );
     await expect(load(envOf(home), 'no-such-branch')).rejects.toThrow(/has no revision "no-such-branch".*--revision/);
     expect(() => modelSource(REPO, { env: envOf(home), revision: '../etc' })).toThrow(/is not a hub revision/);
   });

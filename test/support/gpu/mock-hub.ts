@@ -96,11 +96,14 @@ export async function startMockHub(): Promise<MockHub> {
     setRef: (repo, revision, commit) => void refs.set(`${repo}@${revision}`, commit),
     addCommit(repo, dir) {
       const id = commitId(repo, n++);
-      commits.set(id, new Map(
+      commits.set(
+        id,
+        new Map(
           readdirSync(dir, { withFileTypes: true })
             .filter((e) => e.isFile())
             .map((e) => [e.name, new Uint8Array(readFileSync(join(dir, e.name)))]),
-        ));
+        ),
+      );
       return id;
     },
     gate: (repo, token) => void gates.set(repo, token),
