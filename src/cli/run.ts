@@ -268,6 +268,7 @@ export async function resumeRunFile(file: string, o: Omit<RunToFileOptions, 'fil
         version: plan.version,
         sessionsStarted: plan.sessionsStarted,
         samples: plan.samples,
+        studentWork: plan.studentWork,
         evaluated: evaluatedAt(journal.all, plan.step),
       },
     };

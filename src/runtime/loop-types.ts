@@ -63,6 +63,12 @@ export interface RunLoopOptions {
      * stopped between that step and its evaluation). Absent: only step 0's is run, when due.
      */
     evaluated?: boolean;
+    /**
+     * The teacher scenario's student attempts the log holds, by their slot in prepare()'s order
+     * (the attempt's side turn minus one): a resumed run grades the same work, not a new draw
+     * from the trained policy.
+     */
+    studentWork?: ReadonlyMap<number, string>;
   };
 }
 

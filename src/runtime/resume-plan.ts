@@ -22,11 +22,22 @@ export function nextSessionIndex(records: Iterable<RunRecord>): number {
   return next;
 }
 
+/** The side session in which the policy writes the teacher scenario's student attempts (turn k + 1 is slot k). */
+export const STUDENT_WORK_SESSION = 'student-work';
+
+/** The student attempts a teacher run logged, by slot; the last record of a slot wins. */
+export function recordedStudentWork(records: Iterable<RunRecord>): Map<number, string> {
+  const work = new Map<number, string>();
+  for (const r of records) if (r.kind === 'interaction' && r.session === STUDENT_WORK_SESSION && r.turnType === 'side') work.set(r.turn - 1, r.response);
+  return work;
+}
+
 export interface ResumePlan {
   step: number;
   version: number;
   sessionsStarted: number;
   samples: BufferedSample<TrainingSample>[];
+  studentWork: Map<number, string>;
   /** Buffered samples whose interaction is missing from the log: they cannot be trained on again. */
   dropped: number;
 }
@@ -60,5 +71,13 @@ export function resumePlan(point: ResumePoint, records: Iterable<RunRecord>): Re
       promoted: s.promoted,
     });
   }
-  return { step: point.lastStep ?? 0, version: point.version, sessionsStarted: nextSessionIndex(records), samples, dropped };
+  const logged = [...records];
+  return {
+    step: point.lastStep ?? 0,
+    version: point.version,
+    sessionsStarted: nextSessionIndex(logged),
+    samples,
+    studentWork: recordedStudentWork(logged),
+    dropped,
+  };
 }

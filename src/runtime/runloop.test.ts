@@ -6,7 +6,17 @@
 import { describe, expect, it } from 'vitest';
 import { tinyModel } from '../../test/fixtures/tiny-model';
 import { of, runHeadless } from '../../test/support/runtime/headless';
-import type { EvaluationRecord, InteractionRecord, JudgeResultRecord, JudgeVoteRecord, SampleRecord, SessionEndRecord, TrainStepRecord } from '../rl/records';
+import type {
+  EvaluationRecord,
+  InteractionRecord,
+  JudgeResultRecord,
+  JudgeVoteRecord,
+  RunRecord,
+  SampleRecord,
+  SessionEndRecord,
+  TrainStepRecord,
+} from '../rl/records';
+import { recordedStudentWork } from './resume-plan';
 import { exampleConfig, type RunConfig } from './run-config';
 
 describe('student scenario end to end on the tiny fixture (2 steps)', () => {
@@ -126,5 +136,17 @@ describe('teacher scenario', () => {
     for (const t of firstTurns) expect(attempts.some((a) => t.messages[0].content.includes(`Student's work:\n${a.response}\n`))).toBe(true);
     // Side turns are never judged or trained on.
     expect(records.some((r) => (r.kind === 'sample' || r.kind === 'judge_vote') && r.session === 'student-work')).toBe(false);
+
+    // Resumed, the run grades the attempts its log holds instead of drawing new ones from the trained policy.
+    const logged = recordedStudentWork(
+      records.map((r) => (r.kind === 'interaction' && r.turnType === 'side' ? { ...r, response: `logged attempt ${r.turn}` } : r)),
+    );
+    const resumed: RunRecord[] = [];
+    await runHeadless(config, {}, resumed, { resume: { step: 0, version: 0, sessionsStarted: 0, studentWork: logged } });
+    const again = of(resumed, 'interaction') as InteractionRecord[];
+    expect(again.filter((i) => i.turnType === 'side')).toEqual([]);
+    const graded = again.filter((i) => i.turnType === 'main' && i.turn === 1);
+    expect(graded.length).toBeGreaterThan(0);
+    for (const t of graded) expect(t.messages[0].content).toMatch(/Student's work:\nlogged attempt [123]\n/);
   }, 300_000);
 });

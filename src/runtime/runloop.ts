@@ -15,6 +15,7 @@ import type { PolicyResponse } from '../rl/samples';
 import { SessionTracker, type TrackerEvents } from '../rl/sessions';
 import { idleTimeoutOf, lastTurnOf } from '../rl/presets';
 import { scoreEvaluation } from '../sims/evaluator';
+import { STUDENT_WORK_SESSION } from './resume-plan';
 import type { TextGenerator } from '../generators/generator';
 import { createScenario, isDone, simulatorMessages, simulatorReply, type Scenario } from '../sims/scenarios/index';
 import type { Problem } from '../sims/problems/problem';
@@ -55,7 +56,6 @@ export class EndSessionRequest extends Error {
 }
 
 /** The side session in which the policy writes the teacher scenario's student attempts. */
-export const STUDENT_WORK_SESSION = 'student-work';
 
 export class RunLoop extends RunLoopCore {
   readonly scenario: Scenario;
@@ -89,7 +89,8 @@ export class RunLoop extends RunLoopCore {
   /**
    * The teacher grades a student's attempt at each problem: the policy writes it once, before
    * any session, as a logged side turn (never trained on), so the run holds what was graded.
-   * Problems that already carry an attempt (a resumed run) keep it. Training problems come
+   * Problems that already carry an attempt keep it, and a resumed run takes the attempts its
+   * log holds (options.resume.studentWork). Training problems come
    * first, then evaluation problems not among them, numbered in that order. In the workspace
    * variant only evaluation problems need one (their files hold it).
    */
@@ -105,6 +106,8 @@ export class RunLoop extends RunLoopCore {
     ];
     await Promise.all(
       slots.map(async ({ list, i }, k) => {
+        const recorded = this.options.resume?.studentWork?.get(k);
+        if (recorded !== undefined && list[i].studentWork === undefined) list[i] = { ...list[i], studentWork: recorded };
         const problem = list[i];
         if (problem.studentWork !== undefined) return;
         const messages: ChatMessage[] = [{ role: 'user', content: `Solve this math problem and show your work.\n\n${problem.question}` }];

@@ -58,5 +58,9 @@ export async function claimRunSlot(
   const plan = resumePlan(point, resuming.records);
   const release = await store.claimRun(runId);
   await store.setStatus(runId, 'running');
-  return { runId, release, resume: { step: plan.step, version: plan.version, sessionsStarted: plan.sessionsStarted, samples: plan.samples } };
+  return {
+    runId,
+    release,
+    resume: { step: plan.step, version: plan.version, sessionsStarted: plan.sessionsStarted, samples: plan.samples, studentWork: plan.studentWork },
+  };
 }

@@ -7,7 +7,7 @@ import { CpuBackend } from '../../../src/gpu/cpu/backend';
 import type { RunRecord } from '../../../src/rl/records';
 import { validateRecord } from '../../../src/rl/validate';
 import { createScenario } from '../../../src/sims/scenarios/index';
-import type { RecordSink } from '../../../src/runtime/loop-types';
+import type { RecordSink, RunLoopOptions } from '../../../src/runtime/loop-types';
 import { loadProblems } from '../../../src/runtime/problems';
 import type { TextGenerator } from '../../../src/generators/generator';
 import { exampleConfig, parseRunConfig, type RunConfig } from '../../../src/runtime/run-config';
@@ -27,10 +27,10 @@ export function validatingSink(records: RunRecord[]): RecordSink {
  * Runs `config` to the end on the CPU engine with the Node services, `roles` replacing any of
  * them; the records land in `records` as they are written, for tests that watch the run.
  */
-export async function runHeadless(config: RunConfig, roles: Partial<RunServices> = {}, records: RunRecord[] = []) {
+export async function runHeadless(config: RunConfig, roles: Partial<RunServices> = {}, records: RunRecord[] = [], options: RunLoopOptions = {}) {
   const services = await createNodeServices(parseRunConfig(config), new CpuBackend());
   const problems = await loadProblems(config, createScenario(config.scenario), readTextFile);
-  const loop = new RunLoop(config, { ...services, ...roles }, problems, validatingSink(records));
+  const loop = new RunLoop(config, { ...services, ...roles }, problems, validatingSink(records), options);
   const result = await loop.run();
   return { result, records };
 }
