@@ -163,6 +163,13 @@ describe('nextstate serve’s record feed, for the lab watching a live run', () 
     // Chat completions stay same-origin: no CORS there.
     const chat = await fetch(`${server.handle.url}/v1/chat/completions`, { method: 'POST', body: '{' });
     expect(chat.headers.get('access-control-allow-origin')).toBeNull();
+    // A page of another site posting text/plain to this keyless server is refused, not served.
+    const page = await fetch(`${server.handle.url}/v1/chat/completions`, {
+      method: 'POST',
+      headers: { origin: 'https://evil.example', 'content-type': 'text/plain' },
+      body: JSON.stringify({ model, messages: [{ role: 'user', content: 'from a page' }] }),
+    });
+    expect(page.status).toBe(403);
     abort.abort();
     await reading;
     const late = await fetch(`${server.handle.url}/v1/nextstate/records?from=2`);
@@ -202,8 +209,14 @@ describe('nextstate serve --allow-origin, for the lab driving the server as its 
     const models = await fetch(`${server.handle.url}/v1/models`, { headers: { origin: LAB, authorization: 'Bearer sk-cors' } });
     expect(models.headers.get('access-control-allow-origin')).toBe(LAB);
     // Another page gets no CORS: its browser keeps the answer from it.
+    // Nor is it served: a form or a text/plain fetch needs no preflight, so only this refusal
+    // keeps another site from training the policy, with or without a key.
     const other = await post(server, body, { origin: 'https://evil.example', authorization: 'Bearer sk-cors' });
     expect(other.headers.get('access-control-allow-origin')).toBeNull();
+    expect(other.status).toBe(403);
+    expect(JSON.parse(other.text).error.message).toBe(
+      'a page at https://evil.example may not send chat requests; start nextstate serve with --allow-origin https://evil.example to allow it',
+    );
     const otherPreflight = await fetch(`${server.handle.url}/v1/chat/completions`, { method: 'OPTIONS', headers: { origin: 'https://evil.example' } });
     expect(otherPreflight.headers.get('access-control-allow-origin')).toBeNull();
   });

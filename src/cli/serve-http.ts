@@ -250,6 +250,16 @@ export async function startHttpServer(options: HttpOptions, handler: ChatHandler
       }
       if (path === '/v1/chat/completions') {
         if (req.method !== 'POST') throw new ApiError(405, '/v1/chat/completions takes POST');
+        // Agents send no Origin; a browser always does. A page of another site could otherwise
+        // post a text/plain body with no preflight and train this policy on it.
+        const origin = req.headers.origin;
+        if (origin !== undefined && !options.allowOrigins?.includes(origin))
+          throw new ApiError(
+            403,
+            `a page at ${origin} may not send chat requests; start nextstate serve with --allow-origin ${origin} to allow it`,
+            'invalid_request_error',
+            'origin_not_allowed',
+          );
         checkKey(req, options.apiKey);
         return await chat(req, res);
       }
