@@ -6,11 +6,11 @@
 import { existsSync, lstatSync, mkdtempSync, readFileSync, readlinkSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { getHFHubCachePath } from '@huggingface/hub';
+import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { dataPath } from '../../test/data-dir';
 import { startMockHub, type MockHub } from '../../test/support/gpu/mock-hub';
 import { CpuBackend } from './cpu/backend';
-import { hfHubCacheDir } from './hf-cache';
 import { Policy } from './policy';
 import type { ModelSource } from './source';
 import { modelSource } from './source-node';
@@ -29,24 +29,32 @@ beforeAll(async () => {
   hub.setRef(REPO, 'v2', second);
 });
 afterAll(() => hub.close());
+afterEach(() => vi.unstubAllEnvs());
 
 const freshHome = () => mkdtempSync(join(tmpdir(), 'nextstate-hfhome-'));
 const envOf = (home: string, extra: Record<string, string> = {}) => ({ HF_HOME: home, HF_ENDPOINT: hub.url, ...extra });
 
+/** The environment the hub's variables read: exactly `env`, none of this machine's own. */
+function useEnv(env: Record<string, string>): void {
+  for (const name of ['HF_HUB_CACHE', 'HUGGINGFACE_HUB_CACHE', 'HF_HOME', 'XDG_CACHE_HOME', 'HF_ENDPOINT', 'HF_TOKEN', 'HF_HUB_OFFLINE']) vi.stubEnv(name, env[name]);
+}
+
 /** Loads the model as the CLI does, and what it asked of the hub and its CDN meanwhile. */
-async function load(env: Record<string, string>, revision?: string): Promise<{ source: ModelSource; requests: MockHub['requests'] }> {
+async function load(env: Record<string, string>, revision?: string, repo = REPO): Promise<{ source: ModelSource; requests: MockHub['requests'] }> {
+  useEnv(env);
   const from = hub.requests.length;
-  const source = modelSource(REPO, { env, ...(revision ? { revision } : {}) });
+  const source = modelSource(repo, revision ? { revision } : {});
   await Policy.load(source, new CpuBackend());
   return { source, requests: hub.requests.slice(from) };
 }
 
 describe('hub models in the Hugging Face cache', () => {
   it('finds the cache where huggingface_hub does: HF_HUB_CACHE, then HF_HOME/hub, then XDG_CACHE_HOME or ~/.cache', () => {
-    expect(hfHubCacheDir({ HF_HUB_CACHE: '/c', HF_HOME: '/h' })).toBe('/c');
-    expect(hfHubCacheDir({ HF_HOME: '/h', XDG_CACHE_HOME: '/x' })).toBe(join('/h', 'hub'));
-    expect(hfHubCacheDir({ XDG_CACHE_HOME: '/x' })).toBe(join('/x', 'huggingface', 'hub'));
-    expect(hfHubCacheDir({}).endsWith(join('.cache', 'huggingface', 'hub'))).toBe(true);
+    const cacheOf = (env: Record<string, string>) => (useEnv(env), getHFHubCachePath());
+    expect(cacheOf({ HF_HUB_CACHE: '/c', HF_HOME: '/h' })).toBe('/c');
+    expect(cacheOf({ HF_HOME: '/h', XDG_CACHE_HOME: '/x' })).toBe(join('/h', 'hub'));
+    expect(cacheOf({ XDG_CACHE_HOME: '/x' })).toBe(join('/x', 'huggingface', 'hub'));
+    expect(cacheOf({}).endsWith(join('.cache', 'huggingface', 'hub'))).toBe(true);
   });
 
   it('downloads once into the standard layout at the commit main names, then loads with no download', async () => {
@@ -93,7 +101,7 @@ describe('hub models in the Hugging Face cache', () => {
     expect((await load({ HF_HOME: home, HF_ENDPOINT: hub.url, HF_HUB_OFFLINE: '1' }, 'v2')).requests).toEqual([]);
     await expect(load({ HF_HOME: home, HF_HUB_OFFLINE: '1' })).rejects.toThrow(/HF_HUB_OFFLINE is set and karpathy\/stories260K at main was never downloaded here/);
     await expect(load(envOf(home), 'no-such-branch')).rejects.toThrow(/has no revision "no-such-branch".*--revision/);
-    expect(() => modelSource(REPO, { env: envOf(home), revision: '../etc' })).toThrow(/is not a hub revision/);
+    expect(() => modelSource(REPO, { revision: '../etc' })).toThrow(/is not a hub revision/);
   });
 
   it('sends HF_TOKEN to the hub as a Bearer token and never to the host a download is redirected to', async () => {
@@ -101,11 +109,9 @@ describe('hub models in the Hugging Face cache', () => {
     hub.setRef(gated, 'main', hub.addCommit(gated, stories));
     hub.gate(gated, 'hf_secret');
     const home = freshHome();
-    await expect(Policy.load(modelSource(gated, { env: envOf(home) }), new CpuBackend())).rejects.toThrow(/HTTP 401.*gated or private.*HF_TOKEN/);
+    await expect(load(envOf(home), undefined, gated)).rejects.toThrow(/HTTP 401.*gated or private.*HF_TOKEN/);
 
-    const from = hub.requests.length;
-    await Policy.load(modelSource(gated, { env: envOf(home, { HF_TOKEN: 'hf_secret' }) }), new CpuBackend());
-    const requests = hub.requests.slice(from);
+    const { requests } = await load(envOf(home, { HF_TOKEN: 'hf_secret' }), undefined, gated);
     expect(requests.some((r) => r.host === 'cdn')).toBe(true);
     for (const r of requests) expect(r.authorization).toBe(r.host === 'hub' ? 'Bearer hf_secret' : undefined);
   });

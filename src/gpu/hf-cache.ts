@@ -1,34 +1,26 @@
 /**
- * The standard Hugging Face cache on disk, as huggingface_hub lays it out, so a model downloaded
- * by `nextstate` is there for transformers and the hub's own tools, and the other way round:
+ * The standard Hugging Face cache on disk, so a model downloaded by `nextstate` is there for
+ * transformers and the hub's own tools, and the other way round. Files are downloaded into it by
+ * @huggingface/hub (downloadFileToCacheDir: blobs/{etag} and snapshots/{commit}/{file} linking
+ * to it), through the fetch HubSource gives, which holds the token policy and the byte caps.
  *
- *   {cache}/models--{owner}--{name}/blobs/{blob id}          the bytes
- *   {cache}/models--{owner}--{name}/snapshots/{commit}/{file} a link to ../../blobs/{blob id}
- *   {cache}/models--{owner}--{name}/refs/{revision}          the commit a branch or tag named
- *   {cache}/models--{owner}--{name}/.no_exist/{commit}/{file} the hub said the file is not there
- *
- * A blob is named as huggingface_hub names it: the git blob id of a file kept in git (the hub's
- * ETag for it), else the SHA-256 of its bytes (what the hub calls an LFS file's ETag).
+ * What the library does not do is kept here, in huggingface_hub's layout:
+ *   refs/{revision}          the commit a branch or tag named when last asked (for HF_HUB_OFFLINE
+ *                            and for loading off the network); the library writes refs only
+ *                            inside snapshotDownload, which downloads every file of a repository
+ *   .no_exist/{commit}/{file} the hub said the file is not there, so the next load need not ask
  */
-import { createHash, randomBytes } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import { existsSync, statSync } from 'node:fs';
-import { copyFile, mkdir, rename, rm, symlink, writeFile } from 'node:fs/promises';
-import { homedir } from 'node:os';
-import { dirname, join, relative } from 'node:path';
+import { mkdir, rename, rm, writeFile } from 'node:fs/promises';
+import { dirname, join } from 'node:path';
+import { downloadFileToCacheDir, getHFHubCachePath, getRepoFolderName } from '@huggingface/hub';
 import { ModelSourceError } from './errors';
-import { COMMIT, type HubFile, type HubStore } from './hub';
+import { COMMIT, type HubDownload, type HubFile, type HubStore } from './hub';
 import { InputFileError, readLocalFile } from './local-file';
 import { readModelFile } from './model-file-node';
 
-/** The hub cache folder, by huggingface_hub's precedence: HF_HUB_CACHE, then HF_HOME/hub, then ~/.cache/huggingface/hub. */
-export function hfHubCacheDir(env: Readonly<Record<string, string | undefined>> = process.env): string {
-  const hubCache = env.HF_HUB_CACHE || env.HUGGINGFACE_HUB_CACHE;
-  if (hubCache) return hubCache;
-  const home = env.HF_HOME || join(env.XDG_CACHE_HOME || join(homedir(), '.cache'), 'huggingface');
-  return join(home, 'hub');
-}
-
-/** A file name inside a commit: relative, each segment a plain name, so no write leaves the cache. */
+/** A file name inside a commit: relative, each segment a plain name, so no path built from it leaves the cache. */
 function safeName(name: string): string {
   const parts = name.split('/');
   if (!parts.every((p) => /^[\w.\- ]+$/.test(p) && p !== '.' && p !== '..')) {
@@ -37,8 +29,8 @@ function safeName(name: string): string {
   return name;
 }
 
-/** A small file of the cache (a ref) as text; null when there is none. */
-function readSmall(path: string): string | null {
+/** A ref of the cache as text, through the capped reader (the library's scanRefsDir reads refs whole); null when there is none. */
+function readRef(path: string): string | null {
   if (!existsSync(path)) return null;
   try {
     return new TextDecoder().decode(readLocalFile(path, { what: 'a hub cache ref', maxBytes: 4096, hint: 'delete it; the next download writes it again.' }));
@@ -56,12 +48,12 @@ function isFile(path: string): boolean {
   }
 }
 
-/** Writes through a temporary file beside `path`, so a killed download never leaves a partial file under its name. */
-async function writeAtomic(path: string, bytes: Uint8Array | string): Promise<void> {
+/** Writes through a temporary file beside `path`, so a killed process never leaves a partial ref under its name. */
+async function writeAtomic(path: string, text: string): Promise<void> {
   await mkdir(dirname(path), { recursive: true });
   const tmp = `${path}.${randomBytes(6).toString('hex')}.incomplete`;
   try {
-    await writeFile(tmp, bytes);
+    await writeFile(tmp, text);
     await rename(tmp, path);
   } catch (e) {
     await rm(tmp, { force: true });
@@ -69,52 +61,60 @@ async function writeAtomic(path: string, bytes: Uint8Array | string): Promise<vo
   }
 }
 
-/** The name huggingface_hub gives these bytes' blob: the hub's ETag where it is their git blob id, else their SHA-256. */
-export function blobId(bytes: Uint8Array, etag: string | null): string {
-  const tag = etag?.replace(/^W\//, '').replace(/"/g, '');
-  if (tag && /^[0-9a-f]{40}$/.test(tag)) {
-    const git = createHash('sha1').update(`blob ${bytes.byteLength}\0`).update(bytes).digest('hex');
-    if (git === tag) return tag;
+/** The message downloadFileToCacheDir logs before each download, with console.debug, which Node writes to stdout. */
+const LIBRARY_DOWNLOAD_LINE = /^Downloading .* to .*\.incomplete$/s;
+let quieted = 0;
+let debug: typeof console.debug = console.debug;
+
+/**
+ * Runs `run` with the library's download line kept off stdout, where the CLI's data goes (a
+ * `generate --json` piped to another program); HubSource reports download progress itself.
+ * Every other console.debug line passes. Counted, so overlapping downloads restore it once.
+ */
+async function withoutDownloadLine<T>(run: () => Promise<T>): Promise<T> {
+  if (quieted++ === 0) {
+    debug = console.debug;
+    const original = debug;
+    console.debug = (...args: unknown[]) => {
+      if (!(args.length === 1 && typeof args[0] === 'string' && LIBRARY_DOWNLOAD_LINE.test(args[0]))) original(...args);
+    };
   }
-  return createHash('sha256').update(bytes).digest('hex');
+  try {
+    return await run();
+  } finally {
+    if (--quieted === 0) console.debug = debug;
+  }
 }
 
 export class HfCacheStore implements HubStore {
-  constructor(readonly dir: string = hfHubCacheDir()) {}
+  /** `dir` absent: where huggingface_hub looks (HF_HUB_CACHE, else HF_HOME/hub, else ~/.cache/huggingface/hub). */
+  constructor(readonly dir: string = getHFHubCachePath()) {}
 
   /** The repository's folder: models--owner--name. */
   repoDir(repo: string): string {
-    return join(this.dir, `models--${repo.split('/').join('--')}`);
+    return join(this.dir, getRepoFolderName({ type: 'model', name: repo }));
   }
 
-  private snapshotPath(file: HubFile): string | null {
-    return file.snapshot && join(this.repoDir(file.snapshot.repo), 'snapshots', file.snapshot.commit, safeName(file.name));
+  private snapshotDir(snapshot: { repo: string; commit: string }): string {
+    return join(this.repoDir(snapshot.repo), 'snapshots', snapshot.commit);
   }
 
   async holds(file: HubFile): Promise<boolean> {
-    const path = this.snapshotPath(file);
-    return path !== null && isFile(path);
+    return file.snapshot !== null && isFile(join(this.snapshotDir(file.snapshot), safeName(file.name)));
   }
 
   async read(file: HubFile): Promise<Uint8Array | null> {
-    const path = this.snapshotPath(file);
-    if (!path || !file.snapshot || !isFile(path)) return null;
-    return readModelFile(join(this.repoDir(file.snapshot.repo), 'snapshots', file.snapshot.commit), file.name);
+    if (!(await this.holds(file)) || !file.snapshot) return null;
+    return readModelFile(this.snapshotDir(file.snapshot), file.name);
   }
 
-  async write(file: HubFile, bytes: Uint8Array, etag: string | null): Promise<void> {
-    const path = this.snapshotPath(file);
-    if (!path || !file.snapshot) return;
-    const blob = join(this.repoDir(file.snapshot.repo), 'blobs', blobId(bytes, etag));
-    if (!isFile(blob)) await writeAtomic(blob, bytes);
-    await mkdir(dirname(path), { recursive: true });
-    await rm(path, { force: true });
-    try {
-      await symlink(relative(dirname(path), blob), path);
-    } catch {
-      // Where links cannot be made (Windows without developer mode), huggingface_hub copies too.
-      await copyFile(blob, path);
-    }
+  async download(file: HubFile & { snapshot: NonNullable<HubFile['snapshot']> }, via: HubDownload): Promise<Uint8Array> {
+    const { repo, commit } = file.snapshot;
+    await withoutDownloadLine(() =>
+      downloadFileToCacheDir({ repo: { type: 'model', name: repo }, path: safeName(file.name), revision: commit, cacheDir: this.dir, hubUrl: via.endpoint, fetch: via.fetch }),
+    );
+    // The cached copy through the capped regular-file reader, as a cached file is always read.
+    return readModelFile(this.snapshotDir(file.snapshot), file.name);
   }
 
   private absentPath(file: HubFile): string | null {
@@ -132,7 +132,7 @@ export class HfCacheStore implements HubStore {
   }
 
   async ref(repo: string, revision: string): Promise<string | null> {
-    const commit = readSmall(join(this.repoDir(repo), 'refs', revision))?.trim() ?? null;
+    const commit = readRef(join(this.repoDir(repo), 'refs', revision))?.trim() ?? null;
     return commit && COMMIT.test(commit) ? commit : null;
   }
 

@@ -5,7 +5,7 @@
  */
 import { formatBytes } from '../rl/bytes';
 import { MAX_LINE_DEPTH, nestsDeeperThan } from '../rl/json-scan';
-import { BodyTooLargeError, readBody } from './read-body';
+import { BodyTooLargeError, cappedResponse, readBody } from './read-body';
 import { ModelSourceError } from './errors';
 import {
   cacheStorageStore,
@@ -290,6 +290,7 @@ export class HubSource implements ModelSource {
       onProgress?.({ file: name, loaded: cached.byteLength, total: cached.byteLength, fromCache: true });
       return cached;
     }
+    if (file.snapshot && store?.download) return this.downloadInto(store.download.bind(store), { ...file, snapshot: file.snapshot }, onProgress);
     const res = await this.fetch(url);
     if (!res.ok) {
       const hint = res.status === 401 || res.status === 403 ? ' The model may be gated: set HF_TOKEN, or load it from a folder instead.' : '';
@@ -312,8 +313,67 @@ export class HubSource implements ModelSource {
     if (total !== null && out.byteLength !== total) {
       throw new ModelSourceError(`${url}: got ${out.byteLength} of ${total} bytes; the download was cut off, try again.`);
     }
-    await store?.write(file, out, res.headers.get('etag'));
+    await store?.write?.(file, out, res.headers.get('etag'));
     return out;
+  }
+
+  /**
+   * A file downloaded by a store that downloads itself (@huggingface/hub into the Hugging Face
+   * cache), every request of it through `this.fetch` (HF_TOKEN to the hub's host only; the library
+   * is never given the token) and one byte budget: the file's cap, for all its bodies together, a
+   * Content-Length over what is left refused before a byte is read.
+   */
+  private async downloadInto(
+    download: NonNullable<HubStore['download']>,
+    file: HubFile & { snapshot: NonNullable<HubFile['snapshot']> },
+    onProgress?: (p: FileProgress) => void,
+  ): Promise<Uint8Array> {
+    const limit = modelFileLimit(file.name);
+    let spent = 0;
+    let loaded = 0;
+    // The library turns a failed body into its message alone; the first refusal here is what is thrown.
+    let refusal: Error | null = null;
+    const refuse = (e: Error) => (refusal ??= e);
+    const fetchFn = (async (input: string | URL | Request, init?: RequestInit) => {
+      const url = typeof input === 'string' ? input : input instanceof URL ? input.href : input.url;
+      const res = await this.fetch(url, init).catch((e: Error) => Promise.reject(refuse(e)));
+      // The library's probes (the paths-info API, a Range of bytes 0-0) are not the file's bytes.
+      const probe = url.includes('/api/') || new Headers(init?.headers).get('range') === 'bytes=0-0';
+      if (res.ok && !probe && isWebPage(res)) {
+        void res.body?.cancel();
+        throw refuse(new ModelSourceError(`${url} is not there: the server answered with a web page instead of the file. Check the model id.`));
+      }
+      const declared = Number(res.headers.get('content-length'));
+      const total = !probe && res.status === 200 && Number.isSafeInteger(declared) && declared > 0 ? declared : null;
+      let seenHere = 0;
+      try {
+        // Bodies may overlap (the library may read a file in parallel ranges): each counts as its bytes pass.
+        return cappedResponse(res, limit - spent, (seen) => {
+          spent += seen - seenHere;
+          if (!probe) loaded += seen - seenHere;
+          seenHere = seen;
+          if (spent > limit) throw refuse(overLimit(file.url, null, limit));
+          if (!probe) onProgress?.({ file: file.name, loaded, total, fromCache: false });
+        });
+      } catch (e) {
+        throw refuse(e instanceof BodyTooLargeError ? overLimit(file.url, declared > limit ? declared : null, limit) : (e as Error));
+      }
+    }) as typeof fetch;
+    try {
+      const out = await download(file, { endpoint: this.endpoint, fetch: fetchFn });
+      onProgress?.({ file: file.name, loaded: out.byteLength, total: out.byteLength, fromCache: false });
+      return out;
+    } catch (e) {
+      if (refusal) throw refusal;
+      if (e instanceof BodyTooLargeError) throw overLimit(file.url, null, limit);
+      if (e instanceof ModelSourceError) throw e;
+      const status = (e as { statusCode?: unknown }).statusCode;
+      if (typeof status === 'number') {
+        const hint = status === 401 || status === 403 ? ' The model may be gated: set HF_TOKEN, or load it from a folder instead.' : '';
+        throw new ModelSourceError(`downloading ${file.url} failed with HTTP ${status}.${hint}`);
+      }
+      throw new ModelSourceError(`downloading ${file.url} failed (${(e as Error).message}); check the network and try again.`);
+    }
   }
 }
 
