@@ -3,7 +3,7 @@
  * (HF_HOME), read at one commit (a revision asked of the hub, or pinned), with HF_TOKEN sent to
  * the hub alone. Against a mock hub on 127.0.0.1 serving the stories260K folder.
  */
-import { existsSync, lstatSync, mkdtempSync, readFileSync, readlinkSync } from 'node:fs';
+import { existsSync, lstatSync, mkdtempSync, readdirSync, readFileSync, readlinkSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { getHFHubCachePath } from '@huggingface/hub';
@@ -114,5 +114,36 @@ describe('hub models in the Hugging Face cache', () => {
     const { requests } = await load(envOf(home, { HF_TOKEN: 'hf_secret' }), undefined, gated);
     expect(requests.some((r) => r.host === 'cdn')).toBe(true);
     for (const r of requests) expect(r.authorization).toBe(r.host === 'hub' ? 'Bearer hf_secret' : undefined);
+  });
+
+  it('caps every download at its kind\'s size: a Content-Length of 1e12 is refused unread, an endless body at 64 MB, and neither is cached', async () => {
+    const hostile = 'liar/stories';
+    const commit = hub.addCommit(hostile, stories);
+    hub.setRef(hostile, 'main', commit);
+    hub.lie(commit, 'config.json', 'huge-length');
+    const home = freshHome();
+    const url = `${hub.url}/${hostile}/resolve/${commit}`;
+    await expect(load(envOf(home), undefined, hostile)).rejects.toThrow(
+      `${url}/config.json is 1.0 TB, more than the 64 MB a model file of its kind may be; it is not a model file of a supported checkpoint.`,
+    );
+    hub.lie(commit, 'config.json', 'endless');
+    await expect(load(envOf(home), undefined, hostile)).rejects.toThrow(
+      `${url}/config.json is more than the 64 MB a model file of its kind may be; it is not a model file of a supported checkpoint.`,
+    );
+    const repo = join(home, 'hub', 'models--liar--stories');
+    expect(existsSync(join(repo, 'snapshots', commit, 'config.json'))).toBe(false);
+    expect(readdirSync(join(repo, 'blobs')).filter((f) => !f.endsWith('.incomplete'))).toEqual([]);
+  }, 30_000);
+
+  it('keeps the library\'s download line off stdout, where the CLI\'s data goes', async () => {
+    const lines: unknown[][] = [];
+    const spy = vi.spyOn(console, 'debug').mockImplementation((...args: unknown[]) => void lines.push(args));
+    try {
+      await load(envOf(freshHome()));
+      console.debug('a line of its own');
+    } finally {
+      spy.mockRestore();
+    }
+    expect(lines).toEqual([['a line of its own']]);
   });
 });

@@ -27,8 +27,8 @@ export interface MockHub {
   addCommit(repo: string, dir: string): string;
   /** Only requests carrying this Bearer token get the repository's files or revisions. */
   gate(repo: string, token: string): void;
-  /** Serves `name` of every commit as a hostile host would: a Content-Length of 1e12, or a body without end. */
-  lie(name: string, how: 'huge-length' | 'endless'): void;
+  /** Serves `name` of a commit whole as a hostile host would (a byte range of it stays true): a Content-Length of 1e12, or a body without end. */
+  lie(commit: string, name: string, how: 'huge-length' | 'endless'): void;
   close(): Promise<void>;
 }
 
@@ -55,8 +55,9 @@ export async function startMockHub(): Promise<MockHub> {
     res.end(req.method === 'HEAD' ? undefined : bytes);
   };
   /** A file's bytes, or the range a `Range: bytes=a-b` header asks for (206, as the hub and its CDN answer). */
-  const sendFile = (req: IncomingMessage, res: ServerResponse, name: string, bytes: Uint8Array, headers: Record<string, string>) => {
-    const lie = lies.get(name);
+  const sendFile = (req: IncomingMessage, res: ServerResponse, commit: string, name: string, bytes: Uint8Array, headers: Record<string, string>) => {
+    const range = /^bytes=(\d+)-(\d*)$/.exec(req.headers.range ?? '');
+    const lie = range ? undefined : lies.get(`${commit}/${name}`);
     if (lie === 'huge-length') {
       res.writeHead(200, { ...headers, 'content-length': String(1e12) });
       return res.end('{}');
@@ -71,7 +72,6 @@ export async function startMockHub(): Promise<MockHub> {
       res.on('close', () => res.off('drain', pump));
       return pump();
     }
-    const range = /^bytes=(\d+)-(\d*)$/.exec(req.headers.range ?? '');
     if (!range) return send(req, res, 200, bytes, headers);
     const start = Number(range[1]);
     const end = Math.min(range[2] ? Number(range[2]) : bytes.byteLength - 1, bytes.byteLength - 1);
@@ -89,7 +89,7 @@ export async function startMockHub(): Promise<MockHub> {
     const [, commit, ...name] = (req.url ?? '').split('/');
     const bytes = commits.get(commit)?.get(name.join('/'));
     if (!bytes) return send(req, res, 404, 'not found');
-    sendFile(req, res, name.join('/'), bytes, { 'content-type': 'application/octet-stream', etag: '"cdn-etag"' });
+    sendFile(req, res, commit, name.join('/'), bytes, { 'content-type': 'application/octet-stream', etag: '"cdn-etag"' });
   });
   const cdnUrl = await listen(cdn);
 
@@ -131,7 +131,7 @@ export async function startMockHub(): Promise<MockHub> {
         res.writeHead(302, { location: `${cdnUrl}/${commit}/${name}`, 'x-linked-etag': `"${sha256}"`, 'x-repo-commit': commit });
         return res.end();
       }
-      return sendFile(req, res, name, bytes, { etag: `"${gitBlobId(bytes)}"`, 'x-repo-commit': commit });
+      return sendFile(req, res, commit, name, bytes, { etag: `"${gitBlobId(bytes)}"`, 'x-repo-commit': commit });
     }
     send(req, res, 404, 'not found');
   });
@@ -151,7 +151,17 @@ export async function startMockHub(): Promise<MockHub> {
       return id;
     },
     gate: (repo, token) => void gates.set(repo, token),
-    lie: (name, how) => void lies.set(name, how),
-    close: () => Promise.all([hub, cdn].map((s) => new Promise<void>((r) => s.close(() => r())))).then(() => {}),
+    lie: (commit, name, how) => void lies.set(`${commit}/${name}`, how),
+    close: () =>
+      Promise.all(
+        [hub, cdn].map(
+          (s) =>
+            new Promise<void>((r) => {
+              s.close(() => r());
+              // An endless body a client stopped reading keeps its connection open.
+              s.closeAllConnections();
+            }),
+        ),
+      ).then(() => {}),
   };
 }
