@@ -36,7 +36,8 @@ const envOf = (home: string, extra: Record<string, string> = {}) => ({ HF_HOME: 
 
 /** The environment the hub's variables read: exactly `env`, none of this machine's own. */
 function useEnv(env: Record<string, string>): void {
-  for (const name of ['HF_HUB_CACHE', 'HUGGINGFACE_HUB_CACHE', 'HF_HOME', 'XDG_CACHE_HOME', 'HF_ENDPOINT', 'HF_TOKEN', 'HF_HUB_OFFLINE']) vi.stubEnv(name, env[name]);
+  for (const name of ['HF_HUB_CACHE', 'HUGGINGFACE_HUB_CACHE', 'HF_HOME', 'XDG_CACHE_HOME', 'HF_ENDPOINT', 'HF_TOKEN', 'HF_HUB_OFFLINE'])
+    vi.stubEnv(name, env[name]);
 }
 
 /** Loads the model as the CLI does, and what it asked of the hub and its CDN meanwhile. */
@@ -99,7 +100,9 @@ describe('hub models in the Hugging Face cache', () => {
     const unreachable = { HF_HOME: home, HF_ENDPOINT: 'http://127.0.0.1:9' };
     expect((await load(unreachable, 'v2')).source.commit?.()).toBe(second);
     expect((await load({ HF_HOME: home, HF_ENDPOINT: hub.url, HF_HUB_OFFLINE: '1' }, 'v2')).requests).toEqual([]);
-    await expect(load({ HF_HOME: home, HF_HUB_OFFLINE: '1' })).rejects.toThrow(/HF_HUB_OFFLINE is set and karpathy\/stories260K at main was never downloaded here/);
+    await expect(load({ HF_HOME: home, HF_HUB_OFFLINE: '1' })).rejects.toThrow(
+      /HF_HUB_OFFLINE is set and karpathy\/stories260K at main was never downloaded here/,
+    );
     await expect(load(envOf(home), 'no-such-branch')).rejects.toThrow(/has no revision "no-such-branch".*--revision/);
     expect(() => modelSource(REPO, { revision: '../etc' })).toThrow(/is not a hub revision/);
   });
@@ -116,7 +119,7 @@ describe('hub models in the Hugging Face cache', () => {
     for (const r of requests) expect(r.authorization).toBe(r.host === 'hub' ? 'Bearer hf_secret' : undefined);
   });
 
-  it('caps every download at its kind\'s size: a Content-Length of 1e12 is refused unread, an endless body at 64 MB, and neither is cached', async () => {
+  it("caps every download at its kind's size: a Content-Length of 1e12 is refused unread, an endless body at 64 MB, and neither is cached", async () => {
     const hostile = 'liar/stories';
     const commit = hub.addCommit(hostile, stories);
     hub.setRef(hostile, 'main', commit);
@@ -135,7 +138,7 @@ describe('hub models in the Hugging Face cache', () => {
     expect(readdirSync(join(repo, 'blobs')).filter((f) => !f.endsWith('.incomplete'))).toEqual([]);
   }, 30_000);
 
-  it('keeps the library\'s download line off stdout, where the CLI\'s data goes', async () => {
+  it("keeps the library's download line off stdout, where the CLI's data goes", async () => {
     const lines: unknown[][] = [];
     const spy = vi.spyOn(console, 'debug').mockImplementation((...args: unknown[]) => void lines.push(args));
     try {

@@ -111,7 +111,14 @@ export class HfCacheStore implements HubStore {
   async download(file: HubFile & { snapshot: NonNullable<HubFile['snapshot']> }, via: HubDownload): Promise<Uint8Array> {
     const { repo, commit } = file.snapshot;
     await withoutDownloadLine(() =>
-      downloadFileToCacheDir({ repo: { type: 'model', name: repo }, path: safeName(file.name), revision: commit, cacheDir: this.dir, hubUrl: via.endpoint, fetch: via.fetch }),
+      downloadFileToCacheDir({
+        repo: { type: 'model', name: repo },
+        path: safeName(file.name),
+        revision: commit,
+        cacheDir: this.dir,
+        hubUrl: via.endpoint,
+        fetch: via.fetch,
+      }),
     );
     // The cached copy through the capped regular-file reader, as a cached file is always read.
     return readModelFile(this.snapshotDir(file.snapshot), file.name);

@@ -189,7 +189,8 @@ export class HubSource implements ModelSource {
     this.endpoint = (options.endpoint ?? DEFAULT_HUB_ENDPOINT).replace(/\/+$/, '');
     this.revision = checkRevision(options.revision ?? DEFAULT_REVISION);
     if (!/^https?:\/\//.test(idOrUrl)) hubRepo(idOrUrl);
-    else if (options.revision !== undefined) throw new ModelSourceError(`${idOrUrl} is a URL, which names its files itself; a revision applies to a hub model id.`);
+    else if (options.revision !== undefined)
+      throw new ModelSourceError(`${idOrUrl} is a URL, which names its files itself; a revision applies to a hub model id.`);
   }
 
   /** The commit the files were read at, once one was read; null for a URL, which has none. */
@@ -225,7 +226,10 @@ export class HubSource implements ModelSource {
     const kept = () => store?.ref?.(repo, revision) ?? Promise.resolve(null);
     if (this.options.offline) {
       const commit = await kept();
-      if (!commit) throw new ModelSourceError(`HF_HUB_OFFLINE is set and ${repo} at ${revision} was never downloaded here; unset it or give --revision COMMIT of a cached one.`);
+      if (!commit)
+        throw new ModelSourceError(
+          `HF_HUB_OFFLINE is set and ${repo} at ${revision} was never downloaded here; unset it or give --revision COMMIT of a cached one.`,
+        );
       return commit;
     }
     let unreachable = false;

@@ -117,8 +117,19 @@ export async function startMockHub(): Promise<MockHub> {
       const infos = asked.flatMap((name) => {
         const bytes = files.get(name);
         if (!bytes) return [];
-        const lfs = name.endsWith('.safetensors') ? { lfs: { oid: createHash('sha256').update(bytes).digest('hex'), size: bytes.byteLength, pointerSize: 134 } } : {};
-        return [{ type: 'file', path: name, oid: gitBlobId(bytes), size: bytes.byteLength, ...lfs, lastCommit: { id: paths[2], title: 'add', date: '2026-01-01T00:00:00Z' } }];
+        const lfs = name.endsWith('.safetensors')
+          ? { lfs: { oid: createHash('sha256').update(bytes).digest('hex'), size: bytes.byteLength, pointerSize: 134 } }
+          : {};
+        return [
+          {
+            type: 'file',
+            path: name,
+            oid: gitBlobId(bytes),
+            size: bytes.byteLength,
+            ...lfs,
+            lastCommit: { id: paths[2], title: 'add', date: '2026-01-01T00:00:00Z' },
+          },
+        ];
       });
       return send(req, res, 200, JSON.stringify(infos), { 'content-type': 'application/json' });
     }
@@ -143,11 +154,14 @@ export async function startMockHub(): Promise<MockHub> {
     setRef: (repo, revision, commit) => void refs.set(`${repo}@${revision}`, commit),
     addCommit(repo, dir) {
       const id = commitId(repo, n++);
-      commits.set(id, new Map(
+      commits.set(
+        id,
+        new Map(
           readdirSync(dir, { withFileTypes: true })
             .filter((e) => e.isFile())
             .map((e) => [e.name, new Uint8Array(readFileSync(join(dir, e.name)))]),
-        ));
+        ),
+      );
       return id;
     },
     gate: (repo, token) => void gates.set(repo, token),
