@@ -133,6 +133,11 @@ describe('hub models in the Hugging Face cache', () => {
     await expect(load(envOf(home), undefined, hostile)).rejects.toThrow(
       `${url}/config.json is more than the 64 MB a model file of its kind may be; it is not a model file of a supported checkpoint.`,
     );
+    // The size a byte range states is enough: the file is refused before it is asked for whole.
+    hub.lie(commit, 'config.json', 'huge-size');
+    const from = hub.requests.length;
+    await expect(load(envOf(home), undefined, hostile)).rejects.toThrow(`${url}/config.json is 1.0 TB, more than the 64 MB`);
+    expect(hub.requests.slice(from).filter((r) => r.method === 'GET' && r.path.endsWith('/config.json'))).toHaveLength(1);
     const repo = join(home, 'hub', 'models--liar--stories');
     expect(existsSync(join(repo, 'snapshots', commit, 'config.json'))).toBe(false);
     expect(readdirSync(join(repo, 'blobs')).filter((f) => !f.endsWith('.incomplete'))).toEqual([]);

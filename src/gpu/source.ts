@@ -347,6 +347,12 @@ export class HubSource implements ModelSource {
         void res.body?.cancel();
         throw refuse(new ModelSourceError(`${url} is not there: the server answered with a web page instead of the file. Check the model id.`));
       }
+      // The file's size as the library's probe learns it (a Xet file's X-Linked-Size, a range's total): over the cap, nothing more is asked.
+      const size = Number(res.headers.get('x-linked-size') ?? res.headers.get('content-range')?.split('/').pop() ?? NaN);
+      if (size > limit) {
+        void res.body?.cancel().catch(() => {});
+        throw refuse(overLimit(file.url, size, limit));
+      }
       const declared = Number(res.headers.get('content-length'));
       const total = !probe && res.status === 200 && Number.isSafeInteger(declared) && declared > 0 ? declared : null;
       let seenHere = 0;

@@ -17,6 +17,8 @@ export interface HubRequest {
   authorization: string | undefined;
 }
 
+type Lie = 'huge-length' | 'endless' | 'huge-size';
+
 export interface MockHub {
   /** The hub's base URL, for HF_ENDPOINT. */
   url: string;
@@ -27,8 +29,11 @@ export interface MockHub {
   addCommit(repo: string, dir: string): string;
   /** Only requests carrying this Bearer token get the repository's files or revisions. */
   gate(repo: string, token: string): void;
-  /** Serves `name` of a commit whole as a hostile host would (a byte range of it stays true): a Content-Length of 1e12, or a body without end. */
-  lie(commit: string, name: string, how: 'huge-length' | 'endless'): void;
+  /**
+   * Serves `name` of a commit as a hostile host would: whole, with a Content-Length of 1e12 or a
+   * body without end (a byte range of it stays true); or a byte range saying the file is 1e12 bytes.
+   */
+  lie(commit: string, name: string, how: Lie): void;
   close(): Promise<void>;
 }
 
@@ -48,7 +53,7 @@ export async function startMockHub(): Promise<MockHub> {
 
   const log = (host: HubRequest['host'], req: IncomingMessage) =>
     requests.push({ host, method: req.method ?? 'GET', path: req.url ?? '', authorization: req.headers.authorization });
-  const lies = new Map<string, 'huge-length' | 'endless'>();
+  const lies = new Map<string, Lie>();
   const send = (req: IncomingMessage, res: ServerResponse, status: number, body: Uint8Array | string, headers: Record<string, string> = {}) => {
     const bytes = typeof body === 'string' ? new TextEncoder().encode(body) : body;
     res.writeHead(status, { 'content-length': String(bytes.byteLength), ...headers });
@@ -57,7 +62,12 @@ export async function startMockHub(): Promise<MockHub> {
   /** A file's bytes, or the range a `Range: bytes=a-b` header asks for (206, as the hub and its CDN answer). */
   const sendFile = (req: IncomingMessage, res: ServerResponse, commit: string, name: string, bytes: Uint8Array, headers: Record<string, string>) => {
     const range = /^bytes=(\d+)-(\d*)$/.exec(req.headers.range ?? '');
-    const lie = range ? undefined : lies.get(`${commit}/${name}`);
+    const told = lies.get(`${commit}/${name}`);
+    const lie = (told === 'huge-size') === Boolean(range) ? told : undefined;
+    if (lie === 'huge-size') {
+      res.writeHead(206, { ...headers, 'content-length': '1', 'content-range': `bytes 0-0/${1e12}` });
+      return res.end('{');
+    }
     if (lie === 'huge-length') {
       res.writeHead(200, { ...headers, 'content-length': String(1e12) });
       return res.end('{}');
