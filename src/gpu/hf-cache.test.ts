@@ -119,7 +119,7 @@ describe('hub models in the Hugging Face cache', () => {
     for (const r of requests) expect(r.authorization).toBe(r.host === 'hub' ? 'Bearer hf_secret' : undefined);
   });
 
-  it("caps every download at its kind's size: a Content-Length of 1e12 is refused unread, an endless body at 64 MB, and neither is cached", async () => {
+  it("caps every download at its kind's size: a stated size or Content-Length of 1e12 is refused unread, an endless body at 64 MB, and none is cached", async () => {
     const hostile = 'liar/stories';
     const commit = hub.addCommit(hostile, stories);
     hub.setRef(hostile, 'main', commit);
