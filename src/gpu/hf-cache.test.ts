@@ -3,6 +3,7 @@
  * (HF_HOME), read at one commit (a revision asked of the hub, or pinned), with HF_TOKEN sent to
  * the hub alone. Against a mock hub on 127.0.0.1 serving the stories260K folder.
  */
+import { createHash } from 'node:crypto';
 import { existsSync, lstatSync, mkdtempSync, readdirSync, readFileSync, readlinkSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -75,7 +76,6 @@ describe('hub models in the Hugging Face cache', () => {
       expect(readFileSync(link)).toEqual(readFileSync(join(stories, f)));
     }
     // Blob ids as huggingface_hub names them: the git blob id of a git file, the SHA-256 of an LFS one.
-    const { createHash } = await import('node:crypto');
     const config = readFileSync(join(stories, 'config.json'));
     const weights = readFileSync(join(stories, 'model.safetensors'));
     expect(existsSync(join(repo, 'blobs', createHash('sha1').update(`blob ${config.byteLength}\0`).update(config).digest('hex')))).toBe(true);
@@ -142,6 +142,21 @@ describe('hub models in the Hugging Face cache', () => {
     expect(existsSync(join(repo, 'snapshots', commit, 'config.json'))).toBe(false);
     expect(readdirSync(join(repo, 'blobs')).filter((f) => !f.endsWith('.incomplete'))).toEqual([]);
   }, 30_000);
+
+  it('refuses a download whose bytes are not the ones the hub stated, and keeps none of it', async () => {
+    const altered = 'altered/stories';
+    const commit = hub.addCommit(altered, stories);
+    hub.setRef(altered, 'main', commit);
+    hub.lie(commit, 'model.safetensors', 'other-bytes');
+    const home = freshHome();
+    await expect(load(envOf(home), undefined, altered)).rejects.toThrow(
+      `altered/stories/model.safetensors at ${commit} downloaded as other bytes than the hub stated (another download of it at the same time?); run again to download it afresh.`,
+    );
+    const repo = join(home, 'hub', 'models--altered--stories');
+    expect(existsSync(join(repo, 'snapshots', commit, 'model.safetensors'))).toBe(false);
+    const weights = readFileSync(join(stories, 'model.safetensors'));
+    expect(existsSync(join(repo, 'blobs', createHash('sha256').update(weights).digest('hex')))).toBe(false);
+  });
 
   it("keeps the library's download line off stdout, where the CLI's data goes", async () => {
     const lines: unknown[][] = [];

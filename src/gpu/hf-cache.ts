@@ -10,10 +10,10 @@
  *                            inside snapshotDownload, which downloads every file of a repository
  *   .no_exist/{commit}/{file} the hub said the file is not there, so the next load need not ask
  */
-import { randomBytes } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import { existsSync, statSync } from 'node:fs';
-import { mkdir, rename, rm, writeFile } from 'node:fs/promises';
-import { dirname, join } from 'node:path';
+import { mkdir, realpath, rename, rm, writeFile } from 'node:fs/promises';
+import { basename, dirname, join } from 'node:path';
 import { downloadFileToCacheDir, getHFHubCachePath, getRepoFolderName } from '@huggingface/hub';
 import { ModelSourceError } from './errors';
 import { COMMIT, type HubDownload, type HubFile, type HubStore } from './hub';
@@ -121,7 +121,31 @@ export class HfCacheStore implements HubStore {
       }),
     );
     // The cached copy through the capped regular-file reader, as a cached file is always read.
-    return readModelFile(this.snapshotDir(file.snapshot), file.name);
+    const bytes = readModelFile(this.snapshotDir(file.snapshot), file.name);
+    await this.checkBlob(file.snapshot, file.name, bytes);
+    return bytes;
+  }
+
+  /**
+   * The new blob's bytes against its name, the hash the hub stated (the SHA-256 of an LFS file,
+   * the git blob id of a git one): the library checks neither, and two processes downloading the
+   * same blob write the same `.incomplete` file, one truncating what the other wrote. A blob that
+   * does not match is removed, with its link, so the next load downloads it again.
+   */
+  private async checkBlob(snapshot: { repo: string; commit: string }, name: string, bytes: Uint8Array): Promise<void> {
+    const link = join(this.snapshotDir(snapshot), name);
+    const blob = await realpath(link);
+    const id = basename(blob);
+    const actual = /^[0-9a-f]{64}$/.test(id)
+      ? createHash('sha256').update(bytes).digest('hex')
+      : /^[0-9a-f]{40}$/.test(id)
+        ? createHash('sha1').update(`blob ${bytes.byteLength}\0`).update(bytes).digest('hex')
+        : id;
+    if (actual === id) return;
+    await Promise.all([rm(link, { force: true }), rm(blob, { force: true })]);
+    throw new ModelSourceError(
+      `${snapshot.repo}/${name} at ${snapshot.commit} downloaded as other bytes than the hub stated (another download of it at the same time?); run again to download it afresh.`,
+    );
   }
 
   private absentPath(file: HubFile): string | null {

@@ -17,7 +17,7 @@ export interface HubRequest {
   authorization: string | undefined;
 }
 
-type Lie = 'huge-length' | 'endless' | 'huge-size';
+type Lie = 'huge-length' | 'endless' | 'other-bytes' | 'huge-size';
 
 export interface MockHub {
   /** The hub's base URL, for HF_ENDPOINT. */
@@ -31,7 +31,8 @@ export interface MockHub {
   gate(repo: string, token: string): void;
   /**
    * Serves `name` of a commit as a hostile host would: whole, with a Content-Length of 1e12 or a
-   * body without end (a byte range of it stays true); or a byte range saying the file is 1e12 bytes.
+   * body without end or bytes other than the paths-info API states (a byte range of it stays
+   * true); or a byte range saying the file is 1e12 bytes.
    */
   lie(commit: string, name: string, how: Lie): void;
   close(): Promise<void>;
@@ -71,6 +72,11 @@ export async function startMockHub(): Promise<MockHub> {
     if (lie === 'huge-length') {
       res.writeHead(200, { ...headers, 'content-length': String(1e12) });
       return res.end('{}');
+    }
+    if (lie === 'other-bytes') {
+      const other = bytes.slice();
+      other[other.byteLength - 1] ^= 1;
+      return send(req, res, 200, other, headers);
     }
     if (lie === 'endless') {
       res.writeHead(200, headers);
