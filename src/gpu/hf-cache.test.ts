@@ -143,6 +143,16 @@ describe('hub models in the Hugging Face cache', () => {
     expect(readdirSync(join(repo, 'blobs')).filter((f) => !f.endsWith('.incomplete'))).toEqual([]);
   }, 30_000);
 
+  it('downloads a model loaded several times at once into one cache once, each load getting whole files', async () => {
+    useEnv(envOf(freshHome()));
+    const from = hub.requests.length;
+    const sources = [0, 1, 2].map(() => modelSource(REPO));
+    const policies = await Promise.all(sources.map((s) => Policy.load(s, new CpuBackend())));
+    for (const p of policies) expect(p.files).toEqual(policies[0].files);
+    // The weights from the CDN once (and the library's 1-byte probe once): the other loads waited and found them cached.
+    expect(hub.requests.slice(from).filter((r) => r.host === 'cdn' && r.method === 'GET')).toHaveLength(2);
+  });
+
   it('refuses a download whose bytes are not the ones the hub stated, and keeps none of it', async () => {
     const altered = 'altered/stories';
     const commit = hub.addCommit(altered, stories);

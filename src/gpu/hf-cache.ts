@@ -12,7 +12,7 @@
  */
 import { createHash, randomBytes } from 'node:crypto';
 import { existsSync, statSync } from 'node:fs';
-import { mkdir, realpath, rename, rm, writeFile } from 'node:fs/promises';
+import { mkdir, open, realpath, rename, rm, stat, utimes, writeFile } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import { downloadFileToCacheDir, getHFHubCachePath, getRepoFolderName } from '@huggingface/hub';
 import { ModelSourceError } from './errors';
@@ -86,6 +86,46 @@ async function withoutDownloadLine<T>(run: () => Promise<T>): Promise<T> {
   }
 }
 
+/** How often a download's lock is touched, and how long untouched before a waiter takes it as left by a killed process. */
+const LOCK_BEAT_MS = 2_000;
+const LOCK_STALE_MS = 30_000;
+const LOCK_POLL_MS = 100;
+
+/**
+ * Runs `run` holding the lock file at `path` (created exclusively, so it holds across processes
+ * and hosts sharing the cache), since downloadFileToCacheDir writes every download of a blob to
+ * one `{blob}.incomplete` and takes no lock: two at once truncate each other's bytes or fail on
+ * the rename. The holder touches the lock while it runs; one untouched for LOCK_STALE_MS was left
+ * by a killed process and is taken.
+ */
+async function withLock<T>(path: string, run: () => Promise<T>): Promise<T> {
+  await mkdir(dirname(path), { recursive: true });
+  for (;;) {
+    try {
+      await (await open(path, 'wx')).close();
+      break;
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code !== 'EEXIST') throw e;
+    }
+    const touched = await stat(path).then(
+      (s) => s.mtimeMs,
+      () => null,
+    );
+    if (touched !== null && Date.now() - touched > LOCK_STALE_MS) await rm(path, { force: true });
+    else await new Promise((r) => setTimeout(r, LOCK_POLL_MS));
+  }
+  const beat = setInterval(() => {
+    const now = new Date();
+    utimes(path, now, now).catch(() => {});
+  }, LOCK_BEAT_MS);
+  try {
+    return await run();
+  } finally {
+    clearInterval(beat);
+    await rm(path, { force: true });
+  }
+}
+
 export class HfCacheStore implements HubStore {
   /** `dir` absent: where huggingface_hub looks (HF_HUB_CACHE, else HF_HOME/hub, else ~/.cache/huggingface/hub). */
   constructor(readonly dir: string = getHFHubCachePath()) {}
@@ -110,20 +150,24 @@ export class HfCacheStore implements HubStore {
 
   async download(file: HubFile & { snapshot: NonNullable<HubFile['snapshot']> }, via: HubDownload): Promise<Uint8Array> {
     const { repo, commit } = file.snapshot;
-    await withoutDownloadLine(() =>
-      downloadFileToCacheDir({
-        repo: { type: 'model', name: repo },
-        path: safeName(file.name),
-        revision: commit,
-        cacheDir: this.dir,
-        hubUrl: via.endpoint,
-        fetch: via.fetch,
-      }),
-    );
-    // The cached copy through the capped regular-file reader, as a cached file is always read.
-    const bytes = readModelFile(this.snapshotDir(file.snapshot), file.name);
-    await this.checkBlob(file.snapshot, file.name, bytes);
-    return bytes;
+    const folder = getRepoFolderName({ type: 'model', name: repo });
+    // One download into a repository's blobs at a time (its files may share a blob), in the cache's .locks folder, where huggingface_hub keeps its own.
+    return withLock(join(this.dir, '.locks', folder, 'nextstate-download.lock'), async () => {
+      await withoutDownloadLine(() =>
+        downloadFileToCacheDir({
+          repo: { type: 'model', name: repo },
+          path: safeName(file.name),
+          revision: commit,
+          cacheDir: this.dir,
+          hubUrl: via.endpoint,
+          fetch: via.fetch,
+        }),
+      );
+      // The cached copy through the capped regular-file reader, as a cached file is always read.
+      const bytes = readModelFile(this.snapshotDir(file.snapshot), file.name);
+      await this.checkBlob(file.snapshot, file.name, bytes);
+      return bytes;
+    });
   }
 
   /**
