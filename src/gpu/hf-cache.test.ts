@@ -4,9 +4,9 @@
  * the hub alone. Against a mock hub on 127.0.0.1 serving the stories260K folder.
  */
 import { createHash } from 'node:crypto';
-import { existsSync, lstatSync, mkdtempSync, readdirSync, readFileSync, readlinkSync } from 'node:fs';
+import { existsSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, utimesSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { getHFHubCachePath } from '@huggingface/hub';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { dataPath } from '../../test/data-dir';
@@ -151,6 +151,17 @@ describe('hub models in the Hugging Face cache', () => {
     for (const p of policies) expect(p.files).toEqual(policies[0].files);
     // The weights from the CDN once (and the library's 1-byte probe once): the other loads waited and found them cached.
     expect(hub.requests.slice(from).filter((r) => r.host === 'cdn' && r.method === 'GET')).toHaveLength(2);
+  });
+
+  it('takes a download lock left by a killed process once it is stale, and leaves none behind', async () => {
+    const home = freshHome();
+    const lock = join(home, 'hub', '.locks', 'models--karpathy--stories260K', 'nextstate-download.lock');
+    mkdirSync(dirname(lock), { recursive: true });
+    writeFileSync(lock, '');
+    const longAgo = new Date(Date.now() - 3_600_000);
+    utimesSync(lock, longAgo, longAgo);
+    expect((await load(envOf(home))).source.commit?.()).toBe(first);
+    expect(existsSync(lock)).toBe(false);
   });
 
   it('refuses a download whose bytes are not the ones the hub stated, and keeps none of it', async () => {
