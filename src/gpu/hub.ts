@@ -1,8 +1,8 @@
 /**
  * The Hugging Face hub as HubSource speaks to it: which commit a revision (branch, tag or commit)
  * names now, and where downloaded files are kept (HubStore): Cache Storage in the page, the
- * standard Hugging Face cache on disk in Node (hf-cache.ts, through @huggingface/hub). A run records the commit, so a
- * resumed or repeated run loads the same files even after the branch moved.
+ * standard Hugging Face cache on disk in Node (hf-cache.ts, through @huggingface/hub). A run
+ * records the commit, so a resumed or repeated run loads the same files even after the branch moved.
  */
 import { BodyTooLargeError, readBody } from './read-body';
 import { ModelSourceError } from './errors';

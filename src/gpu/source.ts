@@ -296,10 +296,7 @@ export class HubSource implements ModelSource {
     }
     if (file.snapshot && store?.download) return this.downloadInto(store.download.bind(store), { ...file, snapshot: file.snapshot }, onProgress);
     const res = await this.fetch(url);
-    if (!res.ok) {
-      const hint = res.status === 401 || res.status === 403 ? ' The model may be gated: set HF_TOKEN, or load it from a folder instead.' : '';
-      throw new ModelSourceError(`downloading ${url} failed with HTTP ${res.status}.${hint}`);
-    }
+    if (!res.ok) throw downloadFailed(url, res.status);
     if (isWebPage(res)) {
       void res.body?.cancel();
       throw new ModelSourceError(`${url} is not there: the server answered with a web page instead of the file. Check the model id or URL.`);
@@ -378,13 +375,17 @@ export class HubSource implements ModelSource {
       if (e instanceof BodyTooLargeError) throw overLimit(file.url, null, limit);
       if (e instanceof ModelSourceError) throw e;
       const status = (e as { statusCode?: unknown }).statusCode;
-      if (typeof status === 'number') {
-        const hint = status === 401 || status === 403 ? ' The model may be gated: set HF_TOKEN, or load it from a folder instead.' : '';
-        throw new ModelSourceError(`downloading ${file.url} failed with HTTP ${status}.${hint}`);
-      }
+      // The library's HubApiError, for an answer that is not OK.
+      if (typeof status === 'number') throw downloadFailed(file.url, status);
       throw new ModelSourceError(`downloading ${file.url} failed (${(e as Error).message}); check the network and try again.`);
     }
   }
+}
+
+/** The refusal of a download the server answered with `status`, not OK. */
+function downloadFailed(url: string, status: number): ModelSourceError {
+  const hint = status === 401 || status === 403 ? ' The model may be gated: set HF_TOKEN, or load it from a folder instead.' : '';
+  return new ModelSourceError(`downloading ${url} failed with HTTP ${status}.${hint}`);
 }
 
 /**
