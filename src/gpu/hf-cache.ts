@@ -9,6 +9,8 @@
  *                            and for loading off the network); the library writes refs only
  *                            inside snapshotDownload, which downloads every file of a repository
  *   .no_exist/{commit}/{file} the hub said the file is not there, so the next load need not ask
+ *   .locks/{repo}/            one download into a repository at a time, across processes
+ * and each new blob is checked against the hash the hub stated, which the library does not do.
  */
 import { createHash, randomBytes } from 'node:crypto';
 import { existsSync, statSync } from 'node:fs';
