@@ -1,34 +1,28 @@
 /**
- * The standard Hugging Face cache on disk, as huggingface_hub lays it out, so a model downloaded
- * by `nextstate` is there for transformers and the hub's own tools, and the other way round:
+ * The standard Hugging Face cache on disk, so a model downloaded by `nextstate` is there for
+ * transformers and the hub's own tools, and the other way round. Files are downloaded into it by
+ * @huggingface/hub (downloadFileToCacheDir: blobs/{etag} and snapshots/{commit}/{file} linking
+ * to it), through the fetch HubSource gives, which holds the token policy and the byte caps.
  *
- *   {cache}/models--{owner}--{name}/blobs/{blob id}          the bytes
- *   {cache}/models--{owner}--{name}/snapshots/{commit}/{file} a link to ../../blobs/{blob id}
- *   {cache}/models--{owner}--{name}/refs/{revision}          the commit a branch or tag named
- *   {cache}/models--{owner}--{name}/.no_exist/{commit}/{file} the hub said the file is not there
- *
- * A blob is named as huggingface_hub names it: the git blob id of a file kept in git (the hub's
- * ETag for it), else the SHA-256 of its bytes (what the hub calls an LFS file's ETag).
+ * What the library does not do is kept here, in huggingface_hub's layout:
+ *   refs/{revision}          the commit a branch or tag named when last asked (for HF_HUB_OFFLINE
+ *                            and for loading off the network); the library writes refs only
+ *                            inside snapshotDownload, which downloads every file of a repository
+ *   .no_exist/{commit}/{file} the hub said the file is not there, so the next load need not ask
+ *   .locks/{repo}/            one download into a repository at a time, across processes
+ * and each new blob is checked against the hash the hub stated, which the library does not do.
  */
 import { createHash, randomBytes } from 'node:crypto';
 import { existsSync, statSync } from 'node:fs';
-import { copyFile, mkdir, rename, rm, symlink, writeFile } from 'node:fs/promises';
-import { homedir } from 'node:os';
-import { dirname, join, relative } from 'node:path';
+import { mkdir, open, realpath, rename, rm, stat, utimes, writeFile } from 'node:fs/promises';
+import { basename, dirname, join } from 'node:path';
+import { downloadFileToCacheDir, getHFHubCachePath, getRepoFolderName } from '@huggingface/hub';
 import { ModelSourceError } from './errors';
-import { COMMIT, type HubFile, type HubStore } from './hub';
+import { COMMIT, type HubDownload, type HubFile, type HubStore } from './hub';
 import { InputFileError, readLocalFile } from './local-file';
 import { readModelFile } from './model-file-node';
 
-/** The hub cache folder, by huggingface_hub's precedence: HF_HUB_CACHE, then HF_HOME/hub, then ~/.cache/huggingface/hub. */
-export function hfHubCacheDir(env: Readonly<Record<string, string | undefined>> = process.env): string {
-  const hubCache = env.HF_HUB_CACHE || env.HUGGINGFACE_HUB_CACHE;
-  if (hubCache) return hubCache;
-  const home = env.HF_HOME || join(env.XDG_CACHE_HOME || join(homedir(), '.cache'), 'huggingface');
-  return join(home, 'hub');
-}
-
-/** A file name inside a commit: relative, each segment a plain name, so no write leaves the cache. */
+/** A file name inside a commit: relative, each segment a plain name, so no path built from it leaves the cache. */
 function safeName(name: string): string {
   const parts = name.split('/');
   if (!parts.every((p) => /^[\w.\- ]+$/.test(p) && p !== '.' && p !== '..')) {
@@ -37,8 +31,8 @@ function safeName(name: string): string {
   return name;
 }
 
-/** A small file of the cache (a ref) as text; null when there is none. */
-function readSmall(path: string): string | null {
+/** A ref of the cache as text, through the capped reader (the library's scanRefsDir reads refs whole); null when there is none. */
+function readRef(path: string): string | null {
   if (!existsSync(path)) return null;
   try {
     return new TextDecoder().decode(readLocalFile(path, { what: 'a hub cache ref', maxBytes: 4096, hint: 'delete it; the next download writes it again.' }));
@@ -56,12 +50,12 @@ function isFile(path: string): boolean {
   }
 }
 
-/** Writes through a temporary file beside `path`, so a killed download never leaves a partial file under its name. */
-async function writeAtomic(path: string, bytes: Uint8Array | string): Promise<void> {
+/** Writes through a temporary file beside `path`, so a killed process never leaves a partial ref under its name. */
+async function writeAtomic(path: string, text: string): Promise<void> {
   await mkdir(dirname(path), { recursive: true });
   const tmp = `${path}.${randomBytes(6).toString('hex')}.incomplete`;
   try {
-    await writeFile(tmp, bytes);
+    await writeFile(tmp, text);
     await rename(tmp, path);
   } catch (e) {
     await rm(tmp, { force: true });
@@ -69,52 +63,135 @@ async function writeAtomic(path: string, bytes: Uint8Array | string): Promise<vo
   }
 }
 
-/** The name huggingface_hub gives these bytes' blob: the hub's ETag where it is their git blob id, else their SHA-256. */
-export function blobId(bytes: Uint8Array, etag: string | null): string {
-  const tag = etag?.replace(/^W\//, '').replace(/"/g, '');
-  if (tag && /^[0-9a-f]{40}$/.test(tag)) {
-    const git = createHash('sha1').update(`blob ${bytes.byteLength}\0`).update(bytes).digest('hex');
-    if (git === tag) return tag;
+/** The message downloadFileToCacheDir logs before each download, with console.debug, which Node writes to stdout. */
+const LIBRARY_DOWNLOAD_LINE = /^Downloading .* to .*\.incomplete$/s;
+let quieted = 0;
+let debug: typeof console.debug = console.debug;
+
+/**
+ * Runs `run` with the library's download line kept off stdout, where the CLI's data goes (a
+ * `generate --json` piped to another program); HubSource reports download progress itself.
+ * Every other console.debug line passes. Counted, so overlapping downloads restore it once.
+ */
+async function withoutDownloadLine<T>(run: () => Promise<T>): Promise<T> {
+  if (quieted++ === 0) {
+    debug = console.debug;
+    const original = debug;
+    console.debug = (...args: unknown[]) => {
+      if (!(args.length === 1 && typeof args[0] === 'string' && LIBRARY_DOWNLOAD_LINE.test(args[0]))) original(...args);
+    };
   }
-  return createHash('sha256').update(bytes).digest('hex');
+  try {
+    return await run();
+  } finally {
+    if (--quieted === 0) console.debug = debug;
+  }
+}
+
+/** How often a download's lock is touched, and how long untouched before a waiter takes it as left by a killed process. */
+const LOCK_BEAT_MS = 2_000;
+const LOCK_STALE_MS = 30_000;
+const LOCK_POLL_MS = 100;
+
+/**
+ * Runs `run` holding the lock file at `path` (created exclusively, so it holds across processes
+ * and hosts sharing the cache), since downloadFileToCacheDir writes every download of a blob to
+ * one `{blob}.incomplete` and takes no lock: two at once truncate each other's bytes or fail on
+ * the rename. The holder touches the lock while it runs; one untouched for LOCK_STALE_MS was left
+ * by a killed process and is taken.
+ */
+async function withLock<T>(path: string, run: () => Promise<T>): Promise<T> {
+  await mkdir(dirname(path), { recursive: true });
+  for (;;) {
+    try {
+      await (await open(path, 'wx')).close();
+      break;
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code !== 'EEXIST') throw e;
+    }
+    const touched = await stat(path).then(
+      (s) => s.mtimeMs,
+      () => null,
+    );
+    if (touched !== null && Date.now() - touched > LOCK_STALE_MS) await rm(path, { force: true });
+    else await new Promise((r) => setTimeout(r, LOCK_POLL_MS));
+  }
+  const beat = setInterval(() => {
+    const now = new Date();
+    utimes(path, now, now).catch(() => {});
+  }, LOCK_BEAT_MS);
+  try {
+    return await run();
+  } finally {
+    clearInterval(beat);
+    await rm(path, { force: true });
+  }
 }
 
 export class HfCacheStore implements HubStore {
-  constructor(readonly dir: string = hfHubCacheDir()) {}
+  /** `dir` absent: where huggingface_hub looks (HF_HUB_CACHE, else HF_HOME/hub, else ~/.cache/huggingface/hub). */
+  constructor(readonly dir: string = getHFHubCachePath()) {}
 
   /** The repository's folder: models--owner--name. */
   repoDir(repo: string): string {
-    return join(this.dir, `models--${repo.split('/').join('--')}`);
+    return join(this.dir, getRepoFolderName({ type: 'model', name: repo }));
   }
 
-  private snapshotPath(file: HubFile): string | null {
-    return file.snapshot && join(this.repoDir(file.snapshot.repo), 'snapshots', file.snapshot.commit, safeName(file.name));
+  private snapshotDir(snapshot: { repo: string; commit: string }): string {
+    return join(this.repoDir(snapshot.repo), 'snapshots', snapshot.commit);
   }
 
   async holds(file: HubFile): Promise<boolean> {
-    const path = this.snapshotPath(file);
-    return path !== null && isFile(path);
+    return file.snapshot !== null && isFile(join(this.snapshotDir(file.snapshot), safeName(file.name)));
   }
 
   async read(file: HubFile): Promise<Uint8Array | null> {
-    const path = this.snapshotPath(file);
-    if (!path || !file.snapshot || !isFile(path)) return null;
-    return readModelFile(join(this.repoDir(file.snapshot.repo), 'snapshots', file.snapshot.commit), file.name);
+    if (!(await this.holds(file)) || !file.snapshot) return null;
+    return readModelFile(this.snapshotDir(file.snapshot), file.name);
   }
 
-  async write(file: HubFile, bytes: Uint8Array, etag: string | null): Promise<void> {
-    const path = this.snapshotPath(file);
-    if (!path || !file.snapshot) return;
-    const blob = join(this.repoDir(file.snapshot.repo), 'blobs', blobId(bytes, etag));
-    if (!isFile(blob)) await writeAtomic(blob, bytes);
-    await mkdir(dirname(path), { recursive: true });
-    await rm(path, { force: true });
-    try {
-      await symlink(relative(dirname(path), blob), path);
-    } catch {
-      // Where links cannot be made (Windows without developer mode), huggingface_hub copies too.
-      await copyFile(blob, path);
-    }
+  async download(file: HubFile & { snapshot: NonNullable<HubFile['snapshot']> }, via: HubDownload): Promise<Uint8Array> {
+    const { repo, commit } = file.snapshot;
+    const folder = getRepoFolderName({ type: 'model', name: repo });
+    // One download into a repository's blobs at a time (its files may share a blob), in the cache's .locks folder, where huggingface_hub keeps its own.
+    return withLock(join(this.dir, '.locks', folder, 'nextstate-download.lock'), async () => {
+      await withoutDownloadLine(() =>
+        downloadFileToCacheDir({
+          repo: { type: 'model', name: repo },
+          path: safeName(file.name),
+          revision: commit,
+          cacheDir: this.dir,
+          hubUrl: via.endpoint,
+          fetch: via.fetch,
+        }),
+      );
+      // The cached copy through the capped regular-file reader, as a cached file is always read.
+      const bytes = readModelFile(this.snapshotDir(file.snapshot), file.name);
+      await this.checkBlob(file.snapshot, file.name, bytes);
+      return bytes;
+    });
+  }
+
+  /**
+   * The new blob's bytes against its name, the hash the hub stated (the SHA-256 of an LFS file,
+   * the git blob id of a git one): the library checks neither, and two processes downloading the
+   * same blob write the same `.incomplete` file, one truncating what the other wrote. A blob that
+   * does not match is removed, with its link, so the next load downloads it again.
+   */
+  private async checkBlob(snapshot: { repo: string; commit: string }, name: string, bytes: Uint8Array): Promise<void> {
+    const link = join(this.snapshotDir(snapshot), name);
+    const blob = await realpath(link);
+    const id = basename(blob);
+    const actual = /^[0-9a-f]{64}$/.test(id)
+      ? createHash('sha256').update(bytes).digest('hex')
+      : /^[0-9a-f]{40}$/.test(id)
+        ? createHash('sha1').update(`blob ${bytes.byteLength}\0`).update(bytes).digest('hex')
+        : id;
+    if (actual === id) return;
+    await Promise.all([rm(link, { force: true }), rm(blob, { force: true })]);
+    throw new ModelSourceError(
+      `${snapshot.repo}/${name} at ${snapshot.commit} downloaded as other bytes than the hub stated (another download of it at the same time?); run again to download it afresh.`,
+    );
   }
 
   private absentPath(file: HubFile): string | null {
@@ -132,7 +209,7 @@ export class HfCacheStore implements HubStore {
   }
 
   async ref(repo: string, revision: string): Promise<string | null> {
-    const commit = readSmall(join(this.repoDir(repo), 'refs', revision))?.trim() ?? null;
+    const commit = readRef(join(this.repoDir(repo), 'refs', revision))?.trim() ?? null;
     return commit && COMMIT.test(commit) ? commit : null;
   }
 

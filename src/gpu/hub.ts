@@ -1,8 +1,8 @@
 /**
  * The Hugging Face hub as HubSource speaks to it: which commit a revision (branch, tag or commit)
  * names now, and where downloaded files are kept (HubStore): Cache Storage in the page, the
- * standard Hugging Face cache on disk in Node (hf-cache.ts). A run records the commit, so a
- * resumed or repeated run loads the same files even after the branch moved.
+ * standard Hugging Face cache on disk in Node (hf-cache.ts, through @huggingface/hub). A run
+ * records the commit, so a resumed or repeated run loads the same files even after the branch moved.
  */
 import { BodyTooLargeError, readBody } from './read-body';
 import { ModelSourceError } from './errors';
@@ -44,12 +44,21 @@ export interface HubFile {
   snapshot: { repo: string; commit: string } | null;
 }
 
+/** What a store that downloads a file itself is given: the hub, and the fetch each of the download's requests goes through. */
+export interface HubDownload {
+  endpoint: string;
+  /** HF_TOKEN on the hub's own host only; every body within the file's cap, counted as progress. */
+  fetch: typeof fetch;
+}
+
 /** Where a HubSource keeps downloaded files; what a store cannot keep it leaves to the network. */
 export interface HubStore {
   holds(file: HubFile): Promise<boolean>;
   read(file: HubFile): Promise<Uint8Array | null>;
-  /** `etag` as the hub sent it (a git blob id for a file kept in git, else absent or the CDN's). */
-  write(file: HubFile, bytes: Uint8Array, etag: string | null): Promise<void>;
+  /** Keeps bytes HubSource downloaded; `etag` as the hub sent it. */
+  write?(file: HubFile, bytes: Uint8Array, etag: string | null): Promise<void>;
+  /** Downloads a file of a commit into the store and returns its bytes (the Hugging Face cache, by @huggingface/hub's own download). */
+  download?(file: HubFile & { snapshot: NonNullable<HubFile['snapshot']> }, via: HubDownload): Promise<Uint8Array>;
   /** Whether the hub said this file is not in the commit (so asking again would say the same). */
   isAbsent?(file: HubFile): Promise<boolean>;
   markAbsent?(file: HubFile): Promise<void>;

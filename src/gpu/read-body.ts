@@ -80,11 +80,12 @@ export async function readBodyText(response: Response, o: ReadBodyOptions): Prom
 
 /**
  * `response` with its body cut off past `maxBytes` (BodyTooLargeError), for bodies a library
- * reads itself (transformers.js through its fetch): the same cap, enforced as the bytes pass.
+ * reads itself (transformers.js and @huggingface/hub through their fetch): the same cap, enforced
+ * as the bytes pass, with the bytes received so far told before each chunk passes.
  *
  * @throws BodyTooLargeError at once when the declared size is over the cap
  */
-export function cappedResponse(response: Response, maxBytes: number): Response {
+export function cappedResponse(response: Response, maxBytes: number, onProgress?: (loaded: number) => void): Response {
   const declared = Number(response.headers.get('content-length'));
   if (Number.isSafeInteger(declared) && declared > maxBytes) {
     void response.body?.cancel().catch(() => {});
@@ -97,7 +98,11 @@ export function cappedResponse(response: Response, maxBytes: number): Response {
       transform(chunk, controller) {
         seen += chunk.byteLength;
         if (seen > maxBytes) controller.error(new BodyTooLargeError(maxBytes));
-        else controller.enqueue(chunk);
+        else {
+          // Before the chunk passes, so a caller's own budget (onProgress throwing) stops it too.
+          onProgress?.(seen);
+          controller.enqueue(chunk);
+        }
       },
     }),
   );

@@ -5,7 +5,7 @@ import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { BUNDLED_SCHEME, bundledName, bundledPath, DEMO_STORY_MODEL } from './bundled';
 import { ModelSourceError } from './errors';
-import { hfHubCacheDir, HfCacheStore } from './hf-cache';
+import { HfCacheStore } from './hf-cache';
 import { readModelFile } from './model-file-node';
 import { HubSource, type FileProgress, type ModelSource } from './source';
 
@@ -48,10 +48,11 @@ export function packageRoot(from: string = dirname(fileURLToPath(import.meta.url
 /**
  * A model for a headless run or the CLI: `bundled:NAME` is the app's own copy, a path that exists
  * is a folder, anything else a hub id or URL, read at `revision` (absent: main) through the
- * Hugging Face cache, with HF_TOKEN, HF_ENDPOINT and HF_HUB_OFFLINE as huggingface_hub reads them.
+ * Hugging Face cache, with HF_HUB_CACHE, HF_HOME, HF_TOKEN, HF_ENDPOINT and HF_HUB_OFFLINE as
+ * huggingface_hub reads them from the environment.
  */
-export function modelSource(model: string, o: { revision?: string; env?: Readonly<Record<string, string | undefined>> } = {}): ModelSource {
-  const env = o.env ?? process.env;
+export function modelSource(model: string, o: { revision?: string } = {}): ModelSource {
+  const env = process.env;
   const bundled = bundledName(model);
   const local = bundled ? join(packageRoot(), 'public', bundledPath(bundled)) : existsSync(model) ? model : null;
   if (!bundled && model.startsWith(BUNDLED_SCHEME)) throw new ModelSourceError(`"${model}" names no bundled model; bundled models are ${DEMO_STORY_MODEL}.`);
@@ -60,7 +61,7 @@ export function modelSource(model: string, o: { revision?: string; env?: Readonl
     return new DirSource(local);
   }
   return new HubSource(model, {
-    store: new HfCacheStore(hfHubCacheDir(env)),
+    store: new HfCacheStore(),
     ...(o.revision !== undefined ? { revision: o.revision } : {}),
     ...(env.HF_TOKEN ? { token: env.HF_TOKEN } : {}),
     ...(env.HF_ENDPOINT ? { endpoint: env.HF_ENDPOINT } : {}),

@@ -5,7 +5,7 @@
  */
 import { formatBytes } from '../rl/bytes';
 import { MAX_LINE_DEPTH, nestsDeeperThan } from '../rl/json-scan';
-import { BodyTooLargeError, readBody } from './read-body';
+import { BodyTooLargeError, cappedResponse, readBody } from './read-body';
 import { ModelSourceError } from './errors';
 import {
   cacheStorageStore,
@@ -294,11 +294,9 @@ export class HubSource implements ModelSource {
       onProgress?.({ file: name, loaded: cached.byteLength, total: cached.byteLength, fromCache: true });
       return cached;
     }
+    if (file.snapshot && store?.download) return this.downloadInto(store.download.bind(store), { ...file, snapshot: file.snapshot }, onProgress);
     const res = await this.fetch(url);
-    if (!res.ok) {
-      const hint = res.status === 401 || res.status === 403 ? ' The model may be gated: set HF_TOKEN, or load it from a folder instead.' : '';
-      throw new ModelSourceError(`downloading ${url} failed with HTTP ${res.status}.${hint}`);
-    }
+    if (!res.ok) throw downloadFailed(url, res.status);
     if (isWebPage(res)) {
       void res.body?.cancel();
       throw new ModelSourceError(`${url} is not there: the server answered with a web page instead of the file. Check the model id or URL.`);
@@ -316,9 +314,78 @@ export class HubSource implements ModelSource {
     if (total !== null && out.byteLength !== total) {
       throw new ModelSourceError(`${url}: got ${out.byteLength} of ${total} bytes; the download was cut off, try again.`);
     }
-    await store?.write(file, out, res.headers.get('etag'));
+    await store?.write?.(file, out, res.headers.get('etag'));
     return out;
   }
+
+  /**
+   * A file downloaded by a store that downloads itself (@huggingface/hub into the Hugging Face
+   * cache), every request of it through `this.fetch` (HF_TOKEN to the hub's host only; the library
+   * is never given the token) and one byte budget: the file's cap, for all its bodies together, a
+   * Content-Length over what is left refused before a byte is read.
+   */
+  private async downloadInto(
+    download: NonNullable<HubStore['download']>,
+    file: HubFile & { snapshot: NonNullable<HubFile['snapshot']> },
+    onProgress?: (p: FileProgress) => void,
+  ): Promise<Uint8Array> {
+    const limit = modelFileLimit(file.name);
+    let spent = 0;
+    let loaded = 0;
+    // The library turns a failed body into its message alone; the first refusal here is what is thrown.
+    let refusal: Error | null = null;
+    const refuse = (e: Error) => (refusal ??= e);
+    const fetchFn = (async (input: string | URL | Request, init?: RequestInit) => {
+      const url = typeof input === 'string' ? input : input instanceof URL ? input.href : input.url;
+      const res = await this.fetch(url, init).catch((e: Error) => Promise.reject(refuse(e)));
+      // The library's probes (the paths-info API, a Range of bytes 0-0) are not the file's bytes.
+      const probe = url.includes('/api/') || new Headers(init?.headers).get('range') === 'bytes=0-0';
+      if (res.ok && !probe && isWebPage(res)) {
+        void res.body?.cancel();
+        throw refuse(new ModelSourceError(`${url} is not there: the server answered with a web page instead of the file. Check the model id.`));
+      }
+      // The file's size as the library's probe learns it (a Xet file's X-Linked-Size, a range's total): over the cap, nothing more is asked.
+      const size = Number(res.headers.get('x-linked-size') ?? res.headers.get('content-range')?.split('/').pop() ?? NaN);
+      if (size > limit) {
+        void res.body?.cancel().catch(() => {});
+        throw refuse(overLimit(file.url, size, limit));
+      }
+      const declared = Number(res.headers.get('content-length'));
+      const total = !probe && res.status === 200 && Number.isSafeInteger(declared) && declared > 0 ? declared : null;
+      let seenHere = 0;
+      try {
+        // Bodies may overlap (the library may read a file in parallel ranges): each counts as its bytes pass.
+        return cappedResponse(res, limit - spent, (seen) => {
+          spent += seen - seenHere;
+          if (!probe) loaded += seen - seenHere;
+          seenHere = seen;
+          if (spent > limit) throw refuse(overLimit(file.url, null, limit));
+          if (!probe) onProgress?.({ file: file.name, loaded, total, fromCache: false });
+        });
+      } catch (e) {
+        throw refuse(e instanceof BodyTooLargeError ? overLimit(file.url, declared > limit ? declared : null, limit) : (e as Error));
+      }
+    }) as typeof fetch;
+    try {
+      const out = await download(file, { endpoint: this.endpoint, fetch: fetchFn });
+      onProgress?.({ file: file.name, loaded: out.byteLength, total: out.byteLength, fromCache: false });
+      return out;
+    } catch (e) {
+      if (refusal) throw refusal;
+      if (e instanceof BodyTooLargeError) throw overLimit(file.url, null, limit);
+      if (e instanceof ModelSourceError) throw e;
+      const status = (e as { statusCode?: unknown }).statusCode;
+      // The library's HubApiError, for an answer that is not OK.
+      if (typeof status === 'number') throw downloadFailed(file.url, status);
+      throw new ModelSourceError(`downloading ${file.url} failed (${(e as Error).message}); check the network and try again.`);
+    }
+  }
+}
+
+/** The refusal of a download the server answered with `status`, not OK. */
+function downloadFailed(url: string, status: number): ModelSourceError {
+  const hint = status === 401 || status === 403 ? ' The model may be gated: set HF_TOKEN, or load it from a folder instead.' : '';
+  return new ModelSourceError(`downloading ${url} failed with HTTP ${status}.${hint}`);
 }
 
 /**

@@ -1,7 +1,8 @@
 /**
- * A Hugging Face hub on 127.0.0.1 for offline tests: the revision API and resolve/{commit}/{file}
- * for model folders on disk, with large files redirected to a second host (the hub's CDN), as
- * the real hub does. Every request is logged with its Authorization header.
+ * A Hugging Face hub on 127.0.0.1 for offline tests: the revision and paths-info APIs and
+ * resolve/{commit}/{file} (whole or a byte range) for model folders on disk, with large files
+ * redirected to a second host (the hub's CDN), as the real hub does. Every request is logged
+ * with its Authorization header.
  */
 import { createHash } from 'node:crypto';
 import { readdirSync, readFileSync } from 'node:fs';
@@ -16,6 +17,8 @@ export interface HubRequest {
   authorization: string | undefined;
 }
 
+type Lie = 'huge-length' | 'endless' | 'other-bytes' | 'huge-size';
+
 export interface MockHub {
   /** The hub's base URL, for HF_ENDPOINT. */
   url: string;
@@ -26,6 +29,12 @@ export interface MockHub {
   addCommit(repo: string, dir: string): string;
   /** Only requests carrying this Bearer token get the repository's files or revisions. */
   gate(repo: string, token: string): void;
+  /**
+   * Serves `name` of a commit as a hostile host would: whole, with a Content-Length of 1e12 or a
+   * body without end or bytes other than the paths-info API states (a byte range of it stays
+   * true); or a byte range saying the file is 1e12 bytes.
+   */
+  lie(commit: string, name: string, how: Lie): void;
   close(): Promise<void>;
 }
 
@@ -45,27 +54,68 @@ export async function startMockHub(): Promise<MockHub> {
 
   const log = (host: HubRequest['host'], req: IncomingMessage) =>
     requests.push({ host, method: req.method ?? 'GET', path: req.url ?? '', authorization: req.headers.authorization });
+  const lies = new Map<string, Lie>();
   const send = (req: IncomingMessage, res: ServerResponse, status: number, body: Uint8Array | string, headers: Record<string, string> = {}) => {
     const bytes = typeof body === 'string' ? new TextEncoder().encode(body) : body;
     res.writeHead(status, { 'content-length': String(bytes.byteLength), ...headers });
     res.end(req.method === 'HEAD' ? undefined : bytes);
   };
+  /** A file's bytes, or the range a `Range: bytes=a-b` header asks for (206, as the hub and its CDN answer). */
+  const sendFile = (req: IncomingMessage, res: ServerResponse, commit: string, name: string, bytes: Uint8Array, headers: Record<string, string>) => {
+    const range = /^bytes=(\d+)-(\d*)$/.exec(req.headers.range ?? '');
+    const told = lies.get(`${commit}/${name}`);
+    const lie = (told === 'huge-size') === Boolean(range) ? told : undefined;
+    if (lie === 'huge-size') {
+      res.writeHead(206, { ...headers, 'content-length': '1', 'content-range': `bytes 0-0/${1e12}` });
+      return res.end('{');
+    }
+    if (lie === 'huge-length') {
+      res.writeHead(200, { ...headers, 'content-length': String(1e12) });
+      return res.end('{}');
+    }
+    if (lie === 'other-bytes') {
+      const other = bytes.slice();
+      other[other.byteLength - 1] ^= 1;
+      return send(req, res, 200, other, headers);
+    }
+    if (lie === 'endless') {
+      res.writeHead(200, headers);
+      const chunk = Buffer.alloc(1 << 20, 0x20);
+      const pump = () => {
+        while (res.write(chunk));
+      };
+      res.on('drain', pump);
+      res.on('close', () => res.off('drain', pump));
+      return pump();
+    }
+    if (!range) return send(req, res, 200, bytes, headers);
+    const start = Number(range[1]);
+    const end = Math.min(range[2] ? Number(range[2]) : bytes.byteLength - 1, bytes.byteLength - 1);
+    send(req, res, 206, bytes.subarray(start, end + 1), { ...headers, 'content-range': `bytes ${start}-${end}/${bytes.byteLength}` });
+  };
+  const readJson = (req: IncomingMessage) =>
+    new Promise<unknown>((done) => {
+      let text = '';
+      req.on('data', (c: Buffer) => (text += c.toString()));
+      req.on('end', () => done(JSON.parse(text || '{}')));
+    });
 
   const cdn = createServer((req, res) => {
     log('cdn', req);
     const [, commit, ...name] = (req.url ?? '').split('/');
     const bytes = commits.get(commit)?.get(name.join('/'));
     if (!bytes) return send(req, res, 404, 'not found');
-    send(req, res, 200, bytes, { 'content-type': 'application/octet-stream', etag: '"cdn-etag"' });
+    sendFile(req, res, commit, name.join('/'), bytes, { 'content-type': 'application/octet-stream', etag: '"cdn-etag"' });
   });
   const cdnUrl = await listen(cdn);
 
-  const hub = createServer((req, res) => {
+  const hub = createServer(async (req, res) => {
     log('hub', req);
     const path = decodeURIComponent((req.url ?? '').split('?')[0]);
     const api = /^\/api\/models\/([^/]+\/[^/]+)\/revision\/(.+)$/.exec(path);
+    const paths = req.method === 'POST' ? /^\/api\/models\/([^/]+\/[^/]+)\/paths-info\/([^/]+)$/.exec(path) : null;
     const resolve = /^\/([^/]+\/[^/]+)\/resolve\/([^/]+)\/(.+)$/.exec(path);
-    const repo = api?.[1] ?? resolve?.[1];
+    const repo = api?.[1] ?? paths?.[1] ?? resolve?.[1];
     if (repo && gates.has(repo) && req.headers.authorization !== `Bearer ${gates.get(repo)}`) return send(req, res, 401, '{"error":"gated"}');
     if (api) {
       const [, repo, rev] = api;
@@ -74,6 +124,30 @@ export async function startMockHub(): Promise<MockHub> {
       return send(req, res, 200, JSON.stringify({ id: repo, sha: commit, siblings: [...commits.get(commit)!.keys()].map((rfilename) => ({ rfilename })) }), {
         'content-type': 'application/json',
       });
+    }
+    if (paths) {
+      // What each file is at the commit: its git blob id, and an LFS file's SHA-256 (its blob's name in the cache).
+      const files = commits.get(paths[2]);
+      if (!files) return send(req, res, 404, '{"error":"Revision Not Found"}', { 'content-type': 'application/json' });
+      const asked = ((await readJson(req)) as { paths?: string[] }).paths ?? [];
+      const infos = asked.flatMap((name) => {
+        const bytes = files.get(name);
+        if (!bytes) return [];
+        const lfs = name.endsWith('.safetensors')
+          ? { lfs: { oid: createHash('sha256').update(bytes).digest('hex'), size: bytes.byteLength, pointerSize: 134 } }
+          : {};
+        return [
+          {
+            type: 'file',
+            path: name,
+            oid: gitBlobId(bytes),
+            size: bytes.byteLength,
+            ...lfs,
+            lastCommit: { id: paths[2], title: 'add', date: '2026-01-01T00:00:00Z' },
+          },
+        ];
+      });
+      return send(req, res, 200, JSON.stringify(infos), { 'content-type': 'application/json' });
     }
     if (resolve) {
       const [, , commit, name] = resolve;
@@ -84,7 +158,7 @@ export async function startMockHub(): Promise<MockHub> {
         res.writeHead(302, { location: `${cdnUrl}/${commit}/${name}`, 'x-linked-etag': `"${sha256}"`, 'x-repo-commit': commit });
         return res.end();
       }
-      return send(req, res, 200, bytes, { etag: `"${gitBlobId(bytes)}"`, 'x-repo-commit': commit });
+      return sendFile(req, res, commit, name, bytes, { etag: `"${gitBlobId(bytes)}"`, 'x-repo-commit': commit });
     }
     send(req, res, 404, 'not found');
   });
@@ -107,6 +181,17 @@ export async function startMockHub(): Promise<MockHub> {
       return id;
     },
     gate: (repo, token) => void gates.set(repo, token),
-    close: () => Promise.all([hub, cdn].map((s) => new Promise<void>((r) => s.close(() => r())))).then(() => {}),
+    lie: (commit, name, how) => void lies.set(`${commit}/${name}`, how),
+    close: () =>
+      Promise.all(
+        [hub, cdn].map(
+          (s) =>
+            new Promise<void>((r) => {
+              s.close(() => r());
+              // An endless body a client stopped reading keeps its connection open.
+              s.closeAllConnections();
+            }),
+        ),
+      ).then(() => {}),
   };
 }
