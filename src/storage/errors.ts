@@ -25,13 +25,20 @@ export class RunBusyError extends StorageError {
   }
 }
 
-/** Imported runs are a record of someone else's work: their log and adapters stay as imported. */
+/**
+ * Imported runs are a record of someone else's work, and a watched run is the server's: their
+ * log and adapters stay as they came.
+ */
 export class ReadOnlyRunError extends StorageError {
   constructor(
     readonly runId: string,
     action: string,
+    watched = false,
   ) {
-    super(`Run "${runId}" was imported from a file and is read-only, so it cannot ${action}. ` + `Start a new run (its label and notes can still be edited).`);
+    super(
+      `Run "${runId}" ${watched ? 'is kept from a server it watched' : 'was imported from a file'} and is read-only, so it cannot ${action}. ` +
+        `Start a new run (its label and notes can still be edited).`,
+    );
   }
 }
 

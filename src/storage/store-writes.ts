@@ -119,7 +119,7 @@ export class StoreWriter {
     const run = await db.runs.get(runId);
     if (!run || Boolean(run.importing) !== (writer === 'import')) throw new RunNotFoundError(runId);
     if (writer === 'watch' && !run.watch) throw new InvalidRunDataError(`Run "${run.label}" is not a watched server run; only a watch adds records to one.`);
-    if (run.readOnly && writer === 'run') throw new ReadOnlyRunError(runId, action);
+    if (run.readOnly && writer === 'run') throw new ReadOnlyRunError(runId, action, Boolean(run.watch));
     return run;
   }
 

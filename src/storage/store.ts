@@ -426,7 +426,7 @@ export class RunStore {
     await this.writer.guardQuota(runId, jsonBytes(change), () =>
       db.transaction('rw', db.runs, async () => {
         const run = await this.requireRun(runId, db);
-        if (readOnlyAction && run.readOnly) throw new ReadOnlyRunError(runId, readOnlyAction);
+        if (readOnlyAction && run.readOnly) throw new ReadOnlyRunError(runId, readOnlyAction, Boolean(run.watch));
         await db.runs.update(runId, { ...change, updated: this.now() });
       }),
     );

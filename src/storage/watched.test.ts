@@ -36,6 +36,7 @@ describe('watched server runs', () => {
     expect(await store.appendWatched(id, 4, records.slice(3))).toEqual(records.slice(3).map((_, i) => 4 + i));
     // Only the watch adds to it.
     await expect(store.append(id, trainStep(9, 0, 1))).rejects.toThrow(ReadOnlyRunError);
+    await expect(store.append(id, trainStep(9, 0, 1))).rejects.toThrow(/is kept from a server it watched and is read-only/);
     const own = await store.createRun(testConfig(), 'own');
     await expect(store.appendWatched(own, 1, records.slice(0, 1))).rejects.toThrow(/not a watched server run/);
 
