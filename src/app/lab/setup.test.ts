@@ -209,9 +209,10 @@ describe('a policy on a server', () => {
   });
 
   it('says what to fix: the address and model, a frozen copy of a policy it does not have, the tool-call track', () => {
-    expect(setupProblems(onServer({ url: 'localhost:30000', model: ' ' }))[0]).toBe(
+    // Said once, in the form's words, not again by the config's validator.
+    expect(setupProblems(onServer({ url: 'localhost:30000', model: ' ' }))).toEqual([
       'Give the policy server a base URL (http:// or https://, ending in /v1) and the model name it serves (its GET /v1/models).',
-    );
+    ]);
     const custom = { ...withScenario(onServer(), 'custom'), policy: onServer().policy };
     expect(custom.roles.user.kind).toBe('policy');
     expect(setupProblems(custom)).toContain('The user cannot be a frozen copy of a policy that runs on a server: choose rules, another model or an endpoint.');

@@ -334,6 +334,9 @@ export function setupProblems(setup: LabSetup, options: { pickedFiles?: number; 
     if (r.kind === 'endpoint' && (!/^https?:\/\/\S+$/.test(r.baseUrl.trim()) || !r.model.trim()))
       out.push(`Give the ${role}\u2019s endpoint a base URL (http:// or https://) and a model name.`);
   }
+  // The config's own check catches what the form's words above do not; after them it would
+  // only say one of them again in the validator's terms.
+  if (out.length) return out;
   try {
     toAnyRunConfig(setup, 'check');
   } catch (e) {
