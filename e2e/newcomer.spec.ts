@@ -210,6 +210,17 @@ test('a newcomer’s walk through the lab, offline on the demo model', async ({ 
   await page.getByRole('button', { name: 'Stop' }).click();
   await expect(page.getByTestId('run-status')).toHaveText('stopped', { timeout: 60_000 });
 
+  // -- The imported run resumes as a copy, one step on from its last adapter; the import stays.
+  await page.getByRole('link', { name: 'Runs' }).click();
+  const imported = page.getByTestId('run-item').filter({ has: page.getByText('read-only') });
+  await imported.getByTestId('copy-steps').fill('2');
+  await imported.getByRole('button', { name: 'Resume a copy' }).click();
+  await expect(page.locator('#run-heading')).toHaveText('walk · Binary RL · seed 1, resumed from walk.nsrun', { timeout: 60_000 });
+  await expect(page.getByTestId('run-status')).toHaveText('finished', { timeout: 120_000 });
+  await expect(page.getByTestId('run-outcome')).toContainText(/^finished: 2 of 2 steps/);
+  await page.getByRole('link', { name: 'Runs' }).click();
+  await expect(page.getByTestId('run-item').filter({ has: page.getByText('read-only') })).toHaveCount(1);
+
   expect(htmlModelFiles).toEqual([]);
   expect(outside).toEqual([]);
   expect(problems).toEqual([]);
