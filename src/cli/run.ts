@@ -46,7 +46,7 @@ import { timeLeft, type CliIo } from './io';
 import { FORCE_OPTION, notStdout } from './output';
 import { Interrupted, stoppable, type StopSignal } from './signals';
 import { withPolicyCommit } from '../runtime/policy-commit';
-import { resumePlan } from '../runtime/resume-plan';
+import { loopResume, resumePlan } from '../runtime/resume-plan';
 import { journalResumePoint, modelPath, RunJournal, RunJournalError, workspacePath, type RunJournalOptions } from './run-journal';
 
 export const usage = `nextstate run --config RUN.json [--out RUN_FILE [--force]] [--steps N] [--policy DIR|ID] ${REVISION_USAGE}
@@ -263,14 +263,7 @@ export async function resumeRunFile(file: string, o: Omit<RunToFileOptions, 'fil
     const plan = resumePlan(point, journal.all);
     return {
       journal,
-      resume: {
-        step: plan.step,
-        version: plan.version,
-        sessionsStarted: plan.sessionsStarted,
-        samples: plan.samples,
-        studentWork: plan.studentWork,
-        evaluated: evaluatedAt(journal.all, plan.step),
-      },
+      resume: { ...loopResume(plan), evaluated: evaluatedAt(journal.all, plan.step) },
     };
   });
 }

@@ -16,7 +16,7 @@ import type { GeneratorSpec, RunConfig } from '../runtime/run-config';
 import { parseRunConfig } from '../runtime/run-config';
 import { policyCommit } from '../runtime/policy-service';
 import { withPolicyCommit } from '../runtime/policy-commit';
-import { resumePlan } from '../runtime/resume-plan';
+import { loopResume, resumePlan } from '../runtime/resume-plan';
 import { createNodeServices, isLoopback } from '../runtime/services-node';
 import { SERVED_STEPS, ServeLoop } from '../runtime/serve-loop';
 import { SessionPairing } from '../runtime/serve-pairing';
@@ -243,10 +243,9 @@ export async function startServe(argv: string[], io: CliIo): Promise<ServeHandle
     if (point.adapter) await policy.restore(point.adapter.files, point.version);
     const plan = resumePlan(point, records);
     resume = {
-      step: plan.step,
-      version: plan.version,
+      ...loopResume(plan),
+      // Served sessions are named by their clients, not s0, s1, ...: count the ones seen.
       sessionsStarted: new Set(records.flatMap((r) => (r.kind === 'interaction' ? [r.session] : []))).size,
-      samples: plan.samples,
     };
     // Header-less sessions go on where they were: their last request and reply pair the next one.
     for (const r of records) {

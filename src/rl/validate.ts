@@ -43,11 +43,14 @@ export const RECORD_LIMITS = {
   metrics: 256,
 } as const;
 
+/** The largest token id a record holds. */
+export const MAX_TOKEN_ID = 2 ** 31 - 1;
+
 const L = RECORD_LIMITS;
 const id = str(L.id, 1);
 const count = int();
 const finiteNumbers = arrayOf(num(), L.tokens);
-const tokenIds = arrayOf(int(0, 2 ** 31 - 1), L.tokens);
+const tokenIds = arrayOf(int(0, MAX_TOKEN_ID), L.tokens);
 const optionalStat = nullable(num());
 
 const toolCall = object({ id: str(L.id), type: oneOf('function'), function: object({ name: str(L.id, 1), arguments: str(L.text) }) });
@@ -155,7 +158,7 @@ const sample = object(
     opdTopK: object({
       weight: num(),
       clip: num(0),
-      ids: arrayOf(arrayOf(int(0, 2 ** 31 - 1), MAX_TOP_K), L.tokens),
+      ids: arrayOf(arrayOf(int(0, MAX_TOKEN_ID), MAX_TOP_K), L.tokens),
       teacherLogp: arrayOf(arrayOf(num(), MAX_TOP_K), L.tokens),
     }),
   },

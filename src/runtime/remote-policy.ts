@@ -15,7 +15,7 @@ import type { FinishReason } from '../gpu/generate';
 import type { PeftFiles } from '../gpu/peft';
 import type { ToolCall } from '../rl/messages';
 import { toolCallsAsText } from '../rl/tool-calls';
-import { RECORD_LIMITS } from '../rl/validate';
+import { MAX_TOKEN_ID, RECORD_LIMITS } from '../rl/validate';
 import type { PolicyReply, PolicyRequest, PolicyService, ScoreItem, ScoredTopK, SessionTag, TrainResult } from './policy-service';
 import type { RemotePolicyConfig } from './run-config';
 
@@ -153,14 +153,12 @@ export class RemotePolicyService implements PolicyService {
 
 type ReplyTokens = Pick<PolicyReply, 'tokenIds' | 'logprobs' | 'tokenTexts' | 'promptIds'>;
 
-/** The largest id a record holds (validate.ts), for a server that does not say its vocabulary. */
-const MAX_ID = 2 ** 31 - 1;
-
 /** Untrusted token ids: a list of at most RECORD_LIMITS.tokens integers below the vocabulary. */
 function readIds(value: unknown, field: string, vocabSize: number | null, bad: (problem: string) => Error): number[] {
   if (!Array.isArray(value)) throw bad(`${field} is not a list of token ids`);
   if (value.length > RECORD_LIMITS.tokens) throw bad(`${field} has ${value.length} ids; the limit is ${RECORD_LIMITS.tokens}`);
-  const limit = vocabSize ?? MAX_ID + 1;
+  // A server that does not say its vocabulary is held to what a record can hold.
+  const limit = vocabSize ?? MAX_TOKEN_ID + 1;
   const at = value.findIndex((id) => !Number.isSafeInteger(id) || id < 0 || id >= limit);
   if (at >= 0) {
     const below = vocabSize ? `the vocabulary size it reports, ${vocabSize}` : String(limit);

@@ -8,6 +8,7 @@ import { copyMessage } from '../rl/messages';
 import type { RunRecord } from '../rl/records';
 import { copyTopK, type TrainingSample } from '../rl/samples';
 import type { ResumePoint } from '../storage/index';
+import type { RunLoopOptions } from './loop-types';
 
 /**
  * One past the highest session of the log: the personal loop names sessions s0, s1, ...; the
@@ -80,4 +81,9 @@ export function resumePlan(point: ResumePoint, records: Iterable<RunRecord>): Re
     studentWork: recordedStudentWork(logged),
     dropped,
   };
+}
+
+/** The run loop's resume option from a plan: what every resuming caller hands it. */
+export function loopResume(plan: ResumePlan): NonNullable<RunLoopOptions['resume']> {
+  return { step: plan.step, version: plan.version, sessionsStarted: plan.sessionsStarted, samples: plan.samples, studentWork: plan.studentWork };
 }

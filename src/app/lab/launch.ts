@@ -12,7 +12,7 @@ import type { RunLoopOptions } from '../../runtime/runloop';
 import { withPolicyCommit } from '../../runtime/policy-commit';
 import type { PolicyInfo } from '../../workers/browser/policy-host';
 import { withPolicyFiles } from './model-files';
-import { resumePlan } from './resume';
+import { loopResume, resumePlan } from './resume';
 
 /** The lab reads problems from the built-in set or the hub; a file source is the CLI's. */
 const noProblemFiles = () => Promise.reject(new Error('problem files are not supported in the lab yet; use builtin or gsm8k-hub'));
@@ -58,9 +58,5 @@ export async function claimRunSlot(
   const plan = resumePlan(point, resuming.records);
   const release = await store.claimRun(runId);
   await store.setStatus(runId, 'running');
-  return {
-    runId,
-    release,
-    resume: { step: plan.step, version: plan.version, sessionsStarted: plan.sessionsStarted, samples: plan.samples, studentWork: plan.studentWork },
-  };
+  return { runId, release, resume: loopResume(plan) };
 }

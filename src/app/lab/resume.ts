@@ -1,2 +1,2 @@
 // The plan is shared with `nextstate serve --resume`, so it lives in the runtime layer.
-export { nextSessionIndex, resumePlan, type ResumePlan } from '../../runtime/resume-plan';
+export { loopResume, nextSessionIndex, resumePlan, type ResumePlan } from '../../runtime/resume-plan';
