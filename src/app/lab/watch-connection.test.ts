@@ -1,26 +1,10 @@
 import { describe, expect, it } from 'vitest';
-import { makePreset } from '../../rl/presets';
 import type { RunRecord } from '../../rl/records';
+import { records, runEvent, sse, WATCH_ROOT } from '../../../test/support/app/watch-feed';
 import { WatchConnection, type WatchStatus } from './watch-connection';
 
-const ROOT = 'http://127.0.0.1:30000';
-const interaction = (turn: number) => ({
-  kind: 'interaction',
-  version: 0,
-  ts: 1_700_000_000_000,
-  session: 's1',
-  turn,
-  turnType: 'main',
-  messages: [{ role: 'user', content: `turn ${turn}` }],
-  response: 'ok',
-  tokenIds: [1],
-  logprobs: [-0.1],
-  startedAt: 1_699_999_999_000,
-  finishedAt: 1_700_000_000_000,
-});
-const sse = (...events: object[]) => events.map((e) => `data: ${JSON.stringify(e)}\n\n`).join('');
-const run = { type: 'run', label: 'serve tiny (combined)', created: 1, config: { preset: makePreset('combined') } };
-const records = (from: number, count: number) => ({ type: 'records', from, records: Array.from({ length: count }, (_, i) => interaction(from + i)) });
+const ROOT = WATCH_ROOT;
+const run = runEvent(1, 'serve tiny (combined)');
 
 /** A fetch that answers the i-th request with answers[i] (a body text, a status, or a network failure) and records what it was asked. */
 function scripted(answers: (string | number | 'offline')[], asked: { url: string; init: RequestInit }[]): typeof fetch {

@@ -1,30 +1,12 @@
 import 'fake-indexeddb/auto';
 import { afterEach, describe, expect, it } from 'vitest';
-import { makePreset } from '../../rl/presets';
-import type { RunRecord } from '../../rl/records';
 import { RunStore } from '../../storage/index';
 import { uniqueDbName } from '../../../test/support/storage/fixtures';
+import { interaction, records, runEvent, sse, WATCH_ROOT } from '../../../test/support/app/watch-feed';
 import { WatchConnection, type WatchStatus } from './watch-connection';
 import { WatchKeeper } from './watch-keeper';
 
-const ROOT = 'http://127.0.0.1:30000';
-const interaction = (turn: number): RunRecord => ({
-  kind: 'interaction',
-  version: 0,
-  ts: 1_700_000_000_000,
-  session: 's1',
-  turn,
-  turnType: 'main',
-  messages: [{ role: 'user', content: `turn ${turn}` }],
-  response: 'ok',
-  tokenIds: [1],
-  logprobs: [-0.1],
-  startedAt: 1_699_999_999_000,
-  finishedAt: 1_700_000_000_000,
-});
-const sse = (...events: object[]) => events.map((e) => `data: ${JSON.stringify(e)}\n\n`).join('');
-const runEvent = (created: number) => ({ type: 'run', label: `serve tiny (${created})`, created, config: { preset: makePreset('combined') } });
-const records = (from: number, count: number) => ({ type: 'records', from, records: Array.from({ length: count }, (_, i) => interaction(from + i)) });
+const ROOT = WATCH_ROOT;
 
 const stores: RunStore[] = [];
 afterEach(() => {
