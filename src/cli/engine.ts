@@ -10,6 +10,7 @@ import { checkRevision } from '../gpu/hub';
 import { modelSource } from '../gpu/source-node';
 import { EnginePolicyService, type PolicyService } from '../runtime/policy-service';
 import { UsageError } from './args';
+import { loadProgress } from './load-progress';
 
 export const BACKEND_OPTION = { backend: { type: 'string' as const, default: 'cpu' } };
 export const QUANTIZE_OPTION = { quantize: { type: 'string' as const } };
@@ -56,15 +57,19 @@ export async function createBackend(kind: unknown): Promise<Backend> {
   throw new UsageError(`--backend must be cpu or webgpu, got ${JSON.stringify(kind)}`);
 }
 
-/** The policy with its weights stored as `weightFormat` ('auto': f16 on WebGPU, f32 on the CPU), and the format that meant. */
+/**
+ * The policy with its weights stored as `weightFormat` ('auto', the default: f16 on WebGPU, f32
+ * on the CPU), and the format that meant. Its download and conversion show on `progress`, the
+ * command's io.progress.
+ */
 export async function loadPolicy(
   model: string,
   backend: Backend,
-  weightFormat: 'auto' | WeightFormat = 'auto',
-  revision?: string,
+  o: { weightFormat?: 'auto' | WeightFormat; revision?: string; progress: (line: string) => void },
 ): Promise<{ policy: Policy; weightFormat: WeightFormat }> {
+  const weightFormat = o.weightFormat ?? 'auto';
   return {
-    policy: await Policy.load(modelSource(model, { revision }), backend, { weightFormat }),
+    policy: await Policy.load(modelSource(model, { revision: o.revision }), backend, { weightFormat, ...loadProgress(o.progress, model) }),
     weightFormat: resolveWeightFormat(weightFormat, backend),
   };
 }

@@ -20,7 +20,7 @@ export const usage = `nextstate generate --model DIR|ID ${REVISION_USAGE} --prom
   ${QUANTIZE_NOTE}
   ${REVISION_NOTE}`;
 
-export async function generateCommand(argv: string[], { out }: CliIo): Promise<void> {
+export async function generateCommand(argv: string[], { out, progress }: CliIo): Promise<void> {
   const v = parse(argv, {
     model: { type: 'string' },
     prompt: { type: 'string' },
@@ -47,7 +47,11 @@ export async function generateCommand(argv: string[], { out }: CliIo): Promise<v
           topP: number(v, 'top-p', 1, (p) => p > 0 && p <= 1),
           topK: number(v, 'top-k', 0, (k) => Number.isInteger(k) && k >= 0),
         };
-  const { policy, weightFormat } = await loadPolicy(required(v, 'model'), await createBackend(v.backend), weightFormatOption(v), revisionOption(v));
+  const { policy, weightFormat } = await loadPolicy(required(v, 'model'), await createBackend(v.backend), {
+    weightFormat: weightFormatOption(v),
+    revision: revisionOption(v),
+    progress,
+  });
   const [g] = await policy.generate([v.chat ? [{ role: 'user', content: prompt }] : prompt], {
     maxNewTokens: number(v, 'max-new-tokens', 128, isPositiveInt),
     sampling,

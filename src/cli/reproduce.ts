@@ -31,6 +31,7 @@ import { resumeRunFile, runToFile } from './run';
 import { journalPath, readJournal, RunJournal } from './run-journal';
 import type { RunRecord } from '../rl/records';
 import { timeLeft, type CliIo } from './io';
+import { progressFor } from './load-progress';
 import { notStdout } from './output';
 import { Interrupted, signalExitCode, STOP_SIGNALS, stoppable, type StopSignal } from './signals';
 
@@ -129,8 +130,9 @@ interface Ran {
 }
 
 /** Runs `job` here, in this process; `resume`: from its journal. */
-async function runHere(job: Job, resume: boolean): Promise<Ran> {
-  const { status, records, signal } = resume ? await resumeRunFile(job.file) : await runToFile(job.config, { file: job.file });
+async function runHere(job: Job, resume: boolean, io: CliIo): Promise<Ran> {
+  const loadProgress = progressFor(io);
+  const { status, records, signal } = resume ? await resumeRunFile(job.file, { loadProgress }) : await runToFile(job.config, { file: job.file, loadProgress });
   return { status, scores: scoresOf(records), ...(signal ? { signal } : {}) };
 }
 
@@ -192,7 +194,7 @@ async function runJobs(jobs: readonly Job[], parallel: number, json: boolean, io
           RunJournal.remove(job.file);
           writeFileSync(configPath(job), JSON.stringify(job.config, null, 2));
         }
-        const ran = await (parallel > 1 ? runInChild(job, children, resumed) : runHere(job, resumed));
+        const ran = await (parallel > 1 ? runInChild(job, children, resumed) : runHere(job, resumed, io));
         if (ran.signal) {
           signal ??= ran.signal;
           return;

@@ -22,7 +22,7 @@ import {
 import { evaluationDue } from '../runtime/loop-core';
 import { fullFinetuneLrWarning } from '../rl/presets';
 import { RunLoop } from '../runtime/runloop';
-import { createNodeServices, readTextFile } from '../runtime/services-node';
+import { createNodeServices, readTextFile, type LoadProgressFor } from '../runtime/services-node';
 import { folderWorkspaces } from '../runtime/workspace-node';
 import type { WorkspaceFactory } from '../sims/workspace/workspace';
 import { ToolCallRunLoop } from '../runtime/toolcall/loop';
@@ -43,6 +43,7 @@ import {
 } from './engine';
 import { isPositiveInt, number, parse, UsageError } from './args';
 import { timeLeft, type CliIo } from './io';
+import { progressFor } from './load-progress';
 import { FORCE_OPTION, notStdout } from './output';
 import { Interrupted, stoppable, type StopSignal } from './signals';
 import { withPolicyCommit } from '../runtime/policy-commit';
@@ -84,13 +85,14 @@ async function prepareRun(
   config: AnyRunConfig,
   backend: Backend,
   workspaces: WorkspaceFactory,
+  progress?: LoadProgressFor,
 ): Promise<{ policy: PolicyService; loop: (sink: RecordSink, options: RunLoopOptions) => RunController }> {
   if (config.track === 'toolcall') {
-    const services = await createToolCallNodeServices(config, backend);
+    const services = await createToolCallNodeServices(config, backend, progress);
     const problems = await loadToolCallProblems(config, readTextFile);
     return { policy: services.policy, loop: (sink, options) => new ToolCallRunLoop(config, services, problems, sink, options) };
   }
-  const services = await createNodeServices(config, backend);
+  const services = await createNodeServices(config, backend, progress);
   const problems = await loadProblems(config, createScenario(config.scenario), readTextFile);
   return { policy: services.policy, loop: (sink, options) => new RunLoop(config, { ...services, workspaces }, problems, sink, options) };
 }
@@ -144,7 +146,10 @@ export async function runCommand(argv: string[], io: CliIo): Promise<void> {
       if (v[other] !== undefined) throw new UsageError(`--resume continues the run with the config it recorded; leave out --${other}`);
     const file = notStdout(v.resume, 'resume', 'the run file');
     const more = v.steps === undefined ? undefined : number(v, 'steps', 0, isPositiveInt);
-    return report(await resumeRunFile(file, { ...(more ? { steps: more } : {}), onLine, onStart: (c) => (steps = c.schedule.steps) }), io);
+    return report(
+      await resumeRunFile(file, { ...(more ? { steps: more } : {}), onLine, onStart: (c) => (steps = c.schedule.steps), loadProgress: progressFor(io) }),
+      io,
+    );
   }
   if (typeof v.config !== 'string') throw new UsageError('--config RUN.json, --resume RUN_FILE or --example NAME is required');
   // The run file must stay byte-exact (its lines carry their SHA-256), and stdout has the --json events.
@@ -176,7 +181,7 @@ export async function runCommand(argv: string[], io: CliIo): Promise<void> {
   if (lrWarning) io.note(`warning: ${lrWarning}`);
 
   steps = config.schedule.steps;
-  report(await runToFile(config, { file, onLine, replace: v.force === true }), io);
+  report(await runToFile(config, { file, onLine, replace: v.force === true, loadProgress: progressFor(io) }), io);
 }
 
 /** The command's last line: where the records are; a stop by a signal exits as that signal would. */
@@ -193,6 +198,8 @@ export interface RunToFileOptions {
   onLine?: (line: object) => void;
   /** The config the run goes with, once its policy is loaded (a resumed run's is the recorded one). */
   onStart?: (config: AnyRunConfig) => void;
+  /** Each model load's download and conversion (the command's progress lines). */
+  loadProgress?: LoadProgressFor;
 }
 
 export interface RunToFileResult {
@@ -319,7 +326,7 @@ async function journaled(
   const trained = !isRemotePolicy(config.models.policy);
   // A homework workspace's files, one folder per homework, beside the run file.
   const workspaces = folderWorkspaces(workspacePath(file));
-  const { policy, loop: startLoop } = await prepareRun(config, backend, workspaces);
+  const { policy, loop: startLoop } = await prepareRun(config, backend, workspaces, o.loadProgress);
   // Each new version's adapter is checkpointed before its step is journaled, so --resume can rebuild it.
   if (trained && !full) journalOptions.exportAdapter = () => policy.exportAdapter();
   const { journal, resume } = await open(policy);

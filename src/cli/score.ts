@@ -21,7 +21,7 @@ export const usage = `nextstate score --model DIR|ID ${REVISION_USAGE} --prompt 
   ${QUANTIZE_NOTE}
   ${REVISION_NOTE}`;
 
-export async function scoreCommand(argv: string[], { out }: CliIo): Promise<void> {
+export async function scoreCommand(argv: string[], { out, progress }: CliIo): Promise<void> {
   const v = parse(argv, {
     model: { type: 'string' },
     prompt: { type: 'string' },
@@ -33,7 +33,11 @@ export async function scoreCommand(argv: string[], { out }: CliIo): Promise<void
     ...REVISION_OPTION,
   });
   const backend = await createBackend(v.backend);
-  const { policy, weightFormat } = await loadPolicy(required(v, 'model'), backend, weightFormatOption(v), revisionOption(v));
+  const { policy, weightFormat } = await loadPolicy(required(v, 'model'), backend, {
+    weightFormat: weightFormatOption(v),
+    revision: revisionOption(v),
+    progress,
+  });
   const lora =
     typeof v.adapter === 'string'
       ? adapterFromPeft(backend, policy.config, {

@@ -39,6 +39,7 @@ import { startHttpServer, type RunningServer } from './serve-http';
 import { journalResumePoint, RunJournal } from './run-journal';
 import { replyMessage, usesToolCallTags } from '../rl/tool-calls';
 import type { CliIo } from './io';
+import { progressFor } from './load-progress';
 import { FORCE_OPTION, notStdout } from './output';
 import { stoppable } from './signals';
 
@@ -213,7 +214,7 @@ export async function startServe(argv: string[], io: CliIo): Promise<ServeHandle
 
   const backend = await createBackend(config.models.policy.backend ?? 'cpu');
   config.models.policy.weightFormat = resolveWeightFormat(config.models.policy.weightFormat, backend);
-  const services = await createNodeServices(config, backend);
+  const services = await createNodeServices(config, backend, progressFor(io));
   const { policyModel } = services;
   // A run file written by a client of another server names that server: this command serves a model of its own.
   if (!policyModel)

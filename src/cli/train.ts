@@ -40,6 +40,7 @@ import {
 } from './engine';
 import { isNonNegative, isPositiveInt, number, parse, required, UsageError } from './args';
 import { timeLeft, type CliIo } from './io';
+import { loadProgress } from './load-progress';
 import { checkOutputFolder, FORCE_OPTION, notStdout, writeOutputFolder, type WriteOptions } from './output';
 import { decodeTrainData, parseTrainData, toTrainSample } from './train-data';
 
@@ -156,13 +157,13 @@ export async function trainCommand(argv: string[], io: CliIo): Promise<void> {
     const source = modelSource(modelArg, { revision });
     // Before anything is loaded: the weights, their gradients and moments, and the KL term's frozen copy.
     checkFullTrainingFits(await loadConfig(source), { ...deviceLimits(backend), copies: klCoef > 0 ? 1 : 0 });
-    policy = await Policy.load(source, backend, { weightFormat: used });
+    policy = await Policy.load(source, backend, { weightFormat: used, ...loadProgress(io.progress, modelArg) });
     const t = new FullTrainer(policy.model, settings, { freezeEmbedding: v['freeze-embedding'] === true });
     if (v.resume) t.restoreOptimizer(optimizerFromSafetensors(readModelFile(modelArg, OPTIMIZER_FILE)));
     if (klCoef > 0) reference = { kind: 'model', model: new CausalLM(backend, policy.config, copyWeights(backend, policy.model)) };
     trainer = t;
   } else {
-    ({ policy } = await loadPolicy(modelArg, backend, used, revision));
+    ({ policy } = await loadPolicy(modelArg, backend, { weightFormat: used, revision, progress: io.progress }));
     lora = LoraAdapter.init(
       backend,
       policy.config,

@@ -5,7 +5,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { dataPath } from '../../test/data-dir';
+import { sizeOf } from './backend';
+import { expectedTensors } from './config';
 import { CpuBackend } from './cpu/backend';
+import type { ConvertProgress } from './load';
 import { ModelSourceError, WeightsError } from './errors';
 import { Policy } from './policy';
 import { parseSafetensors, tensorToFloat32, writeSafetensors } from './safetensors';
@@ -109,6 +112,17 @@ describe('loading checkpoints', () => {
     await Policy.load(new HubSource('karpathy/stories260K', { fetchFn, cacheStorage }), new CpuBackend(), { onProgress: (p) => progress.push(p) });
     expect(gets).toBe(before);
     expect(progress.every((p) => p.fromCache)).toBe(true);
+  });
+
+  it('reports storing the weights from nothing to every parameter the config implies, in the format asked', async () => {
+    const seen: ConvertProgress[] = [];
+    const policy = await Policy.load(new DirSource(stories), new CpuBackend(), { weightFormat: 'q8', onConvert: (p) => seen.push(p) });
+    const params = expectedTensors(policy.config).reduce((n, e) => n + sizeOf(e.shape), 0);
+    expect(seen[0]).toEqual({ done: 0, total: params, format: 'q8' });
+    expect(seen.at(-1)).toEqual({ done: params, total: params, format: 'q8' });
+    // One event per tensor, each further than the last.
+    expect(seen).toHaveLength(expectedTensors(policy.config).length + 1);
+    expect(seen.every((p, i) => i === 0 || p.done > seen[i - 1].done)).toBe(true);
   });
 
   it('refuses a config.json implying far more tensors than the file holds, from the count', async () => {

@@ -2,7 +2,7 @@
  * Loading a checkpoint: config.json, then model.safetensors or a sharded index, every tensor
  * checked against what the config implies before anything is allocated on the device.
  */
-import type { Backend } from './backend';
+import { sizeOf, type Backend } from './backend';
 import { expectedTensorCount, expectedTensors, parseModelConfig, type ModelConfig } from './config';
 import { WeightsError } from './errors';
 import { CausalLM, type Weights } from './model';
@@ -11,8 +11,20 @@ import { parseSafetensors, tensorSource, type TensorEntry } from './safetensors'
 import { sha256Hex } from './sha256';
 import { parseJsonFile, readJson, type FileProgress, type ModelSource } from './source';
 
-export interface LoadOptions {
+/** How far storing the weights on the backend has come, in parameters (every tensor's elements). */
+export interface ConvertProgress {
+  done: number;
+  total: number;
+  format: WeightFormat;
+}
+
+/** What a load reports as it goes: each file's bytes as they arrive, then the weights as they are stored. */
+export interface LoadProgress {
   onProgress?: (p: FileProgress) => void;
+  onConvert?: (p: ConvertProgress) => void;
+}
+
+export interface LoadOptions extends LoadProgress {
   /**
    * How weight matrices are stored (quant.ts); norms and biases stay f32. 'auto' (the default)
    * is f16 on WebGPU (native halves with shader-f16, unpacked from u32 words without) and f32 on
@@ -47,7 +59,7 @@ async function readTensors(source: ModelSource, hashes: ModelFileHashes, onProgr
     files.push('model.safetensors');
   } else if (await source.has('model.safetensors.index.json')) {
     const name = 'model.safetensors.index.json';
-    const index = parseJsonFile(source, name, await readHashed(source, name, hashes)) as { weight_map?: Record<string, string> };
+    const index = parseJsonFile(source, name, await readHashed(source, name, hashes, onProgress)) as { weight_map?: Record<string, string> };
     if (!index?.weight_map || typeof index.weight_map !== 'object') {
       throw new WeightsError('model.safetensors.index.json has no weight_map; the download may be incomplete.');
     }
@@ -110,18 +122,24 @@ export interface LoadedModel {
 
 export async function loadModel(source: ModelSource, backend: Backend, options: LoadOptions = {}): Promise<LoadedModel> {
   const files: ModelFileHashes = {};
-  const config = parseModelConfig(parseJsonFile(source, 'config.json', await readHashed(source, 'config.json', files)));
+  const config = parseModelConfig(parseJsonFile(source, 'config.json', await readHashed(source, 'config.json', files, options.onProgress)));
   const tensors = await readTensors(source, files, options.onProgress);
   validateTensors(config, tensors, source.id);
   const format = resolveWeightFormat(options.weightFormat, backend);
   const weights: Weights = new Map();
   const before = backend.memory().allocated;
+  const expected = expectedTensors(config);
+  const total = expected.reduce((n, e) => n + sizeOf(e.shape), 0);
+  let done = 0;
+  options.onConvert?.({ done, total, format });
   try {
-    for (const e of expectedTensors(config)) {
+    for (const e of expected) {
       // Each tensor is converted a block of rows at a time, straight from the file's bytes.
       const src = tensorSource(tensors.get(e.name)!, source.id);
       // Norm weights and biases are tiny and precision-sensitive; only matrices take the format.
       weights.set(e.name, e.shape.length === 2 ? backend.weight(src, matrixFormat(e.name, format)) : backend.tensor(src.rows(0, e.shape[0]), e.shape));
+      done += sizeOf(e.shape);
+      options.onConvert?.({ done, total, format });
     }
   } catch (e) {
     for (const w of weights.values()) backend.dispose(w);

@@ -51,7 +51,7 @@ export class Policy {
 
   static async load(source: ModelSource, backend: Backend, options: LoadOptions & { replies?: BaseModelReplies } = {}): Promise<Policy> {
     const loaded = await loadModel(source, backend, options);
-    const tokenizer = await Tokenizer.load(source, loaded.config.eosTokenIds);
+    const tokenizer = await Tokenizer.load(source, loaded.config.eosTokenIds, options.onProgress);
     return new Policy(loaded.model, tokenizer, source, loaded.weightBytes, loaded.files, options.replies ?? 'latest');
   }
 

@@ -72,12 +72,12 @@ export function overLimit(where: string, size: number | null, limit: number): Mo
   );
 }
 
-export async function readText(source: ModelSource, name: string): Promise<string> {
-  return new TextDecoder().decode(await source.bytes(name));
+export async function readText(source: ModelSource, name: string, onProgress?: (p: FileProgress) => void): Promise<string> {
+  return new TextDecoder().decode(await source.bytes(name, onProgress));
 }
 
-export async function readJson(source: ModelSource, name: string): Promise<unknown> {
-  return parseJsonFile(source, name, await source.bytes(name));
+export async function readJson(source: ModelSource, name: string, onProgress?: (p: FileProgress) => void): Promise<unknown> {
+  return parseJsonFile(source, name, await source.bytes(name, onProgress));
 }
 
 /** A JSON file's bytes, already read (to be hashed too), parsed. */
@@ -314,6 +314,7 @@ export class HubSource implements ModelSource {
     if (total !== null && out.byteLength !== total) {
       throw new ModelSourceError(`${url}: got ${out.byteLength} of ${total} bytes; the download was cut off, try again.`);
     }
+    onProgress?.({ file: name, loaded: out.byteLength, total: out.byteLength, fromCache: false });
     await store?.write?.(file, out, res.headers.get('etag'));
     return out;
   }

@@ -6,7 +6,7 @@ import * as transformers from '@huggingface/transformers';
 import type { ChatMessage } from '../rl/messages';
 import { renderChat, type TemplateTokenizer } from './chat-template';
 import { ModelSourceError } from './errors';
-import { readJson, readText, type ModelSource } from './source';
+import { readJson, readText, type FileProgress, type ModelSource } from './source';
 
 type HfTokenizer = transformers.PreTrainedTokenizer;
 
@@ -17,16 +17,16 @@ export class Tokenizer {
     readonly stopIds: number[],
   ) {}
 
-  static async load(source: ModelSource, configEos: number[] = []): Promise<Tokenizer> {
+  static async load(source: ModelSource, configEos: number[] = [], onProgress?: (p: FileProgress) => void): Promise<Tokenizer> {
     for (const f of ['tokenizer.json', 'tokenizer_config.json']) {
       if (!(await source.has(f))) {
         throw new ModelSourceError(`${source.id} has no ${f}; a model folder needs tokenizer.json and tokenizer_config.json.`);
       }
     }
-    const json = await readJson(source, 'tokenizer.json');
-    const config = (await readJson(source, 'tokenizer_config.json')) as Record<string, unknown>;
+    const json = await readJson(source, 'tokenizer.json', onProgress);
+    const config = (await readJson(source, 'tokenizer_config.json', onProgress)) as Record<string, unknown>;
     if (config.chat_template == null && (await source.has('chat_template.jinja'))) {
-      config.chat_template = await readText(source, 'chat_template.jinja');
+      config.chat_template = await readText(source, 'chat_template.jinja', onProgress);
     }
     // The same class lookup AutoTokenizer does, without its own file loading.
     const name = String(config.tokenizer_class ?? 'PreTrainedTokenizer').replace(/Fast$/, '');

@@ -4,6 +4,7 @@
  * the same RunServices from web workers.
  */
 import type { Backend } from '../gpu/backend';
+import type { LoadProgress } from '../gpu/load';
 import { Policy } from '../gpu/policy';
 import { modelSource } from '../gpu/source-node';
 import { OpenAICompatibleGenerator } from '../generators/endpoint';
@@ -108,7 +109,12 @@ export interface GeneratorContext {
   backend: Backend;
   /** Engine models loaded so far, by folder or hub id (a model shared by two roles loads once). */
   engines: Map<string, Policy>;
+  /** How each model load reports its download and conversion (the CLI's progress lines). */
+  progress?: LoadProgressFor;
 }
+
+/** The progress hooks for loading one model, by its folder or hub id. */
+export type LoadProgressFor = (model: string) => LoadProgress;
 
 /** A judge, user or evaluator from a spec that is not rules (each track has its own rules). */
 export async function nodeGenerator(role: string, spec: Exclude<GeneratorSpec, { kind: 'rules' }>, ctx: GeneratorContext): Promise<TextGenerator> {
@@ -117,7 +123,7 @@ export async function nodeGenerator(role: string, spec: Exclude<GeneratorSpec, {
       if (!ctx.policyModel) throw new RemoteBaseError(role);
       return new EngineGenerator(ctx.policyModel, `engine: ${ctx.policyId} (frozen base)`);
     case 'engine': {
-      if (!ctx.engines.has(spec.model)) ctx.engines.set(spec.model, await Policy.load(modelSource(spec.model), ctx.backend));
+      if (!ctx.engines.has(spec.model)) ctx.engines.set(spec.model, await Policy.load(modelSource(spec.model), ctx.backend, ctx.progress?.(spec.model)));
       return new EngineGenerator(ctx.engines.get(spec.model)!);
     }
     case 'endpoint':
@@ -131,7 +137,7 @@ export async function nodeGenerator(role: string, spec: Exclude<GeneratorSpec, {
 /** The policy, and a local one's loaded model (the serve command renders prompts with it). */
 type NodePolicy = { policy: PolicyService; policyModel: Policy | null };
 
-async function nodePolicy(config: RunConfig, backend: Backend, scenario: Scenario): Promise<NodePolicy> {
+async function nodePolicy(config: RunConfig, backend: Backend, scenario: Scenario, progress?: LoadProgressFor): Promise<NodePolicy> {
   const spec = config.models.policy;
   if (isRemotePolicy(spec)) {
     // The config's key, else the environment's for that host; over plain http only to this machine.
@@ -142,6 +148,7 @@ async function nodePolicy(config: RunConfig, backend: Backend, scenario: Scenari
   const policyModel = await Policy.load(modelSource(spec.model, { revision: spec.revision }), backend, {
     weightFormat: spec.weightFormat,
     replies: scenario.baseModelReplies,
+    ...progress?.(spec.model),
   });
   if (scenario.workspace) {
     const template = policyModel.tokenizer.chatTemplateText;
@@ -154,11 +161,11 @@ async function nodePolicy(config: RunConfig, backend: Backend, scenario: Scenari
  * The policy (loaded here, or a server's: see RemotePolicyService) and each role from its spec.
  * `policyModel` is null for a remote policy.
  */
-export async function createNodeServices(config: RunConfig, backend: Backend): Promise<RunServices & NodePolicy> {
+export async function createNodeServices(config: RunConfig, backend: Backend, progress?: LoadProgressFor): Promise<RunServices & NodePolicy> {
   const scenario = createScenario(config.scenario);
   const rules = createRules(scenario);
-  const { policy, policyModel } = await nodePolicy(config, backend, scenario);
-  const ctx: GeneratorContext = { policyModel, policyId: config.models.policy.model, backend, engines: new Map() };
+  const { policy, policyModel } = await nodePolicy(config, backend, scenario, progress);
+  const ctx: GeneratorContext = { policyModel, policyId: config.models.policy.model, backend, engines: new Map(), progress };
   const make = async (role: 'user' | 'judge' | 'evaluator', spec: GeneratorSpec): Promise<TextGenerator | null> => {
     if (spec.kind !== 'rules') return nodeGenerator(role, spec, ctx);
     return role === 'user' ? rules.user : role === 'evaluator' ? rules.evaluator : rules.judge;

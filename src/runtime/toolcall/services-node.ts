@@ -8,18 +8,19 @@ import { RulesStepJudge } from '../../sims/toolcall/index';
 import { EnginePolicyService } from '../policy-service';
 import type { ToolCallRunConfig } from '../run-config';
 import { modelSource } from '../../gpu/source-node';
-import { nodeGenerator } from '../services-node';
+import { nodeGenerator, type LoadProgressFor } from '../services-node';
 import { checkToolCallPolicy, type ToolCallServices } from './loop';
 
-export async function createToolCallNodeServices(config: ToolCallRunConfig, backend: Backend): Promise<ToolCallServices & { policyModel: Policy }> {
-  const policyModel = await Policy.load(modelSource(config.models.policy.model, { revision: config.models.policy.revision }), backend, {
-    weightFormat: config.models.policy.weightFormat,
-  });
-  checkToolCallPolicy(config.models.policy.model, policyModel.tokenizer.hasChatTemplate);
+export async function createToolCallNodeServices(
+  config: ToolCallRunConfig,
+  backend: Backend,
+  progress?: LoadProgressFor,
+): Promise<ToolCallServices & { policyModel: Policy }> {
+  const { model, revision, weightFormat } = config.models.policy;
+  const policyModel = await Policy.load(modelSource(model, { revision }), backend, { weightFormat, ...progress?.(model) });
+  checkToolCallPolicy(model, policyModel.tokenizer.hasChatTemplate);
   const spec = config.models.judge;
   const judge =
-    spec.kind === 'rules'
-      ? new RulesStepJudge()
-      : await nodeGenerator('judge', spec, { policyModel, policyId: config.models.policy.model, backend, engines: new Map() });
+    spec.kind === 'rules' ? new RulesStepJudge() : await nodeGenerator('judge', spec, { policyModel, policyId: model, backend, engines: new Map(), progress });
   return { policyModel, policy: new EnginePolicyService(policyModel, config.preset, config.seed), judge };
 }

@@ -35,6 +35,8 @@ export interface MockHub {
    * true); or a byte range saying the file is 1e12 bytes.
    */
   lie(commit: string, name: string, how: Lie): void;
+  /** Sends `name` of a commit in eight parts over `ms` milliseconds, as a slow link would (a byte-0 probe stays quick). */
+  slow(commit: string, name: string, ms: number): void;
   close(): Promise<void>;
 }
 
@@ -55,6 +57,7 @@ export async function startMockHub(): Promise<MockHub> {
   const log = (host: HubRequest['host'], req: IncomingMessage) =>
     requests.push({ host, method: req.method ?? 'GET', path: req.url ?? '', authorization: req.headers.authorization });
   const lies = new Map<string, Lie>();
+  const slowness = new Map<string, number>();
   const send = (req: IncomingMessage, res: ServerResponse, status: number, body: Uint8Array | string, headers: Record<string, string> = {}) => {
     const bytes = typeof body === 'string' ? new TextEncoder().encode(body) : body;
     res.writeHead(status, { 'content-length': String(bytes.byteLength), ...headers });
@@ -88,10 +91,20 @@ export async function startMockHub(): Promise<MockHub> {
       res.on('close', () => res.off('drain', pump));
       return pump();
     }
-    if (!range) return send(req, res, 200, bytes, headers);
-    const start = Number(range[1]);
-    const end = Math.min(range[2] ? Number(range[2]) : bytes.byteLength - 1, bytes.byteLength - 1);
-    send(req, res, 206, bytes.subarray(start, end + 1), { ...headers, 'content-range': `bytes ${start}-${end}/${bytes.byteLength}` });
+    const start = range ? Number(range[1]) : 0;
+    const end = range ? Math.min(range[2] ? Number(range[2]) : bytes.byteLength - 1, bytes.byteLength - 1) : bytes.byteLength - 1;
+    const body = bytes.subarray(start, end + 1);
+    const headed = range ? { ...headers, 'content-range': `bytes ${start}-${end}/${bytes.byteLength}` } : headers;
+    const ms = slowness.get(`${commit}/${name}`);
+    if (ms === undefined || body.byteLength <= 1 || req.method === 'HEAD') return send(req, res, range ? 206 : 200, body, headed);
+    res.writeHead(range ? 206 : 200, { ...headed, 'content-length': String(body.byteLength) });
+    const part = Math.ceil(body.byteLength / 8);
+    const next = (at: number) => {
+      if (at >= body.byteLength) return res.end();
+      res.write(body.subarray(at, at + part));
+      setTimeout(() => next(at + part), ms / 8);
+    };
+    next(0);
   };
   const readJson = (req: IncomingMessage) =>
     new Promise<unknown>((done) => {
@@ -182,6 +195,7 @@ export async function startMockHub(): Promise<MockHub> {
     },
     gate: (repo, token) => void gates.set(repo, token),
     lie: (commit, name, how) => void lies.set(`${commit}/${name}`, how),
+    slow: (commit, name, ms) => void slowness.set(`${commit}/${name}`, ms),
     close: () =>
       Promise.all(
         [hub, cdn].map(
