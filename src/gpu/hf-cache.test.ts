@@ -3,9 +3,10 @@
  * (HF_HOME), read at one commit (a revision asked of the hub, or pinned), with HF_TOKEN sent to
  * the hub alone. Against a mock hub on 127.0.0.1 serving the stories260K folder.
  */
+import { spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { existsSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, utimesSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
+import { hostname, tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { getHFHubCachePath } from '@huggingface/hub';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
@@ -162,6 +163,33 @@ describe('hub models in the Hugging Face cache', () => {
     utimesSync(lock, longAgo, longAgo);
     expect((await load(envOf(home))).source.commit?.()).toBe(first);
     expect(existsSync(lock)).toBe(false);
+  });
+
+  it('takes at once a lock that names a process of this host that is gone, and waits on one whose process runs', async () => {
+    const home = freshHome();
+    const lock = join(home, 'hub', '.locks', 'models--karpathy--stories260K', 'nextstate-download.lock');
+    mkdirSync(dirname(lock), { recursive: true });
+    // Touched all along: only its owner tells it was left behind.
+    const touch = setInterval(() => existsSync(lock) && utimesSync(lock, new Date(), new Date()), 200);
+    try {
+      const gone = spawnSync(process.execPath, ['-e', '']).pid!;
+      writeFileSync(lock, JSON.stringify({ pid: gone, host: hostname() }));
+      expect((await load(envOf(home))).source.commit?.()).toBe(first);
+      expect(existsSync(lock)).toBe(false);
+
+      const other = freshHome();
+      const held = join(other, 'hub', '.locks', 'models--karpathy--stories260K', 'nextstate-download.lock');
+      mkdirSync(dirname(held), { recursive: true });
+      writeFileSync(held, JSON.stringify({ pid: process.ppid, host: hostname() }));
+      let done = false;
+      const waiting = load(envOf(other)).then((r) => ((done = true), r));
+      await new Promise((r) => setTimeout(r, 1500));
+      expect(done).toBe(false);
+      rmSync(held);
+      expect((await waiting).source.commit?.()).toBe(first);
+    } finally {
+      clearInterval(touch);
+    }
   });
 
   it('refuses a download whose bytes are not the ones the hub stated, and keeps none of it', async () => {

@@ -14,7 +14,8 @@
  */
 import { createHash, randomBytes } from 'node:crypto';
 import { existsSync, statSync } from 'node:fs';
-import { mkdir, open, realpath, rename, rm, stat, utimes, writeFile } from 'node:fs/promises';
+import { mkdir, open, readFile, realpath, rename, rm, stat, utimes, writeFile } from 'node:fs/promises';
+import { hostname } from 'node:os';
 import { basename, dirname, join } from 'node:path';
 import { downloadFileToCacheDir, getHFHubCachePath, getRepoFolderName } from '@huggingface/hub';
 import { ModelSourceError } from './errors';
@@ -93,18 +94,45 @@ const LOCK_BEAT_MS = 2_000;
 const LOCK_STALE_MS = 30_000;
 const LOCK_POLL_MS = 100;
 
+/** Who holds a lock: written into it, so a waiter on the same host can tell its holder has gone. */
+interface LockOwner {
+  pid: number;
+  host: string;
+}
+
+/** Whether the lock at `path` names a process of this host that no longer runs (killed mid-download). */
+async function ownerGone(path: string): Promise<boolean> {
+  const owner = await readFile(path, 'utf8').then(
+    (t) => JSON.parse(t) as Partial<LockOwner>,
+    () => null,
+  );
+  if (!owner || owner.host !== hostname() || !Number.isSafeInteger(owner.pid) || owner.pid === process.pid) return false;
+  try {
+    process.kill(owner.pid!, 0);
+    return false;
+  } catch (e) {
+    // EPERM: it runs, as another user.
+    return (e as NodeJS.ErrnoException).code === 'ESRCH';
+  }
+}
+
 /**
  * Runs `run` holding the lock file at `path` (created exclusively, so it holds across processes
  * and hosts sharing the cache), since downloadFileToCacheDir writes every download of a blob to
  * one `{blob}.incomplete` and takes no lock: two at once truncate each other's bytes or fail on
- * the rename. The holder touches the lock while it runs; one untouched for LOCK_STALE_MS was left
- * by a killed process and is taken.
+ * the rename. A lock left by a killed process is taken at once when it names a process of this
+ * host that is gone, else once untouched for LOCK_STALE_MS (the holder touches it as it runs).
  */
 async function withLock<T>(path: string, run: () => Promise<T>): Promise<T> {
   await mkdir(dirname(path), { recursive: true });
   for (;;) {
     try {
-      await (await open(path, 'wx')).close();
+      const file = await open(path, 'wx');
+      try {
+        await file.writeFile(JSON.stringify({ pid: process.pid, host: hostname() } satisfies LockOwner));
+      } finally {
+        await file.close();
+      }
       break;
     } catch (e) {
       if ((e as NodeJS.ErrnoException).code !== 'EEXIST') throw e;
@@ -113,7 +141,7 @@ async function withLock<T>(path: string, run: () => Promise<T>): Promise<T> {
       (s) => s.mtimeMs,
       () => null,
     );
-    if (touched !== null && Date.now() - touched > LOCK_STALE_MS) await rm(path, { force: true });
+    if (touched !== null && (Date.now() - touched > LOCK_STALE_MS || (await ownerGone(path)))) await rm(path, { force: true });
     else await new Promise((r) => setTimeout(r, LOCK_POLL_MS));
   }
   const beat = setInterval(() => {
