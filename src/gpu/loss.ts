@@ -4,7 +4,7 @@
  * only d loss / d logp, which the backward pass starts from. Per-token arrays are small
  * (one number per completion token), so this runs on the CPU for every backend.
  */
-import { klClamped, ppoBatchLoss, type PpoBatchStats, type PpoSampleInput, type PpoSettings } from '../rl/ppo';
+import { klClamped, type PpoSampleInput, type PpoSettings } from '../rl/ppo';
 import { clippedSurrogateGrad } from '../rl/surrogate';
 import { setAdvantages } from '../rl/topk-distill';
 
@@ -55,8 +55,4 @@ export function topKLossGrad(samples: PpoSampleInput[], s: PpoSettings, norm: Ba
       return Float32Array.from(cur, (lp, v) => w * clippedSurrogateGrad(Math.exp(lp - k.oldLogp[t][v]), a[v], s.epsLow, s.epsHigh));
     });
   });
-}
-
-export function ppoLossWithGrad(samples: PpoSampleInput[], s: PpoSettings): { stats: PpoBatchStats; dlogp: Float32Array[] } {
-  return { stats: ppoBatchLoss(samples, s), dlogp: ppoLossGrad(samples, s) };
 }
