@@ -7,8 +7,7 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { dataPath } from '../../test/data-dir';
-import { startMockHub, type MockHub } from '../../test/support/gpu/mock-hub';
+import { startStoriesHub, STORIES_REPO, type MockHub } from '../../test/support/gpu/mock-hub';
 import { loadProgress } from './load-progress';
 import { main } from './main';
 
@@ -89,14 +88,13 @@ describe('load progress lines', () => {
 });
 
 describe('nextstate generate on a slow hub', () => {
-  const REPO = 'karpathy/stories260K';
+  const REPO = STORIES_REPO;
   let hub: MockHub;
   beforeAll(async () => {
-    hub = await startMockHub();
-    const commit = hub.addCommit(REPO, dataPath('models/stories260K')!);
-    hub.setRef(REPO, 'main', commit);
+    const { hub: started, commits } = await startStoriesHub(1);
+    hub = started;
     // About 1 MB over 2.4 s: two or more lines at one a second.
-    hub.slow(commit, 'model.safetensors', 2400);
+    hub.slow(commits[0], 'model.safetensors', 2400);
     vi.stubEnv('HF_ENDPOINT', hub.url);
   });
   afterAll(async () => {

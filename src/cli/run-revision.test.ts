@@ -7,20 +7,19 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { dataPath } from '../../test/data-dir';
 import { runCli } from '../../test/support/cli/run-cli';
-import { startMockHub, type MockHub } from '../../test/support/gpu/mock-hub';
+import { startStoriesHub, STORIES_REPO, type MockHub } from '../../test/support/gpu/mock-hub';
 
-const REPO = 'karpathy/stories260K';
+const REPO = STORIES_REPO;
 let hub: MockHub;
 let first = '';
 let second = '';
 
 beforeAll(async () => {
-  hub = await startMockHub();
-  first = hub.addCommit(REPO, dataPath('models/stories260K'));
-  second = hub.addCommit(REPO, dataPath('models/stories260K'));
-  hub.setRef(REPO, 'main', first);
+  ({
+    hub,
+    commits: [first, second],
+  } = await startStoriesHub());
   vi.stubEnv('HF_ENDPOINT', hub.url);
   vi.stubEnv('HF_HOME', mkdtempSync(join(tmpdir(), 'nextstate-run-revision-home-')));
 });

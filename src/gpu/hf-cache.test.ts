@@ -11,23 +11,23 @@ import { dirname, join } from 'node:path';
 import { getHFHubCachePath } from '@huggingface/hub';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { dataPath } from '../../test/data-dir';
-import { startMockHub, type MockHub } from '../../test/support/gpu/mock-hub';
+import { startStoriesHub, STORIES_REPO, type MockHub } from '../../test/support/gpu/mock-hub';
 import { CpuBackend } from './cpu/backend';
 import { Policy } from './policy';
 import type { ModelSource } from './source';
 import { modelSource } from './source-node';
 
-const REPO = 'karpathy/stories260K';
+const REPO = STORIES_REPO;
 const stories = dataPath('models/stories260K');
 let hub: MockHub;
 let first = '';
 let second = '';
 
 beforeAll(async () => {
-  hub = await startMockHub();
-  first = hub.addCommit(REPO, stories);
-  second = hub.addCommit(REPO, stories);
-  hub.setRef(REPO, 'main', first);
+  ({
+    hub,
+    commits: [first, second],
+  } = await startStoriesHub());
   hub.setRef(REPO, 'v2', second);
 });
 afterAll(() => hub.close());

@@ -5,22 +5,21 @@
  * is refused in one line saying what to do.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { dataPath } from '../../../test/data-dir';
-import { startMockHub, type MockHub } from '../../../test/support/gpu/mock-hub';
+import { startStoriesHub, STORIES_REPO, type MockHub } from '../../../test/support/gpu/mock-hub';
 import { makePreset } from '../../rl/presets';
 import { PolicyHost, type PolicyLoadRequest } from './policy-host';
 import { pinnedLocation, RecordedCommitError, type ModelLocation } from './policy-source';
 
-const REPO = 'karpathy/stories260K';
+const REPO = STORIES_REPO;
 let hub: MockHub;
 let first = '';
 let second = '';
 
 beforeAll(async () => {
-  hub = await startMockHub();
-  first = hub.addCommit(REPO, dataPath('models/stories260K'));
-  second = hub.addCommit(REPO, dataPath('models/stories260K'));
-  hub.setRef(REPO, 'main', first);
+  ({
+    hub,
+    commits: [first, second],
+  } = await startStoriesHub());
 });
 afterAll(() => hub.close());
 

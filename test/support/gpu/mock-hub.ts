@@ -9,6 +9,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
+import { dataPath } from '../../data-dir';
 
 export interface HubRequest {
   host: 'hub' | 'cdn';
@@ -208,4 +209,18 @@ export async function startMockHub(): Promise<MockHub> {
         ),
       ).then(() => {}),
   };
+}
+
+/** The hub id the tests load stories260K by, as its author published it. */
+export const STORIES_REPO = 'karpathy/stories260K';
+
+/**
+ * A mock hub holding stories260K as STORIES_REPO at `count` commits of the same files (main names
+ * the first), for tests of what a revision loads after the branch moved.
+ */
+export async function startStoriesHub(count = 2): Promise<{ hub: MockHub; commits: string[] }> {
+  const hub = await startMockHub();
+  const commits = Array.from({ length: count }, () => hub.addCommit(STORIES_REPO, dataPath('models/stories260K')!));
+  hub.setRef(STORIES_REPO, 'main', commits[0]);
+  return { hub, commits };
 }
