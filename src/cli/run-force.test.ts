@@ -65,6 +65,9 @@ describe('nextstate run --out a run that is there', () => {
     const r = await runCli('run', '--config', configFile, '--out', folder, '--force');
     expect(r.code).toBe(1);
     expect(r.err[0]).toMatch(/folder\.nsrun is not a run's file; name another --out/);
+    // Before any policy is loaded: a model that is not there is not what it says.
+    const first = await runCli('run', '--config', configFile, '--out', folder, '--force', '--policy', join(dir, 'no-model'));
+    expect(first.err[0]).toMatch(/folder\.nsrun is not a run's file; name another --out/);
     expect(existsSync(join(folder, 'keep'))).toBe(true);
     const resume = await runCli('run', '--resume', join(dir, 'a.nsrun'), '--force');
     expect(resume.code).toBe(2);

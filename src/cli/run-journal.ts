@@ -198,11 +198,21 @@ export class RunJournal implements RecordSink {
    *   like one is never removed)
    */
   static remove(file: string): void {
+    RunJournal.checkReplaceable(file);
+    for (const p of runPaths(file)) rmSync(p, { recursive: true, force: true });
+  }
+
+  /**
+   * What `remove` checks, to ask before a policy loads: a folder or a device named like a run
+   * file or its journal is never removed.
+   *
+   * @throws RunJournalError when `file` or its journal is there and not a file
+   */
+  static checkReplaceable(file: string): void {
     for (const p of [file, journalPath(file)]) {
       const info = lstatOrNull(p);
       if (info && !info.isFile() && !info.isSymbolicLink()) throw new RunJournalError(`${p} is not a run's file; name another --out`);
     }
-    for (const p of runPaths(file)) rmSync(p, { recursive: true, force: true });
   }
 
   /** @throws RunJournalError when a run already has files at `file` */

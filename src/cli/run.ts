@@ -227,7 +227,8 @@ export class RunFailedError extends Error {
 export async function runToFile(config: AnyRunConfig, o: RunToFileOptions = {}): Promise<RunToFileResult> {
   const created = Date.now();
   const file = o.file ?? `nextstate-${runName(config)}-${new Date(created).toISOString().replace(/[:.]/g, '-')}.nsrun`;
-  if (!o.replace) RunJournal.checkNew(file);
+  if (o.replace) RunJournal.checkReplaceable(file);
+  else RunJournal.checkNew(file);
   const backend = await createBackend(config.models.policy.backend ?? 'cpu');
   // The config as run: with the weight format an absent one resolves to, so the file says it.
   config = structuredClone(config);

@@ -204,7 +204,8 @@ export async function startServe(argv: string[], io: CliIo): Promise<ServeHandle
   const runFileOptions = { exportAdapter: () => exportAdapter() };
   if (v.resume && v.force) throw new UsageError('--resume continues the run at --out and --force replaces it; give one');
   const resumed = v.resume ? await RunJournal.resume(file, runFileOptions) : null;
-  if (!resumed && !v.force) RunJournal.checkNew(file);
+  if (!resumed && v.force) RunJournal.checkReplaceable(file);
+  else if (!resumed) RunJournal.checkNew(file);
   const was = resumed?.config;
   if (was && (was.track === 'toolcall' || was.scenario.id !== 'talk'))
     throw new UsageError(`${file} is a headless run (nextstate run wrote it); continue it with nextstate run --resume ${file}`);
