@@ -67,6 +67,15 @@ export interface PolicyInfo {
 
 export type PolicyEvent = { type: 'progress'; progress: FileProgress } | { type: 'device-lost'; message: string } | { type: 'recovered'; version: number };
 
+/** Frees a backend's GPU device and the memory on it; the CPU backend holds nothing to free. */
+function release(backend: Backend): void {
+  try {
+    (backend as Partial<WebGPUBackend>).destroy?.();
+  } catch {
+    // A device already lost has nothing more to free.
+  }
+}
+
 export class PolicyHost {
   private service: EnginePolicyService | null = null;
   private backend: Backend | null = null;
@@ -131,9 +140,13 @@ export class PolicyHost {
         replies: req.replies,
       });
     } catch (e) {
+      release(backend);
       throw loadError(req.location, e);
     }
+    // A new load's model replaces the last one: its device goes now, not when the worker is collected.
+    const previous = this.backend;
     this.backend = backend;
+    if (previous && previous !== backend) release(previous);
     this.service = new EnginePolicyService(policy, req.preset, req.seed);
     this.lost = false;
     const gpu = backend as Partial<WebGPUBackend>;
