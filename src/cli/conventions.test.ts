@@ -11,13 +11,13 @@ import { describe, expect, it } from 'vitest';
 import { version } from '../../package.json';
 import { dataPath } from '../../test/data-dir';
 import { nextstate } from '../../test/support/cli/nextstate';
-import { runCli } from '../../test/support/cli/run-cli';
+import { runCli, runCliWith } from '../../test/support/cli/run-cli';
 import { until } from '../../test/support/cli/serve';
 import { sampleRun, testConfig } from '../../test/support/storage/fixtures';
 import { exampleConfig } from '../runtime/run-config';
 import { memorySource, runFileStream } from '../storage/runfile';
 import { cliIo, timeLeft } from './io';
-import { COMMANDS, main } from './main';
+import { COMMANDS } from './main';
 import { Interrupted, stoppable } from './signals';
 
 const stories = dataPath('models/stories260K')!;
@@ -122,19 +122,24 @@ describe('stdout carries the data, stderr the rest', () => {
   it('train: step lines are progress, on a terminal only; stdout has the one result line', async () => {
     const data = join(dir, 'data.jsonl');
     writeFileSync(data, JSON.stringify({ prompt: 'Once upon a time', completion: ' there was a dog.', advantage: 1 }));
-    const train = async (stderrIsTTY: boolean, ...more: string[]) => {
-      const out: string[] = [];
-      const err: string[] = [];
-      // --force: each call writes the same folder again.
-      const args = ['train', '--model', stories, '--data', data, '--out', join(dir, 'adapter'), '--steps', '2', '--lora-rank', '2', '--force', ...more];
-      const code = await main(
-        args,
-        (l) => out.push(l),
-        (l) => err.push(l),
+    // --force: each call writes the same folder again.
+    const train = (stderrIsTTY: boolean, ...more: string[]) =>
+      runCliWith(
         { stderrIsTTY },
+        'train',
+        '--model',
+        stories,
+        '--data',
+        data,
+        '--out',
+        join(dir, 'adapter'),
+        '--steps',
+        '2',
+        '--lora-rank',
+        '2',
+        '--force',
+        ...more,
       );
-      return { code, out, err };
-    };
     const watched = await train(true);
     expect(watched.code).toBe(0);
     expect(watched.out).toHaveLength(1);

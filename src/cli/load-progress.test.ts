@@ -7,9 +7,9 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { runCliWith } from '../../test/support/cli/run-cli';
 import { startStoriesHub, STORIES_REPO, type MockHub } from '../../test/support/gpu/mock-hub';
 import { loadProgress } from './load-progress';
-import { main } from './main';
 
 /** A reporter on a clock the test moves, and the lines it wrote. */
 function reporter() {
@@ -105,16 +105,7 @@ describe('nextstate generate on a slow hub', () => {
   /** `generate` into an empty cache, as a terminal (or a log file) sees stderr. */
   const generate = async (stderrIsTTY: boolean, ...more: string[]) => {
     vi.stubEnv('HF_HOME', mkdtempSync(join(tmpdir(), 'nextstate-load-progress-')));
-    const out: string[] = [];
-    const err: string[] = [];
-    const args = ['generate', '--model', REPO, '--prompt', 'Once upon a time', '--max-new-tokens', '4', ...more];
-    const code = await main(
-      args,
-      (l) => out.push(l),
-      (l) => err.push(l),
-      { stderrIsTTY },
-    );
-    return { code, out, err };
+    return runCliWith({ stderrIsTTY }, 'generate', '--model', REPO, '--prompt', 'Once upon a time', '--max-new-tokens', '4', ...more);
   };
 
   it('shows the download on a terminal, on stderr, and the data alone on stdout', async () => {
