@@ -68,6 +68,58 @@ describe('a reply streamed as its tokens are drawn', () => {
     }
   });
 
+  it('sends what decoding the whole reply at every token would send, at the same tokens, over long replies', async () => {
+    // The definition the windowed decoding must keep: the text two whole decodes in a row agree
+    // on, less a trailing U+FFFD, a stop and what may start one, a tool call tag and what may
+    // start one (with the whitespace before it), sent as soon as it grows.
+    const llama = await Tokenizer.load(new DirSource(dataPath('models/stories260K')));
+    const wholeDecodeSends = (tok: Tokenizer, ids: number[], stops: string[], toolCalls: boolean) => {
+      const held = (text: string, words: string[]) =>
+        Math.max(0, ...words.flatMap((w) => [...w].map((_, k) => (k > 0 && text.endsWith(w.slice(0, k)) ? k : 0))));
+      let last = '';
+      let sent = '';
+      return ids.map((_, n) => {
+        const now = tok.decode(ids.slice(0, n + 1));
+        let i = 0;
+        while (i < Math.min(last.length, now.length) && last[i] === now[i]) i++;
+        let text = now.slice(0, i).replace(/\uFFFD+$/, '');
+        last = now;
+        for (const s of stops) if (text.includes(s)) text = text.slice(0, text.indexOf(s));
+        text = text.slice(0, text.length - held(text, stops));
+        if (toolCalls) {
+          const open = text.indexOf('<tool_call>');
+          text = (open >= 0 ? text.slice(0, open) : text.slice(0, text.length - held(text, ['<tool_call>']))).trimEnd();
+        }
+        if (text.length > sent.length && text.startsWith(sent)) sent = text;
+        return sent;
+      });
+    };
+    const rand = mulberry32(11);
+    const prose = 'Once upon a time, a little dog named Max found a red ball. "Can I play?" he asked. END ';
+    for (const [tok, vocab] of [
+      [tokenizer, 151_600],
+      [llama, 512],
+    ] as const) {
+      const cases: { ids: number[]; stops: string[]; toolCalls: boolean }[] = [
+        { ids: tok.encode(prose.repeat(8), false), stops: [], toolCalls: false },
+        { ids: tok.encode(`${prose.repeat(4)}then more`, false), stops: ['END', 'Max found'], toolCalls: false },
+        { ids: tok.encode(`${prose.repeat(4)}\n<tool_call>\n{"name": "ls", "arguments": {}}\n</tool_call>`, false), stops: [], toolCalls: true },
+        ...Array.from({ length: 6 }, () => ({ ids: Array.from({ length: 120 }, () => Math.floor(rand() * vocab)), stops: [], toolCalls: false })),
+      ];
+      for (const c of cases) {
+        const { sentSoFar } = streamed(c.ids, { stops: c.stops, toolCalls: c.toolCalls }, tok);
+        expect(sentSoFar).toEqual(wholeDecodeSends(tok, c.ids, c.stops, c.toolCalls).slice(0, sentSoFar.length));
+      }
+      // And each token costs the same however long the reply: no decode of more than a window.
+      let longest = 0;
+      const counting = { decode: (ids: ArrayLike<number>, skip?: boolean) => ((longest = Math.max(longest, ids.length)), tok.decode(ids, skip)) };
+      const live = new ReplyStream(counting, { stops: [], toolCalls: false }, () => {});
+      for (const id of cases[0].ids) live.token(id, 0);
+      expect(cases[0].ids.length).toBeGreaterThan(150);
+      expect(longest).toBeLessThanOrEqual(13);
+    }
+  });
+
   it('waits a token for text the next one may rewrite: a lone space that clean-up joins to the punctuation after it', () => {
     // As a SentencePiece vocabulary decodes with clean_up_tokenization_spaces on: "world ," becomes "world,".
     const vocab = ['Hello', '▁world', '▁', ',', '▁again'];

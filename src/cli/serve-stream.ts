@@ -1,6 +1,6 @@
 /**
  * A streamed reply's text as the policy draws its tokens (`nextstate serve` with `stream: true`).
- * Each token is decoded with all before it, and only text that can no longer change goes out:
+ * Each token is decoded with the ones before it, and only text that can no longer change goes out:
  *
  * - bytes of a character split across tokens (a trailing U+FFFD) wait for the token that ends it;
  * - text the next token could still rewrite (a tokenizer's merges at the seam) waits one token;
@@ -12,6 +12,11 @@
  *
  * So the deltas are always a prefix of the reply's content, and `finish` sends the rest: their
  * concatenation is the content a request without streaming gets, character for character.
+ *
+ * The cost per token stays the same however long the reply grows, as in vLLM's incremental
+ * detokenizer: a token is decoded in a window with the few tokens before it, whose own text is
+ * then cut off (so a first-token space rule or a clean-up at the window's start applies to both
+ * alike), and only the text not yet sent is searched for stops and tags.
  */
 import { TOOL_CALL_OPEN } from '../rl/tool-calls';
 
@@ -55,13 +60,27 @@ function heldStart(text: string, words: readonly string[]): number {
   return held;
 }
 
+/** Tokens decoded before a token's window starts, as context for the merges and clean-up at its seam. */
+const CONTEXT_TOKENS = 6;
+
 export class ReplyStream {
   private readonly ids: number[] = [];
   private readonly logprobs: number[] = [];
   private readonly tokenTexts: string[] = [];
-  /** The text of every token so far, as decoded last time. */
-  private decoded = '';
+  /** Tokens before `read` are committed: their text can no longer change. The window starts at `prefix`. */
+  private prefix = 0;
+  private read = 0;
+  /** The text of tokens prefix..read, decoded alone: cut from the start of each window's text. */
+  private context = '';
+  /** Text of the tokens after the committed ones, as decoded at the last token. */
+  private tail = '';
+  /** Committed text not sent yet (held back as a possible stop, say). */
+  private owed = '';
+  /** How much of the tail went out already, where what was sent reaches past the committed text. */
+  private aheadInTail = 0;
   private sent = '';
+  /** A stop or a tool call tag was reached (or a window disagreed): nothing more goes out before `finish`. */
+  private closed = false;
   /** Tokens before this index went out with a piece. */
   private pieceFrom = 0;
 
@@ -76,11 +95,42 @@ export class ReplyStream {
     this.ids.push(id);
     this.logprobs.push(logprob);
     this.tokenTexts.push(this.tokenizer.decode([id], false));
-    const decoded = this.tokenizer.decode(this.ids);
-    const stable = commonPrefix(this.decoded, decoded).replace(/\uFFFD+$/, '');
-    this.decoded = decoded;
-    const ready = this.sendable(stable);
-    if (ready.length > this.sent.length && ready.startsWith(this.sent)) this.sendPiece(ready.slice(this.sent.length));
+    if (this.closed) return;
+    const window = this.tokenizer.decode(this.ids.slice(this.prefix));
+    if (!window.startsWith(this.context)) {
+      // The tokens before the window decode otherwise with it: the rest goes out whole at the end.
+      this.closed = true;
+      return;
+    }
+    const tail = window.slice(this.context.length);
+    const stableTail = commonPrefix(this.tail, tail).replace(/\uFFFD+$/, '');
+    const before = this.tail;
+    this.tail = tail;
+    if (stableTail.length >= this.aheadInTail) {
+      const unsent = this.owed + stableTail.slice(this.aheadInTail);
+      const { text, cut } = this.sendable(unsent);
+      if (text) this.sendPiece(text);
+      if (cut) this.closed = true;
+    }
+    this.commit(before);
+  }
+
+  /**
+   * Moves the window on once it is twice its context: the tokens before the last one are
+   * committed with the text they had at the token before, if this token left that text as it was.
+   */
+  private commit(before: string): void {
+    const last = this.ids.length - 1;
+    if (last - this.prefix < 2 * CONTEXT_TOKENS || !this.tail.startsWith(before) || before.endsWith('\uFFFD')) return;
+    if (this.aheadInTail >= before.length) this.aheadInTail -= before.length;
+    else {
+      this.owed += before.slice(this.aheadInTail);
+      this.aheadInTail = 0;
+    }
+    this.tail = this.tail.slice(before.length);
+    this.read = last;
+    this.prefix = last - CONTEXT_TOKENS;
+    this.context = this.tokenizer.decode(this.ids.slice(this.prefix, this.read));
   }
 
   /**
@@ -97,27 +147,41 @@ export class ReplyStream {
     return piece;
   }
 
-  /** What of the stable text may go out now. */
-  private sendable(stable: string): string {
-    let text = stable;
+  /**
+   * What of the stable text not yet sent may go out now, and whether a stop or a tag cut it.
+   * Only the unsent text is searched: what went out holds no stop, and never ends in the start
+   * of one, so none can begin before it ends.
+   */
+  private sendable(unsent: string): { text: string; cut: boolean } {
+    let text = unsent;
+    let cut = false;
     for (const s of this.options.stops) {
       const at = text.indexOf(s);
-      if (at >= 0) text = text.slice(0, at);
+      if (at >= 0) {
+        text = text.slice(0, at);
+        cut = true;
+      }
     }
     // Even after a cut: a stop that starts earlier may end past the stable text.
     text = text.slice(0, text.length - heldStart(text, this.options.stops));
     if (this.options.toolCalls) {
       const open = text.indexOf(TOOL_CALL_OPEN);
+      if (open >= 0) cut = true;
       text = open >= 0 ? text.slice(0, open) : text.slice(0, text.length - heldStart(text, [TOOL_CALL_OPEN]));
       // A call's reply keeps its prose without the whitespace before the call (replyMessage).
       text = text.trimEnd();
     }
-    return text;
+    return { text, cut };
   }
 
   private sendPiece(content: string): void {
     const piece = this.piece(content);
     this.sent += content;
+    if (content.length <= this.owed.length) this.owed = this.owed.slice(content.length);
+    else {
+      this.aheadInTail += content.length - this.owed.length;
+      this.owed = '';
+    }
     this.send(piece);
   }
 
