@@ -24,6 +24,18 @@ async function expectSame(c: OpCase, gpu: WebGPUBackend): Promise<void> {
   });
 }
 
+/**
+ * Fails, naming the step, when a WebGPU promise has not settled in 60 s: the test's own
+ * 300 s timeout would say only that the test hung, not which call did.
+ */
+function settlesWithin<T>(p: Promise<T>, step: string, ms = 60_000): Promise<T> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const deadline = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`${step} had not settled after ${ms / 1000} s`)), ms);
+  });
+  return Promise.race([p, deadline]).finally(() => clearTimeout(timer));
+}
+
 export function defineWebGPUSuite(title: string, create: () => Promise<WebGPUBackend>): void {
   describe(title, () => {
     let gpu: WebGPUBackend;
@@ -135,10 +147,10 @@ export function defineWebGPUSuite(title: string, create: () => Promise<WebGPUBac
 
     it('after device loss, ops throw DeviceLostError', async () => {
       // A backend of its own: adapters are single-use, and the shared device must survive.
-      const be = await create();
+      const be = await settlesWithin(create(), 'acquiring a second adapter and device');
       const t = be.tensor(randn(80, 8), [8]);
       be.device.destroy();
-      const info = await be.lost;
+      const info = await settlesWithin(be.lost, 'device.lost after device.destroy()');
       expect(info.reason).toBe('destroyed');
       expect(() => be.add(t, t)).toThrow(DeviceLostError);
       await expect(be.read(t)).rejects.toThrow(DeviceLostError);
