@@ -40,19 +40,18 @@ describe('parseBoxedScore', () => {
     expect(parseBoxedScore(text)).toBe(expected);
   });
 
+  // A megabyte each: a scan that goes back over the text (n^2 = 1e12 steps) would run for hours,
+  // far past the test's timeout, where a linear one takes milliseconds.
   const big: [string, () => string, 1 | 0 | -1 | null][] = [
-    ['100 kB of prose then a box', () => 'x'.repeat(100_000) + '\\boxed{1}', 1],
-    ['100 kB inside one box', () => '\\boxed{' + '1'.repeat(100_000) + '}', null],
-    ['100 kB of open braces', () => '{'.repeat(100_000) + '\\boxed{-1}', -1],
-    ['14k unclosed boxes', () => '\\boxed{'.repeat(14_000), null],
-    ['deep nesting in a box', () => '\\boxed{' + '{'.repeat(50_000) + '1' + '}'.repeat(50_000) + '}', null],
-    ['many boxes', () => '\\boxed{0} '.repeat(10_000) + '\\boxed{1}', 1],
+    ['1 MB of prose then a box', () => 'x'.repeat(1_000_000) + '\\boxed{1}', 1],
+    ['1 MB inside one box', () => '\\boxed{' + '1'.repeat(1_000_000) + '}', null],
+    ['1 MB of open braces', () => '{'.repeat(1_000_000) + '\\boxed{-1}', -1],
+    ['140k unclosed boxes', () => '\\boxed{'.repeat(140_000), null],
+    ['deep nesting in a box', () => '\\boxed{' + '{'.repeat(500_000) + '1' + '}'.repeat(500_000) + '}', null],
+    ['many boxes', () => '\\boxed{0} '.repeat(100_000) + '\\boxed{1}', 1],
   ];
-  it.each(big)('%s: fast and defined', (_name, make, expected) => {
-    const text = make();
-    const t0 = performance.now();
-    expect(parseBoxedScore(text)).toBe(expected);
-    expect(performance.now() - t0).toBeLessThan(200);
+  it.each(big)('%s: linear and defined', (_name, make, expected) => {
+    expect(parseBoxedScore(make())).toBe(expected);
   });
 });
 

@@ -20,16 +20,15 @@ describe('parseHintVote', () => {
     expect(parseHintVote(text)).toEqual(expected);
   });
 
+  // A megabyte or more each: a scan that goes back over the text (n^2 = 1e12 steps) would run
+  // for hours, far past the test's timeout, where a linear one takes milliseconds.
   const big: [string, () => string, HintVote][] = [
-    ['100 kB answer', () => 'w'.repeat(100_000) + '\\boxed{1}[HINT_START]Say less.[HINT_END]', { score: 1, hint: 'Say less.' }],
-    ['many start markers, no end', () => '[HINT_START]'.repeat(10_000), { score: null, hint: null }],
-    ['many marker prefixes', () => '[HINT_'.repeat(20_000) + '[HINT_START]ok[HINT_END]', { score: null, hint: 'ok' }],
+    ['1 MB answer', () => 'w'.repeat(1_000_000) + '\\boxed{1}[HINT_START]Say less.[HINT_END]', { score: 1, hint: 'Say less.' }],
+    ['many start markers, no end', () => '[HINT_START]'.repeat(100_000), { score: null, hint: null }],
+    ['many marker prefixes', () => '[HINT_'.repeat(200_000) + '[HINT_START]ok[HINT_END]', { score: null, hint: 'ok' }],
   ];
-  it.each(big)('%s: fast and defined', (_name, make, expected) => {
-    const text = make();
-    const t0 = performance.now();
-    expect(parseHintVote(text)).toEqual(expected);
-    expect(performance.now() - t0).toBeLessThan(200);
+  it.each(big)('%s: linear and defined', (_name, make, expected) => {
+    expect(parseHintVote(make())).toEqual(expected);
   });
 });
 
