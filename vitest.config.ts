@@ -6,9 +6,11 @@ import { chromiumArgs, chromiumPath } from './chromium.config.ts';
 import { TINY_MODEL_ROOT } from './test/fixtures/paths.ts';
 import { dataRoot } from './test/data-dir.ts';
 import { serveCommands } from './test/support/cli/serve-commands.ts';
+import { LongFirstSequencer } from './test/support/long-first-sequencer.ts';
 
 export default defineConfig({
   test: {
+    sequence: { sequencer: LongFirstSequencer },
     projects: [
       {
         test: {
