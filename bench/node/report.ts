@@ -10,7 +10,7 @@ import type { NodeRun } from './suite';
 
 export const NOTES = [
   'Rates are medians over `reps` timed repetitions after `warmups` untimed calls; decode repetitions are single steps of one long generation.',
-  'Prefill is timed to the first token: forward over the prompt, logits and greedy pick. transformers.js computes logits at every prompt position (its ONNX graph returns them all); the engine only at the last.',
+  'Prefill is timed to the first token: forward over the prompt, logits and greedy pick. Both compute logits at the last prompt position only: the ONNX copies take num_logits_to_keep, which transformers.js sets to 1 when it generates.',
   'A measurement whose warm-up shows it would run past the time budget is reported as skipped with the warm-up time; --budget raises the limit.',
   'Ratios are engine / peer, like with like in the same Chromium: engine WebGPU over onnxruntime-web WebGPU, engine CPU (TypeScript, one thread) over onnxruntime-web WASM (SIMD; threads in machine.chromium.peerRuntime). Above 1: the engine is faster.',
   "Training: one full LoRA step (forward with tape, backward, AdamW; old log-probs given, so no scoring pass) on a batch of the largest inference batch's shape; ratioToPrefill divides by that batch's prefill rate (mark to beat: 0.33); workRatio is the step's projection and LM-head work over a prefill's (bench/lib/work.ts), so 1 / workRatio bounds ratioToPrefill at equal FLOP rates, and relativeFlopRate = ratioToPrefill * workRatio.",
