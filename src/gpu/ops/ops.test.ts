@@ -118,35 +118,6 @@ describe('CPU reference gradients vs finite differences (f64)', () => {
     expectClose(matmulForward(aT, bT, 3, 5, 4, true, true), plain);
   });
 
-  it('matmul and linear give the plain one-sum-at-a-time loop bit for bit, in f32 and f64, for widths that are and are not a multiple of four', () => {
-    // The definition: each output's sum starts at its bias and runs over k in order, in f64.
-    const plain = (x: Float32Array | Float64Array, w: Float32Array | Float64Array, bias: ArrayLike<number> | undefined, M: number, K: number, N: number) => {
-      const out = x instanceof Float32Array ? new Float32Array(M * N) : new Float64Array(M * N);
-      for (let i = 0; i < M; i++)
-        for (let j = 0; j < N; j++) {
-          let s = bias ? bias[j] : 0;
-          for (let k = 0; k < K; k++) s += x[i * K + k] * w[j * K + k];
-          out[i * N + j] = s;
-        }
-      return out;
-    };
-    for (const [M, K, N] of [
-      [3, 29, 70],
-      [1, 64, 512],
-      [5, 7, 3],
-      [2, 1, 9],
-    ]) {
-      for (const f32 of [true, false]) {
-        const make = (n: number) => (f32 ? Float32Array.from(randn(n)) : randn(n));
-        const x = make(M * K);
-        const w = make(N * K);
-        const bias = make(N);
-        expect(linearForward(x, w, bias, M, K, N)).toEqual(plain(x, w, bias, M, K, N));
-        expect(matmulForward(x, w, M, K, N, false, true)).toEqual(plain(x, w, undefined, M, K, N));
-      }
-    }
-  });
-
   it('causal GQA attention with left padding: dq, dk, dv', () => {
     const s: AttentionShape = { B: 2, T: 5, start: 0, maxT: 5, numHeads: 4, numKvHeads: 2, headDim: 4, padLeft: Int32Array.from([0, 2]) };
     const N = s.B * s.T;
@@ -174,5 +145,47 @@ describe('CPU reference gradients vs finite differences (f64)', () => {
       g.dv,
       numericGrad((v) => attentionForward(q, toCache(kTok), toCache(v), s), vTok, dOut),
     );
+  });
+});
+
+describe('CPU matmul kernel', () => {
+  it('matmul with every transpose layout, and linear, give the plain one-sum-at-a-time loop bit for bit, in f32 and f64, for widths that are and are not a multiple of four', () => {
+    // The definition: each output's sum starts at its bias and runs over k in order, in f64.
+    const plain = (
+      a: Float32Array | Float64Array,
+      b: Float32Array | Float64Array,
+      bias: ArrayLike<number> | undefined,
+      M: number,
+      K: number,
+      N: number,
+      transA: boolean,
+      transB: boolean,
+    ) => {
+      const out = a instanceof Float32Array ? new Float32Array(M * N) : new Float64Array(M * N);
+      for (let i = 0; i < M; i++)
+        for (let j = 0; j < N; j++) {
+          let s = bias ? bias[j] : 0;
+          for (let k = 0; k < K; k++) s += (transA ? a[k * M + i] : a[i * K + k]) * (transB ? b[j * K + k] : b[k * N + j]);
+          out[i * N + j] = s;
+        }
+      return out;
+    };
+    for (const [M, K, N] of [
+      [3, 29, 70],
+      [1, 64, 512],
+      [5, 7, 3],
+      [2, 1, 9],
+    ]) {
+      for (const f32 of [true, false]) {
+        const make = (n: number) => (f32 ? Float32Array.from(randn(n)) : randn(n));
+        const a = make(M * K);
+        const b = make(K * N);
+        for (const transA of [false, true]) {
+          for (const transB of [false, true]) expect(matmulForward(a, b, M, K, N, transA, transB)).toEqual(plain(a, b, undefined, M, K, N, transA, transB));
+        }
+        const bias = make(N);
+        expect(linearForward(a, b, bias, M, K, N)).toEqual(plain(a, b, bias, M, K, N, false, true));
+      }
+    }
   });
 });
