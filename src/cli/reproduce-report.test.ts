@@ -8,6 +8,8 @@ import {
   sweepTable,
   verdict,
   wishMarkdown,
+  wishRatesMarkdown,
+  wishRatesTable,
   wishTable,
   type RunScores,
 } from './reproduce-report';
@@ -86,6 +88,51 @@ describe('the reproduction report', () => {
         1,
       ),
     ).toBe('one seed orders nothing');
+  });
+
+  it('pairs right hints against the other child’s on the same seeds, and reports the per-wish rates where the evaluations carry them', () => {
+    // Per seed: OPD meets the name in 0.5 / 0.75 of the stories, its other-child control in 0.25 / 0.25, and names the other child more as it trains.
+    const rated = (arm: RunScores['arm'], seed: number, score: [number, number], name: [number, number], other?: [number, number]): RunScores => ({
+      arm,
+      seed,
+      scores: [0, 8].map((step, i) => ({
+        step,
+        score: score[i],
+        rates: { 'wish:name': name[i], 'wish:pet': 1, story: 1, ...(other ? { 'other:name': other[i], 'other:pet': other[i] / 2 } : {}) },
+      })),
+    });
+    const rateRuns = [
+      rated('opd', 1, [0.25, 0.5], [0, 0.5]),
+      rated('opd', 2, [0.25, 0.75], [0, 0.75]),
+      rated('opd-other-child', 1, [0.25, 0.25], [0, 0.25], [0, 0.5]),
+      rated('opd-other-child', 2, [0.25, 0.5], [0, 0.25], [0.25, 0.5]),
+    ];
+    const table = reproductionTable(rateRuns, [0, 8]);
+    const pair = table.paired.find((p) => p.a === 'opd' && p.b === 'opd-other-child')!;
+    expect(pair.cells[1]).toMatchObject({ mean: 0.25, lo: 0.25, hi: 0.25, perSeed: [0.25, 0.25] });
+    expect(pair.ahead).toBe('opd');
+    expect(table.paired.find((p) => p.a === 'opd-other-child' && p.b === 'base')).toBeDefined();
+    const md = reproductionMarkdown(table);
+    expect(md).toContain("| OPD − OPD, another child's hints | +0.250 [+0.250, +0.250] | OPD ahead |");
+
+    const rates = wishRatesTable(rateRuns, 8)!;
+    expect(rates.columns.map((c) => c.title)).toEqual(['pet', 'name', 'story', "other child's pet", "other child's name"]);
+    expect(rates.rows.map((r) => r.arm)).toEqual(['base', 'opd', 'opd-other-child']);
+    // The base has no other child.
+    expect(rates.rows[0].cells.slice(3)).toEqual([null, null]);
+    expect(rates.rows[1].cells[1]).toMatchObject({ mean: 0.625, perSeed: [0.5, 0.75] });
+    expect(rates.rows[1].cells[4]).toBeNull();
+    expect(rates.rows[2].cells[4]).toMatchObject({ mean: 0.5 });
+    expect(rates.paired.map((p) => p.title)).toEqual(["OPD − OPD, another child's hints", "OPD, another child's hints: step 8 − step 0"]);
+    expect(rates.paired[0].cells[1]).toMatchObject({ mean: 0.375, perSeed: [0.25, 0.5] });
+    // The drift toward the other child's name over training, paired within each run.
+    expect(rates.paired[1].cells[4]).toMatchObject({ mean: 0.375, perSeed: [0.5, 0.25] });
+    const rmd = wishRatesMarkdown(rates, [1, 2]);
+    expect(rmd).toContain("| arm | pet | name | story | other child's pet | other child's name |");
+    expect(rmd).toContain('| Base (untrained), step 0 | 1.000 [1.000, 1.000] | 0.000 [0.000, 0.000] | 1.000 [1.000, 1.000] |  |  |');
+    expect(rmd).toContain("| OPD, another child's hints: step 8 − step 0 | +0.000 [+0.000, +0.000] | +0.250 [+0.250, +0.250] |");
+    // Evaluations without rates: no table.
+    expect(wishRatesTable(runs, 8)).toBeNull();
   });
 
   it('draws one line per arm with its interval band in plain SVG, without script', () => {

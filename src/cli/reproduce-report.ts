@@ -12,7 +12,11 @@ import { bootstrapMean, excludesZero, type Interval } from './reproduce-stats';
 export interface RunScores {
   arm: TrainedArm;
   seed: number;
-  scores: { step: number; score: number }[];
+  /**
+   * `rates`: what the evaluation record's scores hold beside the score (a storyteller's per-wish
+   * rates, RATE_COLUMNS), and, for an other-child run, how often its stories name the other child.
+   */
+  scores: { step: number; score: number; rates?: Record<string, number> }[];
   /** The child's wishes as "subject / name / thing", for a run of a wish combination. */
   wishes?: string;
   /** The learning rate, for a run of the sweep. */
@@ -56,6 +60,11 @@ export const PAIRS: readonly [Arm, Arm][] = [
   ['opd', 'binary'],
   ['combined', 'binary'],
   ['combined', 'combined-shuffled'],
+  ['opd-other-child', 'base'],
+  ['combined-other-child', 'base'],
+  // Right hints − the other child's: what the hint's wish, not a hint as such, teaches.
+  ['opd', 'opd-other-child'],
+  ['combined', 'combined-other-child'],
 ];
 
 function cell(values: number[]): Cell | null {
@@ -143,6 +152,109 @@ export function reproductionMarkdown(table: ReproductionTable): string {
   return lines.join('\n');
 }
 
+/** The rate keys of an other-child run's stories naming the other child's pet and name (reproduce.ts fills them). */
+export const OTHER_PET = 'other:pet';
+export const OTHER_NAME = 'other:name';
+
+/**
+ * The rates the report shows, in its order, where the evaluations carry them: the storyteller's
+ * per-wish rates over the evaluation stories (the name is the one wish no other child shares),
+ * its keyword and story scores, and the other child's pet and name in an other-child run's stories.
+ */
+export const RATE_COLUMNS: readonly { key: string; title: string }[] = [
+  { key: 'wish:pet', title: 'pet' },
+  { key: 'wish:name', title: 'name' },
+  { key: 'wish:favourite', title: 'favourite' },
+  { key: 'wish:sleep', title: 'sleep' },
+  { key: 'wish:gentle', title: 'gentle' },
+  { key: 'keywords', title: 'keywords' },
+  { key: 'story', title: 'story' },
+  { key: OTHER_PET, title: "other child's pet" },
+  { key: OTHER_NAME, title: "other child's name" },
+];
+
+export interface WishRates {
+  step: number;
+  columns: { key: string; title: string }[];
+  /** The base at step 0 (without the other child's columns: it has no other child), every arm at `step`. */
+  rows: { arm: Arm; cells: (Cell | null)[] }[];
+  /** Per column: right hints − the other child's on the same seeds, and each other-child arm's `step` − step 0. */
+  paired: { title: string; cells: (Cell | null)[] }[];
+}
+
+const rateAt = (run: RunScores, step: number, key: string) => run.scores.find((s) => s.step === step)?.rates?.[key];
+
+/** Seed -> `key`'s rate of `arm` at `step` (the base: step 0 of any run). */
+function ratesOf(runs: readonly RunScores[], arm: Arm, step: number, key: string): Map<number, number> {
+  const out = new Map<number, number>();
+  for (const r of runs) {
+    if (arm !== 'base' && r.arm !== arm) continue;
+    const v = rateAt(r, arm === 'base' ? 0 : step, key);
+    if (v !== undefined && !out.has(r.seed)) out.set(r.seed, v);
+  }
+  return out;
+}
+
+/** The other-child controls and the arm each is paired with (the same method on the judge's own hints). */
+const OTHER_CHILD_PAIRS: readonly [Arm, TrainedArm][] = [
+  ['opd', 'opd-other-child'],
+  ['combined', 'combined-other-child'],
+];
+
+/** The per-wish rates at `step`, or null when no evaluation carries any. */
+export function wishRatesTable(runs: readonly RunScores[], step: number): WishRates | null {
+  const columns = RATE_COLUMNS.filter((c) => runs.some((r) => r.scores.some((s) => s.rates?.[c.key] !== undefined)));
+  if (!columns.length) return null;
+  const other = (key: string) => key === OTHER_PET || key === OTHER_NAME;
+  const arms: Arm[] = ['base', ...new Set(runs.map((r) => r.arm))];
+  const rows = arms.map((arm) => ({
+    arm,
+    cells: columns.map((c) => (arm === 'base' && other(c.key) ? null : cell([...ratesOf(runs, arm, step, c.key).values()]))),
+  }));
+  const paired: WishRates['paired'] = [];
+  for (const [a, b] of OTHER_CHILD_PAIRS) {
+    if (!arms.includes(a) || !arms.includes(b)) continue;
+    const cells = columns.map((c) => {
+      const [ra, rb] = [ratesOf(runs, a, step, c.key), ratesOf(runs, b, step, c.key)];
+      return cell([...ra.keys()].filter((s) => rb.has(s)).map((s) => ra.get(s)! - rb.get(s)!));
+    });
+    paired.push({ title: `${ARM_TITLES[a]} − ${ARM_TITLES[b]}`, cells });
+  }
+  for (const [, b] of OTHER_CHILD_PAIRS) {
+    if (!arms.includes(b) || step === 0) continue;
+    const mine = runs.filter((r) => r.arm === b);
+    const cells = columns.map((c) =>
+      cell(
+        mine.flatMap((r) =>
+          rateAt(r, step, c.key) !== undefined && rateAt(r, 0, c.key) !== undefined ? [rateAt(r, step, c.key)! - rateAt(r, 0, c.key)!] : [],
+        ),
+      ),
+    );
+    paired.push({ title: `${ARM_TITLES[b]}: step ${step} − step 0`, cells });
+  }
+  return { step, columns, rows, paired };
+}
+
+export function wishRatesMarkdown(t: WishRates, seeds: readonly number[]): string {
+  const titles = t.columns.map((c) => c.title);
+  const lines = [`| arm | ${titles.join(' | ')} |`, `| --- | ${titles.map(() => '---').join(' | ')} |`];
+  for (const row of t.rows) {
+    const label = row.arm === 'base' ? `${ARM_TITLES.base}, step 0` : `${ARM_TITLES[row.arm]}, step ${t.step}`;
+    lines.push(`| ${[label, ...row.cells.map((c) => (c ? withInterval(c) : ''))].join(' | ')} |`);
+  }
+  if (t.paired.length) {
+    lines.push('', `| difference (paired by seed) | ${titles.join(' | ')} |`, `| --- | ${titles.map(() => '---').join(' | ')} |`);
+    for (const p of t.paired) lines.push(`| ${[p.title, ...p.cells.map((c) => (c ? withInterval(c, signed) : ''))].join(' | ')} |`);
+  }
+  lines.push(
+    '',
+    `The share of evaluation stories that meet each wish, mean and 95 % bootstrap interval over seeds ${seedList(seeds)}. ` +
+      "The name is the one wish no other child shares. The other child's pet and name are counted, as whole words, in the stories of the runs " +
+      "whose teacher read the hints written for that child; a control that learns this child's name less, and the other child's more, says OPD learns the wish its hint carries.",
+  );
+  return lines.join('\n');
+}
+
 export interface WishRow {
   wishes: string;
   base: Cell;
@@ -214,7 +326,15 @@ export function sweepMarkdown(rows: readonly SweepRow[], step: number, seeds: re
   return lines.join('\n');
 }
 
-const COLOURS: Record<Arm, string> = { base: '#666666', binary: '#d95f02', opd: '#7570b3', combined: '#1b9e77', 'combined-shuffled': '#e7298a' };
+const COLOURS: Record<Arm, string> = {
+  base: '#666666',
+  binary: '#d95f02',
+  opd: '#7570b3',
+  combined: '#1b9e77',
+  'combined-shuffled': '#e7298a',
+  'opd-other-child': '#a6761d',
+  'combined-other-child': '#66a61e',
+};
 
 /** Mean score per arm against step with its 95 % interval as a band; plain SVG, no script. */
 export function reproductionSvg(table: ReproductionTable, o: { width?: number; height?: number } = {}): string {

@@ -1,6 +1,7 @@
 /**
  * `nextstate reproduce`: the paper's comparison as an experiment. For every seed it runs every
- * trained arm (the three methods and the shuffled-hint control) from the same config, writes
+ * trained arm (the three methods, the shuffled-hint control and, on the storyteller, the
+ * other-child control) from the same config, writes
  * their run files, and builds the tables and chart of the personalization score from their
  * evaluation records: means with 95 % bootstrap intervals, and paired differences. The base arm
  * is each seed's untrained policy, the step-0 evaluation every run starts from. `--wishes` repeats
@@ -15,15 +16,21 @@ import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { FILE_LIMITS, InputFileError, readLocalText } from '../gpu/local-file';
 import { join } from 'node:path';
 import { configForArm, parseRunConfig, type RunConfig } from '../runtime/run-config';
-import { ARMS, isArm, type TrainedArm } from '../runtime/arms';
+import { DEFAULT_TRAINED_ARMS, isArm, OTHER_CHILD_ARMS, type TrainedArm } from '../runtime/arms';
+import { hintSourceOf } from '../rl/presets';
+import { childMentionRates, normaliseChild, otherChildFor, type ChildWishes } from '../sims/scenarios/index';
 import { isPositiveInt, number, parse, required, UsageError } from './args';
 import {
   reproductionMarkdown,
   reproductionSvg,
   reproductionTable,
+  OTHER_NAME,
+  OTHER_PET,
   sweepMarkdown,
   sweepTable,
   wishMarkdown,
+  wishRatesMarkdown,
+  wishRatesTable,
   wishTable,
   type RunScores,
 } from './reproduce-report';
@@ -39,16 +46,18 @@ import { Interrupted, signalExitCode, STOP_SIGNALS, stoppable, type StopSignal }
 export const DEFAULT_SEEDS = Array.from({ length: 10 }, (_, i) => i + 1);
 
 export const usage = `nextstate reproduce --config RUN.json --out DIR [--seeds 1,...,10] [--steps 16] [--eval-every 8]
-    [--methods ${ARMS.join(',')}] [--jobs N] [--policy DIR|ID] [--backend cpu|webgpu] [--json]
+    [--methods ${['base', ...DEFAULT_TRAINED_ARMS].join(',')}] [--jobs N] [--policy DIR|ID] [--backend cpu|webgpu] [--json]
     [--wishes SUBJECT/NAME/THING,...] [--lr RATE,...]
   Runs every arm for every seed; writes DIR/<arm>-seed<N>.nsrun, DIR/reproduction.json, .md and
-  .svg (means with 95 % bootstrap intervals, paired differences). --wishes runs the arms for each
-  storyteller wish combination (DIR/wishes.json, .md); --lr runs each arm at each learning rate,
-  scored on the training openings (DIR/lr-sweep.json, .md). --jobs runs that many at once, each in
-  its own process. DIR is the experiment's working folder, never refused: a run already finished
-  with the same config is reused, one interrupted is resumed from its last checkpoint, one whose
-  config changed runs again; after Ctrl-C (exit 130) or SIGTERM (143) the same command continues
-  where it stopped. The reports in DIR are rewritten each time.`;
+  .svg (means with 95 % bootstrap intervals, paired differences, and the storyteller's per-wish
+  rates where its evaluations carry them). --methods may also name ${OTHER_CHILD_ARMS.join(' and ')}
+  (a storyteller's only): OPD and Combined on the hints written for another child. --wishes
+  runs the arms for each storyteller wish combination (DIR/wishes.json, .md); --lr runs each arm
+  at each learning rate, scored on the training openings (DIR/lr-sweep.json, .md). --jobs runs
+  that many at once, each in its own process. DIR is the experiment's working folder, never
+  refused: a run already finished with the same config is reused, one interrupted is resumed from
+  its last checkpoint, one whose config changed runs again; after Ctrl-C (exit 130) or SIGTERM
+  (143) the same command continues where it stopped. The reports in DIR are rewritten each time.`;
 
 function list<T>(text: string, name: string, read: (item: string) => T | null): T[] {
   const items = text
@@ -98,9 +107,30 @@ function cached(job: Job): RunScores['scores'] | null {
 /** The config a job's run was started with, beside its run file: what tells its journal is this job's. */
 const configPath = (job: Job) => `${job.file}.config.json`;
 
-/** The evaluation scores a run's records hold. */
-function scoresOf(records: readonly RunRecord[]): RunScores['scores'] {
-  return records.flatMap((r) => (r.kind === 'evaluation' ? [{ step: r.step ?? 0, score: r.scores.score }] : []));
+/** The other child whose hints an other-child run's teacher read, drawn as the run drew it (its records name it in `hintFor`); null for any other run. */
+function otherChildOf(config: RunConfig): ChildWishes | null {
+  if (hintSourceOf(config.preset) !== 'other-child' || config.scenario.id !== 'storyteller') return null;
+  return otherChildFor(normaliseChild(config.scenario), config.seed);
+}
+
+/**
+ * The evaluation scores a run's records hold, each with the rates its scores carry beside the
+ * score (a storyteller's per-wish rates) and, for an other-child run of `config`, how often its
+ * evaluation stories name the other child's pet and name.
+ */
+function scoresOf(records: readonly RunRecord[], config: RunConfig): RunScores['scores'] {
+  const other = otherChildOf(config);
+  return records.flatMap((r) => {
+    if (r.kind !== 'evaluation') return [];
+    const rates: Record<string, number> = Object.fromEntries(Object.entries(r.scores).filter(([key]) => key !== 'score'));
+    const stories = r.perProblem.flatMap((p) => (p.detail !== undefined ? [p.detail] : []));
+    if (other && stories.length) {
+      const named = childMentionRates(stories, other);
+      rates[OTHER_PET] = named.pet;
+      rates[OTHER_NAME] = named.name;
+    }
+    return [{ step: r.step ?? 0, score: r.scores.score, ...(Object.keys(rates).length ? { rates } : {}) }];
+  });
 }
 
 /**
@@ -119,7 +149,7 @@ function interrupted(job: Job): readonly RunRecord[] | null {
 
 /** Whether a run's records hold all its steps and the evaluation after the last. */
 function complete(records: readonly RunRecord[], steps: number): boolean {
-  return records.some((r) => r.kind === 'train_step' && r.step === steps) && scoresOf(records).some((s) => s.step === steps);
+  return records.some((r) => r.kind === 'train_step' && r.step === steps) && records.some((r) => r.kind === 'evaluation' && (r.step ?? 0) === steps);
 }
 
 /** How one run ended: its evaluation scores, and the signal that stopped it early, if one did. */
@@ -133,7 +163,7 @@ interface Ran {
 async function runHere(job: Job, resume: boolean, io: CliIo): Promise<Ran> {
   const loadProgress = progressFor(io);
   const { status, records, signal } = resume ? await resumeRunFile(job.file, { loadProgress }) : await runToFile(job.config, { file: job.file, loadProgress });
-  return { status, scores: scoresOf(records), ...(signal ? { signal } : {}) };
+  return { status, scores: scoresOf(records, job.config), ...(signal ? { signal } : {}) };
 }
 
 /** Runs `job` in a child `nextstate run --json` (`--resume` from its journal); its scores are read from the journal it leaves. */
@@ -158,7 +188,7 @@ function runInChild(job: Job, children: Set<ChildProcess>, resume: boolean): Pro
       const signal = STOP_SIGNALS.find((s) => signalExitCode(s) === code || s === killedBy);
       if (signal) resolve({ status: 'stopped', scores: [], signal });
       else if (code !== 0) reject(new Error(`the run for ${job.file} exited with code ${code}: ${stderr.trim().split('\n').at(-1) ?? ''}`));
-      else resolve({ status: 'finished', scores: scoresOf(readJournal(journalPath(job.file)).records) });
+      else resolve({ status: 'finished', scores: scoresOf(readJournal(journalPath(job.file)).records, job.config) });
     });
   });
 }
@@ -185,7 +215,7 @@ async function runJobs(jobs: readonly Job[], parallel: number, json: boolean, io
       let resumed = false;
       const last = job.config.schedule.steps;
       const before = reused ? null : interrupted(job);
-      if (before && complete(before, last)) scores = scoresOf(before);
+      if (before && complete(before, last)) scores = scoresOf(before, job.config);
       else if (!scores) {
         // A run without its scores did not finish: it goes on from its journal, or, started with
         // another config (or none to tell), runs again from the start.
@@ -258,9 +288,14 @@ export async function reproduceCommand(argv: string[], io: CliIo): Promise<void>
     throw e instanceof InputFileError ? e : new UsageError(`${file}: ${(e as Error).message}`);
   }
   const seeds = list(String(v.seeds ?? DEFAULT_SEEDS.join(',')), 'seeds', (s) => (/^-?\d+$/.test(s) ? Number(s) : null));
-  const arms = list(String(v.methods ?? ARMS.join(',')), 'methods', (m) => (isArm(m) ? m : null));
+  const arms = list(String(v.methods ?? ['base', ...DEFAULT_TRAINED_ARMS].join(',')), 'methods', (m) => (isArm(m) ? m : null));
   const trained = arms.filter((a): a is TrainedArm => a !== 'base');
   if (!trained.length) throw new UsageError('--methods: name at least one trained arm (the base row comes from their step-0 evaluation)');
+  const needsChild = trained.filter((a) => OTHER_CHILD_ARMS.includes(a));
+  if (needsChild.length && base.scenario.id !== 'storyteller')
+    throw new UsageError(
+      `--methods: ${needsChild.join(', ')} rewrite${needsChild.length > 1 ? '' : 's'} hints for another storyteller child; use a storyteller config or leave ${needsChild.length > 1 ? 'them' : 'it'} out`,
+    );
   const steps = number(v, 'steps', 16, isPositiveInt);
   const evalEvery = number(v, 'eval-every', Math.max(1, Math.floor(steps / 2)), isPositiveInt);
   const jobs = number(v, 'jobs', 1, isPositiveInt);
@@ -323,8 +358,13 @@ export async function reproduceCommand(argv: string[], io: CliIo): Promise<void>
     reportSteps,
   );
   if (!arms.includes('base')) table.rows = table.rows.filter((r) => r.arm !== 'base');
-  writeFileSync(join(dir, 'reproduction.json'), `${JSON.stringify({ ...head, table, runs }, null, 2)}\n`);
-  writeFileSync(join(dir, 'reproduction.md'), `${reproductionMarkdown(table)}\n\n${made}\n`);
+  const rates = wishRatesTable(
+    runs.filter((r) => arms.includes(r.arm)),
+    steps,
+  );
+  const md = [reproductionMarkdown(table), ...(rates ? [wishRatesMarkdown(rates, seeds)] : [])].join('\n\n');
+  writeFileSync(join(dir, 'reproduction.json'), `${JSON.stringify({ ...head, table, ...(rates ? { rates } : {}), runs }, null, 2)}\n`);
+  writeFileSync(join(dir, 'reproduction.md'), `${md}\n\n${made}\n`);
   writeFileSync(join(dir, 'reproduction.svg'), `${reproductionSvg(table)}\n`);
-  io.out(v.json ? JSON.stringify({ type: 'table', ...table }) : reproductionMarkdown(table));
+  io.out(v.json ? JSON.stringify({ type: 'table', ...table, ...(rates ? { rates } : {}) }) : md);
 }

@@ -59,7 +59,8 @@ export const usage = `nextstate run --config RUN.json [--out RUN_FILE [--force]]
       it recorded; --steps may extend it
   nextstate run --example ${EXAMPLES.join('|')} [--method ${TRAINED_ARMS.join('|')}] [--policy DIR|ID] ${REVISION_USAGE} ${QUANTIZE_USAGE}
       print a complete example config (the method's preset included; combined-shuffled is
-      Combined with the shuffled-hint control)
+      Combined with the shuffled-hint control; opd-other-child and combined-other-child, for the
+      storyteller, read the hints written for another child)
   ${QUANTIZE_NOTE} It replaces the config's models.policy.weightFormat;
   the run file records the format the run loaded. ${REVISION_NOTE} --revision replaces the
   config's models.policy.revision; the run file records the commit a hub policy loaded, which

@@ -2,6 +2,7 @@ import { describe, it, expect } from 'vitest';
 import { PresetError } from './errors';
 import {
   fullFinetuneLrWarning,
+  hintSourceOf,
   idleTimeoutOf,
   klTypeOf,
   lastTurnOf,
@@ -287,5 +288,30 @@ describe('hint selection', () => {
     const p = JSON.parse(JSON.stringify(makePreset('opd')));
     Object.assign(p.advantage.hintSelection, bad);
     expect(() => parsePreset(p)).toThrow(`"advantage.hintSelection.${field}"`);
+  });
+});
+
+describe('the other-child hint source', () => {
+  it('is a preset setting of OPD and Combined, with the longest-hint rule, refused in one actionable line otherwise', () => {
+    const p = makePreset('opd', { advantage: { hintSource: 'other-child' } });
+    expect(hintSourceOf(p)).toBe('other-child');
+    expect(parsePreset(JSON.parse(JSON.stringify(p)))).toEqual(p);
+    expect(hintSourceOf(makePreset('combined', { advantage: { hintSource: 'other-child' } }))).toBe('other-child');
+    expect(() => makePreset('binary', { advantage: { hintSource: 'other-child' } })).toThrow(
+      'is "other-child" but method "binary" uses no hint; use "opd" or "combined"',
+    );
+    const topK = () => topKSelectPreset('combined', { advantage: { hintSource: 'other-child' } });
+    expect(topK).toThrow(PresetError);
+    expect(topK).toThrow('is "other-child", which works with hintSelection.rule "longest" only; set that rule or hintSource "judge"');
+    for (const bad of [() => makePreset('binary', { advantage: { hintSource: 'other-child' } }), topK]) {
+      try {
+        bad();
+      } catch (e) {
+        expect((e as PresetError).field).toBe('advantage.hintSource');
+        expect((e as Error).message).not.toContain('\n');
+      }
+    }
+    // A method switched to keeps the hint source the switch asks for, not the one it came from.
+    expect(hintSourceOf(presetSwitchedTo('combined', p))).toBe('judge');
   });
 });

@@ -11,8 +11,12 @@ import { DEFAULT_IDLE_TIMEOUT_MS } from './sessions';
 export const OPD_TERMS = ['sampled-token', 'topk-distill'] as const;
 export type OpdTerm = (typeof OPD_TERMS)[number];
 
-/** Whose hint conditions a turn's teacher (MethodPreset.advantage.hintSource). */
-export const HINT_SOURCES = ['judge', 'shuffled'] as const;
+/**
+ * Whose hint conditions a turn's teacher (MethodPreset.advantage.hintSource): the judge's, another
+ * session's ("shuffled"), or the judge's rewritten for another user of the scenario ("other-child",
+ * the storyteller's other child).
+ */
+export const HINT_SOURCES = ['judge', 'shuffled', 'other-child'] as const;
 export type HintSource = (typeof HINT_SOURCES)[number];
 
 /** The three methods of the paper. */
@@ -60,7 +64,9 @@ export interface MethodPreset {
     hintSelection?: HintSelection;
     /**
      * Whose hint conditions the teacher: the judge's for this turn ('judge', also when absent),
-     * or another session's accepted hint ('shuffled', the control of src/rl/hint-shuffle.ts).
+     * another session's accepted hint ('shuffled', the control of src/rl/hint-shuffle.ts), or the
+     * judge's hint as it would read for another child of the storyteller ('other-child', the
+     * control of src/sims/scenarios/other-child.ts).
      */
     hintSource?: HintSource;
     /**
@@ -433,11 +439,13 @@ function checkPreset(value: unknown): MethodPreset {
   if (preset.method !== 'binary' && hintVotes < 1) {
     throw new PresetError('judge.hintVotes', `is 0 but method "${preset.method}" needs the hint judge; use 1 or more`);
   }
-  if (hintSourceOf(preset) === 'shuffled') {
-    if (preset.method === 'binary') throw new PresetError('advantage.hintSource', 'is "shuffled" but method "binary" uses no hint; use "opd" or "combined"');
-    // Top-k selection scores the candidates against this turn's reply, which a shuffled hint is not.
+  const source = hintSourceOf(preset);
+  if (source !== 'judge') {
+    if (preset.method === 'binary') throw new PresetError('advantage.hintSource', `is "${source}" but method "binary" uses no hint; use "opd" or "combined"`);
+    // Top-k selection scores the candidates against this turn's reply, which a shuffled hint is
+    // not; the other child's is one rewritten hint, not a set of candidates.
     if (usesTopK(hintSelectionOf(preset).rule))
-      throw new PresetError('advantage.hintSource', 'is "shuffled", which works with hintSelection.rule "longest" only; set that rule or hintSource "judge"');
+      throw new PresetError('advantage.hintSource', `is "${source}", which works with hintSelection.rule "longest" only; set that rule or hintSource "judge"`);
   }
   if (opdTermOf(preset) === 'topk-distill') {
     if (preset.method === 'binary')

@@ -79,9 +79,15 @@ export interface JudgeResultRecord extends RecordBase {
   /**
    * The judge's own hint for this turn, when the shuffled-hint control (preset
    * advantage.hintSource "shuffled") gave the teacher another session's instead (`hint`, null
-   * when no other session had one yet).
+   * when no other session had one yet), or the other-child control its rewrite (`hintFor`).
    */
   judgeHint?: string;
+  /**
+   * Who `hint` was written for, when the other-child control (preset advantage.hintSource
+   * "other-child") gave the teacher the judge's hint rewritten for another child of the
+   * storyteller (`judgeHint` is the judge's own): that child as subject/name/favourite, "cat/Tom/hat".
+   */
+  hintFor?: string;
   /** Teacher log-probs scored for the hint (0 when no hint). */
   teacherLogpCount: number;
   /** log pi_teacher(a_t | s_enhanced) per response token, when a hint was accepted. */

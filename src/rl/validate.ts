@@ -119,6 +119,7 @@ const judgeResult = object(
     ...optionalStep,
     teacherLogp: finiteNumbers,
     judgeHint: str(L.hint),
+    hintFor: str(L.id, 1),
     selection: object({
       rule: oneOf('topk-sequence', 'topk-token'),
       k: int(1),

@@ -6,6 +6,7 @@ import type { PolicyResponse } from '../rl/samples';
 import type { ClosedTurn } from '../rl/sessions';
 import { validateRecord } from '../rl/validate';
 import type { TextGenerator } from '../generators/generator';
+import { otherChildHints } from '../sims/scenarios/other-child';
 import { judgeTurn, voteSeed, type JudgeDeps } from './judge-turn';
 import type { ScoredTopK } from './policy-service';
 
@@ -241,5 +242,80 @@ describe('judgeTurn with shuffled hints (the control)', () => {
   it('refuses to run without the run’s pool of hints', async () => {
     const deps: JudgeDeps = { judge, hintJudge, policy: { score: async () => [] }, preset, seed: 1, now: () => 0 };
     await expect(judgeTurn(turnOf('a'), deps)).rejects.toThrow(/HintShuffler/);
+  });
+});
+
+describe('judgeTurn with another child’s hints (the other-child control)', () => {
+  const preset = makePreset('opd', { advantage: { hintSource: 'other-child' } });
+  const judge: TextGenerator = { kind: 'rules', label: 'scripted judge', generate: async () => 'No.\n\\boxed{-1}' };
+  const hintJudge: TextGenerator = {
+    kind: 'rules',
+    label: 'scripted hint judge',
+    generate: async () => "[HINT_START]Please call my dog Max in the story, with Max's ball.[HINT_END]\n\\boxed{1}",
+  };
+  const turn: ClosedTurn<PolicyResponse> = {
+    session: 's0',
+    turn: 1,
+    turnType: 'main',
+    version: 0,
+    messages: [{ role: 'user', content: 'Once upon a time, a dog' }],
+    response: { text: ' ran home.', tokenIds: [1, 2], logprobs: [-1, -1] },
+    at: 0,
+    nextState: { role: 'user', content: 'No, my dog is called Max!' },
+    closedBy: 'next-request',
+    closedAt: 1,
+  };
+  const other = otherChildHints({ subject: 'dog', name: 'Max', favourite: 'ball' }, 1);
+
+  it("conditions the teacher on the judge's hint rewritten for the other child and records the judge's own and whose it became", async () => {
+    const scored: string[] = [];
+    const deps: JudgeDeps = {
+      judge,
+      hintJudge,
+      policy: {
+        score: async (items) => items.map((it) => (scored.push(it.messages.map((m) => m.content).join('\n')), it.tokenIds.map(() => -0.5))),
+      },
+      preset,
+      seed: 1,
+      now: () => 0,
+      rewriteHint: other,
+    };
+    const { judgement, records } = await judgeTurn(turn, deps);
+    expect(judgement.opd).toEqual([0.5, 0.5]);
+    const { subject, name, favourite } = other.child;
+    const rewritten = `Please call my ${subject} ${name} in the story, with ${name}'s ${favourite}.`;
+    const result = records.find((r) => r.kind === 'judge_result' && r.judge === 'hint')!;
+    expect(result).toMatchObject({
+      hint: rewritten,
+      judgeHint: "Please call my dog Max in the story, with Max's ball.",
+      hintFor: `${subject}/${name}/${favourite}`,
+      accepted: true,
+    });
+    for (const r of records) validateRecord(r, 'test');
+    expect(scored).toHaveLength(1);
+    expect(scored[0]).toContain(`[user's hint / instruction]\n${rewritten}`);
+    expect(scored[0]).not.toMatch(/\bMax\b/);
+  });
+
+  it('refuses to run without the other child', async () => {
+    const deps: JudgeDeps = { judge, hintJudge, policy: { score: async () => [] }, preset, seed: 1, now: () => 0 };
+    await expect(judgeTurn(turn, deps)).rejects.toThrow(/rewriteHint/);
+  });
+
+  it('leaves the judge’s hint as it is under the judge’s own hint source', async () => {
+    const deps: JudgeDeps = {
+      judge,
+      hintJudge,
+      policy: { score: async (items) => items.map((it) => it.tokenIds.map(() => -0.5)) },
+      preset: makePreset('opd'),
+      seed: 1,
+      now: () => 0,
+      rewriteHint: other,
+    };
+    const { records } = await judgeTurn(turn, deps);
+    const result = records.find((r) => r.kind === 'judge_result' && r.judge === 'hint')!;
+    expect(result).toMatchObject({ hint: "Please call my dog Max in the story, with Max's ball." });
+    expect(result).not.toHaveProperty('judgeHint');
+    expect(result).not.toHaveProperty('hintFor');
   });
 });

@@ -28,6 +28,15 @@ export interface JudgeDeps {
   signal?: AbortSignal;
   /** The run's pool of accepted hints, for a preset whose hintSource is "shuffled". */
   shuffler?: HintShuffler;
+  /** The judge's hint rewritten for another user (the scenario's), for a preset whose hintSource is "other-child". */
+  rewriteHint?: HintRewrite;
+}
+
+/** Another user, and the judge's hint as it would read for them (the storyteller's other child). */
+export interface HintRewrite {
+  /** Who the hint is rewritten for, as the judge_result record names them (`hintFor`). */
+  user: string;
+  rewrite: (hint: string) => string;
 }
 
 export interface JudgedTurn {
@@ -91,6 +100,7 @@ export async function judgeTurn(turn: Turn, d: JudgeDeps): Promise<JudgedTurn> {
     const rule: HintSelection = hintSelectionOf(d.preset);
     let hint: string | null;
     let judgeHint: string | undefined;
+    let hintFor: string | undefined;
     let selection: HintSelectionRecord | undefined;
     if (usesTopK(rule.rule)) {
       const picked = await selectByTopK(turn, votes, rule, d, distill);
@@ -104,6 +114,13 @@ export async function judgeTurn(turn: Turn, d: JudgeDeps): Promise<JudgedTurn> {
         if (!d.shuffler) throw new Error('a preset with hintSource "shuffled" needs the run\'s HintShuffler in JudgeDeps.shuffler');
         judgeHint = hint;
         hint = d.shuffler.swap(turn.version, turn.session, hint, voteSeed(d.seed, turn.turn, 'hint', JUDGE_SEEDS - 1));
+      }
+      if (hint !== null && hintSourceOf(d.preset) === 'other-child') {
+        if (!d.rewriteHint)
+          throw new Error('a preset with hintSource "other-child" needs the scenario\'s other user in JudgeDeps.rewriteHint (only the storyteller has one)');
+        judgeHint = hint;
+        hintFor = d.rewriteHint.user;
+        hint = d.rewriteHint.rewrite(hint);
       }
       if (hint !== null && turn.response.tokenIds.length > 0) {
         const teacherMessages = appendHint(turn.messages, hint, d.preset.advantage.teacherContext);
@@ -131,6 +148,7 @@ export async function judgeTurn(turn: Turn, d: JudgeDeps): Promise<JudgedTurn> {
       accepted: opd !== null,
       hint,
       ...(judgeHint !== undefined ? { judgeHint } : {}),
+      ...(hintFor !== undefined ? { hintFor } : {}),
       teacherLogpCount: opd?.length ?? 0,
       ...(teacherLogp ? { teacherLogp } : {}),
       ...(selection ? { selection } : {}),

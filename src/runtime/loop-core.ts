@@ -36,6 +36,8 @@ export interface JudgedRun {
   method: MethodName;
   preset: MethodPreset;
   seed: number;
+  /** The judge's hints rewritten for another user: the scenario's, for the other-child control (JudgeDeps.rewriteHint). */
+  rewriteHint?: { user: string; rewrite: (hint: string) => string };
 }
 
 /** The run-log record of one policy call: the prompt as sent and the reply with its tokens. */
@@ -378,6 +380,7 @@ export abstract class RunLoopCore implements RunController {
       now: this.now,
       signal: this.abort.signal,
       shuffler: this.shuffler,
+      ...(run.rewriteHint ? { rewriteHint: run.rewriteHint } : {}),
     });
     if (this.stopping) return;
     await this.commit(judged.records);

@@ -4,7 +4,7 @@
  * misspelt field is refused, not ignored); every problem names its field and what to write.
  */
 import { FieldError, int, mapOf, num, object, oneOf, runChecker, str, type Checker } from '../rl/check';
-import { MAX_NEW_TOKENS, MAX_VOTES, METHODS, parsePreset, type MethodPreset } from '../rl/presets';
+import { hintSourceOf, MAX_NEW_TOKENS, MAX_VOTES, METHODS, parsePreset, type MethodPreset } from '../rl/presets';
 import { MAX_DIMENSIONS } from '../gpu/config';
 import { isRevision } from '../gpu/hub';
 import { WEIGHT_FORMATS } from '../gpu/quant';
@@ -248,6 +248,11 @@ export function parseRunConfig(json: unknown): RunConfig {
   if (track !== undefined && track !== 'personal') throw new RunConfigError('track', `must be one of ${TRACKS.join(', ')} (absent means personal)`);
   const c = runChecker(personal, json, toError);
   if (c.preset.method !== c.method) throw new RunConfigError('method', `(${c.method}) differs from preset.method (${c.preset.method})`);
+  if (hintSourceOf(c.preset) === 'other-child' && c.scenario.id !== 'storyteller')
+    throw new RunConfigError(
+      'preset.advantage.hintSource',
+      `is "other-child", which rewrites each hint for another storyteller child, but the scenario is "${c.scenario.id}"; use scenario "storyteller" or hintSource "judge" or "shuffled"`,
+    );
   return c;
 }
 

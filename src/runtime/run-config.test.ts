@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { parseHeader } from '../storage/runfile';
 import { PresetError } from '../rl/errors';
-import { exampleConfig, parseAnyRunConfig, parseRunConfig, RunConfigError, type RunConfig } from './run-config';
+import { configForArm, exampleConfig, parseAnyRunConfig, parseRunConfig, RunConfigError, type RunConfig } from './run-config';
 
 /** Line 1 of a storyteller run file the lab exported before config and stored config were one type. */
 const OLD_HEADER = JSON.parse(readFileSync(new URL('../../test/fixtures/run-file-v1-header.json', import.meta.url), 'utf8'));
@@ -68,6 +68,25 @@ describe('the one run config reader', () => {
     const c = copy(exampleConfig('storyteller')) as any;
     c.preset.loss.epsLow = -1;
     expect(() => parseRunConfig(c)).toThrow(PresetError);
+  });
+
+  it('takes the other-child hint source on the storyteller only, saying so in one line', () => {
+    const story = configForArm(exampleConfig('storyteller'), 'opd-other-child');
+    expect([story.method, story.preset.advantage.hintSource]).toEqual(['opd', 'other-child']);
+    expect(parseRunConfig(copy(story))).toEqual(story);
+    expect(exampleConfig('storyteller', undefined, 'combined-other-child').preset.advantage.hintSource).toBe('other-child');
+    for (const name of ['student', 'teacher'] as const) {
+      const other = configForArm(exampleConfig(name), 'combined-other-child');
+      let error: unknown;
+      try {
+        parseRunConfig(copy(other));
+      } catch (e) {
+        error = e;
+      }
+      expect(error).toBeInstanceOf(RunConfigError);
+      expect((error as Error).message).toMatch(/preset\.advantage\.hintSource.*"other-child".*use scenario "storyteller" or hintSource "judge" or "shuffled"/);
+      expect((error as Error).message).not.toContain('\n');
+    }
   });
 });
 

@@ -259,11 +259,11 @@ export function laptopOverrides(scenario: ScenarioId, method: MethodName = 'comb
  * arm's hint source. Given `from` (another arm's preset), its training settings carry over
  * (presetSwitchedTo) and the arm keeps its own learning rate, unless `from`'s was set by hand.
  *
- * @throws PresetError when the arm cannot use `from`'s settings (shuffled hints with top-k selection)
+ * @throws PresetError when the arm cannot use `from`'s settings (shuffled or another child's hints with top-k selection)
  */
 export function armPreset(arm: TrainedArm, scenario: ScenarioId, from?: MethodPreset): MethodPreset {
   const { method, hintSource } = armSetup(arm);
-  const overrides: PresetOverrides = { ...laptopOverrides(scenario, method), ...(hintSource === 'shuffled' ? { advantage: { hintSource } } : {}) };
+  const overrides: PresetOverrides = { ...laptopOverrides(scenario, method), ...(hintSource !== 'judge' ? { advantage: { hintSource } } : {}) };
   if (!from) return makePreset(method, overrides);
   const switched = presetSwitchedTo(method, from, overrides);
   const byHand = from.optimizer.lr !== laptopOverrides(scenario, from.method).optimizer?.lr;

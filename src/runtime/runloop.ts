@@ -285,7 +285,8 @@ export class RunLoop extends RunLoopCore {
   /** Session-end records, then a judge task per closed turn (bounded: back-pressure). */
   private handleTracker(events: TrackerEvents<PolicyResponse>): Promise<void> {
     if (isRemotePolicy(this.config.models.policy)) return this.closeTurns(events, async () => this.turnClosedOnServer());
-    return this.closeTurns(events, (turn) => this.judgeAndBuffer(turn, this.services, this.config, this.scenario.workspace ? WORKSPACE_TOOLS : undefined));
+    const run = { ...this.config, rewriteHint: this.scenario.otherUserHints?.(this.config.seed) };
+    return this.closeTurns(events, (turn) => this.judgeAndBuffer(turn, this.services, run, this.scenario.workspace ? WORKSPACE_TOOLS : undefined));
   }
 
   /** The personalization score: the current policy's first answer to the first N evaluation problems. */

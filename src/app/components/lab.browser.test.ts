@@ -129,6 +129,24 @@ describe('Setup', () => {
     expect(() => field(t, 'OPD trains')).toThrow();
   });
 
+  it('offers the other-child control beside a storyteller comparison, and counts its runs', async () => {
+    const lab = await controller();
+    using view = render(Setup, { lab });
+    const t = view.target;
+    const hint = () => t.querySelector('[data-testid="compare-hint"]')!.textContent!.trim();
+    expect(hint()).toMatch(/^4 runs of this setup/);
+    const box = field(t, /another child’s hints/);
+    expect(box.checked).toBe(false);
+    await userEvent.click(box);
+    flushSync();
+    expect(hint()).toMatch(/^6 runs of this setup/);
+    // A student has no other child: no choice, and the usual four arms.
+    lab.setup = withScenario(lab.setup, 'student');
+    flushSync();
+    expect(() => field(t, /another child’s hints/)).toThrow();
+    expect(hint()).toMatch(/^4 runs of this setup/);
+  });
+
   it('alpha follows the rank, and LoRA targets are chosen one by one', async () => {
     const lab = await controller();
     using view = render(Setup, { lab });

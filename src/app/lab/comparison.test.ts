@@ -3,7 +3,7 @@ import { hintSelectionOf, hintSourceOf, type MethodName, type MethodPreset } fro
 import { armOf } from '../../runtime/arms';
 import { TOPK_HINT_SELECTION } from '../../rl/topk-hints';
 import { STORY_LR } from '../../runtime/run-config';
-import { ComparisonQueue, comparisonProblems, comparisonSetups } from './comparison';
+import { ComparisonQueue, comparedArms, comparisonProblems, comparisonSetups } from './comparison';
 import { defaultSetup, toRunConfig, withMethod, withScenario } from './setup';
 
 /** The arm a setup runs, by the same mapping the run summary uses. */
@@ -61,6 +61,40 @@ describe('comparing the arms', () => {
     // Student keeps one rate for every method.
     expect(new Set(setups.map((s) => s.preset.optimizer.lr))).toEqual(new Set([1e-4]));
     for (const s of setups) expect(toRunConfig(s).seed).toBe(s.seed);
+  });
+
+  it('adds OPD and Combined on another child’s hints to a storyteller comparison that asks, and to no other', () => {
+    const setup = defaultSetup();
+    expect(comparedArms(setup)).toEqual(['binary', 'opd', 'combined', 'combined-shuffled']);
+    expect(comparedArms(setup, { otherChild: true })).toEqual(['binary', 'opd', 'combined', 'combined-shuffled', 'opd-other-child', 'combined-other-child']);
+    const setups = comparisonSetups(setup, 2, { otherChild: true });
+    expect(setups.map((s) => [armOfSetup(s), s.seed])).toEqual(
+      [1, 2].flatMap((seed) => ['binary', 'opd', 'combined', 'combined-shuffled', 'opd-other-child', 'combined-other-child'].map((arm) => [arm, seed])),
+    );
+    expect(setups[4].label).toBe("storyteller comparison · OPD, another child's hints · seed 1");
+    for (const s of setups) expect(() => toRunConfig(s)).not.toThrow();
+    // Each control differs from its method in the hint source only.
+    for (const [control, own] of [
+      [4, 1],
+      [5, 2],
+    ]) {
+      expect(hintSourceOf(setups[control].preset)).toBe('other-child');
+      expect({ ...setups[control].preset, advantage: { ...setups[control].preset.advantage, hintSource: 'judge' } }).toEqual({
+        ...setups[own].preset,
+        advantage: { ...setups[own].preset.advantage, hintSource: 'judge' },
+      });
+    }
+    // A student has no other child: the comparison is the usual four arms.
+    expect(comparisonSetups(withScenario(defaultSetup(), 'student'), 1, { otherChild: true }).map(armOfSetup)).toEqual([
+      'binary',
+      'opd',
+      'combined',
+      'combined-shuffled',
+    ]);
+    const queue = new ComparisonQueue();
+    queue.begin(setup, 1, { otherChild: true });
+    queue.add('run-0');
+    expect(queue.position).toEqual({ run: 1, of: 6 });
   });
 
   it('refuses, in the form’s words, top-k hint selection, which the shuffled control cannot use', () => {

@@ -1,12 +1,12 @@
 /**
  * The paper's comparison in one action: the same setup once per trained arm (Binary RL, OPD,
- * Combined and the shuffled-hint control) and per seed, run one after another and overlaid on
- * one chart. The step-0 evaluation every run starts with is the untrained base, so the base arm
+ * Combined and the shuffled-hint control; on the storyteller, if asked, OPD and Combined with
+ * another child's hints) and per seed, run one after another and overlaid on one chart. The step-0 evaluation every run starts with is the untrained base, so the base arm
  * needs no run of its own. On the tool-call track the comparison is its reward ablation:
  * integrated step rewards against the outcome only.
  */
 import { PresetError } from '../../rl/errors';
-import { ARM_TITLES, armSetup, TRAINED_ARMS } from '../../runtime/arms';
+import { ARM_TITLES, armSetup, DEFAULT_TRAINED_ARMS, OTHER_CHILD_ARMS, type TrainedArm } from '../../runtime/arms';
 import { armPreset } from '../../runtime/run-config';
 import type { LabSetup } from './setup';
 import { REWARD_MODE_CHOICES } from './toolcall-setup';
@@ -15,21 +15,36 @@ import { REWARD_MODE_CHOICES } from './toolcall-setup';
 export const COMPARE_SEED_CHOICES = [1, 3, 5] as const;
 
 /**
- * The setups of a comparison. Personal track: one per trained arm and seed (the setup's seed,
- * seed + 1, ...), each with its arm's preset and learning rate (armPreset) and the training
- * settings the person chose, so that only the arm and the seed differ between runs. Seed by
- * seed, every arm of a seed before the next seed: a comparison stopped early still compares
+ * Which arms a personal comparison runs: the three methods and the shuffled-hint control, or, on
+ * the storyteller, those and the other-child control too (OPD and Combined on the hints written
+ * for another child).
+ */
+export interface CompareOptions {
+  otherChild?: boolean;
+}
+
+/** The trained arms of a comparison of `setup` (the other-child control on a storyteller only). */
+export function comparedArms(setup: Pick<LabSetup, 'scenario'>, options: CompareOptions = {}): TrainedArm[] {
+  const withChild = options.otherChild === true && setup.scenario === 'storyteller';
+  return [...DEFAULT_TRAINED_ARMS, ...(withChild ? OTHER_CHILD_ARMS : [])];
+}
+
+/**
+ * The setups of a comparison. Personal track: one per trained arm (comparedArms) and seed (the
+ * setup's seed, seed + 1, ...), each with its arm's preset and learning rate (armPreset) and the
+ * training settings the person chose, so that only the arm and the seed differ between runs. Seed
+ * by seed, every arm of a seed before the next seed: a comparison stopped early still compares
  * all arms on the seeds it finished.
  *
- * @throws PresetError when an arm cannot use the setup's settings (the shuffled control with top-k hint selection)
+ * @throws PresetError when an arm cannot use the setup's settings (a control with top-k hint selection)
  */
-export function comparisonSetups(setup: LabSetup, seeds = 1): LabSetup[] {
+export function comparisonSetups(setup: LabSetup, seeds = 1, options: CompareOptions = {}): LabSetup[] {
   if (setup.track === 'toolcall') return rewardModeSetups(setup);
   const group = setup.label.trim() || `${setup.scenario} comparison`;
   const out: LabSetup[] = [];
   for (let i = 0; i < seeds; i++) {
     const seed = setup.seed + i;
-    for (const arm of TRAINED_ARMS) {
+    for (const arm of comparedArms(setup, options)) {
       const { method } = armSetup(arm);
       out.push({ ...setup, method, seed, label: `${group} · ${ARM_TITLES[arm]} · seed ${seed}`, preset: armPreset(arm, setup.scenario, setup.preset) });
     }
@@ -38,9 +53,9 @@ export function comparisonSetups(setup: LabSetup, seeds = 1): LabSetup[] {
 }
 
 /** Why the comparison cannot start with these settings, in the form's words (empty when it can). */
-export function comparisonProblems(setup: LabSetup): string[] {
+export function comparisonProblems(setup: LabSetup, options: CompareOptions = {}): string[] {
   try {
-    comparisonSetups(setup);
+    comparisonSetups(setup, 1, options);
     return [];
   } catch (e) {
     if (!(e instanceof PresetError)) throw e;
@@ -82,8 +97,8 @@ export class ComparisonQueue {
   }
 
   /** Starts comparing the arms on `setup` over `seeds` seeds; returns the first run's setup. */
-  begin(setup: LabSetup, seeds = 1): LabSetup {
-    const [first, ...rest] = comparisonSetups(setup, seeds);
+  begin(setup: LabSetup, seeds = 1, options: CompareOptions = {}): LabSetup {
+    const [first, ...rest] = comparisonSetups(setup, seeds, options);
     this.total = rest.length + 1;
     this.pending = rest;
     this.started = [];

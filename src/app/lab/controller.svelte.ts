@@ -5,7 +5,7 @@
  * storage or workers directly, so every record the page shows has gone through RunStore first
  * (the loop's onRecord fires after the commit).
  */
-import { comparisonProblems, ComparisonQueue } from './comparison';
+import { comparisonProblems, ComparisonQueue, type CompareOptions } from './comparison';
 import { configLocation, filesLocation } from './model-location';
 import type { RunRecord } from '../../rl/records';
 import { copyRun, requestPersistence, type RunInfo } from '../../storage/index';
@@ -73,18 +73,19 @@ export class LabController extends LabPage {
   }
 
   /**
-   * Runs the setup once per trained arm and seed (comparisonSetups; the tool-call track: once per
-   * reward mode), one after another, each overlaid on the ones before.
+   * Runs the setup once per trained arm and seed (comparisonSetups, with the other-child control
+   * where `options` asks; the tool-call track: once per reward mode), one after another, each
+   * overlaid on the ones before.
    */
-  async compareMethods(seeds = 1): Promise<void> {
+  async compareMethods(seeds = 1, options: CompareOptions = {}): Promise<void> {
     if (this.busy) return;
     const setup = $state.snapshot(this.setup) as LabSetup;
-    const problems = comparisonProblems(setup);
+    const problems = comparisonProblems(setup, options);
     if (problems.length) {
       this.error = problems.join(' ');
       return;
     }
-    await this.startSetup(this.comparison.begin(setup, seeds));
+    await this.startSetup(this.comparison.begin(setup, seeds, options));
     this.afterFormStart();
   }
 

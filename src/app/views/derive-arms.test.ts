@@ -38,6 +38,24 @@ describe('armOfConfig', () => {
     // A run stored before hint sources existed read its own hint.
     expect(armOfConfig({ method: 'combined', preset: { advantage: {} } })).toBe('combined');
   });
+
+  it('reads the other-child control of a storyteller comparison that asked for it', () => {
+    const configs = comparisonSetups(defaultSetup(), 1, { otherChild: true }).map((s) => toRunConfig(s));
+    expect(configs.map(armOfConfig)).toEqual(['binary', 'opd', 'combined', 'combined-shuffled', 'opd-other-child', 'combined-other-child']);
+    expect(armOfConfig({ method: 'opd', preset: { advantage: { hintSource: 'other-child' } } })).toBe('opd-other-child');
+    // A hint source this build does not know reads as the judge's own.
+    expect(armOfConfig({ method: 'opd', preset: { advantage: { hintSource: 'someday' } } })).toBe('opd');
+    const lines = armLines(configs.map((config, i) => ({ config, records: [evaluation(0, 0.25), evaluation(4, i / 10)] })))!;
+    expect(lines.map((l) => l.title)).toEqual([
+      'Base (untrained)',
+      'Binary RL',
+      'OPD',
+      'Combined',
+      'Combined, shuffled hints',
+      "OPD, another child's hints",
+      "Combined, another child's hints",
+    ]);
+  });
 });
 
 describe('armLines', () => {

@@ -4,7 +4,7 @@
  * The base arm is no run of its own: it is every run's step-0 evaluation, the untrained policy.
  * Pure; tested in Node (derive-arms.test.ts).
  */
-import { METHODS, type MethodName } from '../../rl/presets';
+import { HINT_SOURCES, METHODS, type HintSource, type MethodName } from '../../rl/presets';
 import type { RunRecord } from '../../rl/records';
 import { ARM_TITLES, armOf, TRAINED_ARMS, type Arm, type TrainedArm } from '../../runtime/arms';
 import { evalSeries } from './derive-evaluations';
@@ -39,7 +39,8 @@ export function armOfConfig(config: unknown): TrainedArm | null {
   if (field(config, 'track') === 'toolcall') return null;
   const method = field(config, 'method');
   if (!(METHODS as readonly unknown[]).includes(method)) return null;
-  return armOf(method as MethodName, field(field(field(config, 'preset'), 'advantage'), 'hintSource') === 'shuffled' ? 'shuffled' : 'judge');
+  const source = field(field(field(config, 'preset'), 'advantage'), 'hintSource');
+  return armOf(method as MethodName, (HINT_SOURCES as readonly unknown[]).includes(source) ? (source as HintSource) : 'judge');
 }
 
 function spread(scores: number[]): Spread | null {

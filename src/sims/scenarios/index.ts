@@ -9,6 +9,7 @@ export type {
   HomeworkPhase,
   HomeworkWorkspace,
   ProblemSource,
+  OtherUserHints,
 } from './scenario';
 export { ScenarioConfigError } from './scenario';
 export { SCENARIO_IDS, createScenario } from './registry';
@@ -17,3 +18,4 @@ export { studentWorkWithSlip, type StudentWork } from './student-work';
 export { HOMEWORK_DONE, STUDENT_PHASE } from './student';
 export { GRADING_DONE, TEACHER_PHASE } from './teacher';
 export { STORY_DONE, DEFAULT_STORY_SUBJECT, DEFAULT_PET_NAME, DEFAULT_FAVOURITE, STORY_MAX_NEW_TOKENS, normaliseChild, type StoryChild } from './storyteller';
+export { childLabel, childMentionRates, otherChildFor, otherChildHints, OTHER_CHILDREN, type ChildWishes } from './other-child';

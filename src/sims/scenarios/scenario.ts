@@ -80,6 +80,19 @@ export interface Scenario {
   readonly problemSource: ProblemSource;
   /** The homework workspace's phases; null for a plain chat (every scenario but a workspace student or teacher). */
   readonly workspace: HomeworkWorkspace | null;
+  /**
+   * The judge's hints as they would read for another user of this scenario, drawn by the run's
+   * seed: the other-child control (preset advantage.hintSource "other-child"). Absent where the
+   * scenario has no other user to write for: only the storyteller has one.
+   */
+  readonly otherUserHints?: (seed: number) => OtherUserHints;
+}
+
+/** Another user of a scenario, and the judge's hints rewritten for them (Scenario.otherUserHints). */
+export interface OtherUserHints {
+  /** Who the hints are rewritten for, as the run's records name them ("cat/Tom/hat"). */
+  user: string;
+  rewrite: (hint: string) => string;
 }
 
 /**

@@ -1,6 +1,7 @@
 import { WORDING_SETS, type WordingSet } from '../rules/story-instructions';
 import { PET_NAME, THING } from '../rules/story-traits';
-import { ScenarioConfigError, type Scenario, type StorytellerScenarioConfig } from './scenario';
+import { otherChildHints } from './other-child';
+import { ScenarioConfigError, type OtherUserHints, type Scenario, type StorytellerScenarioConfig } from './scenario';
 
 export const STORY_DONE = 'STORY_DONE';
 export const DEFAULT_STORY_SUBJECT = 'dog';
@@ -110,6 +111,8 @@ Reply with your next message only.`;
 export function storytellerScenario(config: Omit<StorytellerScenarioConfig, 'id'> = {}): Scenario {
   const child = normaliseChild(config);
   const { subject, name, favourite } = child;
+  // The run asks on every judged turn; a run has one seed.
+  let other: { seed: number; hints: OtherUserHints } | undefined;
   return {
     config: { id: 'storyteller', ...child },
     id: 'storyteller',
@@ -130,5 +133,9 @@ export function storytellerScenario(config: Omit<StorytellerScenarioConfig, 'id'
       '(friends, helping, sharing, hugs, smiles), nothing in it is mean, scary or sad, and it is only a few sentences long.',
     problemSource: 'story-openings',
     workspace: null,
+    otherUserHints: (seed) => {
+      if (other?.seed !== seed) other = { seed, hints: otherChildHints(child, seed) };
+      return other.hints;
+    },
   };
 }
