@@ -52,6 +52,13 @@ describe('train --data with exported sample rows', () => {
     expect(() => parse({ ...row, ...change })).toThrow(message);
   });
 
+  it('reads the reverse-KL term with its term, and sets of the whole vocabulary', () => {
+    const every = Array.from({ length: 100 }, (_, i) => i);
+    const opd_topk = { weight: 1, clip: 0, ids: [every, every], teacher_logprobs: [every.map(() => -4.6), every.map(() => -4.6)], term: 'reverse-kl' };
+    expect(parse({ ...row, opd_weight: undefined, opd_topk })[0]).toMatchObject({ opd_topk });
+    expect(() => parse({ ...row, opd_topk: { ...opd_topk, term: 'forward-kl' } })).toThrow('"opd_topk.term"');
+  });
+
   it('still reads text lines, and says what a line without a text prompt may be instead', () => {
     expect(parseTrainData('{"prompt": "p", "completion": " c", "advantage": 1}', 'd.jsonl')).toHaveLength(1);
     expect(() => parseTrainData('{"prompt": [], "completion": " c", "advantage": 1}', 'd.jsonl')).toThrow('or give "completion_ids"');

@@ -7,6 +7,8 @@
  */
 import { EngineLimitError } from '../gpu/errors';
 import type { ChatMessage } from '../rl/messages';
+import { MAX_FULL_KL_VOCAB } from '../rl/reverse-kl';
+import { DISTILL_TERMS, type DistillTerm } from '../rl/topk-distill';
 import { arrayOf, FieldError, int, num, object, oneOf, runChecker, str, type Checker } from '../rl/check';
 import type { Policy } from '../gpu/policy';
 import type { TrainSample } from '../gpu/train-types';
@@ -33,7 +35,7 @@ export interface SampleLine {
   rollout_log_probs?: number[];
   opd_weight?: number;
   opd_clip?: { clip: number; teacher_logprobs: number[] };
-  opd_topk?: { weight: number; clip: number; ids: number[][]; teacher_logprobs: number[][] };
+  opd_topk?: { weight: number; clip: number; ids: number[][]; teacher_logprobs: number[][]; term?: DistillTerm };
 }
 
 export type DataLine = TextLine | SampleLine;
@@ -63,7 +65,15 @@ const sampleLine = object(
     rollout_log_probs: numbers,
     opd_weight: num(),
     opd_clip: object({ clip: num(0), teacher_logprobs: numbers }),
-    opd_topk: object({ weight: num(), clip: num(0), ids: arrayOf(arrayOf(int(0, 2 ** 31 - 1), 64), 1_000_000), teacher_logprobs: arrayOf(numbers, 1_000_000) }),
+    opd_topk: object(
+      {
+        weight: num(),
+        clip: num(0),
+        ids: arrayOf(arrayOf(int(0, 2 ** 31 - 1), MAX_FULL_KL_VOCAB), 1_000_000),
+        teacher_logprobs: arrayOf(numbers, 1_000_000),
+      },
+      { term: oneOf(...DISTILL_TERMS) },
+    ),
   },
 );
 const SAMPLE_KEYS = [
@@ -178,7 +188,15 @@ function fromSampleLine(policy: Policy, row: SampleLine): TrainSample {
     ...(row.opd_weight ? { opdWeight: row.opd_weight } : {}),
     ...(row.opd_clip ? { opdClip: { clip: row.opd_clip.clip, teacherLogp: row.opd_clip.teacher_logprobs } } : {}),
     ...(row.opd_topk
-      ? { opdTopK: { weight: row.opd_topk.weight, clip: row.opd_topk.clip, ids: row.opd_topk.ids, teacherLogp: row.opd_topk.teacher_logprobs } }
+      ? {
+          opdTopK: {
+            weight: row.opd_topk.weight,
+            clip: row.opd_topk.clip,
+            ids: row.opd_topk.ids,
+            teacherLogp: row.opd_topk.teacher_logprobs,
+            ...(row.opd_topk.term ? { term: row.opd_topk.term } : {}),
+          },
+        }
       : {}),
   };
 }

@@ -173,6 +173,13 @@ export interface Backend {
   /** d(sum_r dlogp[r] * logp[r]) / dlogits. */
   logSoftmaxGatherBackward(logits: Tensor, targets: Int32Array, dlogp: Tensor): Tensor;
   /**
+   * The reverse-KL distillation term over the whole vocabulary (ops/reverse-kl.ts): logits [R, V]
+   * and the teacher's log-probs [R, V] -> KL(softmax(logits_r) || teacher_r) per row [R].
+   */
+  reverseKl(logits: Tensor, teacherLogp: Tensor): Tensor;
+  /** d(sum_r dkl[r] * KL_r) / dlogits [R, V]. */
+  reverseKlBackward(logits: Tensor, teacherLogp: Tensor, dkl: Tensor): Tensor;
+  /**
    * The next token of each row of logits [R, V] and its raw log-prob (ops/sample.ts defines the
    * pick): greedy, or sampled with `uniforms[r]` in [0, 1] for row r. Only 2R numbers are read.
    */

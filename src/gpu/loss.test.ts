@@ -1,7 +1,7 @@
 /** The loss gradient the backward pass starts from, against central differences of the CPU reference loss. */
 import { describe, expect, it } from 'vitest';
 import { ppoBatchLoss, type PpoSampleInput, type PpoSettings } from '../rl/ppo';
-import { ppoLossGrad, topKLossGrad } from './loss';
+import { ppoLossGrad, reverseKlLossGrad, topKLossGrad } from './loss';
 
 function numericGrad(samples: PpoSampleInput[], s: PpoSettings, h = 1e-6): number[][] {
   return samples.map((x, i) =>
@@ -91,4 +91,72 @@ describe('topKLossGrad', () => {
       expect(Array.from(ppoLossGrad(batch, s)[0])).toEqual(Array.from(ppoLossGrad([{ ...sample, topk: undefined }, other], s)[0]));
     });
   }
+});
+
+describe('topKLossGrad with a reverse KL over the sets, and reverseKlLossGrad', () => {
+  const sets = {
+    weight: 0.6,
+    clip: 0,
+    ids: [
+      [4, 9, 2],
+      [7, 1, 3],
+    ],
+    teacherLogp: [
+      [-0.2, -1.5, -4],
+      [-3, -0.4, -0.9],
+    ],
+    logp: [
+      [-0.9, -1.4, -2.5],
+      [-1.0, -0.7, -1.6],
+    ],
+    oldLogp: [[], []],
+  };
+  const other: PpoSampleInput = { logp: [-0.3, -0.7, -2], oldLogp: [-0.3, -0.72, -2], advantages: [-1, 0.25, 1] };
+
+  for (const term of ['reverse-kl', 'reverse-kl-tail'] as const) {
+    for (const aggregation of ['sample-mean', 'token-mean'] as const) {
+      it(`${term}: matches central differences of the CPU reference loss in every set member (${aggregation})`, () => {
+        const s: PpoSettings = { epsLow: 0.2, epsHigh: 0.28, klCoef: 0, aggregation };
+        const topk = { ...sets, term };
+        const sample: PpoSampleInput = { logp: [-1, -0.5], oldLogp: [-1, -0.5], advantages: [0, 0], topk };
+        const grads = topKLossGrad([sample, other], s)[0]!;
+        const h = 1e-6;
+        grads.forEach((row, t) =>
+          row.forEach((g, v) => {
+            const at = (d: number) =>
+              ppoBatchLoss([{ ...sample, topk: { ...topk, logp: topk.logp.map((r, i) => r.map((x, j) => (i === t && j === v ? x + d : x))) } }, other], s).loss;
+            expect(g).toBeCloseTo((at(h) - at(-h)) / (2 * h), 6);
+          }),
+        );
+        expect(grads.flatMap((r) => Array.from(r)).every((g) => g !== 0)).toBe(true);
+      });
+    }
+  }
+
+  it('the whole-vocabulary term: d loss / d KL_t is w_opd times the token weight, and a masked sample has none', () => {
+    const s: PpoSettings = { epsLow: 0.2, epsHigh: 0.28, klCoef: 0, aggregation: 'sample-mean' };
+    const sample: PpoSampleInput = { logp: [-1, -0.5], oldLogp: [-1, -0.5], advantages: [0, 0], reverseKl: { weight: 0.6, kl: [0.3, 1.1] } };
+    const batch = [sample, other, { ...sample, trainable: false }];
+    const [g, none, masked] = reverseKlLossGrad(batch, s);
+    expect(none).toBeNull();
+    expect(masked).toBeNull();
+    const h = 1e-6;
+    g!.forEach((x, t) => {
+      const at = (d: number) =>
+        ppoBatchLoss([{ ...sample, reverseKl: { weight: 0.6, kl: sample.reverseKl!.kl.map((k, i) => (i === t ? k + d : k)) } }, other, batch[2]], s).loss;
+      expect(x).toBeCloseTo((at(h) - at(-h)) / (2 * h), 6);
+    });
+    expect(ppoBatchLoss(batch, s).loss - ppoBatchLoss([{ ...sample, reverseKl: undefined }, other, batch[2]], s).loss).toBeCloseTo(
+      (0.6 * (0.3 + 1.1)) / 2 / 3,
+      12,
+    );
+  });
+
+  it('the top-k select surrogate has no gradient on a member whose log-ratio the +-20 clamp holds', () => {
+    const s: PpoSettings = { epsLow: 0.2, epsHigh: 0.28, klCoef: 0, aggregation: 'sample-mean' };
+    const topk = { weight: 1, clip: 0, ids: [[1, 2]], teacherLogp: [[-0.5, -1]], logp: [[-0.4, -26]], oldLogp: [[-0.5, -1]] };
+    const g = topKLossGrad([{ logp: [-0.4], oldLogp: [-0.5], advantages: [0], topk }], s)[0]!;
+    expect(g[0][1]).toBe(0);
+    expect(g[0][0]).not.toBe(0);
+  });
 });

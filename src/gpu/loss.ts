@@ -6,7 +6,8 @@
  */
 import { klClamped, type PpoSampleInput, type PpoSettings } from '../rl/ppo';
 import { clippedSurrogateGrad } from '../rl/surrogate';
-import { setAdvantages } from '../rl/topk-distill';
+import { reverseKlSet } from '../rl/reverse-kl';
+import { memberRatio, setAdvantages } from '../rl/topk-distill';
 
 /** Sizes of the whole batch; a micro-batch's gradient needs them to weigh its tokens. */
 export interface BatchNorm {
@@ -50,9 +51,28 @@ export function topKLossGrad(samples: PpoSampleInput[], s: PpoSettings, norm: Ba
     const k = x.topk;
     if (!k || !(x.trainable ?? true) || x.logp.length === 0) return null;
     const w = tokenWeight(x.logp.length, s, norm) * k.weight;
+    // A reverse KL over the sets (src/rl/reverse-kl.ts): its gradient in the members' log-probs.
+    if (k.term) return k.logp.map((cur, t) => Float32Array.from(reverseKlSet(cur, k.teacherLogp[t], k.term === 'reverse-kl-tail').grad, (g) => w * g));
     return k.logp.map((cur, t) => {
       const a = setAdvantages(k.oldLogp[t], k.teacherLogp[t], k.clip);
-      return Float32Array.from(cur, (lp, v) => w * clippedSurrogateGrad(Math.exp(lp - k.oldLogp[t][v]), a[v], s.epsLow, s.epsHigh));
+      return Float32Array.from(cur, (lp, v) => {
+        // The ratio's clamp holds a member whose log-ratio left +-20: no gradient there, as in the reference.
+        const { rho, held } = memberRatio(lp, k.oldLogp[t][v]);
+        return held ? 0 : w * clippedSurrogateGrad(rho, a[v], s.epsLow, s.epsHigh);
+      });
     });
+  });
+}
+
+/**
+ * d loss / d KL_t of the whole-vocabulary reverse-KL term per sample and position (null for a
+ * sample without it): w_opd times the position's token weight. The engine's reverseKlBackward
+ * takes it to the logits.
+ */
+export function reverseKlLossGrad(samples: PpoSampleInput[], s: PpoSettings, norm: BatchNorm = batchNorm(samples)): (Float32Array | null)[] {
+  return samples.map((x) => {
+    const r = x.reverseKl;
+    if (!r || !(x.trainable ?? true) || x.logp.length === 0) return null;
+    return new Float32Array(x.logp.length).fill(tokenWeight(x.logp.length, s, norm) * r.weight);
   });
 }

@@ -16,6 +16,16 @@ describe('topKIds', () => {
   it('k larger than the vocabulary gives every id', () => {
     expect(Array.from(topKIds(Float32Array.from([1, 2]), 0, 2, 5))).toEqual([1, 0]);
   });
+
+  it('every id at once: largest first, ties by id, NaN left out, as k at a time orders them', () => {
+    const row = Float32Array.from([0.5, 3, -1, 3, 2, NaN, 7, -Infinity, 0.5]);
+    const block = Float32Array.from([...[4, 4], ...row]);
+    expect(Array.from(topKIds(block, 2, row.length, row.length))).toEqual([6, 1, 3, 4, 0, 8, 2, 7]);
+    expect(Array.from(topKIds(block, 2, row.length, Number.MAX_SAFE_INTEGER))).toEqual([6, 1, 3, 4, 0, 8, 2, 7]);
+    // The same order as k at a time on a row without NaN.
+    const clean = Float32Array.from([0.5, 3, -1, 3, 2, 7, 0.5]);
+    expect(Array.from(topKIds(clean, 0, 7, 7))).toEqual(Array.from(topKIds(clean, 0, 7, 6)).concat([2]));
+  });
 });
 
 describe('score with topK', () => {

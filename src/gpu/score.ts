@@ -23,7 +23,8 @@ export interface Scored {
   entropy: Float32Array;
   /**
    * With options.topK = k: the k most likely next-token ids at each completion position (the
-   * distribution that predicts completion token j), most likely first, ties to the lower id.
+   * distribution that predicts completion token j), most likely first, ties to the lower id; k at
+   * or past the vocabulary size gives every id.
    */
   topIds?: Int32Array[];
   /** With options.gather: log p of each asked-for id at each completion position (the top-k OPD term's teacher). */
@@ -52,6 +53,12 @@ export function logprobsAt(logits: Float32Array, at: number, vocab: number, ids:
  */
 export function topKIds(logits: Float32Array, at: number, vocab: number, k: number): Int32Array {
   const n = Math.min(k, vocab);
+  // Every id (the reverse-KL term over the whole vocabulary): one sort, not k insertions per id.
+  if (n === vocab) {
+    const ids: number[] = [];
+    for (let v = 0; v < vocab; v++) if (!Number.isNaN(logits[at + v])) ids.push(v);
+    return Int32Array.from(ids.sort((a, b) => logits[at + b] - logits[at + a] || a - b));
+  }
   const ids = new Int32Array(n);
   const vals = new Float32Array(n).fill(-Infinity);
   let filled = 0;

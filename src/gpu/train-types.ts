@@ -34,7 +34,9 @@ export interface TrainSample extends ScoreItem {
   /**
    * The top-k distillation term (src/rl/topk-distill.ts): the student's top-k set at every
    * completion position and the teacher's log-probs over it. Its old log-probs are the step's
-   * own forward's, so it does not go with a fixed `oldLogp`.
+   * own forward's, so it does not go with a fixed `oldLogp`. With `term`, a reverse KL
+   * (src/rl/reverse-kl.ts) over the teacher's sets; where every set holds the whole vocabulary
+   * (term "reverse-kl"), the backend's reverseKl op computes it from the logits.
    */
   opdTopK?: TopKDistillTarget;
   /**

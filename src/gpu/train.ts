@@ -19,7 +19,7 @@ import { EngineError, FullTrainingMemoryError } from './errors';
 import { MAX_OPTIMIZER_STEP } from './full';
 import { countNonFinite } from './safetensors';
 import { leftPad } from './generate';
-import { ppoLossGrad, topKLossGrad, type BatchNorm } from './loss';
+import { ppoLossGrad, reverseKlLossGrad, topKLossGrad, type BatchNorm } from './loss';
 import { checkFinite } from './numerics';
 import { yieldToEventLoop } from './yield';
 import type { LoraAdapter } from './lora';
@@ -63,7 +63,8 @@ export class Trainer {
         throw new EngineError(`sample ${i} has an OPD term but no rollout log-prob per completion token; pass rolloutLogp to re-base it on the old policy`);
       }
       if (x.opdTopK) {
-        if (x.oldLogp)
+        // The top-k select surrogate's ratio needs the step's own old log-probs; a reverse KL has no ratio.
+        if (x.oldLogp && !x.opdTopK.term)
           throw new EngineError(
             `sample ${i} has a top-k OPD term and fixed old log-probs; the term's old log-probs come from the step's own forward, so leave oldLogp out`,
           );
@@ -91,13 +92,15 @@ export class Trainer {
     const topLogp: (number[][] | null)[] = new Array(part.length);
     const entropy: Float32Array[] = new Array(part.length);
     // The loss's view of sample i at the current weights; its old log-probs are fixed the first time.
-    const lossInput = (i: number, current: number[], currentTop: number[][] | null): PpoSampleInput => {
+    const fullKl: (number[] | null)[] = new Array(part.length);
+    const lossInput = (i: number, current: number[], currentTop: number[][] | null, currentKl: number[] | null): PpoSampleInput => {
       const x = part[i];
       old[i] ??= current;
       oldTop[i] ??= currentTop;
       adv[i] = trainAdvantages(x, old[i]);
       const topk = x.opdTopK && currentTop ? { ...x.opdTopK, logp: currentTop, oldLogp: oldTop[i]! } : undefined;
-      return { logp: current, oldLogp: old[i], advantages: adv[i], refLogp: ref?.[i], ...(topk ? { topk } : {}) };
+      const reverseKl = x.opdTopK && currentKl ? { weight: x.opdTopK.weight, kl: currentKl } : undefined;
+      return { logp: current, oldLogp: old[i], advantages: adv[i], refLogp: ref?.[i], ...(topk ? { topk } : {}), ...(reverseKl ? { reverseKl } : {}) };
     };
     const batches = this.microBatches(part);
     try {
@@ -106,20 +109,21 @@ export class Trainer {
         options.onMicroBatch?.(bi, batches.length);
         const r = await this.forwardBackward(
           idx.map((i) => part[i]),
-          (lp, top) => {
-            const inputs = idx.map((i, j) => lossInput(i, Array.from(lp[j]), top[j]));
-            return { dlogp: ppoLossGrad(inputs, s, norm), dtop: topKLossGrad(inputs, s, norm) };
+          (lp, top, kl) => {
+            const inputs = idx.map((i, j) => lossInput(i, Array.from(lp[j]), top[j], kl[j]));
+            return { dlogp: ppoLossGrad(inputs, s, norm), dtop: topKLossGrad(inputs, s, norm), dkl: reverseKlLossGrad(inputs, s, norm) };
           },
           grads,
         );
         idx.forEach((i, j) => {
           logp[i] = r.logp[j];
           topLogp[i] = r.topLogp[j];
+          fullKl[i] = r.kl[j];
           entropy[i] = r.entropy[j];
         });
       }
       const before = old as number[][];
-      const inputs: PpoSampleInput[] = part.map((_, i) => lossInput(i, Array.from(logp[i]), topLogp[i]));
+      const inputs: PpoSampleInput[] = part.map((_, i) => lossInput(i, Array.from(logp[i]), topLogp[i], fullKl[i]));
       // A masked sample enters the aggregate as an empty slot: under sample-mean it still
       // counts in the batch size, under token-mean it adds nothing.
       const slots = samples.length - part.length;
@@ -193,14 +197,20 @@ export class Trainer {
 
   /**
    * Forward with a tape, d loss / d logp from `lossGrad`, backward into `grads`. A sample with a
-   * top-k OPD term also has the log-probs of its set members read at every completion position,
-   * and their gradient joins the sampled token's in the logits' backward.
+   * top-k OPD term (or a reverse KL over top-k sets) also has the log-probs of its set members
+   * read at every completion position, and their gradient joins the sampled token's in the
+   * logits' backward. A sample with the reverse KL over the whole vocabulary has KL_t computed
+   * from the logits and the teacher's row (the backend's reverseKl), and its backward joins too.
    */
   private async forwardBackward(
     part: TrainSample[],
-    lossGrad: (logp: Float32Array[], topLogp: (number[][] | null)[]) => { dlogp: Float32Array[]; dtop: (Float32Array[] | null)[] },
+    lossGrad: (
+      logp: Float32Array[],
+      topLogp: (number[][] | null)[],
+      kl: (number[] | null)[],
+    ) => { dlogp: Float32Array[]; dtop: (Float32Array[] | null)[]; dkl: (Float32Array | null)[] },
     grads: Grads,
-  ): Promise<{ logp: Float32Array[]; topLogp: (number[][] | null)[]; entropy: Float32Array[] }> {
+  ): Promise<{ logp: Float32Array[]; topLogp: (number[][] | null)[]; kl: (number[] | null)[]; entropy: Float32Array[] }> {
     const be = this.model.backend;
     const { ids, T, padLeft } = leftPad(
       part.map((x) => [...x.prompt, ...x.completion]),
@@ -214,7 +224,13 @@ export class Trainer {
     const tape = tapeBox.value!;
     try {
       const { rows, targets } = completionRows(part, T, padLeft);
-      const members = topKColumns(part, targets);
+      const V = this.model.config.vocabSize;
+      const full = part.map((x) => wholeVocabulary(x, V));
+      const members = topKColumns(part, targets, full);
+      // The teacher's rows in vocabulary order, for the whole-vocabulary reverse KL (zeros elsewhere, with no gradient).
+      const teacherRows = full.some(Boolean) ? vocabularyRows(part, full, V, rows.length) : null;
+      const teacherChunk = (a: number, b: number) => be.tensor(teacherRows!.subarray(a * V, b * V), [b - a, V]);
+      const flatKl = new Float32Array(rows.length);
       // Logits are rows x vocabulary: in chunks of rows, so a 150k vocabulary never needs one
       // huge buffer. With one chunk the logits are kept for the backward; with more they are
       // recomputed there rather than all held at once.
@@ -227,6 +243,16 @@ export class Trainer {
         const logits = this.model.logits(hidden, rows.subarray(a, b));
         await readLogprobs(be, logits, targets.subarray(a, b), { logp: flatLogp, entropy: flatEnt }, a);
         for (const [j, column] of members.entries()) await readMemberLogprobs(be, logits, column.subarray(a, b), flatTop[j], a);
+        if (teacherRows) {
+          const q = teacherChunk(a, b);
+          const kl = be.reverseKl(logits, q);
+          try {
+            flatKl.set(await be.read(kl), a);
+          } finally {
+            be.dispose(q);
+            be.dispose(kl);
+          }
+        }
         if (chunks.length === 1) kept = logits;
         else be.dispose(logits);
       }
@@ -237,8 +263,15 @@ export class Trainer {
         throw e;
       }
       const logp = split(flatLogp, part);
-      const topLogp = splitMembers(flatTop, part);
-      const { dlogp: dSampled, dtop } = lossGrad(logp, topLogp);
+      const topLogp = splitMembers(flatTop, part, full);
+      const kl = split(flatKl, part).map((k, i) => (full[i] ? Array.from(k) : null));
+      const { dlogp: dSampled, dtop, dkl } = lossGrad(logp, topLogp, kl);
+      const flatDkl = new Float32Array(rows.length);
+      let atKl = 0;
+      part.forEach((x, i) => {
+        if (dkl[i]) flatDkl.set(dkl[i]!, atKl);
+        atKl += x.completion.length;
+      });
       const flatD = new Float32Array(flatLogp.length);
       let at = 0;
       for (const d of dSampled) {
@@ -260,13 +293,20 @@ export class Trainer {
           be.dispose(dMember);
           be.dispose(dj);
         }
+        if (teacherRows) {
+          const q = teacherChunk(a, b);
+          const d = be.tensor(flatDkl.subarray(a, b), [b - a]);
+          const dj = be.reverseKlBackward(logits, q, d);
+          be.addInPlace(dlogits, dj);
+          for (const t of [q, d, dj]) be.dispose(t);
+        }
         be.dispose(logits);
         headBackward(this.model, hidden, rows.subarray(a, b), dlogits, grads, dHidden);
         be.dispose(dlogits);
       }
       backward(this.model, tape, dHidden, grads, this.trainable.lora);
       be.dispose(dHidden);
-      return { logp, topLogp, entropy: split(flatEnt, part) };
+      return { logp, topLogp, kl, entropy: split(flatEnt, part) };
     } finally {
       be.dispose(hidden);
       this.model.disposeTape(tape);
@@ -404,18 +444,56 @@ export function trainAdvantages(x: TrainSample, oldLogp: readonly number[]): num
 }
 
 /**
- * The top-k set members as columns over the completion rows: column j holds member j of each
- * row's set. A row without a set (or with a smaller one) repeats its own target there, with a
- * zero gradient, so each column is one gather over every row. None when no sample has a set.
+ * Whether a sample's term is the reverse KL over the whole vocabulary: term "reverse-kl" with
+ * every set holding all V ids (each once), which the backend's reverseKl op takes row by row
+ * rather than as V gathered columns.
+ *
+ * @throws EngineError when such a set repeats an id
  */
-function topKColumns(part: TrainSample[], targets: Int32Array): Int32Array[] {
-  const k = Math.max(0, ...part.map((x) => (x.opdTopK ? Math.max(...x.opdTopK.ids.map((set) => set.length)) : 0)));
+function wholeVocabulary(x: TrainSample, V: number): boolean {
+  const t = x.opdTopK;
+  if (t?.term !== 'reverse-kl' || !t.ids.every((set) => set.length === V)) return false;
+  const seen = new Uint8Array(V);
+  t.ids.forEach((set, pos) => {
+    seen.fill(0);
+    for (const id of set) {
+      if (!(id >= 0 && id < V) || seen[id])
+        throw new EngineError(`the reverse-KL set of token ${pos} holds ${V} ids but not every vocabulary id once (${id}); give each id once`);
+      seen[id] = 1;
+    }
+  });
+  return true;
+}
+
+/** The teacher's log-probs in vocabulary order, one row of V per completion row (zeros for a sample without the whole-vocabulary term). */
+function vocabularyRows(part: TrainSample[], full: boolean[], V: number, rows: number): Float32Array {
+  const out = new Float32Array(rows * V);
+  let at = 0;
+  part.forEach((x, i) => {
+    if (full[i]) {
+      const { ids, teacherLogp } = x.opdTopK!;
+      ids.forEach((set, t) => set.forEach((id, j) => (out[(at + t) * V + id] = teacherLogp[t][j])));
+    }
+    at += x.completion.length;
+  });
+  return out;
+}
+
+/**
+ * The top-k set members as columns over the completion rows: column j holds member j of each
+ * row's set. A row without a set (or with a smaller one, or the whole-vocabulary term) repeats
+ * its own target there, with a zero gradient, so each column is one gather over every row. None
+ * when no sample has a set.
+ */
+function topKColumns(part: TrainSample[], targets: Int32Array, full: boolean[]): Int32Array[] {
+  const sets = part.map((x, i) => (full[i] ? undefined : x.opdTopK?.ids));
+  const k = Math.max(0, ...sets.map((ids) => (ids ? Math.max(...ids.map((set) => set.length)) : 0)));
   const columns = Array.from({ length: k }, () => Int32Array.from(targets));
   let at = 0;
-  for (const x of part) {
-    x.opdTopK?.ids.forEach((set, t) => set.forEach((id, j) => (columns[j][at + t] = id)));
+  part.forEach((x, i) => {
+    sets[i]?.forEach((set, t) => set.forEach((id, j) => (columns[j][at + t] = id)));
     at += x.completion.length;
-  }
+  });
   return columns;
 }
 
@@ -430,13 +508,13 @@ async function readMemberLogprobs(be: Backend, logits: Tensor, ids: Int32Array, 
   }
 }
 
-/** Each sample's set members' log-probs per position (null without a set), from the columns. */
-function splitMembers(columns: Float32Array[], part: TrainSample[]): (number[][] | null)[] {
+/** Each sample's set members' log-probs per position (null without a set, or with the whole vocabulary), from the columns. */
+function splitMembers(columns: Float32Array[], part: TrainSample[], full: boolean[]): (number[][] | null)[] {
   let at = 0;
-  return part.map((x) => {
+  return part.map((x, i) => {
     const from = at;
     at += x.completion.length;
-    return x.opdTopK ? x.opdTopK.ids.map((set, t) => set.map((_, j) => columns[j][from + t])) : null;
+    return x.opdTopK && !full[i] ? x.opdTopK.ids.map((set, t) => set.map((_, j) => columns[j][from + t])) : null;
   });
 }
 

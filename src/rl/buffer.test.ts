@@ -49,6 +49,24 @@ describe('SampleBuffer batching', () => {
     expect(buffer.stats()).toMatchObject({ added: 2, zeroAdvantage: 2, batches: 1 });
   });
 
+  it('trains every sample that carries a distillation term, though its advantages are all zero', () => {
+    const buffer = new SampleBuffer({ batchSize: 8 });
+    const term = { weight: 1 };
+    const tagged = [1, 2, 3].map((turn) => buffer.add({ ...s('a', turn, [0, 0]), opdTopK: term }).sample);
+    expect(tagged.map((x) => [x.trainable, x.promoted])).toEqual([
+      [true, false],
+      [true, false],
+      [true, false],
+    ]);
+    // A term weighted 0 teaches nothing: the zero-advantage rule applies (promoted once per session).
+    const off = [1, 2].map((turn) => buffer.add({ ...s('b', turn, [0]), opdTopK: { weight: 0 } }).sample);
+    expect(off.map((x) => [x.trainable, x.promoted])).toEqual([
+      [true, true],
+      [false, false],
+    ]);
+    expect(buffer.stats()).toMatchObject({ zeroAdvantage: 2, promoted: 1, masked: 1 });
+  });
+
   it('tags a copy and leaves the input alone', () => {
     const buffer = new SampleBuffer({ batchSize: 1 });
     const input = Object.freeze(s('a', 1, [1]));

@@ -2,7 +2,9 @@ import { InvalidArgumentError } from './errors';
 
 /**
  * What happens to a judged sample whose advantage is zero on every token (an ambiguous or
- * split judge, an unjudged last turn). Such a sample still takes a batch slot under every
+ * split judge, an unjudged last turn) and that carries no distillation term (opdTopK: the top-k
+ * or reverse-KL OPD term travels beside advantages that keep only w_binary * r, so a hinted
+ * sample of method "opd" has all-zero advantages and still something to learn). Such a sample still takes a batch slot under every
  * policy, so batches are released every N samples whatever the judge says and training never
  * stalls waiting for "useful" samples; the policy only decides its loss mask.
  *
@@ -23,6 +25,13 @@ export interface BufferableSample {
   advantages: readonly number[];
   /** The turn had a next state and went through the judge. */
   judged: boolean;
+  /** An OPD distillation term beside the advantages (TrainingSample.opdTopK): trainable whatever they are, unless its weight is 0. */
+  opdTopK?: { weight: number };
+}
+
+/** Whether a sample has nothing to learn: zero advantage on every token and no weighted distillation term. */
+export function hasZeroAdvantage(sample: BufferableSample): boolean {
+  return sample.advantages.every((a) => a === 0) && !(sample.opdTopK && sample.opdTopK.weight !== 0);
 }
 
 /** A sample as released for training. */
@@ -55,7 +64,7 @@ export interface AddResult<S> {
 /** Running counts, for the run log and the live charts. */
 export interface BufferStats {
   added: number;
-  /** Samples whose advantage was zero on every token. */
+  /** Samples whose advantage was zero on every token, without a distillation term (hasZeroAdvantage). */
   zeroAdvantage: number;
   promoted: number;
   masked: number;
@@ -108,7 +117,7 @@ export class SampleBuffer<S extends BufferableSample> {
       );
     }
     this.counts.added++;
-    const zero = sample.advantages.every((a) => a === 0);
+    const zero = hasZeroAdvantage(sample);
     let trainable = true;
     let promoted = false;
     if (zero) {

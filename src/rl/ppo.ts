@@ -1,6 +1,7 @@
 import { InvalidArgumentError } from './errors';
 import { assertSameLength } from './numbers';
 import { checkClip, clippedSurrogate } from './surrogate';
+import { reverseKlTokenLoss } from './reverse-kl';
 import { checkTopKTarget, topKDistillTokenLoss, type TopKDistillTarget } from './topk-distill';
 
 /**
@@ -178,12 +179,24 @@ export interface PpoSampleInput {
    * set member under the policy being trained (logp) and the old policy (oldLogp).
    */
   topk?: TopKSampleInput;
+  /**
+   * The reverse-KL term over the whole vocabulary (src/rl/reverse-kl.ts): its weight w_opd and
+   * KL_t per position, which the engine computes from the logits (its reverseKl op).
+   */
+  reverseKl?: { weight: number; kl: readonly number[] };
 }
 
-/** A sample's top-k distillation term as the loss sees it. */
+/** A sample's top-k distillation term as the loss sees it (a reverse KL over sets reads no oldLogp). */
 export interface TopKSampleInput extends TopKDistillTarget {
   logp: readonly (readonly number[])[];
   oldLogp: readonly (readonly number[])[];
+}
+
+/** The per-token loss of a sample's set term, unweighted: the top-k select surrogate, or a reverse KL over the sets. */
+export function setTermTokenLoss(topk: TopKSampleInput, epsLow: number, epsHigh: number): number[] {
+  return topk.term
+    ? reverseKlTokenLoss(topk.logp, topk.teacherLogp, topk.term === 'reverse-kl-tail')
+    : topKDistillTokenLoss(topk.logp, topk.oldLogp, topk.teacherLogp, topk.clip, epsLow, epsHigh);
 }
 
 /** The loss settings of a preset. */
@@ -214,7 +227,7 @@ export interface PpoBatchStats {
 
 /**
  * The full loss of one batch on the CPU: clipped surrogate (plus w_opd times the top-k
- * distillation term of a sample that has one, per token) plus klCoef times k3, each aggregated
+ * distillation or reverse-KL term of a sample that has one, per token) plus klCoef times k3, each aggregated
  * with the preset's mode; clip fractions and the other statistics are taken
  * over trainable tokens.
  */
@@ -234,8 +247,12 @@ export function ppoBatchLoss(samples: readonly PpoSampleInput[], settings: PpoSe
     const tokenLoss = ppoTokenLoss(logp, oldLogp, advantages, settings.epsLow, settings.epsHigh);
     if (s.topk && on) {
       checkTopKTarget(s.topk, logp.length, `sample ${i}`);
-      const distill = topKDistillTokenLoss(s.topk.logp, s.topk.oldLogp, s.topk.teacherLogp, s.topk.clip, settings.epsLow, settings.epsHigh);
+      const distill = setTermTokenLoss(s.topk, settings.epsLow, settings.epsHigh);
       distill.forEach((l, t) => (tokenLoss[t] += s.topk!.weight * l));
+    }
+    if (s.reverseKl && on) {
+      assertSameLength(`sample ${i}: reverse-KL values`, logp, s.reverseKl.kl);
+      s.reverseKl.kl.forEach((l, t) => (tokenLoss[t] += s.reverseKl!.weight * l));
     }
     policy.push(tokenLoss);
     // A masked sample's KL is never used (its mask is 0), so it needs no reference scoring.

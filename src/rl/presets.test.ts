@@ -10,6 +10,7 @@ import {
   loraPreset,
   makePreset,
   opdTermOf,
+  reverseKlOf,
   parsePreset,
   presetSwitchedTo,
   toolCallPreset,
@@ -109,6 +110,32 @@ describe('makePreset', () => {
     expect(presetSwitchedTo('binary', p).advantage).not.toHaveProperty('opdTerm');
     expect(() => makePreset('binary', { advantage: { opdTerm: 'topk-distill' } })).toThrow('"advantage.opdTerm"');
     expect(() => makePreset('combined', { advantage: { opdTerm: 'topk-distill', hintSource: 'shuffled' } })).toThrow('"advantage.opdTerm"');
+  });
+
+  it('offers the reverse-KL term with its own k, refused without it, with it beside another term, or with a tail over the whole vocabulary', () => {
+    const p = makePreset('opd', { advantage: { opdTerm: 'reverse-kl', reverseKl: { k: 0, tail: false } } });
+    expect(opdTermOf(p)).toBe('reverse-kl');
+    expect(reverseKlOf(p)).toEqual({ k: 0, tail: false });
+    expect(reverseKlOf(makePreset('opd'))).toBeNull();
+    expect(parsePreset(JSON.parse(JSON.stringify(p)))).toEqual(p);
+    const top = makePreset('combined', { advantage: { opdTerm: 'reverse-kl', reverseKl: { k: 50, tail: true } } });
+    expect(presetSwitchedTo('opd', top).advantage).toMatchObject({ opdTerm: 'reverse-kl', reverseKl: { k: 50, tail: true } });
+    expect(presetSwitchedTo('binary', top).advantage).not.toHaveProperty('reverseKl');
+    expect(() => makePreset('opd', { advantage: { opdTerm: 'reverse-kl' } })).toThrow(/"advantage\.reverseKl" is missing; opdTerm "reverse-kl" needs/);
+    expect(() => makePreset('opd', { advantage: { reverseKl: { k: 4, tail: false } } })).toThrow(
+      /"advantage\.reverseKl" is set but opdTerm is "sampled-token"/,
+    );
+    expect(() => makePreset('opd', { advantage: { opdTerm: 'reverse-kl', reverseKl: { k: 0, tail: true } } })).toThrow('"advantage.reverseKl.tail"');
+    expect(() => makePreset('opd', { advantage: { opdTerm: 'reverse-kl', reverseKl: { k: 65, tail: false } } })).toThrow('"advantage.reverseKl.k"');
+    expect(() => makePreset('binary', { advantage: { opdTerm: 'reverse-kl', reverseKl: { k: 0, tail: false } } })).toThrow('"advantage.opdTerm"');
+    // Every message is one line.
+    for (const bad of [{ opdTerm: 'reverse-kl' as const }, { reverseKl: { k: 4, tail: false } }]) {
+      try {
+        makePreset('opd', { advantage: bad });
+      } catch (e) {
+        expect((e as Error).message).not.toContain('\n');
+      }
+    }
   });
 
   it("offers the reference runners' last turn: never judged, and no idle timeout", () => {
@@ -272,6 +299,9 @@ describe('hint selection', () => {
     expect(topKSelectPreset('combined').judge).toMatchObject({ binaryVotes: 3, hintVotes: 3 });
     expect(p.judge.binaryVotes).toBe(0);
     expect(p.advantage.hintSelection).toEqual({ rule: 'topk-sequence', maxCandidates: 3, k: 4, clip: 1 });
+    // Its loss (openclaw_topk_select_loss, subset "student") is the top-k distillation term.
+    expect(opdTermOf(p)).toBe('topk-distill');
+    expect(opdTermOf(topKSelectPreset('opd', { advantage: { opdTerm: 'sampled-token' } }))).toBe('sampled-token');
     expect(parsePreset(JSON.parse(JSON.stringify(p)))).toEqual(p);
     const q = topKSelectPreset('combined', { judge: { hintVotes: 5 }, advantage: { hintSelection: { rule: 'topk-token', k: 8 } } });
     expect(q.judge.hintVotes).toBe(5);

@@ -8,8 +8,19 @@ import { KL_TYPES, type KlType, type LossAggregation } from './ppo';
 import { DEFAULT_IDLE_TIMEOUT_MS } from './sessions';
 
 /** What the OPD term trains (MethodPreset.advantage.opdTerm). */
-export const OPD_TERMS = ['sampled-token', 'topk-distill'] as const;
+export const OPD_TERMS = ['sampled-token', 'topk-distill', 'reverse-kl'] as const;
 export type OpdTerm = (typeof OPD_TERMS)[number];
+
+/** The reverse-KL term's settings (MethodPreset.advantage.reverseKl; src/rl/reverse-kl.ts). */
+export interface ReverseKlSettings {
+  /**
+   * 0: the whole vocabulary (for small vocabularies: the teacher's log-probs of every token at
+   * every position go into the run file). k >= 1: the teacher's k most likely tokens.
+   */
+  k: number;
+  /** With k >= 1: false renormalises both over the k; true adds one bin for the rest (the reference's --distill-topk loss). */
+  tail: boolean;
+}
 
 /**
  * Whose hint conditions a turn's teacher (MethodPreset.advantage.hintSource): the judge's, another
@@ -73,9 +84,13 @@ export interface MethodPreset {
      * What the OPD term trains. 'sampled-token' (the paper's; also when absent): the token the
      * policy wrote, A_t = teacher - old. 'topk-distill' (the reference's top-k select loss):
      * the student's hintSelection.k most likely tokens at every position, each weighted by the
-     * old policy renormalised over them (src/rl/topk-distill.ts). Read it with opdTermOf.
+     * old policy renormalised over them (src/rl/topk-distill.ts). 'reverse-kl': KL(pi_theta ||
+     * pi_teacher) at every position over the teacher's distribution, as `reverseKl` sets
+     * (src/rl/reverse-kl.ts). Read it with opdTermOf.
      */
     opdTerm?: OpdTerm;
+    /** With opdTerm "reverse-kl" (and only then): over which tokens the KL runs. */
+    reverseKl?: ReverseKlSettings;
   };
   loss: {
     epsLow: number;
@@ -195,7 +210,14 @@ function isPlainObject(v: unknown): v is Record<string, unknown> {
 }
 
 /** Settings a preset leaves out unless asked (their absence is the default), so its JSON stays as it was. */
-const OPTIONAL_SETTINGS = new Set(['finetune.recompute', 'advantage.hintSource', 'advantage.opdTerm', 'loss.klType', 'session.lastTurn']);
+const OPTIONAL_SETTINGS = new Set([
+  'finetune.recompute',
+  'advantage.hintSource',
+  'advantage.opdTerm',
+  'advantage.reverseKl',
+  'loss.klType',
+  'session.lastTurn',
+]);
 
 /** Copies `over` onto `base`; a key that base does not have is a typo and is refused. */
 function merge(base: Record<string, unknown>, over: Record<string, unknown>, path: string): Record<string, unknown> {
@@ -271,7 +293,11 @@ export function presetSwitchedTo(method: MethodName, from: MethodPreset, overrid
     out.advantage = { ...preset.advantage, hintSelection: { ...selection } };
     out.judge = { ...preset.judge, hintVotes: Math.max(preset.judge.hintVotes, from.judge.hintVotes) };
   }
-  if (method !== 'binary' && from.advantage.opdTerm) out.advantage = { ...out.advantage, opdTerm: from.advantage.opdTerm };
+  if (method !== 'binary' && from.advantage.opdTerm) {
+    out.advantage = { ...out.advantage, opdTerm: from.advantage.opdTerm };
+    if (from.advantage.reverseKl) out.advantage.reverseKl = { ...from.advantage.reverseKl };
+    else delete out.advantage.reverseKl;
+  }
   return out;
 }
 
@@ -305,15 +331,16 @@ export function loraPreset(method: MethodName, setup: LoraSetup, overrides: Pres
  * `method`'s preset with the reference's top-k hint selection. Its run
  * (openclaw-combine/run_qwen3_4b_openclaw_topk_select.sh, later than 0d034dd and not pinned
  * here) is Combined (w_rl = w_opd = 1): PRM_M = 3 votes for both judges, up to 3 candidate
- * hints, top-4 sets, the sequence-level winner, teacher minus student clipped to [-1, 1]. Given
- * 'opd', the same selection without the binary judge, which the reference has no script for.
- * `overrides` as for makePreset.
+ * hints, top-4 sets, the sequence-level winner, teacher minus student clipped to [-1, 1], and
+ * its loss (openclaw_topk_select_loss with --distill-subset-mode student): the top-k distillation
+ * term (opdTerm "topk-distill") beside the binary advantage. Given 'opd', the same selection
+ * without the binary judge, which the reference has no script for. `overrides` as for makePreset.
  */
 export function topKSelectPreset(method: Exclude<MethodName, 'binary'>, overrides: PresetOverrides = {}): MethodPreset {
   return makePreset(method, {
     ...overrides,
     judge: { hintVotes: TOPK_HINT_VOTES, ...(method === 'combined' ? { binaryVotes: TOPK_HINT_VOTES } : {}), ...overrides.judge },
-    advantage: { ...overrides.advantage, hintSelection: { ...TOPK_HINT_SELECTION, ...overrides.advantage?.hintSelection } },
+    advantage: { opdTerm: 'topk-distill', ...overrides.advantage, hintSelection: { ...TOPK_HINT_SELECTION, ...overrides.advantage?.hintSelection } },
   });
 }
 
@@ -355,6 +382,7 @@ const presetShape = object({
       }),
       hintSource: oneOf(...HINT_SOURCES),
       opdTerm: oneOf(...OPD_TERMS),
+      reverseKl: object({ k: int(0, MAX_TOP_K), tail: bool }),
     },
   ),
   loss: object(
@@ -447,6 +475,7 @@ function checkPreset(value: unknown): MethodPreset {
     if (usesTopK(hintSelectionOf(preset).rule))
       throw new PresetError('advantage.hintSource', `is "${source}", which works with hintSelection.rule "longest" only; set that rule or hintSource "judge"`);
   }
+  checkReverseKl(preset);
   if (opdTermOf(preset) === 'topk-distill') {
     if (preset.method === 'binary')
       throw new PresetError('advantage.opdTerm', 'is "topk-distill" but method "binary" has no OPD term; use "opd" or "combined"');
@@ -457,6 +486,29 @@ function checkPreset(value: unknown): MethodPreset {
       );
   }
   return preset;
+}
+
+/** The reverse-KL term's rules: only with opdTerm "reverse-kl", which needs it, and a tail only over a top-k set. */
+function checkReverseKl(preset: MethodPreset): void {
+  const term = opdTermOf(preset);
+  const r = preset.advantage.reverseKl;
+  if (term !== 'reverse-kl') {
+    if (r) throw new PresetError('advantage.reverseKl', `is set but opdTerm is "${term}"; remove it or set opdTerm "reverse-kl"`);
+    return;
+  }
+  if (preset.method === 'binary') throw new PresetError('advantage.opdTerm', 'is "reverse-kl" but method "binary" has no OPD term; use "opd" or "combined"');
+  if (!r)
+    throw new PresetError(
+      'advantage.reverseKl',
+      'is missing; opdTerm "reverse-kl" needs { "k": 0, "tail": false } (the whole vocabulary, small models) or k 1-64 for the teacher\'s top-k',
+    );
+  if (r.k === 0 && r.tail)
+    throw new PresetError('advantage.reverseKl.tail', 'is true but k is 0 (the whole vocabulary leaves no tail); set tail false or k 1-64');
+}
+
+/** The reverse-KL term's settings, or null when the preset's OPD term is another. */
+export function reverseKlOf(preset: MethodPreset): ReverseKlSettings | null {
+  return opdTermOf(preset) === 'reverse-kl' ? (preset.advantage.reverseKl ?? null) : null;
 }
 
 /**

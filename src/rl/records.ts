@@ -2,6 +2,7 @@ import type { AdvantageSummary } from './advantages';
 import type { BoxedScore } from './boxed';
 import type { ChatMessage } from './messages';
 import type { SessionEndReason, TurnType } from './sessions';
+import type { DistillTerm } from './topk-distill';
 
 /**
  * The run log: one record per event, stored in order. Records carry no run id and no
@@ -146,9 +147,10 @@ export interface SampleRecord extends RecordBase {
   /**
    * The top-k distillation term (preset advantage.opdTerm "topk-distill"): its weight w_opd, the
    * clip, the student's top-k set at every response token and the teacher's log-probs over it.
-   * perToken then holds no OPD term.
+   * perToken then holds no OPD term. With `term` (opdTerm "reverse-kl"): the reverse KL over the
+   * teacher's top-k sets, or over the whole vocabulary where each set holds every id.
    */
-  opdTopK?: { weight: number; clip: number; ids: number[][]; teacherLogp: number[][] };
+  opdTopK?: { weight: number; clip: number; ids: number[][]; teacherLogp: number[][]; term?: DistillTerm };
 }
 
 /** What the engine reports for a train step; null where a value was not computed or not finite. */

@@ -1,5 +1,6 @@
 import { describe, it, expect } from 'vitest';
 import { LengthMismatchError } from './errors';
+import { SampleBuffer } from './buffer';
 import type { MethodName } from './presets';
 import { assembleSample, sampleRecord, type PolicyResponse, type TurnJudgement } from './samples';
 import type { ClosedTurn } from './sessions';
@@ -114,5 +115,46 @@ describe('assembleSample', () => {
     // Without a hint there is no OPD term of either kind.
     expect(assembleSample(turn(true), { reward: 1, opd: null, opdTopK }, 'combined', w)!.opdTopK).toBeUndefined();
     expect(() => assembleSample(turn(true), { ...judgement, opdTopK: { ...opdTopK, ids: [[1]] } }, 'combined', w)).toThrow(LengthMismatchError);
+  });
+
+  it('carries the reverse-KL term and its form into the sample and a valid record, with sets of the whole vocabulary', () => {
+    const every = Array.from({ length: 100 }, (_, i) => i);
+    const opdTopK = { clip: 0, term: 'reverse-kl' as const, ids: [every, every], teacherLogp: [every.map(() => -4.6), every.map(() => -4.6)] };
+    const sample = assembleSample(turn(true), { reward: null, opd: [0.5, -0.25], opdTopK }, 'opd', { binary: 0, opd: 1 })!;
+    expect(sample).toMatchObject({ advantages: [0, 0], opdWeight: 0, opdTopK: { ...opdTopK, weight: 1 } });
+    const record = sampleRecord({ ...sample, trainable: true, promoted: false }, 30);
+    expect(record.opdTopK).toEqual(sample.opdTopK);
+    expect(validateRecord(JSON.parse(JSON.stringify(record)), 'test')).toEqual(record);
+    // More than 64 ids per set is the whole vocabulary of the reverse KL only.
+    const { term: _, ...untermed } = record.opdTopK!;
+    expect(() => validateRecord(JSON.parse(JSON.stringify({ ...record, opdTopK: untermed })), 'test')).toThrow(/opdTopK\.ids.*more than 64 only/);
+    expect(() => validateRecord(JSON.parse(JSON.stringify({ ...record, opdTopK: { ...record.opdTopK, term: 'forward-kl' } })), 'test')).toThrow(
+      /opdTopK\.term/,
+    );
+  });
+
+  it('makes every hinted OPD sample of a session trainable under the top-k term, whose advantages are all zero', () => {
+    // Method "opd" with the top-k term: the advantages keep only w_binary * r = 0, and the term
+    // travels beside them. The buffer's zero-advantage rule must not read that as "nothing to learn".
+    const opdTopK = {
+      clip: 1,
+      ids: [
+        [5, 7],
+        [6, 2],
+      ],
+      teacherLogp: [
+        [-0.1, -2],
+        [-0.3, -1.5],
+      ],
+    };
+    const buffer = new SampleBuffer<NonNullable<ReturnType<typeof assembleSample>>>({ batchSize: 4 });
+    const tagged = [3, 4, 5, 6].map((n) => {
+      const sample = assembleSample({ ...turn(true), turn: n }, { reward: null, opd: [0.5, -0.25], opdTopK }, 'opd', { binary: 0, opd: 1 })!;
+      expect(sample.advantages).toEqual([0, 0]);
+      return buffer.add(sample).sample;
+    });
+    expect(tagged.map((x) => x.trainable)).toEqual([true, true, true, true]);
+    expect(tagged.map((x) => x.promoted)).toEqual([false, false, false, false]);
+    expect(buffer.stats()).toMatchObject({ zeroAdvantage: 0, masked: 0, promoted: 0 });
   });
 });

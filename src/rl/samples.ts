@@ -5,7 +5,7 @@ import { LengthMismatchError } from './errors';
 import { assertSameLength } from './numbers';
 import type { MethodName } from './presets';
 import type { SampleRecord } from './records';
-import type { TopKDistillTarget } from './topk-distill';
+import type { DistillTerm, TopKDistillTarget } from './topk-distill';
 import type { ClosedTurn } from './sessions';
 
 /** What the policy returned for one request. */
@@ -26,9 +26,10 @@ export interface TurnJudgement {
   opdClip?: { clip: number; teacherLogp: readonly number[] };
   /**
    * With a hint, when the preset's OPD term is the top-k distillation term: the clip, the
-   * student's top-k set at every response token and the chosen teacher's log-probs over it.
+   * student's top-k set at every response token and the chosen teacher's log-probs over it. With
+   * `term` (the reverse-KL term): the teacher's top-k sets (or every id) and its log-probs over them.
    */
-  opdTopK?: { clip: number; ids: readonly (readonly number[])[]; teacherLogp: readonly (readonly number[])[] };
+  opdTopK?: { clip: number; ids: readonly (readonly number[])[]; teacherLogp: readonly (readonly number[])[]; term?: DistillTerm };
 }
 
 /** A judged main turn, ready for the SampleBuffer. */
@@ -52,8 +53,8 @@ export interface TrainingSample {
    * (TrainSample.opdClip).
    */
   opdClip?: { clip: number; teacherLogp: number[] };
-  /** The top-k distillation term, in place of an OPD term in `advantages` (TrainSample.opdTopK). */
-  opdTopK?: { weight: number; clip: number; ids: number[][]; teacherLogp: number[][] };
+  /** The top-k distillation or reverse-KL term, in place of an OPD term in `advantages` (TrainSample.opdTopK). */
+  opdTopK?: { weight: number; clip: number; ids: number[][]; teacherLogp: number[][]; term?: DistillTerm };
   judged: boolean;
   /**
    * The tools the prompt was rendered with, where they vary by request (a served agent's); absent:
@@ -75,8 +76,8 @@ export interface TrainingSample {
  * reference's combine server drops it rather than spend a batch slot on it.
  *
  * A^OPD here is against the rollout's log-probs; the trainer re-bases it on the policy it trains.
- * With the top-k distillation term (judgement.opdTopK) the advantages keep only w_binary * r and
- * the term travels beside them, weighted w_opd.
+ * With the top-k distillation or reverse-KL term (judgement.opdTopK) the advantages keep only
+ * w_binary * r and the term travels beside them, weighted w_opd.
  *
  * @throws LengthMismatchError when the OPD advantages do not cover the response tokens
  */
@@ -141,5 +142,5 @@ export function sampleRecord(sample: BufferedSample<TrainingSample>, ts: number)
 
 /** A deep copy of a top-k term, for a record or a sample rebuilt from one. */
 export function copyTopK(t: TopKDistillTarget): NonNullable<TrainingSample['opdTopK']> {
-  return { weight: t.weight, clip: t.clip, ids: t.ids.map((s) => [...s]), teacherLogp: t.teacherLogp.map((s) => [...s]) };
+  return { weight: t.weight, clip: t.clip, ids: t.ids.map((s) => [...s]), teacherLogp: t.teacherLogp.map((s) => [...s]), ...(t.term ? { term: t.term } : {}) };
 }

@@ -8,7 +8,7 @@
  * (cur), the old policy (old) and the hint-conditioned teacher:
  *   w_v    = exp(old_v) / sum_{u in S_t} exp(old_u)       the old policy renormalised over S_t
  *   A_v    = w_v * clip(teacher_v - old_v, -c, +c)        (c = 0: no clip)
- *   rho_v  = exp(cur_v - old_v)
+ *   rho_v  = exp(clamp(cur_v - old_v, -20, +20))           (the reference's guard; no gradient where held)
  *   L_v    = -min(rho_v * A_v, clip(rho_v, 1 - epsLow, 1 + epsHigh) * A_v)
  *   L_t    = sum_{v in S_t} L_v                            (a sum, not a mean)
  * w_v, A_v and old are constants of the step. L_t is added, times w_opd, to the position's
@@ -21,6 +21,28 @@ import { InvalidArgumentError, LengthMismatchError } from './errors';
 import { checkClip, clippedSurrogate } from './surrogate';
 import { clipDifference } from './topk-hints';
 
+/**
+ * The reference's guard on a set member's log-ratio before exp (its top-k select loss's
+ * _PPO_KL_CLAMP): a rare member far from the old policy cannot overflow rho.
+ */
+export const LOG_RATIO_CLAMP = 20;
+
+/** rho_v = exp(clamp(cur - old, +-LOG_RATIO_CLAMP)), and whether the clamp holds it (then it has no gradient). */
+export function memberRatio(cur: number, old: number): { rho: number; held: boolean } {
+  const d = cur - old;
+  const held = d > LOG_RATIO_CLAMP || d < -LOG_RATIO_CLAMP;
+  return { rho: Math.exp(Math.min(LOG_RATIO_CLAMP, Math.max(-LOG_RATIO_CLAMP, d))), held };
+}
+
+/**
+ * Which distillation a target trains over its sets (TopKDistillTarget.term). Absent: the top-k
+ * select surrogate above. 'reverse-kl': KL(pi_theta || pi_teacher) over each set renormalised (a
+ * set of the whole vocabulary is the full KL); 'reverse-kl-tail': the same over the set's
+ * tokens plus one bin for the rest of the vocabulary (src/rl/reverse-kl.ts).
+ */
+export const DISTILL_TERMS = ['reverse-kl', 'reverse-kl-tail'] as const;
+export type DistillTerm = (typeof DISTILL_TERMS)[number];
+
 /** What a sample carries for the term: the set per position and the teacher's log-probs over it. */
 export interface TopKDistillTarget {
   /** w_opd, the term's weight. */
@@ -31,6 +53,11 @@ export interface TopKDistillTarget {
   ids: readonly (readonly number[])[];
   /** log pi_teacher(v) for each v of S_t, same shape as ids. */
   teacherLogp: readonly (readonly number[])[];
+  /**
+   * Absent: the top-k select surrogate over the student's sets. A reverse KL (DistillTerm): the
+   * sets are the teacher's top-k (or the whole vocabulary), and clip, ratio and old policy are unused.
+   */
+  term?: DistillTerm;
 }
 
 /** Checks a target's shape against a response of `tokens` tokens. */
@@ -78,6 +105,6 @@ export function topKDistillTokenLoss(
   return cur.map((c, t) => {
     if (c.length !== old[t].length) throw new LengthMismatchError(`topKDistillTokenLoss: set of token ${t}`, old[t].length, c.length);
     const a = setAdvantages(old[t], teacher[t], clip);
-    return c.reduce((sum, lp, v) => sum + clippedSurrogate(Math.exp(lp - old[t][v]), a[v], epsLow, epsHigh), 0);
+    return c.reduce((sum, lp, v) => sum + clippedSurrogate(memberRatio(lp, old[t][v]).rho, a[v], epsLow, epsHigh), 0);
   });
 }

@@ -2,6 +2,8 @@ import type { AdvantageSummary } from './advantages';
 import { arrayOf, bool, FieldError, int, mapOf, nullable, num, object, oneOf, runChecker, str, timestamp, type Checker } from './check';
 import { RecordValidationError } from './errors';
 import { MAX_TOP_K } from './presets';
+import { MAX_FULL_KL_VOCAB } from './reverse-kl';
+import { DISTILL_TERMS } from './topk-distill';
 import type { ChatMessage } from './messages';
 import {
   RECORD_KINDS,
@@ -156,12 +158,16 @@ const sample = object(
     ...optionalStep,
     opdWeight: num(),
     opdClip: object({ clip: num(0), teacherLogp: finiteNumbers }),
-    opdTopK: object({
-      weight: num(),
-      clip: num(0),
-      ids: arrayOf(arrayOf(int(0, MAX_TOKEN_ID), MAX_TOP_K), L.tokens),
-      teacherLogp: arrayOf(arrayOf(num(), MAX_TOP_K), L.tokens),
-    }),
+    opdTopK: object(
+      {
+        weight: num(),
+        clip: num(0),
+        // A reverse KL over the whole vocabulary has sets of every id (checked below).
+        ids: arrayOf(arrayOf(int(0, MAX_TOKEN_ID), MAX_FULL_KL_VOCAB), L.tokens),
+        teacherLogp: arrayOf(arrayOf(num(), MAX_FULL_KL_VOCAB), L.tokens),
+      },
+      { term: oneOf(...DISTILL_TERMS) },
+    ),
   },
 );
 
@@ -304,9 +310,15 @@ function checkConsistency(record: RunRecord): void {
         throw new FieldError('opdClip.teacherLogp', `has ${record.opdClip.teacherLogp.length} entries but perToken has ${record.perToken.length}`);
       }
       if (record.opdTopK) {
-        const { ids, teacherLogp } = record.opdTopK;
+        const { ids, teacherLogp, term } = record.opdTopK;
         if (ids.length !== record.perToken.length)
           throw new FieldError('opdTopK.ids', `has ${ids.length} sets but perToken has ${record.perToken.length} entries`);
+        const long = ids.findIndex((set) => set.length > MAX_TOP_K);
+        if (long !== -1 && term !== 'reverse-kl')
+          throw new FieldError(
+            'opdTopK.ids',
+            `set ${long} has ${ids[long].length} ids; more than ${MAX_TOP_K} only for the whole vocabulary of term "reverse-kl"`,
+          );
         const bad = ids.findIndex((set, t) => set.length === 0 || teacherLogp[t]?.length !== set.length);
         if (teacherLogp.length !== ids.length || bad !== -1) {
           throw new FieldError('opdTopK.teacherLogp', `must give one log-prob per id of every set (set ${bad === -1 ? ids.length : bad} does not)`);

@@ -180,6 +180,90 @@ describe('judgeTurn with top-k hint selection', () => {
     expect(records.find((r) => r.kind === 'judge_result')).not.toHaveProperty('selection');
   });
 
+  /** A policy with a vocabulary of `V`: each teacher ranks its own top-4 first, then every other id in order. */
+  function distributionPolicy(V: number) {
+    const calls: { policy: string; hints: (string | null)[]; k: number; at: boolean }[] = [];
+    const ranking = (h: string, t: number) => [
+      ...teachers[h].topIds[t],
+      ...Array.from({ length: V }, (_, id) => id).filter((id) => !teachers[h].topIds[t].includes(id)),
+    ];
+    const policy: JudgeDeps['policy'] = {
+      score: async () => {
+        throw new Error('the reverse-KL term reads the teacher through scoreTopK');
+      },
+      scoreTopK: async (items, which, k) => {
+        const hs = items.map((it) => splitHint(it.messages.at(-1)!.content).hint);
+        calls.push({ policy: which, hints: hs, k, at: items.some((it) => it.at) });
+        return hs.map((h, i) => {
+          if (h === null) return { topIds: student, logprobs: [-1, -1, -1] };
+          const it = items[i];
+          return {
+            topIds: [0, 1, 2].map((t) => ranking(h, t).slice(0, Math.min(k, V))),
+            logprobs: teachers[h].logprobs,
+            ...(it.at ? { atLogp: it.at.map((set) => set.map((id) => -id / 100 - hints.indexOf(h))) } : {}),
+          };
+        });
+      },
+    };
+    return { policy, calls, ranking };
+  }
+
+  it("the reverse-KL term over the whole vocabulary: the longest hint's teacher, every id at every position, and its log-probs over them", async () => {
+    const { policy, calls, ranking } = distributionPolicy(100);
+    const preset = makePreset('combined', { judge: { hintVotes: 4 }, advantage: { opdTerm: 'reverse-kl', reverseKl: { k: 0, tail: false } } });
+    const { judgement, records } = await judgeTurn(turn, deps(preset, policy));
+    // One pass for the ids (every one), one for the log-probs over them; no student pass.
+    expect(calls).toEqual([
+      { policy: 'initial', hints: [long], k: 2 ** 31 - 1, at: false },
+      { policy: 'initial', hints: [long], k: 1, at: true },
+    ]);
+    const ids = [0, 1, 2].map((t) => ranking(long, t));
+    expect(ids[0]).toHaveLength(100);
+    expect(judgement.opdTopK).toEqual({ clip: 0, term: 'reverse-kl', ids, teacherLogp: ids.map((set) => set.map((id) => -id / 100)) });
+    // The sampled-token A_OPD stays beside it, as logged (the sample's advantages will not hold it).
+    expect(judgement.opd).toEqual([-1, -1, 0.9].map((x) => expect.closeTo(x, 12)));
+    expect(records.find((r) => r.kind === 'judge_result' && r.judge === 'hint')).toMatchObject({ hint: long, accepted: true, teacherLogp: [-2, -2, -0.1] });
+  });
+
+  it("the reverse-KL term under top-k selection per token: each token's winning teacher's own top-k, with a tail", async () => {
+    const { policy, calls } = distributionPolicy(100);
+    const preset = topKSelectPreset('opd', {
+      judge: { hintVotes: 4 },
+      advantage: { hintSelection: { rule: 'topk-token' }, opdTerm: 'reverse-kl', reverseKl: { k: 2, tail: true } },
+    });
+    const { judgement } = await judgeTurn(turn, deps(preset, policy));
+    // Selection as before (k = 4), then the two winning teachers (mid wins tokens 0-1, long token 2) at k = 2.
+    expect(calls).toEqual([
+      { policy: 'current', hints: [null], k: 4, at: false },
+      { policy: 'initial', hints: [short, mid, long], k: 4, at: false },
+      { policy: 'initial', hints: [mid, long], k: 2, at: false },
+      { policy: 'initial', hints: [mid, long], k: 1, at: true },
+    ]);
+    expect(judgement.opdTopK).toEqual({
+      clip: 0,
+      term: 'reverse-kl-tail',
+      ids: [
+        [4, 3],
+        [5, 6],
+        [9, 10],
+      ],
+      teacherLogp: [
+        [-2.04, -2.03],
+        [-2.05, -2.06],
+        [-0.09, -0.1],
+      ].map((set) => set.map((x) => expect.closeTo(x, 12))),
+    });
+    expect(judgement.opd).toEqual([0.8, -1, 0.9].map((x) => expect.closeTo(x, 12)));
+  });
+
+  it('the reverse-KL term over the whole vocabulary refuses a vocabulary too large for the run file', async () => {
+    const { policy } = distributionPolicy(9000);
+    const preset = makePreset('opd', { judge: { hintVotes: 4 }, advantage: { opdTerm: 'reverse-kl', reverseKl: { k: 0, tail: false } } });
+    await expect(judgeTurn(turn, deps(preset, policy))).rejects.toThrow(
+      /^advantage\.reverseKl\.k is 0 \(the whole vocabulary\) but this policy has 9000 tokens, past 8192; set advantage\.reverseKl\.k to 1-64/,
+    );
+  });
+
   it('no candidate: no OPD sample and no scoring', async () => {
     const { policy, calls } = fakePolicy();
     const preset = topKSelectPreset('opd', { judge: { hintVotes: 4, minHintChars: 100 } });

@@ -10,7 +10,8 @@ import { parseBoxedScore } from '../rl/boxed';
 import { appendHint, parseHintVote, selectBestHint, type HintVote } from '../rl/hints';
 import { buildBinaryJudgePrompt, buildHintJudgePrompt } from '../rl/judge';
 import type { HintShuffler } from '../rl/hint-shuffle';
-import { hintSelectionOf, hintSourceOf, opdTermOf, type MethodPreset } from '../rl/presets';
+import { hintSelectionOf, hintSourceOf, opdTermOf, reverseKlOf, type MethodPreset, type ReverseKlSettings } from '../rl/presets';
+import { MAX_FULL_KL_VOCAB } from '../rl/reverse-kl';
 import type { HintSelectionRecord, JudgeResultRecord, JudgeVoteRecord } from '../rl/records';
 import type { PolicyResponse, TurnJudgement } from '../rl/samples';
 import type { ClosedTurn } from '../rl/sessions';
@@ -89,8 +90,9 @@ export async function judgeTurn(turn: Turn, d: JudgeDeps): Promise<JudgedTurn> {
   let opd: number[] | null = null;
   let teacherLogp: number[] | null = null;
   let opdClip: { clip: number; teacherLogp: number[] } | null = null;
-  let opdTopK: { clip: number; ids: number[][]; teacherLogp: number[][] } | null = null;
+  let opdTopK: NonNullable<TurnJudgement['opdTopK']> | null = null;
   const distill = opdTermOf(d.preset) === 'topk-distill';
+  const reverseKl = reverseKlOf(d.preset);
   if (hintVotes > 0) {
     const votes: HintVote[] = hintTexts.map((raw, vote) => {
       const v = parseHintVote(raw);
@@ -108,6 +110,7 @@ export async function judgeTurn(turn: Turn, d: JudgeDeps): Promise<JudgedTurn> {
       teacherLogp = picked?.teacherLogp ?? null;
       selection = picked?.selection;
       if (picked?.sets) opdTopK = { clip: rule.clip, ...picked.sets };
+      if (picked && reverseKl) ({ sampled: teacherLogp, target: opdTopK } = await reverseKlTarget(turn, picked.candidates, picked.perToken, reverseKl, d));
     } else {
       hint = selectBestHint(votes, d.preset.judge.minHintChars);
       if (hint !== null && hintSourceOf(d.preset) === 'shuffled') {
@@ -130,7 +133,8 @@ export async function judgeTurn(turn: Turn, d: JudgeDeps): Promise<JudgedTurn> {
           const [teacher] = await topKScorer(d)([{ messages: teacherMessages, tokenIds, at: student.topIds }], d.preset.advantage.teacher, rule.k);
           teacherLogp = teacher.logprobs;
           opdTopK = { clip: rule.clip, ids: student.topIds, teacherLogp: teacher.atLogp! };
-        } else [teacherLogp] = await d.policy.score([{ messages: teacherMessages, tokenIds }], d.preset.advantage.teacher);
+        } else if (reverseKl) ({ sampled: teacherLogp, target: opdTopK } = await reverseKlTarget(turn, [hint], null, reverseKl, d));
+        else [teacherLogp] = await d.policy.score([{ messages: teacherMessages, tokenIds }], d.preset.advantage.teacher);
       }
     }
     if (teacherLogp) {
@@ -162,7 +166,7 @@ function topKScorer(d: JudgeDeps): NonNullable<JudgeDeps['policy']['scoreTopK']>
   const scoreTopK = d.policy.scoreTopK?.bind(d.policy);
   if (!scoreTopK)
     throw new Error(
-      'this policy cannot score top-k next-token sets, which top-k hint selection and the top-k OPD term need; set advantage.hintSelection.rule to "longest" and advantage.opdTerm to "sampled-token"',
+      'this policy cannot score top-k next-token sets, which top-k hint selection and the top-k and reverse-KL OPD terms need; set advantage.hintSelection.rule to "longest" and advantage.opdTerm to "sampled-token"',
     );
   return scoreTopK;
 }
@@ -184,7 +188,14 @@ async function selectByTopK(
   rule: HintSelection,
   d: JudgeDeps,
   distill: boolean,
-): Promise<{ hint: string; teacherLogp: number[]; selection: HintSelectionRecord; sets?: { ids: number[][]; teacherLogp: number[][] } } | null> {
+): Promise<{
+  hint: string;
+  teacherLogp: number[];
+  selection: HintSelectionRecord;
+  sets?: { ids: number[][]; teacherLogp: number[][] };
+  candidates: string[];
+  perToken: number[];
+} | null> {
   const candidates = hintCandidates(votes, d.preset.judge.minHintChars, rule.maxCandidates);
   const tokenIds = [...turn.response.tokenIds];
   if (candidates.length === 0 || tokenIds.length === 0) return null;
@@ -206,6 +217,8 @@ async function selectByTopK(
   );
   return {
     hint: candidates[choice.winner],
+    candidates,
+    perToken: choice.perToken,
     teacherLogp: winningTeacherLogp(
       teachers.map((t) => t.logprobs),
       choice.perToken,
@@ -218,6 +231,51 @@ async function selectByTopK(
       tokens: tokenIds.length,
       winner: choice.winner,
       candidates: candidates.map((hint, i) => ({ hint, overlap: choice.overlap[i], tokensWon: choice.tokenWins[i] })),
+    },
+  };
+}
+
+/** k for scoreTopK that asks for every vocabulary id (score gives min(k, vocabulary)). */
+const EVERY_ID = 2 ** 31 - 1;
+
+/**
+ * The reverse-KL term's target (src/rl/reverse-kl.ts): the teacher's distribution at every
+ * response position, conditioned on the winning hint of that position (`perToken` indexes
+ * `hints`; null: hints[0] throughout). One pass finds each teacher's k most likely ids (every id
+ * for k = 0), a second reads its log-probs over them; `sampled` is its log-prob of each written token.
+ *
+ * @throws Error when k = 0 and the vocabulary is past MAX_FULL_KL_VOCAB
+ */
+async function reverseKlTarget(
+  turn: Turn,
+  hints: readonly string[],
+  perToken: readonly number[] | null,
+  r: ReverseKlSettings,
+  d: JudgeDeps,
+): Promise<{ sampled: number[]; target: NonNullable<TurnJudgement['opdTopK']> }> {
+  const scoreTopK = topKScorer(d);
+  const tokenIds = [...turn.response.tokenIds];
+  const used = perToken ? [...new Set(perToken)].sort((a, b) => a - b) : [0];
+  const items = used.map((c) => ({ messages: appendHint(turn.messages, hints[c], d.preset.advantage.teacherContext), tokenIds }));
+  const sets = await scoreTopK(items, d.preset.advantage.teacher, r.k > 0 ? r.k : EVERY_ID);
+  const vocabulary = sets[0].topIds[0]?.length ?? 0;
+  if (r.k === 0 && vocabulary > MAX_FULL_KL_VOCAB)
+    throw new Error(
+      `advantage.reverseKl.k is 0 (the whole vocabulary) but this policy has ${vocabulary} tokens, past ${MAX_FULL_KL_VOCAB}; set advantage.reverseKl.k to 1-64 (the reference's top-k loss: k 50, tail true)`,
+    );
+  const read = await scoreTopK(
+    items.map((it, i) => ({ ...it, at: sets[i].topIds })),
+    d.preset.advantage.teacher,
+    1,
+  );
+  const of = (t: number) => used.indexOf(perToken ? perToken[t] : 0);
+  return {
+    sampled: tokenIds.map((_, t) => sets[of(t)].logprobs[t]),
+    target: {
+      clip: 0,
+      term: r.tail ? 'reverse-kl-tail' : 'reverse-kl',
+      ids: tokenIds.map((_, t) => sets[of(t)].topIds[t]),
+      teacherLogp: tokenIds.map((_, t) => read[of(t)].atLogp![t]),
     },
   };
 }

@@ -141,7 +141,8 @@ describe('OPD with top-k hint selection on the tiny fixture (1 step)', () => {
       problems: { source: 'builtin', count: 12 },
       schedule: { concurrentSessions: 2, steps: 1, evalEvery: 0, evalProblems: 1, evalVotes: 1 },
     };
-    config.preset = topKSelectPreset('opd', { batch: { size: 2 } });
+    // The sampled-token term under top-k selection (the preset's own term is the top-k one).
+    config.preset = topKSelectPreset('opd', { batch: { size: 2 }, advantage: { opdTerm: 'sampled-token' } });
     config.sampling.policy.maxNewTokens = 6;
     // Three different hints per turn (one per vote) and a repeat of the first, which is not a new candidate.
     const wording = ['Write every step as a plain sentence, please.', 'Use plain sentences.', 'Say the answer first, then why.'];

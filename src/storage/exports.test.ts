@@ -66,6 +66,11 @@ describe('trainingSamples', () => {
     };
     const records = turnRecords('k', 1, 0, 1).map((r) => (r.kind === 'sample' ? { ...r, opdTopK } : r));
     expect(trainingSamples(records).rows[0].opd_topk).toEqual({ weight: 1, clip: 1, ids: opdTopK.ids, teacher_logprobs: opdTopK.teacherLogp });
+    // The reverse-KL term keeps its form.
+    const reverseKl = turnRecords('k', 1, 0, 1).map((r) =>
+      r.kind === 'sample' ? { ...r, opdTopK: { ...opdTopK, clip: 0, term: 'reverse-kl-tail' as const } } : r,
+    );
+    expect(trainingSamples(reverseKl).rows[0].opd_topk).toMatchObject({ clip: 0, term: 'reverse-kl-tail' });
   });
 
   it('never uses side turns and can keep only trainable samples', () => {

@@ -6,6 +6,7 @@
  * session and turn, which the log always writes first, so one pass joins them.
  */
 import type { ChatMessage, InteractionRecord, JudgeResultRecord, RunRecord } from '../rl';
+import type { DistillTerm } from '../rl/topk-distill';
 
 /**
  * One training example. prompt/completion use TRL's conversational format; the rest is what
@@ -39,9 +40,10 @@ export interface TrainingSampleRow {
   /**
    * The top-k distillation term (preset advantage.opdTerm "topk-distill"): its weight w_opd,
    * the clip, the student's top-k set at every completion token and the teacher's log-probs over
-   * it. `advantages` then hold no OPD term.
+   * it. `advantages` then hold no OPD term. With `term` (opdTerm "reverse-kl"): the reverse KL over
+   * the teacher's top-k sets, or over the whole vocabulary where each set holds every id.
    */
-  opd_topk?: { weight: number; clip: number; ids: number[][]; teacher_logprobs: number[][] };
+  opd_topk?: { weight: number; clip: number; ids: number[][]; teacher_logprobs: number[][]; term?: DistillTerm };
   /** Policy version that generated the completion. */
   policy_version: number;
   /** Loss mask decided by the buffer: false means the sample contributed no loss. */
@@ -118,6 +120,7 @@ export class SampleJoiner {
               clip: record.opdTopK.clip,
               ids: record.opdTopK.ids.map((s) => [...s]),
               teacher_logprobs: record.opdTopK.teacherLogp.map((s) => [...s]),
+              ...(record.opdTopK.term ? { term: record.opdTopK.term } : {}),
             },
           }
         : {}),

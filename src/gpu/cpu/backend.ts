@@ -23,6 +23,7 @@ import { embeddingBackwardAdd } from '../ops/embedding';
 import { rmsnormBackward, rmsnormForward, rmsnormWeightGradAdd } from '../ops/rmsnorm';
 import { ropeForward } from '../ops/rope';
 import { sampleRows, type Picks } from '../ops/sample';
+import { reverseKlBackward, reverseKlForward } from '../ops/reverse-kl';
 import { logSoftmaxGatherBackward, logSoftmaxGatherForward } from '../ops/softmax';
 import { siluMulBackward, siluMulForward } from '../ops/swiglu';
 import type { Arr } from '../ops/types';
@@ -250,6 +251,17 @@ export class CpuBackend implements Backend {
     return this.make(logSoftmaxGatherBackward(d(logits), targets, d(dlogp)), logits.shape);
   }
 
+  reverseKl(logits: Tensor, teacherLogp: Tensor): Tensor {
+    const R = reverseKlRows(logits, teacherLogp, 'reverseKl');
+    return this.make(reverseKlForward(d(logits), d(teacherLogp), R), [R]);
+  }
+
+  reverseKlBackward(logits: Tensor, teacherLogp: Tensor, dkl: Tensor): Tensor {
+    const R = reverseKlRows(logits, teacherLogp, 'reverseKlBackward');
+    if (dkl.size !== R) throw new EngineError(`reverseKlBackward: ${dkl.size} row gradients for ${R} rows`);
+    return this.make(reverseKlBackward(d(logits), d(teacherLogp), d(dkl)), logits.shape);
+  }
+
   async sample(logits: Tensor, o: SamplingOptions, uniforms: Float32Array): Promise<Picks> {
     return sampleRows(d(logits), o, uniforms);
   }
@@ -277,4 +289,11 @@ function d(t: Tensor): Arr {
 function m(t: Tensor, op: string): Arr {
   if (t instanceof CpuWeight) throw new EngineError(`${op}: writes f32 tensors, but a ${t.dtype} weight of shape [${t.shape}] was passed`);
   return d(t);
+}
+
+/** Rows of a reverse-KL op's logits [R, V], checked against the teacher's log-probs. */
+function reverseKlRows(logits: Tensor, teacherLogp: Tensor, op: string): number {
+  if (logits.shape.length !== 2) throw new EngineError(`${op}: logits must be [rows, vocabulary], got [${logits.shape}]`);
+  if (teacherLogp.size !== logits.size) throw new EngineError(`${op}: ${teacherLogp.size} teacher log-probs for ${logits.size} logits; give one per logit`);
+  return logits.shape[0];
 }

@@ -10,6 +10,7 @@ import { linearForward, matmulForward } from './matmul';
 import { embeddingBackwardAdd } from './embedding';
 import { rmsnormBackward, rmsnormForward, rmsnormWeightGradAdd } from './rmsnorm';
 import { ropeForward } from './rope';
+import { reverseKlBackward, reverseKlForward } from './reverse-kl';
 import { logSoftmaxGatherBackward, logSoftmaxGatherForward } from './softmax';
 import { siluMulBackward, siluMulForward } from './swiglu';
 
@@ -103,6 +104,24 @@ describe('CPU reference gradients vs finite differences (f64)', () => {
     const dlogp = randn(3);
     const fwd = (v: Float64Array) => logSoftmaxGatherForward(v, targets).logp;
     expectClose(logSoftmaxGatherBackward(logits, targets, dlogp), numericGrad(fwd, logits, dlogp));
+  });
+
+  it('reverse KL over the whole vocabulary, against the teacher log-probs of each row', () => {
+    const logits = randn(3 * 11, 2);
+    const teacher = new Float64Array(3 * 11);
+    for (let r = 0; r < 3; r++) {
+      const row = randn(11, 3);
+      const lse = Math.log(row.reduce((a, x) => a + Math.exp(x), 0));
+      row.forEach((x, i) => (teacher[r * 11 + i] = x - lse));
+    }
+    const dkl = randn(3);
+    expectClose(
+      reverseKlBackward(logits, teacher, dkl),
+      numericGrad((v) => reverseKlForward(v, teacher, 3), logits, dkl),
+    );
+    // The teacher's own distribution: zero.
+    const same = Float64Array.from(teacher);
+    reverseKlForward(same, teacher, 3).forEach((x) => expect(Math.abs(x)).toBeLessThan(1e-12));
   });
 
   it('matmul with every transpose combination is consistent with the plain product', () => {

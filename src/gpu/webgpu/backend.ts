@@ -15,6 +15,7 @@ import { ropeWriteCacheWgsl } from '../ops/rope-cache.wgsl';
 import { ropeWgsl } from '../ops/rope.wgsl';
 import type { Picks } from '../ops/sample';
 import { sampleWgsl } from '../ops/sample.wgsl';
+import { reverseKlBackwardWgsl, reverseKlWgsl } from '../ops/reverse-kl.wgsl';
 import { logSoftmaxGatherBackwardWgsl, logSoftmaxGatherWgsl } from '../ops/softmax.wgsl';
 import type { SamplingOptions } from '../sampler';
 import { sumSquaresWgsl } from '../ops/sumsq.wgsl';
@@ -260,6 +261,16 @@ export class WebGPUBackend implements Backend {
   logSoftmaxGatherBackward(logits: Tensor, targets: Int32Array, dlogp: Tensor): Tensor {
     const op = 'logSoftmaxGatherBackward';
     return logSoftmaxGatherBackwardWgsl(this.rt, this.f32(logits, op), targets, this.f32(dlogp, op));
+  }
+
+  reverseKl(logits: Tensor, teacherLogp: Tensor): Tensor {
+    const op = 'reverseKl';
+    return reverseKlWgsl(this.rt, this.f32(logits, op), this.f32(teacherLogp, op));
+  }
+
+  reverseKlBackward(logits: Tensor, teacherLogp: Tensor, dkl: Tensor): Tensor {
+    const op = 'reverseKlBackward';
+    return reverseKlBackwardWgsl(this.rt, this.f32(logits, op), this.f32(teacherLogp, op), this.f32(dkl, op));
   }
 
   sample(logits: Tensor, o: SamplingOptions, uniforms: Float32Array): Promise<Picks> {

@@ -50,6 +50,25 @@ function sampleCase(name: string, o: SamplingOptions, edit?: (data: Float32Array
   };
 }
 
+/** The reverse-KL term over the whole vocabulary and its backward, against a teacher's log-softmax rows. */
+function reverseKlCase(R: number, V: number): OpCase {
+  return {
+    name: `reverseKl and backward, V = ${V}${V < 256 ? ' (fewer logits than threads)' : ''}`,
+    run: (be) => {
+      const logits = be.tensor(randn(41, R * V, 3), [R, V]);
+      const teacher = randn(42, R * V, 3);
+      for (let r = 0; r < R; r++) {
+        const row = teacher.subarray(r * V, (r + 1) * V);
+        const max = Math.max(...row);
+        const lse = max + Math.log(row.reduce((a, x) => a + Math.exp(x - max), 0));
+        row.forEach((x, i) => (row[i] = x - lse));
+      }
+      const q = be.tensor(teacher, [R, V]);
+      return [be.reverseKl(logits, q), be.reverseKlBackward(logits, q, be.tensor(randn(43, R), [R]))];
+    },
+  };
+}
+
 function linearCase(M: number, K: number, N: number, bias: boolean, xShape?: number[], residual = false): OpCase {
   return {
     name: `linear ${M}x${K} -> ${N}${bias ? ' + bias' : ''}${residual ? ' + residual' : ''}`,
@@ -300,6 +319,8 @@ export const opCases: OpCase[] = [
       return [r.logp, r.entropy, be.logSoftmaxGatherBackward(logits, ints(1, 2), be.tensor(randn(28, 2), [2]))];
     },
   },
+  reverseKlCase(3, 512),
+  reverseKlCase(2, 37),
   sampleCase('greedy over 5000 with a tie', { temperature: 0, topK: 0, topP: 1 }, (data) => {
     data[2 * 5000 + 10] = 5;
     data[2 * 5000 + 4000] = 5;
