@@ -30,5 +30,10 @@ export class DeviceLostError extends EngineError {}
 /** A request exceeds what the loaded model or the engine's buffers allow. */
 export class EngineLimitError extends EngineError {}
 
+/** An EngineLimitError, also as a worker hands it over (by name: comlink rebuilds errors as plain Errors). */
+export function isEngineLimit(e: unknown): boolean {
+  return e instanceof EngineLimitError || (e as { name?: unknown } | null)?.name === 'EngineLimitError';
+}
+
 /** Full fine-tuning of this model needs more memory (or larger buffers) than the device has: train LoRA instead. */
 export class FullTrainingMemoryError extends EngineLimitError {}

@@ -6,7 +6,7 @@
  */
 import type { AttentionShape, Backend, Tensor } from './backend';
 import { projectionModule, type ModelConfig, type Projection } from './config';
-import { EngineError } from './errors';
+import { EngineError, EngineLimitError } from './errors';
 import type { LoraAdapter } from './lora';
 
 export type Weights = Map<string, Tensor>;
@@ -99,7 +99,7 @@ export class CausalLM {
   /** With `oneLayer`, a single K/V pair that every layer reuses (see KVCache). */
   createCache(B: number, maxT: number, o: { oneLayer?: boolean } = {}): KVCache {
     if (maxT > this.config.maxPositions) {
-      throw new EngineError(`${maxT} tokens exceed the model's ${this.config.maxPositions} positions; shorten the prompt or max new tokens`);
+      throw new EngineLimitError(`${maxT} tokens exceed the model's ${this.config.maxPositions} positions; shorten the prompt or max new tokens`);
     }
     const c = this.config;
     const shape = [B, c.numKvHeads, maxT, c.headDim];

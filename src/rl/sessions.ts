@@ -57,7 +57,8 @@ export interface ClosedTurn<R> extends ObservedTurn<R> {
 }
 
 /** How a session ended. */
-export type SessionEndReason = 'explicit' | 'timeout';
+/** 'context-full': the conversation no longer fits the policy's positions, so nothing more can be answered. */
+export type SessionEndReason = 'explicit' | 'timeout' | 'context-full';
 
 /** A session the tracker no longer follows. */
 export interface SessionEnd {
@@ -176,10 +177,10 @@ export class SessionTracker<R> {
    * last word that asks for no answer, e.g. a simulator's "thanks, done"), or without one.
    * Ending a session the tracker does not know (never seen, already ended) does nothing.
    */
-  endSession(session: string, finalState?: ChatMessage): TrackerEvents<R> {
+  endSession(session: string, finalState?: ChatMessage, reason: Exclude<SessionEndReason, 'timeout'> = 'explicit'): TrackerEvents<R> {
     const events = this.sweep();
     const state = this.sessions.get(session);
-    if (state) this.end(session, state, 'explicit', this.now(), events, finalState ? copyMessage(finalState) : null);
+    if (state) this.end(session, state, reason, this.now(), events, finalState ? copyMessage(finalState) : null);
     return events;
   }
 
@@ -228,7 +229,7 @@ export class SessionTracker<R> {
     finalState: ChatMessage | null = null,
   ): void {
     if (state.pending) {
-      events.closed.push(this.close(state.pending, finalState, reason === 'explicit' ? 'session-end' : 'timeout', at));
+      events.closed.push(this.close(state.pending, finalState, reason === 'timeout' ? 'timeout' : 'session-end', at));
     }
     this.sessions.delete(session);
     events.ended.push({ session, reason, at, turns: state.turns, mainTurns: state.mainTurns });

@@ -218,7 +218,7 @@ const sessionEnd = object(
     ...base,
     kind: oneOf('session_end'),
     session: id,
-    reason: oneOf('explicit', 'timeout'),
+    reason: oneOf('explicit', 'timeout', 'context-full'),
     turns: count,
     mainTurns: count,
   },

@@ -2,9 +2,10 @@
  * Merges generation requests that arrive together into one batched generate call: sessions
  * run concurrently, and a batch of B sequences costs far less than B single calls. Requests
  * that arrive while a batch is running wait for the next one; requests with different
- * sampling settings go to different batches. Within a batch each request keeps its own token
+ * sampling settings, or pinned to different policy versions, go to different batches. Within a batch each request keeps its own token
  * stream and its own cancellation.
  */
+import { isEngineLimit } from '../gpu/errors';
 import { yieldToEventLoop } from '../gpu/yield';
 import type { GenerationHooks, PolicyReply, PolicyRequest, PolicyService } from './policy-service';
 
@@ -17,6 +18,13 @@ interface Waiting {
   reject: (e: unknown) => void;
   signal?: AbortSignal;
   onToken?: RequestTokenListener;
+  /** Generated in a batch of its own (its batch failed on an engine limit). */
+  alone?: boolean;
+}
+
+/** Requests that may share one generate call: the same sampling settings and the same pinned version. */
+function batchKey(request: PolicyRequest): string {
+  return JSON.stringify([request.sampling, request.version ?? null]);
 }
 
 export class GenerationBatcher {
@@ -71,8 +79,8 @@ export class GenerationBatcher {
           return false;
         });
         if (!this.queue.length) break;
-        const key = JSON.stringify(this.queue[0].request.sampling);
-        const batch = this.queue.filter((w) => JSON.stringify(w.request.sampling) === key).slice(0, this.maxBatch);
+        const key = batchKey(this.queue[0].request);
+        const batch = this.queue[0].alone ? [this.queue[0]] : this.queue.filter((w) => !w.alone && batchKey(w.request) === key).slice(0, this.maxBatch);
         this.queue = this.queue.filter((w) => !batch.includes(w));
         this.onBatch?.(batch.length);
         // A batch is aborted only when every request in it is.
@@ -101,7 +109,9 @@ export class GenerationBatcher {
           );
           batch.forEach((w, i) => (w.signal?.aborted ? w.reject(w.signal.reason) : w.resolve(replies[i])));
         } catch (e) {
-          for (const w of batch) w.reject(e);
+          // A request too long for the model fails alone, not every session that shared its batch.
+          if (isEngineLimit(e) && batch.length > 1) this.queue.unshift(...batch.map((w) => ({ ...w, alone: true })));
+          else for (const w of batch) w.reject(e);
         } finally {
           this.current = 0;
           for (const w of batch) w.signal?.removeEventListener('abort', onAbort);

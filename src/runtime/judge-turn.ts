@@ -9,7 +9,7 @@ import { chooseHintByOverlap, clippedOpdAdvantages, hintCandidates, usesTopK, wi
 import { parseBoxedScore } from '../rl/boxed';
 import { appendHint, parseHintVote, selectBestHint, type HintVote } from '../rl/hints';
 import { buildBinaryJudgePrompt, buildHintJudgePrompt } from '../rl/judge';
-import type { HintShuffler } from '../rl/hint-shuffle';
+import type { HintShuffler, ShuffleWindow } from '../rl/hint-shuffle';
 import { hintSelectionOf, hintSourceOf, opdTermOf, reverseKlOf, type MethodPreset, type ReverseKlSettings } from '../rl/presets';
 import { MAX_FULL_KL_VOCAB } from '../rl/reverse-kl';
 import type { HintSelectionRecord, JudgeResultRecord, JudgeVoteRecord } from '../rl/records';
@@ -29,6 +29,8 @@ export interface JudgeDeps {
   signal?: AbortSignal;
   /** The run's pool of accepted hints, for a preset whose hintSource is "shuffled". */
   shuffler?: HintShuffler;
+  /** Under a fixed schedule: the sessions the shuffled hint may come from (ShuffleWindow). */
+  shuffleWindow?: ShuffleWindow;
   /** The judge's hint rewritten for another user (the scenario's), for a preset whose hintSource is "other-child". */
   rewriteHint?: HintRewrite;
 }
@@ -116,7 +118,7 @@ export async function judgeTurn(turn: Turn, d: JudgeDeps): Promise<JudgedTurn> {
       if (hint !== null && hintSourceOf(d.preset) === 'shuffled') {
         if (!d.shuffler) throw new Error('a preset with hintSource "shuffled" needs the run\'s HintShuffler in JudgeDeps.shuffler');
         judgeHint = hint;
-        hint = d.shuffler.swap(turn.version, turn.session, hint, voteSeed(d.seed, turn.turn, 'hint', JUDGE_SEEDS - 1));
+        hint = d.shuffler.swap(turn.version, turn.session, hint, voteSeed(d.seed, turn.turn, 'hint', JUDGE_SEEDS - 1), d.shuffleWindow);
       }
       if (hint !== null && hintSourceOf(d.preset) === 'other-child') {
         if (!d.rewriteHint)

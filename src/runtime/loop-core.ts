@@ -14,7 +14,7 @@ import { copyMessage, type ChatMessage } from '../rl/messages';
 import type { InteractionRecord, RunRecord, RuntimeEventRecord, TokenUpdateRecord, TrainStats, WorkspaceFileRecord } from '../rl/records';
 import type { ClosedTurn, TrackerEvents, TurnType } from '../rl/sessions';
 import { assembleSample, sampleRecord, type PolicyResponse, type TrainingSample } from '../rl/samples';
-import { HintShuffler } from '../rl/hint-shuffle';
+import { HintShuffler, type ShuffleWindow } from '../rl/hint-shuffle';
 import type { MethodPreset, MethodName } from '../rl/presets';
 import type { TextGenerator } from '../generators/generator';
 import type { WorkspaceChange } from '../sims/workspace/tools';
@@ -23,6 +23,7 @@ import { GenerationBatcher, type RequestTokenListener } from './batcher';
 import { PauseGate, Semaphore } from './gate';
 import type { PolicyReply, PolicyRequest, PolicyService, ScoreItem } from './policy-service';
 import type { LoopSettings, RecordSink, RunController, RunLoopOptions, RunResult, RunSnapshot, RunStatus } from './loop-types';
+import { VersionSchedule } from './version-schedule';
 
 /** The roles that judge a turn. */
 export interface JudgeRoles {
@@ -98,6 +99,13 @@ export function evaluationDue(step: number, evalEvery: number, steps: number): b
 
 const finite = (x: number | null) => (x !== null && Number.isFinite(x) ? x : null);
 
+/** A closed turn's place in its session's results, under a fixed schedule (RunLoopCore.judgedResults). */
+interface JudgeSlot {
+  sample: TrainingSample | null;
+  done: Promise<void>;
+  settle: () => void;
+}
+
 export abstract class RunLoopCore implements RunController {
   protected readonly gate = new PauseGate();
   protected readonly abort = new AbortController();
@@ -127,6 +135,23 @@ export abstract class RunLoopCore implements RunController {
   private readonly ended = new Set<string>();
   /** Main turns closed so far where the policy's server trains (settings.trainsHere false). */
   private closedOnServer = 0;
+  /** The fixed schedule (settings.fixedSchedule), or null where the loop runs free (serve, talk). */
+  private readonly schedule: VersionSchedule<{ sessions: readonly string[]; samples: (TrainingSample | null)[] }> | null;
+  /** Batches the buffer has released since the loop began (resumed ones included). */
+  private releasedBatches = 0;
+  /** Finished sessions' results go to the buffer one session after the other, in this chain. */
+  private flushing: Promise<void> = Promise.resolve();
+  /** Fixed schedule: each session's closed turns, in closing order, and each turn's slot. */
+  private readonly slots = new Map<string, JudgeSlot[]>();
+  private readonly slotOf = new Map<ClosedTurn<PolicyResponse>, JudgeSlot>();
+  /** Fixed schedule: the version of every admitted session (or group) that has not finished. */
+  private readonly admitted = new Map<number, number>();
+  /** Fixed schedule: the version each running session is answered by, for its session_end record. */
+  protected readonly sessionVersions = new Map<string, number>();
+  /** Fixed schedule: each running session's index (a homework's phases share one). */
+  protected readonly sessionIndexes = new Map<string, number>();
+  /** Wake when a step finishes (a session waiting for its version) or the schedule drains. */
+  private progressWaiters: (() => void)[] = [];
 
   constructor(
     private readonly settings: LoopSettings,
@@ -141,6 +166,95 @@ export abstract class RunLoopCore implements RunController {
     this.version = options.resume?.version ?? 0;
     this.sessionsStarted = options.resume?.sessionsStarted ?? 0;
     for (const s of options.resume?.samples ?? []) this.rebuffer(s);
+    this.schedule =
+      settings.fixedSchedule && settings.trainsHere !== false && policyService.keepVersionsFrom
+        ? new VersionSchedule({
+            window: settings.workers,
+            first: this.sessionsStarted,
+            startVersion: this.version,
+            lastVersion: this.version + settings.steps - this.step,
+          })
+        : null;
+    this.keepVersions();
+  }
+
+  /** Whether a fixed schedule decides which version answers each session (a run repeats for its seed). */
+  get fixed(): boolean {
+    return this.schedule !== null;
+  }
+
+  /**
+   * Fixed schedule: resolves with the version session (or group) `index` is answered by, once
+   * the sessions that decide it are flushed and that version is trained; null when the run needs
+   * no such session or stops first. A free-running loop: undefined at once (the serving version).
+   */
+  protected async admit(index: number): Promise<number | null | undefined> {
+    if (!this.schedule) return undefined;
+    const version = await this.schedule.admit(index);
+    if (version === null || this.stopping) return null;
+    while (this.version < version && !this.stopping) await this.progress();
+    if (this.stopping) return null;
+    this.admitted.set(index, version);
+    this.keepVersions();
+    return version;
+  }
+
+  /** The version a request of this loop pins: `version` under a fixed schedule, none otherwise. */
+  protected pin(version: number | undefined): { version: number } | Record<string, never> {
+    return this.schedule && version !== undefined ? { version } : {};
+  }
+
+  private progress(): Promise<void> {
+    return new Promise((r) => this.progressWaiters.push(r));
+  }
+
+  private wakeProgress(): void {
+    for (const w of this.progressWaiters.splice(0)) w();
+  }
+
+  /** Tells the policy which versions admitted sessions and the next evaluation may still pin. */
+  private keepVersions(): void {
+    if (this.schedule) this.policyService.keepVersionsFrom!(Math.min(this.version, ...this.admitted.values()));
+  }
+
+  /**
+   * Fixed schedule: session (or group) `index` is over, with its results in its own order (a
+   * sample, or null for a judged turn that gave none). Once every earlier session is, they go to
+   * the buffer in index order. A free-running loop buffers as it judges, so this does nothing.
+   */
+  protected async finishIndex(index: number, sessions: readonly string[], results: (TrainingSample | null)[]): Promise<void> {
+    const schedule = this.schedule;
+    if (!schedule) return;
+    this.admitted.delete(index);
+    const ready = schedule.finish(index, { sessions, samples: results });
+    const flush = this.flushing.then(async () => {
+      for (const session of ready) {
+        for (const sample of session.results.samples) {
+          if (this.stopping) return;
+          if (sample) await this.addSample(sample);
+          else this.noteDropped();
+        }
+        // Its sessions give no more samples: forgotten after their last, as a free run does.
+        for (const s of session.results.sessions) this.sessionDone(s);
+        schedule.flushed(session.index, this.releasedBatches);
+      }
+    });
+    this.flushing = flush.catch(() => {});
+    await flush;
+    this.keepVersions();
+    if (schedule.drained) this.wakeProgress();
+  }
+
+  /**
+   * Fixed schedule: once every closed turn of `sessions` is judged, their results in order
+   * (session by session, each in the order its turns closed). Free-running: none.
+   */
+  protected async judgedResults(sessions: readonly string[]): Promise<(TrainingSample | null)[]> {
+    if (!this.schedule) return [];
+    const slots = sessions.flatMap((s) => this.slots.get(s) ?? []);
+    await Promise.all(slots.map((slot) => slot.done));
+    for (const s of sessions) this.slots.delete(s);
+    return slots.map((slot) => slot.sample);
   }
 
   /** Puts a logged, untrained sample back into the buffer, keeping its logged loss mask. */
@@ -152,6 +266,7 @@ export abstract class RunLoopCore implements RunController {
     if (added.batch) {
       added.batch.trainable = added.batch.samples.filter((x) => x.trainable).length;
       this.batches.push(added.batch);
+      this.releasedBatches++;
     }
   }
 
@@ -218,6 +333,8 @@ export abstract class RunLoopCore implements RunController {
     this.gate.resume();
     this.trainerWake?.();
     for (const w of this.batchWaiters.splice(0)) w();
+    this.schedule?.cancel();
+    this.wakeProgress();
   }
 
   private setStatus(s: RunStatus): void {
@@ -246,6 +363,9 @@ export abstract class RunLoopCore implements RunController {
     });
     const workers = Array.from({ length: this.settings.workers }, () => this.worker().catch((e) => this.fail(e)));
     const completed = await trainer;
+    // Under a fixed schedule the sessions admitted before the last batch filled run to their end,
+    // so that every run of the config and seed holds the same sessions.
+    while (completed && this.schedule && !this.schedule.drained && !this.stopping) await this.progress();
     this.stop();
     await Promise.all(workers);
     await Promise.allSettled([...this.judging]);
@@ -328,7 +448,7 @@ export abstract class RunLoopCore implements RunController {
     await this.commit(
       events.ended.map((e) => ({
         kind: 'session_end' as const,
-        version: this.version,
+        version: this.sessionVersions.get(e.session) ?? this.version,
         ts: e.at,
         session: e.session,
         reason: e.reason,
@@ -337,11 +457,13 @@ export abstract class RunLoopCore implements RunController {
       })),
     );
     for (const e of events.ended) this.releaseIfDone(e.session);
-    for (const turn of events.closed) {
+    const slots = this.schedule ? events.closed.map((turn) => this.slotFor(turn)) : [];
+    for (const [i, turn] of events.closed.entries()) {
       await this.offPath(async () => {
         try {
           await judge(turn);
         } finally {
+          slots[i]?.settle();
           this.unjudged.set(turn.session, this.unjudged.get(turn.session)! - 1);
           this.releaseIfDone(turn.session);
         }
@@ -349,11 +471,33 @@ export abstract class RunLoopCore implements RunController {
     }
   }
 
+  /** Under a fixed schedule: the sessions a shuffled hint for `turn` may come from, all judged before its session began. */
+  private shuffleWindow(turn: ClosedTurn<PolicyResponse>): { shuffleWindow: ShuffleWindow } | Record<string, never> {
+    const rank = this.sessionIndexes.get(turn.session);
+    if (!this.schedule || rank === undefined) return {};
+    const w = this.settings.workers;
+    return { shuffleWindow: { rank, turn: turn.turn, from: rank - 2 * w + 1, below: rank - w + 1 } };
+  }
+
+  /** A closed turn's slot in its session's results, in closing order (fixed schedule). */
+  private slotFor(turn: ClosedTurn<PolicyResponse>): JudgeSlot {
+    let settle!: () => void;
+    const slot: JudgeSlot = { sample: null, done: new Promise<void>((r) => (settle = r)), settle: () => settle() };
+    const list = this.slots.get(turn.session) ?? [];
+    list.push(slot);
+    this.slots.set(turn.session, list);
+    this.slotOf.set(turn, slot);
+    return slot;
+  }
+
   private releaseIfDone(session: string): void {
     if (!this.ended.has(session) || (this.unjudged.get(session) ?? 0) > 0) return;
     this.ended.delete(session);
     this.unjudged.delete(session);
-    this.sessionDone(session);
+    this.sessionVersions.delete(session);
+    this.sessionIndexes.delete(session);
+    // Under a fixed schedule its samples are still to be buffered: finishIndex forgets it after them.
+    if (!this.schedule) this.sessionDone(session);
   }
 
   /**
@@ -363,33 +507,38 @@ export abstract class RunLoopCore implements RunController {
    * scores the answer under the prompt it was sampled from.
    */
   protected async judgeAndBuffer(turn: ClosedTurn<PolicyResponse>, roles: JudgeRoles, run: JudgedRun, tools?: readonly object[]): Promise<void> {
+    const slot = this.slotOf.get(turn);
+    this.slotOf.delete(turn);
     if (this.stopping) return;
     const { policy } = roles;
-    const withTools = (items: ScoreItem[]) => (tools ? items.map((it) => ({ ...it, tools })) : items);
+    // A fixed schedule scores 'current' as the version that wrote the turn, not whichever serves now.
+    const pinned = this.pin(turn.version);
+    const withTools = (items: ScoreItem[]) => items.map((it) => ({ ...it, ...(tools ? { tools } : {}), ...pinned }));
     const judged = await judgeTurn(turn, {
       judge: roles.judge,
       hintJudge: roles.hintJudge,
-      policy: tools
-        ? {
-            score: (items, teacher) => policy.score(withTools(items), teacher),
-            ...(policy.scoreTopK ? { scoreTopK: (items, source, k) => policy.scoreTopK!(withTools(items), source, k) } : {}),
-          }
-        : policy,
+      policy:
+        tools || this.schedule
+          ? {
+              score: (items, teacher) => policy.score(withTools(items), teacher),
+              ...(policy.scoreTopK ? { scoreTopK: (items, source, k) => policy.scoreTopK!(withTools(items), source, k) } : {}),
+            }
+          : policy,
       preset: run.preset,
       seed: run.seed,
       now: this.now,
       signal: this.abort.signal,
       shuffler: this.shuffler,
+      ...this.shuffleWindow(turn),
       ...(run.rewriteHint ? { rewriteHint: run.rewriteHint } : {}),
     });
     if (this.stopping) return;
     await this.commit(judged.records);
-    const sample = assembleSample(turn, judged.judgement, run.method, run.preset.advantage.weights);
-    if (!sample) {
-      this.noteDropped();
-      return;
-    }
-    await this.addSample(tools ? { ...sample, tools } : sample);
+    const assembled = assembleSample(turn, judged.judgement, run.method, run.preset.advantage.weights);
+    const sample = assembled && tools ? { ...assembled, tools } : assembled;
+    if (slot) slot.sample = sample;
+    else if (!sample) this.noteDropped();
+    else await this.addSample(sample);
   }
 
   /** Queues a judged sample, logs it as the buffer tagged it, and hands a full batch to the trainer. */
@@ -398,6 +547,7 @@ export abstract class RunLoopCore implements RunController {
     await this.commit([sampleRecord(added.sample, this.now())]);
     if (added.batch) {
       this.batches.push(added.batch);
+      this.releasedBatches++;
       this.trainerWake?.();
     }
   }
@@ -517,6 +667,8 @@ export abstract class RunLoopCore implements RunController {
       ...updates,
       { kind: 'version_boundary', version: this.version, ts: result.finishedAt, step: this.step, from, to: this.version },
     ]);
+    this.keepVersions();
+    this.wakeProgress();
     this.options.onSnapshot?.(this.snapshot());
   }
 }

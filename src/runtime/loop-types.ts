@@ -103,6 +103,13 @@ export interface LoopSettings {
    * trains on when its batch is set alike), and evaluates on that schedule. Absent: true.
    */
   trainsHere?: boolean;
+  /**
+   * A fixed schedule (version-schedule.ts): which version answers each session, and the order in
+   * which samples are buffered, follow the sessions' indices, so a run is a function of its config
+   * and seed. Only where the loop trains here and the policy keeps pinned versions; absent: false,
+   * the loop runs free (serving never waits for training), as `serve` and talk-yourself do.
+   */
+  fixedSchedule?: boolean;
   /** Tools every prompt of this track is rendered with, for training on the same prompt it was sampled from. */
   tools?: readonly object[];
 }

@@ -42,6 +42,11 @@ export interface PolicyRequest {
    * (RemotePolicyService) sends it as the session headers; the engine has no use for it.
    */
   session?: SessionTag;
+  /**
+   * The trained version that must answer (a fixed schedule pins it); absent: the serving one. A
+   * policy that serves one version at a time (a server, a worker's) ignores it.
+   */
+  version?: number;
 }
 
 /** A policy call's place in the reference's session protocol. */
@@ -92,6 +97,8 @@ export interface ScoreItem {
   tools?: readonly object[];
   /** For scoreTopK: ids whose log-probs to read at each completion position (ScoredTopK.atLogp). */
   at?: number[][];
+  /** The version 'current' means (the turn's own, in a fixed schedule); absent: the serving one. */
+  version?: number;
 }
 
 /** One completion scored with its top-k next-token sets (PolicyService.scoreTopK). */
@@ -124,6 +131,12 @@ export interface PolicyService {
   readonly label: string;
   /** The version generations are served with now. */
   servingVersion(): number;
+  /**
+   * A fixed schedule's promise: no request will pin a version below `version` from now on, so the
+   * older ones may be freed; until the first call, only the serving version is kept. Where
+   * absent, the policy cannot answer pinned versions (see PolicyRequest.version).
+   */
+  keepVersionsFrom?(version: number): void;
   /** `hooks`, where the service generates here (a policy on a server or behind a worker has none). */
   generate(requests: PolicyRequest[], signal?: AbortSignal, hooks?: GenerationHooks): Promise<PolicyReply[]>;
   /** Log-probs of each completion after its prompt, under the initial or the current policy. */
@@ -189,18 +202,19 @@ class FullState implements PolicyState {
 }
 
 export class EnginePolicyService implements PolicyService {
+  /** The version a request that pins none is served with: the newest trained, from the next call on. */
   private version = 0;
   /**
-   * The version of the newest trained state. Two steps can finish before a generation call
-   * lets the first swap in; the second then replaces the pending state, and numbering by the
-   * trained steps (not by swaps) keeps version = steps taken.
+   * The version of the newest trained state. Two steps can finish during one generation call;
+   * numbering by the trained steps (not by swaps) keeps version = steps taken.
    */
   private latest = 0;
-  private serving: PolicyState;
-  private pending: PolicyState | null = null;
-  private inFlight = 0;
-  /** States replaced while something held them, freed once nothing does. */
-  private retired: PolicyState[] = [];
+  /** Every version still kept, by number: the serving one, and older ones still read or pinned. */
+  private readonly states = new Map<number, PolicyState>();
+  /** Calls running on each version: a state is freed only once nothing reads it. */
+  private readonly holds = new Map<number, number>();
+  /** keepVersionsFrom's bound: versions at or above it stay for pinned requests; null: the serving one only. */
+  private keepFrom: number | null = null;
   /** Made at the first step after start or a restore, on the training copy. */
   private trainer: Trainer | null = null;
   private training: PolicyState;
@@ -225,7 +239,7 @@ export class EnginePolicyService implements PolicyService {
         LoraAdapter.init(policy.model.backend, policy.config, { rank: lora.rank, alpha: lora.alpha, targets: lora.targets as Projection[] }, seed),
       );
     }
-    this.serving = this.training;
+    this.states.set(0, this.training);
     this.label = `engine: ${policy.source.id} (${policy.model.backend.kind}${this.full ? ', full fine-tuning' : ''})`;
   }
 
@@ -258,38 +272,58 @@ export class EnginePolicyService implements PolicyService {
     return this.version;
   }
 
-  /**
-   * When nothing holds a state: frees the retired ones and swaps in a finished step's state,
-   * retiring the one it replaces.
-   */
-  private swapIfReady(): void {
-    if (this.inFlight > 0) return;
-    if (this.pending) {
-      if (this.serving !== this.training) this.retired.push(this.serving);
-      this.serving = this.pending;
-      this.pending = null;
-      this.version = this.latest;
-    }
-    for (const a of this.retired) a.dispose();
-    this.retired = [];
+  keepVersionsFrom(version: number): void {
+    this.keepFrom = version;
+    this.settle();
   }
 
   /**
-   * Runs fn on the serving state, or on the pending one with `newest`, holding off the swap
-   * that would dispose the serving state until fn is done: fn reads tensors across awaits.
+   * Serving moves to the newest trained version; every version below what serving and pinned
+   * requests still need is freed once nothing reads it (the training copy never is).
    */
-  private async holding<T>(fn: (state: PolicyState, version: number) => Promise<T>, newest = false): Promise<T> {
-    this.swapIfReady();
-    this.inFlight++;
-    try {
-      return newest && this.pending ? await fn(this.pending, this.latest) : await fn(this.serving, this.version);
-    } finally {
-      this.inFlight--;
-      this.swapIfReady();
+  private settle(): void {
+    this.version = this.latest;
+    const needed = this.keepFrom === null ? this.version : Math.min(this.keepFrom, this.version);
+    for (const [v, state] of this.states) {
+      if (v >= needed || (this.holds.get(v) ?? 0) > 0) continue;
+      this.states.delete(v);
+      if (state !== this.training) state.dispose();
     }
+  }
+
+  /**
+   * Runs fn on one kept version, holding it so that no settle frees it while fn reads its tensors
+   * across awaits: `at` a pinned version, the serving one, or the newest trained.
+   */
+  private async holding<T>(fn: (state: PolicyState, version: number) => Promise<T>, at: number | 'serving' | 'newest' = 'serving'): Promise<T> {
+    this.settle();
+    const version = at === 'serving' ? this.version : at === 'newest' ? this.latest : at;
+    const state = this.states.get(version);
+    if (!state) {
+      throw new EngineError(
+        `policy version ${version} is not kept (kept: ${[...this.states.keys()].join(', ')}); pin only versions at or above keepVersionsFrom's bound`,
+      );
+    }
+    this.holds.set(version, (this.holds.get(version) ?? 0) + 1);
+    try {
+      return await fn(state, version);
+    } finally {
+      this.holds.set(version, this.holds.get(version)! - 1);
+      this.settle();
+    }
+  }
+
+  /** The version every request of one call pins, or 'serving' when none does; one call serves one version. */
+  private pinnedVersion(pins: readonly (number | undefined)[]): number | 'serving' {
+    const first = pins[0];
+    if (pins.some((v) => v !== first)) {
+      throw new EngineError(`one call mixes policy versions (${[...new Set(pins)].join(', ')}); batch requests by their version`);
+    }
+    return first ?? 'serving';
   }
 
   generate(requests: PolicyRequest[], signal?: AbortSignal, hooks: GenerationHooks = {}): Promise<PolicyReply[]> {
+    const at = this.pinnedVersion(requests.map((r) => r.version));
     return this.holding(async (state, version) => {
       const startedAt = this.clock();
       const s = requests[0].sampling;
@@ -321,42 +355,49 @@ export class EnginePolicyService implements PolicyService {
         startedAt,
         finishedAt,
       }));
-    });
+    }, at);
   }
 
   score(items: ScoreItem[], teacher: TeacherSource): Promise<number[][]> {
-    return this.holding(async (serving) => (await this.scoreWith(serving, items, teacher)).map((s) => Array.from(s.logprobs)));
+    return this.holding(async (state) => (await this.scoreWith(state, items, teacher)).map((s) => Array.from(s.logprobs)), this.scoringVersion(items, teacher));
+  }
+
+  /** 'current' reads the version the items pin (the turn's own, in a fixed schedule), else the serving one. */
+  private scoringVersion(items: ScoreItem[], policy: TeacherSource): number | 'serving' {
+    return policy === 'current' ? this.pinnedVersion(items.map((it) => it.version)) : 'serving';
   }
 
   scoreTopK(items: ScoreItem[], policy: TeacherSource, k: number): Promise<ScoredTopK[]> {
-    return this.holding(async (serving) =>
-      (await this.scoreWith(serving, items, policy, k)).map((s) => ({
-        logprobs: Array.from(s.logprobs),
-        topIds: s.topIds!.map((ids) => Array.from(ids)),
-        ...(s.gathered ? { atLogp: s.gathered.map((lp) => Array.from(lp)) } : {}),
-      })),
+    return this.holding(
+      async (state) =>
+        (await this.scoreWith(state, items, policy, k)).map((s) => ({
+          logprobs: Array.from(s.logprobs),
+          topIds: s.topIds!.map((ids) => Array.from(ids)),
+          ...(s.gathered ? { atLogp: s.gathered.map((lp) => Array.from(lp)) } : {}),
+        })),
+      this.scoringVersion(items, policy),
     );
   }
 
   /** Teacher-forced scores under the current policy or the frozen initial one (with the top k ids when asked). */
-  private scoreWith(serving: PolicyState, items: ScoreItem[], policy: TeacherSource, topK?: number) {
+  private scoreWith(state: PolicyState, items: ScoreItem[], policy: TeacherSource, topK?: number) {
     // The initial adapter has B = 0, and full fine-tuning trains copies, so the frozen initial
     // policy is the loaded model itself.
     const current = policy === 'current';
     return score(
-      current ? serving.model : this.policy.model,
+      current ? state.model : this.policy.model,
       items.map((it) => ({ prompt: this.policy.promptIds(it.messages, { tools: it.tools }), completion: it.tokenIds })),
-      { lora: current ? serving.lora : undefined, topK, ...(items.some((it) => it.at) ? { gather: items.map((it) => it.at) } : {}) },
+      { lora: current ? state.lora : undefined, topK, ...(items.some((it) => it.at) ? { gather: items.map((it) => it.at) } : {}) },
     );
   }
 
   async train(items: TrainItem[], onMicroBatch?: (i: number, n: number) => void): Promise<TrainResult> {
     const startedAt = this.clock();
-    if (this.serving === this.training || !this.trainer) {
+    if (this.states.get(this.latest) === this.training || !this.trainer) {
       // Serving and training share one state only before the first step after start or a
       // restore, when the trainer has no optimizer state yet: train a copy, so generations
       // in flight keep weights that AdamW does not touch.
-      this.training = await this.serving.clone();
+      this.training = await this.states.get(this.latest)!.clone();
       this.trainer?.dispose();
       this.trainer = this.makeTrainer();
     }
@@ -375,10 +416,9 @@ export class EnginePolicyService implements PolicyService {
       // model, which full fine-tuning leaves untouched.
       { onMicroBatch, scoreAfter: true, reference: this.full ? { kind: 'model', model: this.policy.model } : { kind: 'base' } },
     );
-    if (this.pending) this.retired.push(this.pending);
-    this.pending = await this.training.clone();
+    this.states.set(this.latest + 1, await this.training.clone());
     this.latest++;
-    this.swapIfReady();
+    this.settle();
     return { version: this.latest, stats, startedAt, finishedAt: this.clock() };
   }
 
@@ -390,7 +430,7 @@ export class EnginePolicyService implements PolicyService {
     return this.holding((state) => {
       if (!state.lora) throw new NoAdapterError('this run fine-tunes every weight (finetune.mode "full") and has no adapter; export the model folder instead');
       return adapterToPeft(this.policy.model.backend, state.lora, this.policy.source.id);
-    }, true);
+    }, 'newest');
   }
 
   /** The newest weights as a Hugging Face folder, with the optimizer's state when a step has run. */
@@ -400,7 +440,7 @@ export class EnginePolicyService implements PolicyService {
       const files = await fullModelFolder(state.model, this.policy.source);
       if (this.trainer) files.set(OPTIMIZER_FILE, optimizerToSafetensors(await this.trainer.optimizerState(), parameterShape(state.model)));
       return files;
-    }, true);
+    }, 'newest');
   }
 
   async restore(files: PeftFiles, version: number): Promise<void> {
@@ -409,14 +449,12 @@ export class EnginePolicyService implements PolicyService {
     const loaded = adapterFromPeft(be, this.policy.config, { weights: files['adapter_model.safetensors'], config: files['adapter_config.json'] });
     this.trainer?.dispose();
     this.trainer = null;
-    if (this.serving !== this.training) this.serving.dispose();
+    for (const state of this.states.values()) if (state !== this.training) state.dispose();
     this.training.dispose();
-    this.pending?.dispose();
-    this.pending = null;
-    for (const a of this.retired) a.dispose();
-    this.retired = [];
+    this.states.clear();
+    this.holds.clear();
     this.training = new LoraState(this.policy.model, loaded);
-    this.serving = this.training;
+    this.states.set(version, this.training);
     this.version = version;
     this.latest = version;
   }

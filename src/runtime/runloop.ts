@@ -17,6 +17,7 @@ import { idleTimeoutOf, lastTurnOf } from '../rl/presets';
 import { scoreEvaluation } from '../sims/evaluator';
 import { STUDENT_WORK_SESSION } from './resume-plan';
 import type { TextGenerator } from '../generators/generator';
+import { isEngineLimit } from '../gpu/errors';
 import { createScenario, isDone, simulatorMessages, simulatorReply, type Scenario } from '../sims/scenarios/index';
 import type { Problem } from '../sims/problems/problem';
 import { studentWorkWithSlip } from '../sims/scenarios/student-work';
@@ -76,13 +77,18 @@ export class RunLoop extends RunLoopCore {
         batchSize: config.preset.batch.size,
         zeroAdvantage: config.preset.batch.zeroAdvantage,
         trainsHere: !isRemotePolicy(config.models.policy),
+        // Simulated users: a run is a function of its config and seed. A person at the keyboard
+        // is never kept waiting for a version.
+        fixedSchedule: services.user !== null && createScenario(config.scenario).persona !== null,
       },
       services.policy,
       sink,
       options,
     );
     this.scenario = createScenario(config.scenario);
-    this.tracker = new SessionTracker({ idleTimeoutMs: idleTimeoutOf(config.preset), now: this.now });
+    // Simulated sessions always end on their own word; under a fixed schedule an idle clock must
+    // not end one that waits for its version.
+    this.tracker = new SessionTracker({ idleTimeoutMs: this.fixed ? Infinity : idleTimeoutOf(config.preset), now: this.now });
     if (problems.train.length === 0) throw new Error('the run has no problems to start sessions from');
   }
 
@@ -111,7 +117,13 @@ export class RunLoop extends RunLoopCore {
         const problem = list[i];
         if (problem.studentWork !== undefined) return;
         const messages: ChatMessage[] = [{ role: 'user', content: `Solve this math problem and show your work.\n\n${problem.question}` }];
-        const reply = await this.generateReply(messages, this.config.seed * 1_000_003 + 7 * k, sp, { id: STUDENT_WORK_SESSION, turnType: 'side', done: true });
+        const reply = await this.generateReply(
+          messages,
+          this.config.seed * 1_000_003 + 7 * k,
+          sp,
+          { id: STUDENT_WORK_SESSION, turnType: 'side', done: true },
+          this.version,
+        );
         if (!reply) return;
         list[i] = { ...problem, studentWork: reply.text };
         await this.commit([interactionRecord(reply, this.now(), { session: STUDENT_WORK_SESSION, turn: k + 1, turnType: 'side', messages })]);
@@ -122,11 +134,29 @@ export class RunLoop extends RunLoopCore {
   protected async worker(): Promise<void> {
     while (!this.stopping) {
       const index = this.sessionsStarted++;
-      await this.runSession(`s${index}`, this.problems.train[index % this.problems.train.length], index);
+      const version = await this.admit(index);
+      if (version === null) return;
+      const sessions = this.sessionIds(`s${index}`);
+      if (version !== undefined) {
+        for (const s of sessions) {
+          this.sessionVersions.set(s, version);
+          this.sessionIndexes.set(s, index);
+        }
+      }
+      await this.runSession(sessions, this.problems.train[index % this.problems.train.length], index, version);
+      await this.finishIndex(index, sessions, await this.judgedResults(sessions));
     }
   }
 
-  private async runSession(session: string, problem: Problem, index: number): Promise<void> {
+  /** The run's sessions for one session index: one, or the homework's phases in order, the last named `session`. */
+  private sessionIds(session: string): string[] {
+    const phases = this.scenario.workspace?.phases;
+    return phases ? phases.map((p, i) => (i === phases.length - 1 ? session : `${session}.${p.id}`)) : [session];
+  }
+
+  /** `version`: the version a fixed schedule answers every turn of it with; undefined: the serving one. */
+  private async runSession(sessions: string[], problem: Problem, index: number, version: number | undefined): Promise<void> {
+    const session = sessions[sessions.length - 1];
     const { user } = this.services;
     if (!user) throw new Error(`the ${this.scenario.title} scenario needs a simulated user; talk-yourself runs take replies from the page`);
     const homework = this.scenario.workspace;
@@ -135,21 +165,24 @@ export class RunLoop extends RunLoopCore {
       // message too, see the conversation as it is, and only they end it.
       const human = this.scenario.persona === null;
       const first = human ? null : this.scenario.firstMessage(problem);
-      await this.converse(user, { session, index, phase: 0, user: this.scenario, first, maxTurns: this.scenario.maxTurns ?? (human ? Infinity : 8) }, null);
+      await this.converse(
+        user,
+        { session, index, phase: 0, user: this.scenario, first, maxTurns: this.scenario.maxTurns ?? (human ? Infinity : 8), version },
+        null,
+      );
       return;
     }
     // The homework's phases, in order, over one workspace that holds the problem's file, as the
     // reference's runners leave it for each other. The scenario's own phase is the session's id.
     const workspace = await (this.services.workspaces ?? memoryWorkspaces)(session);
     const path = homeworkPath(index % this.problems.train.length);
-    const sessions = homework.phases.map((p, i) => (i === homework.phases.length - 1 ? session : `${session}.${p.id}`));
     const prepared = await prepareHomework(workspace, path, problem);
-    await this.commit([workspaceFileRecord(prepared, this.version, this.now(), { workspace: session, session: sessions[0] })]);
+    await this.commit([workspaceFileRecord(prepared, version ?? this.version, this.now(), { workspace: session, session: sessions[0] })]);
     for (const [i, phase] of homework.phases.entries()) {
       const first = phase.firstMessage(problem, path);
       const done = await this.converse(
         user,
-        { session: sessions[i], index, phase: i, user: phase, first, maxTurns: phase.maxTurns },
+        { session: sessions[i], index, phase: i, user: phase, first, maxTurns: phase.maxTurns, version },
         { id: session, files: workspace },
       );
       if (!done) return;
@@ -174,7 +207,15 @@ export class RunLoop extends RunLoopCore {
    */
   private async converse(
     user: TextGenerator,
-    c: { session: string; index: number; phase: number; user: { persona: string | null; doneMarker: string | null }; first: string | null; maxTurns: number },
+    c: {
+      session: string;
+      index: number;
+      phase: number;
+      user: { persona: string | null; doneMarker: string | null };
+      first: string | null;
+      maxTurns: number;
+      version: number | undefined;
+    },
     workspace: { id: string; files: Workspace } | null,
   ): Promise<boolean> {
     const { session, index } = c;
@@ -193,35 +234,40 @@ export class RunLoop extends RunLoopCore {
     for (let turn = 1; turn <= c.maxTurns; turn++) {
       await this.waitForCapacity();
       if (this.stopping) return false;
-      const reply = await agentTurn({
-        transcript,
-        workspace: workspace?.files ?? null,
-        // The last turn is known before it is asked only at the turn limit of a plain chat; a
-        // session that ends on the user's word instead closes on the server when it goes idle.
-        generate: (messages, round) =>
-          this.generateReply(
-            messages,
-            this.config.seed * 1_000_003 + index * 101 + turn + round * 10_007 + c.phase * 50_021,
-            sp,
-            {
-              id: session,
-              turnType: 'main',
-              done: !workspace && turn === c.maxTurns && !lastUnjudged,
-            },
-            tools,
-          ),
-        onStep: async ({ messages, reply, results }) => {
-          const response: PolicyResponse = { text: reply.text, tokenIds: reply.tokenIds, logprobs: reply.logprobs };
-          const observed = this.tracker.observe({ session, turnType: 'main', messages, version: reply.version }, response);
-          const at = this.now();
-          const interaction = interactionRecord(reply, at, { session, turn: observed.turn.turn, turnType: 'main', messages, tools });
-          const changes = results.flatMap((r) =>
-            r.change ? [workspaceFileRecord(r.change, reply.version, at, { workspace: workspace!.id, session, turn: observed.turn.turn })] : [],
-          );
-          await this.commit([interaction, ...changes]);
-          await this.handleTracker(observed);
-        },
-      });
+      const reply = await this.unlessFull(
+        session,
+        agentTurn({
+          transcript,
+          workspace: workspace?.files ?? null,
+          // The last turn is known before it is asked only at the turn limit of a plain chat; a
+          // session that ends on the user's word instead closes on the server when it goes idle.
+          generate: (messages, round) =>
+            this.generateReply(
+              messages,
+              this.config.seed * 1_000_003 + index * 101 + turn + round * 10_007 + c.phase * 50_021,
+              sp,
+              {
+                id: session,
+                turnType: 'main',
+                done: !workspace && turn === c.maxTurns && !lastUnjudged,
+              },
+              c.version,
+              tools,
+            ),
+          onStep: async ({ messages, reply, results }) => {
+            const response: PolicyResponse = { text: reply.text, tokenIds: reply.tokenIds, logprobs: reply.logprobs };
+            const observed = this.tracker.observe({ session, turnType: 'main', messages, version: reply.version }, response);
+            const at = this.now();
+            const interaction = interactionRecord(reply, at, { session, turn: observed.turn.turn, turnType: 'main', messages, tools });
+            const changes = results.flatMap((r) =>
+              r.change ? [workspaceFileRecord(r.change, reply.version, at, { workspace: workspace!.id, session, turn: observed.turn.turn })] : [],
+            );
+            await this.commit([interaction, ...changes]);
+            await this.handleTracker(observed);
+          },
+        }),
+      );
+      if (reply === 'full') return true;
       if (!reply) return false;
       const next = await this.userSays(user, c.user, transcript, index, turn, c.phase);
       if (!next) return false;
@@ -238,6 +284,20 @@ export class RunLoop extends RunLoopCore {
       transcript.push(finalWord);
     }
     return true;
+  }
+
+  /**
+   * The turn's reply; 'full' when the conversation no longer fits the policy's positions, which
+   * ends the session there (its last answer closes without a next state).
+   */
+  private async unlessFull<T>(session: string, turn: Promise<T>): Promise<T | 'full'> {
+    try {
+      return await turn;
+    } catch (e) {
+      if (!isEngineLimit(e)) throw e;
+      await this.handleTracker(this.tracker.endSession(session, undefined, 'context-full'));
+      return 'full';
+    }
   }
 
   /**
@@ -271,8 +331,16 @@ export class RunLoop extends RunLoopCore {
   }
 
   /** One policy answer through the shared batcher; null when the run stopped meanwhile. */
-  private generateReply(messages: ChatMessage[], seed: number, sp: RunConfig['sampling']['policy'], session: SessionTag, tools?: readonly object[]) {
+  private generateReply(
+    messages: ChatMessage[],
+    seed: number,
+    sp: RunConfig['sampling']['policy'],
+    session: SessionTag,
+    version: number | undefined,
+    tools?: readonly object[],
+  ) {
     return this.generate({
+      ...this.pin(version),
       messages: messages.map((m) => ({ ...m })),
       ...(tools ? { tools } : {}),
       session,
@@ -330,9 +398,11 @@ export class RunLoop extends RunLoopCore {
    */
   private async firstAnswer(problem: Problem, i: number): Promise<{ question: string; text: string; version: number }> {
     const sp = this.config.sampling.policy;
+    // The evaluation of step k reads version k, whatever else is being answered meanwhile.
+    const pinned = this.pin(this.version);
     const request = (messages: ChatMessage[], tools?: readonly object[]) =>
       this.batcher.request(
-        { messages, ...(tools ? { tools } : {}), maxNewTokens: sp.maxNewTokens, sampling: { temperature: 0, topP: 1, topK: 0 }, seed: 0 },
+        { messages, ...(tools ? { tools } : {}), maxNewTokens: sp.maxNewTokens, sampling: { temperature: 0, topP: 1, topK: 0 }, seed: 0, ...pinned },
         this.abort.signal,
       );
     const homework = this.scenario.workspace;

@@ -85,6 +85,8 @@ export class ToolCallRunLoop extends RunLoopCore {
         batchSize: config.preset.batch.size,
         zeroAdvantage: config.preset.batch.zeroAdvantage,
         tools: TOOL_TRACK_TOOLS,
+        // Simulated episodes: a run is a function of its config and seed.
+        fixedSchedule: true,
       },
       services.policy,
       sink,
@@ -99,28 +101,46 @@ export class ToolCallRunLoop extends RunLoopCore {
   protected async worker(): Promise<void> {
     while (!this.stopping) {
       const index = this.sessionsStarted++;
-      await this.runGroup(index, this.problems.train[index % this.problems.train.length]);
+      const version = await this.admit(index);
+      if (version === null) return;
+      await this.runGroup(index, this.problems.train[index % this.problems.train.length], version);
     }
   }
 
-  /** Samples the group's n rollouts, then hands them to the PRM off this worker's path. */
-  private async runGroup(index: number, problem: Problem): Promise<void> {
+  /**
+   * Samples the group's n rollouts, then hands them to the PRM: off this worker's path in a free
+   * run; under a fixed schedule (`version` given) on it, and the group's samples go to the buffer
+   * in group order.
+   */
+  private async runGroup(index: number, problem: Problem, version: number | undefined): Promise<void> {
     const { groupSize, maxSteps } = this.config.toolcall;
     let trajectories: Trajectory<PolicyReply>[];
     try {
       trajectories = await Promise.all(
-        Array.from({ length: groupSize }, (_, r) => runToolEpisode(problem, this.rolloutPolicy(index, r), { maxSteps, signal: this.abort.signal })),
+        Array.from({ length: groupSize }, (_, r) => runToolEpisode(problem, this.rolloutPolicy(index, r, version), { maxSteps, signal: this.abort.signal })),
       );
     } catch (e) {
       if (isAbort(e) && this.stopping) return;
       throw e;
     }
     if (this.stopping) return;
-    await this.offPath(() => this.scoreGroup(index, problem, trajectories));
+    const rollouts = trajectories.map((_, r) => rolloutId(index, r));
+    if (version !== undefined) {
+      await this.finishIndex(index, rollouts, await this.scoreGroup(index, problem, trajectories));
+      return;
+    }
+    await this.offPath(async () => {
+      for (const sample of await this.scoreGroup(index, problem, trajectories)) {
+        if (this.stopping) return;
+        await this.addSample(sample);
+      }
+      // A scored group's rollouts are finished: none of them gives another sample.
+      for (const r of rollouts) this.sessionDone(r);
+    });
   }
 
   /** One rollout's policy: each step waits for capacity, generates through the batcher and is logged. */
-  private rolloutPolicy(index: number, rollout: number): PolicyStep<PolicyReply> {
+  private rolloutPolicy(index: number, rollout: number, version: number | undefined): PolicyStep<PolicyReply> {
     const session = rolloutId(index, rollout);
     const sp = this.config.sampling.policy;
     let step = 0;
@@ -129,6 +149,7 @@ export class ToolCallRunLoop extends RunLoopCore {
       await this.waitForCapacity();
       if (this.stopping) throw this.abort.signal.reason;
       const reply = await this.generate({
+        ...this.pin(version),
         messages,
         tools: TOOL_TRACK_TOOLS,
         maxNewTokens: sp.maxNewTokens,
@@ -142,9 +163,9 @@ export class ToolCallRunLoop extends RunLoopCore {
     };
   }
 
-  /** PRM votes and rewards for every step, advantages per step index, then one sample per step. */
-  private async scoreGroup(index: number, problem: Problem, trajectories: Trajectory<PolicyReply>[]): Promise<void> {
-    if (this.stopping) return;
+  /** PRM votes and rewards for every step, advantages per step index, and the tool_step records; one sample per step. */
+  private async scoreGroup(index: number, problem: Problem, trajectories: Trajectory<PolicyReply>[]): Promise<TrainingSample[]> {
+    if (this.stopping) return [];
     const { judge } = this.config.preset;
     const mode = this.config.toolcall.rewardMode;
     const scored = await Promise.all(
@@ -159,7 +180,7 @@ export class ToolCallRunLoop extends RunLoopCore {
         }),
       ),
     );
-    if (this.stopping) return;
+    if (this.stopping) return [];
     const advantages = groupAdvantages(scored);
     const ts = this.now();
     const records: ToolStepRecord[] = [];
@@ -204,12 +225,7 @@ export class ToolCallRunLoop extends RunLoopCore {
       });
     });
     await this.commit(records);
-    for (const sample of samples) {
-      if (this.stopping) return;
-      await this.addSample(sample);
-    }
-    // A scored group's rollouts are finished: none of them gives another sample.
-    scored.forEach((_, r) => this.sessionDone(rolloutId(index, r)));
+    return samples;
   }
 
   /** Greedy accuracy on the held-out problems: the share whose final answer equals `#### N`. */
@@ -219,11 +235,16 @@ export class ToolCallRunLoop extends RunLoopCore {
     const { maxSteps } = this.config.toolcall;
     const maxNewTokens = this.config.sampling.policy.maxNewTokens;
     const versions: number[] = [];
+    // The evaluation of step k reads version k, whatever else is being answered meanwhile.
+    const pinned = this.pin(this.version);
     let done = 0;
     const trajectories = await Promise.all(
       problems.map(async (problem) => {
         const policy: PolicyStep<PolicyReply> = async (messages) => {
-          const reply = await this.batcher.request({ messages, tools: TOOL_TRACK_TOOLS, maxNewTokens, sampling: GREEDY, seed: 0 }, this.abort.signal);
+          const reply = await this.batcher.request(
+            { messages, tools: TOOL_TRACK_TOOLS, maxNewTokens, sampling: GREEDY, seed: 0, ...pinned },
+            this.abort.signal,
+          );
           versions.push(reply.version);
           return reply;
         };

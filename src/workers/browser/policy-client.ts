@@ -3,10 +3,9 @@
  * signals become request ids, since a signal cannot be sent to a worker.
  */
 import * as Comlink from 'comlink';
-import type { ChatMessage } from '../../rl/messages';
 import type { TeacherSource } from '../../rl/presets';
 import type { PeftFiles } from '../../gpu/peft';
-import type { PolicyReply, PolicyRequest, PolicyService, ScoredTopK, TrainItem, TrainResult } from '../../runtime/policy-service';
+import type { PolicyReply, PolicyRequest, PolicyService, ScoredTopK, ScoreItem, TrainItem, TrainResult } from '../../runtime/policy-service';
 import type { PolicyEvent, PolicyHost, PolicyInfo, PolicyLoadRequest } from './policy-host';
 
 let nextId = 0;
@@ -37,6 +36,11 @@ export class PolicyClient implements PolicyService {
     return this.version;
   }
 
+  keepVersionsFrom(version: number): void {
+    // Comlink delivers calls in order, so every later request finds the versions it pins.
+    void this.remote.keepVersionsFrom(version);
+  }
+
   async generate(requests: PolicyRequest[], signal?: AbortSignal): Promise<PolicyReply[]> {
     const id = `g${nextId++}`;
     const onAbort = () => void this.remote.abort(id);
@@ -50,11 +54,11 @@ export class PolicyClient implements PolicyService {
     }
   }
 
-  score(items: { messages: ChatMessage[]; tokenIds: number[] }[], teacher: TeacherSource): Promise<number[][]> {
+  score(items: ScoreItem[], teacher: TeacherSource): Promise<number[][]> {
     return this.remote.score(items, teacher);
   }
 
-  scoreTopK(items: { messages: ChatMessage[]; tokenIds: number[] }[], policy: TeacherSource, k: number): Promise<ScoredTopK[]> {
+  scoreTopK(items: ScoreItem[], policy: TeacherSource, k: number): Promise<ScoredTopK[]> {
     return this.remote.scoreTopK(items, policy, k);
   }
 

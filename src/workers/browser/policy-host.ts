@@ -7,7 +7,6 @@
  * here: the next call reloads the model and the last finished step's adapter on a fresh device
  * and goes on, and the page is told so it can log the event.
  */
-import type { ChatMessage } from '../../rl/messages';
 import { usesToolCallTags } from '../../rl/tool-calls';
 import type { MethodPreset, TeacherSource } from '../../rl/presets';
 import type { Backend } from '../../gpu/backend';
@@ -26,6 +25,7 @@ import {
   type PolicyReply,
   type PolicyRequest,
   type ScoredTopK,
+  type ScoreItem,
   type TrainItem,
   type TrainResult,
 } from '../../runtime/policy-service';
@@ -164,6 +164,9 @@ export class PolicyHost {
       this.recovering ??= (async () => {
         await this.build();
         if (this.lastCheckpoint) await this.service!.restore(this.lastCheckpoint.files, this.lastCheckpoint.version);
+        // Only the checkpoint's version came back: requests pinned to others are served with it,
+        // and the run is no longer a function of its seed alone.
+        this.pinsLost = true;
         this.emit({ type: 'recovered', version: this.service!.servingVersion() });
       })().finally(() => (this.recovering = null));
       await this.recovering;
@@ -197,11 +200,23 @@ export class PolicyHost {
     return this.service?.servingVersion() ?? 0;
   }
 
+  keepVersionsFrom(version: number): void {
+    if (!this.pinsLost) this.service?.keepVersionsFrom(version);
+  }
+
+  /** Set once a lost device was recovered from a checkpoint (ready()). */
+  private pinsLost = false;
+
+  /** Requests or score items as the service can answer them: unpinned once the pinned versions are lost. */
+  private unpinned<T extends { version?: number }>(items: T[]): T[] {
+    return this.pinsLost ? items.map(({ version: _, ...rest }) => rest as T) : items;
+  }
+
   async generate(requests: PolicyRequest[], requestId?: string): Promise<PolicyReply[]> {
     const controller = new AbortController();
     if (requestId) this.aborts.set(requestId, controller);
     try {
-      return await this.withRecovery((s) => s.generate(requests, controller.signal));
+      return await this.withRecovery((s) => s.generate(this.unpinned(requests), controller.signal));
     } finally {
       if (requestId) this.aborts.delete(requestId);
     }
@@ -212,12 +227,12 @@ export class PolicyHost {
     this.aborts.get(requestId)?.abort(new DOMException('aborted', 'AbortError'));
   }
 
-  async score(items: { messages: ChatMessage[]; tokenIds: number[] }[], teacher: TeacherSource): Promise<number[][]> {
-    return this.withRecovery((s) => s.score(items, teacher));
+  async score(items: ScoreItem[], teacher: TeacherSource): Promise<number[][]> {
+    return this.withRecovery((s) => s.score(this.unpinned(items), teacher));
   }
 
-  async scoreTopK(items: { messages: ChatMessage[]; tokenIds: number[] }[], policy: TeacherSource, k: number): Promise<ScoredTopK[]> {
-    return this.withRecovery((s) => s.scoreTopK(items, policy, k));
+  async scoreTopK(items: ScoreItem[], policy: TeacherSource, k: number): Promise<ScoredTopK[]> {
+    return this.withRecovery((s) => s.scoreTopK(this.unpinned(items), policy, k));
   }
 
   async train(items: TrainItem[], onMicroBatch?: (i: number, n: number) => void): Promise<TrainResult> {
