@@ -133,6 +133,14 @@ describe('the reproduction report', () => {
     expect(rmd).toContain("| OPD, another child's hints: step 8 − step 0 | +0.000 [+0.000, +0.000] | +0.250 [+0.250, +0.250] |");
     // Evaluations without rates: no table.
     expect(wishRatesTable(runs, 8)).toBeNull();
+    // Only the other child's counts (evaluations without per-wish rates): no row or difference of blanks.
+    const counts = rateRuns.map((r) => ({
+      ...r,
+      scores: r.scores.map((s) => ({ ...s, rates: Object.fromEntries(Object.entries(s.rates!).filter(([k]) => k.startsWith('other:'))) })),
+    }));
+    const only = wishRatesTable(counts, 8)!;
+    expect(only.rows.map((r) => r.arm)).toEqual(['opd-other-child']);
+    expect(only.paired.map((p) => p.title)).toEqual(["OPD, another child's hints: step 8 − step 0"]);
   });
 
   it('draws one line per arm with its interval band in plain SVG, without script', () => {

@@ -176,9 +176,9 @@ export const RATE_COLUMNS: readonly { key: string; title: string }[] = [
 export interface WishRates {
   step: number;
   columns: { key: string; title: string }[];
-  /** The base at step 0 (without the other child's columns: it has no other child), every arm at `step`. */
+  /** The base at step 0 (without the other child's columns: it has no other child), every arm at `step`; an arm with none of the rates has no row. */
   rows: { arm: Arm; cells: (Cell | null)[] }[];
-  /** Per column: right hints − the other child's on the same seeds, and each other-child arm's `step` − step 0. */
+  /** Per column: right hints − the other child's on the same seeds, and each other-child arm's `step` − step 0 (where any column has one). */
   paired: { title: string; cells: (Cell | null)[] }[];
 }
 
@@ -207,10 +207,11 @@ export function wishRatesTable(runs: readonly RunScores[], step: number): WishRa
   if (!columns.length) return null;
   const other = (key: string) => key === OTHER_PET || key === OTHER_NAME;
   const arms: Arm[] = ['base', ...new Set(runs.map((r) => r.arm))];
-  const rows = arms.map((arm) => ({
-    arm,
-    cells: columns.map((c) => (arm === 'base' && other(c.key) ? null : cell([...ratesOf(runs, arm, step, c.key).values()]))),
-  }));
+  const some = (cells: (Cell | null)[]) => cells.some((c) => c !== null);
+  // An arm without a rate of these (the base, OPD, where only the other child's are counted) has no row.
+  const rows = arms
+    .map((arm) => ({ arm, cells: columns.map((c) => (arm === 'base' && other(c.key) ? null : cell([...ratesOf(runs, arm, step, c.key).values()]))) }))
+    .filter((r) => some(r.cells));
   const paired: WishRates['paired'] = [];
   for (const [a, b] of OTHER_CHILD_PAIRS) {
     if (!arms.includes(a) || !arms.includes(b)) continue;
@@ -218,7 +219,7 @@ export function wishRatesTable(runs: readonly RunScores[], step: number): WishRa
       const [ra, rb] = [ratesOf(runs, a, step, c.key), ratesOf(runs, b, step, c.key)];
       return cell([...ra.keys()].filter((s) => rb.has(s)).map((s) => ra.get(s)! - rb.get(s)!));
     });
-    paired.push({ title: `${ARM_TITLES[a]} − ${ARM_TITLES[b]}`, cells });
+    if (some(cells)) paired.push({ title: `${ARM_TITLES[a]} − ${ARM_TITLES[b]}`, cells });
   }
   for (const [, b] of OTHER_CHILD_PAIRS) {
     if (!arms.includes(b) || step === 0) continue;
@@ -230,7 +231,7 @@ export function wishRatesTable(runs: readonly RunScores[], step: number): WishRa
         ),
       ),
     );
-    paired.push({ title: `${ARM_TITLES[b]}: step ${step} − step 0`, cells });
+    if (some(cells)) paired.push({ title: `${ARM_TITLES[b]}: step ${step} − step 0`, cells });
   }
   return { step, columns, rows, paired };
 }
