@@ -18,7 +18,8 @@ import { scoreEvaluation } from '../sims/evaluator';
 import { STUDENT_WORK_SESSION } from './resume-plan';
 import type { TextGenerator } from '../generators/generator';
 import { isEngineLimit } from '../gpu/errors';
-import { createScenario, isDone, simulatorMessages, simulatorReply, type Scenario } from '../sims/scenarios/index';
+import { createScenario, isDone, normaliseChild, simulatorMessages, simulatorReply, type Scenario } from '../sims/scenarios/index';
+import { storyEvaluationScores } from '../sims/rules/index';
 import type { Problem } from '../sims/problems/problem';
 import { studentWorkWithSlip } from '../sims/scenarios/student-work';
 import { homeworkFileText, homeworkPath, prepareHomework, WORKSPACE_SYSTEM_PROMPT } from '../sims/workspace/homework';
@@ -382,12 +383,26 @@ export class RunLoop extends RunLoopCore {
       ts: this.now(),
       step: this.step,
       name: 'personalization',
-      scores: result.score === null ? {} : { score: result.score },
+      scores: { ...(result.score === null ? {} : { score: result.score }), ...this.wishRates(problems, answers) },
       perProblem: result.perProblem.map((p, i) => ({ id: p.id, prompt: answers[i].question, score: p.score, detail: answers[i].text })),
       failed: result.failedProblems,
       problemSet: problemSetLabel(this.config.problems, this.scenario, n),
     };
     await this.commit([record]);
+  }
+
+  /**
+   * The storyteller's wishes, each read in every evaluation story by rules whatever judges the
+   * score (story-score.ts): their rates, the share of replies that are stories, and the old keyword
+   * score under its own name. Other scenarios: none.
+   */
+  private wishRates(problems: Problem[], answers: { question: string; text: string }[]): Record<string, number> {
+    const config = this.scenario.config;
+    if (config.id !== 'storyteller' || problems.length === 0) return {};
+    return storyEvaluationScores(
+      normaliseChild(config),
+      answers.map((a) => ({ question: a.question, answer: a.text })),
+    );
   }
 
   /**

@@ -1,9 +1,10 @@
 import type { TextGenerator } from '../../generators/generator';
 import type { HomeworkPhase, Scenario } from '../scenarios/scenario';
 import { normaliseChild } from '../scenarios/storyteller';
-import { RulesEvaluator } from './evaluator';
+import { RulesEvaluator, type RulesRating } from './evaluator';
 import { RulesJudge } from './judge';
 import type { RulesProfile } from './profile';
+import { rateStory } from './story-score';
 import { storytellerRules } from './storyteller';
 import { STUDENT_RULES } from './student';
 import { TEACHER_RULES } from './teacher';
@@ -34,6 +35,16 @@ export function rulesProfileFor(scenario: Scenario): RulesProfile | null {
   }
 }
 
+/**
+ * How the evaluator rates a first answer where the scenario reads answers more closely than by
+ * counting its user's complaints: the storyteller scores what a reader finds (story-score.ts).
+ */
+function ratingFor(scenario: Scenario): RulesRating | undefined {
+  if (scenario.config.id !== 'storyteller') return undefined;
+  const child = normaliseChild(scenario.config);
+  return (answer, question) => rateStory(child, question, answer);
+}
+
 const PHASE_RULES: Record<HomeworkPhase['id'], RulesProfile> = { student: STUDENT_RULES, teacher: TEACHER_RULES };
 
 export function createRules(scenario: Scenario): ScenarioRules {
@@ -55,13 +66,25 @@ export function createRules(scenario: Scenario): ScenarioRules {
     user: profile && new RulesUser(profile),
     judge: new RulesJudge('binary', profile),
     hintJudge: new RulesJudge('hint', profile),
-    evaluator: profile && new RulesEvaluator(profile),
+    evaluator: profile && new RulesEvaluator(profile, ratingFor(scenario)),
   };
 }
 
 export { RulesUser, PhasedRulesUser } from './user';
 export { RulesJudge, type JudgeMode } from './judge';
-export { RulesEvaluator } from './evaluator';
+export { RulesEvaluator, type RulesRating } from './evaluator';
+export {
+  rateStory,
+  readStory,
+  storyEvaluationScores,
+  storyKeywordScore,
+  storyScore,
+  storyShape,
+  STORY_WISHES,
+  type StoryReading,
+  type StoryShape,
+  type StoryWishId,
+} from './story-score';
 export { RulesInputError, readNextState, readSimulatorView, type SimulatorView } from './reading';
 export { classifyReaction, type Reaction } from './reaction';
 export type { Issue, RulesProfile } from './profile';
