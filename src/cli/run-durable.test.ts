@@ -138,13 +138,15 @@ describe('nextstate run keeps every finished step on disk', () => {
   });
 
   it('an endpoint that starts failing ends the run with one line naming the file, which holds every finished step; --resume goes on once it answers', async () => {
-    // The simulated user on an OpenAI-compatible endpoint that answers 10 requests, then 400s.
+    // The simulated user on an OpenAI-compatible endpoint that answers 24 requests, then 400s. It
+    // never says the story is right, so each session runs its 8 turns; the first two sessions end
+    // within those 24 answers, and a fixed schedule buffers a session's samples when it ends.
     let answered = 0;
     let failing = true;
     const server = createServer((req, res) => {
       req.resume();
       req.on('end', () => {
-        if (failing && answered >= 10) {
+        if (failing && answered >= 24) {
           res.writeHead(400, { 'content-type': 'application/json' }).end('{"error":{"message":"quota exceeded"}}');
           return;
         }

@@ -363,6 +363,8 @@ export abstract class RunLoopCore implements RunController {
     });
     const workers = Array.from({ length: this.settings.workers }, () => this.worker().catch((e) => this.fail(e)));
     const completed = await trainer;
+    // No step takes batches any more: sessions that still run (below) must not wait for one to.
+    for (const w of this.batchWaiters.splice(0)) w();
     // Under a fixed schedule the sessions admitted before the last batch filled run to their end,
     // so that every run of the config and seed holds the same sessions.
     while (completed && this.schedule && !this.schedule.drained && !this.stopping) await this.progress();
@@ -403,7 +405,7 @@ export abstract class RunLoopCore implements RunController {
   /** Workers wait while paused or while batches pile up faster than training takes them. */
   protected async waitForCapacity(): Promise<void> {
     await this.gate.wait();
-    while (!this.stopping && this.batches.length > MAX_WAITING_BATCHES) {
+    while (!this.stopping && this.step < this.settings.steps && this.batches.length > MAX_WAITING_BATCHES) {
       await new Promise<void>((r) => this.batchWaiters.push(r));
     }
   }
