@@ -9,7 +9,7 @@ import { Policy } from '../../gpu/policy';
 import { modelSource } from '../../gpu/source-node';
 import { storyOpenings } from '../problems/story-openings';
 import { normaliseChild } from '../scenarios/storyteller';
-import { rateStory, readStory, storyEvaluationScores, storyKeywordScore, storyScore } from './story-score';
+import { evaluatorScore, rateStory, readStory, storyEvaluationScores, storyKeywordScore, storyScore } from './story-score';
 
 const dog = normaliseChild({ subject: 'dog', name: 'Max', favourite: 'ball' });
 const opening = 'Once upon a time, there was a little dog.';
@@ -31,6 +31,8 @@ describe('the storyteller score', () => {
       'dog Max ball sleep kind friends hug happy bed dream nice love smile share',
       'The dog was very happy. '.repeat(5),
       'Max went to sleep. '.repeat(6),
+      'and the dog was happy '.repeat(6),
+      'Max sleeps.',
       'Max.',
     ];
     for (const reply of stuffed) {
@@ -44,8 +46,58 @@ describe('the storyteller score', () => {
   });
 
   it('scores a reply that ignores the opening 0', () => {
-    const elsewhere = 'The rocket flew up to the moon. The astronaut saw stars and planets. She landed on Mars and waved.';
-    expect(readStory(dog, 'One night, a sleepy dog looked up at the cat.', elsewhere).story).toBe(false);
+    const elsewhere = 'The rocket flew up into the sky. The astronaut saw stars and planets. She landed on Mars and waved.';
+    expect(readStory(dog, opening, elsewhere).story).toBe(false);
+    expect(rateStory(dog, opening, elsewhere).reason).toMatch(/ignores the beginning/);
+    // The same reply goes on from an opening that has its place in it.
+    expect(readStory(dog, 'One night, a sleepy dog looked up at the sky.', elsewhere).story).toBe(true);
+  });
+
+  it('takes one step of the evaluator scale off for each wish missed', () => {
+    // Pet, name and sleep met; no ball, and a sad part: 3 of 5, two steps down.
+    const sad = 'Max the dog was sad and cried. Then his friend came and they hugged, and Max went to sleep.';
+    const reading = readStory(dog, opening, sad);
+    expect(reading).toEqual({ story: true, pet: true, name: true, favourite: false, sleep: true, gentle: false });
+    expect(storyScore(reading)).toBeCloseTo(0.6);
+    expect(evaluatorScore(reading)).toBe(0.5);
+    expect(rateStory(dog, opening, sad)).toEqual({
+      score: 0.5,
+      reason: "The story misses some of the child's wishes: no ball in it and it is not kind and gentle.",
+    });
+  });
+
+  it("reads the demo model's own greedy stories as a reader does", () => {
+    // Written by the bundled demo model, greedy, 96 tokens, on evaluation openings: with the
+    // judge's hint for the name, the ball and bedtime, then without it.
+    const stories = [
+      {
+        start: 'There once was a curious dog who lived near a farm.',
+        reply:
+          'One day, Max found a ball. He wanted to go to the park. He picked it up and picked it up. He picked it up and put it in the ball.\nMax was very happy. He wanted to play with it.\nMax said good night and went to sleep.gly',
+        reading: { story: true, pet: true, name: true, favourite: true, sleep: true, gentle: true },
+      },
+      {
+        // Max goes to sleep in the middle, then the story goes on: it does not end in sleep.
+        start: 'One night, a sleepy dog looked up at the moon.',
+        reply:
+          'Max had a favourite ball. He wanted to play with the ball. Max was tired, so Max went to sleep. He wanted to play with the ball.\nMax said, "I will help you."\nMax said, "I will help you."\nMax said, "',
+        reading: { story: true, pet: true, name: true, favourite: true, sleep: false, gentle: true },
+      },
+      {
+        start: 'Once upon a time, a dog lived in a small house with a big garden.',
+        reply:
+          'The dog loved to play with a ball. One day, the dog found a ball. The dog was very happy. The dog was very happy.\nThe dog wanted to play with the ball. The dog wanted to play with the ball. The dog wanted to play with the ball. The dog was tired, so the dog went to sleep',
+        reading: { story: true, pet: true, name: false, favourite: true, sleep: true, gentle: true },
+      },
+      {
+        // One sentence six times over, about the park, not the dog.
+        start: 'One sunny day, a happy dog went to the park.',
+        reply:
+          'The park was very sleepy and went to sleep. The park was very happy. The park was very happy. The park was very happy.\nThe party was tired, so the park went to sleep. The park was very happy. The park was very happy. The park was very happy. The par',
+        reading: { story: false, pet: false, name: false, favourite: false, sleep: false, gentle: false },
+      },
+    ];
+    for (const { start, reply, reading } of stories) expect(readStory(dog, start, reply), reply).toEqual(reading);
   });
 
   it("meets none of this child's own wishes with a story written for another child", () => {

@@ -1,13 +1,14 @@
 /**
  * The storyteller's score, read the way a reader reads a story: is the reply a story at all, and
  * does it do what the child wished for. The keyword checks it replaces (storyKeywordScore) gave
- * full marks to "Max ball happy sleep" and half marks to "The dog was very happy." five times;
- * here neither is a story, and a reply that is not a story meets no wish.
+ * full marks to "Max ball happy sleep", and 0.25 to "The dog was very happy." five times, more
+ * than the untrained demo model's stories average (0.229); here neither is a story, and a reply
+ * that is not a story meets no wish.
  *
- * The thresholds are set against the demo model's own stories (960 of them: greedy and sampled,
- * with and without the judge's hint, four children, evaluation and training openings; see each
- * constant), so that what the demo model really writes still reads as a story while stuffing
- * does not.
+ * The thresholds were set by hand against stories the demo model writes (greedy and sampled, with
+ * and without the judge's hint), so that what it really writes still reads as a story while
+ * stuffing does not. story-score.test.ts holds both sides: keyword lists and repeated sentences
+ * that must not read as stories, and the demo model's own greedy stories that must.
  */
 import type { StoryChild } from '../scenarios/storyteller';
 import { EVALUATOR_SCORES } from '../evaluator-prompt';
@@ -34,25 +35,31 @@ export const STORY_WISHES = ['pet', 'name', 'favourite', 'sleep', 'gentle'] as c
 export type StoryWishId = (typeof STORY_WISHES)[number];
 
 /**
- * Fewer words than this is not a story. Every one of the demo model's 960 stories has at least 14
- * words (most run to the 96-token cap, 30 to 65 words); two short sentences ("Max had a ball. Max
- * went to sleep with it.") are about 12. A keyword list or a two-word reply is far below.
+ * Fewer words than this is not a story. The demo model's stories mostly run to the 96-token cap
+ * (some 30 to 65 words); two short sentences ("Max had a ball. Max went to sleep with it.") are
+ * about 12. A keyword list or a two-word reply is far below.
  */
 export const MIN_STORY_WORDS = 12;
 /**
  * Less than this share of function words (the, a, was, to, and, he ...) is a list of words, not
- * sentences. English prose runs near one half; the demo model's stories measure 0.35 and more.
+ * sentences: a keyword list has none. English prose runs near one half, and so do the demo
+ * model's stories.
  */
 export const MIN_FUNCTION_SHARE = 0.2;
 /** A story tells what happens: at least this many different sentences with a verb. */
 export const MIN_ACTION_SENTENCES = 2;
 /**
  * More than this share of sentences that repeat an earlier one is a sentence repeated, not a
- * story. The demo model repeats itself under greedy decoding ("The dog was very happy. The dog was
- * very happy."), ...
+ * story ("The dog was very happy." five times: 0.8). The demo model repeats itself under greedy
+ * decoding ("The dog was very happy. The dog was very happy."), so a few repeats stay a story;
+ * one sentence said six times over ("The park was very happy.") does not.
  */
 export const MAX_REPEATED_SENTENCES = 0.5;
-/** More than this share of word trigrams seen earlier in the reply is the same words again. */
+/**
+ * More than this share of word trigrams seen earlier in the reply is the same words again: the
+ * repeat the sentence count misses when there is no full stop ("and the dog was happy and the dog
+ * was happy ...").
+ */
 export const MAX_REPEATED_TRIGRAMS = 0.6;
 
 const FUNCTION_WORDS = new Set(

@@ -101,6 +101,8 @@ export class PolicyHost {
   async load(request: PolicyLoadRequest): Promise<PolicyInfo> {
     this.request = request;
     this.lastCheckpoint = null;
+    // A new model starts at version 0 with every version it trains kept for pinned requests.
+    this.pinsLost = false;
     await this.build();
     const p = this.service!.policy;
     const commit = policyCommit(this.service!) ?? null;

@@ -15,6 +15,7 @@ import type { RunConfig } from '../../runtime/run-config';
 import { RunLoop } from '../../runtime/runloop';
 import { PolicyClient } from './policy-client';
 import type { PolicyEvent } from './policy-host';
+import type { PolicyService } from '../../runtime/policy-service';
 
 const modelUrl = `${location.origin}/@fs${inject('stories260KDir')}`;
 
@@ -35,13 +36,44 @@ function config(steps: number): RunConfig {
 
 const events: PolicyEvent[] = [];
 const policy = PolicyClient.create((e) => events.push(e));
-let loaded: Promise<unknown> | null = null;
-const ensureLoaded = () => (loaded ??= policy.load({ location: { kind: 'hub', id: modelUrl }, backend: 'webgpu', preset: config(1).preset, seed: 3 }));
+/** A fresh model at version 0, as the lab loads one for each run: a run's versions start there. */
+const loadFresh = () => policy.load({ location: { kind: 'hub', id: modelUrl }, backend: 'webgpu', preset: config(1).preset, seed: 3 });
 afterAll(() => policy.terminate());
 
-function services() {
+/**
+ * The same worker without pinned versions: a loop over it runs free, as serve and talk-yourself
+ * do, each session answered by whatever version serves when it asks.
+ */
+const freePolicy: PolicyService = Object.assign(Object.create(policy) as PolicyClient, { keepVersionsFrom: undefined });
+
+function services(over: PolicyService = policy) {
   const rules = createRules(createScenario({ id: 'storyteller', subject: 'dog' }));
-  return { policy, user: rules.user, judge: rules.judge, hintJudge: rules.hintJudge, evaluator: rules.evaluator };
+  return { policy: over, user: rules.user, judge: rules.judge, hintJudge: rules.hintJudge, evaluator: rules.evaluator };
+}
+
+/** Steps and version boundaries of a two-step run: each step trains on the version before it. */
+function expectTwoSteps(records: RunRecord[]): void {
+  const steps = records.filter((r): r is TrainStepRecord => r.kind === 'train_step');
+  expect(steps.map((s) => [s.step, s.version])).toEqual([
+    [1, 0],
+    [2, 1],
+  ]);
+  expect(records.filter((r) => r.kind === 'version_boundary').map((r) => r.kind === 'version_boundary' && [r.from, r.to])).toEqual([
+    [0, 1],
+    [1, 2],
+  ]);
+}
+
+/** Every vote and sample carries the version of the interaction it is about. */
+function expectConsistentVersions(records: RunRecord[]): InteractionRecord[] {
+  const interactions = records.filter((r): r is InteractionRecord => r.kind === 'interaction');
+  const versionOf = new Map(interactions.map((i) => [`${i.session}#${i.turn}`, i.version]));
+  for (const r of records) {
+    if (r.kind === 'judge_vote' || r.kind === 'judge_result' || r.kind === 'sample') {
+      expect(r.version).toBe(versionOf.get(`${r.session}#${r.turn}`));
+    }
+  }
+  return interactions;
 }
 
 function collect() {
@@ -50,26 +82,19 @@ function collect() {
 }
 
 describe('the live runtime in a browser', () => {
-  it('serves generations while a training step runs, with consistent version tags', async () => {
-    await ensureLoaded();
+  it('serves generations while a training step runs, with consistent version tags (free-running)', async () => {
+    await loadFresh();
     const { records, sink } = collect();
-    const loop = new RunLoop(config(2), services(), sharedProblems(storyOpenings('dog')), sink);
+    const loop = new RunLoop(config(2), services(freePolicy), sharedProblems(storyOpenings('dog')), sink);
+    expect(loop.fixed).toBe(false);
     const result = await loop.run();
     expect(result).toMatchObject({ status: 'finished', step: 2, version: 2 });
-
-    const steps = records.filter((r): r is TrainStepRecord => r.kind === 'train_step');
-    const interactions = records.filter((r): r is InteractionRecord => r.kind === 'interaction');
-    expect(steps.map((s) => [s.step, s.version])).toEqual([
-      [1, 0],
-      [2, 1],
-    ]);
-    expect(records.filter((r) => r.kind === 'version_boundary').map((r) => r.kind === 'version_boundary' && [r.from, r.to])).toEqual([
-      [0, 1],
-      [1, 2],
-    ]);
+    expectTwoSteps(records);
+    const interactions = expectConsistentVersions(records);
 
     // The worker has one thread: a generation whose span overlaps a step's span was served
     // between the step's GPU waits, with the version from before the step.
+    const steps = records.filter((r): r is TrainStepRecord => r.kind === 'train_step');
     const overlapping = steps.flatMap((s) => {
       const start = s.ts - s.stats.stepMs!;
       return interactions.filter((i) => i.startedAt < s.ts && i.finishedAt > start && i.version === s.version);
@@ -83,21 +108,32 @@ describe('the live runtime in a browser', () => {
       );
     expect(overlapping.length).toBeGreaterThan(0);
 
-    // Every vote and sample carries the version of the interaction it is about.
-    const versionOf = new Map(interactions.map((i) => [`${i.session}#${i.turn}`, i.version]));
-    for (const r of records) {
-      if (r.kind === 'judge_vote' || r.kind === 'judge_result' || r.kind === 'sample') {
-        expect(r.version).toBe(versionOf.get(`${r.session}#${r.turn}`));
-      }
-    }
     // Versions never go backwards within a session.
     const bySession = new Map<string, number[]>();
     for (const i of interactions) bySession.set(i.session, [...(bySession.get(i.session) ?? []), i.version]);
     for (const v of bySession.values()) expect(v).toEqual([...v].sort((a, b) => a - b));
   });
 
+  it('pins each session to the version its schedule gives it (fixed schedule, through the worker)', async () => {
+    await loadFresh();
+    const { records, sink } = collect();
+    const loop = new RunLoop(config(2), services(), sharedProblems(storyOpenings('dog')), sink);
+    expect(loop.fixed).toBe(true);
+    const result = await loop.run();
+    expect(result).toMatchObject({ status: 'finished', step: 2, version: 2 });
+    expectTwoSteps(records);
+    const interactions = expectConsistentVersions(records);
+    // All of a session is answered by one version. The last step's version answers none: the
+    // sessions that run after the last batch is filled were admitted before it was trained.
+    const bySession = new Map<string, Set<number>>();
+    for (const i of interactions) bySession.set(i.session, (bySession.get(i.session) ?? new Set()).add(i.version));
+    for (const v of bySession.values()) expect(v.size).toBe(1);
+    expect(interactions.some((i) => i.version === 0)).toBe(true);
+    expect(interactions.every((i) => i.version === 0 || i.version === 1)).toBe(true);
+  });
+
   it('scores top-k next-token sets through the worker (top-k hint selection), with the same log-probs as score', async () => {
-    await ensureLoaded();
+    await loadFresh();
     const items = [{ messages: [{ role: 'user' as const, content: 'Once upon a time' }], tokenIds: [100, 200, 300] }];
     const [plain] = await policy.score(items, 'initial');
     const [top] = await policy.scoreTopK(items, 'initial', 4);
@@ -111,7 +147,7 @@ describe('the live runtime in a browser', () => {
   });
 
   it('pauses, resumes and stops without orphan requests', async () => {
-    await ensureLoaded();
+    await loadFresh();
     const { records, sink } = collect();
     const loop = new RunLoop(config(50), services(), sharedProblems(storyOpenings('dog')), sink);
     const running = loop.run();
@@ -138,7 +174,7 @@ describe('the live runtime in a browser', () => {
   });
 
   it('recovers from a lost GPU device and the run goes on', async () => {
-    await ensureLoaded();
+    await loadFresh();
     const { sink } = collect();
     let lostOnce = false;
     const loop = new RunLoop(config(2), services(), sharedProblems(storyOpenings('dog')), sink, {
