@@ -2,20 +2,24 @@ import { describe, expect, it } from 'vitest';
 import type { RunRecord } from '../../rl/records';
 import { comparisonSetups } from '../lab/comparison';
 import { defaultSetup, toAnyRunConfig, toRunConfig, withScenario, withTrack } from '../lab/setup';
-import { armLines, armOfConfig, spreadText, type ArmRun } from './derive-arms';
+import { armLines, armOfConfig, spreadText, wishesMet, type ArmRun } from './derive-arms';
+import { WISH_RATES } from './derive-evaluations';
 
-/** A personalization evaluation after `step` train steps. */
-function evaluation(step: number, score: number | null): RunRecord {
+/** A personalization evaluation after `step` train steps, with a storyteller's wish rates when given. */
+function evaluation(step: number, score: number | null, rates: Record<string, number> = {}): RunRecord {
   return {
     kind: 'evaluation',
     version: step,
     ts: 1000 + step,
     step,
     name: 'personalization',
-    scores: { score },
+    scores: { score, ...rates },
     perProblem: [{ id: 'p0', score }],
   } as RunRecord;
 }
+
+/** Every wish and the story rate at `rate`, but the name at `name`. */
+const rates = (rate: number, name: number) => ({ ...Object.fromEntries(WISH_RATES.map((w) => [w.key, rate])), 'wish:name': name });
 
 /** The comparison's runs on two seeds, each scored at steps 0 and 4 as `scores` says by arm and seed. */
 function comparisonRuns(scores: Record<string, [number, number][]>): ArmRun[] {
@@ -136,6 +140,66 @@ describe('armLines', () => {
         { ...b, records: [] },
       ]),
     ).toBeNull();
+  });
+});
+
+describe('wishesMet', () => {
+  /** The other-child comparison on two seeds: step 0 and 4, the trained name rate by arm and seed. */
+  function otherChildRuns(): ArmRun[] {
+    const setups = comparisonSetups(defaultSetup(), 2, { otherChild: true });
+    const perSeed = setups.length / 2;
+    const name: Record<string, number> = {
+      binary: 0.125,
+      opd: 0.5,
+      combined: 0.75,
+      'combined-shuffled': 0.25,
+      'opd-other-child': 0,
+      'combined-other-child': 0.125,
+    };
+    return setups.map((s, i) => {
+      const config = toRunConfig(s);
+      const seed = Math.floor(i / perSeed);
+      const records = [evaluation(0, 0.2, rates(0.5, 0.125 * seed)), evaluation(4, 0.5, rates(0.5 + 0.25 * seed, name[armOfConfig(config)!] + 0.125 * seed))];
+      return { config, records };
+    });
+  }
+
+  it('reads every arm at the last step and the base at step 0, with the range over seeds', () => {
+    const lines = armLines(otherChildRuns())!;
+    const met = wishesMet(lines)!;
+    expect(met.step).toBe(4);
+    expect(met.columns).toBe(WISH_RATES);
+    expect(met.rows.map((r) => r.arm)).toEqual(['base', 'binary', 'opd', 'combined', 'combined-shuffled', 'opd-other-child', 'combined-other-child']);
+    const cell = (arm: string, key: string) => {
+      const row = met.rows.find((r) => r.arm === arm)!;
+      return spreadText(row.rates[WISH_RATES.findIndex((w) => w.key === key)] ?? undefined, row.runs);
+    };
+    expect(cell('base', 'wish:name')).toBe('0.063 (0.000–0.125)');
+    expect(cell('base', 'wish:pet')).toBe('0.500');
+    expect(cell('opd', 'wish:name')).toBe('0.563 (0.500–0.625)');
+    expect(cell('opd-other-child', 'wish:name')).toBe('0.063 (0.000–0.125)');
+    expect(cell('combined-other-child', 'story')).toBe('0.625 (0.500–0.750)');
+    expect(met.rows[0].runs).toBe(12);
+  });
+
+  it('reads the arms at the latest step all of them have reached, while some are still going', () => {
+    const runs = otherChildRuns();
+    // The second seed's OPD, other child's hints, has only its step-0 evaluation so far.
+    const late = runs.findLastIndex((r) => armOfConfig(r.config) === 'opd-other-child');
+    runs[late] = { ...runs[late], records: runs[late].records.slice(0, 1) };
+    expect(wishesMet(armLines(runs)!)!.step).toBe(4);
+    const first = runs.findIndex((r) => armOfConfig(r.config) === 'opd-other-child');
+    runs[first] = { ...runs[first], records: runs[first].records.slice(0, 1) };
+    const met = wishesMet(armLines(runs)!)!;
+    expect(met.step).toBe(0);
+    const opd = met.rows.find((r) => r.arm === 'opd')!;
+    expect(spreadText(opd.rates[1] ?? undefined, opd.runs)).toBe('0.063 (0.000–0.125)');
+  });
+
+  it('is nothing for evaluations without wish rates', () => {
+    const lines = armLines(comparisonSetups(defaultSetup()).map((s) => ({ config: toRunConfig(s), records: [evaluation(0, 0.2), evaluation(4, 0.4)] })))!;
+    expect(lines.every((l) => l.wishes.length === 0)).toBe(true);
+    expect(wishesMet(lines)).toBeNull();
   });
 });
 

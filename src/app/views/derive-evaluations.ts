@@ -3,10 +3,41 @@
  * answer before and after training (the paper's Figure 2). Pure; tested in Node (derive.test.ts).
  */
 import type { EvaluationRecord, RunRecord } from '../../rl/records';
+import { STORY_WISHES } from '../../sims/rules/story-score';
 import { finite } from './record-values';
 
 /** The evaluation the paper reports (the simulator's rating of the first answer). */
 export const PERSONALIZATION = 'personalization';
+
+export interface WishRate {
+  /** The key of the evaluation's scores that holds the rate (storyEvaluationScores). */
+  key: string;
+  title: string;
+  /**
+   * The wish no other child shares (the pet's name): the one rate the other-child control, whose
+   * hints carry another child's wishes, cannot learn from them.
+   */
+  own: boolean;
+}
+
+/**
+ * The rates a storyteller's evaluation carries beside its score, in the order the views show
+ * them: each wish's share of the evaluation stories that meet it, then the share of replies that
+ * read as stories at all, since a reply that is no story meets no wish.
+ */
+export const WISH_RATES: readonly WishRate[] = [
+  ...STORY_WISHES.map((id) => ({ key: `wish:${id}`, title: id, own: id === 'name' })),
+  { key: 'story', title: 'stories', own: false },
+];
+
+/**
+ * An evaluation's WISH_RATES (null where one is missing), or null when it has none: older logs
+ * and other scenarios, which the views then show no wishes for.
+ */
+export function wishRatesOf(scores: Readonly<Record<string, number>>): (number | null)[] | null {
+  const rates = WISH_RATES.map((w) => finite(scores[w.key]));
+  return rates.some((r) => r !== null) ? rates : null;
+}
 
 export interface EvalPoint {
   /** Train steps done when the policy was evaluated (the record's step, else counted). */
@@ -18,6 +49,8 @@ export interface EvalPoint {
   failed: number | null;
   /** Problems the evaluation scored (failed ones included). */
   problems: number;
+  /** The evaluation's wish rates, in WISH_RATES order (wishRatesOf). */
+  wishes: (number | null)[] | null;
 }
 
 export interface EvalSeries {
@@ -40,6 +73,7 @@ export function evalSeries(records: readonly RunRecord[], name: string = PERSONA
         score: finite(r.scores.score),
         failed: r.failed ?? null,
         problems: r.perProblem.length,
+        wishes: wishRatesOf(r.scores),
       });
     }
   }
@@ -95,4 +129,29 @@ export function beforeAfter(records: readonly RunRecord[], name: string = PERSON
     out.push({ id: p.id, baseline, latest: last ? answerOf(last, p.id) : null });
   }
   return out;
+}
+
+export interface WishesBeforeAfter {
+  before: { step: number; version: number };
+  /** The latest evaluation; null when there is only the first. */
+  now: { step: number; version: number } | null;
+  /** One per WISH_RATES entry: its rate at the first evaluation and at the latest. */
+  rows: (WishRate & { before: number | null; now: number | null })[];
+}
+
+/**
+ * The wish rates of the first evaluation named `name` (before training) and of the latest, or
+ * null when neither carries any.
+ */
+export function wishesBeforeAfter(records: readonly RunRecord[], name: string = PERSONALIZATION): WishesBeforeAfter | null {
+  const { points } = evalSeries(records, name);
+  if (points.length === 0) return null;
+  const first = points[0];
+  const last = points.length > 1 ? points[points.length - 1] : null;
+  if (!first.wishes && !last?.wishes) return null;
+  return {
+    before: { step: first.step, version: first.version },
+    now: last && { step: last.step, version: last.version },
+    rows: WISH_RATES.map((w, i) => ({ ...w, before: first.wishes?.[i] ?? null, now: last?.wishes?.[i] ?? null })),
+  };
 }

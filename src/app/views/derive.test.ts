@@ -1,11 +1,13 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import type { RunRecord } from '../../rl/records';
-import { beforeAfter, evalSeries } from './derive-evaluations';
+import { beforeAfter, evalSeries, WISH_RATES, wishesBeforeAfter, wishRatesOf } from './derive-evaluations';
 import { candidateViews, conversations } from './derive-conversations';
 import { fmt, fmtSigned } from './format';
 import { stepSeries } from '../../storage/step-series';
 import { tokenTable } from './derive-tokens';
+import { storyEvaluationScores } from '../../sims/rules/story-score';
+import { normaliseChild } from '../../sims/scenarios/storyteller';
 import { LOG } from '../../../test/support/views/derive-log';
 
 describe('stepSeries', () => {
@@ -56,8 +58,8 @@ describe('evalSeries', () => {
   it('takes the named evaluations with the first as baseline', () => {
     expect(evalSeries(LOG)).toEqual({
       points: [
-        { step: 0, version: 0, ts: 1000, score: 0.2, failed: null, problems: 2 },
-        { step: 2, version: 1, ts: 9000, score: 0.6, failed: 1, problems: 2 },
+        { step: 0, version: 0, ts: 1000, score: 0.2, failed: null, problems: 2, wishes: null },
+        { step: 2, version: 1, ts: 9000, score: 0.6, failed: 1, problems: 2, wishes: null },
       ],
       baseline: 0.2,
     });
@@ -68,6 +70,63 @@ describe('evalSeries', () => {
   it('counts train steps for an evaluation without a step', () => {
     const log = LOG.map((r) => (r.kind === 'evaluation' && r.ts === 9000 ? { ...r, step: undefined } : r));
     expect(evalSeries(log).points[1].step).toBe(2);
+  });
+});
+
+/** A storyteller's evaluation after `step` steps, with wish rates as storyEvaluationScores writes them. */
+function storyEvaluation(step: number, rates: Record<string, number>): RunRecord {
+  return { kind: 'evaluation', version: step, ts: 1000 + step, step, name: 'personalization', scores: { score: 0.5, keywords: 0.3, ...rates }, perProblem: [] };
+}
+
+describe('wish rates', () => {
+  it('lists the five wishes and the story rate, with the name as the one no other child shares', () => {
+    expect(WISH_RATES.map((w) => [w.key, w.title])).toEqual([
+      ['wish:pet', 'pet'],
+      ['wish:name', 'name'],
+      ['wish:favourite', 'favourite'],
+      ['wish:sleep', 'sleep'],
+      ['wish:gentle', 'gentle'],
+      ['story', 'stories'],
+    ]);
+    expect(WISH_RATES.filter((w) => w.own).map((w) => w.key)).toEqual(['wish:name']);
+    // The keys are those the storyteller's evaluation writes, every one of them.
+    const child = normaliseChild({ subject: 'dog', name: 'Max', favourite: 'ball' });
+    const written = storyEvaluationScores(child, [{ question: 'Once upon a time, there was a little dog.', answer: 'Max ball happy sleep' }]);
+    expect(wishRatesOf(written)).toEqual(WISH_RATES.map(() => 0));
+  });
+
+  it('reads an evaluation’s rates in that order, and none from one without them', () => {
+    expect(wishRatesOf({ score: 0.4, 'wish:name': 0.25, story: 1, keywords: 0.9 })).toEqual([null, 0.25, null, null, null, 1]);
+    expect(wishRatesOf({ score: 0.4 })).toBeNull();
+    expect(wishRatesOf({ score: 0.4, 'wish:pet': NaN })).toBeNull();
+    const run = [storyEvaluation(0, { 'wish:pet': 0.5, story: 0.75 }), ...LOG];
+    expect(evalSeries(run).points.map((p) => p.wishes)).toEqual([[0.5, null, null, null, null, 0.75], null, null]);
+  });
+
+  it('gives the first and the latest evaluation’s rates', () => {
+    const before = { 'wish:pet': 0.5, 'wish:name': 0, 'wish:favourite': 0.25, 'wish:sleep': 0.125, 'wish:gentle': 0.75, story: 0.875 };
+    const middle = { ...before, 'wish:name': 0.5 };
+    const now = { ...before, 'wish:name': 0.625, 'wish:pet': 1, story: 1 };
+    const w = wishesBeforeAfter([storyEvaluation(0, before), storyEvaluation(2, middle), storyEvaluation(4, now)])!;
+    expect(w.before).toEqual({ step: 0, version: 0 });
+    expect(w.now).toEqual({ step: 4, version: 4 });
+    expect(w.rows.map((r) => [r.title, r.before, r.now])).toEqual([
+      ['pet', 0.5, 1],
+      ['name', 0, 0.625],
+      ['favourite', 0.25, 0.25],
+      ['sleep', 0.125, 0.125],
+      ['gentle', 0.75, 0.75],
+      ['stories', 0.875, 1],
+    ]);
+    expect(w.rows.find((r) => r.own)!.key).toBe('wish:name');
+  });
+
+  it('has no later rates before a second evaluation, and none at all without wish rates', () => {
+    const w = wishesBeforeAfter([storyEvaluation(0, { 'wish:name': 0.25 })])!;
+    expect(w.now).toBeNull();
+    expect(w.rows[1]).toMatchObject({ before: 0.25, now: null });
+    expect(wishesBeforeAfter(LOG)).toBeNull();
+    expect(wishesBeforeAfter([])).toBeNull();
   });
 });
 
