@@ -109,7 +109,7 @@ describe("the CLI's own inputs", () => {
   it('refuses a 5 MB prompt from its length, before the tokenizer sees it', async () => {
     const file = data([{ prompt: 'x'.repeat(5_000_000), completion: ' y', advantage: 1 }]);
     expect(await refused(2, 'train', '--model', stories, '--data', file, '--out', fresh('out'))).toBe(
-      "nextstate train: sample 1: the text is 5,000,000 characters, more than this model's 512 positions can hold (14,336 characters at most); shorten the prompt or completion",
+      "nextstate train: sample 1: prompt brings the text to 5,000,000 characters, more than this model's 512 positions can hold (4,096 characters at most, 8 a token); shorten it or the text before it",
     );
   });
 

@@ -21,7 +21,7 @@ import type { SessionPairing } from '../runtime/serve-pairing';
 import type { RunJournal } from './run-journal';
 import { ApiError } from './serve-errors';
 import type { ChatHandler, EventStream } from './serve-http';
-import { parseChatRequest } from './serve-openai';
+import { checkPromptBudget, parseChatRequest } from './serve-openai';
 import { ReplyStream, type ReplyPiece, type StreamTokenizer } from './serve-stream';
 import { replyMessage } from '../rl/tool-calls';
 
@@ -117,6 +117,7 @@ export class ChatEndpoint implements ChatHandler {
         'model',
       );
     }
+    checkPromptBudget(req, settings.maxPositions);
     const promptIds = deps.promptIds(req.messages, req.tools);
     const promptTokens = promptIds.length;
     const room = settings.maxPositions - promptTokens;

@@ -1,8 +1,9 @@
 import { readFileSync } from 'node:fs';
 import { gunzipSync } from 'node:zlib';
 import OpenAI, { APIError } from 'openai';
-import { afterEach, describe, expect, it } from 'vitest';
-import type { PolicyReply, PolicyRequest } from '../runtime/policy-service';
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import type { EnginePolicyService, PolicyReply, PolicyRequest } from '../runtime/policy-service';
+import { readRunFile, type RunFileItem } from '../storage/reader';
 import { startTestServer, until, type TestServer } from '../../test/support/cli/serve';
 
 let server: TestServer | null = null;
@@ -64,6 +65,61 @@ describe('nextstate serve refuses bad input with a status and a one-line JSON er
     expectOneLineError(big);
     // None of them reached the model.
     expect(server.handle.runFile.all).toEqual([]);
+  });
+
+  it('400 before any tokenizing for text past the prompt budget and for JSON deeper than a run file line may be; a request at the limits is served after', async () => {
+    server = await startTestServer(['--max-tokens', '2']);
+    const { tokenizer } = (server.handle.loop.policy as EnginePolicyService).policy;
+    const rendered = vi.spyOn(tokenizer, 'chatPrompt');
+    const encoded = vi.spyOn(tokenizer, 'encode');
+    const hi = [{ role: 'user', content: 'hi' }];
+
+    // The tiny model's 512 positions hold 4,096 characters: "hi", "function", "read" and 1 MB of description pass them.
+    const described = await post(
+      server,
+      JSON.stringify({ messages: hi, tools: [{ type: 'function', function: { name: 'read', description: 'd'.repeat(1_000_000) } }] }),
+    );
+    expect([described.status, described.json.error.code, described.json.error.param]).toEqual([
+      400,
+      'context_length_exceeded',
+      'tools[0].function.description',
+    ]);
+    expect(described.json.error.message).toBe(
+      "tools[0].function.description brings the text to 1,000,014 characters, more than this model's 512 positions can hold (4,096 characters at most, 8 a token); shorten it or the text before it",
+    );
+    expectOneLineError(described);
+    // A megabyte of stop string is over its own limit; four of the most each may have count with the messages.
+    const stop = await post(server, JSON.stringify({ messages: hi, stop: ['s'.repeat(1_000_000)] }));
+    expect([stop.status, stop.json.error.param, stop.json.error.message]).toEqual([400, 'stop[0]', 'stop[0] has 1000000 characters; the limit is 256']);
+    const stops = await post(server, JSON.stringify({ messages: [{ role: 'user', content: 'x'.repeat(3100) }], stop: Array(4).fill('s'.repeat(256)) }));
+    // 3,100 + 4 × 256 = 4,124.
+    expect([stops.status, stops.json.error.param]).toEqual([400, 'stop[3]']);
+    expect(stops.json.error.message).toMatch(/^stop\[3\] brings the text to 4,124 characters/);
+
+    // A schema of `levels` nested arrays: the body nests 4 levels more (itself, tools, the tool, its function).
+    const nested = (levels: number) =>
+      `{"messages":[{"role":"user","content":"hi"}],"tools":[{"type":"function","function":{"name":"deep","parameters":${'['.repeat(levels)}${']'.repeat(levels)}}}]}`;
+    for (const levels of [300, 100_000]) {
+      const deep = await post(server, nested(levels));
+      expect([deep.status, deep.json.error.code]).toEqual([400, 'nested_too_deep']);
+      expect(deep.json.error.message).toBe('request body nests deeper than 256 levels, the most a run file line may; send tool schemas with fewer levels');
+      expectOneLineError(deep);
+    }
+    expect(rendered).not.toHaveBeenCalled();
+    expect(encoded).not.toHaveBeenCalled();
+    expect(server.handle.runFile.all).toEqual([]);
+
+    // 256 levels in all: served, journaled, and the run file it writes reads back whole.
+    const edge = await post(server, nested(252));
+    expect(edge.status, edge.text).toBe(200);
+    const file = server.file;
+    await server.handle.stop();
+    server = null;
+    const items: RunFileItem[] = [];
+    for await (const item of readRunFile(readFileSync(file))) items.push(item);
+    const interaction = items.find((i) => i.kind === 'record' && i.record.kind === 'interaction');
+    expect(JSON.stringify(interaction?.kind === 'record' && interaction.record.kind === 'interaction' && interaction.record.tools)).toContain('['.repeat(252));
+    expect(items.at(-1)?.kind).toBe('end');
   });
 
   it('401 without the key or with a wrong one; the right key is served, and /healthz needs none', async () => {

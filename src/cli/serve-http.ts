@@ -6,6 +6,7 @@
 import { timingSafeEqual, createHash } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { MAX_LINE_DEPTH, nestsDeeperThan } from '../rl/json-scan';
 import { ApiError } from './serve-errors';
 
 /** Writes one event stream: `data: JSON` events, then `data: [DONE]`. */
@@ -111,6 +112,17 @@ async function readJson(req: IncomingMessage, maxBytes: number): Promise<unknown
     chunks.push(chunk as Buffer);
   }
   const text = Buffer.concat(chunks).toString('utf8');
+  // Counted in one pass without recursion, before JSON.parse or anything recursive (a clone, a
+  // template) sees the value: 100,000 levels overflowed the stack, and a journaled line deeper
+  // than the run file's reader takes would leave the run file unreadable for good.
+  if (nestsDeeperThan(text, MAX_LINE_DEPTH)) {
+    throw new ApiError(
+      400,
+      `request body nests deeper than ${MAX_LINE_DEPTH} levels, the most a run file line may; send tool schemas with fewer levels`,
+      'invalid_request_error',
+      'nested_too_deep',
+    );
+  }
   try {
     return JSON.parse(text);
   } catch (e) {

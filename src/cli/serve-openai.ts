@@ -5,10 +5,11 @@
  * ignored; fields whose meaning the server cannot honour (n > 1, top_logprobs) are refused with
  * a 400 that says so, rather than answered differently from what was asked.
  */
+import { overrun, overrunMessage, promptBudget, promptParts } from '../gpu/prompt-budget';
 import type { ChatMessage, ToolCall } from '../rl/messages';
 import type { TurnType } from '../rl/sessions';
 import { RECORD_LIMITS } from '../rl/validate';
-import { invalidField } from './serve-errors';
+import { ApiError, invalidField } from './serve-errors';
 
 /** The toggles a client may send for the reference's session protocol, as headers or body fields. */
 export interface SessionFields {
@@ -93,7 +94,7 @@ function toolCalls(v: unknown, param: string): ToolCall[] {
       function: {
         name: text(c.function.name, `${at}.function.name`, RECORD_LIMITS.id),
         // Some clients send the arguments as an object; the template wants the JSON text.
-        arguments: isObject(args) ? JSON.stringify(args) : text(args ?? '', `${at}.function.arguments`),
+        arguments: text(isObject(args) ? JSON.stringify(args) : (args ?? ''), `${at}.function.arguments`),
       },
     };
   });
@@ -130,7 +131,8 @@ function tools(v: unknown): object[] | undefined {
 function toolChoice(v: unknown): ToolChoice {
   if (v === undefined || v === null) return 'auto';
   if (v === 'none' || v === 'auto' || v === 'required') return v;
-  if (isObject(v) && isObject(v.function) && typeof v.function.name === 'string') return { name: v.function.name };
+  if (isObject(v) && isObject(v.function) && typeof v.function.name === 'string')
+    return { name: text(v.function.name, 'tool_choice.function.name', RECORD_LIMITS.id) };
   throw invalidField('tool_choice', 'must be "none", "auto", "required" or {"type": "function", "function": {"name"}}');
 }
 
@@ -206,4 +208,15 @@ export function parseChatRequest(body: unknown, headers: Record<string, string |
     returnTokenIds: body.return_token_ids === true,
     ...sessionFields(headers, body),
   };
+}
+
+/**
+ * Refuses a request whose text the model's positions cannot hold, counted before it is rendered
+ * or tokenized (prompt-budget.ts): every part the chat template renders, and the stop strings.
+ *
+ * @throws ApiError (400) naming the part that passes the budget, and the budget
+ */
+export function checkPromptBudget(req: ChatRequest, positions: number): void {
+  const over = overrun(promptParts(req.messages, req.tools, req.stop), promptBudget(positions));
+  if (over) throw new ApiError(400, overrunMessage(over, positions), 'invalid_request_error', 'context_length_exceeded', over.field);
 }

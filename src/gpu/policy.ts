@@ -11,6 +11,7 @@ import { generate, type Generation, type GenerateOptions } from './generate';
 import { loadModel, type LoadOptions, type ModelFileHashes } from './load';
 import type { LoraAdapter } from './lora';
 import type { CausalLM } from './model';
+import { overrun, overrunMessage, promptBudget, promptParts, type PromptPart } from './prompt-budget';
 import { score, type Scored } from './score';
 import type { ModelSource } from './source';
 import { Tokenizer } from './tokenizer';
@@ -31,9 +32,6 @@ export interface PromptOptions {
  * by the judge; the policy must learn what the user wants unasked (the storyteller's child).
  */
 export type BaseModelReplies = 'latest' | 'none';
-
-/** How many characters a token may stand for beyond its own length, for text a normalizer shortens. */
-const CHARS_SLACK = 4;
 
 /** The most of a person's latest request a base model is shown: the story keeps its room in the context. */
 const REQUEST_CHARS = 200;
@@ -72,19 +70,29 @@ export class Policy {
   }
 
   /**
-   * The prompt as text. A base model (no chat template, e.g. TinyStories) continues text, not a
-   * conversation: it continues the conversation's first user message, the task (a story
-   * beginning), on every turn. What a chat model would read in the conversation goes in front of
-   * that text as an instruction, where the demo model learned to read one: the person's latest
-   * request, quoted (unless `replies` is 'none'), then any OPD hint appended to it. Earlier
-   * requests are left out, so the story keeps its room in a small model's context.
+   * The prompt as text: a chat template's rendering, or for a base model what baseModelText shows
+   * it. A chat template renders every part of the conversation, so the parts are counted before
+   * it runs; a base model is shown only part of it, so what it is shown counts.
    */
   promptText(prompt: string | ChatMessage[], options: PromptOptions = {}): string {
-    this.checkLength(typeof prompt === 'string' ? prompt.length : prompt.reduce((n, m) => n + m.content.length, 0));
-    if (typeof prompt === 'string') return prompt;
-    if (this.tokenizer.hasChatTemplate) {
+    if (typeof prompt !== 'string' && this.tokenizer.hasChatTemplate) {
+      this.checkLength(promptParts(prompt, options.tools));
       return this.tokenizer.chatPrompt(prompt, options.tools?.length ? { tools: [...options.tools] } : {});
     }
+    const text = typeof prompt === 'string' ? prompt : this.baseModelText(prompt);
+    this.checkLength([{ field: 'prompt', chars: text.length }]);
+    return text;
+  }
+
+  /**
+   * A base model (no chat template, e.g. TinyStories) continues text, not a conversation: it
+   * continues the conversation's first user message, the task (a story beginning), on every
+   * turn. What a chat model would read in the conversation goes in front of that text as an
+   * instruction, where the demo model learned to read one: the person's latest request, quoted
+   * (unless `replies` is 'none'), then any OPD hint appended to it. Earlier requests are left
+   * out, so the story keeps its room in a small model's context.
+   */
+  private baseModelText(prompt: ChatMessage[]): string {
     const users = prompt.filter((m) => m.role === 'user').map((m) => m.content);
     const { text: last, hint } = splitHint(users.at(-1) ?? prompt.at(-1)?.content ?? '');
     const [task, ...later] = [...users.slice(0, -1), last];
@@ -101,7 +109,8 @@ export class Policy {
   completionIds(prompt: string | ChatMessage[], completion: string): number[] {
     const promptIds = this.promptIds(prompt);
     const text = this.promptText(prompt) + completion;
-    this.checkLength(text.length);
+    // The prompt alone passed; the whole text is what is tokenized next.
+    this.checkLength([{ field: 'completion', chars: text.length }]);
     const joined = typeof prompt === 'string' || !this.tokenizer.hasChatTemplate ? this.tokenizer.encode(text) : this.tokenizer.encode(text, false);
     const isPrefix = promptIds.every((id, i) => joined[i] === id);
     return isPrefix ? joined.slice(promptIds.length) : this.tokenizer.encode(completion, false);
@@ -110,20 +119,14 @@ export class Policy {
   /**
    * Refuses text far longer than the model's positions can hold, before it is rendered or
    * tokenized: a 5 MB prompt took the tokenizer more than 60 s and 2 GB before the position check
-   * refused its tokens. The bound is loose by CHARS_SLACK (normalizers may shorten text) and
-   * refuses only text that cannot fit.
+   * refused its tokens. Every part the template renders counts (prompt-budget.ts).
    *
-   * @throws EngineLimitError saying how long the text is and what fits
+   * @throws EngineLimitError naming the part that passes the budget, and the budget
    */
-  private checkLength(chars: number): void {
+  private checkLength(parts: Iterable<PromptPart>): void {
     const positions = this.model.config.maxPositions;
-    const max = positions * this.tokenizer.maxTokenChars * CHARS_SLACK;
-    if (chars > max) {
-      throw new EngineLimitError(
-        `the text is ${chars.toLocaleString('en-US')} characters, more than this model's ${positions.toLocaleString('en-US')} positions can hold ` +
-          `(${max.toLocaleString('en-US')} characters at most); shorten the prompt or completion`,
-      );
-    }
+    const over = overrun(parts, promptBudget(positions));
+    if (over) throw new EngineLimitError(overrunMessage(over, positions));
   }
 
   /**

@@ -63,21 +63,6 @@ export class Tokenizer {
     return typeof t === 'string' ? t : t ? JSON.stringify(t) : null;
   }
 
-  private longest: number | undefined;
-
-  /**
-   * Characters of the longest token (byte-level and sentencepiece pieces are at least as long as
-   * the text they cover): no text of more than n times this encodes to n tokens or fewer.
-   */
-  get maxTokenChars(): number {
-    if (this.longest === undefined) {
-      let n = 1;
-      for (const piece of this.tok.get_vocab().keys()) n = Math.max(n, piece.length);
-      this.longest = n;
-    }
-    return this.longest;
-  }
-
   get vocabSize(): number {
     return this.tok.get_vocab().size;
   }

@@ -5,7 +5,13 @@
  * JSON.parse only text whose shape is already known to be small.
  */
 
-/** Deeper than any run file line the app writes (a header's config is capped at 32 levels). */
+/**
+ * The deepest JSON the app reads: a run file's or journal's line, a model's JSON file, and a
+ * request `nextstate serve` takes. Deeper than any line the app writes of its own (a header's
+ * config is capped at 32 levels); a served request's tools are the one part a client nests, and
+ * a record holds them as deep as the request does (a top-level `tools` array), so a request
+ * within this limit is journaled in lines within it.
+ */
 export const MAX_LINE_DEPTH = 256;
 
 /**
