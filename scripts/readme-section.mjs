@@ -21,6 +21,7 @@ export const SECTIONS = {
   reproduction: 'docs/reproduction/reproduction.md',
   demo: 'public/models/storyteller-demo/hint-table.md',
   wishes: 'docs/reproduction/wishes.md',
+  'reverse-kl': 'docs/reproduction/reverse-kl.md',
   'lr-sweep': 'docs/reproduction/lr-sweep.md',
   bench: 'docs/bench/bench.json',
   accuracy: 'docs/bench/accuracy.json',
