@@ -43,13 +43,14 @@ import { progressFor } from './load-progress';
 import { FORCE_OPTION, notStdout } from './output';
 import { stoppable } from './signals';
 
-export const usage = `nextstate serve --model DIR|HUB_ID ${REVISION_USAGE} --out RUN.nsrun [--port 30000] [--host 127.0.0.1] [--api-key KEY]
+export const usage = `nextstate serve --model DIR|HUB_ID ${REVISION_USAGE} --out RUN.nsrun [--port 30000] [--host 127.0.0.1] [--api-key-file FILE]
       [--method ${METHODS.join('|')}] [--judge rules|policy|URL [--judge-model NAME]] [--batch-size N] [--lora-rank N]
       [--lr X] [--preset PRESET.json] [--backend cpu|webgpu] ${QUANTIZE_USAGE} [--max-tokens N] [--served-model-name NAME]
       [--max-in-flight N] [--max-body-bytes N] [--max-batch N] [--allow-origin ORIGIN] [--seed N] [--resume | --force] [--json]
   serve the policy at http://HOST:PORT/v1 (OpenAI chat completions) and train it on the turns it serves;
   --allow-origin lets pages of ORIGINs (space- or comma-separated, e.g. the lab's) send chat requests (CORS);
-  --api-key (or NEXTSTATE_SERVE_API_KEY) is required beyond 127.0.0.1; --resume continues RUN.nsrun after a stop or crash,
+  a key (--api-key-file FILE, NEXTSTATE_SERVE_API_KEY, or --api-key KEY, which other users see in ps) is required
+  beyond 127.0.0.1; --resume continues RUN.nsrun after a stop or crash,
   with the hub commit it recorded; --force replaces a run already at RUN.nsrun (its journal and checkpoints too) once
   the model has loaded. ${REVISION_NOTE}`;
 
@@ -155,6 +156,28 @@ export function allowedOrigins(text: string | undefined): string[] {
   return entries;
 }
 
+/**
+ * The key clients must send: --api-key-file's first line, else NEXTSTATE_SERVE_API_KEY, else
+ * --api-key. A key on the command line is in every user's `ps`, so giving one warns (`warn`).
+ */
+export function serveApiKey(
+  options: { key?: string; file?: string },
+  env: Record<string, string | undefined>,
+  warn: (line: string) => void,
+): string | undefined {
+  if (options.key !== undefined && options.file !== undefined) throw new UsageError('give --api-key-file or --api-key, not both');
+  if (options.file !== undefined) {
+    const key = readLocalText(options.file, FILE_LIMITS.apiKey).split(/\r?\n/)[0].trim();
+    if (!key) throw new UsageError(`--api-key-file ${options.file}: its first line is empty; write the key there`);
+    return key;
+  }
+  if (options.key !== undefined) {
+    warn('warning: --api-key is visible to every user of this machine (ps); prefer --api-key-file FILE or NEXTSTATE_SERVE_API_KEY');
+    return options.key;
+  }
+  return env.NEXTSTATE_SERVE_API_KEY || undefined;
+}
+
 /** Starts the server from the command line's options; returns once it listens. */
 export async function startServe(argv: string[], io: CliIo): Promise<ServeHandle> {
   const v = parse(argv, {
@@ -163,6 +186,7 @@ export async function startServe(argv: string[], io: CliIo): Promise<ServeHandle
     port: { type: 'string' },
     host: { type: 'string', default: '127.0.0.1' },
     'api-key': { type: 'string' },
+    'api-key-file': { type: 'string' },
     method: { type: 'string' },
     judge: { type: 'string' },
     'judge-model': { type: 'string' },
@@ -187,9 +211,9 @@ export async function startServe(argv: string[], io: CliIo): Promise<ServeHandle
   const model = required(v, 'model');
   const file = notStdout(required(v, 'out'), 'out', 'the run file, written as records come');
   const host = String(v.host);
-  const apiKey = (v['api-key'] as string | undefined) ?? (process.env.NEXTSTATE_SERVE_API_KEY || undefined);
+  const apiKey = serveApiKey({ key: v['api-key'] as string | undefined, file: v['api-key-file'] as string | undefined }, process.env, (line) => io.note(line));
   if (!apiKey && !isLoopback(host === '::1' ? '[::1]' : host)) {
-    throw new UsageError(`--host ${host} listens beyond this machine; give --api-key KEY (or NEXTSTATE_SERVE_API_KEY) so only your agent can use it`);
+    throw new UsageError(`--host ${host} listens beyond this machine; give --api-key-file FILE (or NEXTSTATE_SERVE_API_KEY) so only your agent can use it`);
   }
   const port = number(v, 'port', DEFAULTS.port, (x) => Number.isInteger(x) && x >= 0 && x < 65536);
   const allowOrigins = allowedOrigins(v['allow-origin'] as string | undefined);

@@ -37,6 +37,7 @@ export const FILE_LIMITS = {
   trainData: { what: 'training data', maxBytes: 256_000_000, hint: 'name a .jsonl file of {"prompt", "completion", "advantage"} lines, or split it.' },
   report: { what: 'a report', maxBytes: 64_000_000, hint: 'name the JSON report the command wrote.' },
   journal: { what: 'a serve journal', maxBytes: 1_000_000_000, hint: 'start a new --out.' },
+  apiKey: { what: 'an API key file', maxBytes: 4_096, hint: 'name a file whose first line is the key.' },
 } as const satisfies Record<string, FileLimit>;
 
 const codeOf = (e: unknown) => (e as NodeJS.ErrnoException).code ?? (e as Error).message;
