@@ -127,6 +127,11 @@ describe('nextstate CLI on stories260K', () => {
     expect((await runCli('generate', '--model', dir, '--prompt', 'x')).err[0]).toMatch(/truncated|past the end/);
     const usage = await runCli('generate', '--model', stories!, '--prompt', 'x', '--max-new-tokens', 'lots');
     expect(usage.code).toBe(2);
+    // A data file's content is not a usage error: its file, line and field, in one line, exit 1.
+    writeFileSync(join(dir, 'data.jsonl'), '{"prompt": "a", "completion": "b", "advantage": 1}\n{"prompt": "a", "completion": "", "advantage": 1}\n');
+    const data = await runCli('train', '--model', stories!, '--data', join(dir, 'data.jsonl'), '--out', join(dir, 'adapter'), '--steps', '1');
+    expect(data.code).toBe(1);
+    expect(data.err).toEqual([expect.stringMatching(/data\.jsonl:2: "completion" must be a non-empty string/)]);
     const proc = spawnSync(process.execPath, [bin, 'frobnicate'], { encoding: 'utf8' });
     expect(proc.status).toBe(2);
     expect(proc.stderr).toMatch(/unknown command "frobnicate"/);

@@ -12,7 +12,7 @@ import { DISTILL_TERMS, type DistillTerm } from '../rl/topk-distill';
 import { arrayOf, FieldError, int, num, object, oneOf, runChecker, str, type Checker } from '../rl/check';
 import type { Policy } from '../gpu/policy';
 import type { TrainSample } from '../gpu/train-types';
-import { UsageError } from './args';
+import { InputFileError } from '../gpu/local-file';
 
 /** A text line: the completion's tokens come from the model's tokenizer. */
 export interface TextLine {
@@ -39,6 +39,17 @@ export interface SampleLine {
 }
 
 export type DataLine = TextLine | SampleLine;
+
+/**
+ * What is wrong with the data file's content, named by file and line (or sample) and field, in
+ * one line. The command line was right, so no usage follows it; the exit status is 1.
+ */
+export class TrainDataError extends InputFileError {
+  constructor(message: string) {
+    super(message);
+    this.name = 'TrainDataError';
+  }
+}
 
 const ids = arrayOf(int(0, 2 ** 31 - 1), 1_000_000);
 const numbers = arrayOf(num(), 1_000_000);
@@ -108,9 +119,9 @@ export function decodeTrainData(bytes: Uint8Array, file: string): string {
       try {
         strictUtf8.decode(bytes.subarray(start, end));
       } catch {
-        throw new UsageError(`${file}:${line}: not valid UTF-8 text; save the file as UTF-8`);
+        throw new TrainDataError(`${file}:${line}: not valid UTF-8 text; save the file as UTF-8`);
       }
-      if (nl === -1) throw new UsageError(`${file}: not valid UTF-8 text; save the file as UTF-8`);
+      if (nl === -1) throw new TrainDataError(`${file}: not valid UTF-8 text; save the file as UTF-8`);
       start = nl + 1;
     }
   }
@@ -118,10 +129,10 @@ export function decodeTrainData(bytes: Uint8Array, file: string): string {
 
 function parseSampleLine(o: Record<string, unknown>, where: string): SampleLine {
   const picked = Object.fromEntries(SAMPLE_KEYS.filter((k) => Object.hasOwn(o, k)).map((k) => [k, o[k]]));
-  const row: SampleLine = runChecker(sampleLine, picked, (e) => new UsageError(`${where}: ${e.message}`));
+  const row: SampleLine = runChecker(sampleLine, picked, (e) => new TrainDataError(`${where}: ${e.message}`));
   const n = row.completion_ids.length;
   const fail = (message: string): never => {
-    throw new UsageError(`${where}: ${message}`);
+    throw new TrainDataError(`${where}: ${message}`);
   };
   if (n === 0) fail('"completion_ids" is empty; a sample needs at least one completion token');
   if (row.prompt_ids === undefined && row.prompt === undefined) fail('give "prompt_ids" (as export writes them) or "prompt"');
@@ -159,21 +170,21 @@ export function parseTrainData(text: string, file: string): DataLine[] {
       try {
         o = JSON.parse(line);
       } catch {
-        throw new UsageError(`${where}: not valid JSON`);
+        throw new TrainDataError(`${where}: not valid JSON`);
       }
-      if (typeof o !== 'object' || o === null || Array.isArray(o)) throw new UsageError(`${where}: a line must be a JSON object`);
+      if (typeof o !== 'object' || o === null || Array.isArray(o)) throw new TrainDataError(`${where}: a line must be a JSON object`);
       if (Object.hasOwn(o, 'completion_ids')) {
         rows.push(parseSampleLine(o, where));
         return;
       }
-      if (typeof o.prompt !== 'string') throw new UsageError(`${where}: "prompt" must be a string (or give "completion_ids", as export --samples writes)`);
-      if (typeof o.completion !== 'string' || !o.completion) throw new UsageError(`${where}: "completion" must be a non-empty string`);
+      if (typeof o.prompt !== 'string') throw new TrainDataError(`${where}: "prompt" must be a string (or give "completion_ids", as export --samples writes)`);
+      if (typeof o.completion !== 'string' || !o.completion) throw new TrainDataError(`${where}: "completion" must be a non-empty string`);
       const a = o.advantage;
       const ok = (typeof a === 'number' && Number.isFinite(a)) || (Array.isArray(a) && a.every((x) => typeof x === 'number' && Number.isFinite(x)));
-      if (!ok) throw new UsageError(`${where}: "advantage" must be a number or an array of numbers`);
+      if (!ok) throw new TrainDataError(`${where}: "advantage" must be a number or an array of numbers`);
       rows.push(o as unknown as TextLine);
     });
-  if (!rows.length) throw new UsageError(`${file} has no samples`);
+  if (!rows.length) throw new TrainDataError(`${file} has no samples`);
   return rows;
 }
 
@@ -210,12 +221,12 @@ export function toTrainSample(policy: Policy, row: DataLine, index: number): Tra
     prompt = policy.promptIds(row.prompt);
     completion = policy.completionIds(row.prompt, row.completion);
   } catch (e) {
-    if (e instanceof EngineLimitError) throw new UsageError(`sample ${index + 1}: ${e.message}`);
+    if (e instanceof EngineLimitError) throw new TrainDataError(`sample ${index + 1}: ${e.message}`);
     throw e;
   }
   const advantages = Array.isArray(row.advantage) ? row.advantage : completion.map(() => row.advantage as number);
   if (advantages.length !== completion.length) {
-    throw new UsageError(`sample ${index + 1}: ${advantages.length} advantages but the completion has ${completion.length} tokens`);
+    throw new TrainDataError(`sample ${index + 1}: ${advantages.length} advantages but the completion has ${completion.length} tokens`);
   }
   return { prompt, completion, advantages };
 }
