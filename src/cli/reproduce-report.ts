@@ -7,6 +7,7 @@
  */
 import { ARM_TITLES, type Arm, type TrainedArm } from '../runtime/arms';
 import { bootstrapMean, excludesZero, type Interval } from './reproduce-stats';
+import { STORY_WISHES, wishRateKey } from '../sims/rules/story-score';
 
 /** One run's evaluations: score by step. */
 export interface RunScores {
@@ -162,11 +163,7 @@ export const OTHER_NAME = 'other:name';
  * its keyword and story scores, and the other child's pet and name in an other-child run's stories.
  */
 export const RATE_COLUMNS: readonly { key: string; title: string }[] = [
-  { key: 'wish:pet', title: 'pet' },
-  { key: 'wish:name', title: 'name' },
-  { key: 'wish:favourite', title: 'favourite' },
-  { key: 'wish:sleep', title: 'sleep' },
-  { key: 'wish:gentle', title: 'gentle' },
+  ...STORY_WISHES.map((id) => ({ key: wishRateKey(id), title: id })),
   { key: 'keywords', title: 'keywords' },
   { key: 'story', title: 'story' },
   { key: OTHER_PET, title: "other child's pet" },

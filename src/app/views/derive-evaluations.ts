@@ -3,7 +3,7 @@
  * answer before and after training (the paper's Figure 2). Pure; tested in Node (derive.test.ts).
  */
 import type { EvaluationRecord, RunRecord } from '../../rl/records';
-import { STORY_WISHES } from '../../sims/rules/story-score';
+import { STORY_WISHES, wishRateKey } from '../../sims/rules/story-score';
 import { finite } from './record-values';
 
 /** The evaluation the paper reports (the simulator's rating of the first answer). */
@@ -26,7 +26,7 @@ export interface WishRate {
  * read as stories at all, since a reply that is no story meets no wish.
  */
 export const WISH_RATES: readonly WishRate[] = [
-  ...STORY_WISHES.map((id) => ({ key: `wish:${id}`, title: id, own: id === 'name' })),
+  ...STORY_WISHES.map((id) => ({ key: wishRateKey(id), title: id, own: id === 'name' })),
   { key: 'story', title: 'stories', own: false },
 ];
 

@@ -34,6 +34,9 @@ export interface StoryReading {
 export const STORY_WISHES = ['pet', 'name', 'favourite', 'sleep', 'gentle'] as const;
 export type StoryWishId = (typeof STORY_WISHES)[number];
 
+/** The key of an evaluation's scores that holds a wish's rate (storyEvaluationScores). */
+export const wishRateKey = (wish: StoryWishId): string => `wish:${wish}`;
+
 /**
  * Fewer words than this is not a story. The demo model's stories mostly run to the 96-token cap
  * (some 30 to 65 words); two short sentences ("Max had a ball. Max went to sleep with it.") are
@@ -329,6 +332,6 @@ export function storyEvaluationScores(child: StoryChild, items: readonly { quest
     keywords: rate(items.reduce((sum, it) => sum + storyKeywordScore(child, it.answer), 0)),
     story: rate(readings.filter((r) => r.story).length),
   };
-  for (const wish of STORY_WISHES) scores[`wish:${wish}`] = rate(readings.filter((r) => r[wish]).length);
+  for (const wish of STORY_WISHES) scores[wishRateKey(wish)] = rate(readings.filter((r) => r[wish]).length);
   return scores;
 }
