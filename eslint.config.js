@@ -52,6 +52,8 @@ export default ts.config(
       '.cache/',
       'test-results/',
       'playwright-report/',
+      // AssemblyScript (scripts/build-wasm.mjs compiles it): TypeScript's syntax, not its types.
+      'src/gpu/cpu-fast/assembly/',
     ],
   },
   js.configs.recommended,

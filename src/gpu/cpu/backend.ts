@@ -71,15 +71,21 @@ export class CpuBackend implements Backend {
 
   constructor(readonly precision: 'f32' | 'f64' = 'f32') {}
 
-  private make(data: Arr, shape: readonly number[]): CpuTensor {
+  protected make(data: Arr, shape: readonly number[]): CpuTensor {
     // Built before it is counted: a tensor whose shape is refused was never allocated.
-    const t = new CpuTensor(data, shape);
+    const t = this.wrap(data, shape);
     this.allocated += data.byteLength;
     this.peak = Math.max(this.peak, this.allocated);
     return t;
   }
 
-  private arr(n: number): Arr {
+  /** The tensor that holds an op's result (a subclass may move it into memory of its own). */
+  protected wrap(data: Arr, shape: readonly number[]): CpuTensor {
+    return new CpuTensor(data, shape);
+  }
+
+  /** Zeroed storage for n values. */
+  protected arr(n: number): Arr {
     return this.precision === 'f64' ? new Float64Array(n) : new Float32Array(n);
   }
 

@@ -1,0 +1,22 @@
+/**
+ * The jobs the kernels run (assembly/index.ts reads them): a kernel id, the number of work items
+ * the threads split, then i32 arguments (addresses, sizes, f32 bit patterns). The argument lists
+ * here and the calls in runJob name the same values in the same order.
+ */
+import { JOB } from './threads';
+
+export const Kernel = { packA: 1, packB: 2, gemmTiles: 3, dotRows: 4, attention: 5, attentionBackward: 6 } as const;
+
+export type Arg = number | { f32: number };
+
+/** Writes a job at JOB in `memory`. */
+export function writeJob(memory: WebAssembly.Memory, kernel: number, items: number, args: readonly Arg[]): void {
+  const words = new Int32Array(memory.buffer, JOB, 2 + args.length);
+  const floats = new Float32Array(memory.buffer, JOB, 2 + args.length);
+  words[0] = kernel;
+  words[1] = items;
+  args.forEach((a, i) => {
+    if (typeof a === 'number') words[2 + i] = a;
+    else floats[2 + i] = a.f32;
+  });
+}

@@ -1,0 +1,145 @@
+/**
+ * The kernels' threads. Each helper thread instantiates the kernels over the shared memory and
+ * sleeps on a control word; a job is written to memory, the helpers are woken, the calling thread
+ * takes share 0 itself, and it sleeps until every helper has finished its share. Ops stay
+ * synchronous, as the backend interface is, and the work split is fixed by the thread count.
+ */
+import { EngineError } from '../errors';
+
+/** Byte addresses in the reserved bottom of the memory. */
+export const CONTROL = 0;
+export const JOB = 64;
+/** Control words (i32 indices from CONTROL). */
+const GEN = 0;
+const PENDING = 1;
+const FAILED = 2;
+const STOP = 3;
+const THREADS = 4;
+
+export interface ThreadInit {
+  module: WebAssembly.Module;
+  memory: WebAssembly.Memory;
+  tid: number;
+}
+
+/** Starts a helper thread running HELPER_SOURCE; resolves once it is waiting for jobs. */
+export type SpawnThread = (init: ThreadInit) => Promise<{ terminate(): void }>;
+
+/**
+ * What a helper runs, as source text (a Node eval worker and a browser Blob worker both take
+ * text): `serve(instance, memory, tid)` loops forever, one share of each job per wake-up. A trap
+ * in a share is flagged and the share still counts as done, so the caller never waits forever.
+ */
+export const HELPER_SOURCE = `
+function serve(instance, memory, tid) {
+  const ctl = new Int32Array(memory.buffer, ${CONTROL}, 16);
+  let seen = 0;
+  for (;;) {
+    Atomics.wait(ctl, ${GEN}, seen);
+    seen = Atomics.load(ctl, ${GEN});
+    if (Atomics.load(ctl, ${STOP})) return;
+    try {
+      instance.exports.runJob(${JOB}, tid, Atomics.load(ctl, ${THREADS}));
+    } catch (e) {
+      Atomics.store(ctl, ${FAILED}, 1);
+    }
+    if (Atomics.sub(ctl, ${PENDING}, 1) === 1) Atomics.notify(ctl, ${PENDING});
+  }
+}
+`;
+
+export class KernelTrapError extends EngineError {
+  constructor(detail: string) {
+    super(`a fast CPU kernel failed (${detail}); this is a bug in the engine: rerun with --backend cpu-reference and report it`);
+  }
+}
+
+export class ThreadPool {
+  private readonly ctl: Int32Array;
+  private closed = false;
+
+  private constructor(
+    private readonly runJob: (job: number, tid: number, threads: number) => void,
+    memory: WebAssembly.Memory,
+    private readonly helpers: { terminate(): void }[],
+  ) {
+    this.ctl = new Int32Array(memory.buffer, CONTROL, 16);
+    this.ctl[THREADS] = helpers.length + 1;
+  }
+
+  /**
+   * A pool of `threads` (this one and threads - 1 helpers). One thread where the caller may not
+   * block (a page's main thread: Atomics.wait throws there) or no spawner is given.
+   */
+  static async start(
+    instance: WebAssembly.Instance,
+    module: WebAssembly.Module,
+    memory: WebAssembly.Memory,
+    threads: number,
+    spawn?: SpawnThread,
+  ): Promise<ThreadPool> {
+    const runJob = instance.exports.runJob as (job: number, tid: number, threads: number) => void;
+    const helpers: { terminate(): void }[] = [];
+    if (spawn && threads > 1 && mayBlock(memory)) {
+      const started = await Promise.allSettled(Array.from({ length: threads - 1 }, (_, i) => spawn({ module, memory, tid: i + 1 })));
+      const failed = started.find((s) => s.status === 'rejected');
+      for (const s of started) if (s.status === 'fulfilled') helpers.push(s.value);
+      if (failed) {
+        for (const h of helpers) h.terminate();
+        throw new EngineError(`the fast CPU backend could not start its threads: ${(failed as PromiseRejectedResult).reason}`);
+      }
+    }
+    return new ThreadPool(runJob, memory, helpers);
+  }
+
+  get threads(): number {
+    return this.helpers.length + 1;
+  }
+
+  /**
+   * Runs the job written at JOB: on every thread when `parallel` (a job worth waking them for),
+   * else all of it here. Either way each item is computed by the same code in the same order.
+   */
+  run(parallel: boolean): void {
+    if (this.closed) throw new EngineError('the fast CPU backend was closed; create a new backend');
+    if (!parallel || this.helpers.length === 0) {
+      this.call(0, 1);
+      return;
+    }
+    const ctl = this.ctl;
+    const threads = this.threads;
+    Atomics.store(ctl, PENDING, threads - 1);
+    Atomics.add(ctl, GEN, 1);
+    Atomics.notify(ctl, GEN);
+    this.call(0, threads);
+    for (let left = Atomics.load(ctl, PENDING); left !== 0; left = Atomics.load(ctl, PENDING)) Atomics.wait(ctl, PENDING, left);
+    if (Atomics.exchange(ctl, FAILED, 0)) throw new KernelTrapError('a helper thread trapped');
+  }
+
+  private call(tid: number, threads: number): void {
+    try {
+      this.runJob(JOB, tid, threads);
+    } catch (e) {
+      throw new KernelTrapError(e instanceof Error ? e.message : String(e));
+    }
+  }
+
+  close(): void {
+    if (this.closed) return;
+    this.closed = true;
+    Atomics.store(this.ctl, STOP, 1);
+    Atomics.add(this.ctl, GEN, 1);
+    Atomics.notify(this.ctl, GEN);
+    for (const h of this.helpers) h.terminate();
+  }
+}
+
+/** Whether this thread may sleep on Atomics.wait (not a page's main thread). */
+function mayBlock(memory: WebAssembly.Memory): boolean {
+  try {
+    Atomics.wait(new Int32Array(memory.buffer, CONTROL, 16), 15, 1, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
