@@ -1,6 +1,8 @@
 /** What every engine subcommand needs: a backend by name and a policy from a folder or hub id. */
 import type { Backend } from '../gpu/backend';
 import { CpuBackend } from '../gpu/cpu/backend';
+import { FastCpuBackend } from '../gpu/cpu-fast/backend';
+import { nodeThreads } from '../gpu/cpu-fast/threads-node';
 import { resolveWeightFormat } from '../gpu/load';
 import { formatOf, QUANTIZE_FORMATS, type Quantize } from '../gpu/plan';
 import { Policy } from '../gpu/policy';
@@ -12,7 +14,11 @@ import { EnginePolicyService, type PolicyService } from '../runtime/policy-servi
 import { UsageError } from './args';
 import { loadProgress } from './load-progress';
 
+/** cpu: the fast CPU backend (SIMD kernels on every core); cpu-reference: the oracle it is checked against. */
+export const BACKENDS = ['cpu', 'cpu-reference', 'webgpu'] as const;
+export type BackendName = (typeof BACKENDS)[number];
 export const BACKEND_OPTION = { backend: { type: 'string' as const, default: 'cpu' } };
+export const BACKEND_USAGE = `[--backend ${BACKENDS.join('|')}]`;
 export const QUANTIZE_OPTION = { quantize: { type: 'string' as const } };
 export const QUANTIZE_USAGE = `[--quantize ${QUANTIZE_FORMATS.join('|')}]`;
 export const REVISION_OPTION = { revision: { type: 'string' as const } };
@@ -48,13 +54,25 @@ export function weightFormatOption(v: Record<string, unknown>): WeightFormat | u
   return q && formatOf(q);
 }
 
+/** --backend, checked. */
+export function backendOption(kind: unknown): BackendName {
+  if (!BACKENDS.includes(kind as BackendName)) throw new UsageError(`--backend must be one of ${BACKENDS.join(', ')}, got ${JSON.stringify(kind)}`);
+  return kind as BackendName;
+}
+
+let fastCpu: Promise<FastCpuBackend> | undefined;
+
+/**
+ * The backend by name. The fast CPU backend is one per process: its threads and memory serve
+ * every policy this process loads (a tensor's block returns to it when the tensor is disposed or
+ * collected), so commands that run many policies in turn do not start threads for each.
+ */
 export async function createBackend(kind: unknown): Promise<Backend> {
-  if (kind === 'cpu') return new CpuBackend();
-  if (kind === 'webgpu') {
-    const { createNodeWebGPUBackend } = await import('../gpu/webgpu/node');
-    return createNodeWebGPUBackend();
-  }
-  throw new UsageError(`--backend must be cpu or webgpu, got ${JSON.stringify(kind)}`);
+  const name = backendOption(kind);
+  if (name === 'cpu') return (fastCpu ??= FastCpuBackend.create(nodeThreads()));
+  if (name === 'cpu-reference') return new CpuBackend();
+  const { createNodeWebGPUBackend } = await import('../gpu/webgpu/node');
+  return createNodeWebGPUBackend();
 }
 
 /**

@@ -12,11 +12,12 @@ import {
   REVISION_USAGE,
   revisionOption,
   weightFormatOption,
+  BACKEND_USAGE,
 } from './engine';
 import { isNonNegative, isPositiveInt, number, parse, required, UsageError } from './args';
 
 export const usage = `nextstate generate --model DIR|ID ${REVISION_USAGE} --prompt TEXT [--chat] [--max-new-tokens N]
-    [--greedy | --temperature T --top-p P --top-k K --seed S] [--backend cpu|webgpu] ${QUANTIZE_USAGE} [--json]
+    [--greedy | --temperature T --top-p P --top-k K --seed S] ${BACKEND_USAGE} ${QUANTIZE_USAGE} [--json]
   ${QUANTIZE_NOTE}
   ${REVISION_NOTE}`;
 

@@ -9,12 +9,12 @@ import { DirSource, readModelFile } from '../gpu/source-node';
 import { DEMO_DEFAULTS, makeDemoModel, type DemoReport } from '../demo/make';
 import { isPositiveInt, number, parse, required } from './args';
 import { STORY_MAX_NEW_TOKENS } from '../sims/scenarios/index';
-import { createBackend } from './engine';
+import { createBackend, BACKEND_USAGE } from './engine';
 import type { CliIo } from './io';
 import { notStdout, writeOutputFolder } from './output';
 
 export const usage = `nextstate make-demo-model --out DIR [--base DIR] [--seed N] [--examples N] [--epochs N]
-    [--lr LR] [--rank R] [--backend cpu|webgpu] [--json]
+    [--lr LR] [--rank R] ${BACKEND_USAGE} [--json]
   Samples stories260K's own stories, labels each with the instructions it satisfies, fine-tunes on
   instruction -> story and writes the merged model (config, tokenizer, weights, model card, report)
 nextstate make-demo-model --card DIR

@@ -20,6 +20,8 @@ import { DEFAULT_TRAINED_ARMS, isArm, OTHER_CHILD_ARMS, type TrainedArm } from '
 import { hintSourceOf } from '../rl/presets';
 import { childMentionRates, normaliseChild, otherChildFor, type ChildWishes } from '../sims/scenarios/index';
 import { isPositiveInt, number, parse, required, UsageError } from './args';
+import { CPU_THREADS_ENV, threadsPerProcess } from '../gpu/cpu-fast/threads-node';
+import { BACKEND_USAGE, backendOption } from './engine';
 import {
   reproductionMarkdown,
   reproductionSvg,
@@ -46,7 +48,7 @@ import { Interrupted, signalExitCode, STOP_SIGNALS, stoppable, type StopSignal }
 export const DEFAULT_SEEDS = Array.from({ length: 10 }, (_, i) => i + 1);
 
 export const usage = `nextstate reproduce --config RUN.json --out DIR [--seeds 1,...,10] [--steps 16] [--eval-every 8]
-    [--methods ${['base', ...DEFAULT_TRAINED_ARMS].join(',')}] [--jobs N] [--policy DIR|ID] [--backend cpu|webgpu] [--json]
+    [--methods ${['base', ...DEFAULT_TRAINED_ARMS].join(',')}] [--jobs N] [--policy DIR|ID] ${BACKEND_USAGE} [--json]
     [--wishes SUBJECT/NAME/THING,...] [--lr RATE,...]
   Runs every arm for every seed; writes DIR/<arm>-seed<N>.nsrun, DIR/reproduction.json, .md and
   .svg (means with 95 % bootstrap intervals, paired differences, and the storyteller's per-wish
@@ -167,11 +169,13 @@ async function runHere(job: Job, resume: boolean, io: CliIo): Promise<Ran> {
 }
 
 /** Runs `job` in a child `nextstate run --json` (`--resume` from its journal); its scores are read from the journal it leaves. */
-function runInChild(job: Job, children: Set<ChildProcess>, resume: boolean): Promise<Ran> {
+function runInChild(job: Job, children: Set<ChildProcess>, resume: boolean, parallel: number): Promise<Ran> {
   const args = resume ? ['--resume', job.file] : ['--config', configPath(job), '--out', job.file];
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, [...process.execArgv, process.argv[1], 'run', ...args, '--json'], {
       stdio: ['ignore', 'pipe', 'pipe'],
+      // The runs side by side share the cores, unless the person chose a thread count.
+      env: { [CPU_THREADS_ENV]: String(threadsPerProcess(parallel)), ...process.env },
       // Its own process group: a terminal's Ctrl-C reaches it once, forwarded by this process,
       // not twice (a second SIGINT would kill it before it writes its run file).
       detached: true,
@@ -224,7 +228,7 @@ async function runJobs(jobs: readonly Job[], parallel: number, json: boolean, io
           RunJournal.remove(job.file);
           writeFileSync(configPath(job), JSON.stringify(job.config, null, 2));
         }
-        const ran = await (parallel > 1 ? runInChild(job, children, resumed) : runHere(job, resumed, io));
+        const ran = await (parallel > 1 ? runInChild(job, children, resumed, parallel) : runHere(job, resumed, io));
         if (ran.signal) {
           signal ??= ran.signal;
           return;
@@ -304,7 +308,7 @@ export async function reproduceCommand(argv: string[], io: CliIo): Promise<void>
   if (wishes && lrs) throw new UsageError('--wishes and --lr are separate experiments; run them one at a time');
   if (wishes && base.scenario.id !== 'storyteller') throw new UsageError('--wishes needs a storyteller config');
   if (typeof v.policy === 'string') base.models.policy.model = v.policy;
-  if (typeof v.backend === 'string') base.models.policy.backend = v.backend as 'cpu' | 'webgpu';
+  if (typeof v.backend === 'string') base.models.policy.backend = backendOption(v.backend);
   mkdirSync(dir, { recursive: true });
 
   const schedule = { ...base.schedule, steps, evalEvery };

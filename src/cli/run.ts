@@ -40,6 +40,8 @@ import {
   REVISION_USAGE,
   revisionOption,
   weightFormatOption,
+  BACKEND_USAGE,
+  backendOption,
 } from './engine';
 import { isPositiveInt, number, parse, UsageError } from './args';
 import { timeLeft, type CliIo } from './io';
@@ -51,7 +53,7 @@ import { loopResume, resumePlan } from '../runtime/resume-plan';
 import { journalResumePoint, modelPath, RunJournal, RunJournalError, workspacePath, type RunJournalOptions } from './run-journal';
 
 export const usage = `nextstate run --config RUN.json [--out RUN_FILE [--force]] [--steps N] [--policy DIR|ID] ${REVISION_USAGE}
-      [--backend cpu|webgpu] ${QUANTIZE_USAGE} [--json]
+      ${BACKEND_USAGE} ${QUANTIZE_USAGE} [--json]
       --force replaces a run already at RUN_FILE (its journal, checkpoints and workspace too) once
       the policy has loaded; without it such a run is refused
   nextstate run --resume RUN_FILE [--steps N] [--json]
@@ -175,7 +177,7 @@ export async function runCommand(argv: string[], io: CliIo): Promise<void> {
     delete config.models.policy.revision;
   }
   if (revision) config.models.policy.revision = revision;
-  if (typeof v.backend === 'string') config.models.policy.backend = v.backend as 'cpu' | 'webgpu';
+  if (typeof v.backend === 'string') config.models.policy.backend = backendOption(v.backend);
   if (weightFormat) config.models.policy.weightFormat = weightFormat;
   config.schedule.steps = number(v, 'steps', config.schedule.steps, isPositiveInt);
   const lrWarning = fullFinetuneLrWarning(config.preset);

@@ -13,11 +13,12 @@ import {
   REVISION_USAGE,
   revisionOption,
   weightFormatOption,
+  BACKEND_USAGE,
 } from './engine';
 import { parse, required } from './args';
 
 export const usage = `nextstate score --model DIR|ID ${REVISION_USAGE} --prompt TEXT --completion TEXT [--adapter DIR]
-    [--backend cpu|webgpu] ${QUANTIZE_USAGE} [--json]
+    ${BACKEND_USAGE} ${QUANTIZE_USAGE} [--json]
   ${QUANTIZE_NOTE}
   ${REVISION_NOTE}`;
 

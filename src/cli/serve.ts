@@ -32,6 +32,7 @@ import {
   REVISION_USAGE,
   revisionOption,
   weightFormatOption,
+  BACKEND_USAGE,
 } from './engine';
 import { eventLine } from './run';
 import { ChatEndpoint } from './serve-chat';
@@ -45,7 +46,7 @@ import { stoppable } from './signals';
 
 export const usage = `nextstate serve --model DIR|HUB_ID ${REVISION_USAGE} --out RUN.nsrun [--port 30000] [--host 127.0.0.1] [--api-key-file FILE]
       [--method ${METHODS.join('|')}] [--judge rules|policy|URL [--judge-model NAME]] [--batch-size N] [--lora-rank N]
-      [--lr X] [--preset PRESET.json] [--backend cpu|webgpu] ${QUANTIZE_USAGE} [--max-tokens N] [--served-model-name NAME]
+      [--lr X] [--preset PRESET.json] ${BACKEND_USAGE} ${QUANTIZE_USAGE} [--max-tokens N] [--served-model-name NAME]
       [--max-in-flight N] [--max-body-bytes N] [--max-batch N] [--allow-origin ORIGIN] [--seed N] [--resume | --force] [--json]
   serve the policy at http://HOST:PORT/v1 (OpenAI chat completions) and train it on the turns it serves;
   --allow-origin lets pages of ORIGINs (space- or comma-separated, e.g. the lab's) send chat requests (CORS);

@@ -46,10 +46,10 @@ import { decodeTrainData, parseTrainData, toTrainSample } from './train-data';
 
 export const usage = `nextstate train --model DIR|ID ${REVISION_USAGE} --data FILE.jsonl --out ADAPTER_DIR [--lora-rank R --lora-alpha A
     --targets q,k,v,o,gate,up,down --lr LR --steps N --batch B --seed S --beta B --kl-type low_var_kl|k3
-    --clip-low E --clip-high E --recompute none|layer --backend cpu|webgpu] ${QUANTIZE_USAGE} [--force] [--json]
+    --clip-low E --clip-high E --recompute none|layer --backend cpu|cpu-reference|webgpu] ${QUANTIZE_USAGE} [--force] [--json]
 nextstate train --full --model DIR|ID ${REVISION_USAGE} --data FILE.jsonl --out MODEL_DIR [--freeze-embedding] [--resume] [--force]
     [--lr LR (default 1e-5) --weight-decay W (0.1) --steps N --batch B --beta B --kl-type low_var_kl|k3
-    --clip-low E --clip-high E --recompute none|layer --backend cpu|webgpu] [--json]
+    --clip-low E --clip-high E --recompute none|layer --backend cpu|cpu-reference|webgpu] [--json]
   Each data line: {"prompt": TEXT, "completion": TEXT, "advantage": NUMBER | [NUMBER per completion token]},
   or a sample row as nextstate export --samples writes it (prompt_ids, completion_ids, advantages,
   loss_mask, rollout_log_probs and any OPD term), trained as the run's own step trained it.

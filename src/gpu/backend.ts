@@ -99,6 +99,12 @@ export interface AdamWParams {
   gradScale: number;
 }
 
+/**
+ * The backends a command or run names: cpu is the fast CPU backend (cpu-fast/, SIMD kernels on
+ * every core), cpu-reference the plain-loop oracle it and the WebGPU kernels are checked against.
+ */
+export type BackendName = 'cpu' | 'cpu-reference' | 'webgpu';
+
 export interface Backend {
   readonly kind: 'cpu' | 'webgpu';
 

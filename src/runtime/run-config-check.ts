@@ -110,7 +110,7 @@ const generator: Checker<GeneratorSpec> = (value, path) => {
 const policyModel = object(
   { model: saying('must name a model folder or hub id', modelName) },
   {
-    backend: oneOf('cpu', 'webgpu'),
+    backend: oneOf('cpu', 'cpu-reference', 'webgpu'),
     weightFormat: saying(`must be one of ${WEIGHT_FORMATS.join(', ')} (or absent: f16 on WebGPU, f32 on the CPU)`, oneOf(...WEIGHT_FORMATS)),
     revision: saying(
       'must be a branch, tag or commit of the hub model (e.g. main, v1.0, or 40 hex digits), or absent: main',

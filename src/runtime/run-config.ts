@@ -43,7 +43,8 @@ export type GeneratorSpec =
 /** The policy's checkpoint and how it is loaded. */
 export interface PolicyModelConfig {
   model: string;
-  backend?: 'cpu' | 'webgpu';
+  /** cpu: the fast CPU backend; cpu-reference: the plain-loop oracle it is checked against. */
+  backend?: 'cpu' | 'cpu-reference' | 'webgpu';
   /**
    * How its weight matrices are stored (gpu/quant.ts); absent: f16 on WebGPU, f32 on the CPU.
    * A run writes the format it loaded, so a resumed or repeated run loads the same.

@@ -5,6 +5,7 @@
  * folder; endpoints take their API key from the settings table, never from the run config.
  */
 import { hubLocation } from './model-location';
+import type { BackendName } from '../../gpu/backend';
 import type { RunConfig, GeneratorSpec } from '../../runtime/run-config';
 import type { RunServices } from '../../runtime/runloop';
 import type { ChatMessage } from '../../rl/messages';
@@ -47,7 +48,7 @@ export class WorkerGenerator implements TextGenerator {
 export interface ServiceDeps {
   /** Where the policy's own files are, for roles that use a frozen copy of it. */
   policyLocation: ModelLocation;
-  backend: 'webgpu' | 'cpu';
+  backend: BackendName;
   /** The endpoint's API key from settings, if the person gave one. */
   apiKey: (baseUrl: string) => Promise<string | undefined>;
   onProgress: (model: string, e: FileEvent) => void;

@@ -1,6 +1,7 @@
 /** Helper threads for the fast CPU backend in Node: worker_threads running HELPER_SOURCE. */
 import { availableParallelism } from 'node:os';
 import { Worker } from 'node:worker_threads';
+import { EngineError } from '../errors';
 import { HELPER_SOURCE, type SpawnThread } from './threads';
 
 const ENTRY = `
@@ -21,7 +22,22 @@ export const spawnNodeThread: SpawnThread = (init) =>
     worker.once('error', reject);
   });
 
-/** All of this machine's cores (at most 16: beyond that a job's split outweighs its share). */
+/** Sets the fast CPU backend's thread count, e.g. for processes that share the machine. */
+export const CPU_THREADS_ENV = 'NEXTSTATE_CPU_THREADS';
+
+/**
+ * NEXTSTATE_CPU_THREADS threads, else all of this machine's cores (at most 16: beyond that a
+ * job's split outweighs its share).
+ */
 export function nodeThreads(): { threads: number; spawn: SpawnThread } {
-  return { threads: Math.min(16, availableParallelism()), spawn: spawnNodeThread };
+  const asked = process.env[CPU_THREADS_ENV];
+  const n = asked === undefined ? Math.min(16, availableParallelism()) : Number(asked);
+  if (!Number.isInteger(n) || n < 1 || n > 256)
+    throw new EngineError(`${CPU_THREADS_ENV} must be a whole number of threads from 1 to 256, got ${JSON.stringify(asked)}`);
+  return { threads: n, spawn: spawnNodeThread };
+}
+
+/** The threads each of `processes` processes running side by side should take: the cores, shared. */
+export function threadsPerProcess(processes: number): number {
+  return Math.max(1, Math.floor(Math.min(16, availableParallelism()) / processes));
 }

@@ -5,7 +5,8 @@
  */
 import type { ChatMessage } from '../../rl/messages';
 import { createWebGPUBackend } from '../../gpu/webgpu/backend';
-import { CpuBackend } from '../../gpu/cpu/backend';
+import type { BackendName } from '../../gpu/backend';
+import { browserCpuBackend } from '../../gpu/cpu-fast/browser';
 import { Policy } from '../../gpu/policy';
 import { HubSource, type FileProgress } from '../../gpu/source';
 import { EngineGenerator } from '../../generators/engine';
@@ -29,7 +30,7 @@ export type GeneratorLoadRequest =
       files?: PickedFile[];
       wasmPaths?: string | { mjs: string; wasm: string };
     }
-  | { kind: 'engine'; model: string; backend: 'webgpu' | 'cpu' };
+  | { kind: 'engine'; model: string; backend: BackendName };
 
 /** What a loaded worker reports about its generator. */
 export interface GeneratorInfo {
@@ -57,7 +58,7 @@ export class GeneratorHost {
         onProgress: (p: DownloadProgress) => onProgress?.({ file: p.file, loaded: p.loaded, total: p.total || null, fromCache: p.fromCache }),
       });
     } else {
-      const backend = request.backend === 'webgpu' ? await createWebGPUBackend() : new CpuBackend();
+      const backend = request.backend === 'webgpu' ? await createWebGPUBackend() : await browserCpuBackend(request.backend);
       const policy = await Policy.load(new HubSource(request.model), backend, {
         onProgress: (p: FileProgress) => onProgress?.({ file: p.file, loaded: p.loaded, total: p.total, fromCache: p.fromCache }),
       });

@@ -9,8 +9,9 @@
  */
 import { usesToolCallTags } from '../../rl/tool-calls';
 import type { MethodPreset, TeacherSource } from '../../rl/presets';
-import type { Backend } from '../../gpu/backend';
-import { CpuBackend } from '../../gpu/cpu/backend';
+import type { Backend, BackendName } from '../../gpu/backend';
+import { browserCpuBackend } from '../../gpu/cpu-fast/browser';
+import { FastCpuBackend } from '../../gpu/cpu-fast/backend';
 import { DeviceLostError } from '../../gpu/errors';
 import { resolveWeightFormat } from '../../gpu/load';
 import type { PeftFiles } from '../../gpu/peft';
@@ -38,7 +39,7 @@ const LOSS_GRACE_MS = 1000;
 
 export interface PolicyLoadRequest {
   location: ModelLocation;
-  backend: 'webgpu' | 'cpu';
+  backend: BackendName;
   /** How the weight matrices are stored; absent: f16 on WebGPU, f32 on the CPU. */
   weightFormat?: WeightFormat;
   preset: MethodPreset;
@@ -49,7 +50,7 @@ export interface PolicyLoadRequest {
 
 export interface PolicyInfo {
   label: string;
-  backend: 'webgpu' | 'cpu';
+  backend: BackendName;
   architecture: string;
   parameters: number;
   weightBytes: number;
@@ -67,9 +68,10 @@ export interface PolicyInfo {
 
 export type PolicyEvent = { type: 'progress'; progress: FileProgress } | { type: 'device-lost'; message: string } | { type: 'recovered'; version: number };
 
-/** Frees a backend's GPU device and the memory on it; the CPU backend holds nothing to free. */
+/** Frees a backend's GPU device and the memory on it, or the fast CPU backend's threads. */
 function release(backend: Backend): void {
   try {
+    if (backend instanceof FastCpuBackend) backend.close();
     (backend as Partial<WebGPUBackend>).destroy?.();
   } catch {
     // A device already lost has nothing more to free.
@@ -133,7 +135,7 @@ export class PolicyHost {
         'full fine-tuning runs from the command line (nextstate run, nextstate train --full); the lab checkpoints LoRA adapters only, so choose LoRA here',
       );
     }
-    const backend = req.backend === 'webgpu' ? await createWebGPUBackend() : new CpuBackend();
+    const backend = req.backend === 'webgpu' ? await createWebGPUBackend() : await browserCpuBackend(req.backend);
     let policy: Policy;
     try {
       policy = await Policy.load(policySource(req.location, this.hub), backend, {
