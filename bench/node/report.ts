@@ -16,6 +16,7 @@ export const NOTES = [
   "Training: one full LoRA step (forward with tape, backward, AdamW; old log-probs given, so no scoring pass) on a batch of the largest inference batch's shape; ratioToPrefill divides by that batch's prefill rate (mark to beat: 0.33); workRatio is the step's projection and LM-head work over a prefill's (bench/lib/work.ts), so 1 / workRatio bounds ratioToPrefill at equal FLOP rates, and relativeFlopRate = ratioToPrefill * workRatio.",
   'Memory: backend.memory() bytes. load.allocatedBytes is the loaded model on the device; training.peakBytes the peak during a step.',
   'Load includes hashing what was read (SHA-256 of config.json and every weights file), which run files name the model by.',
+  "cpu: the fast CPU backend in Node. simdPeakGflopsPerCore is one core running the kernels' own loop of vector multiply-adds (a multiply and an add are two FLOPs); fractionOfPeak divides a matmul's median by that peak times the threads it ran on. cpu-node is the fast backend on all threads, cpu-reference-node the plain-loop oracle; cpu-chromium is the fast backend on the bench page's main thread, one thread, since a page's main thread may not block.",
   "storage.durability: one training step's IndexedDB writes as the lab makes them, in Chromium with a profile on disk; msPerStep.default has every write at the browser's default durability, msPerStep.strict has the run row, step records and checkpoint strict, as the app writes them; extraMsPerStep is the difference of the medians.",
 ];
 
@@ -31,6 +32,7 @@ export interface Report {
     dawn: NodeRun['dawnAdapter'];
   };
   matmul: Record<string, unknown>;
+  cpu: NodeRun['cpu'];
   models: unknown[];
   storage: { durability: Maybe<DurabilityCell> };
   notes: string[];
@@ -65,6 +67,7 @@ export function buildReport(o: {
     workload: { ...w, budgetS: budgetMs / 1000 },
     machine: { ...machineInfo(), load: o.load, chromium, dawn: o.node.dawnAdapter },
     matmul: { 'webgpu-node': o.node.matmul, 'webgpu-chromium': isSkipped(page) ? page : page.matmul },
+    cpu: o.node.cpu,
     models: o.models.map((m) => modelReport(m, o.node, page)),
     storage: { durability: o.durability },
     notes: NOTES,
@@ -77,6 +80,7 @@ function modelReport(m: ModelEntry, node: NodeRun, page: Maybe<PageResult>) {
   const fromPage = <T>(pick: (r: PageModelResult) => Maybe<T>): Maybe<T> => (isSkipped(inPage) ? inPage : pick(inPage));
   const engine = {
     'cpu-node': node.models[m.key]['cpu-node'],
+    'cpu-reference-node': node.models[m.key]['cpu-reference-node'],
     'webgpu-node': node.models[m.key]['webgpu-node'],
     'webgpu-chromium': fromPage((r) => r['webgpu-chromium']),
     'cpu-chromium': fromPage((r) => r['cpu-chromium']),
@@ -96,6 +100,7 @@ function modelReport(m: ModelEntry, node: NodeRun, page: Maybe<PageResult>) {
       'engine webgpu-chromium / transformers.js-webgpu': ratio(engine['webgpu-chromium'], peer['transformers.js-webgpu']),
       'engine cpu-chromium / transformers.js-wasm': ratio(engine['cpu-chromium'], peer['transformers.js-wasm']),
       'engine cpu-node / transformers.js-wasm': ratio(engine['cpu-node'], peer['transformers.js-wasm']),
+      'engine cpu-node / cpu-reference-node': ratio(engine['cpu-node'], engine['cpu-reference-node']),
     },
   };
 }

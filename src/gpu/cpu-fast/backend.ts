@@ -13,9 +13,11 @@ import { matmulDims, type AttentionShape, type Tensor } from '../backend';
 import { CpuBackend, CpuTensor, CpuWeight } from '../cpu/backend';
 import { EngineError } from '../errors';
 import type { Arr } from '../ops/types';
+import { writeCacheForward } from '../ops/attention';
 import { WasmHeap } from './heap';
 import { Kernel, writeJob, type Arg } from './jobs';
 import { KERNELS_WASM } from './kernels-wasm';
+import { RopeTable } from './rope';
 import { ThreadPool, type SpawnThread } from './threads';
 
 /** The bottom of the memory: control words, the job, the kernels' static data (see build-wasm). */
@@ -23,7 +25,7 @@ const RESERVED = 65536;
 const MR = 4;
 const NR = 8;
 /** Rows up to which x @ w^T takes the dot-product kernel, which reads the weights in place. */
-const DOT_ROWS = 8;
+const DOT_ROWS = 32;
 /** Multiply-adds below which a job runs on the calling thread: waking helpers costs more. */
 const PARALLEL_WORK = 1 << 18;
 
@@ -51,6 +53,7 @@ export class FastCpuBackend extends CpuBackend {
   /** Blocks of tensors never disposed, freed when the tensor is collected. */
   private readonly orphans = new FinalizationRegistry<number>((at) => this.heap.release(at));
   private readonly views = new WeakMap<Arr, number>();
+  private readonly ropeTables = new Map<string, RopeTable>();
 
   private constructor(
     private readonly heap: WasmHeap,
@@ -145,6 +148,32 @@ export class FastCpuBackend extends CpuBackend {
     const c = this.make(y, [M, N]) as HeapTensor;
     this.product(x, w, c, M, K, N, false, true, Boolean(bias || residual), 1);
     return c;
+  }
+
+  override rope(x: Tensor, positions: Int32Array, headDim: number, theta: number, inverse = false): Tensor {
+    const out = this.arr(x.size);
+    this.ropeTable(headDim, theta).apply(this.values(x), positions, inverse, out);
+    return this.make(out, x.shape);
+  }
+
+  override ropeWriteCache(
+    x: { q: Tensor; k: Tensor; v: Tensor; kCache: Tensor; vCache: Tensor },
+    positions: Int32Array,
+    theta: number,
+    s: AttentionShape,
+  ): Tensor {
+    const k = this.rope(x.k, positions, s.headDim, theta);
+    writeCacheForward(this.values(x.kCache), this.values(k), s);
+    this.dispose(k);
+    writeCacheForward(this.values(x.vCache), this.values(x.v), s);
+    return this.rope(x.q, positions, s.headDim, theta);
+  }
+
+  private ropeTable(headDim: number, theta: number): RopeTable {
+    const key = `${headDim} ${theta}`;
+    let table = this.ropeTables.get(key);
+    if (!table) this.ropeTables.set(key, (table = new RopeTable(headDim, theta)));
+    return table;
   }
 
   override attention(q: Tensor, kCache: Tensor, vCache: Tensor, s: AttentionShape): Tensor {

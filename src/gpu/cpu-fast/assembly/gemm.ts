@@ -135,32 +135,60 @@ export function gemmTiles(ap: usize, bp: usize, c: usize, M: i32, K: i32, N: i32
   return f32x4.extract_lane(v, 0) + f32x4.extract_lane(v, 1) + (f32x4.extract_lane(v, 2) + f32x4.extract_lane(v, 3));
 }
 
+/** c[m, n] = scale * sum (mode 0) or c[m, n] += scale * sum (mode 1). */
+@inline function putOne(c: usize, m: i32, n: i32, N: i32, sum: f32, mode: i32, scale: f32): void {
+  const dst = c + ((<usize>m * N + n) << 2);
+  store<f32>(dst, mode ? load<f32>(dst) + scale * sum : scale * sum);
+}
+
 /**
  * x [M, K] @ w [N, K]^T for few rows (decode): dot products along k, both operands read in place,
- * so the weights stream from memory once per call with no packing. Columns [n0, n1) of c [M, N].
+ * so the weights stream from memory once per call with no packing. Four weight rows at a time
+ * share each load of x. Columns [n0, n1) of c [M, N].
  */
 export function dotRows(x: usize, w: usize, c: usize, M: i32, K: i32, N: i32, mode: i32, scale: f32, n0: i32, n1: i32): void {
   const K4 = K & ~3;
-  for (let n = n0; n < n1; n++) {
-    const wr = w + ((<usize>n * K) << 2);
+  const row: usize = <usize>K << 2;
+  let n = n0;
+  for (; n + 4 <= n1; n += 4) {
+    const w0 = w + <usize>n * row;
     for (let m = 0; m < M; m++) {
-      const xr = x + ((<usize>m * K) << 2);
-      let acc0 = f32x4.splat(0);
-      let acc1 = f32x4.splat(0);
+      const xr = x + <usize>m * row;
+      let a0 = f32x4.splat(0), a1 = f32x4.splat(0), a2 = f32x4.splat(0), a3 = f32x4.splat(0);
       let k = 0;
-      for (; k + 8 <= K4; k += 8) {
-        const o: usize = <usize>k << 2;
-        acc0 = f32x4.add(acc0, f32x4.mul(v128.load(xr + o), v128.load(wr + o)));
-        acc1 = f32x4.add(acc1, f32x4.mul(v128.load(xr + o, 16), v128.load(wr + o, 16)));
-      }
       for (; k < K4; k += 4) {
         const o: usize = <usize>k << 2;
-        acc0 = f32x4.add(acc0, f32x4.mul(v128.load(xr + o), v128.load(wr + o)));
+        const xv = v128.load(xr + o);
+        a0 = f32x4.add(a0, f32x4.mul(xv, v128.load(w0 + o)));
+        a1 = f32x4.add(a1, f32x4.mul(xv, v128.load(w0 + row + o)));
+        a2 = f32x4.add(a2, f32x4.mul(xv, v128.load(w0 + 2 * row + o)));
+        a3 = f32x4.add(a3, f32x4.mul(xv, v128.load(w0 + 3 * row + o)));
       }
-      let sum = hsum(f32x4.add(acc0, acc1));
+      let s0 = hsum(a0), s1 = hsum(a1), s2 = hsum(a2), s3 = hsum(a3);
+      for (; k < K; k++) {
+        const o: usize = <usize>k << 2;
+        const xs = load<f32>(xr + o);
+        s0 += xs * load<f32>(w0 + o);
+        s1 += xs * load<f32>(w0 + row + o);
+        s2 += xs * load<f32>(w0 + 2 * row + o);
+        s3 += xs * load<f32>(w0 + 3 * row + o);
+      }
+      putOne(c, m, n, N, s0, mode, scale);
+      putOne(c, m, n + 1, N, s1, mode, scale);
+      putOne(c, m, n + 2, N, s2, mode, scale);
+      putOne(c, m, n + 3, N, s3, mode, scale);
+    }
+  }
+  for (; n < n1; n++) {
+    const wr = w + <usize>n * row;
+    for (let m = 0; m < M; m++) {
+      const xr = x + <usize>m * row;
+      let acc = f32x4.splat(0);
+      let k = 0;
+      for (; k < K4; k += 4) acc = f32x4.add(acc, f32x4.mul(v128.load(xr + (<usize>k << 2)), v128.load(wr + (<usize>k << 2))));
+      let sum = hsum(acc);
       for (; k < K; k++) sum += load<f32>(xr + (<usize>k << 2)) * load<f32>(wr + (<usize>k << 2));
-      const dst = c + ((<usize>m * N + n) << 2);
-      store<f32>(dst, mode ? load<f32>(dst) + scale * sum : scale * sum);
+      putOne(c, m, n, N, sum, mode, scale);
     }
   }
 }
