@@ -29,7 +29,12 @@ export default defineConfig({
         plugins: [svelte()],
         // Browser tests fetch the generated fixtures and the data/ models (or NEXTSTATE_SHARED's)
         // through /@fs/.
-        server: { fs: { allow: ['.', TINY_MODEL_ROOT, dataRoot] } },
+        server: {
+          fs: { allow: ['.', TINY_MODEL_ROOT, dataRoot] },
+          // Cross-origin isolated, as the lab is (src/deploy/headers.ts): the fast CPU backend's
+          // shared memory needs it.
+          headers: { 'Cross-Origin-Opener-Policy': 'same-origin', 'Cross-Origin-Embedder-Policy': 'require-corp' },
+        },
         // Pre-bundled up front: discovering them mid-run makes Vite reload the test page.
         optimizeDeps: { include: ['comlink', '@huggingface/transformers', 'dexie', 'uplot', '@noble/hashes/sha2.js', '@noble/hashes/utils.js'] },
         test: {
