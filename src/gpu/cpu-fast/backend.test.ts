@@ -96,6 +96,21 @@ describe('fast CPU backend: repeatable', () => {
     two.close();
   });
 
+  it('gives a row the same bits whatever else is in its batch, as the reference does (runs must not depend on batching)', async () => {
+    const be = await FastCpuBackend.create({ ...nodeThreads(), threads: 2 });
+    const K = 131;
+    const rows = randn(1, 37 * K);
+    const w = be.tensor(randn(2, 70 * K), [70, K]);
+    const batch = await be.read(be.linear(be.tensor(rows, [37, K]), w));
+    for (const r of [0, 17, 36]) {
+      const alone = await be.read(be.linear(be.tensor(rows.subarray(r * K, (r + 1) * K), [1, K]), w));
+      expect(Array.from(alone), `row ${r}`).toEqual(Array.from(batch.subarray(r * 70, (r + 1) * 70)));
+      const viaT = await be.read(be.matmul(be.tensor(rows.subarray(r * K, (r + 1) * K), [K, 1]), w, true, true));
+      expect(Array.from(viaT), `row ${r}, transposed operands`).toEqual(Array.from(alone));
+    }
+    be.close();
+  });
+
   it('frees what it disposes, scratch included', async () => {
     const be = await FastCpuBackend.create({ ...nodeThreads(), threads: 2 });
     const before = be.heldBytes();

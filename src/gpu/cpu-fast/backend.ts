@@ -22,10 +22,6 @@ import { ThreadPool, type SpawnThread } from './threads';
 
 /** The bottom of the memory: control words, the job, the kernels' static data (see build-wasm). */
 const RESERVED = 65536;
-const MR = 4;
-const NR = 8;
-/** Rows up to which x @ w^T takes the dot-product kernel, which reads the weights in place. */
-const DOT_ROWS = 32;
 /** Multiply-adds below which a job runs on the calling thread: waking helpers costs more. */
 const PARALLEL_WORK = 1 << 18;
 
@@ -216,26 +212,26 @@ export class FastCpuBackend extends CpuBackend {
     this.withScratch(256, (buf) => peak(buf, rounds));
   }
 
-  /** c = op(a) @ op(b), or c += scale * op(a) @ op(b) when `add`. */
+  /**
+   * c = op(a) @ op(b), or c += scale * op(a) @ op(b) when `add`: as dot products of op(a)'s rows
+   * with op(b)'s columns, each operand transposed first where it is not stored that way.
+   */
   private product(a: Tensor, b: Tensor, c: HeapTensor, M: number, K: number, N: number, transA: boolean, transB: boolean, add: boolean, scale: number): void {
-    const mode = add ? 1 : 0;
-    const work = M * N * K;
-    this.withInputs([a, b], (aa, ba) => {
-      if (transB && !transA && M <= DOT_ROWS) {
-        this.runJob(Kernel.dotRows, N, [aa, ba, c.at, M, K, N, mode, { f32: scale }], work);
-        return;
-      }
-      const Q = Math.ceil(M / MR);
-      const P = Math.ceil(N / NR);
-      this.withScratch(Q * MR * K * 4, (ap) =>
-        this.withScratch(P * NR * K * 4, (bp) =>
-          this.withScratch(MR * NR * 4 * this.threads, (tmp) => {
-            this.runJob(Kernel.packA, Q, [aa, transA ? 1 : 0, M, K, ap], M * K);
-            this.runJob(Kernel.packB, P, [ba, transB ? 1 : 0, K, N, bp], K * N);
-            this.runJob(Kernel.gemmTiles, Q * P, [ap, bp, c.at, M, K, N, mode, { f32: scale }, tmp, MR * NR * 4], work);
-          }),
+    this.withInputs([a, b], (aa, ba) =>
+      this.transposedIf(transA, aa, K, M, (x) =>
+        this.transposedIf(!transB, ba, K, N, (w) =>
+          this.runJob(Kernel.dotProducts, Math.ceil(N / 4), [x, w, c.at, M, K, N, add ? 1 : 0, { f32: scale }], M * N * K),
         ),
-      );
+      ),
+    );
+  }
+
+  /** `use` gets `at` ([rows, cols]) itself, or when `transpose`, a temporary [cols, rows] copy of its transpose. */
+  private transposedIf<R>(transpose: boolean, at: number, rows: number, cols: number, use: (at: number) => R): R {
+    if (!transpose) return use(at);
+    return this.withScratch(rows * cols * 4, (t) => {
+      this.runJob(Kernel.transpose, rows, [at, rows, cols, t], rows * cols);
+      return use(t);
     });
   }
 

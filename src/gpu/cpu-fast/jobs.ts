@@ -5,7 +5,7 @@
  */
 import { JOB } from './threads';
 
-export const Kernel = { packA: 1, packB: 2, gemmTiles: 3, dotRows: 4, attention: 5, attentionBackward: 6 } as const;
+export const Kernel = { transpose: 1, dotProducts: 2, attention: 3, attentionBackward: 4 } as const;
 
 export type Arg = number | { f32: number };
 

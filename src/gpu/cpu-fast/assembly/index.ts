@@ -2,9 +2,7 @@
 // layout is ../jobs.ts's) and every thread calls runJob with its index: thread `tid` of `threads`
 // takes a fixed contiguous share of the items, so the split depends on the thread count only.
 import { attention, attentionBackward } from './attention';
-import { dotRows, gemmTiles, packA, packB } from './gemm';
-
-export { MR, NR } from './gemm';
+import { dotProducts, transpose } from './gemm';
 
 @inline function arg(job: usize, i: i32): i32 {
   return load<i32>(job + (<usize>(i + 2) << 2));
@@ -26,21 +24,15 @@ export function runJob(job: usize, tid: i32, threads: i32): void {
   if (lo >= hi) return;
   switch (load<i32>(job)) {
     case 1:
-      packA(arg(job, 0), arg(job, 1), arg(job, 2), arg(job, 3), arg(job, 4), lo, hi);
+      transpose(arg(job, 0), arg(job, 1), arg(job, 2), arg(job, 3), lo, hi);
       break;
     case 2:
-      packB(arg(job, 0), arg(job, 1), arg(job, 2), arg(job, 3), arg(job, 4), lo, hi);
+      dotProducts(arg(job, 0), arg(job, 1), arg(job, 2), arg(job, 3), arg(job, 4), arg(job, 5), arg(job, 6), argf(job, 7), lo, hi);
       break;
     case 3:
-      gemmTiles(arg(job, 0), arg(job, 1), arg(job, 2), arg(job, 3), arg(job, 4), arg(job, 5), arg(job, 6), argf(job, 7), scratch(job, 8, tid), lo, hi);
-      break;
-    case 4:
-      dotRows(arg(job, 0), arg(job, 1), arg(job, 2), arg(job, 3), arg(job, 4), arg(job, 5), arg(job, 6), argf(job, 7), lo, hi);
-      break;
-    case 5:
       attention(arg(job, 0), arg(job, 1), arg(job, 2), arg(job, 3), arg(job, 4), arg(job, 5), arg(job, 6), arg(job, 7), arg(job, 8), arg(job, 9), arg(job, 10), scratch(job, 11, tid), lo, hi);
       break;
-    case 6:
+    case 4:
       attentionBackward(arg(job, 0), arg(job, 1), arg(job, 2), arg(job, 3), arg(job, 4), arg(job, 5), arg(job, 6), arg(job, 7), arg(job, 8), arg(job, 9), arg(job, 10), arg(job, 11), scratch(job, 12, tid), lo, hi);
       break;
     default:
