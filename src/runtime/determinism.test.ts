@@ -3,7 +3,8 @@
  * records and the same adapter whatever the disk, the trainer and the batching did meanwhile.
  */
 import { describe, expect, it } from 'vitest';
-import { CpuBackend } from '../gpu/cpu/backend';
+import { FastCpuBackend } from '../gpu/cpu-fast/backend';
+import { nodeThreads } from '../gpu/cpu-fast/threads-node';
 import type { RunRecord } from '../rl/records';
 import { createScenario } from '../sims/scenarios/index';
 import { configForArm, exampleConfig, parseRunConfig, type RunConfig } from './run-config';
@@ -23,7 +24,7 @@ interface Perturbation {
 }
 
 async function run(config: RunConfig, p: Perturbation) {
-  const services = await createNodeServices(parseRunConfig(config), new CpuBackend());
+  const services = await createNodeServices(parseRunConfig(config), await FastCpuBackend.create(nodeThreads()));
   const problems = await loadProblems(config, createScenario(config.scenario), readTextFile);
   const policy = services.policy;
   let writes = 0;

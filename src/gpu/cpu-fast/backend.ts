@@ -177,7 +177,7 @@ export class FastCpuBackend extends CpuBackend {
     const items = s.B * s.T * s.numHeads;
     this.withInputs([q, kCache, vCache], (qa, ka, va) =>
       this.withInts(s.padLeft, (pad) =>
-        this.withScratch(s.maxT * 4, (scratch) => {
+        this.withScratch(s.maxT * 4 * this.threads, (scratch) => {
           const args = [qa, ka, va, out.at, pad, s.T, s.start, s.maxT, s.numHeads, s.numKvHeads, s.headDim, scratch, s.maxT * 4];
           this.runJob(Kernel.attention, items, args, items * (s.start + s.T) * s.headDim * 2);
         }),
@@ -194,7 +194,7 @@ export class FastCpuBackend extends CpuBackend {
     const items = s.B * s.numKvHeads;
     this.withInputs([q, k, v, dOut], (qa, ka, va, ga) =>
       this.withInts(s.padLeft, (pad) =>
-        this.withScratch(s.T * 8, (scratch) => {
+        this.withScratch(s.T * 8 * this.threads, (scratch) => {
           const args = [qa, ka, va, ga, dq.at, dk.at, dv.at, pad, s.T, s.numHeads, s.numKvHeads, s.headDim, scratch, s.T * 8];
           this.runJob(Kernel.attentionBackward, items, args, s.B * s.numHeads * s.T * s.T * s.headDim * 3);
         }),
