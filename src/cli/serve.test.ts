@@ -218,17 +218,19 @@ describe('nextstate serve with the official openai client', () => {
     server = null;
   });
 
-  it('pairs the turns of an agent that sends no session headers by their messages, and keeps two such conversations apart', async () => {
+  it('pairs the turns of an agent that sends no session headers by their messages, keeps two such conversations apart, and judges its user’s words without its envelope', async () => {
     server = await startTestServer(['--batch-size', '8', '--max-tokens', '5']);
     const { client, model } = server;
     const talk = async (first: string) => {
-      // As OpenClaw does: the system prompt is rebuilt every time, and a runtime-context message
-      // follows the user's on each request without staying in the history.
+      // As OpenClaw does: the system prompt is rebuilt every time, a runtime-context message
+      // follows the user's on each request without staying in the history, and every user
+      // message carries a timestamp.
       const context = (): OpenAI.ChatCompletionMessageParam => ({ role: 'user', content: `<<<CONTEXT>>> ${Math.random()}` });
-      const history: OpenAI.ChatCompletionMessageParam[] = [{ role: 'user', content: first }];
+      const history: OpenAI.ChatCompletionMessageParam[] = [{ role: 'user', content: `[Sat 2026-12-05 10:12 UTC] ${first}` }];
       const request = () => [{ role: 'system' as const, content: `now: ${Math.random()}` }, ...history, context()];
       const sessions: string[] = [];
-      for (const next of ['Please redo that, it is wrong.', 'Thanks!']) {
+      // Only its leading "no" makes the first a correction: a judge that read the stamp first would miss it.
+      for (const next of ['[Sat 2026-12-05 10:13 UTC] no, the other one', '[Sat 2026-12-05 10:14 UTC] Thanks!']) {
         const r = (await client.chat.completions.create({ model, messages: request(), tools: TOOLS })) as OpenAI.ChatCompletion & { session_id: string };
         sessions.push(r.session_id);
         history.push(r.choices[0].message as OpenAI.ChatCompletionMessageParam, { role: 'user', content: next });
@@ -248,12 +250,14 @@ describe('nextstate serve with the official openai client', () => {
       30_000,
       'both judgements',
     );
-    expect(
-      (ofKind(server, 'judge_result') as JudgeResultRecord[])
-        .filter((j) => j.judge === 'binary' && j.session === a[0])
-        .sort((x, y) => x.turn - y.turn)
-        .map((j) => j.score),
-    ).toEqual([-1, 1]);
+    const judged = (ofKind(server, 'judge_result') as JudgeResultRecord[])
+      .filter((j) => j.judge === 'binary' && j.session === a[0])
+      .sort((x, y) => x.turn - y.turn);
+    expect(judged.map((j) => j.score)).toEqual([-1, 1]);
+    expect(judged.map((j) => j.nextState)).toEqual([
+      { raw: '[Sat 2026-12-05 10:13 UTC] no, the other one', cleaned: 'no, the other one' },
+      { raw: '[Sat 2026-12-05 10:14 UTC] Thanks!', cleaned: 'Thanks!' },
+    ]);
   });
 
   it('after kill -9, --resume continues from the last step with every committed record, and the session goes on', async () => {

@@ -98,6 +98,11 @@ export interface JudgeResultRecord extends RecordBase {
    * did; `hint` is the winner's. Absent under the paper's longest-hint rule.
    */
   selection?: HintSelectionRecord;
+  /**
+   * The next state as its client sent it (`raw`) and as the judge read it (`cleaned`), where the
+   * server stripped the client's envelope (a served agent's timestamp, queued-message marker).
+   */
+  nextState?: { raw: string; cleaned: string };
 }
 
 /** One candidate hint of top-k selection and its top-k overlap with the student. */

@@ -130,6 +130,7 @@ const judgeResult = object(
       winner: count,
       candidates: arrayOf(object({ hint: str(L.hint), overlap: count, tokensWon: count }), 64),
     }),
+    nextState: object({ raw: str(L.text), cleaned: str(L.text) }),
   },
 );
 

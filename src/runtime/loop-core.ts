@@ -10,6 +10,7 @@
  * runs unchanged in Node (the CLI) and in the page.
  */
 import { SampleBuffer, type Batch, type BufferedSample } from '../rl/buffer';
+import type { ClientEnvelope } from '../rl/envelopes';
 import { copyMessage, type ChatMessage } from '../rl/messages';
 import type { InteractionRecord, RunRecord, RuntimeEventRecord, TokenUpdateRecord, TrainStats, WorkspaceFileRecord } from '../rl/records';
 import type { ClosedTurn, TrackerEvents, TurnType } from '../rl/sessions';
@@ -39,6 +40,8 @@ export interface JudgedRun {
   seed: number;
   /** The judge's hints rewritten for another user: the scenario's, for the other-child control (JudgeDeps.rewriteHint). */
   rewriteHint?: { user: string; rewrite: (hint: string) => string };
+  /** What the run's clients wrap their users' words in (a served agent's), stripped before judging. */
+  envelopes?: readonly ClientEnvelope[];
 }
 
 /** The run-log record of one policy call: the prompt as sent and the reply with its tokens. */
@@ -533,6 +536,7 @@ export abstract class RunLoopCore implements RunController {
       shuffler: this.shuffler,
       ...this.shuffleWindow(turn),
       ...(run.rewriteHint ? { rewriteHint: run.rewriteHint } : {}),
+      ...(run.envelopes ? { envelopes: run.envelopes } : {}),
     });
     if (this.stopping) return;
     await this.commit(judged.records);

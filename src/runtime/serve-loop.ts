@@ -6,6 +6,7 @@
  * state, judging off the request's path, the sample buffer, PPO steps serving v while training
  * v+1, and every record committed before the reply goes out.
  */
+import { CLIENT_ENVELOPES } from '../rl/envelopes';
 import type { ChatMessage } from '../rl/messages';
 import type { PolicyResponse } from '../rl/samples';
 import { SessionTracker, type ClosedTurn, type TurnType } from '../rl/sessions';
@@ -155,8 +156,8 @@ export class ServeLoop extends RunLoopCore {
     await this.closeTurns(this.tracker.endSession(session), (t) => this.judgeServed(t));
   }
 
-  /** A served turn judged with the tools its request listed. */
+  /** A served turn judged with the tools its request listed, on its user's words without the agent's envelope. */
   private judgeServed(turn: ClosedTurn<ServedResponse>): Promise<void> {
-    return this.judgeAndBuffer(turn, this.services, this.config, turn.response.tools);
+    return this.judgeAndBuffer(turn, this.services, { ...this.config, envelopes: CLIENT_ENVELOPES }, turn.response.tools);
   }
 }
