@@ -27,6 +27,13 @@ export async function inspectCommand(argv: string[], { out }: CliIo): Promise<vo
   );
   const last = info.summary?.lastEvaluation;
   if (last?.problemSet) out(`evaluated on: ${t(last.problemSet)}`);
+  const unjudged = info.summary?.unjudgedTurns;
+  const lost = unjudged ? unjudged.timeout + unjudged.explicit + unjudged['context-full'] : 0;
+  if (unjudged && lost > 0)
+    out(
+      `unjudged turns: ${lost} (their session ended before the next state came: ${unjudged.timeout} idle past the timeout, ` +
+        `${unjudged.explicit} ended by the client, ${unjudged['context-full']} with the context full)`,
+    );
   out(`summary: ${t(JSON.stringify(info.summary))}`);
 }
 

@@ -260,6 +260,28 @@ describe('nextstate serve with the official openai client', () => {
     ]);
   });
 
+  it('takes --set and --idle-timeout into the run config; a turn left waiting past the timeout is recorded unjudged, and inspect counts it', async () => {
+    server = await startTestServer(['--max-tokens', '3', '--idle-timeout', '1s', '--set', 'preset.judge.binaryVotes=3']);
+    expect(server.handle.runFile.header.config).toMatchObject({ preset: { judge: { binaryVotes: 3 }, session: { idleTimeoutMs: 1000 } } });
+    const headers = { 'X-Session-Id': 'dave', 'X-Turn-Type': 'main' };
+    await server.client.chat.completions.create({ model: server.model, messages: [{ role: 'user', content: 'Name a colour.' }] }, { headers });
+    await until(() => ofKind(server!, 'session_end').length === 1, 30_000, 'the idle session to end');
+    expect(ofKind(server, 'session_end')[0]).toMatchObject({ session: 'dave', reason: 'timeout', unjudgedTurn: 1 });
+    expect(ofKind(server, 'judge_result')).toEqual([]);
+    const file = server.file;
+    await server.handle.stop();
+    server = null;
+    const inspected = await runCli('inspect', file);
+    expect(inspected.out.join('\n')).toMatch(/unjudged turns: 1 \(.*1 idle past the timeout/);
+
+    server = await startTestServer(['--idle-timeout', 'off']);
+    expect(server.handle.runFile.header.config).toMatchObject({ preset: { session: { idleTimeoutMs: 0 } } });
+    await server.handle.stop();
+    server = null;
+    const refused = await runCli('serve', '--model', 'unused', '--out', file, '--resume', '--set', 'preset.judge.binaryVotes=1');
+    expect(refused.err.join('\n')).toMatch(/leave out --set/);
+  });
+
   it('after kill -9, --resume continues from the last step with every committed record, and the session goes on', async () => {
     const first = await startTestServer(['--batch-size', '2', '--max-tokens', '4']);
     const { modelDir, model } = first;

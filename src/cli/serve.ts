@@ -20,7 +20,8 @@ import { loopResume, resumePlan } from '../runtime/resume-plan';
 import { createNodeServices, isLoopback } from '../runtime/services-node';
 import { SERVED_STEPS, ServeLoop } from '../runtime/serve-loop';
 import { SessionPairing } from '../runtime/serve-pairing';
-import { isPositiveInt, number, parse, required, UsageError } from './args';
+import { durationMs, isPositiveInt, number, parse, required, UsageError } from './args';
+import { applySets, SET_NOTE, SET_OPTION, SET_USAGE, setValues } from './overrides';
 import {
   BACKEND_OPTION,
   createBackend,
@@ -46,8 +47,11 @@ import { stoppable } from './signals';
 export const usage = `nextstate serve --model DIR|HUB_ID ${REVISION_USAGE} --out RUN.nsrun [--port 30000] [--host 127.0.0.1] [--api-key-file FILE]
       [--method ${METHODS.join('|')}] [--judge rules|policy|URL [--judge-model NAME]] [--batch-size N] [--lora-rank N]
       [--lr X] [--preset PRESET.json] [--backend cpu|webgpu] ${QUANTIZE_USAGE} [--max-tokens N] [--served-model-name NAME]
-      [--max-in-flight N] [--max-body-bytes N] [--max-batch N] [--allow-origin ORIGIN] [--seed N] [--resume | --force] [--json]
+      [--max-in-flight N] [--max-body-bytes N] [--max-batch N] [--allow-origin ORIGIN] [--idle-timeout DURATION|off] ${SET_USAGE}
+      [--seed N] [--resume | --force] [--json]
   serve the policy at http://HOST:PORT/v1 (OpenAI chat completions) and train it on the turns it serves;
+  --idle-timeout (default 30m) ends a session silent that long, its waiting turn recorded unjudged; off: never;
+  ${SET_NOTE};
   --allow-origin lets pages of ORIGINs (space- or comma-separated, e.g. the lab's) send chat requests (CORS);
   a key (--api-key-file FILE, NEXTSTATE_SERVE_API_KEY, or --api-key KEY, which other users see in ps) is required
   beyond 127.0.0.1; --resume continues RUN.nsrun after a stop or crash,
@@ -106,7 +110,8 @@ function serveConfig(v: Record<string, unknown>, model: string): RunConfig {
   const preset = presetOf(v);
   const weightFormat = weightFormatOption(v);
   const revision = revisionOption(v);
-  return parseRunConfig({
+  const idle = durationMs(v, 'idle-timeout');
+  const config = {
     format: 'nextstate-run-config',
     formatVersion: 1,
     label: `serve ${basename(model)} (${preset.method})`,
@@ -126,7 +131,9 @@ function serveConfig(v: Record<string, unknown>, model: string): RunConfig {
       policy: { temperature: 1, topP: 1, topK: 0, maxNewTokens: number(v, 'max-tokens', DEFAULTS.maxTokens, isPositiveInt) },
       user: { temperature: 0.7, maxNewTokens: 256 },
     },
-  });
+  };
+  applySets(config, [...(idle !== undefined ? [`preset.session.idleTimeoutMs=${idle}`] : []), ...setValues(v)]);
+  return parseRunConfig(config);
 }
 
 /** A resumed run's policy loaded from `model`: at the recorded commit when it is the model the run named. */
@@ -203,6 +210,8 @@ export async function startServe(argv: string[], io: CliIo): Promise<ServeHandle
     'max-batch': { type: 'string' },
     'max-body-bytes': { type: 'string' },
     'allow-origin': { type: 'string' },
+    'idle-timeout': { type: 'string' },
+    ...SET_OPTION,
     seed: { type: 'string' },
     resume: { type: 'boolean' },
     ...FORCE_OPTION,
@@ -227,6 +236,8 @@ export async function startServe(argv: string[], io: CliIo): Promise<ServeHandle
   let exportAdapter: () => Promise<PeftFiles> = () => Promise.reject(new Error('the policy is not loaded yet'));
   const runFileOptions = { exportAdapter: () => exportAdapter() };
   if (v.resume && v.force) throw new UsageError('--resume continues the run at --out and --force replaces it; give one');
+  for (const other of ['set', 'idle-timeout'] as const)
+    if (v.resume && v[other] !== undefined) throw new UsageError(`--resume continues the run with the config it recorded; leave out --${other}`);
   const resumed = v.resume ? await RunJournal.resume(file, runFileOptions) : null;
   if (!resumed && v.force) RunJournal.checkReplaceable(file);
   else if (!resumed) RunJournal.checkNew(file);

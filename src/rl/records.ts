@@ -311,6 +311,11 @@ export interface SessionEndRecord extends RecordBase {
   reason: SessionEndReason;
   turns: number;
   mainTurns: number;
+  /**
+   * The main turn that was waiting for its next state when the session ended without one (the
+   * person never answered before `reason`): it is never judged and never a sample.
+   */
+  unjudgedTurn?: number;
 }
 
 /** Every record of the run log, discriminated on `kind`. */

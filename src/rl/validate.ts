@@ -223,7 +223,7 @@ const sessionEnd = object(
     turns: count,
     mainTurns: count,
   },
-  optionalStep,
+  { ...optionalStep, unjudgedTurn: int(1) },
 );
 
 const tokenUpdate = object(
@@ -344,6 +344,7 @@ function checkConsistency(record: RunRecord): void {
       break;
     case 'session_end':
       if (record.mainTurns > record.turns) throw new FieldError('mainTurns', `is ${record.mainTurns}, more than turns (${record.turns})`);
+      if (record.unjudgedTurn !== undefined && record.mainTurns === 0) throw new FieldError('unjudgedTurn', 'is set but the session had no main turn');
       break;
     default:
       break;

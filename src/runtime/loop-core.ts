@@ -451,15 +451,20 @@ export abstract class RunLoopCore implements RunController {
     for (const turn of events.closed) this.unjudged.set(turn.session, (this.unjudged.get(turn.session) ?? 0) + 1);
     for (const e of events.ended) this.ended.add(e.session);
     await this.commit(
-      events.ended.map((e) => ({
-        kind: 'session_end' as const,
-        version: this.sessionVersions.get(e.session) ?? this.version,
-        ts: e.at,
-        session: e.session,
-        reason: e.reason,
-        turns: e.turns,
-        mainTurns: e.mainTurns,
-      })),
+      events.ended.map((e) => {
+        // The turn that waited for a next state and got none: no judge will see it.
+        const unjudged = events.closed.find((t) => t.session === e.session && t.nextState === null);
+        return {
+          kind: 'session_end' as const,
+          version: this.sessionVersions.get(e.session) ?? this.version,
+          ts: e.at,
+          session: e.session,
+          reason: e.reason,
+          turns: e.turns,
+          mainTurns: e.mainTurns,
+          ...(unjudged ? { unjudgedTurn: unjudged.turn } : {}),
+        };
+      }),
     );
     for (const e of events.ended) this.releaseIfDone(e.session);
     const slots = this.schedule ? events.closed.map((turn) => this.slotFor(turn)) : [];
