@@ -1,4 +1,4 @@
-import { readFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import OpenAI from 'openai';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -282,7 +282,28 @@ describe('nextstate serve with the official openai client', () => {
     expect(refused.err.join('\n')).toMatch(/leave out --set/);
   });
 
-  it('after kill -9, --resume continues from the last step with every committed record, and the session goes on', async () => {
+  it('--resume judges a turn whose next state had come but whose judgement was never journaled', async () => {
+    const first = await startTestServer(['--batch-size', '8', '--max-tokens', '3']);
+    const headers = { 'X-Session-Id': 'erin', 'X-Turn-Type': 'main' };
+    const messages: OpenAI.ChatCompletionMessageParam[] = [{ role: 'user', content: 'Name a colour.' }];
+    const r = await first.client.chat.completions.create({ model: first.model, messages }, { headers });
+    messages.push({ role: 'assistant', content: r.choices[0].message.content ?? '' }, { role: 'user', content: 'No, redo it: a warm one.' });
+    await first.client.chat.completions.create({ model: first.model, messages }, { headers });
+    await until(() => ofKind(first, 'sample').length === 1, 30_000, "turn 1's sample");
+    await first.handle.stop();
+    // As a kill -9 while turn 1 was judged leaves the journal: its interactions, none of its judgement.
+    const journal = journalPath(first.file);
+    const lines = readFileSync(journal, 'utf8').split('\n');
+    const judgement = (line: string) => /"kind":"(judge_vote|judge_result|sample)"/.test(line);
+    writeFileSync(journal, lines.filter((line) => !judgement(line)).join('\n'));
+
+    server = await startTestServer(['--resume'], { file: first.file });
+    expect(server.lines.map((l) => JSON.parse(l)).find((e) => e.type === 'resumed')).toMatchObject({ waiting: 1, unjudged: 1 });
+    await until(() => ofKind(server!, 'sample').length === 1, 30_000, 'turn 1 judged again');
+    expect(ofKind(server, 'judge_result').find((j) => j.judge === 'binary')).toMatchObject({ session: 'erin', turn: 1, score: -1 });
+  });
+
+  it('after kill -9, --resume continues from the last step with every committed record, and the session goes on, judging the turn that waited', async () => {
     const first = await startTestServer(['--batch-size', '2', '--max-tokens', '4']);
     const { modelDir, model } = first;
     await first.handle.stop();
@@ -301,13 +322,19 @@ describe('nextstate serve with the official openai client', () => {
     expect(await exited).toBeNull();
     const before = readJournal(journalPath(childFile)).records;
 
+    // Turn 3 was answered and journaled; its next state had not come yet.
+    expect(before.some((r) => r.kind === 'judge_result' && r.turn === 3)).toBe(false);
+
     server = await startTestServer(['--resume'], { file: childFile });
-    expect(server.lines.map((l) => JSON.parse(l)).find((e) => e.type === 'resumed')).toMatchObject({ step: 1, version: 1 });
+    expect(server.lines.map((l) => JSON.parse(l)).find((e) => e.type === 'resumed')).toMatchObject({ step: 1, version: 1, waiting: 1 });
     // Nothing committed before the kill is lost: the resumed log starts with all of it.
     expect(records(server).slice(0, before.length)).toEqual(before);
     expect(server.handle.loop.snapshot()).toMatchObject({ step: 1, version: 1 });
     const r = (await server.client.chat.completions.create({ model, messages }, { headers })) as unknown as { nextstate: { turn: number; version: number } };
     // The session's turns are numbered on from the log, never reusing (session, turn).
     expect(r.nextstate).toEqual({ session: 'carol', turn: 4, turnType: 'main', version: 1 });
+    // That request is turn 3's next state, a correction: turn 3 is judged as one.
+    await until(() => ofKind(server!, 'judge_result').some((j) => j.turn === 3 && j.judge === 'binary'), 30_000, "turn 3's judgement");
+    expect(ofKind(server, 'judge_result').find((j) => j.turn === 3 && j.judge === 'binary')).toMatchObject({ session: 'carol', score: -1 });
   });
 });

@@ -20,6 +20,7 @@ import { loopResume, resumePlan } from '../runtime/resume-plan';
 import { createNodeServices, isLoopback } from '../runtime/services-node';
 import { SERVED_STEPS, ServeLoop } from '../runtime/serve-loop';
 import { SessionPairing } from '../runtime/serve-pairing';
+import { unfinishedTurns, type UnfinishedTurns } from '../runtime/serve-unfinished';
 import { durationMs, isPositiveInt, number, parse, required, UsageError } from './args';
 import { applySets, SET_NOTE, SET_OPTION, SET_USAGE, setValues } from './overrides';
 import {
@@ -274,6 +275,7 @@ export async function startServe(argv: string[], io: CliIo): Promise<ServeHandle
   const pairing = new SessionPairing();
   let nextSession = 0;
   let resume: RunLoopOptions['resume'];
+  let unfinished: UnfinishedTurns | undefined;
   const records = runFile.all;
   if (v.resume) {
     const point = journalResumePoint(file, records);
@@ -292,14 +294,29 @@ export async function startServe(argv: string[], io: CliIo): Promise<ServeHandle
       nextSession = Math.max(nextSession, Number(auto[1]) + 1);
       pairing.remember(r.session, r.messages, replyMessage(r.response, toolCallTags && r.tools !== undefined, 'call'));
     }
+    unfinished = unfinishedTurns(records, {
+      reply: (r) => replyMessage(r.response, toolCallTags && r.tools !== undefined, 'call'),
+      paired: (session) => AUTO_SESSION.test(session),
+    });
+    const { waiting, unjudged } = unfinished;
     say(
-      { type: 'resumed', step: plan.step, version: plan.version, buffered: plan.samples.length, dropped: plan.dropped },
-      `resumed at step ${plan.step} (v${plan.version}) with ${plan.samples.length} buffered samples`,
+      {
+        type: 'resumed',
+        step: plan.step,
+        version: plan.version,
+        buffered: plan.samples.length,
+        dropped: plan.dropped,
+        waiting: waiting.length,
+        unjudged: unjudged.length,
+      },
+      `resumed at step ${plan.step} (v${plan.version}) with ${plan.samples.length} buffered samples, ` +
+        `${waiting.length} turns waiting for their next state and ${unjudged.length} to judge again`,
     );
   }
 
   const loop = new ServeLoop(config, services, runFile, {
     ...(resume ? { resume } : {}),
+    ...(unfinished ? { unfinished } : {}),
     turnsSoFar: turnsOf(records),
     generationBatch: number(v, 'max-batch', DEFAULTS.maxBatch, isPositiveInt),
     onRecord: (r) => {
