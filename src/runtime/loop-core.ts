@@ -634,6 +634,7 @@ export abstract class RunLoopCore implements RunController {
       ...(s.opdWeight !== 0 && s.opdClip ? { opdClip: s.opdClip } : {}),
       ...(s.opdTopK ? { opdTopK: s.opdTopK } : {}),
     }));
+    await this.sink.stepStarting?.({ step: this.step + 1, samples: batch.samples.length, at: this.now() });
     const result = await this.policyService.train(items, (i, n) => this.options.onProgress?.({ phase: 'train', done: i, total: n }));
     const from = this.version;
     this.step++;
