@@ -8,7 +8,7 @@
 import { basename } from 'node:path';
 import { METHODS, makePreset, parsePreset, type MethodName, type MethodPreset, type PresetOverrides } from '../rl/presets';
 import { FILE_LIMITS, InputFileError, readLocalText } from '../gpu/local-file';
-import type { RunRecord } from '../rl/records';
+import type { InteractionRecord, RunRecord } from '../rl/records';
 import { resolveWeightFormat } from '../gpu/load';
 import type { PeftFiles } from '../gpu/peft';
 import type { RunLoopOptions } from '../runtime/loop-types';
@@ -278,6 +278,8 @@ export async function startServe(argv: string[], io: CliIo): Promise<ServeHandle
   let unfinished: UnfinishedTurns | undefined;
   const records = runFile.all;
   if (v.resume) {
+    // A logged reply as its client got it back (tool calls parsed), which the client's next request repeats.
+    const reply = (r: InteractionRecord) => replyMessage(r.response, toolCallTags && r.tools !== undefined, 'call');
     const point = journalResumePoint(file, records);
     if (point.adapter) await policy.restore(point.adapter.files, point.version);
     const plan = resumePlan(point, records);
@@ -292,12 +294,9 @@ export async function startServe(argv: string[], io: CliIo): Promise<ServeHandle
       const auto = AUTO_SESSION.exec(r.session);
       if (!auto) continue;
       nextSession = Math.max(nextSession, Number(auto[1]) + 1);
-      pairing.remember(r.session, r.messages, replyMessage(r.response, toolCallTags && r.tools !== undefined, 'call'));
+      pairing.remember(r.session, r.messages, reply(r));
     }
-    unfinished = unfinishedTurns(records, {
-      reply: (r) => replyMessage(r.response, toolCallTags && r.tools !== undefined, 'call'),
-      paired: (session) => AUTO_SESSION.test(session),
-    });
+    unfinished = unfinishedTurns(records, { reply, paired: (session) => AUTO_SESSION.test(session) });
     const { waiting, unjudged } = unfinished;
     say(
       {
