@@ -38,3 +38,20 @@ export function number(v: Record<string, unknown>, name: string, fallback: numbe
 
 export const isPositiveInt = (n: number) => Number.isInteger(n) && n > 0;
 export const isNonNegative = (n: number) => Number.isFinite(n) && n >= 0;
+
+const DURATION_UNITS: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000 };
+
+/**
+ * A duration option's milliseconds: a number with a unit (90s, 30m, 2h, 1500ms), or 0 for `off`.
+ *
+ * @throws UsageError naming the option for anything else
+ */
+export function durationMs(v: Record<string, unknown>, name: string): number | undefined {
+  const x = v[name];
+  if (x === undefined) return undefined;
+  if (x === 'off') return 0;
+  const m = typeof x === 'string' ? /^(\d+(?:\.\d+)?)(ms|s|m|h)$/.exec(x.trim()) : null;
+  const ms = m ? Math.round(Number(m[1]) * DURATION_UNITS[m[2]]) : 0;
+  if (!(ms > 0)) throw new UsageError(`--${name} must be a duration such as 90s, 30m or 2h, or off, got ${JSON.stringify(x)}`);
+  return ms;
+}

@@ -2,9 +2,11 @@ import { inspectRunFile, type IntegrityStatus, type ModelRef } from '../storage/
 import type { CliIo } from './io';
 import { parse, positionals, UsageError } from './args';
 import { openRunFile } from './files';
+import { describeLiveStatus, readLiveStatus } from './run-status';
 import { terminalField } from './terminal';
 
-export const usage = `nextstate inspect RUN_FILE [--json]`;
+export const usage = `nextstate inspect RUN_FILE [--json]
+  what the run file holds; for a run that goes on, also what its process does now (RUN_FILE.status: the step it trains, or between steps)`;
 
 export async function inspectCommand(argv: string[], { out }: CliIo): Promise<void> {
   const options = { json: { type: 'boolean' as const } };
@@ -12,8 +14,11 @@ export async function inspectCommand(argv: string[], { out }: CliIo): Promise<vo
   const [file] = positionals(argv, options);
   if (!file) throw new UsageError('name the run file to inspect');
   const info = await inspectRunFile(await openRunFile(file));
+  const live = readLiveStatus(file);
   if (v.json) {
-    out(terminalField(JSON.stringify({ header: info.header, summary: info.summary, adapter: info.adapter, lines: info.lines, integrity: info.integrity })));
+    out(
+      terminalField(JSON.stringify({ header: info.header, summary: info.summary, adapter: info.adapter, lines: info.lines, integrity: info.integrity, live })),
+    );
     return;
   }
   const h = info.header;
@@ -27,7 +32,15 @@ export async function inspectCommand(argv: string[], { out }: CliIo): Promise<vo
   );
   const last = info.summary?.lastEvaluation;
   if (last?.problemSet) out(`evaluated on: ${t(last.problemSet)}`);
+  const unjudged = info.summary?.unjudgedTurns;
+  const lost = unjudged ? unjudged.timeout + unjudged.explicit + unjudged['context-full'] : 0;
+  if (unjudged && lost > 0)
+    out(
+      `unjudged turns: ${lost} (their session ended before the next state came: ${unjudged.timeout} idle past the timeout, ` +
+        `${unjudged.explicit} ended by the client, ${unjudged['context-full']} with the context full)`,
+    );
   out(`summary: ${t(JSON.stringify(info.summary))}`);
+  if (live) out(describeLiveStatus(live));
 }
 
 /** The model files' hashes, shortened: enough to tell two checkpoints apart by eye. */

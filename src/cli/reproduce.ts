@@ -22,6 +22,7 @@ import { childMentionRates, normaliseChild, otherChildFor, type ChildWishes } fr
 import { isPositiveInt, number, parse, required, UsageError } from './args';
 import { CPU_THREADS_ENV, threadsPerProcess } from '../gpu/cpu-fast/threads-node';
 import { BACKEND_USAGE, backendOption } from './engine';
+import { SET_NOTE, SET_OPTION, SET_USAGE, applySets, setValues } from './overrides';
 import {
   reproductionMarkdown,
   reproductionSvg,
@@ -49,7 +50,7 @@ export const DEFAULT_SEEDS = Array.from({ length: 10 }, (_, i) => i + 1);
 
 export const usage = `nextstate reproduce --config RUN.json --out DIR [--seeds 1,...,10] [--steps 16] [--eval-every 8]
     [--methods ${['base', ...DEFAULT_TRAINED_ARMS].join(',')}] [--jobs N] [--policy DIR|ID] ${BACKEND_USAGE} [--json]
-    [--wishes SUBJECT/NAME/THING,...] [--lr RATE,...]
+    [--wishes SUBJECT/NAME/THING,...] [--lr RATE,...] ${SET_USAGE}
   Runs every arm for every seed; writes DIR/<arm>-seed<N>.nsrun, DIR/reproduction.json, .md and
   .svg (means with 95 % bootstrap intervals, paired differences, and the storyteller's per-wish
   rates where its evaluations carry them). --methods may also name ${OTHER_CHILD_ARMS.join(' and ')}
@@ -59,7 +60,8 @@ export const usage = `nextstate reproduce --config RUN.json --out DIR [--seeds 1
   that many at once, each in its own process. DIR is the experiment's working folder, never
   refused: a run already finished with the same config is reused, one interrupted is resumed from
   its last checkpoint, one whose config changed runs again; after Ctrl-C (exit 130) or SIGTERM
-  (143) the same command continues where it stopped. The reports in DIR are rewritten each time.`;
+  (143) the same command continues where it stopped. The reports in DIR are rewritten each time.
+  ${SET_NOTE}; every arm's config takes it.`;
 
 function list<T>(text: string, name: string, read: (item: string) => T | null): T[] {
   const items = text
@@ -281,13 +283,16 @@ export async function reproduceCommand(argv: string[], io: CliIo): Promise<void>
     backend: { type: 'string' },
     wishes: { type: 'string' },
     lr: { type: 'string' },
+    ...SET_OPTION,
     json: { type: 'boolean' },
   });
   const file = required(v, 'config');
   const dir = notStdout(required(v, 'out'), 'out', 'a folder');
   let base: RunConfig;
   try {
-    base = parseRunConfig(JSON.parse(readLocalText(file, FILE_LIMITS.runConfig)));
+    const raw: unknown = JSON.parse(readLocalText(file, FILE_LIMITS.runConfig));
+    if (typeof raw === 'object' && raw !== null && !Array.isArray(raw)) applySets(raw as Record<string, unknown>, setValues(v));
+    base = parseRunConfig(raw);
   } catch (e) {
     throw e instanceof InputFileError ? e : new UsageError(`${file}: ${(e as Error).message}`);
   }

@@ -42,6 +42,7 @@ import { parseAnyRunConfig } from '../runtime/run-config';
 import { memorySource, runFileStream, type ResumePoint, type StoredAdapter } from '../storage/index';
 import { findResumeStep } from '../storage/resume';
 import { stripSecrets } from '../storage/secrets';
+import { removeLiveStatus, statusPath, writeLiveStatus, type LiveStatus } from './run-status';
 
 const lstatOrNull = (path: string) => {
   try {
@@ -77,7 +78,7 @@ export const workspacePath = (file: string) => `${file.replace(/\.nsrun$/, '')}.
 /** A full fine-tuning run's trained model, as a Hugging Face folder. */
 export const modelPath = (file: string) => `${file.replace(/\.nsrun$/, '')}.model`;
 /** Every file and folder a run at `file` writes beside it. */
-const runPaths = (file: string) => [file, journalPath(file), checkpointsPath(file), workspacePath(file), modelPath(file)];
+const runPaths = (file: string) => [file, journalPath(file), checkpointsPath(file), workspacePath(file), modelPath(file), statusPath(file)];
 
 /** What a journal held: its header and every complete record, in order. */
 export interface Journal {
@@ -188,6 +189,18 @@ export class RunJournal implements RecordSink {
     const versions = checkpointVersions(file);
     const last = versions.at(-1);
     if (last !== undefined) this.adapter = { version: last, ts: this.now(), files: readCheckpoint(file, last) };
+    this.live(null);
+  }
+
+  private live(training: LiveStatus['training']): void {
+    writeLiveStatus(this.file, { pid: process.pid, updated: this.now(), training });
+  }
+
+  /** Before a step: the status says it runs, and the run file holds every record committed so far. */
+  async stepStarting(step: { step: number; samples: number; at: number }): Promise<void> {
+    await this.chain;
+    this.live({ step: step.step, samples: step.samples, since: step.at });
+    await this.snapshot();
   }
 
   /**
@@ -302,6 +315,7 @@ export class RunJournal implements RecordSink {
       this.records.push(...records);
       for (const listener of this.listeners) listener(records, from);
       this.dirty = true;
+      if (boundary) this.live(null);
       if (boundary && this.options.snapshotEachStep) await this.snapshot();
       else this.scheduleSnapshot(boundary !== undefined);
     });
@@ -372,5 +386,7 @@ export class RunJournal implements RecordSink {
     this.dirty = true;
     await this.snapshot();
     await this.journal.close();
+    // The run file's status says how it ended.
+    removeLiveStatus(this.file);
   }
 }

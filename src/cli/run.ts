@@ -50,10 +50,11 @@ import { FORCE_OPTION, notStdout } from './output';
 import { Interrupted, stoppable, type StopSignal } from './signals';
 import { withPolicyCommit } from '../runtime/policy-commit';
 import { loopResume, resumePlan } from '../runtime/resume-plan';
+import { applySets, SET_NOTE, SET_OPTION, SET_USAGE, setValues } from './overrides';
 import { journalResumePoint, modelPath, RunJournal, RunJournalError, workspacePath, type RunJournalOptions } from './run-journal';
 
 export const usage = `nextstate run --config RUN.json [--out RUN_FILE [--force]] [--steps N] [--policy DIR|ID] ${REVISION_USAGE}
-      ${BACKEND_USAGE} ${QUANTIZE_USAGE} [--json]
+      ${BACKEND_USAGE} ${QUANTIZE_USAGE} ${SET_USAGE} [--json]
       --force replaces a run already at RUN_FILE (its journal, checkpoints and workspace too) once
       the policy has loaded; without it such a run is refused
   nextstate run --resume RUN_FILE [--steps N] [--json]
@@ -63,7 +64,7 @@ export const usage = `nextstate run --config RUN.json [--out RUN_FILE [--force]]
       print a complete example config (the method's preset included; combined-shuffled is
       Combined with the shuffled-hint control; opd-other-child and combined-other-child, for the
       storyteller, read the hints written for another child)
-  ${QUANTIZE_NOTE} It replaces the config's models.policy.weightFormat;
+  ${SET_NOTE}. ${QUANTIZE_NOTE} It replaces the config's models.policy.weightFormat;
   the run file records the format the run loaded. ${REVISION_NOTE} --revision replaces the
   config's models.policy.revision; the run file records the commit a hub policy loaded, which
   --resume, and a run of the recorded config, load again. Every record is on disk (RUN_FILE.journal) once
@@ -118,6 +119,7 @@ export async function runCommand(argv: string[], io: CliIo): Promise<void> {
     ...REVISION_OPTION,
     resume: { type: 'string' },
     ...FORCE_OPTION,
+    ...SET_OPTION,
     json: { type: 'boolean' },
   });
   const weightFormat = weightFormatOption(v);
@@ -133,7 +135,8 @@ export async function runCommand(argv: string[], io: CliIo): Promise<void> {
     const example = v.example === 'toolcall' ? exampleConfig('toolcall', policy) : exampleConfig(v.example as ExampleName, policy, method);
     if (weightFormat) example.models.policy.weightFormat = weightFormat;
     if (revision) example.models.policy.revision = revision;
-    io.out(JSON.stringify(example, null, 2));
+    applySets(example as unknown as Record<string, unknown>, setValues(v));
+    io.out(JSON.stringify(parseAnyRunConfig(example), null, 2));
     return;
   }
   // From the first event (after the model loaded), so the time left follows the steps' own pace.
@@ -145,7 +148,7 @@ export async function runCommand(argv: string[], io: CliIo): Promise<void> {
     else io.progress(describe(line as Record<string, unknown>, steps, started));
   };
   if (typeof v.resume === 'string') {
-    for (const other of ['config', 'out', 'policy', 'revision', 'backend', 'quantize', 'force'] as const)
+    for (const other of ['config', 'out', 'policy', 'revision', 'backend', 'quantize', 'force', 'set'] as const)
       if (v[other] !== undefined) throw new UsageError(`--resume continues the run with the config it recorded; leave out --${other}`);
     const file = notStdout(v.resume, 'resume', 'the run file');
     const more = v.steps === undefined ? undefined : number(v, 'steps', 0, isPositiveInt);
@@ -165,6 +168,7 @@ export async function runCommand(argv: string[], io: CliIo): Promise<void> {
   } catch (e) {
     throw e instanceof InputFileError ? e : new UsageError(`${v.config}: ${(e as Error).message}`);
   }
+  if (typeof raw === 'object' && raw !== null && !Array.isArray(raw)) applySets(raw as Record<string, unknown>, setValues(v));
   const config: AnyRunConfig = parseAnyRunConfig(raw);
   if (isRemotePolicy(config.models.policy) && (v.policy !== undefined || v.backend !== undefined || weightFormat || revision)) {
     throw new UsageError(

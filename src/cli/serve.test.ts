@@ -1,4 +1,4 @@
-import { readFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import OpenAI from 'openai';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -218,17 +218,19 @@ describe('nextstate serve with the official openai client', () => {
     server = null;
   });
 
-  it('pairs the turns of an agent that sends no session headers by their messages, and keeps two such conversations apart', async () => {
+  it('pairs the turns of an agent that sends no session headers by their messages, keeps two such conversations apart, and judges its user’s words without its envelope', async () => {
     server = await startTestServer(['--batch-size', '8', '--max-tokens', '5']);
     const { client, model } = server;
     const talk = async (first: string) => {
-      // As OpenClaw does: the system prompt is rebuilt every time, and a runtime-context message
-      // follows the user's on each request without staying in the history.
+      // As OpenClaw does: the system prompt is rebuilt every time, a runtime-context message
+      // follows the user's on each request without staying in the history, and every user
+      // message carries a timestamp.
       const context = (): OpenAI.ChatCompletionMessageParam => ({ role: 'user', content: `<<<CONTEXT>>> ${Math.random()}` });
-      const history: OpenAI.ChatCompletionMessageParam[] = [{ role: 'user', content: first }];
+      const history: OpenAI.ChatCompletionMessageParam[] = [{ role: 'user', content: `[Sat 2026-12-05 10:12 UTC] ${first}` }];
       const request = () => [{ role: 'system' as const, content: `now: ${Math.random()}` }, ...history, context()];
       const sessions: string[] = [];
-      for (const next of ['Please redo that, it is wrong.', 'Thanks!']) {
+      // Only its leading "no" makes the first a correction: a judge that read the stamp first would miss it.
+      for (const next of ['[Sat 2026-12-05 10:13 UTC] no, the other one', '[Sat 2026-12-05 10:14 UTC] Thanks!']) {
         const r = (await client.chat.completions.create({ model, messages: request(), tools: TOOLS })) as OpenAI.ChatCompletion & { session_id: string };
         sessions.push(r.session_id);
         history.push(r.choices[0].message as OpenAI.ChatCompletionMessageParam, { role: 'user', content: next });
@@ -248,15 +250,60 @@ describe('nextstate serve with the official openai client', () => {
       30_000,
       'both judgements',
     );
-    expect(
-      (ofKind(server, 'judge_result') as JudgeResultRecord[])
-        .filter((j) => j.judge === 'binary' && j.session === a[0])
-        .sort((x, y) => x.turn - y.turn)
-        .map((j) => j.score),
-    ).toEqual([-1, 1]);
+    const judged = (ofKind(server, 'judge_result') as JudgeResultRecord[])
+      .filter((j) => j.judge === 'binary' && j.session === a[0])
+      .sort((x, y) => x.turn - y.turn);
+    expect(judged.map((j) => j.score)).toEqual([-1, 1]);
+    expect(judged.map((j) => j.nextState)).toEqual([
+      { raw: '[Sat 2026-12-05 10:13 UTC] no, the other one', cleaned: 'no, the other one' },
+      { raw: '[Sat 2026-12-05 10:14 UTC] Thanks!', cleaned: 'Thanks!' },
+    ]);
   });
 
-  it('after kill -9, --resume continues from the last step with every committed record, and the session goes on', async () => {
+  it('takes --set and --idle-timeout into the run config; a turn left waiting past the timeout is recorded unjudged, and inspect counts it', async () => {
+    server = await startTestServer(['--max-tokens', '3', '--idle-timeout', '1s', '--set', 'preset.judge.binaryVotes=3']);
+    expect(server.handle.runFile.header.config).toMatchObject({ preset: { judge: { binaryVotes: 3 }, session: { idleTimeoutMs: 1000 } } });
+    const headers = { 'X-Session-Id': 'dave', 'X-Turn-Type': 'main' };
+    await server.client.chat.completions.create({ model: server.model, messages: [{ role: 'user', content: 'Name a colour.' }] }, { headers });
+    await until(() => ofKind(server!, 'session_end').length === 1, 30_000, 'the idle session to end');
+    expect(ofKind(server, 'session_end')[0]).toMatchObject({ session: 'dave', reason: 'timeout', unjudgedTurn: 1 });
+    expect(ofKind(server, 'judge_result')).toEqual([]);
+    const file = server.file;
+    await server.handle.stop();
+    server = null;
+    const inspected = await runCli('inspect', file);
+    expect(inspected.out.join('\n')).toMatch(/unjudged turns: 1 \(.*1 idle past the timeout/);
+
+    server = await startTestServer(['--idle-timeout', 'off']);
+    expect(server.handle.runFile.header.config).toMatchObject({ preset: { session: { idleTimeoutMs: 0 } } });
+    await server.handle.stop();
+    server = null;
+    const refused = await runCli('serve', '--model', 'unused', '--out', file, '--resume', '--set', 'preset.judge.binaryVotes=1');
+    expect(refused.err.join('\n')).toMatch(/leave out --set/);
+  });
+
+  it('--resume judges a turn whose next state had come but whose judgement was never journaled', async () => {
+    const first = await startTestServer(['--batch-size', '8', '--max-tokens', '3']);
+    const headers = { 'X-Session-Id': 'erin', 'X-Turn-Type': 'main' };
+    const messages: OpenAI.ChatCompletionMessageParam[] = [{ role: 'user', content: 'Name a colour.' }];
+    const r = await first.client.chat.completions.create({ model: first.model, messages }, { headers });
+    messages.push({ role: 'assistant', content: r.choices[0].message.content ?? '' }, { role: 'user', content: 'No, redo it: a warm one.' });
+    await first.client.chat.completions.create({ model: first.model, messages }, { headers });
+    await until(() => ofKind(first, 'sample').length === 1, 30_000, "turn 1's sample");
+    await first.handle.stop();
+    // As a kill -9 while turn 1 was judged leaves the journal: its interactions, none of its judgement.
+    const journal = journalPath(first.file);
+    const lines = readFileSync(journal, 'utf8').split('\n');
+    const judgement = (line: string) => /"kind":"(judge_vote|judge_result|sample)"/.test(line);
+    writeFileSync(journal, lines.filter((line) => !judgement(line)).join('\n'));
+
+    server = await startTestServer(['--resume'], { file: first.file });
+    expect(server.lines.map((l) => JSON.parse(l)).find((e) => e.type === 'resumed')).toMatchObject({ waiting: 1, unjudged: 1 });
+    await until(() => ofKind(server!, 'sample').length === 1, 30_000, 'turn 1 judged again');
+    expect(ofKind(server, 'judge_result').find((j) => j.judge === 'binary')).toMatchObject({ session: 'erin', turn: 1, score: -1 });
+  });
+
+  it('after kill -9, --resume continues from the last step with every committed record, and the session goes on, judging the turn that waited', async () => {
     const first = await startTestServer(['--batch-size', '2', '--max-tokens', '4']);
     const { modelDir, model } = first;
     await first.handle.stop();
@@ -275,13 +322,19 @@ describe('nextstate serve with the official openai client', () => {
     expect(await exited).toBeNull();
     const before = readJournal(journalPath(childFile)).records;
 
+    // Turn 3 was answered and journaled; its next state had not come yet.
+    expect(before.some((r) => r.kind === 'judge_result' && r.turn === 3)).toBe(false);
+
     server = await startTestServer(['--resume'], { file: childFile });
-    expect(server.lines.map((l) => JSON.parse(l)).find((e) => e.type === 'resumed')).toMatchObject({ step: 1, version: 1 });
+    expect(server.lines.map((l) => JSON.parse(l)).find((e) => e.type === 'resumed')).toMatchObject({ step: 1, version: 1, waiting: 1 });
     // Nothing committed before the kill is lost: the resumed log starts with all of it.
     expect(records(server).slice(0, before.length)).toEqual(before);
     expect(server.handle.loop.snapshot()).toMatchObject({ step: 1, version: 1 });
     const r = (await server.client.chat.completions.create({ model, messages }, { headers })) as unknown as { nextstate: { turn: number; version: number } };
     // The session's turns are numbered on from the log, never reusing (session, turn).
     expect(r.nextstate).toEqual({ session: 'carol', turn: 4, turnType: 'main', version: 1 });
+    // That request is turn 3's next state, a correction: turn 3 is judged as one.
+    await until(() => ofKind(server!, 'judge_result').some((j) => j.turn === 3 && j.judge === 'binary'), 30_000, "turn 3's judgement");
+    expect(ofKind(server, 'judge_result').find((j) => j.turn === 3 && j.judge === 'binary')).toMatchObject({ session: 'carol', score: -1 });
   });
 });

@@ -8,7 +8,7 @@
 import { basename } from 'node:path';
 import { METHODS, makePreset, parsePreset, type MethodName, type MethodPreset, type PresetOverrides } from '../rl/presets';
 import { FILE_LIMITS, InputFileError, readLocalText } from '../gpu/local-file';
-import type { RunRecord } from '../rl/records';
+import type { InteractionRecord, RunRecord } from '../rl/records';
 import { resolveWeightFormat } from '../gpu/load';
 import type { PeftFiles } from '../gpu/peft';
 import type { RunLoopOptions } from '../runtime/loop-types';
@@ -20,7 +20,9 @@ import { loopResume, resumePlan } from '../runtime/resume-plan';
 import { createNodeServices, isLoopback } from '../runtime/services-node';
 import { SERVED_STEPS, ServeLoop } from '../runtime/serve-loop';
 import { SessionPairing } from '../runtime/serve-pairing';
-import { isPositiveInt, number, parse, required, UsageError } from './args';
+import { unfinishedTurns, type UnfinishedTurns } from '../runtime/serve-unfinished';
+import { durationMs, isPositiveInt, number, parse, required, UsageError } from './args';
+import { applySets, SET_NOTE, SET_OPTION, SET_USAGE, setValues } from './overrides';
 import {
   BACKEND_OPTION,
   createBackend,
@@ -47,8 +49,11 @@ import { stoppable } from './signals';
 export const usage = `nextstate serve --model DIR|HUB_ID ${REVISION_USAGE} --out RUN.nsrun [--port 30000] [--host 127.0.0.1] [--api-key-file FILE]
       [--method ${METHODS.join('|')}] [--judge rules|policy|URL [--judge-model NAME]] [--batch-size N] [--lora-rank N]
       [--lr X] [--preset PRESET.json] ${BACKEND_USAGE} ${QUANTIZE_USAGE} [--max-tokens N] [--served-model-name NAME]
-      [--max-in-flight N] [--max-body-bytes N] [--max-batch N] [--allow-origin ORIGIN] [--seed N] [--resume | --force] [--json]
+      [--max-in-flight N] [--max-body-bytes N] [--max-batch N] [--allow-origin ORIGIN] [--idle-timeout DURATION|off] ${SET_USAGE}
+      [--seed N] [--resume | --force] [--json]
   serve the policy at http://HOST:PORT/v1 (OpenAI chat completions) and train it on the turns it serves;
+  --idle-timeout (default 30m) ends a session silent that long, its waiting turn recorded unjudged; off: never;
+  ${SET_NOTE};
   --allow-origin lets pages of ORIGINs (space- or comma-separated, e.g. the lab's) send chat requests (CORS);
   a key (--api-key-file FILE, NEXTSTATE_SERVE_API_KEY, or --api-key KEY, which other users see in ps) is required
   beyond 127.0.0.1; --resume continues RUN.nsrun after a stop or crash,
@@ -107,7 +112,8 @@ function serveConfig(v: Record<string, unknown>, model: string): RunConfig {
   const preset = presetOf(v);
   const weightFormat = weightFormatOption(v);
   const revision = revisionOption(v);
-  return parseRunConfig({
+  const idle = durationMs(v, 'idle-timeout');
+  const config = {
     format: 'nextstate-run-config',
     formatVersion: 1,
     label: `serve ${basename(model)} (${preset.method})`,
@@ -127,7 +133,9 @@ function serveConfig(v: Record<string, unknown>, model: string): RunConfig {
       policy: { temperature: 1, topP: 1, topK: 0, maxNewTokens: number(v, 'max-tokens', DEFAULTS.maxTokens, isPositiveInt) },
       user: { temperature: 0.7, maxNewTokens: 256 },
     },
-  });
+  };
+  applySets(config, [...(idle !== undefined ? [`preset.session.idleTimeoutMs=${idle}`] : []), ...setValues(v)]);
+  return parseRunConfig(config);
 }
 
 /** A resumed run's policy loaded from `model`: at the recorded commit when it is the model the run named. */
@@ -204,6 +212,8 @@ export async function startServe(argv: string[], io: CliIo): Promise<ServeHandle
     'max-batch': { type: 'string' },
     'max-body-bytes': { type: 'string' },
     'allow-origin': { type: 'string' },
+    'idle-timeout': { type: 'string' },
+    ...SET_OPTION,
     seed: { type: 'string' },
     resume: { type: 'boolean' },
     ...FORCE_OPTION,
@@ -228,6 +238,8 @@ export async function startServe(argv: string[], io: CliIo): Promise<ServeHandle
   let exportAdapter: () => Promise<PeftFiles> = () => Promise.reject(new Error('the policy is not loaded yet'));
   const runFileOptions = { exportAdapter: () => exportAdapter() };
   if (v.resume && v.force) throw new UsageError('--resume continues the run at --out and --force replaces it; give one');
+  for (const other of ['set', 'idle-timeout'] as const)
+    if (v.resume && v[other] !== undefined) throw new UsageError(`--resume continues the run with the config it recorded; leave out --${other}`);
   const resumed = v.resume ? await RunJournal.resume(file, runFileOptions) : null;
   if (!resumed && v.force) RunJournal.checkReplaceable(file);
   else if (!resumed) RunJournal.checkNew(file);
@@ -264,8 +276,11 @@ export async function startServe(argv: string[], io: CliIo): Promise<ServeHandle
   const pairing = new SessionPairing();
   let nextSession = 0;
   let resume: RunLoopOptions['resume'];
+  let unfinished: UnfinishedTurns | undefined;
   const records = runFile.all;
   if (v.resume) {
+    // A logged reply as its client got it back (tool calls parsed), which the client's next request repeats.
+    const reply = (r: InteractionRecord) => replyMessage(r.response, toolCallTags && r.tools !== undefined, 'call');
     const point = journalResumePoint(file, records);
     if (point.adapter) await policy.restore(point.adapter.files, point.version);
     const plan = resumePlan(point, records);
@@ -280,16 +295,28 @@ export async function startServe(argv: string[], io: CliIo): Promise<ServeHandle
       const auto = AUTO_SESSION.exec(r.session);
       if (!auto) continue;
       nextSession = Math.max(nextSession, Number(auto[1]) + 1);
-      pairing.remember(r.session, r.messages, replyMessage(r.response, toolCallTags && r.tools !== undefined, 'call'));
+      pairing.remember(r.session, r.messages, reply(r));
     }
+    unfinished = unfinishedTurns(records, { reply, paired: (session) => AUTO_SESSION.test(session) });
+    const { waiting, unjudged } = unfinished;
     say(
-      { type: 'resumed', step: plan.step, version: plan.version, buffered: plan.samples.length, dropped: plan.dropped },
-      `resumed at step ${plan.step} (v${plan.version}) with ${plan.samples.length} buffered samples`,
+      {
+        type: 'resumed',
+        step: plan.step,
+        version: plan.version,
+        buffered: plan.samples.length,
+        dropped: plan.dropped,
+        waiting: waiting.length,
+        unjudged: unjudged.length,
+      },
+      `resumed at step ${plan.step} (v${plan.version}) with ${plan.samples.length} buffered samples, ` +
+        `${waiting.length} turns waiting for their next state and ${unjudged.length} to judge again`,
     );
   }
 
   const loop = new ServeLoop(config, services, runFile, {
     ...(resume ? { resume } : {}),
+    ...(unfinished ? { unfinished } : {}),
     turnsSoFar: turnsOf(records),
     generationBatch: number(v, 'max-batch', DEFAULTS.maxBatch, isPositiveInt),
     onRecord: (r) => {

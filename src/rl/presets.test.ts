@@ -147,6 +147,13 @@ describe('makePreset', () => {
     expect(() => makePreset('combined', { session: { lastTurn: 'never' as never } })).toThrow('"session.lastTurn"');
   });
 
+  it('switches the idle timeout off with 0, a value JSON keeps (Infinity it would not)', () => {
+    const off = makePreset('combined', { session: { idleTimeoutMs: 0 } });
+    expect(idleTimeoutOf(off)).toBe(Infinity);
+    expect(parsePreset(JSON.parse(JSON.stringify(off)))).toEqual(off);
+    expect(() => makePreset('combined', { session: { idleTimeoutMs: -1 } })).toThrow('"session.idleTimeoutMs"');
+  });
+
   it.each(shapes.map(([m]) => m))('%s round-trips through JSON and parsePreset', (method) => {
     const p = makePreset(method);
     const back = JSON.parse(JSON.stringify(p));

@@ -124,6 +124,7 @@ export interface MethodPreset {
     recompute?: 'none' | 'layer';
   };
   session: {
+    /** A session with no request for this long ends, its waiting turn unjudged; 0: never. */
     idleTimeoutMs: number;
     /**
      * A session's last reply. 'judged' (the lab's; also when absent): judged against the user's
@@ -406,7 +407,7 @@ const presetShape = object({
     },
     { recompute: oneOf('none', 'layer') },
   ),
-  session: object({ idleTimeoutMs: above(0) }, { lastTurn: oneOf(...LAST_TURNS) }),
+  session: object({ idleTimeoutMs: num(0) }, { lastTurn: oneOf(...LAST_TURNS) }),
 });
 
 /** What the OPD term trains; the sampled token for a preset stored without the setting. */
@@ -424,9 +425,12 @@ export function lastTurnOf(preset: MethodPreset): LastTurn {
   return preset.session.lastTurn ?? 'judged';
 }
 
-/** How long a session may stay silent before it ends: never, where the last reply goes unjudged (the reference has no timeout). */
+/**
+ * How long a session may stay silent before it ends: never where the preset says 0, or where
+ * the last reply goes unjudged (the reference has no timeout).
+ */
 export function idleTimeoutOf(preset: MethodPreset): number {
-  return lastTurnOf(preset) === 'unjudged' ? Infinity : preset.session.idleTimeoutMs;
+  return lastTurnOf(preset) === 'unjudged' || preset.session.idleTimeoutMs === 0 ? Infinity : preset.session.idleTimeoutMs;
 }
 
 /**

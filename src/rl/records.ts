@@ -98,6 +98,11 @@ export interface JudgeResultRecord extends RecordBase {
    * did; `hint` is the winner's. Absent under the paper's longest-hint rule.
    */
   selection?: HintSelectionRecord;
+  /**
+   * The next state as its client sent it (`raw`) and as the judge read it (`cleaned`), where the
+   * server stripped the client's envelope (a served agent's timestamp, queued-message marker).
+   */
+  nextState?: { raw: string; cleaned: string };
 }
 
 /** One candidate hint of top-k selection and its top-k overlap with the student. */
@@ -306,6 +311,11 @@ export interface SessionEndRecord extends RecordBase {
   reason: SessionEndReason;
   turns: number;
   mainTurns: number;
+  /**
+   * The main turn that was waiting for its next state when the session ended without one (the
+   * person never answered before `reason`): it is never judged and never a sample.
+   */
+  unjudgedTurn?: number;
 }
 
 /** Every record of the run log, discriminated on `kind`. */

@@ -26,6 +26,25 @@ describe('SessionTracker', () => {
     expect(tracker.pendingTurns().map((t) => t.turn)).toEqual([2]);
   });
 
+  it('takes back a turn a stopped server left waiting: the next main request closes it, and its idle time starts at the restore', () => {
+    let now = 0;
+    const tracker = new SessionTracker<string>({ idleTimeoutMs: 1000, now: () => now, turnsSoFar: new Map([['s', 2]]) });
+    now = 50_000;
+    tracker.restore(
+      { session: 's', turn: 2, turnType: 'main', version: 1, messages: [u('q1'), a('r1'), u('q2')], response: 'r2', at: 10 },
+      { turns: 2, mainTurns: 2 },
+    );
+    now = 50_900;
+    expect(tracker.sweep()).toEqual({ closed: [], ended: [] });
+    const next = tracker.observe({ session: 's', turnType: 'main', messages: [u('q2'), a('r2'), u('no, redo it')], version: 1, done: true }, 'r3');
+    expect(next.turn.turn).toBe(3);
+    expect(next.closed.map((c) => [c.turn, c.response, c.nextState?.content, c.closedBy])).toEqual([
+      [2, 'r2', 'no, redo it', 'next-request'],
+      [3, 'r3', undefined, 'session-end'],
+    ]);
+    expect(next.ended).toEqual([{ session: 's', reason: 'explicit', at: 50_900, turns: 3, mainTurns: 3 }]);
+  });
+
   it('never makes side turns pending, and side requests are not next states', () => {
     const { tracker, req } = setup();
     tracker.observe(req('s', 'main', [u('q1')]), 'main1');

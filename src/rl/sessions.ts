@@ -184,6 +184,16 @@ export class SessionTracker<R> {
     return events;
   }
 
+  /**
+   * Takes back a main turn that was waiting for its next state when a server stopped: the
+   * session's next main request closes it as if the server had never stopped. `counts` are the
+   * session's requests since it (re)started. Its idle time starts now, since nobody could answer
+   * a stopped server.
+   */
+  restore(turn: ObservedTurn<R>, counts: { turns: number; mainTurns: number }): void {
+    this.sessions.set(turn.session, { pending: turn, lastActivity: this.now(), ...counts });
+  }
+
   /** Ends every session idle for at least the timeout. Call it from a timer; see nextDeadline. */
   sweep(): TrackerEvents<R> {
     const events: TrackerEvents<R> = { closed: [], ended: [] };

@@ -130,6 +130,7 @@ const judgeResult = object(
       winner: count,
       candidates: arrayOf(object({ hint: str(L.hint), overlap: count, tokensWon: count }), 64),
     }),
+    nextState: object({ raw: str(L.text), cleaned: str(L.text) }),
   },
 );
 
@@ -222,7 +223,7 @@ const sessionEnd = object(
     turns: count,
     mainTurns: count,
   },
-  optionalStep,
+  { ...optionalStep, unjudgedTurn: int(1) },
 );
 
 const tokenUpdate = object(
@@ -343,6 +344,7 @@ function checkConsistency(record: RunRecord): void {
       break;
     case 'session_end':
       if (record.mainTurns > record.turns) throw new FieldError('mainTurns', `is ${record.mainTurns}, more than turns (${record.turns})`);
+      if (record.unjudgedTurn !== undefined && record.mainTurns === 0) throw new FieldError('unjudgedTurn', 'is set but the session had no main turn');
       break;
     default:
       break;

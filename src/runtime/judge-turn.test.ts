@@ -1,4 +1,6 @@
+import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
+import { CLIENT_ENVELOPES } from '../rl/envelopes';
 import { splitHint } from '../rl/hints';
 import { HintShuffler } from '../rl/hint-shuffle';
 import { makePreset, MAX_VOTES, topKSelectPreset, type MethodPreset } from '../rl/presets';
@@ -7,6 +9,7 @@ import type { ClosedTurn } from '../rl/sessions';
 import { validateRecord } from '../rl/validate';
 import type { TextGenerator } from '../generators/generator';
 import { otherChildHints } from '../sims/scenarios/other-child';
+import { RulesJudge } from '../sims/rules/judge';
 import { judgeTurn, voteSeed, type JudgeDeps } from './judge-turn';
 import type { ScoredTopK } from './policy-service';
 
@@ -401,5 +404,86 @@ describe('judgeTurn with another child’s hints (the other-child control)', () 
     expect(result).toMatchObject({ hint: "Please call my dog Max in the story, with Max's ball." });
     expect(result).not.toHaveProperty('judgeHint');
     expect(result).not.toHaveProperty('hintFor');
+  });
+});
+
+describe('judgeTurn on a served agent’s next state', () => {
+  const fixture = JSON.parse(readFileSync(new URL('../../test/fixtures/openclaw-envelopes.json', import.meta.url), 'utf8')) as {
+    cases: { raw: string; person: string }[];
+  };
+  const juniper = fixture.cases.filter((c) => c.person === 'no, her name is Juniper');
+  const turnWith = (content: string): ClosedTurn<PolicyResponse> => ({
+    session: 'conv-0',
+    turn: 1,
+    turnType: 'main',
+    version: 0,
+    messages: [{ role: 'user', content: '[Sat 2026-12-05 10:12 UTC] Write a story about my cat.' }],
+    response: { text: 'Once upon a time, a cat named Tom sat on a mat.', tokenIds: [4, 5], logprobs: [-1, -1] },
+    at: 0,
+    nextState: { role: 'user', content },
+    closedBy: 'next-request',
+    closedAt: 1,
+  });
+  const deps = (judge: TextGenerator, hintJudge: TextGenerator): JudgeDeps => ({
+    judge,
+    hintJudge,
+    policy: { score: async (items) => items.map((it) => it.tokenIds.map(() => -0.5)) },
+    preset: makePreset('combined'),
+    seed: 1,
+    now: () => 0,
+    envelopes: CLIENT_ENVELOPES,
+  });
+  /** A record as the judges wrote it, less the note of what was stripped. */
+  const judged = (records: readonly object[]) => records.map((r) => ({ ...r, nextState: undefined }));
+
+  it('judges "no, her name is Juniper" as a correction with or without OpenClaw’s envelope (rules judge)', async () => {
+    expect(juniper.length).toBeGreaterThan(3);
+    const rules = deps(new RulesJudge('binary'), new RulesJudge('hint'));
+    const bare = await judgeTurn(turnWith('no, her name is Juniper'), rules);
+    expect(bare.judgement.reward).toBe(-1);
+    expect(bare.records.find((r) => r.kind === 'judge_result' && r.judge === 'hint')).toMatchObject({ hint: expect.stringContaining('Juniper') });
+    for (const { raw } of juniper) {
+      const wrapped = await judgeTurn(turnWith(raw), rules);
+      expect(judged(wrapped.records)).toEqual(judged(bare.records));
+      expect(JSON.stringify(wrapped.records.map((r) => (r.kind === 'judge_result' ? r.hint : r.raw)))).not.toMatch(/2026|Queued/);
+    }
+  });
+
+  it('gives an LLM judge the same prompt with or without the envelope', async () => {
+    const prompts: string[] = [];
+    const llm: TextGenerator = {
+      kind: 'endpoint',
+      label: 'recording judge',
+      generate: async (messages) => (prompts.push(JSON.stringify(messages)), '\\boxed{-1}'),
+    };
+    await judgeTurn(turnWith('no, her name is Juniper'), deps(llm, llm));
+    const bare = [...prompts];
+    for (const { raw } of juniper) {
+      prompts.length = 0;
+      await judgeTurn(turnWith(raw), deps(llm, llm));
+      expect(prompts).toEqual(bare);
+    }
+  });
+
+  it('keeps the raw next state beside the cleaned one in each judge_result, and a valid record', async () => {
+    const { raw } = juniper[0];
+    const { records } = await judgeTurn(turnWith(raw), deps(new RulesJudge('binary'), new RulesJudge('hint')));
+    const results = records.filter((r) => r.kind === 'judge_result');
+    expect(results.map((r) => r.nextState)).toEqual([
+      { raw, cleaned: 'no, her name is Juniper' },
+      { raw, cleaned: 'no, her name is Juniper' },
+    ]);
+    for (const r of records) expect(validateRecord(r, 'judge-turn')).toEqual(r);
+    const bare = await judgeTurn(turnWith('no, her name is Juniper'), deps(new RulesJudge('binary'), new RulesJudge('hint')));
+    expect(bare.records.some((r) => 'nextState' in r)).toBe(false);
+  });
+
+  it('reads a reply whose only sign of a correction is its leading "no" as one once the stamp is gone', async () => {
+    const raw = '[Sat 2026-12-05 10:13 UTC] no, the other one';
+    const served = deps(new RulesJudge('binary'), new RulesJudge('hint'));
+    expect((await judgeTurn(turnWith(raw), served)).judgement.reward).toBe(-1);
+    // A run that strips nothing (its users are simulated) reads the stamp as the start of the reply.
+    const { envelopes: _none, ...unstripped } = served;
+    expect((await judgeTurn(turnWith(raw), unstripped)).judgement.reward).toBe(0);
   });
 });

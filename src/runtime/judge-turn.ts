@@ -7,11 +7,13 @@
 import { opdAdvantages } from '../rl/advantages';
 import { chooseHintByOverlap, clippedOpdAdvantages, hintCandidates, usesTopK, winningTeacherLogp, type HintSelection } from '../rl/topk-hints';
 import { parseBoxedScore } from '../rl/boxed';
+import { stripEnvelope, type ClientEnvelope } from '../rl/envelopes';
 import { appendHint, parseHintVote, selectBestHint, type HintVote } from '../rl/hints';
 import { buildBinaryJudgePrompt, buildHintJudgePrompt } from '../rl/judge';
 import type { HintShuffler, ShuffleWindow } from '../rl/hint-shuffle';
 import { hintSelectionOf, hintSourceOf, opdTermOf, reverseKlOf, type MethodPreset, type ReverseKlSettings } from '../rl/presets';
 import { MAX_FULL_KL_VOCAB } from '../rl/reverse-kl';
+import type { ChatMessage } from '../rl/messages';
 import type { HintSelectionRecord, JudgeResultRecord, JudgeVoteRecord } from '../rl/records';
 import type { PolicyResponse, TurnJudgement } from '../rl/samples';
 import type { ClosedTurn } from '../rl/sessions';
@@ -33,6 +35,8 @@ export interface JudgeDeps {
   shuffleWindow?: ShuffleWindow;
   /** The judge's hint rewritten for another user (the scenario's), for a preset whose hintSource is "other-child". */
   rewriteHint?: HintRewrite;
+  /** What a served agent wraps its user's words in (CLIENT_ENVELOPES): the judges read the words alone. */
+  envelopes?: readonly ClientEnvelope[];
 }
 
 /** Another user, and the judge's hint as it would read for them (the storyteller's other child). */
@@ -71,7 +75,7 @@ export async function judgeTurn(turn: Turn, d: JudgeDeps): Promise<JudgedTurn> {
   const base = { version: turn.version, session: turn.session, turn: turn.turn };
   const opts = (judge: 'binary' | 'hint', vote: number) => ({ temperature, maxNewTokens, seed: voteSeed(d.seed, turn.turn, judge, vote), signal: d.signal });
   const action = turn.response.text;
-  const nextState = turn.nextState;
+  const { nextState, read } = personsWords(turn.nextState, d.envelopes);
 
   const [binaryTexts, hintTexts] = await Promise.all([
     Promise.all(Array.from({ length: binaryVotes }, (_, i) => d.judge.generate(buildBinaryJudgePrompt(action, nextState), opts('binary', i)))),
@@ -86,7 +90,17 @@ export async function judgeTurn(turn: Turn, d: JudgeDeps): Promise<JudgedTurn> {
       return score;
     });
     reward = majorityVote(scores);
-    records.push({ kind: 'judge_result', ...base, ts: d.now(), judge: 'binary', score: reward, accepted: reward !== 0, hint: null, teacherLogpCount: 0 });
+    records.push({
+      kind: 'judge_result',
+      ...base,
+      ts: d.now(),
+      judge: 'binary',
+      score: reward,
+      accepted: reward !== 0,
+      hint: null,
+      teacherLogpCount: 0,
+      ...read,
+    });
   }
 
   let opd: number[] | null = null;
@@ -158,9 +172,24 @@ export async function judgeTurn(turn: Turn, d: JudgeDeps): Promise<JudgedTurn> {
       teacherLogpCount: opd?.length ?? 0,
       ...(teacherLogp ? { teacherLogp } : {}),
       ...(selection ? { selection } : {}),
+      ...read,
     });
   }
   return { judgement: { reward, opd, ...(opdClip ? { opdClip } : {}), ...(opd && opdTopK ? { opdTopK } : {}) }, records };
+}
+
+/**
+ * The next state as the judges read it: a user's message without its client's envelope, and the
+ * record's note of both texts where one was stripped.
+ */
+function personsWords(
+  message: ChatMessage,
+  envelopes: readonly ClientEnvelope[] | undefined,
+): { nextState: ChatMessage; read: Pick<JudgeResultRecord, 'nextState'> } {
+  if (!envelopes || message.role !== 'user') return { nextState: message, read: {} };
+  const cleaned = stripEnvelope(message.content, envelopes);
+  if (cleaned === message.content) return { nextState: message, read: {} };
+  return { nextState: { ...message, content: cleaned }, read: { nextState: { raw: message.content, cleaned } } };
 }
 
 /** The policy's top-k scorer, which top-k hint selection and the top-k OPD term need. */

@@ -10,6 +10,7 @@
  * runs unchanged in Node (the CLI) and in the page.
  */
 import { SampleBuffer, type Batch, type BufferedSample } from '../rl/buffer';
+import type { ClientEnvelope } from '../rl/envelopes';
 import { copyMessage, type ChatMessage } from '../rl/messages';
 import type { InteractionRecord, RunRecord, RuntimeEventRecord, TokenUpdateRecord, TrainStats, WorkspaceFileRecord } from '../rl/records';
 import type { ClosedTurn, TrackerEvents, TurnType } from '../rl/sessions';
@@ -39,6 +40,8 @@ export interface JudgedRun {
   seed: number;
   /** The judge's hints rewritten for another user: the scenario's, for the other-child control (JudgeDeps.rewriteHint). */
   rewriteHint?: { user: string; rewrite: (hint: string) => string };
+  /** What the run's clients wrap their users' words in (a served agent's), stripped before judging. */
+  envelopes?: readonly ClientEnvelope[];
 }
 
 /** The run-log record of one policy call: the prompt as sent and the reply with its tokens. */
@@ -448,15 +451,20 @@ export abstract class RunLoopCore implements RunController {
     for (const turn of events.closed) this.unjudged.set(turn.session, (this.unjudged.get(turn.session) ?? 0) + 1);
     for (const e of events.ended) this.ended.add(e.session);
     await this.commit(
-      events.ended.map((e) => ({
-        kind: 'session_end' as const,
-        version: this.sessionVersions.get(e.session) ?? this.version,
-        ts: e.at,
-        session: e.session,
-        reason: e.reason,
-        turns: e.turns,
-        mainTurns: e.mainTurns,
-      })),
+      events.ended.map((e) => {
+        // The turn that waited for a next state and got none: no judge will see it.
+        const unjudged = events.closed.find((t) => t.session === e.session && t.nextState === null);
+        return {
+          kind: 'session_end' as const,
+          version: this.sessionVersions.get(e.session) ?? this.version,
+          ts: e.at,
+          session: e.session,
+          reason: e.reason,
+          turns: e.turns,
+          mainTurns: e.mainTurns,
+          ...(unjudged ? { unjudgedTurn: unjudged.turn } : {}),
+        };
+      }),
     );
     for (const e of events.ended) this.releaseIfDone(e.session);
     const slots = this.schedule ? events.closed.map((turn) => this.slotFor(turn)) : [];
@@ -533,6 +541,7 @@ export abstract class RunLoopCore implements RunController {
       shuffler: this.shuffler,
       ...this.shuffleWindow(turn),
       ...(run.rewriteHint ? { rewriteHint: run.rewriteHint } : {}),
+      ...(run.envelopes ? { envelopes: run.envelopes } : {}),
     });
     if (this.stopping) return;
     await this.commit(judged.records);
@@ -625,6 +634,7 @@ export abstract class RunLoopCore implements RunController {
       ...(s.opdWeight !== 0 && s.opdClip ? { opdClip: s.opdClip } : {}),
       ...(s.opdTopK ? { opdTopK: s.opdTopK } : {}),
     }));
+    await this.sink.stepStarting?.({ step: this.step + 1, samples: batch.samples.length, at: this.now() });
     const result = await this.policyService.train(items, (i, n) => this.options.onProgress?.({ phase: 'train', done: i, total: n }));
     const from = this.version;
     this.step++;

@@ -9,6 +9,11 @@ import type { TrainingSample } from '../rl/samples';
 /** Where records go; `append` resolves only once they are committed (storage, a file). */
 export interface RecordSink {
   append(records: RunRecord[]): Promise<void>;
+  /**
+   * A training step is about to start (step: its number once done): a sink that others read while
+   * the run goes on brings what they read up to date first, since a step may hold the process.
+   */
+  stepStarting?(step: { step: number; samples: number; at: number }): Promise<void>;
 }
 
 export type RunStatus = 'running' | 'paused' | 'stopping' | 'finished' | 'stopped' | 'failed';

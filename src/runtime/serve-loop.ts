@@ -6,8 +6,8 @@
  * state, judging off the request's path, the sample buffer, PPO steps serving v while training
  * v+1, and every record committed before the reply goes out.
  */
+import { CLIENT_ENVELOPES } from '../rl/envelopes';
 import type { ChatMessage } from '../rl/messages';
-import type { PolicyResponse } from '../rl/samples';
 import { SessionTracker, type ClosedTurn, type TurnType } from '../rl/sessions';
 import { idleTimeoutOf } from '../rl/presets';
 import type { SamplingOptions } from '../gpu/sampler';
@@ -18,6 +18,7 @@ import type { PolicyReply, PolicyService } from './policy-service';
 import type { RunConfig } from './run-config';
 import type { RunServices } from './runloop';
 import { CONFIG_LIMITS } from './run-config-check';
+import type { ServedResponse, UnfinishedTurns } from './serve-unfinished';
 
 /** One request of a served agent, once the transport has read and paired it. */
 export interface ServedRequest {
@@ -53,9 +54,6 @@ export class ServeStoppedError extends Error {
   }
 }
 
-/** What the tracker keeps of a reply: the response plus the tools its prompt was rendered with. */
-type ServedResponse = PolicyResponse & { tools?: readonly object[] };
-
 /** A run that never ends by itself: it stops when the server does. */
 export const SERVED_STEPS = CONFIG_LIMITS.steps;
 /** How often idle sessions are swept, at most (their last turns close without a next state). */
@@ -64,12 +62,14 @@ const SWEEP_MS = 10_000;
 export class ServeLoop extends RunLoopCore {
   private readonly tracker: SessionTracker<ServedResponse>;
   private sweeper: ReturnType<typeof setInterval> | null = null;
+  /** Turns a stopped server had closed but not judged: judged once the loop runs. */
+  private readonly unjudgedAtStart: ClosedTurn<ServedResponse>[];
 
   constructor(
     readonly config: RunConfig,
     private readonly services: Pick<RunServices, 'policy' | 'judge' | 'hintJudge'>,
     sink: RecordSink,
-    options: RunLoopOptions & { turnsSoFar?: ReadonlyMap<string, number> } = {},
+    options: RunLoopOptions & { turnsSoFar?: ReadonlyMap<string, number>; unfinished?: UnfinishedTurns } = {},
   ) {
     super(
       {
@@ -86,6 +86,8 @@ export class ServeLoop extends RunLoopCore {
     );
     // A resumed server numbers a known session's turns on from its log, so (session, turn) stays unique.
     this.tracker = new SessionTracker({ idleTimeoutMs: idleTimeoutOf(config.preset), now: this.now, turnsSoFar: options.turnsSoFar });
+    for (const w of options.unfinished?.waiting ?? []) this.tracker.restore(w.turn, { turns: w.turns, mainTurns: w.mainTurns });
+    this.unjudgedAtStart = options.unfinished?.unjudged ?? [];
   }
 
   get policy(): PolicyService {
@@ -100,6 +102,7 @@ export class ServeLoop extends RunLoopCore {
   override async run() {
     const every = Math.min(SWEEP_MS, idleTimeoutOf(this.config.preset));
     this.sweeper = setInterval(() => void this.closeTurns(this.tracker.sweep(), (t) => this.judgeServed(t)).catch((e) => this.fail(e)), every);
+    void this.closeTurns({ closed: this.unjudgedAtStart, ended: [] }, (t) => this.judgeServed(t)).catch((e) => this.fail(e));
     try {
       return await super.run();
     } finally {
@@ -155,8 +158,8 @@ export class ServeLoop extends RunLoopCore {
     await this.closeTurns(this.tracker.endSession(session), (t) => this.judgeServed(t));
   }
 
-  /** A served turn judged with the tools its request listed. */
+  /** A served turn judged with the tools its request listed, on its user's words without the agent's envelope. */
   private judgeServed(turn: ClosedTurn<ServedResponse>): Promise<void> {
-    return this.judgeAndBuffer(turn, this.services, this.config, turn.response.tools);
+    return this.judgeAndBuffer(turn, this.services, { ...this.config, envelopes: CLIENT_ENVELOPES }, turn.response.tools);
   }
 }

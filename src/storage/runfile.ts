@@ -95,21 +95,24 @@ const evaluationSummary: Checker<EvaluationSummary> = object(
 );
 
 const count = int();
-const summaryChecker: Checker<RunSummary> = object({
-  records: count,
-  byKind: (value, path) => {
-    const kinds = mapOf(oneOf(...RECORD_KINDS), count, RECORD_KINDS.length)(value, path);
-    return Object.fromEntries(RECORD_KINDS.map((k) => [k, kinds[k] ?? 0])) as RunSummary['byKind'];
+const summaryChecker: Checker<RunSummary> = object(
+  {
+    records: count,
+    byKind: (value, path) => {
+      const kinds = mapOf(oneOf(...RECORD_KINDS), count, RECORD_KINDS.length)(value, path);
+      return Object.fromEntries(RECORD_KINDS.map((k) => [k, kinds[k] ?? 0])) as RunSummary['byKind'];
+    },
+    steps: count,
+    skippedSteps: count,
+    lastStep: nullable(count),
+    evaluations: count,
+    sessions: count,
+    lastVersion: count,
+    firstEvaluation: nullable(evaluationSummary),
+    lastEvaluation: nullable(evaluationSummary),
   },
-  steps: count,
-  skippedSteps: count,
-  lastStep: nullable(count),
-  evaluations: count,
-  sessions: count,
-  lastVersion: count,
-  firstEvaluation: nullable(evaluationSummary),
-  lastEvaluation: nullable(evaluationSummary),
-});
+  { unjudgedTurns: object({ explicit: count, timeout: count, 'context-full': count }) },
+);
 
 const headerRest = object(
   {

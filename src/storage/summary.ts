@@ -3,7 +3,7 @@
  * one record at a time so export and import compute them the same way without holding the
  * log in memory.
  */
-import { RECORD_KINDS, type RecordKind, type RunRecord } from '../rl';
+import { RECORD_KINDS, type RecordKind, type RunRecord, type SessionEndReason } from '../rl';
 
 export interface EvaluationSummary {
   name: string;
@@ -24,6 +24,11 @@ export interface RunSummary {
   evaluations: number;
   /** session_end records. */
   sessions: number;
+  /**
+   * Main turns whose session ended before their next state came (session_end.unjudgedTurn), by
+   * how it ended: never judged, never a sample. Absent in files written before it was counted.
+   */
+  unjudgedTurns?: Record<SessionEndReason, number>;
   /** Highest policy version any record carries. */
   lastVersion: number;
   firstEvaluation: EvaluationSummary | null;
@@ -39,6 +44,7 @@ export class Summarizer {
     lastStep: null,
     evaluations: 0,
     sessions: 0,
+    unjudgedTurns: { explicit: 0, timeout: 0, 'context-full': 0 },
     lastVersion: 0,
     firstEvaluation: null,
     lastEvaluation: null,
@@ -66,6 +72,7 @@ export class Summarizer {
       s.lastEvaluation = e;
     } else if (record.kind === 'session_end') {
       s.sessions++;
+      if (record.unjudgedTurn !== undefined) s.unjudgedTurns![record.reason]++;
     }
   }
 

@@ -5,6 +5,7 @@
 import '../app.css';
 import { describe, expect, it } from 'vitest';
 import { render } from '../../../test/support/views/testing';
+import type { RunRecord } from '../../rl/records';
 import RunSummary from './RunSummary.svelte';
 
 const COMMIT = '0123456789abcdef0123456789abcdef01234567';
@@ -35,5 +36,26 @@ describe('the run header names the hub commit its policy loaded', () => {
       expect(run.commit).toBeNull();
       expect(run.text).toMatch(new RegExp(`${policy.model.replace(/[/.]/g, '\\$&')} on ${policy.backend}$`));
     }
+  });
+});
+
+describe('the run header counts the turns no judge saw', () => {
+  it('counts each session that ended with its turn still waiting, and says nothing where none did', () => {
+    const end = (session: string, unjudgedTurn?: number) => ({
+      kind: 'session_end' as const,
+      version: 0,
+      ts: 1,
+      session,
+      reason: 'timeout' as const,
+      turns: 2,
+      mainTurns: 2,
+      ...(unjudgedTurn ? { unjudgedTurn } : {}),
+    });
+    const text = (records: RunRecord[]) => {
+      using view = render(RunSummary, { records, config: { models: { policy: { model: 'm', backend: 'cpu' } } } });
+      return view.target.querySelector('[data-testid="unjudged-turns"]')?.textContent ?? null;
+    };
+    expect(text([end('a', 2), end('b'), end('c', 1)])).toBe('2 unjudged ·');
+    expect(text([end('b')])).toBeNull();
   });
 });
