@@ -282,6 +282,19 @@ export function configForArm(config: RunConfig, arm: TrainedArm): RunConfig {
  * Complete example configs with rules roles: the storyteller on the bundled demo model (offline),
  * the others on hub models. `method` picks the personal examples' method, its preset included.
  */
+/**
+ * The policy's sampling temperature in the student and teacher scenarios: the reference's
+ * --rollout-temperature (openclaw-rl, openclaw-opd and openclaw-combine scripts), which its
+ * trainer also divides the logits by (EnginePolicyService does the same with the run's).
+ */
+export const ROLLOUT_TEMPERATURE = 0.6;
+/**
+ * The storyteller's sampling temperature: 1, not the reference's 0.6. Its demo model was
+ * fine-tuned and checked on stories sampled at 1 (src/demo/make.ts), and its measured runs
+ * (docs/reproduction) were made at 1.
+ */
+export const STORY_TEMPERATURE = 1;
+
 export function exampleConfig(name: 'toolcall', policyModel?: string): ToolCallRunConfig;
 export function exampleConfig(name: PersonalExampleName, policyModel?: string, arm?: TrainedArm): RunConfig;
 export function exampleConfig(name: ExampleName, policyModel?: string, arm?: TrainedArm): AnyRunConfig;
@@ -306,7 +319,7 @@ export function exampleConfig(name: ExampleName, policyModel?: string, arm: Trai
     problems: story ? { source: 'builtin', count: 12 } : { source: 'gsm8k-hub', count: 36 },
     schedule: { concurrentSessions: 4, steps: 8, evalEvery: 4, evalProblems: story ? 12 : 36, evalVotes: 3 },
     sampling: {
-      policy: { temperature: 1, topP: 1, topK: 0, maxNewTokens: story ? STORY_MAX_NEW_TOKENS : 384 },
+      policy: { temperature: story ? STORY_TEMPERATURE : ROLLOUT_TEMPERATURE, topP: 1, topK: 0, maxNewTokens: story ? STORY_MAX_NEW_TOKENS : 384 },
       user: { temperature: 0.7, maxNewTokens: 256 },
     },
   };
