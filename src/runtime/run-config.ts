@@ -19,6 +19,7 @@ import type { ModelRef } from '../storage/stored-config';
 import type { GeneratorSource } from '../generators/generator';
 import type { WeightFormat } from '../gpu/quant';
 import type { TransformersDevice, TransformersDtype } from '../generators/transformers';
+import type { WrongAnswerReward } from '../rl/tool-call-reward';
 import type { TRACKS } from './run-config-check';
 
 export { parseAnyRunConfig, parseRunConfig, parseToolCallRunConfig, RunConfigError, TRACKS } from './run-config-check';
@@ -149,6 +150,12 @@ export interface RunConfig extends ConfigExtras {
 export interface ToolCallOptions {
   /** integrated: r_t = o + mean(PRM votes of step t); outcome: r_t = o. */
   rewardMode: RewardMode;
+  /**
+   * A wrong final answer's reward: 'tool-calls' (the reference's tool-call reward, shaped by the
+   * rounds of tool calls; every new config has it) or 'flat' (-1; also when absent, as in runs
+   * made before the setting existed). src/rl/tool-call-reward.ts.
+   */
+  wrongAnswer?: WrongAnswerReward;
   /** n, rollouts per problem; advantages are standardized within a problem's group. */
   groupSize: number;
   /** An episode without a final answer after this many policy steps has outcome -1. */
@@ -348,7 +355,7 @@ function toolCallExample(policyModel?: string): ToolCallRunConfig {
     },
     seed: 1,
     problems: { source: 'gsm8k-hub', count: 200 },
-    toolcall: { rewardMode: 'integrated', groupSize: DEFAULT_GROUP_SIZE, maxSteps: DEFAULT_MAX_STEPS, evalHeldOut: 50 },
+    toolcall: { rewardMode: 'integrated', wrongAnswer: 'tool-calls', groupSize: DEFAULT_GROUP_SIZE, maxSteps: DEFAULT_MAX_STEPS, evalHeldOut: 50 },
     schedule: { concurrentGroups: 2, steps: 16, evalEvery: 4 },
     sampling: { policy: { temperature: 1, topP: 1, topK: 0, maxNewTokens: 256 } },
   };
