@@ -286,10 +286,6 @@ export function configForArm(config: RunConfig, arm: TrainedArm): RunConfig {
 }
 
 /**
- * Complete example configs with rules roles: the storyteller on the bundled demo model (offline),
- * the others on hub models. `method` picks the personal examples' method, its preset included.
- */
-/**
  * The policy's sampling temperature in the student and teacher scenarios: the reference's
  * --rollout-temperature (openclaw-rl, openclaw-opd and openclaw-combine scripts), which its
  * trainer also divides the logits by (EnginePolicyService does the same with the run's).
@@ -302,6 +298,10 @@ export const ROLLOUT_TEMPERATURE = 0.6;
  */
 export const STORY_TEMPERATURE = 1;
 
+/**
+ * Complete example configs with rules roles: the storyteller on the bundled demo model (offline),
+ * the others on hub models. `method` picks the personal examples' method, its preset included.
+ */
 export function exampleConfig(name: 'toolcall', policyModel?: string): ToolCallRunConfig;
 export function exampleConfig(name: PersonalExampleName, policyModel?: string, arm?: TrainedArm): RunConfig;
 export function exampleConfig(name: ExampleName, policyModel?: string, arm?: TrainedArm): AnyRunConfig;
