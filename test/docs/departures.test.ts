@@ -102,12 +102,15 @@ function leaves(preset: MethodPreset): Values {
   return out;
 }
 
-/** The backticked settings of the first column of docs/method.md's departures table. */
-function namedSettings(): Set<string> {
+/**
+ * The backticked settings of the first column of docs/method.md's departures table that apply to
+ * `scope`: a row written "`field` (tool-call)" names the field for the tool-call preset only.
+ */
+function namedSettings(scope: 'personal' | 'tool-call'): Set<string> {
   const page = readFileSync(resolve(ROOT, 'docs/method.md'), 'utf8');
   const section = page.slice(page.indexOf('## Departures from the reference'));
-  const rows = section.split('\n').filter((l) => l.startsWith('| `'));
-  return new Set(rows.map((l) => /^\| `([^`]+)`/.exec(l)![1]));
+  const rows = section.split('\n').map((l) => /^\| `([^`]+)`( \(([^)]*)\))? \|/.exec(l));
+  return new Set(rows.flatMap((m) => (m && (m[3] === undefined || m[3] === scope) ? [m[1]] : [])));
 }
 
 /** Fields whose default differs from `reference`, or that the reference has no value for. */
@@ -118,7 +121,7 @@ function departures(preset: MethodPreset, reference: Values): string[] {
 }
 
 describe("docs/method.md's departures table", () => {
-  const named = namedSettings();
+  const named = namedSettings('personal');
 
   it.each(METHODS)('names every field where the %s preset departs from the reference', (method) => {
     const missing = departures(makePreset(method), { ...REFERENCE_COMMON, ...REFERENCE_METHOD[method] }).filter((p) => !named.has(p));
@@ -127,7 +130,8 @@ describe("docs/method.md's departures table", () => {
 
   it('names every field where the tool-call preset departs from its script', () => {
     const reference = { ...REFERENCE_COMMON, ...REFERENCE_METHOD.binary, ...REFERENCE_TOOL_CALL };
-    const missing = departures(toolCallPreset(), reference).filter((p) => !named.has(p));
+    const toolCall = namedSettings('tool-call');
+    const missing = departures(toolCallPreset(), reference).filter((p) => !toolCall.has(p));
     expect(missing, `add a row to docs/method.md#departures-from-the-reference for each of these, or make the default the reference's`).toEqual([]);
   });
 
@@ -136,5 +140,11 @@ describe("docs/method.md's departures table", () => {
     const found = departures(changed, { ...REFERENCE_COMMON, ...REFERENCE_METHOD.binary });
     expect(found).toContain('loss.epsHigh');
     expect(named.has('loss.epsHigh')).toBe(false);
+  });
+
+  it("reads a row's scope: the tool-call batch size is no personal-agent departure", () => {
+    expect(namedSettings('tool-call').has('batch.size')).toBe(true);
+    expect(named.has('batch.size')).toBe(false);
+    expect(named.has('finetune.mode')).toBe(true);
   });
 });
