@@ -13,6 +13,24 @@ const stories = dataPath('models/stories260K');
 const bin = resolve(__dirname, '../../bin/nextstate.mjs');
 
 describe('nextstate CLI on stories260K', () => {
+  it('generate records log-probs at its temperature, and train --temperature scores them there: no gap to the rollout', async () => {
+    const gen = JSON.parse(
+      (await runCli('generate', '--model', stories!, '--prompt', 'Once upon a time', '--max-new-tokens', '8', '--temperature', '0.6', '--seed', '3', '--json'))
+        .out[0],
+    );
+    const dir = mkdtempSync(join(tmpdir(), 'ns-temperature-'));
+    const data = join(dir, 'rows.jsonl');
+    const row = { prompt: 'Once upon a time', completion_ids: gen.tokens, advantages: gen.tokens.map(() => 1), rollout_log_probs: gen.logprobs };
+    writeFileSync(data, JSON.stringify(row));
+    const gap = async (...extra: string[]) => {
+      const r = await runCli('train', '--model', stories!, '--data', data, '--out', join(dir, `out${extra.length}`), '--lora-rank', '2', '--json', ...extra);
+      expect(r.code).toBe(0);
+      return JSON.parse(r.out[0]).rolloutGap as number;
+    };
+    expect(await gap('--temperature', '0.6')).toBeLessThan(1e-5);
+    expect(await gap()).toBeGreaterThan(1e-3);
+  });
+
   it('generate --json prints the documented greedy continuation through the real bin', () => {
     const stdout = execFileSync(
       process.execPath,

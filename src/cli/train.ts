@@ -20,6 +20,7 @@ import { LoraAdapter } from '../gpu/lora';
 import { CausalLM } from '../gpu/model';
 import { adapterToPeft, PEFT_CONFIG, PEFT_WEIGHTS } from '../gpu/peft';
 import { Policy } from '../gpu/policy';
+import { scoringTemperature } from '../gpu/sampler';
 import { score } from '../gpu/score';
 import { modelSource, readModelFile } from '../gpu/source-node';
 import { FullTrainer, LoraTrainer, type Trainer } from '../gpu/train';
@@ -46,13 +47,15 @@ import { decodeTrainData, parseTrainData, toTrainSample } from './train-data';
 
 export const usage = `nextstate train --model DIR|ID ${REVISION_USAGE} --data FILE.jsonl --out ADAPTER_DIR [--lora-rank R --lora-alpha A
     --targets q,k,v,o,gate,up,down --lr LR --steps N --batch B --seed S --beta B --kl-type low_var_kl|k3
-    --clip-low E --clip-high E --recompute none|layer --backend cpu|cpu-reference|webgpu] ${QUANTIZE_USAGE} [--force] [--json]
+    --clip-low E --clip-high E --temperature T --recompute none|layer --backend cpu|cpu-reference|webgpu] ${QUANTIZE_USAGE} [--force] [--json]
 nextstate train --full --model DIR|ID ${REVISION_USAGE} --data FILE.jsonl --out MODEL_DIR [--freeze-embedding] [--resume] [--force]
     [--lr LR (default 1e-5) --weight-decay W (0.1) --steps N --batch B --beta B --kl-type low_var_kl|k3
-    --clip-low E --clip-high E --recompute none|layer --backend cpu|cpu-reference|webgpu] [--json]
+    --clip-low E --clip-high E --temperature T --recompute none|layer --backend cpu|cpu-reference|webgpu] [--json]
   Each data line: {"prompt": TEXT, "completion": TEXT, "advantage": NUMBER | [NUMBER per completion token]},
   or a sample row as nextstate export --samples writes it (prompt_ids, completion_ids, advantages,
   loss_mask, rollout_log_probs and any OPD term), trained as the run's own step trained it.
+  --temperature is the one the rows were sampled at (the run's sampling.policy.temperature; 0.6 in the
+  student and teacher examples; default 1): every log-prob divides the logits by it, as the run's did.
   --full trains every weight and writes a Hugging Face model folder (config, tokenizer, model.safetensors)
   with optimizer.safetensors beside it; --resume continues from the optimizer.safetensors in --model.
   --out is written whole or not at all; it is never --model, and --force replaces files already there.
@@ -96,6 +99,7 @@ export async function trainCommand(argv: string[], io: CliIo): Promise<void> {
     'kl-type': { type: 'string', default: 'low_var_kl' },
     'clip-low': { type: 'string' },
     'clip-high': { type: 'string' },
+    temperature: { type: 'string' },
     recompute: { type: 'string', default: 'none' },
     json: { type: 'boolean' },
     ...FORCE_OPTION,
@@ -143,6 +147,7 @@ export async function trainCommand(argv: string[], io: CliIo): Promise<void> {
     epsLow: number(v, 'clip-low', defaults.epsLow, isNonNegative),
     epsHigh: number(v, 'clip-high', defaults.epsHigh, isNonNegative),
     recompute,
+    temperature: scoringTemperature(number(v, 'temperature', 1, isNonNegative)),
   };
   const optimizerFile = join(modelArg, OPTIMIZER_FILE);
   if (v.resume && !existsSync(optimizerFile))
@@ -174,7 +179,7 @@ export async function trainCommand(argv: string[], io: CliIo): Promise<void> {
   }
   const samples = rows.map((r, i) => toTrainSample(policy, r, i));
   const meanLogp = async () => {
-    const scored = await score(policy.model, samples, { lora });
+    const scored = await score(policy.model, samples, { lora, temperature: settings.temperature });
     const all = scored.flatMap((s) => Array.from(s.logprobs));
     return all.reduce((a, b) => a + b, 0) / all.length;
   };

@@ -20,8 +20,8 @@ const items: ScoreItem[] = [
 ];
 const weightsPerToken = [0.7, -1.3, 0.4, 2.1, -0.5, 1.1, 0.3];
 
-/** sum_t w_t * log p(token_t): a loss whose d/dlogp is exactly the weights. */
-function objective(model: CausalLM, adapter?: LoraAdapter, tapeBox?: { value?: Tape }) {
+/** sum_t w_t * log p(token_t) with the logits divided by `temperature`: a loss whose d/dlogp is exactly the weights. */
+function objective(model: CausalLM, adapter?: LoraAdapter, tapeBox?: { value?: Tape }, temperature = 1) {
   const be = model.backend;
   const { ids, T, padLeft } = leftPad(
     items.map((x) => [...x.prompt, ...x.completion]),
@@ -30,21 +30,21 @@ function objective(model: CausalLM, adapter?: LoraAdapter, tapeBox?: { value?: T
   const cache = model.createCache(items.length, T);
   const hidden = model.forward({ ids, B: items.length, T, start: 0, padLeft }, cache, adapter, tapeBox);
   const { rows, targets } = completionRows(items, T, padLeft);
-  const logits = model.logits(hidden, rows);
+  const logits = model.logits(hidden, rows, temperature);
   const { logp } = be.logSoftmaxGather(logits, targets);
   const value = Array.from((logp as CpuTensor).data).reduce((s, x, i) => s + x * weightsPerToken[i], 0);
   return { value, hidden, logits, rows, targets };
 }
 
 /** The analytic gradients of the objective into `grads`, the way the trainer computes them. */
-function analytic(model: CausalLM, grads: Grads, adapter?: LoraAdapter): void {
+function analytic(model: CausalLM, grads: Grads, adapter?: LoraAdapter, temperature = 1): void {
   const be = model.backend;
   const tapeBox: { value?: Tape } = {};
-  const { hidden, logits, rows, targets } = objective(model, adapter, tapeBox);
+  const { hidden, logits, rows, targets } = objective(model, adapter, tapeBox, temperature);
   const dlogits = be.logSoftmaxGatherBackward(logits, targets, be.tensor(Float64Array.from(weightsPerToken) as never, [7]));
   const tape = tapeBox.value!;
   const dHidden = be.zeros([tape.shape.B * tape.shape.T, model.config.hiddenSize]);
-  headBackward(model, hidden, rows, dlogits, grads, dHidden);
+  headBackward(model, hidden, rows, dlogits, grads, dHidden, temperature);
   backward(model, tape, dHidden, grads, adapter);
 }
 
@@ -56,14 +56,15 @@ function checkEntries(
   entries: number[],
   what: string,
   adapter?: LoraAdapter,
+  temperature = 1,
 ): number {
   for (const i of entries) {
     const keep = param[i];
     const h = 1e-5;
     param[i] = keep + h;
-    const up = objective(model, adapter).value;
+    const up = objective(model, adapter, undefined, temperature).value;
     param[i] = keep - h;
-    const down = objective(model, adapter).value;
+    const down = objective(model, adapter, undefined, temperature).value;
     param[i] = keep;
     const numeric = (up - down) / (2 * h);
     expect(Math.abs(grad[i] - numeric), `${what}[${i}]: analytic ${grad[i]}, numeric ${numeric}`).toBeLessThan(1e-6 + 1e-5 * Math.abs(numeric));
@@ -134,5 +135,25 @@ describe.each(['llama', 'qwen2', 'qwen3'] as const)('backward through a random %
     analytic(model, frozen);
     expect(frozen.has(EMBED_KEY)).toBe(false);
     for (const [name, g] of frozen) expect(Array.from((g as CpuTensor).data), name).toEqual(Array.from((all.get(name) as CpuTensor).data));
+  });
+});
+
+describe('backward at a sampling temperature (the logits divided by T, as the trainer scores rollouts)', () => {
+  it('full fine-tuning at T = 0.6: matches central finite differences on every weight, the LM head included', () => {
+    const be = new CpuBackend('f64');
+    const config = tinyConfig('llama');
+    const model = checkModel(be, config, 3);
+    const names = expectedTensors(config).map((e) => e.name);
+    const grads = zeroGrads(
+      be,
+      names.map((name) => ({ name, tensor: model.w(name) })),
+    );
+    analytic(model, grads, undefined, 0.6);
+    for (const name of names)
+      checkEntries(model, (model.w(name) as CpuTensor).data, (grads.get(name) as CpuTensor).data, ends(model.w(name).size), name, undefined, 0.6);
+    // The temperature changes the gradient: a backward that ignored it would not pass the check above.
+    const atOne = zeroGrads(be, [{ name: EMBED_KEY, tensor: model.w(EMBED_KEY) }]);
+    analytic(model, atOne);
+    expect(Array.from((atOne.get(EMBED_KEY) as CpuTensor).data)).not.toEqual(Array.from((grads.get(EMBED_KEY) as CpuTensor).data));
   });
 });

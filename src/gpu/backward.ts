@@ -92,20 +92,24 @@ function projectBackward(
 /**
  * Through the LM head for a chunk of rows of the final hidden states: `dHidden` [B*T, D]
  * gains dlogits @ W at `rows`, and W's gradient (the embedding's when tied) gains
- * dlogits^T @ hidden[rows] when it is trained.
+ * dlogits^T @ hidden[rows] when it is trained; both divided by the `temperature` the logits were
+ * taken at (CausalLM.logits).
  */
-export function headBackward(model: CausalLM, hidden: Tensor, rows: Int32Array, dlogits: Tensor, grads: Grads, dHidden: Tensor): void {
+export function headBackward(model: CausalLM, hidden: Tensor, rows: Int32Array, dlogits: Tensor, grads: Grads, dHidden: Tensor, temperature = 1): void {
   const be = model.backend;
+  // The logits were (h / T) W^T: both gradients carry the 1 / T.
+  const invT = 1 / temperature;
   const g = grads.get(lmHeadKey(model));
   if (g) {
     const picked = be.gatherRows(hidden, rows);
-    be.matmulAddInPlace(g, dlogits, picked, true, false);
+    be.matmulAddInPlace(g, dlogits, picked, true, false, invT);
     be.dispose(picked);
   }
   const dPicked = be.matmul(dlogits, model.lmHead, false, false);
   const dRows = be.scatterRows(dPicked, rows, dHidden.shape[0]);
   be.dispose(dPicked);
-  accumulate(be, dHidden, dRows);
+  be.addInPlace(dHidden, dRows, invT);
+  be.dispose(dRows);
 }
 
 /**

@@ -9,7 +9,7 @@ import type { LoraAdapter } from './lora';
 import type { CausalLM, ForwardBatch } from './model';
 import { isGreedy } from './ops/sample';
 import { mulberry32 } from './random';
-import { GREEDY, type SamplingOptions } from './sampler';
+import { GREEDY, scoringTemperature, type SamplingOptions } from './sampler';
 import { yieldToEventLoop } from './yield';
 
 export interface GenerateOptions {
@@ -45,6 +45,7 @@ export type FinishReason = 'stop' | 'length' | 'aborted';
 
 export interface Generation {
   tokens: number[];
+  /** log p of each token under the distribution it was drawn from: the logits divided by the temperature (1 for greedy). */
   logprobs: number[];
   text: string;
   finishReason: FinishReason;
@@ -68,6 +69,11 @@ export async function generate(model: CausalLM, prompts: number[][], o: Generate
   const be = model.backend;
   const sampling = o.sampling ?? GREEDY;
   const greedy = isGreedy(sampling);
+  // The logits come divided by the temperature and are drawn from at 1 (the same pick), so the
+  // log-prob each token records is that of the distribution it was drawn from: what the trainer
+  // recomputes at scoringTemperature.
+  const temperature = scoringTemperature(sampling.temperature);
+  const draw: SamplingOptions = greedy ? sampling : { ...sampling, temperature: 1 };
   const B = prompts.length;
   const { ids, T, padLeft } = leftPad(prompts, o.padId ?? 0);
   const cache = model.createCache(B, T + o.maxNewTokens);
@@ -94,11 +100,11 @@ export async function generate(model: CausalLM, prompts: number[][], o: Generate
       if (done.every(Boolean)) break;
       const hidden = model.forward(batch, cache, o.lora);
       const lastRows = Int32Array.from({ length: B }, (_, b) => b * batch.T + batch.T - 1);
-      const logits = model.logits(hidden, lastRows);
+      const logits = model.logits(hidden, lastRows, temperature);
       be.dispose(hidden);
       // Finished rows draw nothing, so each sequence's stream is the one it would have alone.
       const uniforms = Float32Array.from(rands, (rand, b) => (greedy || done[b] ? 0 : rand()));
-      const { ids: next, logp } = await be.sample(logits, sampling, uniforms);
+      const { ids: next, logp } = await be.sample(logits, draw, uniforms);
       be.dispose(logits);
       for (let b = 0; b < B; b++) {
         if (done[b]) continue;

@@ -261,11 +261,18 @@ export class CausalLM {
     if (tape.recompute === 'layer') this.disposeLayerTape(t, false);
   }
 
-  /** Logits [rows.length, V] for the chosen rows of the hidden states. */
-  logits(hidden: Tensor, rows: Int32Array): Tensor {
-    const picked = this.backend.gatherRows(hidden, rows);
-    const logits = this.backend.linear(picked, this.lmHead);
-    this.backend.dispose(picked);
+  /**
+   * Logits [rows.length, V] for the chosen rows of the hidden states, divided by `temperature`
+   * (scoringTemperature: the distribution a rollout was sampled from; headBackward takes the same).
+   */
+  logits(hidden: Tensor, rows: Int32Array, temperature = 1): Tensor {
+    const be = this.backend;
+    const picked = be.gatherRows(hidden, rows);
+    // logits / T = (h / T) W^T: the rows of h are narrower than the vocabulary, so they are scaled.
+    const scaled = temperature === 1 ? picked : scaleRows(be, picked, 1 / temperature);
+    if (scaled !== picked) be.dispose(picked);
+    const logits = be.linear(scaled, this.lmHead);
+    be.dispose(scaled);
     return logits;
   }
 
@@ -284,4 +291,12 @@ export class CausalLM {
     if (l.kPre) be.dispose(l.kPre);
     for (const u of l.loraU.values()) be.dispose(u);
   }
+}
+
+/** s * x as a new tensor (0 + s * x: the backends' add, which reads its two inputs only). */
+function scaleRows(be: Backend, x: Tensor, s: number): Tensor {
+  const zero = be.zeros(x.shape);
+  const out = be.add(zero, x, s);
+  be.dispose(zero);
+  return out;
 }

@@ -10,3 +10,13 @@ export interface SamplingOptions {
 }
 
 export const GREEDY: SamplingOptions = { temperature: 0, topK: 0, topP: 1 };
+
+/**
+ * The temperature a sampled token's distribution has, which scoring and training divide the
+ * logits by so that their log-probs are those of the distribution the token was drawn from (as
+ * slime does with --rollout-temperature). A greedy pick was drawn from no distribution: its
+ * tokens are scored at 1.
+ */
+export function scoringTemperature(temperature: number): number {
+  return temperature > 0 ? temperature : 1;
+}

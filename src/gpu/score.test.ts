@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { checkModel, tinyConfig } from '../../test/random-model';
 import { CpuBackend } from './cpu/backend';
+import { generate } from './generate';
 import { score, topKIds } from './score';
 
 describe('topKIds', () => {
@@ -98,5 +99,41 @@ describe('score with gather (the top-k OPD term)', () => {
   it('refuses a set per token missing, and an id outside the vocabulary', async () => {
     await expect(score(model, [{ prompt, completion }], { gather: [[[1], [2]]] })).rejects.toThrow(/2 gather sets for 3 completion tokens/);
     await expect(score(model, [{ prompt, completion }], { gather: [[[1], [2], [9999]]] })).rejects.toThrow(/outside the vocabulary/);
+  });
+});
+
+describe('score at a sampling temperature', () => {
+  const be = new CpuBackend();
+  const model = checkModel(be, tinyConfig('llama'), 11);
+  const V = model.config.vocabSize;
+  const prompt = [1, 5, 9];
+  const T = 0.6;
+
+  it('gives log softmax(logits / T) of each token, computed by hand from the logits at 1', async () => {
+    const completion = [4, 20, 3];
+    const [atT] = await score(model, [{ prompt, completion }], { temperature: T });
+    for (let j = 0; j < completion.length; j++) {
+      const prefix = [...prompt, ...completion.slice(0, j)];
+      // log p_1(v) = l_v - lse(l): the logits up to a constant, which the softmax at T cancels.
+      const at1 = (
+        await score(
+          model,
+          Array.from({ length: V }, (_, v) => ({ prompt: prefix, completion: [v] })),
+        )
+      ).map((x) => x.logprobs[0]);
+      const max = Math.max(...at1.map((lp) => lp / T));
+      const lse = max + Math.log(at1.reduce((sum, lp) => sum + Math.exp(lp / T - max), 0));
+      const byHand = at1[completion[j]] / T - lse;
+      expect(atT.logprobs[j]).toBeCloseTo(byHand, 5);
+      expect(Math.abs(byHand - at1[completion[j]])).toBeGreaterThan(1e-3);
+    }
+  });
+
+  it('agrees with the log-probs generate records while it samples at T, and not with scoring at 1', async () => {
+    const [g] = await generate(model, [prompt], { maxNewTokens: 6, sampling: { temperature: T, topK: 0, topP: 1 }, seed: 4 });
+    const [atT] = await score(model, [{ prompt, completion: g.tokens }], { temperature: T });
+    const [at1] = await score(model, [{ prompt, completion: g.tokens }]);
+    for (let j = 0; j < g.tokens.length; j++) expect(atT.logprobs[j]).toBeCloseTo(g.logprobs[j], 5);
+    expect(Math.max(...g.logprobs.map((lp, j) => Math.abs(lp - at1.logprobs[j])))).toBeGreaterThan(1e-3);
   });
 });

@@ -95,7 +95,14 @@ export function completionRows(items: ScoreItem[], T: number, padLeft: Int32Arra
 export async function score(
   model: CausalLM,
   items: ScoreItem[],
-  options: { lora?: LoraAdapter; maxBatchTokens?: number; topK?: number; gather?: readonly (GatherIds | undefined)[] } = {},
+  options: {
+    lora?: LoraAdapter;
+    maxBatchTokens?: number;
+    topK?: number;
+    gather?: readonly (GatherIds | undefined)[];
+    /** The logits are divided by it (scoringTemperature of the rollout's sampling temperature); default 1. */
+    temperature?: number;
+  } = {},
 ): Promise<Scored[]> {
   if (options.topK !== undefined && !(Number.isInteger(options.topK) && options.topK >= 1)) {
     throw new Error(`score: topK is ${options.topK}; ask for 1 or more next-token ids per position`);
@@ -113,7 +120,7 @@ export async function score(
       maxLen = len;
       j++;
     }
-    out.push(...(await scoreBatch(model, items.slice(i, j), options.lora, options.topK, options.gather?.slice(i, j))));
+    out.push(...(await scoreBatch(model, items.slice(i, j), options.lora, options.topK, options.gather?.slice(i, j), options.temperature ?? 1)));
     i = j;
   }
   return out;
@@ -152,9 +159,10 @@ export async function readLogprobs(
 async function scoreBatch(
   model: CausalLM,
   items: ScoreItem[],
-  lora?: LoraAdapter,
-  topK?: number,
-  gather?: readonly (GatherIds | undefined)[],
+  lora: LoraAdapter | undefined,
+  topK: number | undefined,
+  gather: readonly (GatherIds | undefined)[] | undefined,
+  temperature: number,
 ): Promise<Scored[]> {
   const be = model.backend;
   items.forEach((it, i) => {
@@ -187,7 +195,7 @@ async function scoreBatch(
     const V = model.config.vocabSize;
     // Logits are rows x vocab: chunk the rows so a 150k vocabulary stays within memory.
     for (const [a, b] of rowChunks(rows.length, V, LOGITS_CHUNK_FLOATS)) {
-      const logits = model.logits(hidden, rows.subarray(a, b));
+      const logits = model.logits(hidden, rows.subarray(a, b), temperature);
       try {
         await readLogprobs(be, logits, targets.subarray(a, b), { logp, entropy: ent }, a);
         // Top-k sets and gathers: the chunk's logits come back and are read here, on either

@@ -63,6 +63,12 @@ export interface TrainSettings extends PpoSettings {
    * one more forward pass; the same floats). Default 'none': every layer's tape kept.
    */
   recompute?: Recompute;
+  /**
+   * The rollouts' sampling temperature as scoringTemperature gives it: the old, new and
+   * reference log-probs are all taken with the logits divided by it, so the ratio and the KL are
+   * on the distribution the tokens were drawn from (slime's --rollout-temperature). Default 1.
+   */
+  temperature?: number;
 }
 
 /** LoRA's defaults: lr 1e-4, the reference's Tinker rate (its slime LoRA scripts keep 1e-5; presets.ts LORA_SETTINGS). */

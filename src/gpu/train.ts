@@ -44,6 +44,11 @@ export class Trainer {
     }
   }
 
+  /** What the logits are divided by for every log-prob of a step (TrainSettings.temperature). */
+  private get temperature(): number {
+    return this.settings.temperature ?? 1;
+  }
+
   get stepsTaken(): number {
     return this.step;
   }
@@ -164,7 +169,7 @@ export class Trainer {
 
   /** Log-probs of the completions under `model` with `lora` applied (none: its weights alone). */
   private async logprobsUnder(samples: TrainSample[], model: CausalLM, lora: LoraAdapter | undefined): Promise<number[][]> {
-    const scored = await score(model, samples, { lora, maxBatchTokens: this.settings.microBatchTokens });
+    const scored = await score(model, samples, { lora, maxBatchTokens: this.settings.microBatchTokens, temperature: this.temperature });
     return scored.map((x) => Array.from(x.logprobs));
   }
 
@@ -240,7 +245,7 @@ export class Trainer {
       const flatTop = members.map(() => new Float32Array(rows.length));
       let kept: Tensor | null = null;
       for (const [a, b] of chunks) {
-        const logits = this.model.logits(hidden, rows.subarray(a, b));
+        const logits = this.model.logits(hidden, rows.subarray(a, b), this.temperature);
         await readLogprobs(be, logits, targets.subarray(a, b), { logp: flatLogp, entropy: flatEnt }, a);
         for (const [j, column] of members.entries()) await readMemberLogprobs(be, logits, column.subarray(a, b), flatTop[j], a);
         if (teacherRows) {
@@ -282,7 +287,7 @@ export class Trainer {
       const N = part.length * T;
       const dHidden = be.zeros([N, this.model.config.hiddenSize]);
       for (const [a, b] of chunks) {
-        const logits = kept ?? this.model.logits(hidden, rows.subarray(a, b));
+        const logits = kept ?? this.model.logits(hidden, rows.subarray(a, b), this.temperature);
         const dlogp = be.tensor(flatD.subarray(a, b), [b - a]);
         const dlogits = be.logSoftmaxGatherBackward(logits, targets.subarray(a, b), dlogp);
         be.dispose(dlogp);
@@ -301,7 +306,7 @@ export class Trainer {
           for (const t of [q, d, dj]) be.dispose(t);
         }
         be.dispose(logits);
-        headBackward(this.model, hidden, rows.subarray(a, b), dlogits, grads, dHidden);
+        headBackward(this.model, hidden, rows.subarray(a, b), dlogits, grads, dHidden, this.temperature);
         be.dispose(dlogits);
       }
       backward(this.model, tape, dHidden, grads, this.trainable.lora);

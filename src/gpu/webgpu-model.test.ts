@@ -88,13 +88,23 @@ describe('stories260K in f32 on WebGPU (Dawn) vs the CPU reference', () => {
     },
   );
 
-  it('one full fine-tuning step matches: loss, gradient norm and every updated weight', async () => {
+  it('scores at a sampling temperature as the CPU does (1e-4), and not as at 1', async () => {
+    const items = [{ prompt: onCpu.promptIds('Once upon a time'), completion: onCpu.tokenizer.encode(' there was a dog named Max.', false) }];
+    const [a] = await score(onGpu.model, items, { temperature: 0.6 });
+    const [b] = await score(onCpu.model, items, { temperature: 0.6 });
+    const [atOne] = await score(onCpu.model, items);
+    a.logprobs.forEach((x, t) => expect(Math.abs(x - b.logprobs[t])).toBeLessThan(1e-4));
+    expect(Math.max(...b.logprobs.map((x, t) => Math.abs(x - atOne.logprobs[t])))).toBeGreaterThan(1e-2);
+  });
+
+  // At 0.6 the LM head's backward carries the 1 / T (the embedding is the tied head here).
+  it.each([1, 0.6])('one full fine-tuning step at temperature %s matches: loss, gradient norm and every updated weight', async (temperature) => {
     const items = [{ prompt: onCpu.promptIds('Once upon a time'), completion: onCpu.tokenizer.encode(' there was a dog.', false) }];
     const run = async (be: Backend) => {
       const p = await Policy.load(new DirSource(stories), be, { weightFormat: 'f32' });
       // A large epsilon keeps Adam's first step proportional to the gradient: with the default, a
       // near-zero gradient's sign (float noise) would decide a full lr-sized step.
-      const trainer = new FullTrainer(p.model, { ...DEFAULT_FULL_TRAIN, lr: 1e-3, adamEps: 1e-2 });
+      const trainer = new FullTrainer(p.model, { ...DEFAULT_FULL_TRAIN, lr: 1e-3, adamEps: 1e-2, temperature });
       const stats = await trainer.trainStep([{ ...items[0], advantages: items[0].completion.map((_, i) => (i % 2 ? 1 : -0.5)) }]);
       const weights = await Promise.all(trainer.names.map((n) => be.read(p.model.w(n))));
       trainer.dispose();

@@ -1,5 +1,5 @@
 import { describe, it, expect } from 'vitest';
-import { lastBoxContent, parseBoxedScore } from './boxed';
+import { boxContent, parseBoxedScore } from './boxed';
 
 describe('parseBoxedScore', () => {
   const cases: [string, string, 1 | 0 | -1 | null][] = [
@@ -55,15 +55,23 @@ describe('parseBoxedScore', () => {
   });
 });
 
-describe('lastBoxContent', () => {
-  const cases: [string, string | null][] = [
-    ['\\boxed{a} \\boxed{b}', 'b'],
-    ['\\boxed{\\frac{1}{2}}', '\\frac{1}{2}'],
-    ['\\boxed{x', null],
-    ['\\boxed{}', ''],
-    ['no box', null],
+describe('boxContent', () => {
+  const cases: [string, string | null, string | null][] = [
+    ['\\boxed{a} \\boxed{b}', 'b', 'a'],
+    ['\\boxed{\\frac{1}{2}}', '\\frac{1}{2}', '\\frac{1}{2}'],
+    ['\\boxed{x', null, null],
+    ['\\boxed{x \\boxed{a} \\boxed{b}', 'b', 'a'],
+    ['\\boxed{}', '', ''],
+    ['no box', null, null],
   ];
-  it.each(cases)('%j -> %j', (text, expected) => {
-    expect(lastBoxContent(text)).toBe(expected);
+  it.each(cases)('%j -> last %j, first %j', (text, last, first) => {
+    expect(boxContent(text, 'last')).toBe(last);
+    expect(boxContent(text, 'first')).toBe(first);
+  });
+
+  it("reads the first box's score where asked (the reference's tool-call PRM), the last by default", () => {
+    const text = 'At first \\boxed{1}, but on reflection \\boxed{-1}';
+    expect(parseBoxedScore(text)).toBe(-1);
+    expect(parseBoxedScore(text, 'first')).toBe(1);
   });
 });

@@ -27,19 +27,23 @@ const WRAPPERS = ['\\boxed', '\\text', '\\textbf', '\\mathrm', '\\mathbf', '\\di
 /** Characters judges (and their tokenizers) use for a minus sign besides ASCII '-'. */
 const MINUS_LIKE = /[\u2212\u2013\uFE63\uFF0D]/g;
 
+/** Which box of a judge's text is its verdict: the personal-agent judges read the last, the reference's tool-call PRM the first. */
+export type BoxChoice = 'first' | 'last';
+
 /**
- * The content of the `\boxed{...}` that closes last, or null when no box is closed.
+ * The content of the first or the last `\boxed{...}` to close, or null when no box is closed.
  *
  * Braces are matched with a stack, so `\boxed{{1}}` and `\boxed{\text{1}}` close at the
  * right brace. `\{`, `\}` are literal characters in LaTeX and `\\` is a line break, so
  * neither moves the depth. A box left open (a judge cut off by its token limit) is ignored
- * and an earlier closed box still counts.
+ * and an earlier closed box still counts. Boxes are ordered by where they close, so of two
+ * nested boxes the inner one is first.
  */
-export function lastBoxContent(text: string): string | null {
+export function boxContent(text: string, which: BoxChoice): string | null {
   // For each open brace: the index where a box's content starts, or -1 for a plain brace.
   const stack: number[] = [];
-  let lastStart = -1;
-  let lastEnd = -1;
+  let start = -1;
+  let end = -1;
   for (let i = 0; i < text.length; i++) {
     const c = text.charCodeAt(i);
     if (c === BACKSLASH) {
@@ -57,12 +61,13 @@ export function lastBoxContent(text: string): string | null {
     } else if (c === RBRACE && stack.length > 0) {
       const open = stack.pop()!;
       if (open >= 0) {
-        lastStart = open;
-        lastEnd = i;
+        start = open;
+        end = i;
+        if (which === 'first') break;
       }
     }
   }
-  return lastStart < 0 ? null : text.slice(lastStart, lastEnd);
+  return start < 0 ? null : text.slice(start, end);
 }
 
 /** Index of the brace closing the one at `open`, or -1. Only used on short strings. */
@@ -91,8 +96,8 @@ function unwrap(content: string): string {
 }
 
 /**
- * The judge's score: the content of the last closed `\boxed{...}` when it reads as 1, 0 or
- * -1; otherwise null (a failed vote).
+ * The judge's score: the content of the last closed `\boxed{...}` (or the first, `which`) when
+ * it reads as 1, 0 or -1; otherwise null (a failed vote).
  *
  * Accepted spellings of the content: optional sign (`+`, `-`, or a unicode minus such as
  * U+2212), whitespace anywhere, and enclosing `{...}`, `\text{...}`, `\textbf{...}`,
@@ -106,9 +111,10 @@ function unwrap(content: string): string {
  * unreadable box has not given a score, and an earlier box it went on from is not its verdict.
  *
  * @param text - raw judge output, any length
+ * @param which - 'first' for the tool-call PRM, whose reference reads the first box
  */
-export function parseBoxedScore(text: string): BoxedScore | null {
-  const content = lastBoxContent(text);
+export function parseBoxedScore(text: string, which: BoxChoice = 'last'): BoxedScore | null {
+  const content = boxContent(text, which);
   if (content === null || content.length > MAX_SCORE_CONTENT) return null;
   const compact = unwrap(content).replace(MINUS_LIKE, '-').replace(/\s+/g, '');
   switch (compact) {

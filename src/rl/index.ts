@@ -15,7 +15,7 @@ export {
   type StepJudgeInput,
   type StepVote,
 } from './step-judge';
-export { parseBoxedScore, lastBoxContent, type BoxedScore } from './boxed';
+export { parseBoxedScore, boxContent, type BoxChoice, type BoxedScore } from './boxed';
 export { majorityVote } from './votes';
 export { parseHintVote, selectBestHint, appendHint, MIN_HINT_CHARS, HINT_HEADER, type HintVote, type AppendHintOptions } from './hints';
 export {

@@ -256,6 +256,14 @@ describe('makePreset isolation from overrides', () => {
   });
 });
 
+describe("the reference's per-method settings", () => {
+  it('the hint judge may write 8192 tokens and every sample trains in OPD and Combined; Binary keeps 4096 and one zero-advantage sample per session', () => {
+    expect(makePreset('binary')).toMatchObject({ judge: { maxNewTokens: 4096 }, batch: { zeroAdvantage: 'at-least-one-per-session' } });
+    for (const method of ['opd', 'combined'] as const)
+      expect(makePreset(method)).toMatchObject({ judge: { maxNewTokens: 8192 }, batch: { zeroAdvantage: 'train-all' } });
+  });
+});
+
 describe('presetSwitchedTo', () => {
   it("takes the method's votes and weights and keeps the training settings it is switched from", () => {
     const make = makePreset;
@@ -265,7 +273,9 @@ describe('presetSwitchedTo', () => {
     expect(binary.judge).toEqual(make('binary').judge);
     expect(binary.advantage).toEqual(make('binary').advantage);
     expect(binary.optimizer).toEqual(from.optimizer);
-    expect(binary.batch).toEqual(from.batch);
+    // The batch size carries over; the zero-advantage rule is the method's (the reference's Binary server only keeps one per session).
+    expect(binary.batch).toEqual({ size: 4, zeroAdvantage: 'at-least-one-per-session' });
+    expect(from.batch.zeroAdvantage).toBe('train-all');
     expect(binary.finetune).toEqual(from.finetune);
     expect(binary.loss).toEqual({ ...make('binary').loss, klCoef: 0.05 });
     // The clip is the method's own: OPD's script clips 0.2 / 0.2.

@@ -171,14 +171,21 @@ export type LoraSetup = keyof typeof LORA_SETTINGS;
 export const LORA_ALL_PROJECTIONS = ['q_proj', 'k_proj', 'v_proj', 'o_proj', 'gate_proj', 'up_proj', 'down_proj'];
 
 /**
- * m per judge, the signal weights and the upper clip, per method (docs/method.md#defaults). The
- * reference's Binary and Combined scripts set --eps-clip-high 0.28; its OPD script sets none,
- * and slime then clips at --eps-clip on both sides (0.2 / 0.2).
+ * m per judge, the signal weights, the upper clip, the hint judge's token limit and the
+ * zero-advantage rule, per method (docs/method.md#defaults). The reference's Binary and Combined
+ * scripts set --eps-clip-high 0.28; its OPD script sets none, and slime then clips at --eps-clip
+ * on both sides (0.2 / 0.2). Its OPD and Combined scripts allow the judge 8192 new tokens
+ * (--prm-max-new-tokens), its Binary script 4096. Only its Binary server keeps one zero-advantage
+ * sample per session trainable (openclaw-rl/openclaw_api_server.py); its OPD and Combined servers
+ * submit every sample they make with the loss mask on ('train-all').
  */
-const METHOD_SHAPE: Record<MethodName, { binaryVotes: number; hintVotes: number; weights: AdvantageWeights; epsHigh: number }> = {
-  binary: { binaryVotes: 3, hintVotes: 0, weights: { binary: 1, opd: 0 }, epsHigh: 0.28 },
-  opd: { binaryVotes: 0, hintVotes: 1, weights: { binary: 0, opd: 1 }, epsHigh: 0.2 },
-  combined: { binaryVotes: 1, hintVotes: 1, weights: { binary: 1, opd: 1 }, epsHigh: 0.28 },
+const METHOD_SHAPE: Record<
+  MethodName,
+  { binaryVotes: number; hintVotes: number; weights: AdvantageWeights; epsHigh: number; maxNewTokens: number; zeroAdvantage: ZeroAdvantagePolicy }
+> = {
+  binary: { binaryVotes: 3, hintVotes: 0, weights: { binary: 1, opd: 0 }, epsHigh: 0.28, maxNewTokens: 4096, zeroAdvantage: 'at-least-one-per-session' },
+  opd: { binaryVotes: 0, hintVotes: 1, weights: { binary: 0, opd: 1 }, epsHigh: 0.2, maxNewTokens: 8192, zeroAdvantage: 'train-all' },
+  combined: { binaryVotes: 1, hintVotes: 1, weights: { binary: 1, opd: 1 }, epsHigh: 0.28, maxNewTokens: 8192, zeroAdvantage: 'train-all' },
 };
 
 function basePreset(method: MethodName): MethodPreset {
@@ -189,7 +196,7 @@ function basePreset(method: MethodName): MethodPreset {
       binaryVotes: shape.binaryVotes,
       hintVotes: shape.hintVotes,
       temperature: 0.6,
-      maxNewTokens: 4096,
+      maxNewTokens: shape.maxNewTokens,
       minHintChars: MIN_HINT_CHARS,
     },
     advantage: {
@@ -200,7 +207,7 @@ function basePreset(method: MethodName): MethodPreset {
     },
     loss: { epsLow: 0.2, epsHigh: shape.epsHigh, klCoef: 0, aggregation: 'sample-mean' },
     optimizer: { lr: LR_LORA, weightDecay: 0.1, betas: [0.9, 0.98], eps: 1e-8 },
-    batch: { size: DEFAULT_BATCH_SIZE, zeroAdvantage: 'at-least-one-per-session' },
+    batch: { size: DEFAULT_BATCH_SIZE, zeroAdvantage: shape.zeroAdvantage },
     finetune: { mode: 'lora', lora: { rank: 16, alpha: 32, targets: [...LORA_ALL_PROJECTIONS] } },
     session: { idleTimeoutMs: DEFAULT_IDLE_TIMEOUT_MS },
   };
@@ -241,8 +248,10 @@ function get(obj: unknown, path: string[]): unknown {
 /**
  * A method preset with the defaults of docs/method.md#defaults and optional overrides.
  *
- * binary: m = 3, weights 1/0, eps 0.2/0.28. opd: m = 1 (hint judge), weights 0/1, eps
- * 0.2/0.2. combined: m = 1 for both judges, weights 1/1, eps 0.2/0.28. All: judge temperature
+ * binary: m = 3, weights 1/0, eps 0.2/0.28, judge limit 4096 tokens, one zero-advantage sample
+ * per session trained. opd: m = 1 (hint judge), weights 0/1, eps 0.2/0.2, 8192 tokens, every
+ * sample trained. combined: m = 1 for both judges, weights 1/1, eps 0.2/0.28, 8192 tokens, every
+ * sample trained. All: judge temperature
  * 0.6, kl 0 (low_var_kl), sample-mean aggregation, batch 16, Adam weight decay 0.1, betas (0.9,
  * 0.98), LoRA rank 16 on all projections. Values that follow from others unless overridden: lr
  * is 1e-4 for LoRA (LR_LORA) and 1e-5 for full fine-tuning; LoRA alpha is twice the rank.
@@ -275,7 +284,7 @@ export const TOOL_CALL_VOTES = 1;
 
 /**
  * `method`'s preset (its votes, weights and teacher, from `overrides`) carrying over the training
- * settings of `from` (optimizer, batch, fine-tuning, KL coefficient and estimator) and, to a
+ * settings of `from` (optimizer, batch size, fine-tuning, KL coefficient and estimator) and, to a
  * method with a hint judge, the hint selection (with the hint votes top-k selection asked for)
  * and the OPD term: two runs that differ
  * only in the method, as a comparison of the methods needs.
@@ -285,7 +294,8 @@ export function presetSwitchedTo(method: MethodName, from: MethodPreset, overrid
   const out: MethodPreset = {
     ...preset,
     optimizer: from.optimizer,
-    batch: from.batch,
+    // The batch size carries over; which zero-advantage samples train is the method's own rule.
+    batch: { ...from.batch, zeroAdvantage: preset.batch.zeroAdvantage },
     finetune: from.finetune,
     loss: { ...preset.loss, klCoef: from.loss.klCoef, ...(from.loss.klType ? { klType: from.loss.klType } : {}) },
   };

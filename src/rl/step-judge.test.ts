@@ -25,7 +25,9 @@ describe('the step-judge prompt', () => {
 
   it('counts only \\boxed{1} and \\boxed{-1} as votes', () => {
     expect(parseStepVote('good step \\boxed{1}')).toBe(1);
-    expect(parseStepVote('\\boxed{1} on reflection \\boxed{ -1 }')).toBe(-1);
+    // The first box is the vote, as the reference's tool-call PRM reads it.
+    expect(parseStepVote('\\boxed{1} on reflection \\boxed{ -1 }')).toBe(1);
+    expect(parseStepVote('\\boxed{ -1 } on reflection \\boxed{1}')).toBe(-1);
     expect(parseStepVote('\\boxed{0}')).toBeNull();
     expect(parseStepVote('no decision')).toBeNull();
   });

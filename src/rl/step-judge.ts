@@ -19,7 +19,7 @@ const SYSTEM =
   '- the tool result moves the solution forward.\n' +
   'A step without a tool call is the final answer: answer \\boxed{1} only if it states the answer and the answer ' +
   'follows correctly from the work.\n' +
-  'In every other case answer \\boxed{-1}. Only the last \\boxed{} in your reply counts.';
+  'In every other case answer \\boxed{-1}. Only the first \\boxed{} in your reply counts.';
 
 const PROBLEM_HEADING = '## Problem';
 const HISTORY_HEADING = '## Trajectory so far';
@@ -107,10 +107,12 @@ export function readStepJudgePrompt(messages: readonly ChatMessage[]): { output:
 export type StepVote = 1 | -1 | null;
 
 /**
- * The vote in one judge reply. The step judge has two classes only, so a `\boxed{0}` is a
- * failed vote (left out of the mean) rather than a neutral one, as in the reference.
+ * The vote in one judge reply: its first `\boxed{}`, as the reference's tool-call PRM reads it
+ * (toolcall-rl/generate_with_retool.py takes the first match), where the personal-agent judges
+ * read the last. The step judge has two classes only, so a `\boxed{0}` is a failed vote (left
+ * out of the mean) rather than a neutral one, as in the reference.
  */
 export function parseStepVote(text: string): StepVote {
-  const score = parseBoxedScore(text);
+  const score = parseBoxedScore(text, 'first');
   return score === 1 || score === -1 ? score : null;
 }

@@ -24,7 +24,7 @@ import { EnginePolicyService, NoAdapterError } from './policy-service';
 async function serviceAndItem() {
   const { dir } = await tinyModel({ family: 'qwen3' });
   const policy = await Policy.load(new DirSource(dir), new CpuBackend());
-  const service = new EnginePolicyService(policy, makePreset('binary', { finetune: { lora: { rank: 2 } } }), 1);
+  const service = new EnginePolicyService(policy, makePreset('binary', { finetune: { lora: { rank: 2 } } }), 1, 1);
   const messages: ChatMessage[] = [{ role: 'user', content: 'Tell me a story.' }];
   const sampling = { temperature: 1, topP: 1, topK: 0 };
   const [first] = await service.generate([{ messages, maxNewTokens: 3, sampling, seed: 1 }]);
@@ -33,6 +33,27 @@ async function serviceAndItem() {
 }
 
 describe('EnginePolicyService', () => {
+  it("scores and trains at the run's sampling temperature: the trainer's old log-probs are those generation recorded", async () => {
+    const { dir } = await tinyModel({ family: 'qwen3' });
+    const policy = await Policy.load(new DirSource(dir), new CpuBackend());
+    const preset = makePreset('binary', { finetune: { lora: { rank: 2 } } });
+    const messages: ChatMessage[] = [{ role: 'user', content: 'Tell me a story.' }];
+    const sampling = { temperature: 0.6, topP: 1, topK: 0 };
+    const gaps: number[] = [];
+    for (const temperature of [0.6, 1]) {
+      const service = new EnginePolicyService(policy, preset, 1, temperature);
+      const [reply] = await service.generate([{ messages, maxNewTokens: 6, sampling, seed: 1 }]);
+      const [scored] = await service.score([{ messages, tokenIds: reply.tokenIds }], 'current');
+      const item = { messages, tokenIds: reply.tokenIds, advantages: reply.tokenIds.map(() => 1), rolloutLogp: reply.logprobs, trainable: true };
+      const { stats } = await service.train([item]);
+      gaps.push(stats.rolloutGap!);
+      if (temperature === 0.6) scored.forEach((lp, t) => expect(lp).toBeCloseTo(reply.logprobs[t], 5));
+    }
+    expect(gaps[0]).toBeLessThan(1e-5);
+    // A trainer that scored at 1 what was drawn at 0.6 would see the gap.
+    expect(gaps[1]).toBeGreaterThan(1e-3);
+  }, 120_000);
+
   it('numbers versions by training steps when two steps finish during one generation', async () => {
     const { service, item, messages, sampling } = await serviceAndItem();
 
@@ -74,7 +95,7 @@ describe('EnginePolicyService', () => {
     const { dir } = await tinyModel({ family: 'qwen3' });
     const policy = await Policy.load(new DirSource(dir), new CpuBackend());
     // A large learning rate, so that one step visibly changes greedy text.
-    const service = new EnginePolicyService(policy, makePreset('binary', { optimizer: { lr: 0.05 }, finetune: { lora: { rank: 2 } } }), 1);
+    const service = new EnginePolicyService(policy, makePreset('binary', { optimizer: { lr: 0.05 }, finetune: { lora: { rank: 2 } } }), 1, 1);
     const messages: ChatMessage[] = [{ role: 'user', content: 'Tell me a story.' }];
     const greedy = { temperature: 0, topP: 1, topK: 0 };
     const request = { messages, maxNewTokens: 24, sampling: greedy, seed: 0 };
@@ -98,7 +119,7 @@ describe('EnginePolicyService', () => {
     const { dir } = await tinyModel({ family: 'qwen3' });
     const policy = await Policy.load(new DirSource(dir), new CpuBackend());
     const preset = makePreset('binary', { loss: { klCoef: 0.5, aggregation: 'token-mean' }, finetune: { lora: { rank: 2 } } });
-    const service = new EnginePolicyService(policy, preset, 1);
+    const service = new EnginePolicyService(policy, preset, 1, 1);
     const messages: ChatMessage[] = [{ role: 'user', content: 'Tell me a story.' }];
     const [reply] = await service.generate([{ messages, maxNewTokens: 4, sampling: { temperature: 1, topP: 1, topK: 0 }, seed: 1 }]);
     const item = { messages, tokenIds: reply.tokenIds, advantages: reply.tokenIds.map(() => 1), rolloutLogp: reply.logprobs, trainable: true };
@@ -112,7 +133,7 @@ describe('EnginePolicyService', () => {
     const { dir } = await tinyModel({ family: 'qwen3' });
     const step = async (recompute?: 'layer') => {
       const policy = await Policy.load(new DirSource(dir), new CpuBackend());
-      const service = new EnginePolicyService(policy, makePreset('binary', { finetune: { lora: { rank: 2 }, recompute } }), 1);
+      const service = new EnginePolicyService(policy, makePreset('binary', { finetune: { lora: { rank: 2 }, recompute } }), 1, 1);
       const messages: ChatMessage[] = [{ role: 'user', content: 'Tell me a story.' }];
       const [reply] = await service.generate([{ messages, maxNewTokens: 4, sampling: { temperature: 0, topP: 1, topK: 0 }, seed: 1 }]);
       const item = {
@@ -140,7 +161,7 @@ describe('EnginePolicyService', () => {
     expect(withTools.length).toBeGreaterThan(plain.length + 100);
     expect(policy.promptText(messages, { tools: [CALCULATOR_TOOL] })).toContain('"name": "calculator"');
     // Greedy: the same prompt ids give the same tokens through generate, with or without the service.
-    const service = new EnginePolicyService(policy, makePreset('binary', { finetune: { lora: { rank: 2 } } }), 1);
+    const service = new EnginePolicyService(policy, makePreset('binary', { finetune: { lora: { rank: 2 } } }), 1, 1);
     const greedy = { temperature: 0, topP: 1, topK: 0 };
     const [viaService] = await service.generate([{ messages, tools: [CALCULATOR_TOOL], maxNewTokens: 4, sampling: greedy, seed: 0 }]);
     const [direct] = await policy.generate([messages], { maxNewTokens: 4, sampling: greedy, tools: [[CALCULATOR_TOOL]] });
@@ -159,7 +180,7 @@ describe('EnginePolicyService', () => {
     const be = new CpuBackend();
     const policy = await Policy.load(new DirSource(dataPath('models/stories260K')), be);
     const initialWeights = await Promise.all([...policy.model.weights.values()].map((t) => be.read(t)));
-    const service = new EnginePolicyService(policy, makePreset('binary', { finetune: { mode: 'full' }, optimizer: { lr: 0.01 } }), 1);
+    const service = new EnginePolicyService(policy, makePreset('binary', { finetune: { mode: 'full' }, optimizer: { lr: 0.01 } }), 1, 1);
     expect(service.label).toMatch(/full fine-tuning/);
     const messages: ChatMessage[] = [{ role: 'user', content: 'Once upon a time' }];
     const greedy = { temperature: 0, topP: 1, topK: 0 };
@@ -197,7 +218,7 @@ describe('EnginePolicyService', () => {
     expect(again.logprobs).toEqual(after.logprobs);
 
     // The KL term's reference is the initial policy: after one step away from it, the KL is positive.
-    const kl = new EnginePolicyService(policy, makePreset('binary', { finetune: { mode: 'full' }, optimizer: { lr: 0.01 }, loss: { klCoef: 0.1 } }), 1);
+    const kl = new EnginePolicyService(policy, makePreset('binary', { finetune: { mode: 'full' }, optimizer: { lr: 0.01 }, loss: { klCoef: 0.1 } }), 1, 1);
     await kl.train([item]);
     expect((await kl.train([item])).stats.kl).toBeGreaterThan(0);
   }, 120_000);

@@ -23,7 +23,7 @@ import type { CausalLM } from '../gpu/model';
 import { adapterFromPeft, adapterToPeft, type PeftFiles } from '../gpu/peft';
 import type { Policy } from '../gpu/policy';
 import type { FinishReason } from '../gpu/generate';
-import type { SamplingOptions } from '../gpu/sampler';
+import { scoringTemperature, type SamplingOptions } from '../gpu/sampler';
 import { score } from '../gpu/score';
 import { FullTrainer, LoraTrainer, type Trainer } from '../gpu/train';
 import { type StepStats, type TrainSettings } from '../gpu/train-types';
@@ -219,13 +219,20 @@ export class EnginePolicyService implements PolicyService {
   private trainer: Trainer | null = null;
   private training: PolicyState;
   private readonly full: boolean;
+  private readonly temperature: number;
 
   constructor(
     readonly policy: Policy,
     private readonly preset: MethodPreset,
     private readonly seed: number,
+    /**
+     * The run's sampling temperature (config.sampling.policy.temperature): every score and
+     * training step divides the logits by it (scoringTemperature), as the rollouts were drawn.
+     */
+    rolloutTemperature: number,
     private readonly clock: () => number = Date.now,
   ) {
+    this.temperature = scoringTemperature(rolloutTemperature);
     this.full = preset.finetune.mode === 'full';
     if (this.full) {
       // Before the run starts: every weight must fit one buffer, or the first step would fail.
@@ -260,6 +267,7 @@ export class EnginePolicyService implements PolicyService {
       maxGradNorm: 1,
       microBatchTokens: 2048,
       recompute: p.finetune.recompute ?? 'none',
+      temperature: this.temperature,
     };
   }
 
@@ -387,7 +395,12 @@ export class EnginePolicyService implements PolicyService {
     return score(
       current ? state.model : this.policy.model,
       items.map((it) => ({ prompt: this.policy.promptIds(it.messages, { tools: it.tools }), completion: it.tokenIds })),
-      { lora: current ? state.lora : undefined, topK, ...(items.some((it) => it.at) ? { gather: items.map((it) => it.at) } : {}) },
+      {
+        lora: current ? state.lora : undefined,
+        topK,
+        temperature: this.temperature,
+        ...(items.some((it) => it.at) ? { gather: items.map((it) => it.at) } : {}),
+      },
     );
   }
 

@@ -5,6 +5,7 @@
  */
 import { FieldError, int, mapOf, num, object, oneOf, runChecker, str, type Checker } from '../rl/check';
 import { hintSourceOf, MAX_NEW_TOKENS, MAX_VOTES, METHODS, parsePreset, type MethodPreset } from '../rl/presets';
+import { WRONG_ANSWER_REWARDS } from '../rl/tool-call-reward';
 import { MAX_DIMENSIONS } from '../gpu/config';
 import { isRevision } from '../gpu/hub';
 import { WEIGHT_FORMATS } from '../gpu/quant';
@@ -216,12 +217,15 @@ const toolCall: Checker<ToolCallRunConfig> = object(
     models: object({ policy: policyModel, judge: generator }),
     seed: saying('must be an integer', int(Number.MIN_SAFE_INTEGER)),
     problems: object({ source: problemSource, count: count(1, CONFIG_LIMITS.problems) }, { path: str(4096) }),
-    toolcall: object({
-      rewardMode: saying('must be "integrated" (r = o + mean of PRM votes) or "outcome" (r = o)', oneOf('integrated', 'outcome')),
-      groupSize: count(1, CONFIG_LIMITS.groupSize),
-      maxSteps: count(1, CONFIG_LIMITS.toolSteps),
-      evalHeldOut: count(0, CONFIG_LIMITS.problems),
-    }),
+    toolcall: object(
+      {
+        rewardMode: saying('must be "integrated" (r = o + mean of PRM votes) or "outcome" (r = o)', oneOf('integrated', 'outcome')),
+        groupSize: count(1, CONFIG_LIMITS.groupSize),
+        maxSteps: count(1, CONFIG_LIMITS.toolSteps),
+        evalHeldOut: count(0, CONFIG_LIMITS.problems),
+      },
+      { wrongAnswer: saying('must be "tool-calls" (the reference\'s shaping by tool-call rounds) or "flat" (-1)', oneOf(...WRONG_ANSWER_REWARDS)) },
+    ),
     schedule: object({ concurrentGroups: count(1, CONFIG_LIMITS.concurrent), steps: count(1, CONFIG_LIMITS.steps), evalEvery: count(0, CONFIG_LIMITS.steps) }),
     sampling: object({ policy: policySampling }),
   },

@@ -19,6 +19,7 @@ import type { ModelRef } from '../storage/stored-config';
 import type { GeneratorSource } from '../generators/generator';
 import type { WeightFormat } from '../gpu/quant';
 import type { TransformersDevice, TransformersDtype } from '../generators/transformers';
+import type { WrongAnswerReward } from '../rl/tool-call-reward';
 import type { TRACKS } from './run-config-check';
 
 export { parseAnyRunConfig, parseRunConfig, parseToolCallRunConfig, RunConfigError, TRACKS } from './run-config-check';
@@ -150,6 +151,12 @@ export interface RunConfig extends ConfigExtras {
 export interface ToolCallOptions {
   /** integrated: r_t = o + mean(PRM votes of step t); outcome: r_t = o. */
   rewardMode: RewardMode;
+  /**
+   * A wrong final answer's reward: 'tool-calls' (the reference's tool-call reward, shaped by the
+   * rounds of tool calls; every new config has it) or 'flat' (-1; also when absent, as in runs
+   * made before the setting existed). src/rl/tool-call-reward.ts.
+   */
+  wrongAnswer?: WrongAnswerReward;
   /** n, rollouts per problem; advantages are standardized within a problem's group. */
   groupSize: number;
   /** An episode without a final answer after this many policy steps has outcome -1. */
@@ -280,6 +287,19 @@ export function configForArm(config: RunConfig, arm: TrainedArm): RunConfig {
 }
 
 /**
+ * The policy's sampling temperature in the student and teacher scenarios: the reference's
+ * --rollout-temperature (openclaw-rl, openclaw-opd and openclaw-combine scripts), which its
+ * trainer also divides the logits by (EnginePolicyService does the same with the run's).
+ */
+export const ROLLOUT_TEMPERATURE = 0.6;
+/**
+ * The storyteller's sampling temperature: 1, not the reference's 0.6. Its demo model was
+ * fine-tuned and checked on stories sampled at 1 (src/demo/make.ts), and its measured runs
+ * (docs/reproduction) were made at 1.
+ */
+export const STORY_TEMPERATURE = 1;
+
+/**
  * Complete example configs with rules roles: the storyteller on the bundled demo model (offline),
  * the others on hub models. `method` picks the personal examples' method, its preset included.
  */
@@ -307,7 +327,7 @@ export function exampleConfig(name: ExampleName, policyModel?: string, arm: Trai
     problems: story ? { source: 'builtin', count: 12 } : { source: 'gsm8k-hub', count: 36 },
     schedule: { concurrentSessions: 4, steps: 8, evalEvery: 4, evalProblems: story ? 12 : 36, evalVotes: 3 },
     sampling: {
-      policy: { temperature: 1, topP: 1, topK: 0, maxNewTokens: story ? STORY_MAX_NEW_TOKENS : 384 },
+      policy: { temperature: story ? STORY_TEMPERATURE : ROLLOUT_TEMPERATURE, topP: 1, topK: 0, maxNewTokens: story ? STORY_MAX_NEW_TOKENS : 384 },
       user: { temperature: 0.7, maxNewTokens: 256 },
     },
   };
@@ -336,7 +356,7 @@ function toolCallExample(policyModel?: string): ToolCallRunConfig {
     },
     seed: 1,
     problems: { source: 'gsm8k-hub', count: 200 },
-    toolcall: { rewardMode: 'integrated', groupSize: DEFAULT_GROUP_SIZE, maxSteps: DEFAULT_MAX_STEPS, evalHeldOut: 50 },
+    toolcall: { rewardMode: 'integrated', wrongAnswer: 'tool-calls', groupSize: DEFAULT_GROUP_SIZE, maxSteps: DEFAULT_MAX_STEPS, evalHeldOut: 50 },
     schedule: { concurrentGroups: 2, steps: 16, evalEvery: 4 },
     sampling: { policy: { temperature: 1, topP: 1, topK: 0, maxNewTokens: 256 } },
   };

@@ -57,7 +57,7 @@ async function setup(steps: number) {
   const { dir } = await tinyModel({ family: 'qwen3' });
   const config = talkConfig(dir, steps);
   const policy = await Policy.load(new DirSource(dir), new CpuBackend());
-  const service = new EnginePolicyService(policy, config.preset, config.seed);
+  const service = new EnginePolicyService(policy, config.preset, config.seed, config.sampling.policy.temperature);
   const rules = createRules(createScenario(config.scenario));
   const records: RunRecord[] = [];
   const sink = { append: async (rs: RunRecord[]) => void records.push(...rs) };

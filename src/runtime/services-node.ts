@@ -154,7 +154,7 @@ async function nodePolicy(config: RunConfig, backend: Backend, scenario: Scenari
     const template = policyModel.tokenizer.chatTemplateText;
     checkWorkspacePolicy(spec.model, { hasChatTemplate: template !== null, toolCallTags: usesToolCallTags(template) });
   }
-  return { policy: new EnginePolicyService(policyModel, config.preset, config.seed), policyModel };
+  return { policy: new EnginePolicyService(policyModel, config.preset, config.seed, config.sampling.policy.temperature), policyModel };
 }
 
 /**

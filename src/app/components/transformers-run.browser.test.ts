@@ -118,7 +118,7 @@ describe('a run with transformers.js roles, twice with one seed', () => {
     const policy = PolicyClient.create(() => {});
     try {
       const preset = makePreset('combined', { batch: { size: 2 }, finetune: { lora: { rank: 2 } }, judge: { maxNewTokens: 6 } });
-      await policy.load({ location: { kind: 'hub', id: stories }, backend: 'cpu', preset, seed: 3 });
+      await policy.load({ location: { kind: 'hub', id: stories }, backend: 'cpu', preset, seed: 3, temperature: 1 });
       const scenario = { id: 'storyteller', subject: 'dog' } as const;
       const rules = createRules(createScenario(scenario));
       const run = async (seed: number) => {

@@ -138,6 +138,7 @@ export async function assembleRun(
         weightFormat: config.models.policy.weightFormat,
         preset: config.preset,
         seed: config.seed,
+        temperature: config.sampling.policy.temperature,
         replies: isToolCallConfig(config) ? undefined : createScenario(config.scenario).baseModelReplies,
       });
       hooks.onPolicyInfo(info);

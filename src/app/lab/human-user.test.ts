@@ -86,7 +86,12 @@ describe('HumanUser driving the run loop (talk yourself on the tiny model)', () 
     setup.schedule.steps = 1;
     setup.sampling.policy.maxNewTokens = 5;
     const config = toRunConfig(setup, dir);
-    const service = new EnginePolicyService(await Policy.load(new DirSource(dir), new CpuBackend()), config.preset, config.seed);
+    const service = new EnginePolicyService(
+      await Policy.load(new DirSource(dir), new CpuBackend()),
+      config.preset,
+      config.seed,
+      config.sampling.policy.temperature,
+    );
     const rules = createRules(createScenario(config.scenario));
     const records: RunRecord[] = [];
     // The person: answers each question from a script as soon as it is asked.

@@ -88,7 +88,13 @@ export async function buildServices(config: RunConfig, deps: ServiceDeps): Promi
         });
         workers.push(client);
         const location: ModelLocation = spec.kind === 'policy' ? deps.policyLocation : hubLocation(spec.model);
-        const info = await client.load({ location, backend: deps.backend, preset: config.preset, seed: config.seed });
+        const info = await client.load({
+          location,
+          backend: deps.backend,
+          preset: config.preset,
+          seed: config.seed,
+          temperature: config.sampling.policy.temperature,
+        });
         const source: GeneratorSource = {
           kind: 'engine',
           library: 'the lab’s engine',

@@ -24,6 +24,7 @@ import {
   CHAT_MODEL,
   exampleConfig,
   parseRunConfig,
+  ROLLOUT_TEMPERATURE,
   type ConfigExtras,
   type GeneratorSpec,
   type RemotePolicyConfig,
@@ -134,7 +135,7 @@ function homeworkParts(roles: Record<Role, RoleChoice>, evalVotes: number): Scen
     roles,
     problems: { source: 'builtin', count: 12, order: 'reference' },
     schedule: { concurrentSessions: 4, steps: 8, evalEvery: 4, evalProblems: 12, evalVotes },
-    sampling: { policy: { temperature: 1, topP: 1, topK: 0, maxNewTokens: 256 }, user: { temperature: 0.7, maxNewTokens: 256 } },
+    sampling: { policy: { temperature: ROLLOUT_TEMPERATURE, topP: 1, topK: 0, maxNewTokens: 256 }, user: { temperature: 0.7, maxNewTokens: 256 } },
   };
 }
 

@@ -98,7 +98,7 @@ export function toToolCallRunConfig(setup: LabSetup, policyModel: string): LabTo
     },
     seed: setup.seed,
     problems: { ...t.problems },
-    toolcall: { rewardMode: t.rewardMode, groupSize: t.groupSize, maxSteps: t.maxSteps, evalHeldOut: t.evalHeldOut },
+    toolcall: { rewardMode: t.rewardMode, wrongAnswer: 'tool-calls', groupSize: t.groupSize, maxSteps: t.maxSteps, evalHeldOut: t.evalHeldOut },
     schedule: { ...t.schedule },
     sampling: { policy: { ...t.sampling } },
   };

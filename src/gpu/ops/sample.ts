@@ -1,6 +1,7 @@
 /**
  * Picking the next token of each row of logits [R, V]: greedy, or temperature sampling with
- * top-k and top-p, plus the raw log-prob of the pick (temperature 1, no truncation: the
+ * top-k and top-p, plus the log-prob of the pick under log_softmax(logits), untruncated
+ * (generate passes logits already divided by the temperature and draws at 1, so this is the
  * rollout log-prob PPO compares against). The CPU reference of ./sample.wgsl.ts; both follow
  * the same definition so that one seed gives one token on either backend:
  *

@@ -173,6 +173,7 @@ export class ToolCallRunLoop extends RunLoopCore {
         scoreTrajectory(trajectory, this.services.judge, {
           votes: judge.binaryVotes,
           mode,
+          wrongAnswer: this.config.toolcall.wrongAnswer,
           temperature: judge.temperature,
           maxNewTokens: judge.maxNewTokens,
           seed: judgeSeed(this.config.seed, index, r),

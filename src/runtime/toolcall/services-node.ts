@@ -22,5 +22,5 @@ export async function createToolCallNodeServices(
   const spec = config.models.judge;
   const judge =
     spec.kind === 'rules' ? new RulesStepJudge() : await nodeGenerator('judge', spec, { policyModel, policyId: model, backend, engines: new Map(), progress });
-  return { policyModel, policy: new EnginePolicyService(policyModel, config.preset, config.seed), judge };
+  return { policyModel, policy: new EnginePolicyService(policyModel, config.preset, config.seed, config.sampling.policy.temperature), judge };
 }

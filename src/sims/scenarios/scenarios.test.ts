@@ -231,10 +231,10 @@ describe('homework in the workspace', () => {
     expect(grading).toContain(`Question: ${problem.question}`);
     expect(grading).toContain('Correct answer: 10');
     expect(grading).not.toContain("Student's work");
-    // Both personas ask, in a separate message, to append to the file, and end only once it is saved.
+    // Both personas (the reference's own text) ask, in a separate message, to append to the file, and end only once it is saved.
     for (const phase of [solve, grade]) {
       expect(phase.persona).toMatch(/in a separate message .* append .* to the end of the homework file \(not overwrite it\)/s);
-      expect(phase.persona).toContain(`Never write ${phase.doneMarker} before the AI says it wrote the file.`);
+      expect(phase.persona).toContain(`Never say ${phase.doneMarker} until the AI confirms it wrote the file.`);
       expect(phase.maxTurns).toBe(8);
     }
     expect(grade.persona).toBe(teacher.persona);

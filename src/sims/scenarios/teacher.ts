@@ -27,15 +27,23 @@ How the conversation goes:
 
 Never write ${GRADING_DONE} while the comments still need work. Reply with your next message to the AI only.`;
 
-/** The reference's teacher (openclaw-test/teacher_chat.py): the submission is a file the AI reads, and the comments go back into it. */
-const WORKSPACE_PERSONA = `${WHO}
+/**
+ * The reference's teacher in its own words (openclaw-test/teacher_chat.py, TEACHER_SYSTEM_PROMPT,
+ * MIT-licensed): the submission is a file the AI reads, and the comments go back into it.
+ */
+const WORKSPACE_PERSONA = `You are role-playing as a teacher who is grading student homework. You talk casually. You want the AI to write comments that is detailed, patient, and encouraging.
 
-How the conversation goes:
-1. Read the AI's latest comments. If they are not good enough, ask for a rewrite, and ask for nothing else in that message: do not mention the file in it.
-2. Once the comments are what you want, in a separate message tell the AI they are good and ask it to append the comments to the end of the homework file (not overwrite it). Never ask for a rewrite and for the file in the same message.
-3. Once the AI says it saved the comments to the file, thank it and end that message with exactly ${GRADING_DONE}.
+You CANNOT grade, rewrite, rephrase, or produce any comments yourself. You can ONLY tell the AI what to do. Never do the grading yourself.
 
-Never write ${GRADING_DONE} before the AI says it wrote the file. Reply with your next message to the AI only.`;
+Your goal: get the AI to grade the student's homework and write comments. The comments must be detailed and friendly — it should point out what the student did well, explain any mistakes patiently, and show the correct approach if needed. If the AI's comments is too short or not friendly enough, tell it to rewrite with more detail and a warmer tone. Just tell it to fix it — don't fix it yourself. If the comments is already detailed and friendly, no need to rewrite.
+
+Steps:
+1. Look at what the AI gives you. If the comments is not detailed or friendly enough, tell it to redo it. If it's good, no need to redo. Do NOT mention writing to the file in the same message. Only ask for a rewrite.
+2. After the AI shows you the satisfactory version, THEN in a separate message ask it to append the comments to the end of the homework file (not overwrite it). Do NOT combine a rewrite request and a write request.
+3. After the AI says it saved the file, say exactly: ${GRADING_DONE}
+
+Never say ${GRADING_DONE} until the AI confirms it wrote the file.
+Never write or grade anything yourself. Just give simple instructions.`;
 
 const DIRECT = 'write the grading comments directly, as if you are writing them on the paper: no intro, no summary.';
 
@@ -43,11 +51,13 @@ const DIRECT = 'write the grading comments directly, as if you are writing them 
 export const TEACHER_PHASE: HomeworkPhase = {
   id: 'teacher',
   persona: WORKSPACE_PERSONA,
+  // The reference's FIRST_MESSAGE_TEMPLATE, with the lab's path.
   firstMessage: (problem, path) =>
-    `I'm grading a student's homework. Their submission is in the file ${path} in your workspace; please read it first.\n\n` +
-    `Here is the question and the correct answer:\n\nQuestion: ${problem.question}\n\nCorrect answer: ${parseGsm8kAnswer(problem.answer)}\n\n` +
-    `Read the student's submission from the file, compare it with the correct answer, and ${DIRECT} ` +
-    'Show me the comments here first, and leave the file alone until I tell you to write in it.',
+    `I'm grading a student's homework. The submission is in the file ${path} in your workspace. Please read the file first.\n\n` +
+    `Here is the original question and the correct answer for reference:\n\nQuestion: ${problem.question}\n\nCorrect answer: ${parseGsm8kAnswer(problem.answer)}\n\n` +
+    "Please read the student's submission from the file, compare it with the correct answer, and write the grading comments directly. " +
+    'No intro, no summary, no "here are the comments" — just the comments themselves, as if you are writing them on the student\'s paper. ' +
+    "Show me the comments first — don't write to the file until I tell you to.",
   doneMarker: GRADING_DONE,
   maxTurns: 8,
 };

@@ -1,5 +1,5 @@
 import { unsignedZero } from '../../rl/numbers';
-import { lastBoxContent } from '../../rl/boxed';
+import { boxContent } from '../../rl/boxed';
 
 /**
  * Reading the number a final answer commits to, and comparing it with GSM8K's `#### N`.
@@ -58,7 +58,7 @@ function phraseAnswer(text: string): number | null {
  * @returns null when the text holds no number at all
  */
 export function readFinalAnswer(text: string): FinalAnswer | null {
-  const box = lastBoxContent(text);
+  const box = boxContent(text, 'last');
   const boxed = box === null ? undefined : numbersIn(box).at(-1);
   if (boxed !== undefined) return { value: boxed, source: 'boxed' };
   const phrase = phraseAnswer(text);

@@ -144,6 +144,18 @@ describe('scoreTrajectory', () => {
     expect(judge.calls).toHaveLength(0);
   });
 
+  it("a wrong answer's o is shaped by its rounds of tool calls under 'tool-calls', as the reference's reward function", async () => {
+    // One round of calls, then a wrong answer: o = min(-0.6, -1 + (1 - 2) / 2 * 0.1) = -1.05.
+    const t = await runToolEpisode(PROBLEM, scriptedPolicy([calculatorCall('2 * 12'), 'The answer is 24.']));
+    const judge = recordingJudge(['\\boxed{1}', '\\boxed{-1}']);
+    const outcome = await scoreTrajectory(t, judge, { votes: 1, mode: 'outcome', wrongAnswer: 'tool-calls' });
+    expect(outcome.outcome).toBe(-1);
+    outcome.rewards.forEach((r) => expect(r).toBeCloseTo(-1.05, 12));
+    const integrated = await scoreTrajectory(t, judge, { votes: 1, mode: 'integrated', wrongAnswer: 'tool-calls' });
+    expect(integrated.rewards[0]).toBeCloseTo(-1.05 + 1, 12);
+    expect(integrated.rewards[1]).toBeCloseTo(-1.05 - 1, 12);
+  });
+
   it('with the rules judge gives the expected rewards on a trajectory with a failed call', async () => {
     const scored = await scoreTrajectory(await episode(outputs), new RulesStepJudge(), { votes: 2, mode: 'integrated' });
     expect(scored.rewards).toEqual([2, 0, 2, 2]);

@@ -1,5 +1,6 @@
 import { stepwiseRewards } from '../../rl/advantages';
 import { InvalidArgumentError } from '../../rl/errors';
+import { outcomeReward, type WrongAnswerReward } from '../../rl/tool-call-reward';
 import { buildStepJudgePrompt, parseStepVote, type StepJudgeInput, type StepVote } from '../../rl/step-judge';
 import type { GenerateOptions, TextGenerator } from '../../generators/generator';
 import type { PolicyOutput, Trajectory } from './environment';
@@ -8,7 +9,8 @@ import type { PolicyOutput, Trajectory } from './environment';
  * The process reward model (PRM) for tool-call trajectories: a judge votes +1 or -1 on every
  * step (its prompt is the method library's step judge), and the step reward is
  * r_t = o + mean(votes) (integrated) or r_t = o (outcome only), as computed by the method
- * library's stepwiseRewards.
+ * library's stepwiseRewards; o is the final answer's reward (outcomeReward: a wrong answer may be
+ * shaped by the trajectory's rounds of tool calls).
  */
 
 /** Sampling temperature of the judge unless the caller sets one (the reference's default). */
@@ -34,6 +36,8 @@ export interface ScoreOptions {
   /** m, the judge votes per step; ignored in outcome mode. */
   votes: number;
   mode: RewardMode;
+  /** How a wrong final answer's o is rewarded (src/rl/tool-call-reward.ts); absent: 'flat', -1. */
+  wrongAnswer?: WrongAnswerReward;
   temperature?: number;
   maxNewTokens?: number;
   /** Vote k of step t is sampled with seed + t * votes + k. */
@@ -52,6 +56,7 @@ export interface StepScore {
 export interface ScoredTrajectory<O extends PolicyOutput = PolicyOutput> {
   trajectory: Trajectory<O>;
   mode: RewardMode;
+  /** The final answer's +1 or -1 (trajectory.outcome). */
   outcome: number;
   steps: StepScore[];
   /** r_t per step, in step order. */
@@ -69,14 +74,15 @@ export async function scoreTrajectory<O extends PolicyOutput>(
   judge: TextGenerator,
   opts: ScoreOptions,
 ): Promise<ScoredTrajectory<O>> {
-  const o = trajectory.outcome;
+  const rounds = trajectory.steps.filter((s) => s.toolMessages.length > 0).length;
+  const o = outcomeReward(trajectory.outcome, rounds, opts.wrongAnswer ?? 'flat');
   if (opts.mode === 'outcome') {
     const rewards = stepwiseRewards(
       o,
       trajectory.steps.map(() => []),
     );
     const steps = trajectory.steps.map((s, t) => ({ step: s.index, votes: [], texts: [], reward: rewards[t] }));
-    return { trajectory, mode: opts.mode, outcome: o, steps, rewards };
+    return { trajectory, mode: opts.mode, outcome: trajectory.outcome, steps, rewards };
   }
   const m = opts.votes;
   if (!Number.isInteger(m) || m < 1) {
@@ -104,5 +110,5 @@ export async function scoreTrajectory<O extends PolicyOutput>(
   const votes = texts.map((replies) => replies.map(parseStepVote));
   const rewards = stepwiseRewards(o, votes);
   const steps = trajectory.steps.map((s, t) => ({ step: s.index, votes: votes[t], texts: texts[t], reward: rewards[t] }));
-  return { trajectory, mode: opts.mode, outcome: o, steps, rewards };
+  return { trajectory, mode: opts.mode, outcome: trajectory.outcome, steps, rewards };
 }

@@ -14,6 +14,7 @@ const request = (id: string): PolicyLoadRequest => ({
   backend: 'webgpu',
   preset: makePreset('combined', { finetune: { lora: { rank: 2 } } }),
   seed: 1,
+  temperature: 1,
 });
 
 afterEach(() => vi.restoreAllMocks());

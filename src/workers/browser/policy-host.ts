@@ -44,6 +44,8 @@ export interface PolicyLoadRequest {
   weightFormat?: WeightFormat;
   preset: MethodPreset;
   seed: number;
+  /** The run's sampling temperature, which scoring and training divide the logits by (EnginePolicyService). */
+  temperature: number;
   /** What a base-model policy is shown of the user's later messages (the scenario's choice). */
   replies?: BaseModelReplies;
 }
@@ -151,7 +153,7 @@ export class PolicyHost {
     const previous = this.backend;
     this.backend = backend;
     if (previous && previous !== backend) release(previous);
-    this.service = new EnginePolicyService(policy, req.preset, req.seed);
+    this.service = new EnginePolicyService(policy, req.preset, req.seed, req.temperature);
     this.lost = false;
     const gpu = backend as Partial<WebGPUBackend>;
     void gpu.lost?.then((info) => {

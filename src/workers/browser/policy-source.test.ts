@@ -28,6 +28,7 @@ const request = (location: ModelLocation): PolicyLoadRequest => ({
   backend: 'cpu',
   preset: makePreset('combined', { finetune: { lora: { rank: 2 } } }),
   seed: 1,
+  temperature: 1,
 });
 
 /** Loads in a fresh host, and the files it asked the hub for meanwhile. */

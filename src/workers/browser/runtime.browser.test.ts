@@ -37,7 +37,14 @@ function config(steps: number): RunConfig {
 const events: PolicyEvent[] = [];
 const policy = PolicyClient.create((e) => events.push(e));
 /** A fresh model at version 0, as the lab loads one for each run: a run's versions start there. */
-const loadFresh = () => policy.load({ location: { kind: 'hub', id: modelUrl }, backend: 'webgpu', preset: config(1).preset, seed: 3 });
+const loadFresh = () =>
+  policy.load({
+    location: { kind: 'hub', id: modelUrl },
+    backend: 'webgpu',
+    preset: config(1).preset,
+    seed: 3,
+    temperature: config(1).sampling.policy.temperature,
+  });
 afterAll(() => policy.terminate());
 
 /**
