@@ -4,3 +4,5 @@ export const SECTIONS: Record<string, string>;
 export function sectionBody(name: string, file: string): string;
 export function replaceSection(readme: string, name: string, body: string): string;
 export function generateReadme(readme: string, sections?: Record<string, string>): string;
+export const SECTION_PAGES: Record<string, string[]>;
+export function sectionsOf(page: string, sections?: Record<string, string>): Record<string, string>;

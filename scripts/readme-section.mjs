@@ -1,6 +1,7 @@
 #!/usr/bin/env node
-// The README's generated sections: the text between `<!-- NAME:start -->` and `<!-- NAME:end -->`
-// is made from a committed file, so that no figure in the README is typed by hand.
+// The generated sections of the README and docs/: the text between `<!-- NAME:start -->` and
+// `<!-- NAME:end -->` is made from a committed file, so that no figure there is typed by hand.
+// SECTION_PAGES says which pages hold each section.
 //
 //   node scripts/readme-section.mjs reproduction docs/reproduction/reproduction.md
 //   node scripts/readme-section.mjs bench docs/bench/bench.json
@@ -9,7 +10,7 @@
 // A Markdown file goes in as it is (`nextstate reproduce` writes reproduction.md); the bench's
 // JSON (`npm run -s bench > docs/bench/bench.json`) is rendered by benchSection() below, which
 // fails with the missing field's path when the JSON lacks a figure its tables need.
-// test/docs/readme-sections.test.ts checks that README.md holds what this script makes.
+// test/docs/readme-sections.test.ts checks that every page holds what this script makes.
 import { readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
@@ -29,6 +30,24 @@ export const SECTIONS = {
   serve: 'docs/bench/serve.json',
 };
 
+/** The pages that hold each section (the reproduction table is the README's headline too). */
+export const SECTION_PAGES = {
+  reproduction: ['README.md', 'docs/reproduction.md'],
+  demo: ['docs/lab.md'],
+  wishes: ['docs/reproduction.md'],
+  'reverse-kl': ['docs/reproduction.md'],
+  'lr-sweep': ['docs/reproduction.md'],
+  bench: ['docs/benchmarks.md'],
+  accuracy: ['docs/benchmarks.md'],
+  paper: ['docs/benchmarks.md'],
+  serve: ['docs/serve.md'],
+};
+
+/** The sections of `sections` (name -> file) that `page` holds. */
+export function sectionsOf(page, sections = SECTIONS) {
+  return Object.fromEntries(Object.entries(sections).filter(([name]) => SECTION_PAGES[name].includes(page)));
+}
+
 /** The section's text made from `file`: a Markdown file as it is, a JSON file rendered. */
 export function sectionBody(name, file) {
   const text = readFileSync(resolve(ROOT, file), 'utf8');
@@ -44,7 +63,8 @@ export function replaceSection(readme, name, body) {
   const end = `<!-- ${name}:end -->`;
   const a = readme.indexOf(start);
   const b = readme.indexOf(end);
-  if (a < 0 || b < a) throw new Error(`README.md has no ${start} ... ${end} section; add the two markers where the text belongs.`);
+  if (a < 0 || b < a)
+    throw new Error(`the page has no ${start} ... ${end} section; add the two markers where the text belongs (SECTION_PAGES names the page).`);
   return `${readme.slice(0, a + start.length)}\n${body.trim()}\n${readme.slice(b)}`;
 }
 
@@ -347,20 +367,28 @@ const RENDERERS = { bench: benchSection, accuracy: accuracySection, paper: paper
 // ---------------------------------------------------------------------------------------------
 
 function main(argv) {
-  const [name, file, readmePath = join(ROOT, 'README.md')] = argv;
+  const [name, file] = argv;
   if (name && !file) {
-    console.error('usage: node scripts/readme-section.mjs [NAME GENERATED_FILE [README.md]]');
+    console.error('usage: node scripts/readme-section.mjs [NAME GENERATED_FILE]');
+    process.exit(2);
+  }
+  if (name && !SECTION_PAGES[name]) {
+    console.error(`no page holds a section "${name}"; known: ${Object.keys(SECTION_PAGES).join(', ')}`);
     process.exit(2);
   }
   const sections = name ? { [name]: file } : SECTIONS;
-  const readme = readFileSync(readmePath, 'utf8');
-  try {
-    writeFileSync(readmePath, generateReadme(readme, sections));
-  } catch (e) {
-    console.error(e.message);
-    process.exit(1);
+  const pages = [...new Set(Object.keys(sections).flatMap((n) => SECTION_PAGES[n]))];
+  for (const page of pages) {
+    const path = join(ROOT, page);
+    const mine = sectionsOf(page, sections);
+    try {
+      writeFileSync(path, generateReadme(readFileSync(path, 'utf8'), mine));
+    } catch (e) {
+      console.error(e.message);
+      process.exit(1);
+    }
+    for (const [n, f] of Object.entries(mine)) console.log(`${page}: section "${n}" now holds ${f}`);
   }
-  for (const [n, f] of Object.entries(sections)) console.log(`${readmePath}: section "${n}" now holds ${f}`);
 }
 
 if (process.argv[1] && import.meta.url === pathToFileURL(resolve(process.argv[1])).href) main(process.argv.slice(2));

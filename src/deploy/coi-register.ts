@@ -10,7 +10,7 @@ function reloadOnce(): void {
   try {
     if (sessionStorage.getItem(RELOADED)) {
       console.warn(
-        'Next-State Lab: this page is not cross-origin isolated, even through its service worker; multi-threaded WASM is off. Serve it with the headers in the README (Deploying).',
+        'Next-State Lab: this page is not cross-origin isolated, even through its service worker; multi-threaded WASM is off. Serve it with the headers in docs/deploying.md.',
       );
       return;
     }
@@ -38,7 +38,7 @@ if (globalThis.crossOriginIsolated) {
     // whole origin, and coi-sw.js itself then touches only the lab's page and what it loads.
     navigator.serviceWorker.register(worker, { scope: new URL('./', document.baseURI).pathname }).catch((e: unknown) => {
       console.warn(
-        `Next-State Lab: the cross-origin isolation service worker did not install (${(e as Error).message}); serve the site with the headers in the README (Deploying).`,
+        `Next-State Lab: the cross-origin isolation service worker did not install (${(e as Error).message}); serve the site with the headers in docs/deploying.md.`,
       );
     });
   }

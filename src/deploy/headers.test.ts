@@ -107,8 +107,8 @@ describe('the security headers', () => {
     expect(Object.keys(hostHeaderFiles())).toEqual(['_headers', 'vercel.json', '.htaccess']);
   });
 
-  it("match the README's Deploying lines for Apache and nginx", () => {
-    const readme = readFileSync(resolve(import.meta.dirname, '../../README.md'), 'utf8');
+  it('match the Apache and nginx lines of docs/deploying.md', () => {
+    const readme = readFileSync(resolve(import.meta.dirname, '../../docs/deploying.md'), 'utf8');
     const block = (lang: string) =>
       readme
         .match(new RegExp('```' + lang + '\\n([^`]*)```'))?.[1]
@@ -116,8 +116,8 @@ describe('the security headers', () => {
         .map((l) => l.trim())
         .filter(Boolean)
         .join('\n');
-    expect(block('apache'), 'README (Deploying): paste apacheLines() from src/deploy/headers.ts').toBe(apacheLines());
-    expect(block('nginx'), 'README (Deploying): paste nginxLines() from src/deploy/headers.ts').toBe(nginxLines());
+    expect(block('apache'), 'docs/deploying.md: paste apacheLines() from src/deploy/headers.ts').toBe(apacheLines());
+    expect(block('nginx'), 'docs/deploying.md: paste nginxLines() from src/deploy/headers.ts').toBe(nginxLines());
   });
 });
 

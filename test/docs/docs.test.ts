@@ -1,20 +1,23 @@
 /**
- * The README's concept map and the pages of docs/ name files and functions; these tests keep the
+ * The concept map (docs/concepts.md) and the pages of docs/ name files and functions; these tests keep the
  * names true, so a rename or a move fails here instead of leaving the docs pointing at nothing.
  */
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
-import { join, relative } from 'node:path';
+import { dirname, join, relative } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { codeReferences, headingAnchors, missingExport, pageLinks, referenceProblems, ROOT } from './code-references';
 
-const PAGES = ['README.md', 'docs/architecture.md', 'docs/method.md'];
+const PAGES = ['README.md', ...readdirSync(join(ROOT, 'docs')).filter((f) => f.endsWith('.md')).map((f) => `docs/${f}`)];
+const CODE_PAGES = ['docs/architecture.md', 'docs/method.md', 'docs/concepts.md'];
+/** The page that holds the concept map, just before the architecture in brief. */
+const MAP_PAGE = 'docs/concepts.md';
 const MAP_HEADING = '## Where each paper concept lives';
 
 /** The concept map's rows: the concept, the file its link shows, the names after it. */
 function conceptMap(): { concept: string; file: string; symbols: string[] }[] {
-  const readme = readFileSync(join(ROOT, 'README.md'), 'utf8');
+  const readme = readFileSync(join(ROOT, MAP_PAGE), 'utf8');
   const start = readme.indexOf(`\n${MAP_HEADING}\n`);
-  expect(start, `README.md has no "${MAP_HEADING}" section`).toBeGreaterThan(0);
+  expect(start, `${MAP_PAGE} has no "${MAP_HEADING}" section`).toBeGreaterThan(0);
   const end = readme.indexOf('\n## ', start + 1);
   const rows = readme
     .slice(start, end)
@@ -28,7 +31,7 @@ function conceptMap(): { concept: string; file: string; symbols: string[] }[] {
     expect(cells, `a concept map row has three cells: ${row}`).toHaveLength(3);
     const file = /^\[`([^`]+)`\]\(([^)]+)\)$/.exec(cells[1]);
     expect(file, `the file cell is [\`path\`](path): ${row}`).not.toBeNull();
-    expect(file![1], `the link shows the path it points at: ${row}`).toBe(file![2]);
+    expect(file![1], `the link shows the path it points at: ${row}`).toBe(relative(ROOT, join(ROOT, dirname(MAP_PAGE), file![2])));
     const symbols = [...cells[2].matchAll(/`([^`]+)`/g)].map((m) => m[1]);
     expect(symbols.length, `the function cell names at least one export: ${row}`).toBeGreaterThan(0);
     return { concept: cells[0], file: file![1], symbols };
@@ -37,7 +40,7 @@ function conceptMap(): { concept: string; file: string; symbols: string[] }[] {
 
 describe('the concept map', () => {
   it('sits just before the Architecture section', () => {
-    const readme = readFileSync(join(ROOT, 'README.md'), 'utf8');
+    const readme = readFileSync(join(ROOT, MAP_PAGE), 'utf8');
     const headings = [...readme.matchAll(/^## .+$/gm)].map((m) => m[0]);
     expect(headings[headings.indexOf(MAP_HEADING) + 1]).toBe('## Architecture');
   });
@@ -90,7 +93,8 @@ describe('the concept map', () => {
 describe('the docs', () => {
   it.each(PAGES)('%s: every code reference names a file that exists and exports what it says', (page) => {
     const refs = codeReferences(page);
-    expect(refs.length).toBeGreaterThan(0);
+    // The pages about the code must be read as citing some: a reader that found none is broken.
+    if (CODE_PAGES.includes(page)) expect(refs.length).toBeGreaterThan(0);
     expect(refs.flatMap(referenceProblems)).toEqual([]);
   });
 

@@ -7,19 +7,22 @@ import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { generateReadme, replaceSection, ROOT, SECTIONS, sectionBody } from '../../scripts/readme-section.mjs';
+import { generateReadme, replaceSection, ROOT, SECTION_PAGES, SECTIONS, sectionBody, sectionsOf } from '../../scripts/readme-section.mjs';
 
-const readme = () => readFileSync(join(ROOT, 'README.md'), 'utf8');
+const page = (path: string) => readFileSync(join(ROOT, path), 'utf8');
+const PAGES = [...new Set(Object.values(SECTION_PAGES).flat())];
 
-describe('the README generated sections', () => {
-  it.each(Object.entries(SECTIONS))('section "%s" is what the script makes from %s', (name, file) => {
-    const text = readme();
-    expect(text).toContain(`<!-- ${name}:start -->`);
-    expect(replaceSection(text, name, sectionBody(name, file))).toBe(text);
+describe('the generated sections of the README and docs/', () => {
+  it.each(Object.entries(SECTIONS))('section "%s" is what the script makes from %s, on every page that holds it', (name, file) => {
+    for (const path of SECTION_PAGES[name]) {
+      const text = page(path);
+      expect(text, path).toContain(`<!-- ${name}:start -->`);
+      expect(replaceSection(text, name, sectionBody(name, file)), path).toBe(text);
+    }
   });
 
-  it('running the script on the README changes nothing', () => {
-    expect(generateReadme(readme())).toBe(readme());
+  it.each(PAGES)('running the script on %s changes nothing', (path) => {
+    expect(generateReadme(page(path), sectionsOf(path))).toBe(page(path));
   });
 
   it('the bench section refuses a JSON that lacks a figure its tables need', () => {

@@ -22,8 +22,8 @@ describe('the OpenClaw provider entry', () => {
     expect(servedModelId('C:\\models\\tiny')).toBe('tiny');
   });
 
-  it('is the entry README’s serve section shows', () => {
-    const readme = readFileSync(new URL('../../../README.md', import.meta.url), 'utf8');
+  it('is the entry docs/serve.md shows', () => {
+    const readme = readFileSync(new URL('../../../docs/serve.md', import.meta.url), 'utf8');
     expect(readme).toContain('In `~/.openclaw/openclaw.json`:\n\n```json\n' + openClawEntry(README_ENTRY) + '\n```');
   });
 });

@@ -1,6 +1,6 @@
 /**
  * The provider entry that points OpenClaw at `nextstate serve`, for `~/.openclaw/openclaw.json`.
- * The lab's Connect panel fills it from the watched server; README's serve section shows it for
+ * The lab's Connect panel fills it from the watched server; docs/serve.md shows it for
  * the defaults, and a test keeps the two the same text.
  */
 
@@ -60,5 +60,5 @@ export function openClawEntry(o: OpenClawEntryOptions): string {
   return JSON.stringify(config, null, 2);
 }
 
-/** The entry README's serve section shows: its example command's server and model. */
+/** The entry docs/serve.md shows: its example command's server and model. */
 export const README_ENTRY: OpenClawEntryOptions = { server: 'http://127.0.0.1:30000', modelId: 'Qwen3-0.6B', maxTokens: 1024 };

@@ -15,7 +15,7 @@ describe('what the Setup says of an address the page’s CSP refuses', () => {
 
   it('names the origin and how to allow it, for an endpoint or a policy server alike', () => {
     expect(connectBlocked(' http://10.0.0.5:8000/v1 ', sources, lab)).toBe(
-      'This lab’s Content-Security-Policy does not let it reach http://10.0.0.5:8000. Build the lab with NEXTSTATE_CONNECT_SRC="http://10.0.0.5:8000" (or add it to connect-src in the host’s headers file; README, Deploying).',
+      'This lab’s Content-Security-Policy does not let it reach http://10.0.0.5:8000. Build the lab with NEXTSTATE_CONNECT_SRC="http://10.0.0.5:8000" (or add it to connect-src in the host’s headers file; docs/deploying.md).',
     );
   });
 });

@@ -27,6 +27,6 @@ export function connectBlocked(address: string, sources: readonly string[] | nul
     return '';
   }
   return sources && !connectAllowed(url, sources, self)
-    ? `This lab’s Content-Security-Policy does not let it reach ${url.origin}. Build the lab with NEXTSTATE_CONNECT_SRC="${url.origin}" (or add it to connect-src in the host’s headers file; README, Deploying).`
+    ? `This lab’s Content-Security-Policy does not let it reach ${url.origin}. Build the lab with NEXTSTATE_CONNECT_SRC="${url.origin}" (or add it to connect-src in the host’s headers file; docs/deploying.md).`
     : '';
 }

@@ -12,7 +12,7 @@ export type ScenarioConfig = HomeworkScenarioConfig | StorytellerScenarioConfig 
 /**
  * Where the homework is: 'chat' (absent: the default), the problem and the student's work are in
  * the messages; 'workspace', they are files the policy reads and appends to with its tools, as
- * in the reference's runners (README, The student and the teacher).
+ * in the reference's runners (docs/lab.md, The student and the teacher).
  */
 export type HomeworkMode = 'chat' | 'workspace';
 

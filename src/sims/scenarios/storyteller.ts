@@ -9,7 +9,7 @@ export const DEFAULT_PET_NAME = 'Max';
 /**
  * A ball: a thing stories260K writes by itself now and then (about one story in twenty), so the
  * policy samples it and OPD, which scores the tokens the policy wrote, can strengthen it. A kite,
- * which it almost never writes, is learned far more slowly (README, Reproduction).
+ * which it almost never writes, is learned far more slowly (docs/reproduction.md).
  */
 export const DEFAULT_FAVOURITE = 'ball';
 /**
@@ -124,7 +124,7 @@ export function storytellerScenario(config: Omit<StorytellerScenarioConfig, 'id'
     maxTurns: 6,
     // Each story starts afresh from its beginning, and the child's complaints reach the judge
     // only: the policy must learn to write what the child wants unasked, which the evaluator
-    // measures. Shown the complaint, a story model learns to answer complaints instead (README,
+    // measures. Shown the complaint, a story model learns to answer complaints instead (docs/lab.md,
     // The storyteller and the demo model).
     baseModelReplies: 'none',
     preference:
