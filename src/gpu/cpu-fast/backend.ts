@@ -10,10 +10,9 @@
  * depend on thread timing or on the thread count.
  */
 import { matmulDims, type AttentionShape, type Tensor } from '../backend';
-import { CpuBackend, CpuTensor, CpuWeight } from '../cpu/backend';
+import { CpuBackend, CpuTensor, tensorValues } from '../cpu/backend';
 import { EngineError } from '../errors';
 import type { Arr } from '../ops/types';
-import { writeCacheForward } from '../ops/attention';
 import { WasmHeap } from './heap';
 import { Kernel, writeJob, type Arg } from './jobs';
 import { KERNELS_WASM } from './kernels-wasm';
@@ -136,9 +135,9 @@ export class FastCpuBackend extends CpuBackend {
     if (residual && residual.size !== M * N) throw new EngineError(`linear: residual has ${residual.size} values for [${M}, ${N}]`);
     const y = this.arr(M * N);
     // The bias and the residual go in first, and the product is added onto them.
-    if (residual) y.set(this.values(residual));
+    if (residual) y.set(tensorValues(residual));
     if (bias) {
-      const b = this.values(bias);
+      const b = tensorValues(bias);
       for (let i = 0; i < M; i++) for (let j = 0; j < N; j++) y[i * N + j] += b[j];
     }
     const c = this.make(y, [M, N]) as HeapTensor;
@@ -148,21 +147,8 @@ export class FastCpuBackend extends CpuBackend {
 
   override rope(x: Tensor, positions: Int32Array, headDim: number, theta: number, inverse = false): Tensor {
     const out = this.arr(x.size);
-    this.ropeTable(headDim, theta).apply(this.values(x), positions, inverse, out);
+    this.ropeTable(headDim, theta).apply(tensorValues(x), positions, inverse, out);
     return this.make(out, x.shape);
-  }
-
-  override ropeWriteCache(
-    x: { q: Tensor; k: Tensor; v: Tensor; kCache: Tensor; vCache: Tensor },
-    positions: Int32Array,
-    theta: number,
-    s: AttentionShape,
-  ): Tensor {
-    const k = this.rope(x.k, positions, s.headDim, theta);
-    writeCacheForward(this.values(x.kCache), this.values(k), s);
-    this.dispose(k);
-    writeCacheForward(this.values(x.vCache), this.values(x.v), s);
-    return this.rope(x.q, positions, s.headDim, theta);
   }
 
   private ropeTable(headDim: number, theta: number): RopeTable {
@@ -177,8 +163,8 @@ export class FastCpuBackend extends CpuBackend {
     const items = s.B * s.T * s.numHeads;
     this.withInputs([q, kCache, vCache], (qa, ka, va) =>
       this.withInts(s.padLeft, (pad) =>
-        this.withScratch(s.maxT * 4 * this.threads, (scratch) => {
-          const args = [qa, ka, va, out.at, pad, s.T, s.start, s.maxT, s.numHeads, s.numKvHeads, s.headDim, scratch, s.maxT * 4];
+        this.withThreadScratch(s.maxT * 4, (scratch, stride) => {
+          const args = [qa, ka, va, out.at, pad, s.T, s.start, s.maxT, s.numHeads, s.numKvHeads, s.headDim, scratch, stride];
           this.runJob(Kernel.attention, items, args, items * (s.start + s.T) * s.headDim * 2);
         }),
       ),
@@ -194,8 +180,8 @@ export class FastCpuBackend extends CpuBackend {
     const items = s.B * s.numKvHeads;
     this.withInputs([q, k, v, dOut], (qa, ka, va, ga) =>
       this.withInts(s.padLeft, (pad) =>
-        this.withScratch(s.T * 8 * this.threads, (scratch) => {
-          const args = [qa, ka, va, ga, dq.at, dk.at, dv.at, pad, s.T, s.numHeads, s.numKvHeads, s.headDim, scratch, s.T * 8];
+        this.withThreadScratch(s.T * 8, (scratch, stride) => {
+          const args = [qa, ka, va, ga, dq.at, dk.at, dv.at, pad, s.T, s.numHeads, s.numKvHeads, s.headDim, scratch, stride];
           this.runJob(Kernel.attentionBackward, items, args, s.B * s.numHeads * s.T * s.T * s.headDim * 3);
         }),
       ),
@@ -241,13 +227,6 @@ export class FastCpuBackend extends CpuBackend {
     this.pool.run(work >= PARALLEL_WORK);
   }
 
-  /** The f32 values of a tensor (a packed weight decoded). */
-  private values(t: Tensor): Arr {
-    if (t instanceof CpuWeight) return t.decode();
-    if (!(t instanceof CpuTensor)) throw new EngineError('a tensor from another backend was passed to the CPU backend');
-    return t.data;
-  }
-
   /**
    * Runs `use` with the heap address of each tensor's values: in place for this backend's
    * tensors, else (a packed weight, a tensor of a reference backend) a temporary copy.
@@ -256,7 +235,7 @@ export class FastCpuBackend extends CpuBackend {
     const temps: number[] = [];
     const at = ts.map((t) => {
       if (t instanceof HeapTensor) return t.at;
-      const v = this.values(t);
+      const v = tensorValues(t);
       const p = this.heap.alloc(v.length * 4);
       this.heap.f32(p, v.length).set(v);
       temps.push(p);
@@ -270,13 +249,18 @@ export class FastCpuBackend extends CpuBackend {
   }
 
   private withInts<R>(v: Int32Array, use: (at: number) => R): R {
-    const p = this.heap.alloc(v.length * 4);
-    this.heap.i32(p, v.length).set(v);
-    try {
+    return this.withScratch(v.length * 4, (p) => {
+      this.heap.i32(p, v.length).set(v);
       return use(p);
-    } finally {
-      this.heap.release(p);
-    }
+    });
+  }
+
+  /**
+   * Scratch of `perThread` bytes for each thread: `use` gets the base and the stride, which a
+   * job passes on so that thread t works at base + t * stride.
+   */
+  private withThreadScratch<R>(perThread: number, use: (at: number, stride: number) => R): R {
+    return this.withScratch(perThread * this.threads, (p) => use(p, perThread));
   }
 
   private withScratch<R>(bytes: number, use: (at: number) => R): R {

@@ -117,11 +117,11 @@ export class CpuBackend implements Backend {
   }
 
   async read(t: Tensor): Promise<Float32Array> {
-    return Float32Array.from(d(t));
+    return Float32Array.from(tensorValues(t));
   }
 
   dispose(t: Tensor): void {
-    this.allocated -= t instanceof CpuWeight ? t.words.byteLength : d(t).byteLength;
+    this.allocated -= t instanceof CpuWeight ? t.words.byteLength : tensorValues(t).byteLength;
   }
 
   memory() {
@@ -141,7 +141,7 @@ export class CpuBackend implements Backend {
     const R = x.size / D;
     const out = this.arr(rows.length * D);
     // A packed table decodes just the rows asked for (an embedding lookup of a few tokens).
-    const dense = x instanceof CpuWeight ? null : d(x);
+    const dense = x instanceof CpuWeight ? null : tensorValues(x);
     const row = (r: number) => (dense ? dense.subarray(r * D, (r + 1) * D) : decodeRows((x as CpuWeight).words, D, r, 1, (x as CpuWeight).dtype));
     rows.forEach((r, i) => {
       if (r < 0 || r >= R) throw new EngineError(`row ${r} out of range [0, ${R})`);
@@ -153,20 +153,20 @@ export class CpuBackend implements Backend {
   scatterRows(src: Tensor, rows: Int32Array, R: number): Tensor {
     const D = src.shape[src.shape.length - 1];
     const out = this.arr(R * D);
-    const s = d(src);
+    const s = tensorValues(src);
     rows.forEach((r, i) => out.set(s.subarray(i * D, (i + 1) * D), r * D));
     return this.make(out, [R, D]);
   }
 
   matmul(a: Tensor, b: Tensor, transA: boolean, transB: boolean): Tensor {
     const { M, K, N } = matmulDims(a, b, transA, transB, 'matmul');
-    return this.make(matmulForward(d(a), d(b), M, K, N, transA, transB), [M, N]);
+    return this.make(matmulForward(tensorValues(a), tensorValues(b), M, K, N, transA, transB), [M, N]);
   }
 
   matmulAddInPlace(c: Tensor, a: Tensor, b: Tensor, transA: boolean, transB: boolean, scale = 1): void {
     const { M, K, N } = matmulDims(a, b, transA, transB, 'matmulAddInPlace');
     if (c.size !== M * N) throw new EngineError(`matmulAddInPlace: c has ${c.size} values for [${M}, ${N}]`);
-    const y = matmulForward(d(a), d(b), M, K, N, transA, transB);
+    const y = matmulForward(tensorValues(a), tensorValues(b), M, K, N, transA, transB);
     const out = m(c, 'matmulAddInPlace');
     for (let i = 0; i < y.length; i++) out[i] += scale * y[i];
   }
@@ -174,10 +174,10 @@ export class CpuBackend implements Backend {
   linear(x: Tensor, w: Tensor, bias?: Tensor, residual?: Tensor): Tensor {
     const [N, K] = w.shape;
     const M = x.size / K;
-    const y = linearForward(d(x), d(w), bias && d(bias), M, K, N);
+    const y = linearForward(tensorValues(x), tensorValues(w), bias && tensorValues(bias), M, K, N);
     if (residual) {
       if (residual.size !== M * N) throw new EngineError(`linear: residual has ${residual.size} values for [${M}, ${N}]`);
-      const r = d(residual);
+      const r = tensorValues(residual);
       for (let i = 0; i < y.length; i++) y[i] += r[i];
     }
     return this.make(y, [M, N]);
@@ -185,30 +185,30 @@ export class CpuBackend implements Backend {
 
   add(a: Tensor, b: Tensor, scale = 1): Tensor {
     const out = this.arr(a.size);
-    const x = d(a);
-    const y = d(b);
+    const x = tensorValues(a);
+    const y = tensorValues(b);
     for (let i = 0; i < out.length; i++) out[i] = x[i] + scale * y[i];
     return this.make(out, a.shape);
   }
 
   addInPlace(a: Tensor, b: Tensor, scale = 1): void {
     const x = m(a, 'addInPlace');
-    const y = d(b);
+    const y = tensorValues(b);
     for (let i = 0; i < x.length; i++) x[i] += scale * y[i];
   }
 
   rmsnorm(x: Tensor, w: Tensor, eps: number): Tensor {
-    return this.make(rmsnormForward(d(x), d(w), eps), x.shape);
+    return this.make(rmsnormForward(tensorValues(x), tensorValues(w), eps), x.shape);
   }
 
   rmsnormBackward(x: Tensor, w: Tensor, eps: number, dy: Tensor): Tensor {
-    return this.make(rmsnormBackward(d(x), d(w), eps, d(dy)), x.shape);
+    return this.make(rmsnormBackward(tensorValues(x), tensorValues(w), eps, tensorValues(dy)), x.shape);
   }
 
   rmsnormWeightGradAddInPlace(dw: Tensor, x: Tensor, eps: number, dy: Tensor): void {
     if (x.size % dw.size !== 0 || dy.size !== x.size)
       throw new EngineError(`rmsnormWeightGrad: x [${x.shape}], dy [${dy.shape}] and dw [${dw.shape}] do not match`);
-    rmsnormWeightGradAdd(m(dw, 'rmsnormWeightGrad'), d(x), eps, d(dy));
+    rmsnormWeightGradAdd(m(dw, 'rmsnormWeightGrad'), tensorValues(x), eps, tensorValues(dy));
   }
 
   embeddingBackwardAddInPlace(dTable: Tensor, ids: Int32Array, dOut: Tensor): void {
@@ -216,65 +216,68 @@ export class CpuBackend implements Backend {
     const V = dTable.size / D;
     if (dOut.size !== ids.length * D) throw new EngineError(`embeddingBackward: dOut [${dOut.shape}] is not ${ids.length} rows of ${D}`);
     for (const id of ids) if (id < 0 || id >= V) throw new EngineError(`embeddingBackward: row ${id} out of range [0, ${V})`);
-    embeddingBackwardAdd(m(dTable, 'embeddingBackward'), ids, d(dOut), D);
+    embeddingBackwardAdd(m(dTable, 'embeddingBackward'), ids, tensorValues(dOut), D);
   }
 
   rope(x: Tensor, positions: Int32Array, headDim: number, theta: number, inverse = false): Tensor {
-    return this.make(ropeForward(d(x), positions, headDim, theta, inverse), x.shape);
+    return this.make(ropeForward(tensorValues(x), positions, headDim, theta, inverse), x.shape);
   }
 
   ropeWriteCache(x: { q: Tensor; k: Tensor; v: Tensor; kCache: Tensor; vCache: Tensor }, positions: Int32Array, theta: number, shape: AttentionShape): Tensor {
-    writeCacheForward(m(x.kCache, 'ropeWriteCache'), ropeForward(d(x.k), positions, shape.headDim, theta), shape);
-    writeCacheForward(m(x.vCache, 'ropeWriteCache'), d(x.v), shape);
+    // Through this.rope, so a backend that rotates faster writes the cache with its own.
+    const k = this.rope(x.k, positions, shape.headDim, theta);
+    writeCacheForward(m(x.kCache, 'ropeWriteCache'), tensorValues(k), shape);
+    this.dispose(k);
+    writeCacheForward(m(x.vCache, 'ropeWriteCache'), tensorValues(x.v), shape);
     return this.rope(x.q, positions, shape.headDim, theta);
   }
 
   attention(q: Tensor, kCache: Tensor, vCache: Tensor, shape: AttentionShape): Tensor {
-    return this.make(attentionForward(d(q), d(kCache), d(vCache), shape), q.shape);
+    return this.make(attentionForward(tensorValues(q), tensorValues(kCache), tensorValues(vCache), shape), q.shape);
   }
 
   attentionBackward(q: Tensor, k: Tensor, v: Tensor, dOut: Tensor, shape: AttentionShape) {
-    const g = attentionBackward(d(q), d(k), d(v), d(dOut), shape);
+    const g = attentionBackward(tensorValues(q), tensorValues(k), tensorValues(v), tensorValues(dOut), shape);
     const kvShape = [shape.B * shape.T, shape.numKvHeads * shape.headDim];
     return { dq: this.make(g.dq, q.shape), dk: this.make(g.dk, kvShape), dv: this.make(g.dv, kvShape) };
   }
 
   siluMul(gate: Tensor, up: Tensor): Tensor {
-    return this.make(siluMulForward(d(gate), d(up)), gate.shape);
+    return this.make(siluMulForward(tensorValues(gate), tensorValues(up)), gate.shape);
   }
 
   siluMulBackward(gate: Tensor, up: Tensor, dh: Tensor) {
-    const g = siluMulBackward(d(gate), d(up), d(dh));
+    const g = siluMulBackward(tensorValues(gate), tensorValues(up), tensorValues(dh));
     return { dGate: this.make(g.dGate, gate.shape), dUp: this.make(g.dUp, gate.shape) };
   }
 
   logSoftmaxGather(logits: Tensor, targets: Int32Array) {
-    const r = logSoftmaxGatherForward(d(logits), targets);
+    const r = logSoftmaxGatherForward(tensorValues(logits), targets);
     return { logp: this.make(r.logp, [targets.length]), entropy: this.make(r.entropy, [targets.length]) };
   }
 
   logSoftmaxGatherBackward(logits: Tensor, targets: Int32Array, dlogp: Tensor): Tensor {
-    return this.make(logSoftmaxGatherBackward(d(logits), targets, d(dlogp)), logits.shape);
+    return this.make(logSoftmaxGatherBackward(tensorValues(logits), targets, tensorValues(dlogp)), logits.shape);
   }
 
   reverseKl(logits: Tensor, teacherLogp: Tensor): Tensor {
     const R = reverseKlRows(logits, teacherLogp, 'reverseKl');
-    return this.make(reverseKlForward(d(logits), d(teacherLogp), R), [R]);
+    return this.make(reverseKlForward(tensorValues(logits), tensorValues(teacherLogp), R), [R]);
   }
 
   reverseKlBackward(logits: Tensor, teacherLogp: Tensor, dkl: Tensor): Tensor {
     const R = reverseKlRows(logits, teacherLogp, 'reverseKlBackward');
     if (dkl.size !== R) throw new EngineError(`reverseKlBackward: ${dkl.size} row gradients for ${R} rows`);
-    return this.make(reverseKlBackward(d(logits), d(teacherLogp), d(dkl)), logits.shape);
+    return this.make(reverseKlBackward(tensorValues(logits), tensorValues(teacherLogp), tensorValues(dkl)), logits.shape);
   }
 
   async sample(logits: Tensor, o: SamplingOptions, uniforms: Float32Array): Promise<Picks> {
-    return sampleRows(d(logits), o, uniforms);
+    return sampleRows(tensorValues(logits), o, uniforms);
   }
 
   async sumSquares(ts: readonly Tensor[]): Promise<number> {
     let s = 0;
-    for (const t of ts) for (const x of d(t)) s += x * x;
+    for (const t of ts) for (const x of tensorValues(t)) s += x * x;
     return s;
   }
 
@@ -285,7 +288,7 @@ export class CpuBackend implements Backend {
 }
 
 /** A tensor's values; a packed weight is decoded into a temporary (see CpuWeight). */
-function d(t: Tensor): Arr {
+export function tensorValues(t: Tensor): Arr {
   if (t instanceof CpuWeight) return t.decode();
   if (!(t instanceof CpuTensor)) throw new EngineError('a tensor from another backend was passed to the CPU backend');
   return t.data;
@@ -294,7 +297,7 @@ function d(t: Tensor): Arr {
 /** The values of a tensor an op writes: a packed weight has no f32 storage to write. */
 function m(t: Tensor, op: string): Arr {
   if (t instanceof CpuWeight) throw new EngineError(`${op}: writes f32 tensors, but a ${t.dtype} weight of shape [${t.shape}] was passed`);
-  return d(t);
+  return tensorValues(t);
 }
 
 /** Rows of a reverse-KL op's logits [R, V], checked against the teacher's log-probs. */
