@@ -5,7 +5,7 @@ import { hintTable, modelCard } from './make-demo-model';
 const report = JSON.parse(readFileSync('public/models/storyteller-demo/demo-report.json', 'utf8'));
 
 describe('the demo model card', () => {
-  it('is made from the build report, with the same hint table the README shows', () => {
+  it('is made from the build report, with the same hint table the lab guide (docs/lab.md) shows', () => {
     const table = hintTable(report);
     expect(table).toContain(`| demo model, with the judge's hint wording | ${Math.round(report.hint.demo.withHint.name * 100)} % |`);
     const card = modelCard(report, report.command);
@@ -14,6 +14,6 @@ describe('the demo model card', () => {
     // The committed card and table are what the report makes (`make-demo-model --card`).
     expect(readFileSync('public/models/storyteller-demo/hint-table.md', 'utf8')).toBe(`${table}\n`);
     expect(readFileSync('public/models/storyteller-demo/README.md', 'utf8')).toBe(card);
-    expect(readFileSync('README.md', 'utf8')).toContain(table);
+    expect(readFileSync('docs/lab.md', 'utf8')).toContain(table);
   });
 });

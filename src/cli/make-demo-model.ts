@@ -100,7 +100,7 @@ OUT OF OR IN CONNECTION WITH THE SOFTWARE OR THE USE OR OTHER DEALINGS IN THE
 SOFTWARE.
 `;
 
-/** The model card and the hint table (which the project's README also shows), from the report. */
+/** The model card and the hint table (which docs/lab.md also shows), from the report. */
 function cardFiles(r: StoredReport): [string, string][] {
   return [
     ['hint-table.md', `${hintTable(r)}\n`],

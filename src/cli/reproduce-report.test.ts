@@ -212,7 +212,8 @@ describe('the reproduction report', () => {
     const binary = configForArm(base, 'binary');
     expect(binary.preset.method).toBe('binary');
     expect(binary.preset.optimizer.lr).toBe(STORY_LR.binary);
-    expect(binary.preset.batch).toEqual(base.preset.batch);
+    // The batch size carries over; which zero-advantage samples train is Binary's own rule.
+    expect(binary.preset.batch).toEqual({ ...base.preset.batch, zeroAdvantage: 'at-least-one-per-session' });
     expect(binary.label).toBe('storyteller (binary, seed 1)');
     const shuffled = configForArm(base, 'combined-shuffled');
     expect([shuffled.method, shuffled.preset.advantage.hintSource]).toEqual(['combined', 'shuffled']);

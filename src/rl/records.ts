@@ -275,7 +275,10 @@ export interface ToolStepRecord extends RecordBase {
   toolResults: string[];
   /** o: +1 when the trajectory's final answer is right, else -1. */
   outcome: 1 | -1;
-  /** integrated: r_t = o + mean(valid votes); outcome: r_t = o (the judge is not asked). */
+  /**
+   * integrated: r_t = o' + mean(valid votes); outcome: r_t = o' (the judge is not asked), where o'
+   * is `outcome`, a wrong one shaped as the run's `wrongAnswer` says (src/rl/tool-call-reward.ts).
+   */
   mode: 'integrated' | 'outcome';
   /** The PRM's m votes; null is a reply without a usable \boxed{}. Empty in outcome mode. */
   votes: (1 | -1 | null)[];

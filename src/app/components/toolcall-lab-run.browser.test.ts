@@ -13,6 +13,7 @@ import type { EvaluationRecord, InteractionRecord, RunRecord, ToolStepRecord, Tr
 import { labControllers } from '../../../test/support/app/lab-controllers';
 import { render } from '../../../test/support/views/testing';
 import { toolCallPreset } from '../../rl/presets';
+import { outcomeReward } from '../../rl/tool-call-reward';
 import type { LabController } from '../lab/controller.svelte';
 import { withTrack } from '../lab/setup';
 import RunView from './RunView.svelte';
@@ -140,10 +141,14 @@ describe('a tool-call run from the lab', () => {
       ['rewards · Integrated', 'finished', 'integrated'],
       ['rewards · Outcome only', 'finished', 'outcome'],
     ]);
-    // Outcome-only steps carry no PRM votes.
+    // Outcome-only steps carry no PRM votes: each step's reward is the trajectory's o, a wrong
+    // answer's shaped by its rounds of tool calls as the lab's runs ask ('tool-calls').
     const steps = ofKind(await records(lab, second), 'tool_step') as ToolStepRecord[];
     expect(steps.length).toBeGreaterThan(0);
-    expect(steps.every((s) => s.mode === 'outcome' && s.reward === s.outcome)).toBe(true);
+    const rounds = (session: string) => steps.filter((s) => s.session === session && s.toolResults.length > 0).length;
+    for (const s of steps) {
+      expect([s.mode, s.votes, s.reward]).toEqual(['outcome', [], outcomeReward(s.outcome, rounds(s.session), 'tool-calls')]);
+    }
   }, 300_000);
 
   it('a stopped tool-call run resumes from its last saved step and finishes', async () => {
