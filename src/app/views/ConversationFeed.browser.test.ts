@@ -25,7 +25,7 @@ describe('ConversationFeed', () => {
     expect(t.querySelector('.user .text')!.textContent).toBe('Once upon a time, there was a little dog.');
     expect(t.querySelector('.assistant .text')!.textContent).toMatch(/^The dog liked to eat fud\./);
     expect(t.querySelector('.ver')!.textContent).toBe('v0');
-    expect([...t.querySelectorAll('.vote')].map((v) => v.textContent)).toEqual(['\u22121', '+1']);
+    expect([...t.querySelectorAll('.vote')].map((v) => v.textContent)).toEqual(['\u22121', 'hint']);
     expect(t.querySelector('.final')!.textContent!.replace(/\s+/g, '')).toBe('rfinal=\u22121');
     expect(t.querySelector('.status')!.textContent!.trim()).toBe('hint accepted');
     expect(t.querySelector('.hinttext')!.textContent).toContain('The child wants a bedtime story');

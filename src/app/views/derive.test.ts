@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import type { RunRecord } from '../../rl/records';
 import { beforeAfter, evalSeries, WISH_RATES, wishesBeforeAfter, wishRatesOf } from './derive-evaluations';
 import { candidateViews, conversations } from './derive-conversations';
-import { fmt, fmtSigned } from './format';
+import { fmt, fmtSigned, hintVoteView } from './format';
 import { stepSeries } from '../../storage/step-series';
 import { tokenTable } from './derive-tokens';
 import { storyEvaluationScores } from '../../sims/rules/story-score';
@@ -235,5 +235,15 @@ describe('the recorded run (test/fixtures/recorded-run.jsonl)', () => {
     expect(t.trainedAt).toBe(1);
     for (const r of t.rows) expect(r.combined!).toBeCloseTo(r.binary! + r.opd!, 5);
     expect(t.rows.map((r) => r.display).join('')).toBe(t.response);
+  });
+});
+
+describe('hintVoteView', () => {
+  it('shows a hint judge that found nothing as neutral, not as a penalty', () => {
+    expect([1, -1, null].map(hintVoteView)).toEqual([
+      { text: 'hint', cls: 'pos' },
+      { text: 'no hint', cls: 'zero' },
+      { text: 'failed', cls: 'none' },
+    ]);
   });
 });

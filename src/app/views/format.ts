@@ -19,6 +19,15 @@ export function voteText(score: number | null): string {
   return score === null ? 'failed' : fmtSigned(score, 0);
 }
 
+/**
+ * A hint judge's vote as it reads: +1 means it found a hint, -1 that the next state held none,
+ * which is no verdict on the reply, so it is shown neutral rather than as a penalty.
+ */
+export function hintVoteView(score: number | null): { text: string; cls: string } {
+  if (score === null) return { text: 'failed', cls: 'none' };
+  return score > 0 ? { text: 'hint', cls: 'pos' } : { text: 'no hint', cls: 'zero' };
+}
+
 /** The colour class of a signed value: pos, neg, zero, or none when missing. */
 export function signClass(x: number | null | undefined): string {
   return x === null || x === undefined ? 'none' : x > 0 ? 'pos' : x < 0 ? 'neg' : 'zero';
