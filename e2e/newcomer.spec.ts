@@ -67,6 +67,13 @@ test('a newcomer’s walk through the lab, offline on the demo model', async ({ 
   expect(await inView(page, start)).toBe(true);
   expect(await sidewaysScroll(page)).toBeLessThanOrEqual(0);
   await page.setViewportSize(WIDE);
+  // The run label's default, shown as its placeholder, is read whole.
+  const placeholderFits = await page.getByLabel('Run label (optional)').evaluate((el: HTMLInputElement) => {
+    const ctx = document.createElement('canvas').getContext('2d')!;
+    ctx.font = getComputedStyle(el).font;
+    return ctx.measureText(el.placeholder).width <= el.clientWidth;
+  });
+  expect(placeholderFits).toBe(true);
 
   // -- Talk yourself keeps the policy the form names; another scenario says it changed it.
   const hubId = page.getByLabel('Hub id or URL');
