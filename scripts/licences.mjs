@@ -42,13 +42,14 @@ export function licenceProblems(packages = lockedPackages()) {
 }
 
 if (process.argv[1] === fileURLToPath(import.meta.url)) {
+  const packages = lockedPackages();
   const counts = new Map();
-  for (const p of lockedPackages()) {
+  for (const p of packages) {
     const key = `${p.dev ? 'development' : 'runtime'}  ${p.license ?? 'none'}`;
     counts.set(key, (counts.get(key) ?? 0) + 1);
   }
   for (const [key, n] of [...counts].sort()) console.log(`${String(n).padStart(4)}  ${key}`);
-  const problems = licenceProblems();
+  const problems = licenceProblems(packages);
   for (const line of problems) console.error(line);
   process.exitCode = problems.length > 0 ? 1 : 0;
 }

@@ -24,7 +24,7 @@ export function voteText(score: number | null): string {
  * which is no verdict on the reply, so it is shown neutral rather than as a penalty.
  */
 export function hintVoteView(score: number | null): { text: string; cls: string } {
-  if (score === null) return { text: 'failed', cls: 'none' };
+  if (score === null) return { text: voteText(null), cls: signClass(null) };
   return score > 0 ? { text: 'hint', cls: 'pos' } : { text: 'no hint', cls: 'zero' };
 }
 
