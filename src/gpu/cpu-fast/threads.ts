@@ -27,16 +27,23 @@ export type SpawnThread = (init: ThreadInit) => Promise<{ terminate(): void }>;
 
 /**
  * What a helper runs, as source text (a Node eval worker and a browser Blob worker both take
- * text): `serve(instance, memory, tid)` loops forever, one share of each job per wake-up. A trap
- * in a share is flagged and the share still counts as done, so the caller never waits forever.
+ * text): `serve(instance, memory, tid)` loops forever, one share of each job. A trap in a share
+ * is flagged and the share still counts as done, so the caller never waits forever.
+ *
+ * A share runs only when the generation has moved past the last one served: Atomics.wait can
+ * return without a new job (V8 wakes a waiting thread to grow its view of the shared memory, and
+ * a notify may come when nothing changed). Taking such a wake-up as a job ran a share twice and
+ * counted it twice: the caller then read a job as finished while a helper was still writing it,
+ * or waited forever on a count below zero (seen after some 46,000 jobs of a demo-model build).
  */
 export const HELPER_SOURCE = `
 function serve(instance, memory, tid) {
   const ctl = new Int32Array(memory.buffer, ${CONTROL}, 16);
   let seen = 0;
   for (;;) {
-    Atomics.wait(ctl, ${GEN}, seen);
-    seen = Atomics.load(ctl, ${GEN});
+    let gen;
+    while ((gen = Atomics.load(ctl, ${GEN})) === seen) Atomics.wait(ctl, ${GEN}, seen);
+    seen = gen;
     if (Atomics.load(ctl, ${STOP})) return;
     try {
       instance.exports.runJob(${JOB}, tid, Atomics.load(ctl, ${THREADS}));
@@ -111,9 +118,21 @@ export class ThreadPool {
     Atomics.store(ctl, PENDING, threads - 1);
     Atomics.add(ctl, GEN, 1);
     Atomics.notify(ctl, GEN);
-    this.call(0, threads);
-    for (let left = Atomics.load(ctl, PENDING); left !== 0; left = Atomics.load(ctl, PENDING)) Atomics.wait(ctl, PENDING, left);
-    if (Atomics.exchange(ctl, FAILED, 0)) throw new KernelTrapError('a helper thread trapped');
+    // Every helper finishes its share before this returns or throws: the next job's memory must
+    // not still be written by this one.
+    let trap: unknown;
+    try {
+      this.call(0, threads);
+    } catch (e) {
+      trap = e;
+    }
+    for (let left = Atomics.load(ctl, PENDING); left !== 0; left = Atomics.load(ctl, PENDING)) {
+      if (left < 0) throw new KernelTrapError('a helper thread finished a share twice');
+      Atomics.wait(ctl, PENDING, left);
+    }
+    const helperTrapped = Atomics.exchange(ctl, FAILED, 0);
+    if (trap) throw trap;
+    if (helperTrapped) throw new KernelTrapError('a helper thread trapped');
   }
 
   private call(tid: number, threads: number): void {

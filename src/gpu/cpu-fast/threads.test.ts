@@ -1,0 +1,50 @@
+/**
+ * The thread pool's protocol: a helper serves each job once, whatever wakes it. Atomics.wait may
+ * return without a new job (V8 wakes waiting threads when the shared memory grows); a helper that
+ * took such a wake-up for a job ran a share twice and left the pool's count below zero, and the
+ * caller then waited forever. Here the test wakes the helper itself, between jobs.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { CONTROL, ThreadPool } from './threads';
+import { Kernel, writeJob } from './jobs';
+import { KERNELS_WASM } from './kernels-wasm';
+import { spawnNodeThread } from './threads-node';
+
+const GEN = 0;
+const PENDING = 1;
+const ROWS = 64;
+const COLS = 48;
+const SRC = 65536;
+const DST = SRC + ROWS * COLS * 4;
+
+let pool: ThreadPool;
+let memory: WebAssembly.Memory;
+
+beforeAll(async () => {
+  const module = await WebAssembly.compile(Uint8Array.from(atob(KERNELS_WASM), (c) => c.charCodeAt(0)));
+  memory = new WebAssembly.Memory({ initial: 4, maximum: 64, shared: true });
+  const instance = await WebAssembly.instantiate(module, { env: { memory } });
+  pool = await ThreadPool.start(instance, module, memory, 2, spawnNodeThread);
+});
+
+afterAll(() => pool.close());
+
+describe('the fast CPU backend thread pool', () => {
+  it('runs each share once when a helper wakes with no new job', async () => {
+    expect(pool.threads).toBe(2);
+    const ctl = new Int32Array(memory.buffer, CONTROL, 16);
+    for (let round = 0; round < 20; round++) {
+      const src = new Float32Array(memory.buffer, SRC, ROWS * COLS);
+      for (let i = 0; i < src.length; i++) src[i] = round * 10_000 + i;
+      new Float32Array(memory.buffer, DST, ROWS * COLS).fill(-1);
+      writeJob(memory, Kernel.transpose, ROWS, [SRC, ROWS, COLS, DST]);
+      pool.run(true);
+      const dst = new Float32Array(memory.buffer, DST, ROWS * COLS);
+      for (let r = 0; r < ROWS; r++) for (let c = 0; c < COLS; c++) expect(dst[c * ROWS + r]).toBe(src[r * COLS + c]);
+      // A wake-up with nothing new: the helper must go back to sleep, not serve the job again.
+      Atomics.notify(ctl, GEN);
+      await new Promise((resolve) => setTimeout(resolve, 20));
+      expect(Atomics.load(ctl, PENDING)).toBe(0);
+    }
+  });
+});
