@@ -14,7 +14,7 @@ import type { CliIo } from './io';
 import { notStdout, writeOutputFolder } from './output';
 
 export const usage = `nextstate make-demo-model --out DIR [--base DIR] [--seed N] [--examples N] [--epochs N]
-    [--lr LR] [--rank R] ${BACKEND_USAGE} [--json]
+    [--lr LR] [--rank R] [--temperature T] ${BACKEND_USAGE} [--json]
   Samples stories260K's own stories, labels each with the instructions it satisfies, fine-tunes on
   instruction -> story and writes the merged model (config, tokenizer, weights, model card, report)
 nextstate make-demo-model --card DIR
@@ -35,6 +35,7 @@ export async function makeDemoModelCommand(argv: string[], io: CliIo): Promise<v
     epochs: { type: 'string' },
     lr: { type: 'string' },
     rank: { type: 'string' },
+    temperature: { type: 'string' },
     backend: { type: 'string', default: 'cpu' },
     json: { type: 'boolean' },
   });
@@ -55,9 +56,10 @@ export async function makeDemoModelCommand(argv: string[], io: CliIo): Promise<v
     epochs: number(v, 'epochs', DEMO_DEFAULTS.epochs, isPositiveInt),
     lr: number(v, 'lr', DEMO_DEFAULTS.lr, (x) => x > 0),
     rank: number(v, 'rank', DEMO_DEFAULTS.rank, isPositiveInt),
+    temperature: number(v, 'temperature', DEMO_DEFAULTS.temperature, (x) => x > 0 && x <= 2),
     log: (line) => (v.json ? undefined : io.progress(line)),
   });
-  const command = `npx nextstate make-demo-model --out ${dir} --seed ${seed} --examples ${report.options.examples} --epochs ${report.options.epochs} --lr ${report.options.lr} --rank ${report.options.rank} --backend ${v.backend}`;
+  const command = `npx nextstate make-demo-model --out ${dir} --seed ${seed} --examples ${report.options.examples} --epochs ${report.options.epochs} --lr ${report.options.lr} --rank ${report.options.rank} --temperature ${report.options.temperature} --backend ${v.backend}`;
   const stored: StoredReport = { ...report, command };
   // It rewrites its own folder (the bundled demo model) by design, so it replaces files without
   // --force; still through a scratch folder, and never through a link.
@@ -151,10 +153,13 @@ distil.
 ## How it was made
 
 Hindsight relabeling, the paper's idea applied to data: ${r.examples.total} stories sampled from
-stories260K itself at temperature 1 (up to ${r.options.maxNewTokens} tokens, cut at the last full
-sentence, then the end-of-text token, from which the model learns, though seldom, to end a story), on story openings of
+stories260K itself at temperature ${r.options.temperature} (up to ${r.options.maxNewTokens} tokens, cut at the last full
+sentence, then the end-of-text token, from which the model learns, though seldom, to end a story;
+a story with a stray byte token or broken character is not kept), on story openings of
 their own (neither the lab's training nor its evaluation openings), ${r.examples.withName} of
-them labelled with a pet's name, ${r.examples.withFavourite} with a favourite thing and ${r.examples.withBedtime}
+them labelled with a pet's name (${r.examples.withInventedName} of those names made up, so that
+the model learns to copy a name it has never seen rather than recall the few it has; most named
+stories say the name in their first sentence), ${r.examples.withFavourite} with a favourite thing and ${r.examples.withBedtime}
 with going to sleep (sampled from beginnings that mention them, kept only when the story did too).
 Rules read off what each story actually does (names the pet, contains the thing, uses kind
 words, has nothing mean or scary, is short, ends in sleep), and that became its instruction, in

@@ -10,6 +10,8 @@ import { DirSource } from '../gpu/source-node';
 import { mentionsName, mentionsNoun } from '../sims/rules/story-traits';
 import { makeDemoModel } from './make';
 import { relabeledStories } from './relabel';
+import { SUBJECTS } from './pools';
+import { storyOpenings } from '../sims/problems/story-openings';
 
 const base = () => Policy.load(new DirSource(dataPath('models/stories260K')), new CpuBackend());
 
@@ -19,13 +21,16 @@ describe('the demo-model pipeline', () => {
     const examples = await relabeledStories(policy, { count: 20, seed: 3, maxNewTokens: 24, temperature: 1, unconditioned: 0.25, batch: 20 });
     expect(examples).toHaveLength(20);
     expect(examples.filter((x) => x.wish === null)).toHaveLength(5);
+    const fineTuningOpenings = new Set(SUBJECTS.flatMap((s) => storyOpenings(s, 'fine-tuning').map((p) => p.question)));
+    // No stray byte token or broken character is taught.
+    for (const x of examples) expect(x.completion).toMatch(/^[\n\x20-\x7e]*$/);
     for (const x of examples) {
       if (!x.wish) {
         expect(x.prompt).not.toContain('\n\n');
         continue;
       }
       const [instruction, beginning] = x.prompt.split('\n\n');
-      expect(beginning).toMatch(/^(Once|One|It)/);
+      expect(fineTuningOpenings.has(beginning)).toBe(true);
       expect(x.wish.name || x.wish.favourite || x.wish.bedtime).toBeTruthy();
       if (x.wish.name) {
         expect(mentionsName(x.completion, x.wish.name)).toBe(true);

@@ -14,6 +14,7 @@ import { LoraTrainer } from '../gpu/train';
 import { DEFAULT_TRAIN, type TrainSample } from '../gpu/train-types';
 import { PROJECTIONS } from '../gpu/config';
 import { hintCases, hintEffect, type HintEffect } from './hint-check';
+import { NAMES } from './pools';
 import { relabeledStories, type DemoExample } from './relabel';
 import { STORY_MAX_NEW_TOKENS } from '../sims/scenarios/storyteller';
 
@@ -25,6 +26,12 @@ export interface DemoModelOptions {
   batch: number;
   lr: number;
   rank: number;
+  /**
+   * Sampling temperature of the training stories. Below 1 the base model's misspellings and lone
+   * byte tokens ("telephours", "bed.\x07 the") become rare, and the demo model, sampled at 1 in
+   * the lab, writes cleaner stories than the model it was fine-tuned from.
+   */
+  temperature: number;
   /** Tokens sampled per story, after any templated opening sentence; cut at its last full sentence. */
   maxNewTokens: number;
   unconditioned: number;
@@ -37,11 +44,12 @@ export interface DemoModelOptions {
 }
 
 export const DEMO_DEFAULTS: Omit<DemoModelOptions, 'seed'> = {
-  examples: 1800,
+  examples: 3000,
   epochs: 2,
   batch: 32,
   lr: 3e-3,
   rank: 32,
+  temperature: 0.8,
   maxNewTokens: 56,
   unconditioned: 0.3,
   checkCases: 96,
@@ -51,7 +59,7 @@ export const DEMO_DEFAULTS: Omit<DemoModelOptions, 'seed'> = {
 export interface DemoReport {
   seed: number;
   options: Omit<DemoModelOptions, 'log' | 'signal'>;
-  examples: { total: number; unconditioned: number; withName: number; withFavourite: number; withBedtime: number };
+  examples: { total: number; unconditioned: number; withName: number; withInventedName: number; withFavourite: number; withBedtime: number };
   /** Mean log-likelihood per token of held-out examples, before and after. */
   heldOutLogp: { before: number; after: number };
   /**
@@ -96,7 +104,7 @@ export async function makeDemoModel(base: Policy, options: Partial<DemoModelOpti
   const seconds = () => ((performance.now() - t0) / 1000).toFixed(0);
   log(`sampling ${o.examples} stories from ${base.source.id} (seed ${o.seed})`);
   let nextReport = 200;
-  const relabel = { maxNewTokens: o.maxNewTokens, temperature: 1, unconditioned: o.unconditioned, batch: 32, signal: o.signal };
+  const relabel = { maxNewTokens: o.maxNewTokens, temperature: o.temperature, unconditioned: o.unconditioned, batch: 32, signal: o.signal };
   const examples = await relabeledStories(base, {
     ...relabel,
     count: o.examples,
@@ -154,6 +162,7 @@ export async function makeDemoModel(base: Policy, options: Partial<DemoModelOpti
       total: examples.length,
       unconditioned: examples.filter((x) => !x.wish).length,
       withName: examples.filter((x) => x.wish?.name).length,
+      withInventedName: examples.filter((x) => x.wish?.name && !(NAMES.train as readonly string[]).includes(x.wish.name)).length,
       withFavourite: examples.filter((x) => x.wish?.favourite).length,
       withBedtime: examples.filter((x) => x.wish?.bedtime).length,
     },

@@ -4,6 +4,8 @@
  * the model has only ever met in a hint.
  */
 
+import { pickFrom } from '../gpu/random';
+
 export type Split = 'train' | 'heldOut';
 export const SUBJECTS = [
   'dog',
@@ -189,3 +191,47 @@ export const THINGS = {
   ],
   heldOut: ['sock', 'crayon', 'pillow', 'spoon', 'teapot', 'ladder', 'scarf', 'wagon'],
 } as const;
+
+const FIRST_SYLLABLES = [
+  'Ba',
+  'Bo',
+  'Da',
+  'Di',
+  'Fa',
+  'Fo',
+  'Ga',
+  'Ko',
+  'La',
+  'Li',
+  'Lo',
+  'Ma',
+  'Mi',
+  'Mo',
+  'Na',
+  'Ni',
+  'Pa',
+  'Po',
+  'Ra',
+  'Ri',
+  'Sa',
+  'So',
+  'Ta',
+  'To',
+  'Wi',
+  'Zu',
+];
+const LATER_SYLLABLES = ['ba', 'bi', 'do', 'ka', 'ki', 'la', 'li', 'lo', 'mi', 'mo', 'na', 'ni', 'po', 'ra', 'ri', 'ro', 'sa', 'ti', 'to', 'zi'];
+const ENDINGS = ['', '', 'n', 'x', 'l', 'p', 'b'];
+
+/**
+ * A made-up pet name ("Mozin", "Tabix"), never one of the held-out names. Names the model has
+ * seen only once or twice cannot be memorised, only copied from the instruction: fine-tuning on
+ * many of them is what turns writing the asked-for name into a skill that reaches names it never
+ * saw.
+ */
+export function inventedName(rand: () => number): string {
+  for (;;) {
+    const name = pickFrom(FIRST_SYLLABLES, rand) + pickFrom(LATER_SYLLABLES, rand) + pickFrom(ENDINGS, rand);
+    if (!(NAMES.heldOut as readonly string[]).includes(name)) return name;
+  }
+}

@@ -20,7 +20,7 @@ import { hintInFront } from '../rl/hints';
 import { storyOpenings } from '../sims/problems/story-openings';
 import { instructionFor, type StoryWish } from '../sims/rules/story-instructions';
 import { hasKindWords, hasUnkindWords, mentionsBedtime, mentionsName, mentionsNoun } from '../sims/rules/story-traits';
-import { NAMES, SUBJECTS, THINGS, type Split } from './pools';
+import { NAMES, SUBJECTS, THINGS, inventedName, type Split } from './pools';
 
 export interface DemoExample {
   /** The instruction, a blank line, then the story beginning: the channel the lab gives base models hints in. */
@@ -83,6 +83,18 @@ const BEDTIME_LEADS: ((who: string) => string)[] = [
   (who) => `${who} was tired and wanted to go to bed.`,
   () => 'Soon it was time to sleep.',
 ];
+/** The story's first sentence when the pet has a name: said at once, as a child's story does. */
+const NAME_LEADS: ((subject: string, name: string) => string)[] = [
+  (_, name) => `Its name was ${name}.`,
+  (subject, name) => `The ${subject}'s name was ${name}.`,
+  (subject, name) => `The ${subject} was called ${name}.`,
+  (subject, name) => `Everyone called the ${subject} ${name}.`,
+  (subject, name) => `${name} was a happy ${subject}.`,
+];
+/** Share of named stories that say the name in their first sentence; the rest name it where the base model does. */
+const NAME_LEAD_SHARE = 0.8;
+/** Share of named training stories whose name is made up (pools.ts inventedName), not from the name pool. */
+const INVENTED_NAME_SHARE = 0.5;
 const BEDTIME_CLOSINGS: ((who: string) => string)[] = [
   (who) => `${who} was tired, so ${who.replace(/^The /, 'the ')} went to sleep.`,
   (who) => `That night, ${who.replace(/^The /, 'the ')} went to bed and fell asleep.`,
@@ -92,17 +104,24 @@ const BEDTIME_CLOSINGS: ((who: string) => string)[] = [
 ];
 
 /**
- * A conditioned plan names the pet in the beginning the base model continues (it copies names
- * from its context, so its story keeps the name about a third of the time), and opens the story
- * with a templated sentence for a favourite thing or for bedtime (which the base model, left to
- * itself, keeps too rarely to learn from). The training prompt drops the name from the beginning
- * and says it, and the rest, in the instruction instead.
+ * A conditioned plan mostly opens the story with a templated sentence that names the pet, and
+ * otherwise names it in the beginning the base model continues (it copies names from its
+ * context, so its story keeps the name about a third of the time). Either way the base model's
+ * own sentences go on with the name. A favourite thing or bedtime get a templated sentence too
+ * (the base model, left to itself, keeps them too rarely to learn from). The training prompt
+ * drops the name from the beginning and says it, and the rest, in the instruction instead.
+ *
+ * The name sentence comes first because a name is copied most surely where it is said at once:
+ * a model that writes "Its name was" right after a hint reaches the name in one step, and OPD's
+ * teacher then puts the name in the first tokens of every story, where the student, which never
+ * saw the hint, can learn it.
  */
 function plan(rand: () => number, conditioned: boolean, names: Split): Plan {
   const subject = pick(SUBJECTS, rand);
   const beginning = pick(storyOpenings(subject, 'fine-tuning'), rand).question;
   if (!conditioned) return { subject, beginning, primed: beginning, lead: '', closing: '', bedtime: false, conditioned };
-  const name = rand() < 0.65 ? pick(NAMES[names], rand) : undefined;
+  const invented = names === 'train' && rand() < INVENTED_NAME_SHARE;
+  const name = rand() < 0.65 ? (invented ? inventedName(rand) : pick(NAMES[names], rand)) : undefined;
   const favourite = rand() < 0.5 ? pick(THINGS[names], rand) : undefined;
   const bedtime = rand() < (name || favourite ? 0.35 : 1);
   const who = name ?? `The ${subject}`;
@@ -110,11 +129,12 @@ function plan(rand: () => number, conditioned: boolean, names: Split): Plan {
   const bedtimeFirst = bedtime && rand() < 0.3;
   const closing = bedtime && !bedtimeFirst ? pick(BEDTIME_CLOSINGS, rand)(who) : '';
   const sentences = [favourite ? pick(FAVOURITE_LEADS, rand)(who, favourite) : '', bedtimeFirst ? pick(BEDTIME_LEADS, rand)(who) : ''];
-  const lead = (rand() < 0.5 ? sentences : sentences.reverse())
+  const nameLead = name && rand() < NAME_LEAD_SHARE ? pick(NAME_LEADS, rand)(subject, name) : '';
+  const lead = [nameLead, ...(rand() < 0.5 ? sentences : sentences.reverse())]
     .filter(Boolean)
     .map((x) => ` ${x}`)
     .join('');
-  const named = name ? withName(beginning, subject, name) : beginning;
+  const named = name && !nameLead ? withName(beginning, subject, name) : beginning;
   return { subject, beginning, primed: named + lead, lead, closing, name, favourite, bedtime, conditioned };
 }
 
@@ -184,6 +204,9 @@ export async function relabeledStories(policy: Policy, o: RelabelOptions, names:
     for (const [j, p] of plans.entries()) {
       const own = lastSentenceCut(continuationText(policy, p.primed, gens[j].tokens));
       if (own.split(/\s+/).filter(Boolean).length < MIN_STORY_WORDS) continue;
+      // A byte token sampled alone ("bed.\x07 the") or a broken character is noise the model
+      // would learn to write; stories260K writes plain ASCII otherwise.
+      if (/[^\n\x20-\x7e]/.test(own)) continue;
       const story = p.lead + own + (p.closing ? ` ${p.closing}` : '');
       if (!p.conditioned) {
         if (kept.plain >= want.plain) continue;
