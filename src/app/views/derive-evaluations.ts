@@ -4,6 +4,7 @@
  */
 import type { EvaluationRecord, RunRecord } from '../../rl/records';
 import { STORY_WISHES, wishRateKey } from '../../sims/rules/story-score';
+import { readReply } from '../../rl/readable-text';
 import { finite } from './record-values';
 
 /** The evaluation the paper reports (the simulator's rating of the first answer). */
@@ -104,7 +105,7 @@ function answerOf(e: EvaluationRecord, id: string): AnswerView | null {
   if (!p) return null;
   return {
     id,
-    text: p.detail ?? null,
+    text: p.detail === undefined ? null : readReply(p.detail, p.detailTokens),
     score: finite(p.score),
     version: e.version,
     step: e.step ?? null,
