@@ -48,7 +48,8 @@ export interface SessionView {
 }
 
 function voteView(v: JudgeVoteRecord): VoteView {
-  return { vote: v.vote, score: v.score, hint: v.hint, raw: v.raw, version: v.version };
+  // A judge model's words are decoded by its own tokenizer, which records no tokens: control characters made visible.
+  return { vote: v.vote, score: v.score, hint: v.hint === null ? null : readable(v.hint), raw: readable(v.raw), version: v.version };
 }
 
 /**
