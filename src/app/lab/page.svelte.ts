@@ -17,7 +17,7 @@ import { importedNameSetting } from './resume-copy';
 import { adapterFiles, download, importedMessage, runFileName, samplesFile } from './run-files';
 import { RunLibrary, type RunRecords } from './runs.svelte';
 import { hasApiKey, loadSettings, setApiKey, SetupSaver } from './settings';
-import { defaultSetup, type LabSetup } from './setup';
+import { defaultSetup, endsWithTab, type LabSetup } from './setup';
 import type { RoleFiles } from './role-files';
 
 export class LabPage {
@@ -89,7 +89,7 @@ export class LabPage {
     this.webgpu = options.webgpu;
     try {
       await this.store.open();
-      const report = await this.store.markInterruptedOnStartup();
+      const report = await this.store.markInterruptedOnStartup({ endsWithTab });
       ({ setup: this.setup, persistence: this.persistence } = await loadSettings(this.store, options.webgpu));
       await this.refreshRuns();
       if (report.interrupted.length) this.announce(`${report.interrupted.length} run(s) were interrupted when the page closed; resume them from Runs.`);

@@ -175,6 +175,7 @@ describe('TokenView on the recorded run', () => {
     expect(pills.map((b) => b.textContent)).toEqual(['0xD0', '0x07', '0xD0', '0xB6']);
     expect(pills.map((b) => b.title)).toEqual(['byte 0xD0 of “⟨0xD0⟩”', 'byte 0x07 of “⟨0x07⟩”', 'byte 0xD0 of “ж”', 'byte 0xB6 of “ж”']);
     const answer = view.target.querySelector('.answer')!.textContent!;
+    // eslint-disable-next-line no-control-regex -- finding control characters is the point
     expect(answer).not.toMatch(/[\ufffd\u0000-\u0008\u000b-\u001f]/);
     // The answer takes several lines, and each word's tokens stay on one: "ground" and "scary." are not split.
     const lines = new Set(btns.map((b) => b.offsetTop));
