@@ -119,17 +119,18 @@ describe('MetricsCharts', () => {
     await tick();
     const loss = chart(view.target, 'Loss');
     const canvas = loss.querySelector('canvas');
-    expect(latest(loss).live[0]).toBe('1');
+    expect(latest(loss).Loss[0]).toBe('1');
 
     for (const r of records.slice(cut)) props.runs[0].records = [...props.runs[0].records, r];
     flushSync();
     await tick();
-    expect(latest(loss).live[0]).toBe('2');
-    expect(latest(chart(view.target, 'Personalization score')).live[0]).toBe('2');
+    expect(latest(loss).Loss[0]).toBe('2');
+    expect(latest(chart(view.target, 'Personalization score')).score[0]).toBe('2');
     // Same chart and canvas: updated through setData, not rebuilt.
     expect(chart(view.target, 'Loss')).toBe(loss);
     expect(loss.querySelector('canvas')).toBe(canvas);
-    expect(seriesLabels(loss)).toEqual(['live']);
+    // One run: each series by its own name, the run named above the charts.
+    expect(seriesLabels(loss)).toEqual(['Loss']);
   });
 
   it('follows its container’s width at a fixed height', async () => {
