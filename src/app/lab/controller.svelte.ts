@@ -233,6 +233,7 @@ export class LabController extends LabPage {
       this.feed.reset(this.records);
       this.library.remember(runId);
       this.openRun = (await this.store.getRun(runId)) ?? null;
+      this.keepOpen(runId);
       this.live = run;
       this.liveRunId = runId;
       // The runs of the comparison so far are overlaid on this one's charts.

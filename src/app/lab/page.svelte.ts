@@ -18,6 +18,9 @@ import { adapterFiles, download, importedMessage, runFileName, samplesFile } fro
 import { RunLibrary, type RunRecords } from './runs.svelte';
 import { hasApiKey, loadSettings, setApiKey, SetupSaver } from './settings';
 import { defaultSetup, endsWithTab, type LabSetup } from './setup';
+
+/** The settings key of the run open last, which the Run tab opens again after a reload. */
+const OPEN_RUN_KEY = 'lab.openRun';
 import type { RoleFiles } from './role-files';
 
 export class LabPage {
@@ -117,6 +120,19 @@ export class LabPage {
   go(page: Page): void {
     this.navigations++;
     this.page = page;
+    // The Run tab after a reload: the run last open, rather than "No run open".
+    if (page === 'run' && !this.openRun) void this.reopenLast();
+  }
+
+  /** Keeps which run is open, for the Run tab after a reload; losing it only loses that convenience. */
+  protected keepOpen(id: string): void {
+    void this.store.setSetting(OPEN_RUN_KEY, id).catch(() => {});
+  }
+
+  /** Opens the run that was open last (kept in the settings store), where it still exists. */
+  private async reopenLast(): Promise<void> {
+    const id = await this.store.getSetting<string>(OPEN_RUN_KEY).catch(() => undefined);
+    if (typeof id === 'string' && !this.openRun && this.page === 'run' && this.runs.some((r) => r.id === id)) await this.open(id);
   }
 
   protected announce(text: string): void {
@@ -152,6 +168,7 @@ export class LabPage {
     const nav = ++this.navigations;
     try {
       await this.library.open(id);
+      this.keepOpen(id);
       if (nav === this.navigations) this.page = 'run';
     } catch (e) {
       this.error = errorText(e);
