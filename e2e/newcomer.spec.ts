@@ -34,6 +34,7 @@ function cutOffChoices(page: Page): Promise<string[]> {
 
 /** Characters of the page's text that no reader can read: U+FFFD, and control bytes other than tab and line breaks. */
 const unreadable = (page: Page) =>
+  // eslint-disable-next-line no-control-regex -- finding control characters is the point
   page.evaluate(() => [...document.body.innerText.matchAll(/[\uFFFD\u0000-\u0008\u000B\u000C\u000E-\u001F\u007F]/g)].map((m) => m[0].charCodeAt(0)));
 
 /** Chart legend entries of 40 characters or more: they wrap over lines on a phone. */
