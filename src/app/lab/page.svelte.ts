@@ -107,7 +107,11 @@ export class LabPage {
     const route = parseHash(hash);
     if (!route) return;
     if (route.runId !== undefined && route.runId !== this.openRun?.id) await this.open(route.runId);
-    else this.go(route.page);
+    else {
+      this.go(route.page);
+      // The Run tab with no run open (after a reload on another page): the run last open, rather than "No run open".
+      if (route.page === 'run' && !this.openRun) await this.reopenLast();
+    }
   }
 
   hash(): string {
@@ -120,8 +124,6 @@ export class LabPage {
   go(page: Page): void {
     this.navigations++;
     this.page = page;
-    // The Run tab after a reload: the run last open, rather than "No run open".
-    if (page === 'run' && !this.openRun) void this.reopenLast();
   }
 
   /** Keeps which run is open, for the Run tab after a reload; losing it only loses that convenience. */
@@ -131,8 +133,10 @@ export class LabPage {
 
   /** Opens the run that was open last (kept in the settings store), where it still exists. */
   private async reopenLast(): Promise<void> {
+    const nav = this.navigations;
     const id = await this.store.getSetting<string>(OPEN_RUN_KEY).catch(() => undefined);
-    if (typeof id === 'string' && !this.openRun && this.page === 'run' && this.runs.some((r) => r.id === id)) await this.open(id);
+    // Only if nothing moved meanwhile (a run starting, another page).
+    if (typeof id === 'string' && nav === this.navigations && !this.openRun && this.page === 'run' && this.runs.some((r) => r.id === id)) await this.open(id);
   }
 
   protected announce(text: string): void {
