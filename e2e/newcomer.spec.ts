@@ -5,7 +5,9 @@
  * the middle of the last one's scroll, overlays leaking between runs, baselines drawn on top of
  * each other, Talk yourself switching to a hub model, labels carrying over, cut-off choices, sums
  * that do not add up, status lines left behind, model files answered with the app's page,
- * duplicate imports, a blank token view. Small shapes throughout: this suite runs in CI.
+ * duplicate imports, a blank token view; and at a second look: "�" or control bytes in the text,
+ * legends too long for a phone, a page wider than a phone, the open run lost on a reload, a talk
+ * run silent about its next step, Setup left on a talk run. Small shapes throughout: this suite runs in CI.
  */
 import { expect, test, type Locator, type Page } from '@playwright/test';
 import { blockOutside, watchProblems } from './watch';
@@ -29,6 +31,15 @@ function cutOffChoices(page: Page): Promise<string[]> {
       .map((s) => s.closest('label')?.querySelector('span')?.textContent ?? s.id);
   });
 }
+
+/** Characters of the page's text that no reader can read: U+FFFD, and control bytes other than tab and line breaks. */
+const unreadable = (page: Page) =>
+  // eslint-disable-next-line no-control-regex -- finding control characters is the point
+  page.evaluate(() => [...document.body.innerText.matchAll(/[\uFFFD\u0000-\u0008\u000B\u000C\u000E-\u001F\u007F]/g)].map((m) => m[0].charCodeAt(0)));
+
+/** Chart legend entries of 40 characters or more: they wrap over lines on a phone. */
+const longLegends = (page: Page) =>
+  page.evaluate(() => [...document.querySelectorAll('.u-legend .u-series .u-label')].map((l) => l.textContent ?? '').filter((t) => t.length >= 40));
 
 const sidewaysScroll = (page: Page) => page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
 
@@ -174,10 +185,27 @@ test('a newcomer’s walk through the lab, offline on the demo model', async ({ 
   await expect(page.getByTestId('read-only')).toBeVisible();
   await expect(page.getByTestId('hashes-match')).toBeVisible();
   await expect(page.locator('#run-heading')).toHaveText('walk · Binary RL · seed 1');
-  // The tick on Runs was for the runs of this browser, not for a file opened after it.
-  await expect(legend(charts, 'Loss')).toHaveText(['walk · Binary RL · seed 1']);
+  // The tick on Runs was for the runs of this browser, not for a file opened after it: one run,
+  // whose legends name each series only (the run is named above the charts).
+  await expect(legend(charts, 'Loss')).toHaveText(['Loss']);
+  expect(await longLegends(page)).toEqual([]);
   // -- The token view shows the first judged turn, not a blank area.
   await expect(page.getByRole('region', { name: 'Token view' }).getByRole('region', { name: /Token advantages/ })).toBeVisible();
+  // -- The stories read as the model wrote them: its byte tokens decoded, no "�" or control byte.
+  expect(await unreadable(page)).toEqual([]);
+  // -- The score says what it measures, wish by wish, and that one seed may be noise.
+  await expect(page.getByTestId('score-meaning')).toContainText('five of the child’s wishes');
+  await expect(page.getByTestId('one-seed')).toContainText('One run is one seed');
+  await page.setViewportSize(PHONE);
+  expect(await sidewaysScroll(page)).toBeLessThanOrEqual(0);
+  await page.setViewportSize(WIDE);
+  // -- The open run comes back after a reload, and on the Run tab after a reload elsewhere.
+  await page.reload();
+  await expect(page.locator('#run-heading')).toHaveText('walk · Binary RL · seed 1');
+  await page.getByRole('link', { name: 'Runs' }).click();
+  await page.reload();
+  await page.getByRole('link', { name: 'Run', exact: true }).click();
+  await expect(page.locator('#run-heading')).toHaveText('walk · Binary RL · seed 1');
   await page.getByRole('link', { name: 'Runs' }).click();
   await expect(page.getByTestId('run-item').filter({ has: page.getByText('read-only') })).toHaveCount(1);
   await expect(
@@ -202,7 +230,10 @@ test('a newcomer’s walk through the lab, offline on the demo model', async ({ 
   await expect(talk.getByTestId('talk-first')).toContainText('your first message is the beginning of a story', { timeout: 60_000 });
   const reply = page.getByLabel('Your reply');
   await expect(reply).toHaveAttribute('placeholder', /story beginning/);
-  await expect(legend(charts, 'Loss')).toHaveText(['talk · Combined · storyteller-demo']);
+  await expect(legend(charts, 'Loss')).toHaveText(['Loss']);
+  // -- No evaluator, so no score chart that could never fill; the next step's distance instead.
+  await expect(charts.getByRole('heading', { name: 'Personalization score' })).toHaveCount(0);
+  await expect(talk.getByTestId('talk-progress')).toHaveText(/^\d+ more judged repl(y|ies) until step 1 \(\d+ of \d+ samples in\)\.$/);
   await reply.fill('Once upon a time, there was a little boy.');
   await reply.press('Enter');
   const answers = talk.locator('li.assistant');
@@ -213,6 +244,10 @@ test('a newcomer’s walk through the lab, offline on the demo model', async ({ 
   await expect(answers).toHaveCount(2, { timeout: 60_000 });
   await expect(answers.first()).toContainText('reward −1 (redo / correction)');
   await expect(answers.first()).toContainText('hint accepted: “The user asked for a different answer: "It should be about my cat Biscuit, not a boy."');
+  expect(await unreadable(page)).toEqual([]);
+  await page.setViewportSize(PHONE);
+  expect(await sidewaysScroll(page)).toBeLessThanOrEqual(0);
+  await page.setViewportSize(WIDE);
   // The newest answer is in view in the chat's own scroll box.
   expect(
     await talk
@@ -221,6 +256,9 @@ test('a newcomer’s walk through the lab, offline on the demo model', async ({ 
   ).toBe(true);
   await page.getByRole('button', { name: 'Stop' }).click();
   await expect(page.getByTestId('run-status')).toHaveText('stopped', { timeout: 60_000 });
+  // -- Setup is back on the default scenario: the next run is not another thousand-step talk.
+  await page.getByRole('link', { name: 'Setup' }).click();
+  await expect(page.getByRole('radio', { name: /^Storyteller/ })).toBeChecked();
 
   // -- The imported run resumes as a copy, one step on from its last adapter; the import stays.
   await page.getByRole('link', { name: 'Runs' }).click();

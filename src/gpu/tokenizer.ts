@@ -4,18 +4,49 @@
  */
 import * as transformers from '@huggingface/transformers';
 import type { ChatMessage } from '../rl/messages';
+import { byteTokenText } from '../rl/readable-text';
 import { renderChat, type TemplateTokenizer } from './chat-template';
 import { ModelSourceError } from './errors';
 import { readJson, readText, type FileProgress, type ModelSource } from './source';
 
 type HfTokenizer = transformers.PreTrainedTokenizer;
 
+/** How a tokenizer's pieces hold bytes: which of the two byte decoders its tokenizer.json names. */
+type ByteScheme = 'byte-fallback' | 'byte-level' | null;
+
+function byteScheme(decoder: unknown): ByteScheme {
+  const d = decoder as { type?: string; decoders?: unknown[] } | null;
+  if (!d) return null;
+  if (d.type === 'ByteFallback') return 'byte-fallback';
+  if (d.type === 'ByteLevel') return 'byte-level';
+  for (const inner of d.decoders ?? []) {
+    const s = byteScheme(inner);
+    if (s) return s;
+  }
+  return null;
+}
+
+/** GPT-2's map from a byte-level piece's characters back to bytes (its bytes_to_unicode, inverted). */
+const BYTE_LEVEL: ReadonlyMap<string, number> = (() => {
+  const direct = (b: number) => (b >= 0x21 && b <= 0x7e) || (b >= 0xa1 && b <= 0xac) || (b >= 0xae && b <= 0xff);
+  const map = new Map<string, number>();
+  let shifted = 0;
+  for (let b = 0; b < 256; b++) map.set(String.fromCharCode(direct(b) ? b : 256 + shifted++), b);
+  return map;
+})();
+
+const BYTE_PIECE = /^<0x([0-9A-F]{2})>$/;
+
 export class Tokenizer {
   private constructor(
     private readonly tok: HfTokenizer,
     /** Ids that end a generation: the config's EOS plus the template's end-of-turn token. */
     readonly stopIds: number[],
+    private readonly bytes: ByteScheme,
   ) {}
+
+  /** Piece of every id, built the first time a token's bytes are asked for. */
+  private pieces: string[] | null = null;
 
   static async load(source: ModelSource, configEos: number[] = [], onProgress?: (p: FileProgress) => void): Promise<Tokenizer> {
     for (const f of ['tokenizer.json', 'tokenizer_config.json']) {
@@ -50,7 +81,7 @@ export class Tokenizer {
       const id = tok.get_vocab().get(t);
       if (id !== undefined) stop.add(id);
     }
-    return new Tokenizer(tok, [...stop]);
+    return new Tokenizer(tok, [...stop], byteScheme((json as { decoder?: unknown }).decoder));
   }
 
   get hasChatTemplate(): boolean {
@@ -74,6 +105,30 @@ export class Tokenizer {
 
   decode(ids: ArrayLike<number>, skipSpecialTokens = true): string {
     return this.tok.decode(Array.from(ids), { skip_special_tokens: skipSpecialTokens });
+  }
+
+  /**
+   * Each token as a record keeps it (`tokenTexts`): decoded alone, except a byte token and a token
+   * that holds part of a character, which alone would decode to "�": those are kept as their bytes
+   * in byte notation (`<0xE2>`), so that readers decode them across tokens as the tokenizer does
+   * (src/rl/readable-text.ts).
+   */
+  tokenTexts(ids: readonly number[]): string[] {
+    return ids.map((id) => {
+      const alone = this.decode([id], false);
+      if (this.bytes === 'byte-fallback') return BYTE_PIECE.test(this.pieceOf(id)) ? this.pieceOf(id) : alone;
+      if (this.bytes === null || !alone.includes('\uFFFD')) return alone;
+      const bytes = [...this.pieceOf(id)].map((c) => BYTE_LEVEL.get(c));
+      return bytes.every((b) => b !== undefined) ? byteTokenText(bytes as number[]) : alone;
+    });
+  }
+
+  private pieceOf(id: number): string {
+    if (!this.pieces) {
+      this.pieces = [];
+      for (const [piece, i] of this.tok.get_vocab()) this.pieces[i] = piece;
+    }
+    return this.pieces[id] ?? '';
   }
 
   /**

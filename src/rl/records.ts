@@ -200,6 +200,8 @@ export interface ProblemScore {
   /** The problem as the policy was shown it (a story opening, a GSM8K question), so anyone can check which set was scored. */
   prompt?: string;
   detail?: string;
+  /** The tokens of a policy's answer in `detail`, as interactions keep them (`tokenTexts`), so its byte tokens read as text. */
+  detailTokens?: string[];
 }
 
 /** An evaluation of the policy (e.g. the personalization score on 36 GSM8K problems). */

@@ -207,7 +207,10 @@ const evaluation = object(
     kind: oneOf('evaluation'),
     name: id,
     scores: mapOf(id, num(), L.metrics),
-    perProblem: arrayOf(object({ id, score: nullable(num()) }, { prompt: str(L.note), detail: str(L.note) }), L.problems),
+    perProblem: arrayOf(
+      object({ id, score: nullable(num()) }, { prompt: str(L.note), detail: str(L.note), detailTokens: arrayOf(str(L.id * 4), L.tokens) }),
+      L.problems,
+    ),
   },
   { ...optionalBase, failed: count, problemSet: str(L.note, 1) },
 );

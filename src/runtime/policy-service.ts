@@ -356,7 +356,7 @@ export class EnginePolicyService implements PolicyService {
         text: g.text,
         tokenIds: g.tokens,
         logprobs: g.logprobs,
-        tokenTexts: g.tokens.map((id) => tok.decode([id], false)),
+        tokenTexts: tok.tokenTexts(g.tokens),
         promptIds: g.promptIds,
         version,
         finishReason: g.finishReason,

@@ -384,7 +384,13 @@ export class RunLoop extends RunLoopCore {
       step: this.step,
       name: 'personalization',
       scores: { ...(result.score === null ? {} : { score: result.score }), ...this.wishRates(problems, answers) },
-      perProblem: result.perProblem.map((p, i) => ({ id: p.id, prompt: answers[i].question, score: p.score, detail: answers[i].text })),
+      perProblem: result.perProblem.map((p, i) => ({
+        id: p.id,
+        prompt: answers[i].question,
+        score: p.score,
+        detail: answers[i].text,
+        ...(answers[i].tokenTexts?.length ? { detailTokens: answers[i].tokenTexts } : {}),
+      })),
       failed: result.failedProblems,
       problemSet: problemSetLabel(this.config.problems, this.scenario, n),
     };
@@ -411,7 +417,7 @@ export class RunLoop extends RunLoopCore {
    * sees, after any tool calls, over a scratch workspace holding the file as the scenario's phase
    * finds it: the problem, and for the teacher the student's attempt appended (prepare()).
    */
-  private async firstAnswer(problem: Problem, i: number): Promise<{ question: string; text: string; version: number }> {
+  private async firstAnswer(problem: Problem, i: number): Promise<{ question: string; text: string; tokenTexts?: string[]; version: number }> {
     const sp = this.config.sampling.policy;
     // The evaluation of step k reads version k, whatever else is being answered meanwhile.
     const pinned = this.pin(this.version);
@@ -424,7 +430,7 @@ export class RunLoop extends RunLoopCore {
     if (!homework) {
       const question = this.scenario.firstMessage(problem);
       const reply = await request([{ role: 'user', content: question }]);
-      return { question, text: reply.text, version: reply.version };
+      return { question, text: reply.text, tokenTexts: reply.tokenTexts, version: reply.version };
     }
     const phase = homework.phases[homework.phases.length - 1];
     const path = homeworkPath(i);

@@ -57,6 +57,8 @@ export interface ResumePoint {
 export interface StartupReport {
   /** Runs left 'running' by a closed tab, now 'interrupted'. */
   interrupted: string[];
+  /** Runs left 'running' by a closed tab whose end is the tab's closing (talking to the policy), now 'stopped'. */
+  ended: string[];
   /** Imports that never finished (tab closed mid-import), now removed. */
   discardedImports: string[];
 }

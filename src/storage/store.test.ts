@@ -12,7 +12,7 @@ import {
   watchTransactions,
 } from '../../test/support/storage/fixtures';
 import { InvalidRunDataError, ReadOnlyRunError, RunBusyError, RunNotFoundError } from './errors';
-import { StoredConfigError } from './stored-config';
+import { StoredConfigError, type StorableConfig } from './stored-config';
 import { RunStore } from './store';
 import { PEFT_CONFIG, PEFT_WEIGHTS } from '../gpu/peft';
 
@@ -230,10 +230,20 @@ describe('markInterruptedOnStartup', () => {
     const finished = await store.createRun(testConfig(), 'finished');
     await store.setStatus(finished, 'finished');
     const report = await store.markInterruptedOnStartup();
-    expect(report).toEqual({ interrupted: [running], discardedImports: [] });
+    expect(report).toEqual({ interrupted: [running], ended: [], discardedImports: [] });
     expect((await store.getRun(running))!.status).toBe('interrupted');
     expect((await store.getRun(paused))!.status).toBe('paused');
     expect((await store.getRun(finished))!.status).toBe('finished');
+  });
+
+  it('stops, rather than interrupts, a run whose end is the closing of its tab', async () => {
+    const store = newStore();
+    const talk = await store.createRun({ ...testConfig(), scenario: { id: 'talk' } } as StorableConfig, 'talk');
+    const story = await store.createRun(testConfig(), 'story');
+    const report = await store.markInterruptedOnStartup({ endsWithTab: (c) => (c as { scenario?: { id?: string } }).scenario?.id === 'talk' });
+    expect(report).toEqual({ interrupted: [story], ended: [talk], discardedImports: [] });
+    expect((await store.getRun(talk))!.status).toBe('stopped');
+    expect((await store.getRun(story))!.status).toBe('interrupted');
   });
 
   it('removes an import that a closed tab left half written', async () => {

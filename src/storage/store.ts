@@ -160,9 +160,10 @@ export class RunStore {
   /**
    * Call once when the app starts, before any run loop: a run still 'running' that no live
    * tab has claimed belonged to a tab that closed, so it becomes 'interrupted' (resumable with
-   * resumePoint); an import that no live tab is still writing is removed.
+   * resumePoint), or 'stopped' where `endsWithTab` says closing the tab is how such a run ends
+   * (talking to the policy has no last step); an import that no live tab is still writing is removed.
    */
-  async markInterruptedOnStartup(): Promise<StartupReport> {
+  async markInterruptedOnStartup(options: { endsWithTab?: (config: StorableConfig) => boolean } = {}): Promise<StartupReport> {
     const held = await heldLocks();
     const live = (kind: 'run' | 'import', id: string) => held.has(this.lockName(kind, id));
     const db = this.db;
@@ -171,11 +172,17 @@ export class RunStore {
         .where('status')
         .equals('running')
         .filter((r) => !r.importing && !live('run', r.id));
-      const interrupted = await stale.primaryKeys();
-      await stale.modify({ status: 'interrupted', updated: this.now() });
+      const ended: string[] = [];
+      const interrupted: string[] = [];
+      await stale.modify((r) => {
+        const end = options.endsWithTab?.(r.config) ?? false;
+        (end ? ended : interrupted).push(r.id);
+        r.status = end ? 'stopped' : 'interrupted';
+        r.updated = this.now();
+      });
       const discardedImports = await db.runs.filter((r) => r.importing === true && !live('import', r.id)).primaryKeys();
       for (const id of discardedImports) await this.deleteRun(id);
-      return { interrupted, discardedImports };
+      return { interrupted, ended, discardedImports };
     });
   }
 

@@ -21,7 +21,7 @@ import { deviceNotice, endNotice, phaseAfter, recordAnnouncement, type LivePhase
 import { LabPage } from './page.svelte';
 import { askPersistence } from './settings';
 import { copyConfig, copyLabel, copyResumeProblem, importedNameSetting } from './resume-copy';
-import { policyModelName, setupProblems, toAnyRunConfig, type LabSetup } from './setup';
+import { nextRunSetup, policyModelName, setupProblems, toAnyRunConfig, type LabSetup } from './setup';
 
 export { PAGES, type Page } from './routing';
 export type { LivePhase } from './live';
@@ -67,9 +67,11 @@ export class LabController extends LabPage {
     this.afterFormStart();
   }
 
-  /** A label names one run: once the form's run has started, the next starts from the default label. */
+  /** Once the form's run has started, the form shows the next run's (nextRunSetup). */
   private afterFormStart(): void {
-    if (this.liveRunId !== null && this.setup.label) this.setup = { ...this.setup, label: '' };
+    if (this.liveRunId === null) return;
+    const next = nextRunSetup($state.snapshot(this.setup) as LabSetup);
+    if (next.label !== this.setup.label || next.scenario !== this.setup.scenario) this.setup = next;
   }
 
   /**
@@ -231,6 +233,7 @@ export class LabController extends LabPage {
       this.feed.reset(this.records);
       this.library.remember(runId);
       this.openRun = (await this.store.getRun(runId)) ?? null;
+      this.keepOpen(runId);
       this.live = run;
       this.liveRunId = runId;
       // The runs of the comparison so far are overlaid on this one's charts.

@@ -17,7 +17,10 @@ import { importedNameSetting } from './resume-copy';
 import { adapterFiles, download, importedMessage, runFileName, samplesFile } from './run-files';
 import { RunLibrary, type RunRecords } from './runs.svelte';
 import { hasApiKey, loadSettings, setApiKey, SetupSaver } from './settings';
-import { defaultSetup, type LabSetup } from './setup';
+import { defaultSetup, endsWithTab, type LabSetup } from './setup';
+
+/** The settings key of the run open last, which the Run tab opens again after a reload. */
+const OPEN_RUN_KEY = 'lab.openRun';
 import type { RoleFiles } from './role-files';
 
 export class LabPage {
@@ -89,7 +92,7 @@ export class LabPage {
     this.webgpu = options.webgpu;
     try {
       await this.store.open();
-      const report = await this.store.markInterruptedOnStartup();
+      const report = await this.store.markInterruptedOnStartup({ endsWithTab });
       ({ setup: this.setup, persistence: this.persistence } = await loadSettings(this.store, options.webgpu));
       await this.refreshRuns();
       if (report.interrupted.length) this.announce(`${report.interrupted.length} run(s) were interrupted when the page closed; resume them from Runs.`);
@@ -104,7 +107,11 @@ export class LabPage {
     const route = parseHash(hash);
     if (!route) return;
     if (route.runId !== undefined && route.runId !== this.openRun?.id) await this.open(route.runId);
-    else this.go(route.page);
+    else {
+      this.go(route.page);
+      // The Run tab with no run open (after a reload on another page): the run last open, rather than "No run open".
+      if (route.page === 'run' && !this.openRun) await this.reopenLast();
+    }
   }
 
   hash(): string {
@@ -117,6 +124,19 @@ export class LabPage {
   go(page: Page): void {
     this.navigations++;
     this.page = page;
+  }
+
+  /** Keeps which run is open, for the Run tab after a reload; losing it only loses that convenience. */
+  protected keepOpen(id: string): void {
+    void this.store.setSetting(OPEN_RUN_KEY, id).catch(() => {});
+  }
+
+  /** Opens the run that was open last (kept in the settings store), where it still exists. */
+  private async reopenLast(): Promise<void> {
+    const nav = this.navigations;
+    const id = await this.store.getSetting<string>(OPEN_RUN_KEY).catch(() => undefined);
+    // Only if nothing moved meanwhile (a run starting, another page).
+    if (typeof id === 'string' && nav === this.navigations && !this.openRun && this.page === 'run' && this.runs.some((r) => r.id === id)) await this.open(id);
   }
 
   protected announce(text: string): void {
@@ -152,6 +172,7 @@ export class LabPage {
     const nav = ++this.navigations;
     try {
       await this.library.open(id);
+      this.keepOpen(id);
       if (nav === this.navigations) this.page = 'run';
     } catch (e) {
       this.error = errorText(e);

@@ -5,6 +5,8 @@ import { parseRunConfig } from '../../runtime/run-config';
 import { STORY_LR, STORY_MODEL } from '../../runtime/run-config';
 import { allowedWeightFormats } from './policy-weights';
 import {
+  endsWithTab,
+  nextRunSetup,
   DEFAULT_POLICY_SERVER,
   defaultSetup,
   methodVotes,
@@ -173,6 +175,20 @@ describe('changing scenario and method', () => {
     expect(setupProblems(endpoint).join(' ')).toMatch(/judge’s endpoint a base URL/);
     const badPreset = { ...s, preset: { ...s.preset, loss: { ...s.preset.loss, epsLow: 2 } } };
     expect(setupProblems(badPreset).join(' ')).toMatch(/epsLow/);
+  });
+});
+
+describe('the form after its run has started', () => {
+  it('empties the label, and after a talk run goes back to the default scenario, keeping method, seed and backend', () => {
+    const talk = { ...withMethod(withScenario(defaultSetup(), 'talk'), 'opd'), label: 'me talking', seed: 7 };
+    expect(talk.schedule.steps).not.toBe(defaultSetup().schedule.steps);
+    const next = nextRunSetup(talk);
+    expect(next.scenario).toBe(defaultSetup().scenario);
+    expect(next.schedule).toEqual(defaultSetup().schedule);
+    expect([next.label, next.method, next.seed, next.policy.backend]).toEqual(['', 'opd', 7, talk.policy.backend]);
+    const story = { ...defaultSetup(), label: 'one', seed: 3 };
+    expect(nextRunSetup(story)).toEqual({ ...story, label: '' });
+    expect([endsWithTab({ scenario: { id: 'talk' } }), endsWithTab({ scenario: { id: 'storyteller' } }), endsWithTab(undefined)]).toEqual([true, false, false]);
   });
 });
 

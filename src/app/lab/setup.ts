@@ -216,6 +216,21 @@ export function defaultSetup(options: { webgpu?: boolean } = {}): LabSetup {
 }
 
 /**
+ * The form once its run has started, showing the next run: the label named the one run, so it
+ * empties; a talk run has no last step and ends when its tab closes, so the form goes back to the
+ * default scenario's settings rather than offering a thousand-step talk again.
+ */
+export function nextRunSetup(setup: LabSetup): LabSetup {
+  const next = setup.label ? { ...setup, label: '' } : setup;
+  return next.scenario === 'talk' ? withScenario(next, defaultSetup().scenario) : next;
+}
+
+/** A run that ends when its tab closes (talking to the policy), rather than being interrupted. */
+export function endsWithTab(config: unknown): boolean {
+  return (config as { scenario?: { id?: unknown } } | null)?.scenario?.id === 'talk';
+}
+
+/**
  * Switching track: the tool-call track brings its preset and a chat model that calls tools; back
  * on the personal track the scenario's preset and model return. Seed, backend, label, the judge
  * and each track's own fields stay.

@@ -17,7 +17,10 @@ describe('BeforeAfter', () => {
     expect(after.querySelector('.text')!.textContent).toBe(evals[1].perProblem[0].detail);
     expect(before.textContent).toContain('step 0 · policy v0');
     expect(after.textContent).toContain('step 2 · policy v2');
-    expect(after.textContent).toContain(`score ${evals[1].perProblem[0].score!.toFixed(2)}`);
+    // Its two scores say what they are: this answer's, and the evaluation's mean over its problems.
+    expect(after.textContent).toContain(`this answer ${evals[1].perProblem[0].score!.toFixed(2)}`);
+    expect(after.textContent).toContain(`mean of all 3 answers ${evals[1].scores.score.toFixed(2)}`);
+    expect(view.target.querySelector('[data-testid="before-after-meaning"]')!.textContent).toMatch(/^Score 0–1: the evaluator’s rating/);
     expect(after.querySelector('.delta')!.textContent).toBe(`+${(evals[1].perProblem[0].score! - evals[0].perProblem[0].score!).toFixed(2)} vs baseline`);
 
     select.value = 'story#2';
@@ -26,6 +29,17 @@ describe('BeforeAfter', () => {
     const [b2, a2] = [...view.target.querySelectorAll('article')];
     expect(b2.querySelector('.text')!.textContent).toBe(evals[0].perProblem[2].detail);
     expect(a2.querySelector('.text')!.textContent).toBe(evals[1].perProblem[2].detail);
+  });
+
+  it('names each problem by its opening, cut to fit a phone, and says what a storyteller score means', () => {
+    const openings = ['Once upon a time, there was a little dog who loved to run in the big green park.', 'Tom had a red ball.', 'Lily went out.'];
+    const withOpenings = records.map((r) =>
+      r.kind === 'evaluation' ? { ...r, scores: { ...r.scores, 'wish:pet': 0.5 }, perProblem: r.perProblem.map((p, i) => ({ ...p, prompt: openings[i] })) } : r,
+    );
+    using view = render(BeforeAfter, { records: withOpenings });
+    const names = [...view.target.querySelectorAll('option')].map((o) => o.textContent);
+    expect(names).toEqual(['1. Once upon a time, there was a little dog who…', '2. Tom had a red ball.', '3. Lily went out.']);
+    expect(view.target.textContent).toContain('all five of the child’s wishes (pet, name, favourite, sleep, gentle)');
   });
 
   it('waits for a later evaluation and shows text literally', () => {

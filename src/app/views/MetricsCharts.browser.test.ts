@@ -16,6 +16,24 @@ function otherRun(): RunRecord[] {
 }
 
 describe('MetricsCharts', () => {
+  it("says what the storyteller's score means, with each wish's rate beside it, and leaves the score chart out where nothing evaluates", async () => {
+    const records = recordedRun().map((r) =>
+      r.kind === 'evaluation'
+        ? { ...r, scores: { ...r.scores, 'wish:pet': 0.75, 'wish:name': 0, 'wish:favourite': 0.25, 'wish:sleep': 0.5, 'wish:gentle': 1, story: 1 } }
+        : r,
+    );
+    using view = render(MetricsCharts, { runs: [{ id: 'a', label: 'storyteller', records }] }, { width: '390px' });
+    await tick();
+    expect(view.target.querySelector('[data-testid="score-meaning"]')!.textContent).toContain('each wish missed costs 0.25');
+    expect(view.target.querySelector('[data-testid="score-wishes"]')!.textContent!.replace(/\s+/g, ' ')).toBe(
+      ' at step 2, score 0.83; the share of replies meeting each wish: pet 0.75 · name 0.00 · favourite 0.25 · sleep 0.50 · gentle 1.00; replies that are stories 1.00',
+    );
+    using talk = render(MetricsCharts, { runs: [{ id: 't', label: 'talk', records: [] }], scoreChart: false });
+    await tick();
+    expect(charts(talk.target).map((f) => f.querySelector('h4')!.textContent)).not.toContain('Personalization score');
+    expect(talk.target.querySelector('[data-testid="score-meaning"]')).toBeNull();
+  });
+
   it('draws every chart with a heading, an aria-label and one series per run', async () => {
     using view = render(
       MetricsCharts,
@@ -101,17 +119,18 @@ describe('MetricsCharts', () => {
     await tick();
     const loss = chart(view.target, 'Loss');
     const canvas = loss.querySelector('canvas');
-    expect(latest(loss).live[0]).toBe('1');
+    expect(latest(loss).Loss[0]).toBe('1');
 
     for (const r of records.slice(cut)) props.runs[0].records = [...props.runs[0].records, r];
     flushSync();
     await tick();
-    expect(latest(loss).live[0]).toBe('2');
-    expect(latest(chart(view.target, 'Personalization score')).live[0]).toBe('2');
+    expect(latest(loss).Loss[0]).toBe('2');
+    expect(latest(chart(view.target, 'Personalization score')).score[0]).toBe('2');
     // Same chart and canvas: updated through setData, not rebuilt.
     expect(chart(view.target, 'Loss')).toBe(loss);
     expect(loss.querySelector('canvas')).toBe(canvas);
-    expect(seriesLabels(loss)).toEqual(['live']);
+    // One run: each series by its own name, the run named above the charts.
+    expect(seriesLabels(loss)).toEqual(['Loss']);
   });
 
   it('follows its container’s width at a fixed height', async () => {

@@ -144,4 +144,50 @@ describe('TokenView on the recorded run', () => {
     expect(field(view.target, 'hint')).toBe(HOSTILE);
     expect((window as unknown as { __pwned?: number }).__pwned).toBe(0);
   });
+
+  it("shows the demo model's byte tokens as pills, and keeps words whole on a phone", () => {
+    // Token texts as the demo model's tokenizer records them (src/gpu/tokenizer.test.ts reads
+    // them from its tokenizer.json): a lone lead byte, BEL, and "ж" as its two bytes.
+    const texts = ['the', 'gr', 'ound', '<0xD0>', 'it', 'was', 'sc', 'ary', '.', '<0x07>', 'the', 'end', '<0xD0>', '<0xB6>'];
+    const response = 'the ground\ufffd it was scary.\u0007 the endж';
+    const n = texts.length;
+    const records: RunRecord[] = [
+      {
+        kind: 'interaction',
+        version: 0,
+        ts: 1000,
+        session: 'b',
+        turn: 1,
+        turnType: 'main',
+        messages: [{ role: 'user', content: 'Once upon a time' }],
+        response,
+        tokenIds: texts.map((_, i) => 10 + i),
+        logprobs: texts.map(() => -1),
+        tokenTexts: texts,
+        startedAt: 900,
+        finishedAt: 1000,
+      },
+    ];
+    using view = render(TokenView, { records, session: 'b', turn: 1, ...EPS }, { width: '20rem' });
+    const btns = tokens(view.target);
+    expect(btns).toHaveLength(n);
+    const pills = btns.filter((b) => b.classList.contains('byte'));
+    expect(pills.map((b) => b.textContent)).toEqual(['0xD0', '0x07', '0xD0', '0xB6']);
+    expect(pills.map((b) => b.title)).toEqual(['byte 0xD0 of “⟨0xD0⟩”', 'byte 0x07 of “⟨0x07⟩”', 'byte 0xD0 of “ж”', 'byte 0xB6 of “ж”']);
+    const answer = view.target.querySelector('.answer')!.textContent!;
+    // eslint-disable-next-line no-control-regex -- finding control characters is the point
+    expect(answer).not.toMatch(/[\ufffd\u0000-\u0008\u000b-\u001f]/);
+    // The answer takes several lines, and each word's tokens stay on one: "ground" and "scary." are not split.
+    const lines = new Set(btns.map((b) => b.offsetTop));
+    expect(lines.size).toBeGreaterThan(1);
+    for (const word of view.target.querySelectorAll('.word')) {
+      // A pill is smaller than text, so "on one line" is: every box overlaps the first one vertically.
+      const [first, ...rest] = [...word.querySelectorAll('button.tok')].map((b) => b.getBoundingClientRect());
+      for (const r of rest) expect(r.top < first.bottom && first.top < r.bottom, word.textContent!).toBe(true);
+    }
+    expect([...view.target.querySelectorAll('.word')].map((w) => w.textContent)).toContain(' ground0xD0');
+    btns[9].focus();
+    flushSync();
+    expect(details(view.target).textContent).toContain('byte 0x07 of “⟨0x07⟩”');
+  });
 });

@@ -3,6 +3,7 @@
  * and training steps. Pure; tested in Node (derive.test.ts).
  */
 import type { HintSelectionRecord, JudgeResultRecord, JudgeVoteRecord, RunRecord, SampleRecord, SessionEndRecord } from '../../rl/records';
+import { readable } from '../../rl/readable-text';
 import { replyParts, type CallView } from './derive-workspace';
 import { turnHeader, turnKey, type TurnHeader } from './record-values';
 
@@ -47,7 +48,8 @@ export interface SessionView {
 }
 
 function voteView(v: JudgeVoteRecord): VoteView {
-  return { vote: v.vote, score: v.score, hint: v.hint, raw: v.raw, version: v.version };
+  // A judge model's words are decoded by its own tokenizer, which records no tokens: control characters made visible.
+  return { vote: v.vote, score: v.score, hint: v.hint === null ? null : readable(v.hint), raw: readable(v.raw), version: v.version };
 }
 
 /**
@@ -66,9 +68,12 @@ export function conversations(records: readonly RunRecord[]): SessionView[] {
     if (r.kind === 'interaction') {
       const trailing = r.messages.length - 1 - r.messages.findLastIndex((m) => m.role !== 'tool');
       // Only a prompt that listed tools could have its calls run; elsewhere a tag is just text.
-      const { text: said, calls } = r.tools ? replyParts(r.response) : { text: r.response, calls: [] };
+      const header = turnHeader(r);
+      const parts = r.tools ? replyParts(r.response) : null;
+      const said = parts ? readable(parts.text) : header.response;
+      const calls = parts?.calls ?? [];
       const t: TurnView = {
-        ...turnHeader(r),
+        ...header,
         toolResults: r.messages.slice(r.messages.length - trailing).map((m) => m.content),
         said,
         calls,

@@ -4,6 +4,7 @@
  */
 import type { EvaluationRecord, RunRecord } from '../../rl/records';
 import { STORY_WISHES, wishRateKey } from '../../sims/rules/story-score';
+import { readReply } from '../../rl/readable-text';
 import { finite } from './record-values';
 
 /** The evaluation the paper reports (the simulator's rating of the first answer). */
@@ -37,6 +38,16 @@ export const WISH_RATES: readonly WishRate[] = [
 export function wishRatesOf(scores: Readonly<Record<string, number>>): (number | null)[] | null {
   const rates = WISH_RATES.map((w) => finite(scores[w.key]));
   return rates.some((r) => r !== null) ? rates : null;
+}
+
+/**
+ * What the personalization score means, in one line. A storyteller's evaluations carry wish rates
+ * (wishRatesOf), and its score reads each story for the child's five wishes (story-score.ts).
+ */
+export function scoreMeaning(storyteller: boolean): string {
+  return storyteller
+    ? `Score 0–1: the evaluator’s rating of the first story told to each held-out opening, averaged. A story that meets all five of the child’s wishes (${STORY_WISHES.join(', ')}) rates 1, each wish missed costs 0.25, and a reply that is not a story meets none and rates 0.`
+    : 'Score 0–1: the evaluator’s rating of the policy’s first answer to each held-out problem, averaged: how well it suits the simulated user’s preferences.';
 }
 
 export interface EvalPoint {
@@ -94,6 +105,10 @@ export interface AnswerView {
 
 export interface BeforeAfterProblem {
   id: string;
+  /** The problem as the policy was shown it (a story opening), null in logs that did not record it. */
+  prompt: string | null;
+  /** Problems the evaluation scored: what the evaluation's score is a mean over. */
+  of: number;
   baseline: AnswerView;
   /** The latest evaluation's answer; null when there is only the baseline. */
   latest: AnswerView | null;
@@ -104,7 +119,7 @@ function answerOf(e: EvaluationRecord, id: string): AnswerView | null {
   if (!p) return null;
   return {
     id,
-    text: p.detail ?? null,
+    text: p.detail === undefined ? null : readReply(p.detail, p.detailTokens),
     score: finite(p.score),
     version: e.version,
     step: e.step ?? null,
@@ -126,7 +141,7 @@ export function beforeAfter(records: readonly RunRecord[], name: string = PERSON
   for (const p of first.perProblem) {
     const baseline = answerOf(first, p.id);
     if (!baseline) continue;
-    out.push({ id: p.id, baseline, latest: last ? answerOf(last, p.id) : null });
+    out.push({ id: p.id, prompt: p.prompt ?? null, of: first.perProblem.length, baseline, latest: last ? answerOf(last, p.id) : null });
   }
   return out;
 }

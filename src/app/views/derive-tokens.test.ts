@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { RunRecord } from '../../rl/records';
 import { clipState } from '../../rl/ppo';
-import { advantageOf, advantageRange, alignTokenTexts, tokenTable } from './derive-tokens';
+import { advantageOf, advantageRange, tokenTable } from './derive-tokens';
 import { LOG } from '../../../test/support/views/derive-log';
 
 describe('tokenTable', () => {
@@ -105,17 +105,5 @@ describe('clipState', () => {
     [0, 2, 'none'],
   ] as const)('A=%s ratio=%s -> %s', (a, ratio, want) => {
     expect(clipState(a, ratio, 0.2, 0.28)).toBe(want);
-  });
-});
-
-describe('alignTokenTexts', () => {
-  it.each([
-    ['The dog liked', ['The', 'do', 'g', 'li', 'ked'], ['The', ' do', 'g', ' li', 'ked']],
-    ['a\nb', ['a', 'b'], ['a', '\nb']],
-    ['a b', ['a', '<0x0A>', 'b'], ['a', '<0x0A>', 'b']], // unmatched: the rest keep their texts
-    ['heard Raches', ['he', 'ar', 'd', '', 'R', 'aches'], ['he', 'ar', 'd', ' ', 'R', 'aches']], // a lone '▁' piece
-    ['', [], []],
-  ])('%j', (response, texts, want) => {
-    expect(alignTokenTexts(response, texts)).toEqual(want);
   });
 });

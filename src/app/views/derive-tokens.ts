@@ -6,6 +6,7 @@ import { unsignedZero } from '../../rl/numbers';
 import { clipState, type ClipState } from '../../rl/ppo';
 import { opdAdvantage, type AdvantageWeights } from '../../rl/advantages';
 import { clipDifference } from '../../rl/topk-hints';
+import { readable, readTokens } from '../../rl/readable-text';
 import { turnHeader, type TurnHeader } from './record-values';
 import type { InteractionRecord, JudgeResultRecord, RunRecord, SampleRecord, TokenUpdateRecord } from '../../rl/records';
 
@@ -17,10 +18,14 @@ export type AdvantageKind = 'opd' | 'binary' | 'combined';
 export interface TokenRow {
   index: number;
   id: number;
-  /** The token as decoded alone (tokenTexts), or `#id` when the log has no texts. */
+  /** The token as decoded alone (tokenTexts, byte tokens in byte notation), or `#id` when the log has no texts. */
   text: string;
-  /** The token as it reads in the answer: `text` with the whitespace before it restored. */
+  /** The token as it reads in the answer (readTokens): the whitespace before it, its characters, escapes for what is not text. */
   display: string;
+  /** A byte token's bytes; null for a token that is text. */
+  bytes: number[] | null;
+  /** For a byte token, what its run of byte tokens reads as (the character it is part of, or an escape). */
+  run: string | null;
   student: number;
   teacher: number | null;
   /** teacher - student (the rollout's log-prob), as judged; null without an accepted hint. */
@@ -63,32 +68,6 @@ export interface TokenTable extends TurnHeader {
   rows: TokenRow[];
 }
 
-/**
- * Restores the whitespace that decoding each token alone drops: walks `response` and gives each
- * token the whitespace before it. When a token's text cannot be found where expected (byte
- * tokens, normalisation), the remaining tokens keep their own texts.
- */
-export function alignTokenTexts(response: string, texts: readonly string[]): string[] {
-  const out: string[] = [];
-  let pos = 0;
-  for (let i = 0; i < texts.length; i++) {
-    const t = texts[i];
-    if (t.length === 0) {
-      // A lone word-boundary piece decodes to nothing: it stands for one space of the answer.
-      const n = pos < response.length && /\s/.test(response[pos]) ? 1 : 0;
-      out.push(response.slice(pos, pos + n));
-      pos += n;
-      continue;
-    }
-    let at = pos;
-    while (at < response.length && !response.startsWith(t, at) && /\s/.test(response[at])) at++;
-    if (!response.startsWith(t, at)) return out.concat(texts.slice(i));
-    out.push(response.slice(pos, at + t.length));
-    pos = at + t.length;
-  }
-  return out;
-}
-
 /** The per-token picture of one turn, or null when the log has no interaction for it. */
 export function tokenTable(
   records: readonly RunRecord[],
@@ -114,7 +93,7 @@ export function tokenTable(
   const weights = opts.weights ?? DEFAULT_WEIGHTS;
   const n = inter.tokenIds.length;
   const texts = inter.tokenTexts && inter.tokenTexts.length === n ? inter.tokenTexts : null;
-  const display = texts ? alignTokenTexts(inter.response, texts) : null;
+  const read = texts ? readTokens(inter.response, texts).tokens : null;
   const teacherLogp = hint?.accepted && hint.teacherLogp && hint.teacherLogp.length === n ? hint.teacherLogp : null;
   const rFinal = binary ? binary.score : (sample?.reward ?? null);
   const perToken = sample && sample.perToken.length === n ? sample.perToken : null;
@@ -133,12 +112,14 @@ export function tokenTable(
     const ratio = before !== null && after !== null ? Math.exp(after - before) : null;
     const trained = rebased ? rebased[i] : upd ? combined : null;
     const opd = teacher !== null ? opdOf(teacher, student) : null;
-    const text = texts ? texts[i] : `#${inter.tokenIds[i]}`;
+    const text = texts ? readable(texts[i]) : `#${inter.tokenIds[i]}`;
     rows.push({
       index: i,
       id: inter.tokenIds[i],
       text,
-      display: display ? display[i] : text,
+      display: read ? read[i].text : text,
+      bytes: read ? read[i].bytes : null,
+      run: read ? read[i].run : null,
       student,
       teacher,
       opd,

@@ -19,6 +19,7 @@ import type { EvaluationRecord, InteractionRecord, RunRecord, ToolStepRecord } f
 import { readFinalAnswer, type FinalAnswer } from '../../sims/toolcall/answer';
 import { TOOL_ERROR_PREFIX } from '../../sims/toolcall/calculator';
 import { parseToolCalls } from '../../sims/toolcall/calls';
+import { readReply } from '../../rl/readable-text';
 import { finite, turnKey } from './record-values';
 
 /** The evaluation the tool-call track reports (greedy accuracy on held-out problems). */
@@ -66,7 +67,7 @@ export interface ToolStepView {
   turn: number;
   /** The policy version that wrote the step. */
   version: number;
-  /** The policy's output as generated; null when the log has no interaction for the step. */
+  /** The policy's output as it reads (readReply); null when the log has no interaction for the step. */
   output: string | null;
   tokens: number;
   /** The output without its `<tool_call>` blocks: the model's prose or final answer. */
@@ -167,7 +168,7 @@ function stepView(
     stepIndex: turn - 1,
     turn,
     version: inter ? inter.version : (ts?.version ?? 0),
-    output,
+    output: inter ? readReply(inter.response, inter.tokenTexts) : null,
     tokens: inter ? inter.tokenIds.length : 0,
     text: parsed ? parsed.text : '',
     calls,

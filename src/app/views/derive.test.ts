@@ -188,10 +188,18 @@ describe('beforeAfter', () => {
     expect(beforeAfter(LOG)).toEqual([
       {
         id: 'p1',
+        prompt: null,
+        of: 2,
         baseline: { id: 'p1', text: '<b>old</b>', score: 0, version: 0, step: 0, evalScore: 0.2, evalFailed: null },
         latest: { id: 'p1', text: 'new', score: 1, version: 1, step: 2, evalScore: 0.6, evalFailed: 1 },
       },
-      { id: 'p2', baseline: { id: 'p2', text: 'x', score: 0.5, version: 0, step: 0, evalScore: 0.2, evalFailed: null }, latest: null },
+      {
+        id: 'p2',
+        prompt: null,
+        of: 2,
+        baseline: { id: 'p2', text: 'x', score: 0.5, version: 0, step: 0, evalScore: 0.2, evalFailed: null },
+        latest: null,
+      },
     ]);
     expect(beforeAfter([])).toEqual([]);
   });

@@ -37,3 +37,13 @@ export function signClass(x: number | null | undefined): string {
 export function quotedToken(text: string): string {
   return `“${text.replace(/\n/g, '↵')}”`;
 }
+
+/** A byte token's bytes as its pill shows them: 0xD0. */
+export function byteLabel(bytes: readonly number[]): string {
+  return bytes.map((b) => `0x${b.toString(16).toUpperCase().padStart(2, '0')}`).join(' ');
+}
+
+/** A token as the token view names it: its text in quotes, or a byte token's bytes and the text its run of bytes reads as. */
+export function tokenName(t: { text: string; bytes: readonly number[] | null; run: string | null }): string {
+  return t.bytes ? `byte${t.bytes.length > 1 ? 's' : ''} ${byteLabel(t.bytes)} of ${quotedToken(t.run ?? '')}` : quotedToken(t.text);
+}

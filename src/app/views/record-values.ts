@@ -1,6 +1,7 @@
 /** How the views read values out of run records. */
 import type { ChatMessage } from '../../rl/messages';
 import type { InteractionRecord } from '../../rl/records';
+import { readReply } from '../../rl/readable-text';
 
 export { finite, turnKey } from '../../storage/record-keys';
 
@@ -13,6 +14,7 @@ export interface TurnHeader {
   version: number;
   /** The message the policy answered (the request's last message), null when there was none. */
   prompt: ChatMessage | null;
+  /** The answer as it reads (readReply): byte tokens decoded, what is not text shown as an escape. */
   response: string;
 }
 
@@ -23,6 +25,6 @@ export function turnHeader(r: InteractionRecord): TurnHeader {
     turnType: r.turnType,
     version: r.version,
     prompt: r.messages.length ? r.messages[r.messages.length - 1] : null,
-    response: r.response,
+    response: readReply(r.response, r.tokenTexts),
   };
 }
