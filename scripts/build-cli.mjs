@@ -11,18 +11,28 @@ const pkg = JSON.parse(readFileSync(new URL('../package.json', import.meta.url),
 // install it when it is missing.
 const external = [...Object.keys(pkg.dependencies ?? {}), 'webgpu'];
 
+const common = {
+  bundle: true,
+  platform: 'node',
+  format: 'esm',
+  target: `node${pkg.engines.node.replace(/^>=\s*/, '').split('.')[0]}`,
+  external,
+  logLevel: 'warning',
+};
+
 await build({
+  ...common,
   stdin: {
     contents: "export { main } from './main'; export { terminalText } from './terminal';",
     resolveDir: new URL('../src/cli', import.meta.url).pathname,
     sourcefile: 'nextstate.ts',
     loader: 'ts',
   },
-  bundle: true,
-  platform: 'node',
-  format: 'esm',
-  target: `node${pkg.engines.node.replace(/^>=\s*/, '').split('.')[0]}`,
-  external,
   outfile: new URL('../dist-cli/nextstate.mjs', import.meta.url).pathname,
-  logLevel: 'warning',
+});
+// serve's trainer thread runs a file of its own, beside the command (src/workers/node/trainer-thread.ts).
+await build({
+  ...common,
+  entryPoints: [new URL('../src/workers/node/trainer.worker.ts', import.meta.url).pathname],
+  outfile: new URL('../dist-cli/trainer.worker.mjs', import.meta.url).pathname,
 });

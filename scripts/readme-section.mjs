@@ -358,6 +358,21 @@ function serveSection(report, file) {
         `${rate(o.requestsPerSecond)} | ${Math.round(o.p50Ms)} ms | ${Math.round(o.p99Ms)} ms | ${need(s, ['ratio', String(b.clients)], file).toFixed(2)}x |`,
     );
   });
+  const t = need(s, ['stepTtft'], file);
+  const cell = (level) => `${level.requests} | ${Math.round(level.p50Ms)} ms | ${Math.round(level.p99Ms)} ms`;
+  lines.push(
+    '',
+    `Time to first token while the trainer thread runs a step, beside outside one, in the same run of one server: an agent's corrections ` +
+      `keep steps of ${t.batchSize} samples of ${t.trainedTokens}-token replies coming (${t.steps} steps, ${Math.round(t.stepMsP50)} ms each at the median), ` +
+      'while a client streams short side turns one after another; a probe counts where it was both sent and first answered:',
+    '',
+    '| | probes | p50 | p99 |',
+    '| --- | --- | --- | --- |',
+    `| outside a step | ${cell(need(t, ['outside'], file))} |`,
+    `| during a step | ${cell(need(t, ['duringStep'], file))} |`,
+    '',
+    `During / outside, p50: ${need(t, ['ratio'], file).toFixed(2)}x.`,
+  );
   lines.push('', `Made by \`${command.replace('npm run', 'npm run -s')} > ${file}\` and \`node scripts/readme-section.mjs serve ${file}\`.`);
   return lines.join('\n');
 }

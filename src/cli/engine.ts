@@ -1,8 +1,6 @@
 /** What every engine subcommand needs: a backend by name and a policy from a folder or hub id. */
 import type { Backend } from '../gpu/backend';
-import { CpuBackend } from '../gpu/cpu/backend';
-import { FastCpuBackend } from '../gpu/cpu-fast/backend';
-import { nodeThreads } from '../gpu/cpu-fast/threads-node';
+import { nodeBackend } from '../gpu/backend-node';
 import { resolveWeightFormat } from '../gpu/load';
 import { formatOf, QUANTIZE_FORMATS, type Quantize } from '../gpu/plan';
 import { Policy } from '../gpu/policy';
@@ -60,19 +58,9 @@ export function backendOption(kind: unknown): BackendName {
   return kind as BackendName;
 }
 
-let fastCpu: Promise<FastCpuBackend> | undefined;
-
-/**
- * The backend by name. The fast CPU backend is one per process: its threads and memory serve
- * every policy this process loads (a tensor's block returns to it when the tensor is disposed or
- * collected), so commands that run many policies in turn do not start threads for each.
- */
+/** The backend by name (nodeBackend: one fast CPU backend per process). */
 export async function createBackend(kind: unknown): Promise<Backend> {
-  const name = backendOption(kind);
-  if (name === 'cpu') return (fastCpu ??= FastCpuBackend.create(nodeThreads()));
-  if (name === 'cpu-reference') return new CpuBackend();
-  const { createNodeWebGPUBackend } = await import('../gpu/webgpu/node');
-  return createNodeWebGPUBackend();
+  return nodeBackend(backendOption(kind));
 }
 
 /**

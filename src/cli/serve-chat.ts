@@ -16,7 +16,7 @@ import type { IncomingMessage } from 'node:http';
 import type { ChatMessage } from '../rl/messages';
 import type { TurnType } from '../rl/sessions';
 import type { PolicyReply } from '../runtime/policy-service';
-import { ServeStoppedError, type ServeLoop, type ServedReply } from '../runtime/serve-loop';
+import { ServeStoppedError, ServeTrainingError, type ServeLoop, type ServedReply } from '../runtime/serve-loop';
 import type { SessionPairing } from '../runtime/serve-pairing';
 import type { RunJournal } from './run-journal';
 import { ApiError } from './serve-errors';
@@ -83,8 +83,19 @@ export class ChatEndpoint implements ChatHandler {
   }
 
   health(): object {
-    const s = this.deps.loop.snapshot();
-    return { ok: true, status: s.status, step: s.step, version: s.version, sessions: s.sessionsStarted, bufferedSamples: s.bufferedSamples };
+    const { loop } = this.deps;
+    const s = loop.snapshot();
+    const step = loop.stepInFlight();
+    return {
+      ok: true,
+      status: s.status,
+      step: s.step,
+      version: s.version,
+      sessions: s.sessionsStarted,
+      bufferedSamples: s.bufferedSamples,
+      // Whether chat requests are answered meanwhile: with a trainer thread they are.
+      training: step && { step: step.step, since: new Date(step.since).toISOString(), servingMeanwhile: loop.policy.trainsBeside === true },
+    };
   }
 
   /** The run (its config, label and start), then its records in commits as they land: what the lab charts. */
@@ -95,12 +106,13 @@ export class ChatEndpoint implements ChatHandler {
     signal.addEventListener('abort', stop, { once: true });
   }
 
-  /** ServeLoop.answer, with a stopping server as 503 (the agent may retry once it is back). */
+  /** ServeLoop.answer, with a stopping server and a step that holds the policy as 503 (the agent may retry). */
   private async answer(...args: Parameters<ServeLoop['answer']>): Promise<ServedReply> {
     try {
       return await this.deps.loop.answer(...args);
     } catch (e) {
       if (e instanceof ServeStoppedError) throw new ApiError(503, e.message, 'server_error', 'shutting_down');
+      if (e instanceof ServeTrainingError) throw busy(e);
       throw e;
     }
   }
@@ -118,6 +130,9 @@ export class ChatEndpoint implements ChatHandler {
       );
     }
     checkPromptBudget(req, settings.maxPositions);
+    // Refused before a stream opens, so that the refusal is a 503 a client retries.
+    const refused = deps.loop.refusal();
+    if (refused) throw busy(refused);
     const promptIds = deps.promptIds(req.messages, req.tools);
     const promptTokens = promptIds.length;
     const room = settings.maxPositions - promptTokens;
@@ -221,6 +236,11 @@ export class ChatEndpoint implements ChatHandler {
     if (req.includeUsage) stream.send({ ...head, choices: [], usage });
     stream.done();
   }
+}
+
+/** 503 with Retry-After, as the reference's server answers during a weight update. */
+function busy(e: ServeTrainingError): ApiError {
+  return new ApiError(503, e.message, 'server_error', 'training', null, { 'retry-after': String(e.retryAfterS) });
 }
 
 function outgoing(m: ChatMessage): object {

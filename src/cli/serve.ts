@@ -14,7 +14,7 @@ import type { PeftFiles } from '../gpu/peft';
 import type { RunLoopOptions } from '../runtime/loop-types';
 import type { GeneratorSpec, RunConfig } from '../runtime/run-config';
 import { parseRunConfig } from '../runtime/run-config';
-import { policyCommit } from '../runtime/policy-service';
+import { EnginePolicyService, policyCommit } from '../runtime/policy-service';
 import { withPolicyCommit } from '../runtime/policy-commit';
 import { loopResume, resumePlan } from '../runtime/resume-plan';
 import { createNodeServices, isLoopback } from '../runtime/services-node';
@@ -25,6 +25,7 @@ import { durationMs, isPositiveInt, number, parse, required, UsageError } from '
 import { applySets, SET_NOTE, SET_OPTION, SET_USAGE, setValues } from './overrides';
 import {
   BACKEND_OPTION,
+  backendOption,
   createBackend,
   policyFiles,
   QUANTIZE_OPTION,
@@ -45,6 +46,7 @@ import type { CliIo } from './io';
 import { progressFor } from './load-progress';
 import { FORCE_OPTION, notStdout } from './output';
 import { stoppable } from './signals';
+import { TrainerThread, type TrainerThreadOptions } from '../workers/node/trainer-thread';
 
 export const usage = `nextstate serve --model DIR|HUB_ID ${REVISION_USAGE} --out RUN.nsrun [--port 30000] [--host 127.0.0.1] [--api-key-file FILE]
       [--method ${METHODS.join('|')}] [--judge rules|policy|URL [--judge-model NAME]] [--batch-size N] [--lora-rank N]
@@ -70,8 +72,27 @@ export interface ServeHandle {
   runFile: RunJournal;
   /** Resolves when the loop has stopped (stop(), or a failure) and the run file is final. */
   finished: Promise<void>;
+  /** Stops serving and training at once (a signal's handler); `finished` resolves when done. */
+  stopServing(): void;
   /** Stops serving and training; the run file is written one last time. */
   stop(): Promise<void>;
+}
+
+/**
+ * Steps of a LoRA run train on a trainer thread with a model of its own, so that serving never
+ * waits for one (full fine-tuning has no adapter to hand over: it trains on the serving thread).
+ * `unavailable` hears when the thread cannot start or stops, and steps train here from then on.
+ */
+function trainBeside(
+  policy: EnginePolicyService,
+  config: RunConfig,
+  hooks: TrainerThreadHooks | undefined,
+  unavailable: (e: Error) => void,
+): TrainerThread | null {
+  if (config.preset.finetune.mode === 'full') return null;
+  const trainer = new TrainerThread({ config, backend: backendOption(config.models.policy.backend ?? 'cpu'), ...hooks });
+  policy.trainBeside(trainer, unavailable);
+  return trainer;
 }
 
 function judgeSpec(v: Record<string, unknown>): GeneratorSpec {
@@ -187,8 +208,11 @@ export function serveApiKey(
   return env.NEXTSTATE_SERVE_API_KEY || undefined;
 }
 
+/** What tests change about the trainer thread: hold its steps in flight, or make it fail to start. */
+export type TrainerThreadHooks = Partial<Pick<TrainerThreadOptions, 'hold' | 'spawn'>>;
+
 /** Starts the server from the command line's options; returns once it listens. */
-export async function startServe(argv: string[], io: CliIo): Promise<ServeHandle> {
+export async function startServe(argv: string[], io: CliIo, hooks: { trainer?: TrainerThreadHooks } = {}): Promise<ServeHandle> {
   const v = parse(argv, {
     model: { type: 'string' },
     out: { type: 'string' },
@@ -257,7 +281,7 @@ export async function startServe(argv: string[], io: CliIo): Promise<ServeHandle
   // A run file written by a client of another server names that server: this command serves a model of its own.
   if (!policyModel)
     throw new UsageError(`${file} is a run whose policy is on a server (models.policy.kind "server"); nextstate serve continues only runs it served`);
-  const policy = services.policy;
+  const policy = services.policy as EnginePolicyService;
   exportAdapter = () => policy.exportAdapter();
   const withRefs: RunConfig = withPolicyCommit(
     {
@@ -267,6 +291,7 @@ export async function startServe(argv: string[], io: CliIo): Promise<ServeHandle
     },
     policyCommit(policy),
   );
+  const trainer = trainBeside(policy, withRefs, hooks.trainer, (e) => say({ type: 'trainer', trainsBeside: false, message: e.message }, e.message));
   // Only now: a model that fails to load leaves the run that was there as it was.
   if (!resumed && v.force) RunJournal.remove(file);
   const runFile = resumed?.run ?? (await RunJournal.create(file, withRefs, withRefs.label ?? 'serve', runFileOptions));
@@ -366,27 +391,36 @@ export async function startServe(argv: string[], io: CliIo): Promise<ServeHandle
     );
   } catch (e) {
     loop.stop();
+    await trainer?.close();
     await running.catch(() => {});
     await runFile.close();
     throw e;
   }
   const finished = running
     .finally(async () => {
+      await trainer?.close();
       await http.close();
       await runFile.close();
     })
     .then(() => undefined);
   say(
-    { type: 'listening', url: `${http.url}/v1`, model: modelId, file, method: config.method },
-    `serving ${modelId} at ${http.url}/v1 (${config.method}, judge ${config.models.judge.kind}); records go to ${file}`,
+    { type: 'listening', url: `${http.url}/v1`, model: modelId, file, method: config.method, trainsBeside: policy.trainsBeside === true },
+    `serving ${modelId} at ${http.url}/v1 (${config.method}, judge ${config.models.judge.kind}); records go to ${file}` +
+      (policy.trainsBeside ? '' : '; steps train on the serving thread (full fine-tuning), and chat requests get 503 during each'),
   );
+  const stop = () => {
+    loop.stop();
+    // A step in flight in the trainer thread is dropped: its samples are journaled, and --resume trains them.
+    void trainer?.close();
+  };
   return {
     url: http.url,
     loop,
     runFile,
     finished,
+    stopServing: stop,
     stop: async () => {
-      loop.stop();
+      stop();
       await finished;
     },
   };
@@ -396,7 +430,7 @@ export async function serveCommand(argv: string[], io: CliIo): Promise<void> {
   const handle = await startServe(argv, io);
   // Stopping is how a server ends, so a signal here ends it normally (exit 0), its run file closed.
   await stoppable(
-    () => handle.loop.stop(),
+    () => handle.stopServing(),
     () => handle.finished,
   );
   const s = handle.loop.snapshot();

@@ -22,7 +22,7 @@ import type { WorkspaceChange } from '../sims/workspace/tools';
 import { judgeTurn } from './judge-turn';
 import { GenerationBatcher, type RequestTokenListener } from './batcher';
 import { PauseGate, Semaphore } from './gate';
-import type { PolicyReply, PolicyRequest, PolicyService, ScoreItem } from './policy-service';
+import type { PolicyReply, PolicyRequest, PolicyService, ScoreItem, TrainResult } from './policy-service';
 import type { LoopSettings, RecordSink, RunController, RunLoopOptions, RunResult, RunSnapshot, RunStatus } from './loop-types';
 import { VersionSchedule } from './version-schedule';
 
@@ -153,6 +153,10 @@ export abstract class RunLoopCore implements RunController {
   protected readonly sessionVersions = new Map<string, number>();
   /** Fixed schedule: each running session's index (a homework's phases share one). */
   protected readonly sessionIndexes = new Map<string, number>();
+  /** The step being trained now, since when; null between steps. */
+  private training: { step: number; since: number } | null = null;
+  /** How long the last step took, for a guess at when the one in flight ends. */
+  private lastStepMs: number | null = null;
   /** Wake when a step finishes (a session waiting for its version) or the schedule drains. */
   private progressWaiters: (() => void)[] = [];
 
@@ -301,6 +305,11 @@ export abstract class RunLoopCore implements RunController {
       trainTokensPerSecond: this.trainRate,
       memory: this.memory,
     };
+  }
+
+  /** The step training now and since when, with the last step's duration (a guess at this one's); null between steps. */
+  stepInFlight(): { step: number; since: number; lastStepMs: number | null } | null {
+    return this.training && { ...this.training, lastStepMs: this.lastStepMs };
   }
 
   /** The per-second metrics update: throughput, queues and device memory. */
@@ -634,8 +643,15 @@ export abstract class RunLoopCore implements RunController {
       ...(s.opdWeight !== 0 && s.opdClip ? { opdClip: s.opdClip } : {}),
       ...(s.opdTopK ? { opdTopK: s.opdTopK } : {}),
     }));
-    await this.sink.stepStarting?.({ step: this.step + 1, samples: batch.samples.length, at: this.now() });
-    const result = await this.policyService.train(items, (i, n) => this.options.onProgress?.({ phase: 'train', done: i, total: n }));
+    this.training = { step: this.step + 1, since: this.now() };
+    let result: TrainResult;
+    try {
+      await this.sink.stepStarting?.({ step: this.training.step, samples: batch.samples.length, at: this.training.since });
+      result = await this.policyService.train(items, (i, n) => this.options.onProgress?.({ phase: 'train', done: i, total: n }));
+      this.lastStepMs = this.now() - this.training.since;
+    } finally {
+      this.training = null;
+    }
     const from = this.version;
     this.step++;
     if (result.stats.stepMs > 0) this.trainRate = (result.stats.tokens * 1000) / result.stats.stepMs;

@@ -20,7 +20,7 @@ import { EngineError } from '../gpu/errors';
 import { checkFullTrainingFits, copyModelF32, disposeModel, fullModelFolder, OPTIMIZER_FILE, optimizerToSafetensors, parameterShape } from '../gpu/full';
 import { LoraAdapter } from '../gpu/lora';
 import type { CausalLM } from '../gpu/model';
-import { adapterFromPeft, adapterToPeft, type PeftFiles } from '../gpu/peft';
+import { adapterFromPeft, adapterToPeft, PEFT_CONFIG, PEFT_WEIGHTS, type PeftFiles } from '../gpu/peft';
 import type { Policy } from '../gpu/policy';
 import type { FinishReason } from '../gpu/generate';
 import { scoringTemperature, type SamplingOptions } from '../gpu/sampler';
@@ -129,6 +129,11 @@ export interface GenerationHooks {
 
 export interface PolicyService {
   readonly label: string;
+  /**
+   * Whether a training step runs beside generation, on another thread with a copy of its own
+   * (serve's trainer thread); absent or false: a step holds the thread generation runs on.
+   */
+  readonly trainsBeside?: boolean;
   /** The version generations are served with now. */
   servingVersion(): number;
   /**
@@ -162,6 +167,32 @@ export interface PolicyService {
 
 /** A run with finetune.mode 'full' has no adapter to export or restore. */
 export class NoAdapterError extends EngineError {}
+
+/** A step on a SeparateTrainer: what it measured and the adapter of the version it made. */
+export interface SeparateStep {
+  version: number;
+  stats: StepStats;
+  adapter: PeftFiles;
+}
+
+/**
+ * A LoRA trainer on another thread, with a copy of the model of its own (serve's worker thread):
+ * it keeps the training adapter and the optimizer, and hands back each step's adapter, which the
+ * serving thread swaps in between two generation calls.
+ */
+export interface SeparateTrainer {
+  /** One step on the trainer's copy; its version is the serving thread's newest plus one. */
+  train(items: TrainItem[], onMicroBatch?: (i: number, n: number) => void): Promise<SeparateStep>;
+  /** Continue from a saved adapter, as EnginePolicyService.restore. */
+  restore(files: PeftFiles, version: number): Promise<void>;
+  close(): Promise<void>;
+}
+
+/**
+ * The separate trainer cannot train (its thread did not start, or stopped): steps from then on
+ * run on the serving thread, from the newest version with a fresh optimizer, as after a restore.
+ */
+export class TrainerUnavailableError extends EngineError {}
 
 /**
  * One version of the trained policy: a LoRA adapter over the loaded model, or (full
@@ -219,6 +250,8 @@ export class EnginePolicyService implements PolicyService {
   private trainer: Trainer | null = null;
   private training: PolicyState;
   private readonly full: boolean;
+  /** Where steps run while it can (trainBeside); null: on this thread. */
+  private separate: { trainer: SeparateTrainer; unavailable: (e: TrainerUnavailableError) => void } | null = null;
   private readonly temperature: number;
 
   constructor(
@@ -278,6 +311,19 @@ export class EnginePolicyService implements PolicyService {
 
   servingVersion(): number {
     return this.version;
+  }
+
+  get trainsBeside(): boolean {
+    return this.separate !== null;
+  }
+
+  /**
+   * Steps run on `trainer` from now on while this thread goes on serving; if it becomes
+   * unavailable they run here again, and `unavailable` hears why (once).
+   */
+  trainBeside(trainer: SeparateTrainer, unavailable: (e: TrainerUnavailableError) => void): void {
+    if (this.full) throw new NoAdapterError('full fine-tuning has no adapter to hand between threads; it trains on the serving thread');
+    this.separate = { trainer, unavailable };
   }
 
   keepVersionsFrom(version: number): void {
@@ -406,6 +452,19 @@ export class EnginePolicyService implements PolicyService {
 
   async train(items: TrainItem[], onMicroBatch?: (i: number, n: number) => void): Promise<TrainResult> {
     const startedAt = this.clock();
+    const separate = this.separate;
+    if (separate) {
+      try {
+        const step = await separate.trainer.train(items, onMicroBatch);
+        this.adopt(step.adapter, step.version);
+        return { version: this.latest, stats: step.stats, startedAt, finishedAt: this.clock() };
+      } catch (e) {
+        if (!(e instanceof TrainerUnavailableError)) throw e;
+        this.separate = null;
+        void separate.trainer.close();
+        separate.unavailable(e);
+      }
+    }
     if (this.states.get(this.latest) === this.training || !this.trainer) {
       // Serving and training share one state only before the first step after start or a
       // restore, when the trainer has no optimizer state yet: train a copy, so generations
@@ -435,6 +494,19 @@ export class EnginePolicyService implements PolicyService {
     return { version: this.latest, stats, startedAt, finishedAt: this.clock() };
   }
 
+  /** A separate trainer's new version becomes the newest; serving swaps to it at its next call. */
+  private adopt(files: PeftFiles, version: number): void {
+    if (version !== this.latest + 1)
+      throw new EngineError(`the separate trainer made version ${version} after version ${this.latest}: the two threads went out of step, a bug to report`);
+    this.states.set(version, new LoraState(this.policy.model, this.loraOf(files)));
+    this.latest = version;
+    this.settle();
+  }
+
+  private loraOf(files: PeftFiles): LoraAdapter {
+    return adapterFromPeft(this.policy.model.backend, this.policy.config, { weights: files[PEFT_WEIGHTS], config: files[PEFT_CONFIG] });
+  }
+
   async memory(): Promise<{ allocated: number; peak: number }> {
     return this.policy.model.backend.memory();
   }
@@ -458,8 +530,7 @@ export class EnginePolicyService implements PolicyService {
 
   async restore(files: PeftFiles, version: number): Promise<void> {
     if (this.full) throw new NoAdapterError('this run fine-tunes every weight (finetune.mode "full"): it cannot continue from a LoRA adapter');
-    const be = this.policy.model.backend;
-    const loaded = adapterFromPeft(be, this.policy.config, { weights: files['adapter_model.safetensors'], config: files['adapter_config.json'] });
+    const loaded = this.loraOf(files);
     this.trainer?.dispose();
     this.trainer = null;
     for (const state of this.states.values()) if (state !== this.training) state.dispose();
@@ -470,6 +541,7 @@ export class EnginePolicyService implements PolicyService {
     this.states.set(version, this.training);
     this.version = version;
     this.latest = version;
+    await this.separate?.trainer.restore(files, version);
   }
 }
 

@@ -54,6 +54,25 @@ export class ServeStoppedError extends Error {
   }
 }
 
+/**
+ * A request came while a step that cannot run beside serving holds the policy (the reference's
+ * server answers 503 during its weight update the same way): the client retries after
+ * `retryAfterS`, when the new version answers.
+ */
+export class ServeTrainingError extends Error {
+  override name = 'ServeTrainingError';
+  constructor(
+    readonly step: number,
+    readonly retryAfterS: number,
+  ) {
+    super(`training step ${step} holds the policy, which cannot train beside serving here; retry after ${retryAfterS} s, when the new version answers`);
+  }
+}
+
+/** Retry-After's guess at a step with no step before it, and the most it says (clients honour up to a minute). */
+const FIRST_STEP_GUESS_MS = 10_000;
+const MAX_RETRY_AFTER_S = 60;
+
 /** A run that never ends by itself: it stops when the server does. */
 export const SERVED_STEPS = CONFIG_LIMITS.steps;
 /** How often idle sessions are swept, at most (their last turns close without a next state). */
@@ -116,10 +135,13 @@ export class ServeLoop extends RunLoopCore {
    * the judges. Resolves once the records are committed; `request.onToken` has heard every
    * token by then.
    *
-   * @throws ServeStoppedError when the server stops first; an AbortError when `signal` fires
+   * @throws ServeStoppedError when the server stops first; ServeTrainingError during a step that
+   *   cannot run beside serving; an AbortError when `signal` fires
    */
   async answer(request: ServedRequest, signal?: AbortSignal): Promise<ServedReply> {
     if (this.stopping) throw new ServeStoppedError();
+    const refused = this.refusal();
+    if (refused) throw refused;
     const { messages, tools } = request;
     const reply = await this.generate(
       {
@@ -151,6 +173,14 @@ export class ServeLoop extends RunLoopCore {
     ]);
     await this.closeTurns(observed, (t) => this.judgeServed(t));
     return { reply, session: request.session, turn: observed.turn.turn };
+  }
+
+  /** What a request gets while a step that holds the policy trains (the policy cannot train beside serving); null otherwise. */
+  refusal(): ServeTrainingError | null {
+    const step = this.stepInFlight();
+    if (!step || this.policy.trainsBeside) return null;
+    const left = (step.lastStepMs ?? FIRST_STEP_GUESS_MS) - (this.now() - step.since);
+    return new ServeTrainingError(step.step, Math.min(MAX_RETRY_AFTER_S, Math.max(1, Math.ceil(left / 1000))));
   }
 
   /** Ends a session without a request (its pending turn closes with no next state). */

@@ -11,7 +11,7 @@ import { OpenAICompatibleGenerator } from '../generators/endpoint';
 import { EngineGenerator } from '../generators/engine';
 import type { TextGenerator } from '../generators/generator';
 import { createRules } from '../sims/rules/index';
-import { createScenario, type Scenario } from '../sims/scenarios/index';
+import { createScenario } from '../sims/scenarios/index';
 import { usesToolCallTags } from '../rl/tool-calls';
 import { checkWorkspacePolicy } from './agent-turn';
 import { EnginePolicyService, type PolicyService } from './policy-service';
@@ -137,14 +137,14 @@ export async function nodeGenerator(role: string, spec: Exclude<GeneratorSpec, {
 /** The policy, and a local one's loaded model (the serve command renders prompts with it). */
 type NodePolicy = { policy: PolicyService; policyModel: Policy | null };
 
-async function nodePolicy(config: RunConfig, backend: Backend, scenario: Scenario, progress?: LoadProgressFor): Promise<NodePolicy> {
+/**
+ * The run's policy on the engine here, loaded as its config names it (serve's trainer thread loads
+ * its own copy the same way, so both render prompts and start from the same adapter).
+ */
+export async function loadEnginePolicy(config: RunConfig, backend: Backend, progress?: LoadProgressFor): Promise<EnginePolicyService> {
   const spec = config.models.policy;
-  if (isRemotePolicy(spec)) {
-    // The config's key, else the environment's for that host; over plain http only to this machine.
-    const apiKey = spec.apiKey ?? endpointApiKey(spec.url);
-    if (spec.apiKey) checkKeyTransport(spec.url, 'models.policy.apiKey');
-    return { policy: new RemotePolicyService(spec, { apiKey }), policyModel: null };
-  }
+  if (isRemotePolicy(spec)) throw new Error('the policy runs on a server (models.policy.kind "server"); there is no model to load here');
+  const scenario = createScenario(config.scenario);
   const policyModel = await Policy.load(modelSource(spec.model, { revision: spec.revision }), backend, {
     weightFormat: spec.weightFormat,
     replies: scenario.baseModelReplies,
@@ -154,7 +154,19 @@ async function nodePolicy(config: RunConfig, backend: Backend, scenario: Scenari
     const template = policyModel.tokenizer.chatTemplateText;
     checkWorkspacePolicy(spec.model, { hasChatTemplate: template !== null, toolCallTags: usesToolCallTags(template) });
   }
-  return { policy: new EnginePolicyService(policyModel, config.preset, config.seed, config.sampling.policy.temperature), policyModel };
+  return new EnginePolicyService(policyModel, config.preset, config.seed, config.sampling.policy.temperature);
+}
+
+async function nodePolicy(config: RunConfig, backend: Backend, progress?: LoadProgressFor): Promise<NodePolicy> {
+  const spec = config.models.policy;
+  if (isRemotePolicy(spec)) {
+    // The config's key, else the environment's for that host; over plain http only to this machine.
+    const apiKey = spec.apiKey ?? endpointApiKey(spec.url);
+    if (spec.apiKey) checkKeyTransport(spec.url, 'models.policy.apiKey');
+    return { policy: new RemotePolicyService(spec, { apiKey }), policyModel: null };
+  }
+  const policy = await loadEnginePolicy(config, backend, progress);
+  return { policy, policyModel: policy.policy };
 }
 
 /**
@@ -164,7 +176,7 @@ async function nodePolicy(config: RunConfig, backend: Backend, scenario: Scenari
 export async function createNodeServices(config: RunConfig, backend: Backend, progress?: LoadProgressFor): Promise<RunServices & NodePolicy> {
   const scenario = createScenario(config.scenario);
   const rules = createRules(scenario);
-  const { policy, policyModel } = await nodePolicy(config, backend, scenario, progress);
+  const { policy, policyModel } = await nodePolicy(config, backend, progress);
   const ctx: GeneratorContext = { policyModel, policyId: config.models.policy.model, backend, engines: new Map(), progress };
   const make = async (role: 'user' | 'judge' | 'evaluator', spec: GeneratorSpec): Promise<TextGenerator | null> => {
     if (spec.kind !== 'rules') return nodeGenerator(role, spec, ctx);

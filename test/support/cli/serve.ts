@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
 import OpenAI from 'openai';
 import { cliIo } from '../../../src/cli/io';
-import { startServe, type ServeHandle } from '../../../src/cli/serve';
+import { startServe, type ServeHandle, type TrainerThreadHooks } from '../../../src/cli/serve';
 import { tinyModel } from '../../fixtures/tiny-model';
 
 export interface TestServer {
@@ -18,7 +18,7 @@ export interface TestServer {
 }
 
 /** `nextstate serve` on the tiny Qwen3 fixture, on 127.0.0.1 and a free port, in this process. */
-export async function startTestServer(args: string[] = [], o: { apiKey?: string; file?: string } = {}): Promise<TestServer> {
+export async function startTestServer(args: string[] = [], o: { apiKey?: string; file?: string; trainer?: TrainerThreadHooks } = {}): Promise<TestServer> {
   const { dir: modelDir } = await tinyModel({ family: 'qwen3' });
   const dir = mkdtempSync(join(tmpdir(), 'nextstate-serve-'));
   const file = o.file ?? join(dir, 'run.nsrun');
@@ -29,6 +29,7 @@ export async function startTestServer(args: string[] = [], o: { apiKey?: string;
       (l) => lines.push(l),
       () => {},
     ),
+    { trainer: o.trainer },
   );
   const client = new OpenAI({ baseURL: `${handle.url}/v1`, apiKey: o.apiKey ?? 'unused', maxRetries: 0 });
   return { handle, client, model: basename(modelDir), modelDir, file, dir, lines };
