@@ -3,6 +3,7 @@
  * file would give it back (through JSON, then the validator), so a test also proves the loop
  * writes only what an import accepts.
  */
+import type { Backend } from '../../../src/gpu/backend';
 import { CpuBackend } from '../../../src/gpu/cpu/backend';
 import type { RunRecord } from '../../../src/rl/records';
 import { validateRecord } from '../../../src/rl/validate';
@@ -24,11 +25,18 @@ export function validatingSink(records: RunRecord[]): RecordSink {
 }
 
 /**
- * Runs `config` to the end on the CPU engine with the Node services, `roles` replacing any of
- * them; the records land in `records` as they are written, for tests that watch the run.
+ * Runs `config` to the end on the CPU engine (the reference unless `backend` is given) with the
+ * Node services, `roles` replacing any of them; the records land in `records` as they are
+ * written, for tests that watch the run.
  */
-export async function runHeadless(config: RunConfig, roles: Partial<RunServices> = {}, records: RunRecord[] = [], options: RunLoopOptions = {}) {
-  const services = await createNodeServices(parseRunConfig(config), new CpuBackend());
+export async function runHeadless(
+  config: RunConfig,
+  roles: Partial<RunServices> = {},
+  records: RunRecord[] = [],
+  options: RunLoopOptions = {},
+  backend: Backend = new CpuBackend(),
+) {
+  const services = await createNodeServices(parseRunConfig(config), backend);
   const problems = await loadProblems(config, createScenario(config.scenario), readTextFile);
   const loop = new RunLoop(config, { ...services, ...roles }, problems, validatingSink(records), options);
   const result = await loop.run();
