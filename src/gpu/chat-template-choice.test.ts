@@ -20,7 +20,7 @@ function choices(chat_template: unknown): unknown[] {
       return 'refused';
     }
   };
-  return [null, tools].flatMap((t) => [pick(() => ours.get_chat_template({ tools: t })), pick(() => oracle.get_chat_template({ tools: t }))]);
+  return [null, tools].flatMap((t) => [pick(() => ours.get_chat_template({ tools: t })), pick(() => oracle.get_chat_template({ tools: t ?? undefined }))]);
 }
 
 describe('the chat template a config gives a conversation', () => {

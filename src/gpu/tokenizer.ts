@@ -62,7 +62,7 @@ export class Tokenizer {
     let tok: HfTokenizer;
     let templates: ChatTemplates;
     try {
-      tok = new HfTokenizer(json, config);
+      tok = new HfTokenizer(json as object, config);
       templates = chatTemplates(config);
     } catch (e) {
       throw new ModelSourceError(
