@@ -36,7 +36,9 @@ export default defineConfig({
           headers: { 'Cross-Origin-Opener-Policy': 'same-origin', 'Cross-Origin-Embedder-Policy': 'require-corp' },
         },
         // Pre-bundled up front: discovering them mid-run makes Vite reload the test page.
-        optimizeDeps: { include: ['comlink', '@huggingface/transformers', 'dexie', 'uplot', '@noble/hashes/sha2.js', '@noble/hashes/utils.js'] },
+        optimizeDeps: {
+          include: ['comlink', '@huggingface/transformers', '@huggingface/tokenizers', 'dexie', 'uplot', '@noble/hashes/sha2.js', '@noble/hashes/utils.js'],
+        },
         test: {
           name: 'browser',
           globalSetup: ['test/browser-setup.ts'],

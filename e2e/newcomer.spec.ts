@@ -6,8 +6,9 @@
  * each other, Talk yourself switching to a hub model, labels carrying over, cut-off choices, sums
  * that do not add up, status lines left behind, model files answered with the app's page,
  * duplicate imports, a blank token view; and at a second look: "�" or control bytes in the text,
- * legends too long for a phone, a page wider than a phone, the open run lost on a reload, a talk
- * run silent about its next step, Setup left on a talk run. Small shapes throughout: this suite runs in CI.
+ * legends too long for a phone, runs of one name told apart only by a badge, a page wider than a
+ * phone, the open run lost on a reload, a talk run silent about its next step, Setup left on a
+ * talk run. Small shapes throughout: this suite runs in CI.
  */
 import { expect, test, type Locator, type Page } from '@playwright/test';
 import { blockOutside, watchProblems } from './watch';
@@ -136,9 +137,12 @@ test('a newcomer’s walk through the lab, offline on the demo model', async ({ 
   await expect(page.getByRole('heading', { name: 'walk · OPD · seed 1' })).toBeVisible({ timeout: 60_000 });
   await expect(page.getByTestId('comparison-position')).toHaveText('run 2 of 4');
   const charts = page.getByRole('region', { name: 'Training metrics' });
-  await expect(legend(charts, 'Personalization score')).toHaveText(['walk · OPD · seed 1', 'walk · Binary RL · seed 1', 'baseline of all 2 runs (step 0)'], {
+  // Legends name each run by what tells it apart ("walk" and "seed 1" are in both names above).
+  await expect(legend(charts, 'Personalization score')).toHaveText(['OPD', 'Binary RL', 'baseline of all 2 runs (step 0)'], {
     timeout: 60_000,
   });
+  await expect(legend(charts, 'Tokens per second')).toHaveText(['OPD · generate', 'OPD · train', 'Binary RL · generate', 'Binary RL · train']);
+  expect(await longLegends(page)).toEqual([]);
   await page.getByRole('button', { name: 'Stop' }).click();
   await expect(page.getByTestId('run-status')).toHaveText('stopped', { timeout: 60_000 });
   // -- The live status bar gives way to what the run came to.
@@ -218,6 +222,12 @@ test('a newcomer’s walk through the lab, offline on the demo model', async ({ 
   await expect(page.getByTestId('announcement')).toHaveText('walk.nsrun was imported before: this is that copy, “walk · Binary RL · seed 1”.');
   await page.getByRole('link', { name: 'Runs' }).click();
   await expect(page.getByTestId('run-item').filter({ has: page.getByText('read-only') })).toHaveCount(1);
+  // -- The run and its import share a name: a short id and the time each started tell them apart.
+  const namesakes = page.getByTestId('run-item').filter({ hasText: 'walk · Binary RL · seed 1' }).getByTestId('run-which');
+  await expect(namesakes).toHaveCount(2);
+  const [one, other] = await namesakes.allTextContents();
+  expect(one).toMatch(/^#\w{6} · /);
+  expect(one).not.toBe(other);
 
   // -- Talk yourself on the demo model: told what to write first, answers in view, a clear
   // correction read as one. No overlay follows it from the runs ticked before.

@@ -11,7 +11,7 @@ export const PERMISSIVE = ['MIT', 'ISC', 'Apache-2.0', 'BSD-2-Clause', 'BSD-3-Cl
 /**
  * Weak-copyleft licences, compatible here because the project links the library unmodified and
  * does not ship it: LGPL-3.0 is libvips's prebuilt binaries, loaded by sharp through transformers.js
- * in Node; MPL-2.0 is lightningcss, a build tool (file-level copyleft, only on its own files).
+ * in Node (in the tests only: the installed command does not carry transformers.js); MPL-2.0 is lightningcss, a build tool (file-level copyleft, only on its own files).
  */
 export const WEAK_COPYLEFT = ['LGPL-3.0-or-later', 'MPL-2.0'];
 

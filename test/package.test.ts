@@ -7,7 +7,7 @@
  * the cache lacks one), about a minute or two.
  */
 import { execFile } from 'node:child_process';
-import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { promisify } from 'node:util';
@@ -17,6 +17,19 @@ import { dataPath } from './data-dir';
 const run = promisify(execFile);
 const repo = resolve(import.meta.dirname, '..');
 const SLOW = 600_000;
+/**
+ * The installed command's node_modules, without the optional `webgpu` package: the README says
+ * about 16 MB; the bound leaves room for its dependencies' releases, far under the 80 MB asked.
+ */
+const INSTALLED_LIMIT_BYTES = 24_000_000;
+
+/** Bytes of every file under a folder, as `du -sb` counts them (links as themselves, not followed). */
+function treeBytes(dir: string): number {
+  return readdirSync(dir, { recursive: true, withFileTypes: true }).reduce(
+    (sum, e) => sum + (e.isDirectory() ? 0 : lstatSync(join(e.parentPath, e.name)).size),
+    0,
+  );
+}
 
 // The demo model another change bundles; until public/models/ has it, the one-step run names a
 // committed model with --policy, as a user without the bundled model would.
@@ -45,10 +58,15 @@ describe('the packed package, installed into an empty folder (SLOW: npm pack + n
     const { stdout } = await run('npm', ['pack', '--json', '--pack-destination', tmp], { cwd: repo, env: userEnv(), maxBuffer: 64 << 20 });
     const [info] = JSON.parse(stdout) as { filename: string; files: { path: string }[] }[];
     packed = info.files.map((f) => f.path);
-    // An empty project, as `npm init -y` makes one.
+    // An empty project, as `npm init -y` makes one. Without the optional `webgpu` package (Dawn,
+    // 132 MB), as the README's size is measured: the CPU backend runs everything here.
     mkdirSync(app);
     writeFileSync(join(app, 'package.json'), JSON.stringify({ name: 'empty', version: '1.0.0', private: true }));
-    await run('npm', ['install', '--no-audit', '--no-fund', '--prefer-offline', join(tmp, info.filename)], { cwd: app, env: userEnv(), maxBuffer: 64 << 20 });
+    await run('npm', ['install', '--no-audit', '--no-fund', '--prefer-offline', '--omit=optional', join(tmp, info.filename)], {
+      cwd: app,
+      env: userEnv(),
+      maxBuffer: 64 << 20,
+    });
   }, SLOW);
 
   afterAll(() => {
@@ -65,6 +83,21 @@ describe('the packed package, installed into an empty folder (SLOW: npm pack + n
     expect(existsSync(join(app, 'node_modules/tsx'))).toBe(false);
     // postpack leaves the repository running its sources, never a stale build.
     expect(existsSync(join(repo, 'dist-cli'))).toBe(false);
+  });
+
+  it(`installs in at most ${INSTALLED_LIMIT_BYTES / 1e6} MB of node_modules: no browser library, no inference runtime`, () => {
+    for (const browserOnly of ['@huggingface/transformers', 'onnxruntime-node', 'onnxruntime-web', 'sharp', 'dexie', 'comlink', 'uplot', 'webgpu']) {
+      expect(existsSync(join(app, 'node_modules', browserOnly)), browserOnly).toBe(false);
+    }
+    expect(treeBytes(join(app, 'node_modules'))).toBeLessThanOrEqual(INSTALLED_LIMIT_BYTES);
+  });
+
+  it('--backend webgpu without the optional package says how to add it', async () => {
+    const refused = await nextstate('generate', '--model', dataPath('models/stories260K'), '--prompt', 'Once', '--backend', 'webgpu').then(
+      () => '',
+      (e: { stderr: string }) => e.stderr,
+    );
+    expect(refused.trim()).toMatch(/^nextstate generate: the optional 'webgpu' package .* is not installed .*`npm install webgpu`/);
   });
 
   it('npx nextstate --help lists the commands', async () => {

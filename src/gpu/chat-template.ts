@@ -189,12 +189,18 @@ export interface TemplateTokenizer {
 /** The special tokens transformers.js puts in a template's context: strings, or AddedToken objects' content. */
 const SPECIAL_TOKENS = ['bos_token', 'eos_token', 'unk_token', 'sep_token', 'pad_token', 'cls_token', 'mask_token'] as const;
 
+/** A special token a tokenizer config names, as a string or an AddedToken object; undefined when unnamed. */
+export function configTokenText(config: Record<string, unknown>, key: string): string | undefined {
+  const v = Object.hasOwn(config, key) ? config[key] : undefined;
+  const text = typeof v === 'string' ? v : typeof v === 'object' && v !== null ? (v as { content?: unknown }).content : undefined;
+  return typeof text === 'string' && text ? text : undefined;
+}
+
 function specialTokens(config: Record<string, unknown>): Record<string, string> {
   const out: Record<string, string> = {};
   for (const key of SPECIAL_TOKENS) {
-    const v = Object.hasOwn(config, key) ? config[key] : undefined;
-    const text = typeof v === 'string' ? v : typeof v === 'object' && v !== null ? (v as { content?: unknown }).content : undefined;
-    if (typeof text === 'string' && text) out[key] = text;
+    const text = configTokenText(config, key);
+    if (text) out[key] = text;
   }
   return out;
 }

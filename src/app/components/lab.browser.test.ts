@@ -235,6 +235,22 @@ describe('RunList', () => {
   });
 });
 
+describe('RunList, two runs of one name', () => {
+  it('tells them apart by a short id and the day and minute each started', async () => {
+    const lab = await controller();
+    const ids = [await seedRun(lab, 'same run', recordedRun()), await seedRun(lab, 'same run', recordedRun())];
+    using view = render(RunList, { lab });
+    const which = [...view.target.querySelectorAll('[data-testid="run-which"]')].map((w) => w.textContent!.trim());
+    expect(which).toHaveLength(2);
+    expect(new Set(which).size).toBe(2);
+    for (const id of ids) expect(which.some((w) => w.startsWith(`#${id.slice(0, 6)} · `))).toBe(true);
+    const created = (await lab.store.getRun(ids[0]))!.created;
+    expect(which.find((w) => w.startsWith(`#${ids[0].slice(0, 6)}`))).toContain(
+      new Date(created).toLocaleString(undefined, { dateStyle: 'medium', timeStyle: 'short' }),
+    );
+  });
+});
+
 describe('a run that cannot start', () => {
   it('goes back to the Setup with the reason, not to the run that was open, and keeps the label', async () => {
     const lab = await controller();

@@ -91,7 +91,8 @@ describe('AccuracyChart', () => {
     await tick();
     const acc = chart(view.target, ACC);
     const canvas = acc.querySelector('canvas');
-    expect(latest(acc).live).toEqual(['1', '0.500']);
+    // One run: the series by its own name, the run named above the chart.
+    expect(latest(acc).accuracy).toEqual(['1', '0.500']);
     const next: EvaluationRecord = {
       kind: 'evaluation',
       version: 2,
@@ -104,7 +105,7 @@ describe('AccuracyChart', () => {
     props.runs[0].records = [...props.runs[0].records, next as RunRecord];
     flushSync();
     await tick();
-    expect(latest(acc).live).toEqual(['2', '0.750']);
+    expect(latest(acc).accuracy).toEqual(['2', '0.750']);
     expect(chart(view.target, ACC)).toBe(acc);
     expect(acc.querySelector('canvas')).toBe(canvas);
     expect(dataTable(view.target).at(-2)).toEqual(['2', '0.750 (0 problems, answered 1.000, tool success 1.000)']);
@@ -122,12 +123,18 @@ describe('AccuracyChart', () => {
 
   it('shows run labels literally, never as HTML', async () => {
     (window as unknown as { __pwned?: number }).__pwned = 0;
-    using view = render(AccuracyChart, { runs: [{ id: 'a', label: HOSTILE, records: handToolRun() }] });
+    // Beside another run, so that the legend names it too (by its tag, the label's start).
+    using view = render(AccuracyChart, {
+      runs: [
+        { id: 'a', label: HOSTILE, records: handToolRun() },
+        { id: 'b', label: 'other', records: handOutcomeRun() },
+      ],
+    });
     await tick();
     expect(view.target.querySelector('img, b, script')).toBeNull();
     expect(view.target.querySelector('.runs li')!.textContent).toContain(HOSTILE);
     expect(dataTable(view.target)[0][1]).toBe(HOSTILE.replace(/\s+/g, ' '));
-    expect(seriesLabels(chart(view.target, ACC))[0]).toBe(HOSTILE);
+    expect(seriesLabels(chart(view.target, ACC))[0]).toBe(`${HOSTILE.slice(0, 23)}…`);
     expect((window as unknown as { __pwned?: number }).__pwned).toBe(0);
   });
 });

@@ -100,7 +100,7 @@ describe('MetricsCharts', () => {
       'seed 1',
       'seed 2',
       'seed 1 again',
-      'baseline of 2 runs (step 0): seed 1, seed 1 again',
+      'baseline (step 0): seed 1, seed 1 again',
       'seed 2 · baseline',
     ]);
 
@@ -146,15 +146,35 @@ describe('MetricsCharts', () => {
     expect(canvas().getBoundingClientRect().height).toBe(h);
   });
 
-  it('copes with two runs of the same label', async () => {
+  it('names overlaid runs by what tells them apart, so every legend fits a phone', async () => {
+    using view = render(
+      MetricsCharts,
+      {
+        runs: [
+          { id: 'a', label: 'storyteller · Combined · storyteller-demo · baseline', records: recordedRun() },
+          { id: 'b', label: 'storyteller · OPD · storyteller-demo · baseline', records: otherRun() },
+        ],
+      },
+      { width: '390px' },
+    );
+    await tick();
+    expect(seriesLabels(chart(view.target, 'Tokens per second'))).toEqual(['Combined · generate', 'Combined · train', 'OPD · generate', 'OPD · train']);
+    const legends = [...view.target.querySelectorAll('.u-legend .u-series .u-label')].map((l) => l.textContent ?? '');
+    expect(legends.filter((t) => t.length >= 40)).toEqual([]);
+    // The tags are in the labels above the charts, which name the runs whole.
+    expect(view.target.querySelectorAll('[data-testid="run-tag"]')).toHaveLength(0);
+  });
+
+  it('tells two runs of the same label apart by their short ids, in the legends and above the charts', async () => {
     using view = render(MetricsCharts, {
       runs: [
-        { id: 'a', label: 'same', records: recordedRun() },
-        { id: 'b', label: 'same', records: otherRun() },
+        { id: '3f9a1c22-aaaa', label: 'same', records: recordedRun() },
+        { id: '77b0e4aa-bbbb', label: 'same', records: otherRun() },
       ],
     });
     await tick();
-    expect(seriesLabels(chart(view.target, 'Loss'))).toEqual(['same', 'same']);
+    expect(seriesLabels(chart(view.target, 'Loss'))).toEqual(['#3f9a1c', '#77b0e4']);
+    expect([...view.target.querySelectorAll('[data-testid="run-tag"]')].map((t) => t.textContent)).toEqual(['#3f9a1c', '#77b0e4']);
     expect(chart(view.target, 'Loss').querySelectorAll('.nsv-visually-hidden tbody tr')).toHaveLength(2);
   });
 

@@ -35,6 +35,16 @@ function preloadChromiumVulkanLoader(): void {
   }
 }
 
+/** Why `webgpu` did not load: left out at install (it is optional) says how to add it. */
+function webgpuLoadError(e: Error & { code?: string }): WebGPUUnavailableError {
+  if (e.code === 'ERR_MODULE_NOT_FOUND' && e.message.includes("'webgpu'")) {
+    return new WebGPUUnavailableError(
+      "the optional 'webgpu' package (Dawn for Node) is not installed (npm's --omit=optional leaves it out): run `npm install webgpu` in this folder, or use --backend cpu.",
+    );
+  }
+  return new WebGPUUnavailableError(`the 'webgpu' package (Dawn for Node) failed to load: ${e.message}`);
+}
+
 /**
  * Dawn's instance must outlive every adapter and device made from it: once the GPU object is
  * garbage collected its worker threads go away under live devices and the process aborts (seen
@@ -56,7 +66,7 @@ export async function nodeGPU(dawnOptions: string[] = []): Promise<GPU> {
   try {
     mod = await import('webgpu');
   } catch (e) {
-    throw new WebGPUUnavailableError(`the 'webgpu' package (Dawn for Node) failed to load: ${(e as Error).message}`);
+    throw webgpuLoadError(e as Error & { code?: string });
   }
   Object.assign(globalThis, mod.globals);
   const gpu = mod.create(dawnOptions);
