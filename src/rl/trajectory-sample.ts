@@ -83,6 +83,24 @@ export function joinTrajectory(steps: readonly TrajectoryStepTokens[]): JoinedTr
   return out;
 }
 
+/**
+ * The steps joined, or null where they do not join into one sequence: a step without prompt ids
+ * (a policy on a server that returned none), or one whose prompt does not continue the sequence.
+ * The run loop then makes one sample per step; a log reader (resume, export) then cannot rebuild
+ * the sample. A step without `advantage` carries 0 (a reader takes the logged ones).
+ */
+export function joinedOrNull(
+  steps: readonly (Omit<TrajectoryStepTokens, 'promptIds' | 'advantage'> & { promptIds?: readonly number[]; advantage?: number })[],
+): JoinedTrajectory | null {
+  if (steps.some((s) => !s.promptIds)) return null;
+  try {
+    return joinTrajectory(steps.map((s) => ({ promptIds: s.promptIds!, tokenIds: s.tokenIds, logprobs: s.logprobs, advantage: s.advantage ?? 0 })));
+  } catch (e) {
+    if (e instanceof TrajectoryJoinError) return null;
+    throw e;
+  }
+}
+
 /** The first position where `ids` does not continue prompt ++ completion, or -1 when it does. */
 function firstDifference(ids: readonly number[], prompt: readonly number[], completion: readonly number[]): number {
   const n = prompt.length + completion.length;

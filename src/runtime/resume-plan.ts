@@ -7,7 +7,7 @@ import type { BufferedSample } from '../rl/buffer';
 import { copyMessage } from '../rl/messages';
 import type { InteractionRecord, RunRecord, SampleRecord } from '../rl/records';
 import { copyTopK, type PolicyResponse, type TrainingSample } from '../rl/samples';
-import { joinTrajectory, TrajectoryJoinError } from '../rl/trajectory-sample';
+import { joinedOrNull } from '../rl/trajectory-sample';
 import type { ResumePoint } from '../storage/index';
 import type { RunLoopOptions } from './loop-types';
 
@@ -59,16 +59,9 @@ function mainTurns(records: readonly RunRecord[]): Map<string, InteractionRecord
  */
 function recordedResponse(s: SampleRecord, i: InteractionRecord, turns: readonly InteractionRecord[] | undefined): Pick<PolicyResponse, 'tokenIds' | 'logprobs'> | null {
   if (!s.lossMask) return i.tokenIds.length === s.perToken.length ? { tokenIds: [...i.tokenIds], logprobs: [...i.logprobs] } : null;
-  const steps = (turns ?? []).filter((t) => t.turn >= s.turn);
-  if (steps.some((t) => !t.promptIds)) return null;
-  try {
-    const joined = joinTrajectory(steps.map((t) => ({ promptIds: t.promptIds!, tokenIds: t.tokenIds, logprobs: t.logprobs, advantage: 0 })));
-    const same = joined.lossMask.length === s.lossMask.length && joined.lossMask.every((m, k) => m === s.lossMask![k]);
-    return same ? { tokenIds: joined.tokenIds, logprobs: joined.logprobs } : null;
-  } catch (e) {
-    if (e instanceof TrajectoryJoinError) return null;
-    throw e;
-  }
+  const joined = joinedOrNull((turns ?? []).filter((t) => t.turn >= s.turn));
+  const same = joined?.lossMask.length === s.lossMask.length && joined.lossMask.every((m, k) => m === s.lossMask![k]);
+  return same ? { tokenIds: joined.tokenIds, logprobs: joined.logprobs } : null;
 }
 
 export function resumePlan(point: ResumePoint, records: Iterable<RunRecord>): ResumePlan {

@@ -21,7 +21,7 @@ import type { ChatMessage } from '../../rl/messages';
 import type { EvaluationRecord, ToolStepRecord } from '../../rl/records';
 import { toolCallSamplesOf } from '../../rl/presets';
 import type { TrainingSample } from '../../rl/samples';
-import { joinTrajectory, TrajectoryJoinError } from '../../rl/trajectory-sample';
+import { joinedOrNull } from '../../rl/trajectory-sample';
 import type { TextGenerator } from '../../generators/generator';
 import type { Problem } from '../../sims/problems/problem';
 import { groupAdvantages, runToolEpisode, scoreTrajectory, type PolicyStep, type StepAdvantage, type Trajectory } from '../../sims/toolcall/index';
@@ -304,15 +304,9 @@ function stepSamples(session: string, trajectory: Trajectory<PolicyReply>, advan
  */
 function trajectorySample(session: string, trajectory: Trajectory<PolicyReply>, advantages: readonly StepAdvantage[]): TrainingSample | null {
   const steps = trajectory.steps;
-  if (steps.some((s) => !s.output.promptIds)) return null;
-  let joined;
-  try {
-    joined = joinTrajectory(steps.map((s, t) => ({ ...s.output, promptIds: s.output.promptIds!, advantage: advantages[t].advantage ?? 0 })));
-  } catch (e) {
-    // A per-step sample scores each step after exactly what it read; a forced join would not.
-    if (e instanceof TrajectoryJoinError) return null;
-    throw e;
-  }
+  // Where the steps do not join, per-step samples score each step after exactly what it read; a forced join would not.
+  const joined = joinedOrNull(steps.map((s, t) => ({ ...s.output, advantage: advantages[t].advantage ?? 0 })));
+  if (!joined) return null;
   return {
     session,
     turn: steps[0].index + 1,
