@@ -26,6 +26,8 @@ import {
   TOOL_TRACK_TOOLS,
   type ToolCallRunConfig,
 } from '../run-config';
+import { trainingSamples } from '../../storage/exports';
+import { resumePlan } from '../resume-plan';
 import { rolloutId, rolloutSeed, ToolCallRunLoop } from './loop';
 import { splitHeldOut } from './problems';
 
@@ -322,6 +324,39 @@ describe('ToolCallRunLoop: one sample per trajectory, tool outputs masked (the d
     // Rollout 0 took 4 steps, rollout 3 one: the long one is still one sample of the batch.
     expect(policy.trained[0][0].lossMask!.filter((m) => m === 0).length).toBeGreaterThan(0);
     expect(policy.trained[0][3].lossMask).toEqual(policy.trained[0][3].tokenIds.map(() => 1));
+  });
+
+  it('the log gives the trajectory samples back: a resume rebuilds them, and the sample export writes them with their mask', async () => {
+    const { records, policy, of } = await runScripted('integrated');
+    const samples = of('sample') as SampleRecord[];
+    const interactions = of('interaction') as InteractionRecord[];
+    const seq = (r: RunRecord) => records.indexOf(r) + 1;
+    // Every logged sample as if it had waited in the buffer when the run stopped.
+    const buffered = samples.map((s) => {
+      const i = interactions.find((x) => x.session === s.session && x.turn === s.turn)!;
+      return { sample: { seq: seq(s), record: s }, interaction: { seq: seq(i), record: i } };
+    });
+    const plan = resumePlan({ lastStep: null, nextStep: 0, version: 0, adapter: null, throughSeq: records.length, buffered }, records);
+    expect(plan.dropped).toBe(0);
+    const trained = policy.trained.flat();
+    plan.samples.forEach((s, k) => {
+      expect(s.response.tokenIds).toEqual(trained[k].tokenIds);
+      expect(s.response.logprobs).toEqual(trained[k].rolloutLogp);
+      expect(s.lossMask).toEqual(trained[k].lossMask);
+      expect(s.advantages).toEqual(trained[k].advantages);
+      expect(s.messages).toEqual(trained[k].messages);
+    });
+    const { rows, unmatched } = trainingSamples(records);
+    expect(unmatched).toEqual([]);
+    expect(rows).toHaveLength(samples.length);
+    rows.forEach((row, k) => {
+      expect(row.completion_ids).toEqual(trained[k].tokenIds);
+      expect(row.loss_mask).toEqual(samples[k].trainable ? trained[k].lossMask : trained[k].lossMask!.map(() => 0));
+      expect(row.prompt_ids).toEqual(interactions.find((i) => i.session === row.session && i.turn === 1)!.promptIds);
+    });
+    // The completion in messages: the steps, with the tool outputs between them (rollout 0: 4 steps).
+    expect(rows[0].completion.map((m) => m.role)).toEqual(['assistant', 'tool', 'assistant', 'tool', 'assistant', 'tool', 'assistant']);
+    expect(rows[0].completion.map((m) => m.content)).toEqual([SCRIPTS[0][0], '72', SCRIPTS[0][1], '48', SCRIPTS[0][2], '8', SCRIPTS[0][3]]);
   });
 
   it('falls back to one sample per step for a policy that reports no prompt ids', async () => {
