@@ -63,7 +63,9 @@ export function topKLossGrad(samples: PpoSampleInput[], s: PpoSettings, norm: Ba
     // A reverse KL over the sets (src/rl/reverse-kl.ts): its gradient in the members' log-probs.
     if (k.term)
       return k.logp.map((cur, t) =>
-        counts(x.lossMask, t) ? Float32Array.from(reverseKlSet(cur, k.teacherLogp[t], k.term === 'reverse-kl-tail').grad, (g) => w * g) : new Float32Array(cur.length),
+        counts(x.lossMask, t)
+          ? Float32Array.from(reverseKlSet(cur, k.teacherLogp[t], k.term === 'reverse-kl-tail').grad, (g) => w * g)
+          : new Float32Array(cur.length),
       );
     return k.logp.map((cur, t) => {
       if (!counts(x.lossMask, t)) return new Float32Array(cur.length);

@@ -152,8 +152,22 @@ export class Trainer {
       const after = options.scoreAfter && !skipped ? await this.logprobsUnder(part, this.model, this.trainable.lora) : null;
       // Statistics over the tokens the loss trains: an observation token's rollout log-prob is a placeholder.
       const allEntropy = part.flatMap((x, i) => countedValues(entropy[i], x.lossMask));
-      const gaps = part.flatMap((x, i) => (x.rolloutLogp ? countedValues(x.rolloutLogp.map((lp, t) => Math.abs(lp - before[i][t])), x.lossMask) : []));
-      const opdGaps = part.flatMap((x, i) => (x.opdWeight ? countedValues(adv[i].map((a, t) => Math.abs(a - x.advantages[t])), x.lossMask) : []));
+      const gaps = part.flatMap((x, i) =>
+        x.rolloutLogp
+          ? countedValues(
+              x.rolloutLogp.map((lp, t) => Math.abs(lp - before[i][t])),
+              x.lossMask,
+            )
+          : [],
+      );
+      const opdGaps = part.flatMap((x, i) =>
+        x.opdWeight
+          ? countedValues(
+              adv[i].map((a, t) => Math.abs(a - x.advantages[t])),
+              x.lossMask,
+            )
+          : [],
+      );
       const perSample = after ? samples.map((): NonNullable<StepStats['perSample']>[number] => null) : null;
       if (perSample) trained.forEach((i, k) => (perSample[i] = { before: before[k], after: after![k], advantages: adv[k] }));
       return {

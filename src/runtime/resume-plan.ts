@@ -57,7 +57,11 @@ function mainTurns(records: readonly RunRecord[]): Map<string, InteractionRecord
  * tool-call trajectory) its session's steps from its turn on, joined again as the loop joined
  * them. Null when the log no longer holds them.
  */
-function recordedResponse(s: SampleRecord, i: InteractionRecord, turns: readonly InteractionRecord[] | undefined): Pick<PolicyResponse, 'tokenIds' | 'logprobs'> | null {
+function recordedResponse(
+  s: SampleRecord,
+  i: InteractionRecord,
+  turns: readonly InteractionRecord[] | undefined,
+): Pick<PolicyResponse, 'tokenIds' | 'logprobs'> | null {
   if (!s.lossMask) return i.tokenIds.length === s.perToken.length ? { tokenIds: [...i.tokenIds], logprobs: [...i.logprobs] } : null;
   const joined = joinedOrNull((turns ?? []).filter((t) => t.turn >= s.turn));
   const same = joined?.lossMask.length === s.lossMask.length && joined.lossMask.every((m, k) => m === s.lossMask![k]);

@@ -139,7 +139,12 @@ function config(mode: RewardMode, samples?: ToolCallSamples): ToolCallRunConfig 
 
 async function runScripted(mode: RewardMode, samples?: ToolCallSamples, policy = new ScriptedPolicyService()) {
   const records: RunRecord[] = [];
-  const loop = new ToolCallRunLoop(config(mode, samples), { policy, judge: new RulesStepJudge() }, { train: [PROBLEM], heldOut: HELD_OUT }, validatingSink(records));
+  const loop = new ToolCallRunLoop(
+    config(mode, samples),
+    { policy, judge: new RulesStepJudge() },
+    { train: [PROBLEM], heldOut: HELD_OUT },
+    validatingSink(records),
+  );
   const result = await loop.run();
   const of = <K extends RunRecord['kind']>(kind: K) => records.filter((r) => r.kind === kind) as Extract<RunRecord, { kind: K }>[];
   return { result, records, policy, of };

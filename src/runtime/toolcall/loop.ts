@@ -313,7 +313,11 @@ function trajectorySample(session: string, trajectory: Trajectory<PolicyReply>, 
     version: steps[0].output.version,
     messages: steps[0].messages,
     // For reading only: training takes the ids.
-    response: { text: steps.flatMap((s) => [s.output.text, ...s.toolMessages.map((m) => m.content)]).join('\n'), tokenIds: joined.tokenIds, logprobs: joined.logprobs },
+    response: {
+      text: steps.flatMap((s) => [s.output.text, ...s.toolMessages.map((m) => m.content)]).join('\n'),
+      tokenIds: joined.tokenIds,
+      logprobs: joined.logprobs,
+    },
     nextState: null,
     reward: advantages.reduce((sum, a) => sum + a.reward, 0) / advantages.length,
     advantages: joined.advantages,
