@@ -1,6 +1,7 @@
 /** The sample rows `nextstate train` reads back from `nextstate export --samples`, and what it refuses in them. */
 import { describe, expect, it } from 'vitest';
-import { parseTrainData } from './train-data';
+import type { Policy } from '../gpu/policy';
+import { parseTrainData, toTrainSample } from './train-data';
 
 const row = {
   prompt: [{ role: 'user', content: 'Tell me a story.' }],
@@ -37,8 +38,8 @@ describe('train --data with exported sample rows', () => {
   });
 
   it.each([
-    ['a mixed loss mask', { loss_mask: [1, 0] }, 'd.jsonl:1: "loss_mask" mixes 0 and 1'],
     ['a mask that disagrees with trainable', { loss_mask: [0, 0] }, '"loss_mask" and "trainable" disagree'],
+    ['a mask of another length', { loss_mask: [1, 0, 1] }, '"loss_mask" has 3 entries for 2 completion tokens'],
     ['advantages of another length', { advantages: [1] }, '"advantages" has 1 entries for 2 completion tokens'],
     ['an OPD term without rollout log-probs', { rollout_log_probs: undefined }, '"opd_weight" needs "rollout_log_probs"'],
     ['no prompt at all', { prompt: undefined, prompt_ids: undefined }, 'give "prompt_ids" (as export writes them) or "prompt"'],
@@ -50,6 +51,17 @@ describe('train --data with exported sample rows', () => {
     ],
   ])('refuses %s, naming the line and field', (_name, change, message) => {
     expect(() => parse({ ...row, ...change })).toThrow(message);
+  });
+
+  it('reads a mask of 0s and 1s (a tool-call trajectory, its tool outputs at 0) as a per-token mask; all 1 or all 0 as the whole sample', () => {
+    // Rows with prompt_ids never ask the policy to render.
+    const policy = null as unknown as Policy;
+    const [mixed] = parse({ ...row, opd_weight: undefined, loss_mask: [1, 0] });
+    expect(toTrainSample(policy, mixed, 0)).toMatchObject({ completion: [11, 12], trainable: true, lossMask: [1, 0] });
+    expect(toTrainSample(policy, parse(row)[0], 0)).not.toHaveProperty('lossMask');
+    const masked = toTrainSample(policy, parse({ ...row, loss_mask: [0, 0], trainable: false })[0], 0);
+    expect(masked).toMatchObject({ trainable: false });
+    expect(masked).not.toHaveProperty('lossMask');
   });
 
   it('reads the reverse-KL term with its term, and sets of the whole vocabulary', () => {

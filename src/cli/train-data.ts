@@ -29,7 +29,10 @@ export interface SampleLine {
   tools?: object[];
   completion_ids: number[];
   advantages: number[];
-  /** Whole-sample mask: all 1 or all 0 (also read from `trainable`). */
+  /**
+   * slime's loss mask per completion token: all 0 masks the sample (as `trainable` false); a mix
+   * of 0 and 1 (a tool-call trajectory, whose tool outputs are 0) trains the tokens at 1.
+   */
   loss_mask?: number[];
   trainable?: boolean;
   rollout_log_probs?: number[];
@@ -145,8 +148,7 @@ function parseSampleLine(o: Record<string, unknown>, where: string): SampleLine 
   perToken('rollout_log_probs', row.rollout_log_probs?.length);
   perToken('opd_clip.teacher_logprobs', row.opd_clip?.teacher_logprobs.length);
   perToken('opd_topk.ids', row.opd_topk?.ids.length);
-  if (row.loss_mask && new Set(row.loss_mask).size > 1) fail('"loss_mask" mixes 0 and 1; the trainer masks whole samples, so use all 1 or all 0');
-  if (row.loss_mask && row.trainable !== undefined && (row.loss_mask[0] === 1) !== row.trainable) fail('"loss_mask" and "trainable" disagree');
+  if (row.loss_mask && row.trainable !== undefined && row.loss_mask.includes(1) !== row.trainable) fail('"loss_mask" and "trainable" disagree');
   if (row.opd_weight && !row.rollout_log_probs)
     fail('"opd_weight" needs "rollout_log_probs": the OPD term is re-based from them onto the trainer\'s old policy');
   if (row.opd_clip && !row.opd_weight) fail('"opd_clip" needs "opd_weight"');
@@ -189,12 +191,15 @@ export function parseTrainData(text: string, file: string): DataLine[] {
 }
 
 function fromSampleLine(policy: Policy, row: SampleLine): TrainSample {
-  const trainable = row.loss_mask ? row.loss_mask[0] === 1 : (row.trainable ?? true);
+  const trainable = row.loss_mask ? row.loss_mask.includes(1) : (row.trainable ?? true);
+  // A mask of 0s and 1s (a tool-call trajectory) masks per token; all 1 or all 0 is `trainable`.
+  const perToken = trainable && row.loss_mask?.includes(0);
   return {
     prompt: row.prompt_ids ?? policy.promptIds(row.prompt!, { tools: row.tools }),
     completion: row.completion_ids,
     advantages: row.advantages,
     trainable,
+    ...(perToken ? { lossMask: row.loss_mask } : {}),
     ...(row.rollout_log_probs ? { rolloutLogp: row.rollout_log_probs } : {}),
     ...(row.opd_weight ? { opdWeight: row.opd_weight } : {}),
     ...(row.opd_clip ? { opdClip: { clip: row.opd_clip.clip, teacherLogp: row.opd_clip.teacher_logprobs } } : {}),

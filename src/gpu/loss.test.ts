@@ -33,6 +33,28 @@ describe('ppoLossGrad', () => {
     });
   }
 
+  for (const aggregation of ['sample-mean', 'token-mean'] as const) {
+    it(`gives a masked (observation) token zero gradient and matches central differences elsewhere (${aggregation})`, () => {
+      const s: PpoSettings = { epsLow: 0.2, epsHigh: 0.28, klCoef: 0.5, klType: 'k3', aggregation };
+      // A trajectory sample: two policy tokens, a tool output of two tokens, one policy token.
+      const trajectory: PpoSampleInput = {
+        logp: [-1, -2, -0.1, -4, -0.5],
+        oldLogp: [-1.05, -1.95, -3, -0.2, -0.5],
+        advantages: [1, 1, 9, -9, -0.5],
+        refLogp: [-1.2, -1.5, 1, -8, -0.4],
+        lossMask: [1, 1, 0, 0, 1],
+      };
+      const batch = [trajectory, b];
+      const analytic = ppoLossGrad(batch, s, { samples: 2, tokens: 5 });
+      const numeric = numericGrad(batch, s);
+      analytic.forEach((g, i) => g.forEach((x, t) => expect(x).toBeCloseTo(numeric[i][t], 5)));
+      expect([analytic[0][2], analytic[0][3]]).toEqual([0, 0]);
+      // Sample-mean weighs each policy token 1 / (3 policy tokens x 2 samples). On the last, rho = 1:
+      // -A = 0.5 from the surrogate, beta (1 - e^(ref - logp)) = 0.5 (1 - e^0.1) from k3.
+      if (aggregation === 'sample-mean') expect(analytic[0][4]).toBeCloseTo((0.5 + 0.5 * (1 - Math.exp(0.1))) / 6, 6);
+    });
+  }
+
   it('matches central differences with the unclamped k3 estimator, whose gradient reaches every token', () => {
     const s: PpoSettings = { epsLow: 0.2, epsHigh: 0.28, klCoef: 0.5, klType: 'k3', aggregation: 'sample-mean' };
     const analytic = ppoLossGrad([a, b], s);

@@ -4,6 +4,7 @@
  * only d loss / d logp, which the backward pass starts from. Per-token arrays are small
  * (one number per completion token), so this runs on the CPU for every backend.
  */
+import { counts, countedTokens } from '../rl/loss-mask';
 import { klClamped, type PpoSampleInput, type PpoSettings } from '../rl/ppo';
 import { clippedSurrogateGrad } from '../rl/surrogate';
 import { reverseKlSet } from '../rl/reverse-kl';
@@ -15,12 +16,18 @@ export interface BatchNorm {
   tokens: number;
 }
 
-export function batchNorm(samples: { logp: ArrayLike<number>; trainable?: boolean }[]): BatchNorm {
-  return { samples: samples.length, tokens: samples.reduce((n, x) => n + ((x.trainable ?? true) ? x.logp.length : 0), 0) };
+/** The batch's sizes: every sample is a slot, and only unmasked tokens of trainable samples count. */
+export function batchNorm(samples: Pick<PpoSampleInput, 'logp' | 'trainable' | 'lossMask'>[]): BatchNorm {
+  return { samples: samples.length, tokens: samples.reduce((n, x) => n + ((x.trainable ?? true) ? countedTokens(x.lossMask, x.logp.length) : 0), 0) };
 }
 
-/** Weight of one token of an n-token sample in the aggregate: 1/(n*S) per sample, or 1/(all tokens). */
-function tokenWeight(n: number, s: PpoSettings, norm: BatchNorm): number {
+/**
+ * Weight of one counted token of a sample in the aggregate: 1/(n*S) with n its unmasked tokens
+ * (sample-mean), or 1/(all unmasked tokens of the batch) (token-mean); 0 for a sample with none.
+ */
+function tokenWeight(x: PpoSampleInput, s: PpoSettings, norm: BatchNorm): number {
+  const n = countedTokens(x.lossMask, x.logp.length);
+  if (n === 0) return 0;
   return s.aggregation === 'sample-mean' ? 1 / (n * norm.samples) : 1 / norm.tokens;
 }
 
@@ -30,8 +37,10 @@ export function ppoLossGrad(samples: PpoSampleInput[], s: PpoSettings, norm: Bat
     const n = x.logp.length;
     const g = new Float32Array(n);
     if (!(x.trainable ?? true) || n === 0) return g;
-    const w = tokenWeight(n, s, norm);
+    const w = tokenWeight(x, s, norm);
     for (let t = 0; t < n; t++) {
+      // A masked token (a tool's output) gets no gradient at all.
+      if (!counts(x.lossMask, t)) continue;
       const policy = clippedSurrogateGrad(Math.exp(x.logp[t] - x.oldLogp[t]), x.advantages[t], s.epsLow, s.epsHigh);
       // d k3 / d logp = 1 - exp(ref - logp), and 0 where low_var_kl's clamp holds k3 at its bound.
       const kl = s.klCoef !== 0 && !klClamped(x.refLogp![t], x.logp[t], s.klType) ? s.klCoef * (1 - Math.exp(x.refLogp![t] - x.logp[t])) : 0;
@@ -50,10 +59,16 @@ export function topKLossGrad(samples: PpoSampleInput[], s: PpoSettings, norm: Ba
   return samples.map((x) => {
     const k = x.topk;
     if (!k || !(x.trainable ?? true) || x.logp.length === 0) return null;
-    const w = tokenWeight(x.logp.length, s, norm) * k.weight;
+    const w = tokenWeight(x, s, norm) * k.weight;
     // A reverse KL over the sets (src/rl/reverse-kl.ts): its gradient in the members' log-probs.
-    if (k.term) return k.logp.map((cur, t) => Float32Array.from(reverseKlSet(cur, k.teacherLogp[t], k.term === 'reverse-kl-tail').grad, (g) => w * g));
+    if (k.term)
+      return k.logp.map((cur, t) =>
+        counts(x.lossMask, t)
+          ? Float32Array.from(reverseKlSet(cur, k.teacherLogp[t], k.term === 'reverse-kl-tail').grad, (g) => w * g)
+          : new Float32Array(cur.length),
+      );
     return k.logp.map((cur, t) => {
+      if (!counts(x.lossMask, t)) return new Float32Array(cur.length);
       const a = setAdvantages(k.oldLogp[t], k.teacherLogp[t], k.clip);
       return Float32Array.from(cur, (lp, v) => {
         // The ratio's clamp holds a member whose log-ratio left +-20: no gradient there, as in the reference.
@@ -73,6 +88,7 @@ export function reverseKlLossGrad(samples: PpoSampleInput[], s: PpoSettings, nor
   return samples.map((x) => {
     const r = x.reverseKl;
     if (!r || !(x.trainable ?? true) || x.logp.length === 0) return null;
-    return new Float32Array(x.logp.length).fill(tokenWeight(x.logp.length, s, norm) * r.weight);
+    const w = tokenWeight(x, s, norm) * r.weight;
+    return Float32Array.from({ length: x.logp.length }, (_, t) => (counts(x.lossMask, t) ? w : 0));
   });
 }

@@ -44,6 +44,13 @@ export interface TrainSample extends ScoreItem {
    * loss, gradient, token or statistic, and only keeps its slot in the sample-mean's batch size.
    */
   trainable?: boolean;
+  /**
+   * Per-token loss mask over the completion (src/rl/loss-mask.ts): 1 on the policy's tokens, 0
+   * on the tokens it only read (a tool's output inside a trajectory sample). A masked token is
+   * scored, as part of the sequence, but adds no loss, gradient, advantage or statistic, and a
+   * sample's token mean divides by its unmasked tokens. Absent: every token counts.
+   */
+  lossMask?: number[];
 }
 
 export interface TrainSettings extends PpoSettings {

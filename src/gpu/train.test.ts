@@ -93,6 +93,47 @@ describe('PPO steps on stories260K', () => {
     expect(slotMasked.stats.tokens).toBe(slotAlone.stats.tokens);
   });
 
+  it('a loss mask: observation tokens of a trajectory sample add no gradient, advantage or statistic', async () => {
+    const be = policy.model.backend;
+    const step = async (x: TrainSample) => {
+      const adapter = fresh(3);
+      const stats = await new LoraTrainer(policy.model, adapter, { ...settings, klCoef: 0.5, klType: 'k3' }).trainStep([x], { scoreAfter: true });
+      return { stats, values: await Promise.all(adapter.parameters().map((p) => be.read(p.tensor))) };
+    };
+    // Step 0 (3 tokens, A = +1), a tool output (4 tokens, masked), step 1 (2 tokens, A = -1).
+    const ids = completion.slice(0, 9);
+    const lossMask = [1, 1, 1, 0, 0, 0, 0, 1, 1];
+    const advantages = [1, 1, 1, 0, 0, 0, 0, -1, -1];
+    const rolloutLogp = ids.map(() => -1);
+    const clean = await step({ prompt, completion: ids, advantages, rolloutLogp, lossMask });
+    // Huge advantages and a far-off rollout log-prob on the masked tokens change nothing.
+    const wild = await step({
+      prompt,
+      completion: ids,
+      advantages: advantages.map((a, t) => (lossMask[t] ? a : 1e4 * (t % 2 ? 1 : -1))),
+      rolloutLogp: rolloutLogp.map((r, t) => (lossMask[t] ? r : -50)),
+      lossMask,
+    });
+    for (const key of ['loss', 'policyLoss', 'kl', 'entropy', 'meanAbsAdv', 'gradNorm', 'tokens', 'rolloutGap'] as const) {
+      expect(wild.stats[key], key).toBeCloseTo(clean.stats[key]!, 9);
+    }
+    wild.values.forEach((t, i) => t.forEach((x, j) => expect(x).toBe(clean.values[i][j])));
+    // On-policy (rho = 1, a fresh adapter's KL is 0): -(3 x 1 + 2 x -1) / 5 policy tokens.
+    expect(clean.stats.policyLoss).toBeCloseTo(-0.2, 9);
+    expect(clean.stats.tokens).toBe(5);
+    expect(clean.stats.meanAbsAdv).toBeCloseTo(1, 9);
+    expect(wild.stats.perSample![0]!.advantages).toEqual(advantages);
+    // Without the mask the same sample trains its observation tokens: another update.
+    const unmasked = await step({ prompt, completion: ids, advantages, rolloutLogp });
+    expect(unmasked.stats.tokens).toBe(9);
+    expect(Math.abs(unmasked.stats.gradNorm - clean.stats.gradNorm)).toBeGreaterThan(1e-6);
+  });
+
+  it('refuses a loss mask that does not cover the completion', async () => {
+    const trainer = new LoraTrainer(policy.model, fresh(), settings);
+    await expect(trainer.trainStep([{ ...sample(1), lossMask: [1, 0] }])).rejects.toThrow(/loss mask has 2 entries/);
+  });
+
   it('clipping stops the update once rho leaves the band, in the direction of A only', async () => {
     const adapter = fresh();
     const current = (await score(policy.model, [{ prompt, completion }], { lora: adapter }))[0].logprobs;

@@ -9,6 +9,7 @@
  * without given `oldLogp` takes its own forward's values (rho = 1 exactly, as on-policy PPO
  * with one update per batch has it) and no separate scoring pass is spent.
  */
+import { checkLossMask, countedTokens, countedValues, maskAdvantages } from '../rl/loss-mask';
 import { ppoBatchLoss, type PpoSampleInput } from '../rl/ppo';
 import { checkTopKTarget } from '../rl/topk-distill';
 import { clipDifference } from '../rl/topk-hints';
@@ -64,6 +65,7 @@ export class Trainer {
       if (x.advantages.length !== x.completion.length) {
         throw new EngineError(`sample ${i}: ${x.advantages.length} advantages for ${x.completion.length} completion tokens`);
       }
+      checkLossMask(x.lossMask, x.completion.length, `sample ${i}`);
       if (x.opdWeight && x.rolloutLogp?.length !== x.completion.length) {
         throw new EngineError(`sample ${i} has an OPD term but no rollout log-prob per completion token; pass rolloutLogp to re-base it on the old policy`);
       }
@@ -90,7 +92,7 @@ export class Trainer {
     const ref = s.klCoef !== 0 ? await this.referenceLogprobs(part, options.reference ?? { kind: 'base' }) : undefined;
     // Every sample is a slot of the sample mean (the reference divides by the batch size);
     // only trainable tokens count in the token mean.
-    const norm: BatchNorm = { samples: samples.length, tokens: part.reduce((n, x) => n + x.completion.length, 0) };
+    const norm: BatchNorm = { samples: samples.length, tokens: part.reduce((n, x) => n + countedTokens(x.lossMask, x.completion.length), 0) };
     const params = this.trainable.parameters();
     const grads = zeroGrads(be, params);
     const logp: Float32Array[] = new Array(part.length);
@@ -102,10 +104,19 @@ export class Trainer {
       const x = part[i];
       old[i] ??= current;
       oldTop[i] ??= currentTop;
-      adv[i] = trainAdvantages(x, old[i]);
+      // A masked token carries no advantage, whatever the sample says (slime multiplies by the mask).
+      adv[i] = maskAdvantages(trainAdvantages(x, old[i]), x.lossMask);
       const topk = x.opdTopK && currentTop ? { ...x.opdTopK, logp: currentTop, oldLogp: oldTop[i]! } : undefined;
       const reverseKl = x.opdTopK && currentKl ? { weight: x.opdTopK.weight, kl: currentKl } : undefined;
-      return { logp: current, oldLogp: old[i], advantages: adv[i], refLogp: ref?.[i], ...(topk ? { topk } : {}), ...(reverseKl ? { reverseKl } : {}) };
+      return {
+        logp: current,
+        oldLogp: old[i],
+        advantages: adv[i],
+        refLogp: ref?.[i],
+        ...(x.lossMask ? { lossMask: x.lossMask } : {}),
+        ...(topk ? { topk } : {}),
+        ...(reverseKl ? { reverseKl } : {}),
+      };
     };
     const batches = this.microBatches(part);
     try {
@@ -139,9 +150,24 @@ export class Trainer {
       if (!skipped) this.applyAdamW(params, grads, gradNorm);
       // One more forward pass shows how far the update moved each token (the token view).
       const after = options.scoreAfter && !skipped ? await this.logprobsUnder(part, this.model, this.trainable.lora) : null;
-      const allEntropy = entropy.flatMap((e) => Array.from(e));
-      const gaps = part.flatMap((x, i) => (x.rolloutLogp ? x.rolloutLogp.map((lp, t) => Math.abs(lp - before[i][t])) : []));
-      const opdGaps = part.flatMap((x, i) => (x.opdWeight ? adv[i].map((a, t) => Math.abs(a - x.advantages[t])) : []));
+      // Statistics over the tokens the loss trains: an observation token's rollout log-prob is a placeholder.
+      const allEntropy = part.flatMap((x, i) => countedValues(entropy[i], x.lossMask));
+      const gaps = part.flatMap((x, i) =>
+        x.rolloutLogp
+          ? countedValues(
+              x.rolloutLogp.map((lp, t) => Math.abs(lp - before[i][t])),
+              x.lossMask,
+            )
+          : [],
+      );
+      const opdGaps = part.flatMap((x, i) =>
+        x.opdWeight
+          ? countedValues(
+              adv[i].map((a, t) => Math.abs(a - x.advantages[t])),
+              x.lossMask,
+            )
+          : [],
+      );
       const perSample = after ? samples.map((): NonNullable<StepStats['perSample']>[number] => null) : null;
       if (perSample) trained.forEach((i, k) => (perSample[i] = { before: before[k], after: after![k], advantages: adv[k] }));
       return {

@@ -1,4 +1,5 @@
 import { InvalidArgumentError } from './errors';
+import { checkLossMask, countedValues, type LossMask } from './loss-mask';
 import { assertSameLength } from './numbers';
 import { checkClip, clippedSurrogate } from './surrogate';
 import { reverseKlTokenLoss } from './reverse-kl';
@@ -101,9 +102,10 @@ export function aggregateLoss(perToken: readonly (readonly number[])[], mode: Lo
     let sum = 0;
     let n = 0;
     values.forEach((v, t) => {
-      const m = mask ? mask[t] : 1;
-      sum += v * m;
-      n += m;
+      // A masked token is skipped, not multiplied by 0: its value may be anything (an observation's placeholder).
+      if (mask && mask[t] === 0) return;
+      sum += v;
+      n += 1;
     });
     if (mode === 'sample-mean') {
       total += n > 0 ? sum / n : 0;
@@ -175,6 +177,11 @@ export interface PpoSampleInput {
   /** false = loss-masked (contributes no gradient); default true. */
   trainable?: boolean;
   /**
+   * Per-token loss mask (src/rl/loss-mask.ts): 0 leaves a token (a tool's output inside a
+   * trajectory) out of every sum, count and statistic; absent, every token counts.
+   */
+  lossMask?: LossMask;
+  /**
    * The top-k distillation term (src/rl/topk-distill.ts): its target, and the log-probs of each
    * set member under the policy being trained (logp) and the old policy (oldLogp).
    */
@@ -229,7 +236,9 @@ export interface PpoBatchStats {
  * The full loss of one batch on the CPU: clipped surrogate (plus w_opd times the top-k
  * distillation or reverse-KL term of a sample that has one, per token) plus klCoef times k3, each aggregated
  * with the preset's mode; clip fractions and the other statistics are taken
- * over trainable tokens.
+ * over trainable tokens. A sample's loss mask leaves its masked tokens out of the sums, the
+ * counts (its token mean divides by its unmasked tokens, as slime's sum_of_sample_mean) and the
+ * statistics.
  */
 export function ppoBatchLoss(samples: readonly PpoSampleInput[], settings: PpoSettings): PpoBatchStats {
   const useKl = settings.klCoef !== 0;
@@ -265,16 +274,18 @@ export function ppoBatchLoss(samples: readonly PpoSampleInput[], settings: PpoSe
       }
       kls.push(k3(s.refLogp, logp, settings.klType));
     }
-    masks.push(new Array<number>(logp.length).fill(on ? 1 : 0));
+    checkLossMask(s.lossMask, logp.length, `sample ${i}`);
+    masks.push(on ? (s.lossMask ? [...s.lossMask] : new Array<number>(logp.length).fill(1)) : new Array<number>(logp.length).fill(0));
     if (!on) return;
-    const clip = clipFractions(logp, oldLogp, advantages, settings.epsLow, settings.epsHigh);
+    const [lp, old, adv] = [logp, oldLogp, advantages].map((xs) => countedValues(xs, s.lossMask));
+    const clip = clipFractions(lp, old, adv, settings.epsLow, settings.epsHigh);
     clippedLow += clip.clippedLow;
     clippedHigh += clip.clippedHigh;
-    logp.forEach((lp, t) => {
-      absAdv += Math.abs(advantages[t]);
-      gap += Math.abs(lp - oldLogp[t]);
+    lp.forEach((x, t) => {
+      absAdv += Math.abs(adv[t]);
+      gap += Math.abs(x - old[t]);
     });
-    tokens += logp.length;
+    tokens += lp.length;
   });
   const policyLoss = aggregateLoss(policy, settings.aggregation, masks);
   const kl = useKl ? aggregateLoss(kls, settings.aggregation, masks) : 0;

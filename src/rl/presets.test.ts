@@ -17,7 +17,10 @@ import {
   topKSelectPreset,
   hintSelectionOf,
   TOOL_CALL_KL_COEF,
+  TOOL_CALL_SAMPLES,
+  toolCallSamplesOf,
   type MethodName,
+  type MethodPreset,
   type PresetOverrides,
 } from './presets';
 
@@ -57,16 +60,29 @@ describe('makePreset', () => {
     expect(p.optimizer).toEqual({ lr: 1e-4, weightDecay: 0.1, betas: [0.9, 0.98], eps: 1e-8 });
   });
 
-  it('the tool-call preset is binary with the reference tool-call script’s PRM votes (1) and unclamped k3 KL of 0.01', () => {
+  it('the tool-call preset is binary with the reference tool-call script’s PRM votes (1), unclamped k3 KL of 0.01 and one sample per trajectory', () => {
     const p = toolCallPreset({ batch: { size: 32 } });
     expect(TOOL_CALL_KL_COEF).toBe(0.01);
-    expect(p).toEqual(makePreset('binary', { batch: { size: 32 }, judge: { binaryVotes: 1 }, loss: { klCoef: 0.01, klType: 'k3' } }));
+    expect(p).toEqual(
+      makePreset('binary', { batch: { size: 32, toolCallSamples: 'trajectory' }, judge: { binaryVotes: 1 }, loss: { klCoef: 0.01, klType: 'k3' } }),
+    );
+    expect(toolCallSamplesOf(p)).toBe('trajectory');
     expect(klTypeOf(p)).toBe('k3');
     expect(toolCallPreset({ loss: { klCoef: 0 } }).loss.klCoef).toBe(0);
     expect(toolCallPreset({ judge: { binaryVotes: 3 }, loss: { klType: 'low_var_kl' } })).toMatchObject({
       judge: { binaryVotes: 3 },
       loss: { klType: 'low_var_kl' },
     });
+  });
+
+  it('keeps one sample per step as a named option, refuses another value, and reads a preset stored without the setting as per-step', () => {
+    expect(toolCallSamplesOf(toolCallPreset({ batch: { toolCallSamples: 'step' } }))).toBe('step');
+    expect(TOOL_CALL_SAMPLES).toEqual(['trajectory', 'step']);
+    expect(() => toolCallPreset({ batch: { toolCallSamples: 'episode' as never } })).toThrow('"batch.toolCallSamples"');
+    const stored = JSON.parse(JSON.stringify(toolCallPreset())) as MethodPreset;
+    delete stored.batch.toolCallSamples;
+    expect(toolCallSamplesOf(parsePreset(stored))).toBe('step');
+    expect(makePreset('binary').batch).not.toHaveProperty('toolCallSamples');
   });
 
   it('offers both KL estimators, labelled, and reads a preset stored without one as low_var_kl', () => {

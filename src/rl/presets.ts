@@ -113,6 +113,14 @@ export interface MethodPreset {
   batch: {
     size: number;
     zeroAdvantage: ZeroAdvantagePolicy;
+    /**
+     * The tool-call track's samples. 'trajectory' (the reference's, toolCallPreset's default):
+     * one sample per trajectory, its tool outputs loss-masked and each step's advantage on its
+     * own tokens. 'step': one sample per step. Absent: 'step', as every run logged before the
+     * setting trained. The personal-agent track makes one sample per turn either way. Read it
+     * with toolCallSamplesOf.
+     */
+    toolCallSamples?: ToolCallSamples;
   };
   finetune: {
     mode: FinetuneMode;
@@ -135,6 +143,10 @@ export interface MethodPreset {
     lastTurn?: LastTurn;
   };
 }
+
+/** How the tool-call track turns a trajectory into samples (MethodPreset.batch.toolCallSamples). */
+export const TOOL_CALL_SAMPLES = ['trajectory', 'step'] as const;
+export type ToolCallSamples = (typeof TOOL_CALL_SAMPLES)[number];
 
 /** How a session's last reply is treated (MethodPreset.session.lastTurn). */
 export const LAST_TURNS = ['judged', 'unjudged'] as const;
@@ -225,6 +237,7 @@ const OPTIONAL_SETTINGS = new Set([
   'advantage.reverseKl',
   'loss.klType',
   'session.lastTurn',
+  'batch.toolCallSamples',
 ]);
 
 /** Copies `over` onto `base`; a key that base does not have is a typo and is refused. */
@@ -314,14 +327,15 @@ export function presetSwitchedTo(method: MethodName, from: MethodPreset, overrid
 
 /**
  * The tool-call track's preset: the binary method (its PRM votes are evaluative) with the
- * reference's tool-call script's PRM votes (m = 1) and KL term (unclamped k3 at 0.01);
- * `overrides` as for makePreset.
+ * reference's tool-call script's PRM votes (m = 1), KL term (unclamped k3 at 0.01) and samples
+ * (one per trajectory, tool outputs masked); `overrides` as for makePreset.
  */
 export function toolCallPreset(overrides: PresetOverrides = {}): MethodPreset {
   return makePreset('binary', {
     ...overrides,
     judge: { binaryVotes: TOOL_CALL_VOTES, ...overrides.judge },
     loss: { klCoef: TOOL_CALL_KL_COEF, klType: 'k3', ...overrides.loss },
+    batch: { toolCallSamples: 'trajectory', ...overrides.batch },
   });
 }
 
@@ -406,10 +420,13 @@ const presetShape = object({
     { klType: oneOf(...KL_TYPES) },
   ),
   optimizer: object({ lr: above(0), weightDecay: num(0), betas: pair(below1), eps: above(0) }),
-  batch: object({
-    size: int(1, 1_000_000),
-    zeroAdvantage: oneOf('at-least-one-per-session', 'mask-all', 'train-all'),
-  }),
+  batch: object(
+    {
+      size: int(1, 1_000_000),
+      zeroAdvantage: oneOf('at-least-one-per-session', 'mask-all', 'train-all'),
+    },
+    { toolCallSamples: oneOf(...TOOL_CALL_SAMPLES) },
+  ),
   finetune: object(
     {
       mode: oneOf('lora', 'full'),
@@ -428,6 +445,11 @@ export function opdTermOf(preset: MethodPreset): OpdTerm {
 /** The KL estimator; low_var_kl (clamped k3) for a preset stored without the setting. */
 export function klTypeOf(preset: MethodPreset): KlType {
   return preset.loss.klType ?? 'low_var_kl';
+}
+
+/** The tool-call track's samples; one per step for a preset stored without the setting (as such runs trained). */
+export function toolCallSamplesOf(preset: MethodPreset): ToolCallSamples {
+  return preset.batch.toolCallSamples ?? 'step';
 }
 
 /** How a session's last reply is treated; 'judged' for a preset stored without the setting. */

@@ -140,6 +140,13 @@ export interface SampleRecord extends RecordBase {
   /** Per-token advantages as judged: an OPD term is against the rollout's log-probs. */
   perToken: number[];
   /**
+   * The loss mask, same length as perToken, on a sample that holds tokens the policy only read:
+   * a tool-call trajectory as one sample (its interactions are the session's steps, joined;
+   * src/rl/trajectory-sample.ts), 1 on the policy's tokens and 0 on the tool outputs. Absent
+   * (every run logged before it, and every one-turn sample): each token is the policy's.
+   */
+  lossMask?: number[];
+  /**
    * w_opd, present when perToken holds an OPD term: the trainer re-bases that term on the
    * policy version it trains (the token update's `advantages`).
    */

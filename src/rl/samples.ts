@@ -57,6 +57,12 @@ export interface TrainingSample {
   opdTopK?: { weight: number; clip: number; ids: number[][]; teacherLogp: number[][]; term?: DistillTerm };
   judged: boolean;
   /**
+   * Per-token loss mask over the response (src/rl/loss-mask.ts), present on a sample that holds
+   * tokens the policy only read: a tool-call trajectory as one sample (joinTrajectory), whose
+   * tool outputs are 0. Absent: every token is the policy's.
+   */
+  lossMask?: number[];
+  /**
    * The tools the prompt was rendered with, where they vary by request (a served agent's); absent:
    * the track's own (LoopSettings.tools), so training renders the prompt it sampled from.
    */
@@ -134,6 +140,7 @@ export function sampleRecord(sample: BufferedSample<TrainingSample>, ts: number)
     reward: sample.reward,
     advantages: summarizeAdvantages(sample.advantages),
     perToken: [...sample.advantages],
+    ...(sample.lossMask ? { lossMask: [...sample.lossMask] } : {}),
     ...(sample.opdWeight !== 0 ? { opdWeight: sample.opdWeight } : {}),
     ...(sample.opdWeight !== 0 && sample.opdClip ? { opdClip: { clip: sample.opdClip.clip, teacherLogp: [...sample.opdClip.teacherLogp] } } : {}),
     ...(sample.opdTopK ? { opdTopK: copyTopK(sample.opdTopK) } : {}),

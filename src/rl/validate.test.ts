@@ -184,6 +184,8 @@ describe('validateRecord rejects malformed records, naming the field', () => {
     ['accepted not boolean', 'judge_result', (r) => (r.accepted = 'yes'), 'accepted'],
     ['result score out of range', 'judge_result', (r) => (r.score = 3), 'score'],
     ['per-token length differs from summary', 'sample', (r) => r.perToken.push(0), 'perToken'],
+    ['a loss mask that does not cover the tokens', 'sample', (r) => (r.lossMask = [1]), 'lossMask'],
+    ['a loss mask entry other than 0 and 1', 'sample', (r) => (r.lossMask = [1, 0.5]), 'lossMask[1]'],
     ['clipped OPD teacher log-probs do not cover the tokens', 'sample', (r) => (r.opdClip = { clip: 1, teacherLogp: [-1] }), 'opdClip.teacherLogp'],
     ['negative OPD clip', 'sample', (r) => (r.opdClip = { clip: -1, teacherLogp: r.perToken.map(() => -1) }), 'opdClip.clip'],
     [
@@ -266,6 +268,14 @@ describe('validateRecord on hostile input', () => {
     expect(out.kind === 'evaluation' && Object.hasOwn(out.scores, '__proto__')).toBe(true);
     expect(Object.getPrototypeOf(out.kind === 'evaluation' ? out.scores : null)).toBe(Object.prototype);
     expect(({} as Record<string, unknown>).polluted).toBeUndefined();
+  });
+
+  it('reads a sample with a per-token loss mask (a tool-call trajectory), and one without it as every run logged before', () => {
+    const masked = { ...byKind('sample'), lossMask: [1, 0] };
+    expect(validateRecord(masked, 'x')).toEqual(masked);
+    const older = byKind('sample');
+    expect(older).not.toHaveProperty('lossMask');
+    expect(validateRecord(older, 'x')).toEqual(older);
   });
 
   it('refuses a top-level "__proto__" field', () => {

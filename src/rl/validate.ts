@@ -158,6 +158,7 @@ const sample = object(
   {
     ...optionalStep,
     opdWeight: num(),
+    lossMask: arrayOf(oneOf(0, 1), L.tokens),
     opdClip: object({ clip: num(0), teacherLogp: finiteNumbers }),
     opdTopK: object(
       {
@@ -309,6 +310,9 @@ function checkConsistency(record: RunRecord): void {
     case 'sample':
       if (record.perToken.length !== record.advantages.tokens) {
         throw new FieldError('perToken', `has ${record.perToken.length} entries but advantages.tokens is ${record.advantages.tokens}`);
+      }
+      if (record.lossMask && record.lossMask.length !== record.perToken.length) {
+        throw new FieldError('lossMask', `has ${record.lossMask.length} entries but perToken has ${record.perToken.length}`);
       }
       if (record.opdClip && record.opdClip.teacherLogp.length !== record.perToken.length) {
         throw new FieldError('opdClip.teacherLogp', `has ${record.opdClip.teacherLogp.length} entries but perToken has ${record.perToken.length}`);

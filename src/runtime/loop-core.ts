@@ -639,6 +639,7 @@ export abstract class RunLoopCore implements RunController {
       advantages: s.advantages,
       rolloutLogp: [...s.response.logprobs],
       trainable: s.trainable,
+      ...(s.lossMask ? { lossMask: s.lossMask } : {}),
       ...(s.opdWeight !== 0 ? { opdWeight: s.opdWeight } : {}),
       ...(s.opdWeight !== 0 && s.opdClip ? { opdClip: s.opdClip } : {}),
       ...(s.opdTopK ? { opdTopK: s.opdTopK } : {}),

@@ -82,6 +82,8 @@ export interface TrainItem {
   rolloutLogp: number[];
   /** false: the buffer's loss mask; keeps its slot in the sample mean and contributes nothing else. */
   trainable: boolean;
+  /** The per-token loss mask of a sample with observation tokens (TrainSample.lossMask). */
+  lossMask?: number[];
   /** w_opd when `advantages` hold an OPD term against `rolloutLogp` (TrainSample.opdWeight). */
   opdWeight?: number;
   /** The clip on the OPD term and its teacher log-probs (TrainSample.opdClip). */
@@ -480,6 +482,7 @@ export class EnginePolicyService implements PolicyService {
         advantages: it.advantages,
         rolloutLogp: it.rolloutLogp,
         trainable: it.trainable,
+        ...(it.lossMask ? { lossMask: it.lossMask } : {}),
         opdWeight: it.opdWeight,
         ...(it.opdClip ? { opdClip: it.opdClip } : {}),
         ...(it.opdTopK ? { opdTopK: it.opdTopK } : {}),

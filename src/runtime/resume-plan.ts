@@ -5,8 +5,9 @@
  */
 import type { BufferedSample } from '../rl/buffer';
 import { copyMessage } from '../rl/messages';
-import type { RunRecord } from '../rl/records';
-import { copyTopK, type TrainingSample } from '../rl/samples';
+import type { InteractionRecord, RunRecord, SampleRecord } from '../rl/records';
+import { copyTopK, type PolicyResponse, type TrainingSample } from '../rl/samples';
+import { joinedOrNull } from '../rl/trajectory-sample';
 import type { ResumePoint } from '../storage/index';
 import type { RunLoopOptions } from './loop-types';
 
@@ -43,13 +44,40 @@ export interface ResumePlan {
   dropped: number;
 }
 
+/** Each session's main interactions, in turn order: a trajectory sample's steps. */
+function mainTurns(records: readonly RunRecord[]): Map<string, InteractionRecord[]> {
+  const out = new Map<string, InteractionRecord[]>();
+  for (const r of records) if (r.kind === 'interaction' && r.turnType === 'main') out.set(r.session, [...(out.get(r.session) ?? []), r]);
+  for (const turns of out.values()) turns.sort((a, b) => a.turn - b.turn);
+  return out;
+}
+
+/**
+ * The ids a sample record trained on: its interaction's, or for a sample with a loss mask (a
+ * tool-call trajectory) its session's steps from its turn on, joined again as the loop joined
+ * them. Null when the log no longer holds them.
+ */
+function recordedResponse(
+  s: SampleRecord,
+  i: InteractionRecord,
+  turns: readonly InteractionRecord[] | undefined,
+): Pick<PolicyResponse, 'tokenIds' | 'logprobs'> | null {
+  if (!s.lossMask) return i.tokenIds.length === s.perToken.length ? { tokenIds: [...i.tokenIds], logprobs: [...i.logprobs] } : null;
+  const joined = joinedOrNull((turns ?? []).filter((t) => t.turn >= s.turn));
+  const same = joined?.lossMask.length === s.lossMask.length && joined.lossMask.every((m, k) => m === s.lossMask![k]);
+  return same ? { tokenIds: joined.tokenIds, logprobs: joined.logprobs } : null;
+}
+
 export function resumePlan(point: ResumePoint, records: Iterable<RunRecord>): ResumePlan {
   const samples: BufferedSample<TrainingSample>[] = [];
+  const logged = [...records];
+  const turns = mainTurns(logged);
   let dropped = 0;
   for (const { sample, interaction } of point.buffered) {
     const s = sample.record;
     const i = interaction?.record;
-    if (!i || i.tokenIds.length !== s.perToken.length) {
+    const response = i ? recordedResponse(s, i, turns.get(s.session)) : null;
+    if (!i || !response) {
       dropped++;
       continue;
     }
@@ -59,11 +87,12 @@ export function resumePlan(point: ResumePoint, records: Iterable<RunRecord>): Re
       version: s.version,
       messages: i.messages.map(copyMessage),
       ...(i.tools ? { tools: structuredClone(i.tools) } : {}),
-      response: { text: i.response, tokenIds: [...i.tokenIds], logprobs: [...i.logprobs] },
+      response: { text: i.response, ...response },
       // The next state is not needed to train, only to judge, and the judging is done.
       nextState: null,
       reward: s.reward,
       advantages: [...s.perToken],
+      ...(s.lossMask ? { lossMask: [...s.lossMask] } : {}),
       opdWeight: s.opdWeight ?? 0,
       ...(s.opdClip ? { opdClip: { clip: s.opdClip.clip, teacherLogp: [...s.opdClip.teacherLogp] } } : {}),
       ...(s.opdTopK ? { opdTopK: copyTopK(s.opdTopK) } : {}),
@@ -72,7 +101,6 @@ export function resumePlan(point: ResumePoint, records: Iterable<RunRecord>): Re
       promoted: s.promoted,
     });
   }
-  const logged = [...records];
   return {
     step: point.lastStep ?? 0,
     version: point.version,

@@ -5,7 +5,8 @@
  * the advantages but not the text; the text is in the main-turn interaction with the same
  * session and turn, which the log always writes first, so one pass joins them.
  */
-import type { ChatMessage, InteractionRecord, JudgeResultRecord, RunRecord } from '../rl';
+import type { ChatMessage, InteractionRecord, JudgeResultRecord, RunRecord, SampleRecord } from '../rl';
+import { joinedOrNull } from '../rl/trajectory-sample';
 import type { DistillTerm } from '../rl/topk-distill';
 
 /**
@@ -48,7 +49,10 @@ export interface TrainingSampleRow {
   policy_version: number;
   /** Loss mask decided by the buffer: false means the sample contributed no loss. */
   trainable: boolean;
-  /** The same mask per completion token (1 trained, 0 not), as slime's loss_mask. */
+  /**
+   * The mask per completion token (1 trained, 0 not), as slime's loss_mask: `trainable` on every
+   * token, and 0 on a tool-call trajectory's tool outputs.
+   */
   loss_mask: number[];
   /**
    * The prompt's token ids as the policy read them (its chat template applied), when the run's
@@ -94,7 +98,8 @@ export class SampleJoiner {
     if (record.kind !== 'sample') return null;
     const key = `${record.session}#${record.turn}`;
     const turn = this.waiting.get(key);
-    if (!turn) {
+    const response = turn ? this.response(record, turn) : null;
+    if (!turn || !response) {
       this.unmatched.push(key);
       return null;
     }
@@ -105,7 +110,7 @@ export class SampleJoiner {
       record.opdWeight !== undefined ? (record.opdClip?.teacherLogp ?? (hint?.accepted ? hint.teacherLogp : undefined) ?? turn.logprobs) : undefined;
     return {
       prompt: turn.messages.map((m) => ({ ...m })),
-      completion: [{ role: 'assistant', content: turn.response }],
+      completion: response.completion,
       reward: record.reward,
       advantages: [...record.perToken],
       ...(record.opdWeight !== undefined ? { opd_weight: record.opdWeight } : {}),
@@ -126,14 +131,31 @@ export class SampleJoiner {
         : {}),
       policy_version: record.version,
       trainable: record.trainable,
-      loss_mask: turn.tokenIds.map(() => (record.trainable ? 1 : 0)),
+      loss_mask: response.ids.map((_, t) => (record.trainable ? (record.lossMask?.[t] ?? 1) : 0)),
       ...(turn.promptIds ? { prompt_ids: [...turn.promptIds] } : {}),
-      completion_ids: [...turn.tokenIds],
-      rollout_log_probs: [...turn.logprobs],
+      completion_ids: response.ids,
+      rollout_log_probs: response.logprobs,
       session: record.session,
       turn: record.turn,
       ...(turn.tools ? { tools: structuredClone(turn.tools) } : this.tools ? { tools: structuredClone([...this.tools]) } : {}),
     };
+  }
+
+  /**
+   * What the sample trained after its prompt: its interaction's reply, or for a sample with a
+   * loss mask (a tool-call trajectory, turn = its first step) every step of its session from
+   * that turn on, joined as the run loop joined them, with the tool outputs between as messages.
+   * Null when those steps cannot be joined again.
+   */
+  private response(record: SampleRecord, first: InteractionRecord): { completion: ChatMessage[]; ids: number[]; logprobs: number[] } | null {
+    if (!record.lossMask) return { completion: [{ role: 'assistant', content: first.response }], ids: [...first.tokenIds], logprobs: [...first.logprobs] };
+    const steps = [...this.waiting.values()].filter((i) => i.session === record.session && i.turn >= record.turn).sort((a, b) => a.turn - b.turn);
+    const joined = joinedOrNull(steps);
+    if (joined?.tokenIds.length !== record.perToken.length) return null;
+    for (const s of steps) this.waiting.delete(`${s.session}#${s.turn}`);
+    const last = steps.at(-1)!;
+    const completion = [...last.messages.slice(first.messages.length), { role: 'assistant' as const, content: last.response }].map((m) => ({ ...m }));
+    return { completion, ids: joined.tokenIds, logprobs: joined.logprobs };
   }
 }
 

@@ -84,6 +84,7 @@ const REFERENCE_TOOL_CALL: Values = {
   'loss.klType': 'k3',
   'optimizer.lr': 1e-6,
   'batch.size': 256, // 32 problems x 8 rollouts
+  'batch.toolCallSamples': 'trajectory', // generate_with_retool.py: one sample, tool outputs at loss_mask 0
 };
 
 /** Every leaf of a preset by dotted path, optional settings read through their accessors (their absence is a value). */
@@ -140,6 +141,13 @@ describe("docs/method.md's departures table", () => {
     const found = departures(changed, { ...REFERENCE_COMMON, ...REFERENCE_METHOD.binary });
     expect(found).toContain('loss.epsHigh');
     expect(named.has('loss.epsHigh')).toBe(false);
+  });
+
+  it('finds per-step tool-call samples a departure, and the table names the field for the tool-call track', () => {
+    const reference = { ...REFERENCE_COMMON, ...REFERENCE_METHOD.binary, ...REFERENCE_TOOL_CALL };
+    expect(departures(toolCallPreset(), reference)).not.toContain('batch.toolCallSamples');
+    expect(departures(toolCallPreset({ batch: { toolCallSamples: 'step' } }), reference)).toContain('batch.toolCallSamples');
+    expect(namedSettings('tool-call').has('batch.toolCallSamples')).toBe(true);
   });
 
   it("reads a row's scope: the tool-call batch size is no personal-agent departure", () => {

@@ -1,11 +1,15 @@
 /**
  * The tool-call run loop with a scripted policy service: every rollout of a group plays a fixed
  * script, so the rules PRM's votes, the step rewards of both reward modes, the advantages
- * standardized per step index, the samples (one per step, the step's advantage on each of its
- * tokens) and what reaches PolicyService.train can be checked against hand-computed numbers.
+ * standardized per step index, the samples (by default one per trajectory, each step's advantage
+ * on its own tokens and the tool outputs loss-masked; or one per step, the step's advantage on
+ * each of its tokens) and what reaches PolicyService.train can be checked against hand-computed
+ * numbers.
  */
 import { describe, expect, it } from 'vitest';
 import type { StepStats } from '../../gpu/train-types';
+import type { ChatMessage } from '../../rl/messages';
+import type { ToolCallSamples } from '../../rl/presets';
 import type { EvaluationRecord, InteractionRecord, RunRecord, SampleRecord, ToolStepRecord, TrainStepRecord } from '../../rl/records';
 import { validatingSink } from '../../../test/support/runtime/headless';
 import { BUILT_IN_PROBLEMS } from '../../sims/problems/index';
@@ -22,6 +26,8 @@ import {
   TOOL_TRACK_TOOLS,
   type ToolCallRunConfig,
 } from '../run-config';
+import { trainingSamples } from '../../storage/exports';
+import { resumePlan } from '../resume-plan';
 import { rolloutId, rolloutSeed, ToolCallRunLoop } from './loop';
 import { splitHeldOut } from './problems';
 
@@ -64,6 +70,13 @@ const STATS: StepStats = {
   skipped: null,
 };
 
+/**
+ * The prompt a chat template would render, one token per character: every message after a role
+ * marker, then the assistant's marker. Step t's prompt and its reply are a prefix of step t+1's.
+ */
+const renderPrompt = (messages: readonly ChatMessage[]) => messages.map((m) => `<${m.role}>${m.content}`).join('') + '<assistant>';
+const ids = (text: string) => [...text].map((c) => c.codePointAt(0)!);
+
 /** Plays SCRIPTS by the request's seed (group, rollout, step); one token per character. */
 class ScriptedPolicyService implements PolicyService {
   readonly label = 'scripted';
@@ -72,7 +85,8 @@ class ScriptedPolicyService implements PolicyService {
   private version = 0;
   private readonly bySeed = new Map<number, string>();
 
-  constructor() {
+  /** `promptIds`: whether replies report the ids they read (the engine's do; a server's may not). */
+  constructor(private readonly promptIds = true) {
     for (let g = 0; g < 50; g++) {
       SCRIPTS.forEach((script, r) => script.forEach((text, t) => this.bySeed.set(rolloutSeed(RUN_SEED, g, r, t), text)));
     }
@@ -87,8 +101,9 @@ class ScriptedPolicyService implements PolicyService {
     return requests.map((r) => {
       const text = r.sampling.temperature === 0 ? EVAL_ANSWER : this.bySeed.get(r.seed);
       if (text === undefined) throw new Error(`no script for seed ${r.seed}`);
-      const tokenIds = [...text].map((c) => c.codePointAt(0)!);
-      return { text, tokenIds, logprobs: tokenIds.map(() => -0.5), tokenTexts: [...text], version: this.version, startedAt: 1, finishedAt: 2 };
+      const tokenIds = ids(text);
+      const prompt = this.promptIds ? { promptIds: ids(renderPrompt(r.messages)) } : {};
+      return { text, tokenIds, logprobs: tokenIds.map(() => -0.5), tokenTexts: [...text], ...prompt, version: this.version, startedAt: 1, finishedAt: 2 };
     });
   }
 
@@ -109,20 +124,27 @@ class ScriptedPolicyService implements PolicyService {
   async restore(): Promise<void> {}
 }
 
-function config(mode: RewardMode): ToolCallRunConfig {
+/** The example's config on the scripted problem; `samples` absent keeps the example's (the preset's default). */
+function config(mode: RewardMode, samples?: ToolCallSamples): ToolCallRunConfig {
   const c = exampleConfig('toolcall', 'scripted');
   c.seed = RUN_SEED;
   c.toolcall = { rewardMode: mode, groupSize: SCRIPTS.length, maxSteps: 8, evalHeldOut: HELD_OUT.length };
   c.schedule = { concurrentGroups: 1, steps: 2, evalEvery: 2 };
-  c.preset.batch.size = SAMPLES_PER_GROUP;
+  if (samples) c.preset.batch.toolCallSamples = samples;
+  // A group per step: one sample per rollout, or one per step of every rollout.
+  c.preset.batch.size = (samples ?? c.preset.batch.toolCallSamples) === 'step' ? SAMPLES_PER_GROUP : SCRIPTS.length;
   c.preset.judge.binaryVotes = 2;
   return parseToolCallRunConfig(JSON.parse(JSON.stringify(c)));
 }
 
-async function runScripted(mode: RewardMode) {
-  const policy = new ScriptedPolicyService();
+async function runScripted(mode: RewardMode, samples?: ToolCallSamples, policy = new ScriptedPolicyService()) {
   const records: RunRecord[] = [];
-  const loop = new ToolCallRunLoop(config(mode), { policy, judge: new RulesStepJudge() }, { train: [PROBLEM], heldOut: HELD_OUT }, validatingSink(records));
+  const loop = new ToolCallRunLoop(
+    config(mode, samples),
+    { policy, judge: new RulesStepJudge() },
+    { train: [PROBLEM], heldOut: HELD_OUT },
+    validatingSink(records),
+  );
   const result = await loop.run();
   const of = <K extends RunRecord['kind']>(kind: K) => records.filter((r) => r.kind === kind) as Extract<RunRecord, { kind: K }>[];
   return { result, records, policy, of };
@@ -146,7 +168,7 @@ const EXPECTED: Record<RewardMode, { rewards: number[][]; advantages: number[][]
 
 describe('ToolCallRunLoop with a scripted policy and the rules PRM', () => {
   it.each(['integrated', 'outcome'] as const)('%s mode: rewards, advantages, samples and training items per step', async (mode) => {
-    const { result, policy, of } = await runScripted(mode);
+    const { result, policy, of } = await runScripted(mode, 'step');
     expect(result).toEqual({ status: 'finished', step: 2, version: 2 });
 
     const steps = of('tool_step') as ToolStepRecord[];
@@ -243,6 +265,111 @@ describe('ToolCallRunLoop with a scripted policy and the rules PRM', () => {
     }
     const greedy = policy.requests.filter((r) => r.sampling.temperature === 0);
     expect(greedy).toHaveLength(2 * HELD_OUT.length);
+  });
+});
+
+describe('ToolCallRunLoop: one sample per trajectory, tool outputs masked (the default)', () => {
+  it.each(['integrated', 'outcome'] as const)('%s mode: each rollout is one sample, its steps joined as the policy read them', async (mode) => {
+    expect(exampleConfig('toolcall').preset.batch.toolCallSamples).toBe('trajectory');
+    const { result, policy, of } = await runScripted(mode);
+    expect(result).toEqual({ status: 'finished', step: 2, version: 2 });
+    const samples = of('sample') as SampleRecord[];
+    const interactions = of('interaction') as InteractionRecord[];
+    const steps = of('tool_step') as ToolStepRecord[];
+
+    // Two train steps, each on one group's 4 rollouts: 4 samples, not the 9 of per-step samples.
+    expect((of('train_step') as TrainStepRecord[]).map((s) => [s.step, s.samples])).toEqual([
+      [1, SCRIPTS.length],
+      [2, SCRIPTS.length],
+    ]);
+    expect(samples).toHaveLength(2 * SCRIPTS.length);
+    policy.trained.forEach((batch, b) => {
+      expect(batch).toHaveLength(SCRIPTS.length);
+      batch.forEach((item, r) => {
+        const sample = samples[b * SCRIPTS.length + r];
+        const session = rolloutId(b, r);
+        expect(sample).toMatchObject({ session, turn: 1 });
+        const turns = interactions.filter((i) => i.session === session).sort((x, y) => x.turn - y.turn);
+        const last = turns.at(-1)!;
+        // The prompt is the first step's; the completion is everything the last step read after
+        // it, then the last step's own tokens: each policy token after exactly what it was sampled after.
+        expect(item.messages).toEqual(turns[0].messages);
+        expect(item.messages).toHaveLength(2);
+        expect(item.tokenIds).toEqual([...last.promptIds!.slice(turns[0].promptIds!.length), ...last.tokenIds]);
+        // Mask, advantages and rollout log-probs, token by token: step t's span, then the tool output it got.
+        const mask: number[] = [];
+        const advantages: number[] = [];
+        const logp: number[] = [];
+        turns.forEach((turn, t) => {
+          const step = steps.find((s) => s.session === session && s.stepIndex === t)!;
+          if (t > 0) {
+            const read = turn.promptIds!.length - turns[t - 1].promptIds!.length - turns[t - 1].tokenIds.length;
+            // What the policy read between two steps: the tool's answer and the turn markers.
+            const before = steps.find((s) => s.session === session && s.stepIndex === t - 1)!;
+            expect(String.fromCodePoint(...turn.promptIds!.slice(-read))).toBe(`<tool>${before.toolResults.join('<tool>')}<assistant>`);
+            mask.push(...new Array<number>(read).fill(0));
+            advantages.push(...new Array<number>(read).fill(0));
+            logp.push(...new Array<number>(read).fill(0));
+          }
+          mask.push(...turn.tokenIds.map(() => 1));
+          advantages.push(...turn.tokenIds.map(() => step.advantage ?? 0));
+          logp.push(...turn.logprobs);
+          expect(step.advantage ?? 0).toBeCloseTo(EXPECTED[mode].advantages[r][t], 5);
+        });
+        expect(item.lossMask).toEqual(mask);
+        expect(sample.lossMask).toEqual(mask);
+        expect(item.advantages).toEqual(advantages);
+        expect(sample.perToken).toEqual(advantages);
+        expect(item.rolloutLogp).toEqual(logp);
+        // Its reward is the reference's sample score, o + mean PRM score: the mean of the step rewards.
+        const rewards = EXPECTED[mode].rewards[r];
+        expect(sample.reward).toBeCloseTo(rewards.reduce((a, x) => a + x, 0) / rewards.length, 12);
+      });
+    });
+    // Rollout 0 took 4 steps, rollout 3 one: the long one is still one sample of the batch.
+    expect(policy.trained[0][0].lossMask!.filter((m) => m === 0).length).toBeGreaterThan(0);
+    expect(policy.trained[0][3].lossMask).toEqual(policy.trained[0][3].tokenIds.map(() => 1));
+  });
+
+  it('the log gives the trajectory samples back: a resume rebuilds them, and the sample export writes them with their mask', async () => {
+    const { records, policy, of } = await runScripted('integrated');
+    const samples = of('sample') as SampleRecord[];
+    const interactions = of('interaction') as InteractionRecord[];
+    const seq = (r: RunRecord) => records.indexOf(r) + 1;
+    // Every logged sample as if it had waited in the buffer when the run stopped.
+    const buffered = samples.map((s) => {
+      const i = interactions.find((x) => x.session === s.session && x.turn === s.turn)!;
+      return { sample: { seq: seq(s), record: s }, interaction: { seq: seq(i), record: i } };
+    });
+    const plan = resumePlan({ lastStep: null, nextStep: 0, version: 0, adapter: null, throughSeq: records.length, buffered }, records);
+    expect(plan.dropped).toBe(0);
+    const trained = policy.trained.flat();
+    plan.samples.forEach((s, k) => {
+      expect(s.response.tokenIds).toEqual(trained[k].tokenIds);
+      expect(s.response.logprobs).toEqual(trained[k].rolloutLogp);
+      expect(s.lossMask).toEqual(trained[k].lossMask);
+      expect(s.advantages).toEqual(trained[k].advantages);
+      expect(s.messages).toEqual(trained[k].messages);
+    });
+    const { rows, unmatched } = trainingSamples(records);
+    expect(unmatched).toEqual([]);
+    expect(rows).toHaveLength(samples.length);
+    rows.forEach((row, k) => {
+      expect(row.completion_ids).toEqual(trained[k].tokenIds);
+      expect(row.loss_mask).toEqual(samples[k].trainable ? trained[k].lossMask : trained[k].lossMask!.map(() => 0));
+      expect(row.prompt_ids).toEqual(interactions.find((i) => i.session === row.session && i.turn === 1)!.promptIds);
+    });
+    // The completion in messages: the steps, with the tool outputs between them (rollout 0: 4 steps).
+    expect(rows[0].completion.map((m) => m.role)).toEqual(['assistant', 'tool', 'assistant', 'tool', 'assistant', 'tool', 'assistant']);
+    expect(rows[0].completion.map((m) => m.content)).toEqual([SCRIPTS[0][0], '72', SCRIPTS[0][1], '48', SCRIPTS[0][2], '8', SCRIPTS[0][3]]);
+  });
+
+  it('falls back to one sample per step for a policy that reports no prompt ids', async () => {
+    const { of, policy } = await runScripted('integrated', undefined, new ScriptedPolicyService(false));
+    const samples = of('sample') as SampleRecord[];
+    expect(samples.every((s) => s.lossMask === undefined)).toBe(true);
+    expect(samples.slice(0, SAMPLES_PER_GROUP).map((s) => s.session)).toEqual(SCRIPTS.flatMap((script, r) => script.map(() => rolloutId(0, r))));
+    expect(policy.trained[0].every((item) => item.lossMask === undefined)).toBe(true);
   });
 });
 

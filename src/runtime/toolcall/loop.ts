@@ -7,18 +7,24 @@
  * and the reward r_t = o + mean(votes) (integrated) or o (outcome); advantages are standardized
  * among the group's steps that share a step index, and a tool_step record logs all of it.
  *
- * Each step becomes one training sample: prompt = the messages before the step (with the same
- * tools), completion = the step's generated tokens, every token carrying the step's advantage
- * (zero where its index had no ranking). A trajectory of S steps gives S samples. Batching,
- * training, versions and the evaluation schedule are the shared RunLoopCore's; the evaluation
- * here is greedy accuracy on held-out problems.
+ * Samples (preset batch.toolCallSamples). 'trajectory' (the reference's): one sample per
+ * trajectory, prompt = the first step's, completion = every step's tokens with the tokens the
+ * policy read in between (tool results, turn markers), each step's advantage on its own tokens
+ * and the read tokens loss-masked (src/rl/trajectory-sample.ts). A trajectory whose steps do not
+ * join into one sequence (a chat template that rewrites earlier turns, a policy that reports no
+ * prompt ids) falls back to per-step samples. 'step': one sample per step, prompt = the messages
+ * before it, completion = its tokens, all carrying its advantage. Either way a step whose index
+ * had no ranking carries 0. Batching, training, versions and the evaluation schedule are the
+ * shared RunLoopCore's; the evaluation here is greedy accuracy on held-out problems.
  */
 import type { ChatMessage } from '../../rl/messages';
 import type { EvaluationRecord, ToolStepRecord } from '../../rl/records';
+import { toolCallSamplesOf } from '../../rl/presets';
 import type { TrainingSample } from '../../rl/samples';
+import { joinedOrNull } from '../../rl/trajectory-sample';
 import type { TextGenerator } from '../../generators/generator';
 import type { Problem } from '../../sims/problems/problem';
-import { groupAdvantages, runToolEpisode, scoreTrajectory, type PolicyStep, type Trajectory } from '../../sims/toolcall/index';
+import { groupAdvantages, runToolEpisode, scoreTrajectory, type PolicyStep, type StepAdvantage, type Trajectory } from '../../sims/toolcall/index';
 import { interactionRecord, isAbort, RunLoopCore } from '../loop-core';
 import type { RecordSink, RunLoopOptions } from '../loop-types';
 import type { PolicyReply, PolicyService } from '../policy-service';
@@ -163,7 +169,7 @@ export class ToolCallRunLoop extends RunLoopCore {
     };
   }
 
-  /** PRM votes and rewards for every step, advantages per step index, and the tool_step records; one sample per step. */
+  /** PRM votes and rewards for every step, advantages per step index, the tool_step records, and the samples the preset asks for. */
   private async scoreGroup(index: number, problem: Problem, trajectories: Trajectory<PolicyReply>[]): Promise<TrainingSample[]> {
     if (this.stopping) return [];
     const { judge } = this.config.preset;
@@ -186,6 +192,12 @@ export class ToolCallRunLoop extends RunLoopCore {
     const ts = this.now();
     const records: ToolStepRecord[] = [];
     const samples: TrainingSample[] = [];
+    const perTrajectory = toolCallSamplesOf(this.config.preset) === 'trajectory';
+    scored.forEach((s, r) => {
+      const session = rolloutId(index, r);
+      const whole = perTrajectory ? trajectorySample(session, s.trajectory, advantages[r]) : null;
+      samples.push(...(whole ? [whole] : stepSamples(session, s.trajectory, advantages[r])));
+    });
     scored.forEach((s, r) => {
       const session = rolloutId(index, r);
       s.trajectory.steps.forEach((step, t) => {
@@ -209,19 +221,6 @@ export class ToolCallRunLoop extends RunLoopCore {
           raw: [...score.texts],
           reward,
           advantage,
-        });
-        samples.push({
-          session,
-          turn: step.index + 1,
-          version: reply.version,
-          messages: step.messages,
-          response: { text: reply.text, tokenIds: reply.tokenIds, logprobs: reply.logprobs },
-          nextState: step.toolMessages[0] ?? null,
-          reward,
-          // The step's advantage on each of its tokens; a step whose index carried no ranking gets 0.
-          advantages: new Array<number>(reply.tokenIds.length).fill(advantage ?? 0),
-          opdWeight: 0,
-          judged: true,
         });
       });
     });
@@ -276,6 +275,56 @@ export class ToolCallRunLoop extends RunLoopCore {
     };
     await this.commit([record]);
   }
+}
+
+/** One sample per step: the messages before it, its tokens, each carrying its advantage. */
+function stepSamples(session: string, trajectory: Trajectory<PolicyReply>, advantages: readonly StepAdvantage[]): TrainingSample[] {
+  return trajectory.steps.map((step, t) => {
+    const reply = step.output;
+    return {
+      session,
+      turn: step.index + 1,
+      version: reply.version,
+      messages: step.messages,
+      response: { text: reply.text, tokenIds: reply.tokenIds, logprobs: reply.logprobs },
+      nextState: step.toolMessages[0] ?? null,
+      reward: advantages[t].reward,
+      // The step's advantage on each of its tokens; a step whose index carried no ranking gets 0.
+      advantages: new Array<number>(reply.tokenIds.length).fill(advantages[t].advantage ?? 0),
+      opdWeight: 0,
+      judged: true,
+    };
+  });
+}
+
+/**
+ * The whole trajectory as one sample (turn 1: its steps are the session's turns 1..S), or null
+ * when its steps do not join into one sequence. Its reward is the mean of its step rewards,
+ * o + mean PRM score, the reference's sample score.
+ */
+function trajectorySample(session: string, trajectory: Trajectory<PolicyReply>, advantages: readonly StepAdvantage[]): TrainingSample | null {
+  const steps = trajectory.steps;
+  // Where the steps do not join, per-step samples score each step after exactly what it read; a forced join would not.
+  const joined = joinedOrNull(steps.map((s, t) => ({ ...s.output, advantage: advantages[t].advantage ?? 0 })));
+  if (!joined) return null;
+  return {
+    session,
+    turn: steps[0].index + 1,
+    version: steps[0].output.version,
+    messages: steps[0].messages,
+    // For reading only: training takes the ids.
+    response: {
+      text: steps.flatMap((s) => [s.output.text, ...s.toolMessages.map((m) => m.content)]).join('\n'),
+      tokenIds: joined.tokenIds,
+      logprobs: joined.logprobs,
+    },
+    nextState: null,
+    reward: advantages.reduce((sum, a) => sum + a.reward, 0) / advantages.length,
+    advantages: joined.advantages,
+    lossMask: joined.lossMask,
+    opdWeight: 0,
+    judged: true,
+  };
 }
 
 function evaluationDetail(t: Trajectory): string {
