@@ -243,7 +243,7 @@ export const CHAT_MODEL = 'HuggingFaceTB/SmolLM2-135M-Instruct';
  * the training openings at the same budget (docs/reproduction/lr-sweep.md, made by
  * `nextstate reproduce --lr`).
  */
-export const STORY_LR: Record<MethodName, number> = { binary: 5e-4, opd: 5e-4, combined: 5e-4 };
+export const STORY_LR: Record<MethodName, number> = { binary: 5e-4, opd: 1e-3, combined: 1e-3 };
 
 /**
  * Preset overrides that suit a laptop browser: the paper's method shapes (votes, weights, clip,
