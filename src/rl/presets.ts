@@ -438,6 +438,16 @@ const presetShape = object({
 });
 
 /** What the OPD term trains; the sampled token for a preset stored without the setting. */
+/** The reverse-KL settings a preset takes when its OPD term becomes "reverse-kl" without its own. */
+export const DEFAULT_REVERSE_KL: ReverseKlSettings = { k: 16, tail: true };
+
+/** Sets the OPD term, adding the reverse-KL settings it needs or dropping those it no longer uses. */
+export function setOpdTerm(advantage: MethodPreset['advantage'], term: OpdTerm): void {
+  advantage.opdTerm = term;
+  if (term === 'reverse-kl') advantage.reverseKl ??= { ...DEFAULT_REVERSE_KL };
+  else delete advantage.reverseKl;
+}
+
 export function opdTermOf(preset: MethodPreset): OpdTerm {
   return preset.advantage.opdTerm ?? 'sampled-token';
 }

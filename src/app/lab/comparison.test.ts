@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { hintSelectionOf, hintSourceOf, type MethodName, type MethodPreset } from '../../rl/presets';
+import { hintSelectionOf, hintSourceOf, setOpdTerm, type MethodName, type MethodPreset } from '../../rl/presets';
 import { armOf } from '../../runtime/arms';
 import { TOPK_HINT_SELECTION } from '../../rl/topk-hints';
 import { STORY_LR } from '../../runtime/run-config';
@@ -45,8 +45,8 @@ describe('comparing the arms', () => {
     const setup = withMethod(defaultSetup(), 'binary');
     expect(setup.preset.optimizer.lr).toBe(STORY_LR.binary);
     expect(comparisonSetups(setup).map((s) => s.preset.optimizer.lr)).toEqual([STORY_LR.binary, STORY_LR.opd, STORY_LR.combined, STORY_LR.combined]);
-    setup.preset.optimizer.lr = 5e-4;
-    expect(comparisonSetups(setup).map((s) => s.preset.optimizer.lr)).toEqual([5e-4, 5e-4, 5e-4, 5e-4]);
+    setup.preset.optimizer.lr = 2e-4;
+    expect(comparisonSetups(setup).map((s) => s.preset.optimizer.lr)).toEqual([2e-4, 2e-4, 2e-4, 2e-4]);
   });
 
   it('runs every arm on each seed, seed by seed, from the setup’s seed on', () => {
@@ -108,7 +108,7 @@ describe('comparing the arms', () => {
 
   it('refuses, in the form’s words, the top-k OPD term, which the shuffled control cannot use', () => {
     const setup = defaultSetup();
-    setup.preset.advantage.opdTerm = 'topk-distill';
+    setOpdTerm(setup.preset.advantage, 'topk-distill');
     expect(() => comparisonSetups(setup)).toThrow(/opdTerm/);
     expect(comparisonProblems(setup)).toEqual([expect.stringMatching(/set “OPD trains” to the sampled token/)]);
   });

@@ -49,9 +49,15 @@ describe('the default setup', () => {
     });
     expect(config.lab).toEqual({ policySource: 'hub' });
     expect(config.label).toBe('storyteller · Combined · storyteller-demo');
-    // The preset is the paper's combined preset with the laptop batch, rank and lr.
+    // The preset is the paper's combined preset with the laptop batch, rank and lr, and the storyteller's OPD term.
     expect(config.preset).toEqual(
-      makePreset('combined', { optimizer: { lr: STORY_LR.combined }, batch: { size: 8 }, finetune: { lora: { rank: 8 } }, judge: { maxNewTokens: 512 } }),
+      makePreset('combined', {
+        optimizer: { lr: STORY_LR.combined },
+        advantage: { opdTerm: 'reverse-kl', reverseKl: { k: 16, tail: true } },
+        batch: { size: 8 },
+        finetune: { lora: { rank: 8 } },
+        judge: { maxNewTokens: 512 },
+      }),
     );
   });
 
