@@ -25,9 +25,9 @@ import {
   writeSync,
   createWriteStream,
 } from 'node:fs';
-import { Buffer } from 'node:buffer';
 import { readModelFile } from '../gpu/source-node';
-import { FILE_LIMITS, readLocalFile } from '../gpu/local-file';
+import { FILE_LIMITS, readLocalChunks } from '../gpu/local-file';
+import { byteLines } from './byte-lines';
 import { open, type FileHandle } from 'node:fs/promises';
 import { join } from 'node:path';
 import { Readable } from 'node:stream';
@@ -39,7 +39,7 @@ import { validateRecord } from '../rl/validate';
 import type { RecordSink } from '../runtime/loop-types';
 import type { AnyRunConfig } from '../runtime/run-config';
 import { parseAnyRunConfig } from '../runtime/run-config';
-import { memorySource, runFileStream, type ResumePoint, type StoredAdapter } from '../storage/index';
+import { DEFAULT_MAX_LINE_CHARS, memorySource, runFileStream, type ResumePoint, type StoredAdapter } from '../storage/index';
 import { findResumeStep } from '../storage/resume';
 import { stripSecrets } from '../storage/secrets';
 import { removeLiveStatus, statusPath, writeLiveStatus, type LiveStatus } from './run-status';
@@ -84,35 +84,58 @@ const runPaths = (file: string) => [file, journalPath(file), checkpointsPath(fil
 export interface Journal {
   header: JournalHeader;
   records: RunRecord[];
+  /** Bytes of the header line, its newline included. */
+  headerBytes: number;
   /** Bytes of complete lines: a last line cut short by a crash was never committed, and is cut off. */
   validBytes: number;
 }
 
 /**
+ * The longest journal line read, in bytes: a run file line's limit in characters, at the most
+ * bytes a character takes in UTF-8. Longer than any record the run file could hold.
+ */
+const MAX_JOURNAL_LINE_BYTES = 4 * DEFAULT_MAX_LINE_CHARS;
+
+/**
  * Reads a journal back, dropping a last line without its newline (a write the crash interrupted:
- * its commit never returned).
+ * its commit never returned). Line by line, so memory holds the records and one line, never the
+ * whole file.
  *
  * @throws RunJournalError when a complete line is not a valid record
  */
 export function readJournal(path: string): Journal {
-  const bytes = Buffer.from(readLocalFile(path, FILE_LIMITS.journal));
-  const end = bytes.lastIndexOf(0x0a) + 1;
-  const lines = bytes.subarray(0, end).toString('utf8').split('\n').slice(0, -1);
-  if (!lines.length) throw new RunJournalError(`${path} has no header line; it is not a nextstate run journal. Choose another --out.`);
-  let header: JournalHeader;
-  try {
-    header = JSON.parse(lines[0]) as JournalHeader;
-  } catch (e) {
-    throw new RunJournalError(`${path} line 1 is not JSON (${(e as Error).message}); it is not a nextstate run journal.`);
-  }
-  const records = lines.slice(1).map((line, i) => {
+  return parseJournal(readLocalChunks(path, FILE_LIMITS.journal), path);
+}
+
+/** readJournal over any bytes (`name` is the journal's path, for messages). */
+export function parseJournal(chunks: Iterable<Uint8Array>, name: string): Journal {
+  const tooLong = (line: number) =>
+    new RunJournalError(
+      `${name} line ${line} is longer than ${MAX_JOURNAL_LINE_BYTES.toLocaleString('en-US')} bytes, more than any record; the journal is damaged, so it cannot resume. Start a new --out.`,
+    );
+  let header: JournalHeader | undefined;
+  let headerBytes = 0;
+  let validBytes = 0;
+  const records: RunRecord[] = [];
+  for (const { line, text, end } of byteLines(chunks, MAX_JOURNAL_LINE_BYTES, tooLong)) {
+    validBytes = end;
+    if (line === 1) {
+      try {
+        header = JSON.parse(text) as JournalHeader;
+      } catch (e) {
+        throw new RunJournalError(`${name} line 1 is not JSON (${(e as Error).message}); it is not a nextstate run journal.`);
+      }
+      headerBytes = end;
+      continue;
+    }
     try {
-      return validateRecord(JSON.parse(line), `${path} line ${i + 2}`);
+      records.push(validateRecord(JSON.parse(text), `${name} line ${line}`));
     } catch (e) {
       throw new RunJournalError(`${(e as Error).message.split('\n')[0]}; the journal is damaged, so it cannot resume. Start a new --out.`);
     }
-  });
-  return { header, records, validBytes: end };
+  }
+  if (!header) throw new RunJournalError(`${name} has no header line; it is not a nextstate run journal. Choose another --out.`);
+  return { header, records, headerBytes, validBytes };
 }
 
 /** The adapters checkpointed so far, by version. */
@@ -146,6 +169,28 @@ export function journalResumePoint(file: string, records: readonly RunRecord[]):
     throughSeq: point.throughSeq,
     buffered: samples.map((sample) => ({ sample, interaction: interactions.get(`${sample.record.session}#${sample.record.turn}`) ?? null })),
   };
+}
+
+/** The journal with a new header line and the same records, by a rename; copied a chunk at a time. */
+function rewriteHeader(path: string, header: JournalHeader, journal: Journal): void {
+  const tmp = `${path}.tmp`;
+  const fd = openSync(tmp, 'w');
+  try {
+    writeSync(fd, JSON.stringify(header) + '\n');
+    let at = 0;
+    for (const chunk of readLocalChunks(path, FILE_LIMITS.journal)) {
+      // Only the records' complete lines: after the old header, before a cut-short tail.
+      const from = Math.max(0, journal.headerBytes - at);
+      const to = Math.min(chunk.length, journal.validBytes - at);
+      if (to > from) writeSync(fd, chunk, from, to - from);
+      at += chunk.length;
+      if (at >= journal.validBytes) break;
+    }
+    fsyncSync(fd);
+  } finally {
+    closeSync(fd);
+  }
+  renameSync(tmp, path);
 }
 
 export interface RunJournalOptions {
@@ -269,17 +314,7 @@ export class RunJournal implements RecordSink {
     let header = journal.header;
     if (edit && JSON.stringify(config) !== JSON.stringify(parsed)) {
       header = { ...header, config: stripSecrets(config) };
-      const body = Buffer.from(readLocalFile(path, FILE_LIMITS.journal)).subarray(0, journal.validBytes);
-      const tmp = `${path}.tmp`;
-      const fd = openSync(tmp, 'w');
-      try {
-        writeSync(fd, JSON.stringify(header) + '\n');
-        writeSync(fd, body.subarray(body.indexOf(0x0a) + 1));
-        fsyncSync(fd);
-      } finally {
-        closeSync(fd);
-      }
-      renameSync(tmp, path);
+      rewriteHeader(path, header, journal);
     } else {
       const handle = await open(path, 'r+');
       await handle.truncate(journal.validBytes);
