@@ -8,6 +8,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net';
 import { MAX_LINE_DEPTH, nestsDeeperThan } from '../rl/json-scan';
 import { ApiError } from './serve-errors';
+import { AddressSlots, perAddressShare } from './serve-slots';
 
 /** Writes one event stream: `data: JSON` events, then `data: [DONE]`. */
 export interface EventStream {
@@ -52,6 +53,10 @@ export interface HttpOptions {
   maxInFlight: number;
   /** Origins whose pages may send chat requests (CORS on /v1/chat/completions and /v1/models); none by default. */
   allowOrigins?: readonly string[];
+  /** A request's headers must arrive within this (default 10 s); then 408 and the connection closes. */
+  headersTimeoutMs?: number;
+  /** A request's headers and body must arrive within this (default 60 s); then 408 and the connection closes. */
+  requestTimeoutMs?: number;
 }
 
 /** What a page of an allowed origin may send: the key and the session protocol's headers. */
@@ -67,6 +72,8 @@ export interface RunningServer {
 const KEEP_ALIVE_MS = 15_000;
 const RETRY_AFTER_S = 1;
 const CLOSE_GRACE_MS = 1000;
+const HEADERS_TIMEOUT_MS = 10_000;
+const REQUEST_TIMEOUT_MS = 60_000;
 
 /** Compared through digests, so neither the time taken nor a length check leaks the key. */
 function sameKey(given: string, expected: string): boolean {
@@ -156,27 +163,45 @@ function eventStream(res: ServerResponse, headers: Record<string, string> = {}):
   };
 }
 
+/** 429 with Retry-After; `close` ends the connection (its body is not read). */
+function tooMany(message: string, close = false): ApiError {
+  return new ApiError(429, message, 'rate_limit_error', 'too_many_requests', null, {
+    'retry-after': String(RETRY_AFTER_S),
+    ...(close ? { connection: 'close' } : {}),
+  });
+}
+
 export async function startHttpServer(options: HttpOptions, handler: ChatHandler): Promise<RunningServer> {
-  let inFlight = 0;
   /** Record feeds never end by themselves: closing the server ends them. */
   const watchers = new Map<EventStream, ServerResponse>();
 
+  const slots = new AddressSlots(options.maxInFlight, perAddressShare(options.maxInFlight));
+  // Bodies still arriving hold no slot; they are counted apart so one address cannot open endless ones.
+  const bodies = new AddressSlots(Infinity, options.maxInFlight);
+
   async function chat(req: IncomingMessage, res: ServerResponse): Promise<void> {
-    if (inFlight >= options.maxInFlight) {
-      // Drain the body so the connection can be reused, then refuse.
-      req.resume();
-      throw new ApiError(
-        429,
-        `${inFlight} requests are in flight, the most this server takes (--max-in-flight); retry after ${RETRY_AFTER_S} s`,
-        'rate_limit_error',
-        'too_many_requests',
-        null,
-        {
-          'retry-after': String(RETRY_AFTER_S),
-        },
+    const address = req.socket.remoteAddress ?? 'unknown';
+    const reading = bodies.take(address);
+    if (typeof reading !== 'function') {
+      throw tooMany(
+        `this client (${address}) is already sending ${bodies.taken(address)} request bodies, the most one address may (--max-in-flight); finish those first`,
+        true,
       );
     }
-    inFlight++;
+    let body: unknown;
+    try {
+      body = await readJson(req, options.maxBodyBytes);
+    } finally {
+      reading();
+    }
+    // The slot is taken once the whole body is here: a client that sends slowly holds none.
+    const slot = slots.take(address);
+    if (slot === 'full') throw tooMany(`${slots.taken()} requests are in flight, the most this server takes (--max-in-flight); retry after ${RETRY_AFTER_S} s`);
+    if (slot === 'address') {
+      throw tooMany(
+        `this client (${address}) has ${slots.taken(address)} requests in flight, the most one address may while ${options.maxInFlight - slots.perAddress} of --max-in-flight ${options.maxInFlight} stay for other clients; retry after ${RETRY_AFTER_S} s`,
+      );
+    }
     const abort = new AbortController();
     let stream: EventStream | null = null;
     let timer: ReturnType<typeof setInterval> | null = null;
@@ -184,7 +209,6 @@ export async function startHttpServer(options: HttpOptions, handler: ChatHandler
       if (!res.writableFinished) abort.abort(new DOMException('the client closed the connection', 'AbortError'));
     });
     try {
-      const body = await readJson(req, options.maxBodyBytes);
       const open = () => {
         stream = eventStream(res);
         timer = setInterval(() => stream!.keepAlive(), KEEP_ALIVE_MS);
@@ -202,7 +226,7 @@ export async function startHttpServer(options: HttpOptions, handler: ChatHandler
       } else sendJson(res, error.status, error.body(), error.headers);
     } finally {
       if (timer) clearInterval(timer);
-      inFlight--;
+      slot();
     }
   }
 
@@ -288,7 +312,14 @@ export async function startHttpServer(options: HttpOptions, handler: ChatHandler
     }
   }
 
-  const server = createServer((req, res) => void route(req, res));
+  const headersTimeout = options.headersTimeoutMs ?? HEADERS_TIMEOUT_MS;
+  const requestTimeout = Math.max(headersTimeout, options.requestTimeoutMs ?? REQUEST_TIMEOUT_MS);
+  const server = createServer(
+    // Node checks both timeouts only every connectionsCheckingInterval (30 s by default), which
+    // would let a slow client hold its connection that much longer than the limit says.
+    { headersTimeout, requestTimeout, connectionsCheckingInterval: Math.min(1000, headersTimeout) },
+    (req, res) => void route(req, res),
+  );
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(options.port, options.host, () => {
