@@ -8,6 +8,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net';
 import { MAX_LINE_DEPTH, nestsDeeperThan } from '../rl/json-scan';
 import { ApiError } from './serve-errors';
+import { hostAllowed, hostName } from './serve-host';
 import { AddressSlots, perAddressShare } from './serve-slots';
 
 /** Writes one event stream: `data: JSON` events, then `data: [DONE]`. */
@@ -36,23 +37,18 @@ export interface ChatHandler {
   records(from: number, stream: EventStream, signal: AbortSignal): void;
 }
 
-/** The route any page may read (the lab watching a live run); chat only from --allow-origin's pages. */
-const CORS = {
-  'access-control-allow-origin': '*',
-  'access-control-allow-headers': 'authorization',
-  'access-control-allow-methods': 'GET, OPTIONS',
-};
-
 export interface HttpOptions {
   host: string;
   port: number;
-  /** Required as `Authorization: Bearer KEY` on /v1/*; undefined: no key (loopback only, the CLI checks). */
+  /** Required as `Authorization: Bearer KEY` on every route; undefined: no key (loopback only, the CLI checks). */
   apiKey?: string;
   maxBodyBytes: number;
   /** Chat requests in flight at most; more get 429 with Retry-After. */
   maxInFlight: number;
-  /** Origins whose pages may send chat requests (CORS on /v1/chat/completions and /v1/models); none by default. */
+  /** Origins whose pages may use the server (CORS, and requests that carry an Origin); none by default. */
   allowOrigins?: readonly string[];
+  /** Names a request's Host may give besides the bound address (see serve-host.ts). */
+  allowHosts?: readonly string[];
   /** A request's headers must arrive within this (default 10 s); then 408 and the connection closes. */
   headersTimeoutMs?: number;
   /** A request's headers and body must arrive within this (default 60 s); then 408 and the connection closes. */
@@ -60,7 +56,7 @@ export interface HttpOptions {
 }
 
 /** What a page of an allowed origin may send: the key and the session protocol's headers. */
-const CHAT_CORS_HEADERS = 'authorization, content-type, x-session-id, x-turn-type, x-session-done';
+const CORS_HEADERS = 'authorization, content-type, x-session-id, x-turn-type, x-session-done';
 
 export interface RunningServer {
   url: string;
@@ -235,7 +231,7 @@ export async function startHttpServer(options: HttpOptions, handler: ChatHandler
     if (!Number.isSafeInteger(from) || from < 1)
       throw new ApiError(400, `from must be a record number from 1, got ${JSON.stringify(from)}`, 'invalid_request_error', 'invalid_value', 'from');
     const abort = new AbortController();
-    const stream = eventStream(res, CORS);
+    const stream = eventStream(res);
     const timer = setInterval(() => stream.keepAlive(), KEEP_ALIVE_MS);
     watchers.set(stream, res);
     res.on('close', () => {
@@ -246,57 +242,70 @@ export async function startHttpServer(options: HttpOptions, handler: ChatHandler
     handler.records(from, stream, abort.signal);
   }
 
-  /** CORS for a page of an allowed origin on the chat routes; false for any other page. */
-  function allowPage(req: IncomingMessage, res: ServerResponse): boolean {
+  const ROUTES = new Set(['/v1/chat/completions', '/v1/models', '/v1/nextstate/records', '/healthz', '/health']);
+
+  /**
+   * What every route checks first: the Host names this server, a page's origin is one of
+   * --allow-origin's (which then gets CORS), and the key when one is set. A preflight carries no
+   * key, so it is answered after the first two.
+   *
+   * @returns true when the request was a preflight, answered here
+   */
+  function admit(req: IncomingMessage, res: ServerResponse, path: string): boolean {
+    if (!hostAllowed(req.headers.host, options.host, options.allowHosts ?? [])) {
+      const name = hostName(req.headers.host!);
+      throw new ApiError(
+        403,
+        `Host "${name}" is not a name of this server (${options.host}), as a page reaching it through its own name (DNS rebinding) would send; start nextstate serve with --allow-host ${name} to allow it`,
+        'invalid_request_error',
+        'host_not_allowed',
+      );
+    }
+    // Agents send no Origin; a browser always does. A page of another site could otherwise post
+    // a text/plain body with no preflight and train this policy on it, or read every record.
     const origin = req.headers.origin;
-    if (!origin || !options.allowOrigins?.includes(origin)) return false;
-    res.setHeader('access-control-allow-origin', origin);
-    res.setHeader('vary', 'Origin');
-    return true;
+    if (origin !== undefined) {
+      if (!options.allowOrigins?.includes(origin))
+        throw new ApiError(
+          403,
+          `a page at ${origin} may not ${path === '/v1/chat/completions' ? 'send chat requests' : `read ${path}`}; start nextstate serve with --allow-origin ${origin} to allow it`,
+          'invalid_request_error',
+          'origin_not_allowed',
+        );
+      res.setHeader('access-control-allow-origin', origin);
+      res.setHeader('vary', 'Origin');
+    }
+    if (req.method === 'OPTIONS' && ROUTES.has(path)) {
+      res.writeHead(204, {
+        'access-control-allow-headers': CORS_HEADERS,
+        'access-control-allow-methods': 'GET, POST, OPTIONS',
+        'access-control-max-age': '600',
+      });
+      res.end();
+      return true;
+    }
+    checkKey(req, options.apiKey);
+    return false;
   }
 
   async function route(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const path = (req.url ?? '/').split('?')[0].replace(/\/+$/, '') || '/';
     try {
-      if ((path === '/v1/chat/completions' || path === '/v1/models') && allowPage(req, res) && req.method === 'OPTIONS') {
-        res.writeHead(204, {
-          'access-control-allow-headers': CHAT_CORS_HEADERS,
-          'access-control-allow-methods': 'GET, POST, OPTIONS',
-          'access-control-max-age': '600',
-        });
-        return void res.end();
-      }
+      if (admit(req, res, path)) return;
       if (path === '/healthz' || path === '/health') {
         if (req.method !== 'GET') throw new ApiError(405, `${path} takes GET`);
         return sendJson(res, 200, JSON.stringify(handler.health()));
       }
       if (path === '/v1/models') {
         if (req.method !== 'GET') throw new ApiError(405, '/v1/models takes GET');
-        checkKey(req, options.apiKey);
         return sendJson(res, 200, JSON.stringify(handler.models()));
       }
       if (path === '/v1/nextstate/records') {
-        if (req.method === 'OPTIONS') {
-          res.writeHead(204, CORS);
-          return void res.end();
-        }
         if (req.method !== 'GET') throw new ApiError(405, '/v1/nextstate/records takes GET');
-        checkKey(req, options.apiKey);
         return follow(req, res);
       }
       if (path === '/v1/chat/completions') {
         if (req.method !== 'POST') throw new ApiError(405, '/v1/chat/completions takes POST');
-        // Agents send no Origin; a browser always does. A page of another site could otherwise
-        // post a text/plain body with no preflight and train this policy on it.
-        const origin = req.headers.origin;
-        if (origin !== undefined && !options.allowOrigins?.includes(origin))
-          throw new ApiError(
-            403,
-            `a page at ${origin} may not send chat requests; start nextstate serve with --allow-origin ${origin} to allow it`,
-            'invalid_request_error',
-            'origin_not_allowed',
-          );
-        checkKey(req, options.apiKey);
         return await chat(req, res);
       }
       throw new ApiError(

@@ -133,3 +133,68 @@ describe('nextstate serve shares its in-flight slots among addresses', () => {
     expect((await post(s, { hi: 2 }, '127.0.0.2')).status).toBe(200);
   });
 });
+
+/** A GET with the headers given as they are (Host included), from 127.0.0.1. */
+function get(s: RunningServer, path: string, headers: Record<string, string>): Promise<{ status: number; text: string; cors: string | undefined }> {
+  return new Promise((resolve, reject) => {
+    const req = request({ host: '127.0.0.1', port: port(s), method: 'GET', path, headers }, (res) => {
+      let out = '';
+      res.setEncoding('utf8');
+      res.on('data', (c: string) => (out += c));
+      res.on('end', () => resolve({ status: res.statusCode!, text: out, cors: res.headers['access-control-allow-origin'] as string | undefined }));
+    });
+    req.on('error', reject);
+    req.end();
+  });
+}
+
+describe('nextstate serve’s routes check the Host, the page’s origin and the key', () => {
+  const ROUTES = ['/v1/nextstate/records?from=1', '/v1/models', '/healthz', '/v1/chat/completions', '/v1/nothing'];
+
+  it('refuses a Host that names another site on every route (DNS rebinding), and takes the bound address, localhost and --allow-host names', async () => {
+    const s = await serve(handler().chat, { allowHosts: ['agent.example'] });
+    for (const path of ROUTES) {
+      const r = await get(s, path, { host: `rebind.evil.example:${port(s)}` });
+      expect(r.status).toBe(403);
+      expect(JSON.parse(r.text).error.message).toBe(
+        'Host "rebind.evil.example" is not a name of this server (127.0.0.1), as a page reaching it through its own name (DNS rebinding) would send; start nextstate serve with --allow-host rebind.evil.example to allow it',
+      );
+    }
+    for (const host of [`127.0.0.1:${port(s)}`, `localhost:${port(s)}`, 'LOCALHOST', `agent.example:${port(s)}`, 'agent.example.'])
+      expect((await get(s, '/healthz', { host })).status).toBe(200);
+    expect((await get(s, '/healthz', { host: '10.0.0.7' })).status).toBe(403);
+  });
+
+  it('answers a foreign Origin with 403 and no CORS on every route, and an allowed one with CORS', async () => {
+    const LAB = 'http://localhost:5173';
+    const s = await serve(handler().chat, { allowOrigins: [LAB] });
+    for (const path of ROUTES) {
+      const r = await get(s, path, { origin: 'https://evil.example' });
+      expect([r.status, r.cors]).toEqual([403, undefined]);
+      expect(JSON.parse(r.text).error.code).toBe('origin_not_allowed');
+    }
+    expect(await get(s, '/healthz', { origin: LAB })).toMatchObject({ status: 200, cors: LAB });
+    expect(await get(s, '/healthz', { origin: 'null' })).toMatchObject({ status: 403, cors: undefined });
+  });
+
+  it('wants the key on every route once one is set, the record feed included; a preflight needs none', async () => {
+    const LAB = 'http://localhost:5173';
+    const s = await serve(handler().chat, { apiKey: 'sk-wire', allowOrigins: [LAB] });
+    for (const path of ROUTES) {
+      const r = await get(s, path, {});
+      expect(r.status).toBe(401);
+      expect(JSON.parse(r.text).error.code).toBe('missing_api_key');
+      expect((await get(s, path, { authorization: 'Bearer sk-wrong' })).status).toBe(401);
+    }
+    expect((await get(s, '/healthz', { authorization: 'Bearer sk-wire' })).status).toBe(200);
+    const preflight = await new Promise<number>((resolve, reject) =>
+      request({ host: '127.0.0.1', port: port(s), method: 'OPTIONS', path: '/v1/nextstate/records', headers: { origin: LAB } }, (res) => {
+        res.resume();
+        resolve(res.statusCode!);
+      })
+        .on('error', reject)
+        .end(),
+    );
+    expect(preflight).toBe(204);
+  });
+});
