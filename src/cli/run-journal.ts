@@ -11,28 +11,14 @@
  *   rename after each training step, every few seconds while records arrive, and at the end.
  *   A .nsrun's header holds a summary and hashes of the whole body, so it cannot be appended to.
  */
-import {
-  existsSync,
-  fsyncSync,
-  lstatSync,
-  mkdirSync,
-  openSync,
-  closeSync,
-  readdirSync,
-  renameSync,
-  rmSync,
-  writeFileSync,
-  writeSync,
-  createWriteStream,
-} from 'node:fs';
+import { existsSync, fsyncSync, lstatSync, mkdirSync, openSync, closeSync, readdirSync, renameSync, rmSync, writeFileSync, writeSync } from 'node:fs';
+import { Buffer } from 'node:buffer';
 import { readModelFile } from '../gpu/source-node';
 import { FILE_LIMITS, readLocalChunks } from '../gpu/local-file';
 import { byteLines } from './byte-lines';
+import { diskError, writeAll } from './disk-full';
 import { open, type FileHandle } from 'node:fs/promises';
-import { join } from 'node:path';
-import { Readable } from 'node:stream';
-import { pipeline } from 'node:stream/promises';
-import type { ReadableStream as NodeReadableStream } from 'node:stream/web';
+import { basename, join } from 'node:path';
 import { PEFT_CONFIG, PEFT_WEIGHTS, type PeftFiles } from '../gpu/peft';
 import type { InteractionRecord, RunRecord, SampleRecord, TrainStepRecord, VersionBoundaryRecord } from '../rl/records';
 import { validateRecord } from '../rl/validate';
@@ -221,11 +207,15 @@ export class RunJournal implements RecordSink {
   private status: RunFileStatus = 'running';
   private readonly now: () => number;
   private readonly listeners = new Set<(records: readonly RunRecord[], firstSeq: number) => void>();
+  /** Why the run's files cannot be written (a full disk); every later commit fails with it. */
+  private failure: unknown = null;
 
   private constructor(
     readonly file: string,
     readonly header: JournalHeader,
     private readonly journal: FileHandle,
+    /** Bytes of the journal's complete lines: where a failed write is cut back to. */
+    private size: number,
     records: RunRecord[],
     private readonly options: RunJournalOptions,
   ) {
@@ -289,9 +279,17 @@ export class RunJournal implements RecordSink {
     RunJournal.checkNew(file);
     const header: JournalHeader = { config: stripSecrets(config), label, created: (options.now ?? Date.now)() };
     const handle = await open(journalPath(file), 'wx');
-    await handle.write(JSON.stringify(header) + '\n');
-    await handle.datasync();
-    return new RunJournal(file, header, handle, [], options);
+    const line = Buffer.from(JSON.stringify(header) + '\n');
+    try {
+      await writeAll(handle, line);
+      await handle.datasync();
+    } catch (e) {
+      await handle.close();
+      // A journal without its whole header line is no run's: nothing to resume.
+      rmSync(journalPath(file), { force: true });
+      throw diskError(e, journalPath(file));
+    }
+    return new RunJournal(file, header, handle, line.length, [], options);
   }
 
   /**
@@ -321,7 +319,8 @@ export class RunJournal implements RecordSink {
       await handle.close();
     }
     const appending = await open(path, 'a');
-    return { run: new RunJournal(file, header, appending, journal.records, options), config };
+    const size = (await appending.stat()).size;
+    return { run: new RunJournal(file, header, appending, size, journal.records, options), config };
   }
 
   get all(): readonly RunRecord[] {
@@ -344,8 +343,17 @@ export class RunJournal implements RecordSink {
     const done = this.chain.then(async () => {
       const boundary = records.find((r): r is VersionBoundaryRecord => r.kind === 'version_boundary');
       if (boundary && this.options.exportAdapter) await this.checkpoint(boundary.to, this.options.exportAdapter);
-      await this.journal.write(records.map((r) => JSON.stringify(r) + '\n').join(''));
-      await this.journal.datasync();
+      if (this.failure) throw this.failure;
+      const bytes = Buffer.from(records.map((r) => JSON.stringify(r) + '\n').join(''));
+      try {
+        await writeAll(this.journal, bytes);
+        await this.journal.datasync();
+      } catch (e) {
+        // A line cut short would sit before the next commit's lines and damage the journal.
+        await this.journal.truncate(this.size).catch(() => {});
+        throw this.fail(diskError(e, journalPath(this.file)));
+      }
+      this.size += bytes.length;
       const from = this.records.length + 1;
       this.records.push(...records);
       for (const listener of this.listeners) listener(records, from);
@@ -363,13 +371,24 @@ export class RunJournal implements RecordSink {
     const files = await exportAdapter();
     const dir = join(checkpointsPath(this.file), `v${version}`);
     const tmp = `${dir}.tmp`;
-    rmSync(tmp, { recursive: true, force: true });
-    mkdirSync(tmp, { recursive: true });
-    writeFileSync(join(tmp, PEFT_WEIGHTS), files[PEFT_WEIGHTS]);
-    writeFileSync(join(tmp, PEFT_CONFIG), files[PEFT_CONFIG]);
+    try {
+      rmSync(tmp, { recursive: true, force: true });
+      mkdirSync(tmp, { recursive: true });
+      writeFileSync(join(tmp, PEFT_WEIGHTS), files[PEFT_WEIGHTS]);
+      writeFileSync(join(tmp, PEFT_CONFIG), files[PEFT_CONFIG]);
+    } catch (e) {
+      rmSync(tmp, { recursive: true, force: true });
+      throw this.fail(diskError(e, dir, `${basename(checkpointsPath(this.file))}/v${version}`));
+    }
     rmSync(dir, { recursive: true, force: true });
     renameSync(tmp, dir);
     this.adapter = { version, ts: this.now(), files };
+  }
+
+  /** Keeps the first failure, which every later commit fails with; returns it, to throw. */
+  private fail(e: unknown): unknown {
+    this.failure ??= e;
+    return e;
   }
 
   private scheduleSnapshot(now: boolean): void {
@@ -380,7 +399,8 @@ export class RunJournal implements RecordSink {
     const wait = now ? 0 : Math.max(0, this.lastSnapshot + this.snapshotGap - this.now());
     this.snapshotTimer = setTimeout(() => {
       this.snapshotTimer = null;
-      void this.snapshot();
+      // A failure is kept (fail) and fails the next commit, and so the run.
+      this.snapshot().catch(() => {});
     }, wait);
     this.snapshotTimer.unref?.();
   }
@@ -404,7 +424,16 @@ export class RunJournal implements RecordSink {
       this.adapter,
     );
     const tmp = `${this.file}.tmp`;
-    await pipeline(Readable.fromWeb(runFileStream(source, { includeAdapter: this.adapter !== undefined }) as NodeReadableStream), createWriteStream(tmp));
+    const handle = await open(tmp, 'w');
+    try {
+      const reader = runFileStream(source, { includeAdapter: this.adapter !== undefined }).getReader();
+      for (let chunk = await reader.read(); !chunk.done; chunk = await reader.read()) await writeAll(handle, chunk.value);
+    } catch (e) {
+      await handle.close();
+      rmSync(tmp, { force: true });
+      throw this.fail(diskError(e, this.file));
+    }
+    await handle.close();
     renameSync(tmp, this.file);
   }
 
@@ -419,9 +448,15 @@ export class RunJournal implements RecordSink {
     this.status = end.status ?? 'stopped';
     if (end.adapter) this.adapter = end.adapter;
     this.dirty = true;
-    await this.snapshot();
-    await this.journal.close();
-    // The run file's status says how it ended.
-    removeLiveStatus(this.file);
+    try {
+      // A rewrite under way ends first, so its temp file is gone or renamed when this returns.
+      while (this.writing) await this.writing.catch(() => {});
+      // After a failed write the disk is full: the journal holds every commit, and --resume goes on from it.
+      if (!this.failure) await this.snapshot();
+    } finally {
+      await this.journal.close();
+      // The run file's status says how it ended.
+      removeLiveStatus(this.file);
+    }
   }
 }
