@@ -19,8 +19,8 @@ const WILDCARDS = new Set(['0.0.0.0', '::']);
 
 /**
  * Whether a request's Host header names this server: the address it is bound to; `localhost`
- * when that is a loopback address; any IP address when it listens on all of them (an address is
- * never a rebinding name); and each of `allowHosts`. A request without Host (HTTP/1.0; no
+ * and the loopback addresses when that is a loopback address or name; any IP address when it
+ * listens on all of them (an address is never a rebinding name); and each of `allowHosts`. A request without Host (HTTP/1.0; no
  * browser sends one) passes.
  */
 export function hostAllowed(header: string | undefined, bound: string, allowHosts: readonly string[]): boolean {
@@ -29,8 +29,11 @@ export function hostAllowed(header: string | undefined, bound: string, allowHost
   const self = hostName(bound.includes(':') ? `[${bound}]` : bound);
   if (name === self || allowHosts.includes(name)) return true;
   if (WILDCARDS.has(self)) return isIP(name) !== 0 || name === 'localhost';
-  return name === 'localhost' && isLoopback(self.includes(':') ? `[${self}]` : self);
+  // On loopback, any of its names: an agent may say 127.0.0.1 to a server bound as localhost.
+  return loopback(self) && (name === 'localhost' || (isIP(name) !== 0 && loopback(name)));
 }
+
+const loopback = (name: string) => isLoopback(name.includes(':') ? `[${name}]` : name);
 
 /**
  * The names of --allow-host (space- or comma-separated): host names or addresses, without

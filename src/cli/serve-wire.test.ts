@@ -6,6 +6,7 @@
 import { request } from 'node:http';
 import { connect, type Socket } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
+import { hostAllowed } from './serve-host';
 import { startHttpServer, type ChatHandler, type HttpOptions, type RunningServer } from './serve-http';
 
 let running: RunningServer | null = null;
@@ -163,6 +164,22 @@ describe('nextstate serve’s routes check the Host, the page’s origin and the
     for (const host of [`127.0.0.1:${port(s)}`, `localhost:${port(s)}`, 'LOCALHOST', `agent.example:${port(s)}`, 'agent.example.'])
       expect((await get(s, '/healthz', { host })).status).toBe(200);
     expect((await get(s, '/healthz', { host: '10.0.0.7' })).status).toBe(403);
+  });
+
+  it('takes the names of the address it is bound to, and no other name', () => {
+    expect(hostAllowed('127.0.0.1:30000', 'localhost', [])).toBe(true);
+    expect(hostAllowed('[::1]:30000', '::1', [])).toBe(true);
+    expect(hostAllowed('localhost', '::1', [])).toBe(true);
+    expect(hostAllowed('10.1.2.3:30000', '0.0.0.0', [])).toBe(true);
+    expect(hostAllowed(undefined, '127.0.0.1', [])).toBe(true);
+    for (const [host, bound] of [
+      ['rebind.evil.example', '0.0.0.0'],
+      ['rebind.evil.example', 'localhost'],
+      ['x.localhost', '127.0.0.1'],
+      ['10.1.2.3', '192.168.1.5'],
+      ['127.0.0.1', '192.168.1.5'],
+    ])
+      expect([host, bound, hostAllowed(host, bound, [])]).toEqual([host, bound, false]);
   });
 
   it('answers a foreign Origin with 403 and no CORS on every route, and an allowed one with CORS', async () => {
