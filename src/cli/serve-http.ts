@@ -105,6 +105,17 @@ async function readJson(req: IncomingMessage, maxBytes: number): Promise<unknown
         connection: 'close',
       },
     );
+  const encoding = req.headers['content-encoding']?.trim().toLowerCase();
+  // Nothing here inflates a body: a gzip bomb of a few KB would otherwise be read as gigabytes.
+  if (encoding && encoding !== 'identity')
+    throw new ApiError(
+      415,
+      `Content-Encoding ${encoding.slice(0, 40)} is not accepted; send the body uncompressed`,
+      'invalid_request_error',
+      'unsupported_encoding',
+      null,
+      { connection: 'close' },
+    );
   const declared = Number(req.headers['content-length']);
   if (Number.isFinite(declared) && declared > maxBytes) throw tooLarge();
   const chunks: Buffer[] = [];

@@ -5,6 +5,7 @@
  */
 import { request } from 'node:http';
 import { connect, type Socket } from 'node:net';
+import { gzipSync } from 'node:zlib';
 import { afterEach, describe, expect, it } from 'vitest';
 import { hostAllowed } from './serve-host';
 import { startHttpServer, type ChatHandler, type HttpOptions, type RunningServer } from './serve-http';
@@ -114,6 +115,21 @@ describe('nextstate serve against slow clients', () => {
     expect(await noHeaders.closed).toMatch(/^HTTP\/1\.1 408 /);
     expect(await slowBody.closed).toMatch(/^HTTP\/1\.1 408 /);
     expect((await post(s, { hi: 1 }, '127.0.0.2')).status).toBe(200);
+  });
+});
+
+describe('nextstate serve reads bodies as they are sent', () => {
+  it('refuses a compressed body (a gzip bomb) with 415 in one line, without inflating it', async () => {
+    const s = await serve(handler().chat);
+    const bomb = gzipSync(Buffer.alloc(10 << 20, 0x20));
+    const r = await fetch(`${s.url}/v1/chat/completions`, {
+      method: 'POST',
+      headers: { 'content-encoding': 'gzip', 'content-type': 'application/json' },
+      body: bomb,
+    });
+    expect(r.status).toBe(415);
+    expect(JSON.parse(await r.text()).error.message).toBe('Content-Encoding gzip is not accepted; send the body uncompressed');
+    expect((await post(s, { hi: 1 })).status).toBe(200);
   });
 });
 
