@@ -22,6 +22,7 @@ import { exampleConfig, type RunConfig } from '../../src/runtime/run-config';
 import { memorySource, runFileStream } from '../../src/storage/runfile';
 import { sampleRun } from '../../test/support/storage/fixtures';
 import { resolveDataPath } from '../../test/data-dir';
+import { wireSuite } from './hostile-wire';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const BIN = resolve(here, '../../bin/nextstate.mjs');
@@ -306,6 +307,28 @@ async function cases(work: string, port: number): Promise<Case[]> {
       before: 'rms_norm_eps 1e999 was refused as "found null"',
       argv: ['plan', '--model', withConfig('eps-1e999', { rms_norm_eps: 0 }, (t) => t.replace('"rms_norm_eps":0', '"rms_norm_eps":1e999'))],
     },
+    ...journalCases(work, stories),
+  ];
+}
+
+/** Serve journals the reader must refuse in one line, before any model loads. */
+function journalCases(work: string, stories: string): Case[] {
+  const journal = (name: string, make: (path: string) => void) => {
+    const file = join(work, `${name}.nsrun`);
+    make(`${file}.journal`);
+    return file;
+  };
+  const header = JSON.stringify({ config: exampleConfig('storyteller'), label: 'hostile', created: 1 }) + '\n';
+  const overCap = journal('journal-over-cap', (p) => {
+    writeFileSync(p, header);
+    const fd = openSync(p, 'r+');
+    ftruncateSync(fd, 1_100_000_000);
+    closeSync(fd);
+  });
+  const longLine = journal('journal-long-line', (p) => writeFileSync(p, header + ' '.repeat(17_000_000) + '\n'));
+  return [
+    { name: 'journal-1.1GB', before: 'a journal over 512 MiB could not be read', argv: ['serve', '--model', stories, '--out', overCap, '--resume'] },
+    { name: 'journal-line-17MB', before: 'read whole into one string', argv: ['serve', '--model', stories, '--out', longLine, '--resume'] },
   ];
 }
 
@@ -338,8 +361,10 @@ export async function hostileSuite(log: (line: string) => void): Promise<Record<
       results.push(r);
     }
     const worst = (key: 'seconds' | 'peakRssMB') => Math.max(...results.map((r) => r[key] ?? Infinity));
+    const wire = await wireSuite(work, log);
     return {
       hostile: {
+        wire,
         goal: { seconds: GOAL.seconds, peakRssMB: GOAL.bytes / 1e6, oneLine: true },
         startup: { seconds: startup.seconds, peakRssMB: startup.peakRssMB },
         cases: results.length,

@@ -11,35 +11,21 @@
  *   rename after each training step, every few seconds while records arrive, and at the end.
  *   A .nsrun's header holds a summary and hashes of the whole body, so it cannot be appended to.
  */
-import {
-  existsSync,
-  fsyncSync,
-  lstatSync,
-  mkdirSync,
-  openSync,
-  closeSync,
-  readdirSync,
-  renameSync,
-  rmSync,
-  writeFileSync,
-  writeSync,
-  createWriteStream,
-} from 'node:fs';
+import { existsSync, fsyncSync, lstatSync, mkdirSync, openSync, closeSync, readdirSync, renameSync, rmSync, writeFileSync, writeSync } from 'node:fs';
 import { Buffer } from 'node:buffer';
 import { readModelFile } from '../gpu/source-node';
-import { FILE_LIMITS, readLocalFile } from '../gpu/local-file';
+import { FILE_LIMITS, readLocalChunks } from '../gpu/local-file';
+import { byteLines } from './byte-lines';
+import { diskError, writeAll } from './disk-full';
 import { open, type FileHandle } from 'node:fs/promises';
-import { join } from 'node:path';
-import { Readable } from 'node:stream';
-import { pipeline } from 'node:stream/promises';
-import type { ReadableStream as NodeReadableStream } from 'node:stream/web';
+import { basename, join } from 'node:path';
 import { PEFT_CONFIG, PEFT_WEIGHTS, type PeftFiles } from '../gpu/peft';
 import type { InteractionRecord, RunRecord, SampleRecord, TrainStepRecord, VersionBoundaryRecord } from '../rl/records';
 import { validateRecord } from '../rl/validate';
 import type { RecordSink } from '../runtime/loop-types';
 import type { AnyRunConfig } from '../runtime/run-config';
 import { parseAnyRunConfig } from '../runtime/run-config';
-import { memorySource, runFileStream, type ResumePoint, type StoredAdapter } from '../storage/index';
+import { DEFAULT_MAX_LINE_CHARS, memorySource, runFileStream, type ResumePoint, type StoredAdapter } from '../storage/index';
 import { findResumeStep } from '../storage/resume';
 import { stripSecrets } from '../storage/secrets';
 import { removeLiveStatus, statusPath, writeLiveStatus, type LiveStatus } from './run-status';
@@ -84,35 +70,58 @@ const runPaths = (file: string) => [file, journalPath(file), checkpointsPath(fil
 export interface Journal {
   header: JournalHeader;
   records: RunRecord[];
+  /** Bytes of the header line, its newline included. */
+  headerBytes: number;
   /** Bytes of complete lines: a last line cut short by a crash was never committed, and is cut off. */
   validBytes: number;
 }
 
 /**
+ * The longest journal line read, in bytes: a run file line's limit in characters, at the most
+ * bytes a character takes in UTF-8. Longer than any record the run file could hold.
+ */
+const MAX_JOURNAL_LINE_BYTES = 4 * DEFAULT_MAX_LINE_CHARS;
+
+/**
  * Reads a journal back, dropping a last line without its newline (a write the crash interrupted:
- * its commit never returned).
+ * its commit never returned). Line by line, so memory holds the records and one line, never the
+ * whole file.
  *
  * @throws RunJournalError when a complete line is not a valid record
  */
 export function readJournal(path: string): Journal {
-  const bytes = Buffer.from(readLocalFile(path, FILE_LIMITS.journal));
-  const end = bytes.lastIndexOf(0x0a) + 1;
-  const lines = bytes.subarray(0, end).toString('utf8').split('\n').slice(0, -1);
-  if (!lines.length) throw new RunJournalError(`${path} has no header line; it is not a nextstate run journal. Choose another --out.`);
-  let header: JournalHeader;
-  try {
-    header = JSON.parse(lines[0]) as JournalHeader;
-  } catch (e) {
-    throw new RunJournalError(`${path} line 1 is not JSON (${(e as Error).message}); it is not a nextstate run journal.`);
-  }
-  const records = lines.slice(1).map((line, i) => {
+  return parseJournal(readLocalChunks(path, FILE_LIMITS.journal), path);
+}
+
+/** readJournal over any bytes (`name` is the journal's path, for messages). */
+export function parseJournal(chunks: Iterable<Uint8Array>, name: string): Journal {
+  const tooLong = (line: number) =>
+    new RunJournalError(
+      `${name} line ${line} is longer than ${MAX_JOURNAL_LINE_BYTES.toLocaleString('en-US')} bytes, more than any record; the journal is damaged, so it cannot resume. Start a new --out.`,
+    );
+  let header: JournalHeader | undefined;
+  let headerBytes = 0;
+  let validBytes = 0;
+  const records: RunRecord[] = [];
+  for (const { line, text, end } of byteLines(chunks, MAX_JOURNAL_LINE_BYTES, tooLong)) {
+    validBytes = end;
+    if (line === 1) {
+      try {
+        header = JSON.parse(text) as JournalHeader;
+      } catch (e) {
+        throw new RunJournalError(`${name} line 1 is not JSON (${(e as Error).message}); it is not a nextstate run journal.`);
+      }
+      headerBytes = end;
+      continue;
+    }
     try {
-      return validateRecord(JSON.parse(line), `${path} line ${i + 2}`);
+      records.push(validateRecord(JSON.parse(text), `${name} line ${line}`));
     } catch (e) {
       throw new RunJournalError(`${(e as Error).message.split('\n')[0]}; the journal is damaged, so it cannot resume. Start a new --out.`);
     }
-  });
-  return { header, records, validBytes: end };
+  }
+  if (!header) throw new RunJournalError(`${name} has no header line; it is not a nextstate run journal. Choose another --out.`);
+  return { header, records, headerBytes, validBytes };
 }
 
 /** The adapters checkpointed so far, by version. */
@@ -148,6 +157,28 @@ export function journalResumePoint(file: string, records: readonly RunRecord[]):
   };
 }
 
+/** The journal with a new header line and the same records, by a rename; copied a chunk at a time. */
+function rewriteHeader(path: string, header: JournalHeader, journal: Journal): void {
+  const tmp = `${path}.tmp`;
+  const fd = openSync(tmp, 'w');
+  try {
+    writeSync(fd, JSON.stringify(header) + '\n');
+    let at = 0;
+    for (const chunk of readLocalChunks(path, FILE_LIMITS.journal)) {
+      // Only the records' complete lines: after the old header, before a cut-short tail.
+      const from = Math.max(0, journal.headerBytes - at);
+      const to = Math.min(chunk.length, journal.validBytes - at);
+      if (to > from) writeSync(fd, chunk, from, to - from);
+      at += chunk.length;
+      if (at >= journal.validBytes) break;
+    }
+    fsyncSync(fd);
+  } finally {
+    closeSync(fd);
+  }
+  renameSync(tmp, path);
+}
+
 export interface RunJournalOptions {
   /**
    * The newest adapter; called when a step's version_boundary is about to be journaled. Absent:
@@ -176,11 +207,15 @@ export class RunJournal implements RecordSink {
   private status: RunFileStatus = 'running';
   private readonly now: () => number;
   private readonly listeners = new Set<(records: readonly RunRecord[], firstSeq: number) => void>();
+  /** Why the run's files cannot be written (a full disk); every later commit fails with it. */
+  private failure: unknown = null;
 
   private constructor(
     readonly file: string,
     readonly header: JournalHeader,
     private readonly journal: FileHandle,
+    /** Bytes of the journal's complete lines: where a failed write is cut back to. */
+    private size: number,
     records: RunRecord[],
     private readonly options: RunJournalOptions,
   ) {
@@ -244,9 +279,17 @@ export class RunJournal implements RecordSink {
     RunJournal.checkNew(file);
     const header: JournalHeader = { config: stripSecrets(config), label, created: (options.now ?? Date.now)() };
     const handle = await open(journalPath(file), 'wx');
-    await handle.write(JSON.stringify(header) + '\n');
-    await handle.datasync();
-    return new RunJournal(file, header, handle, [], options);
+    const line = Buffer.from(JSON.stringify(header) + '\n');
+    try {
+      await writeAll(handle, line);
+      await handle.datasync();
+    } catch (e) {
+      await handle.close();
+      // A journal without its whole header line is no run's: nothing to resume.
+      rmSync(journalPath(file), { force: true });
+      throw diskError(e, journalPath(file));
+    }
+    return new RunJournal(file, header, handle, line.length, [], options);
   }
 
   /**
@@ -269,24 +312,15 @@ export class RunJournal implements RecordSink {
     let header = journal.header;
     if (edit && JSON.stringify(config) !== JSON.stringify(parsed)) {
       header = { ...header, config: stripSecrets(config) };
-      const body = Buffer.from(readLocalFile(path, FILE_LIMITS.journal)).subarray(0, journal.validBytes);
-      const tmp = `${path}.tmp`;
-      const fd = openSync(tmp, 'w');
-      try {
-        writeSync(fd, JSON.stringify(header) + '\n');
-        writeSync(fd, body.subarray(body.indexOf(0x0a) + 1));
-        fsyncSync(fd);
-      } finally {
-        closeSync(fd);
-      }
-      renameSync(tmp, path);
+      rewriteHeader(path, header, journal);
     } else {
       const handle = await open(path, 'r+');
       await handle.truncate(journal.validBytes);
       await handle.close();
     }
     const appending = await open(path, 'a');
-    return { run: new RunJournal(file, header, appending, journal.records, options), config };
+    const size = (await appending.stat()).size;
+    return { run: new RunJournal(file, header, appending, size, journal.records, options), config };
   }
 
   get all(): readonly RunRecord[] {
@@ -309,8 +343,17 @@ export class RunJournal implements RecordSink {
     const done = this.chain.then(async () => {
       const boundary = records.find((r): r is VersionBoundaryRecord => r.kind === 'version_boundary');
       if (boundary && this.options.exportAdapter) await this.checkpoint(boundary.to, this.options.exportAdapter);
-      await this.journal.write(records.map((r) => JSON.stringify(r) + '\n').join(''));
-      await this.journal.datasync();
+      if (this.failure) throw this.failure;
+      const bytes = Buffer.from(records.map((r) => JSON.stringify(r) + '\n').join(''));
+      try {
+        await writeAll(this.journal, bytes);
+        await this.journal.datasync();
+      } catch (e) {
+        // A line cut short would sit before the next commit's lines and damage the journal.
+        await this.journal.truncate(this.size).catch(() => {});
+        throw this.fail(diskError(e, journalPath(this.file)));
+      }
+      this.size += bytes.length;
       const from = this.records.length + 1;
       this.records.push(...records);
       for (const listener of this.listeners) listener(records, from);
@@ -328,13 +371,24 @@ export class RunJournal implements RecordSink {
     const files = await exportAdapter();
     const dir = join(checkpointsPath(this.file), `v${version}`);
     const tmp = `${dir}.tmp`;
-    rmSync(tmp, { recursive: true, force: true });
-    mkdirSync(tmp, { recursive: true });
-    writeFileSync(join(tmp, PEFT_WEIGHTS), files[PEFT_WEIGHTS]);
-    writeFileSync(join(tmp, PEFT_CONFIG), files[PEFT_CONFIG]);
+    try {
+      rmSync(tmp, { recursive: true, force: true });
+      mkdirSync(tmp, { recursive: true });
+      writeFileSync(join(tmp, PEFT_WEIGHTS), files[PEFT_WEIGHTS]);
+      writeFileSync(join(tmp, PEFT_CONFIG), files[PEFT_CONFIG]);
+    } catch (e) {
+      rmSync(tmp, { recursive: true, force: true });
+      throw this.fail(diskError(e, dir, `${basename(checkpointsPath(this.file))}/v${version}`));
+    }
     rmSync(dir, { recursive: true, force: true });
     renameSync(tmp, dir);
     this.adapter = { version, ts: this.now(), files };
+  }
+
+  /** Keeps the first failure, which every later commit fails with; returns it, to throw. */
+  private fail(e: unknown): unknown {
+    this.failure ??= e;
+    return e;
   }
 
   private scheduleSnapshot(now: boolean): void {
@@ -345,7 +399,8 @@ export class RunJournal implements RecordSink {
     const wait = now ? 0 : Math.max(0, this.lastSnapshot + this.snapshotGap - this.now());
     this.snapshotTimer = setTimeout(() => {
       this.snapshotTimer = null;
-      void this.snapshot();
+      // A failure is kept (fail) and fails the next commit, and so the run.
+      this.snapshot().catch(() => {});
     }, wait);
     this.snapshotTimer.unref?.();
   }
@@ -369,7 +424,16 @@ export class RunJournal implements RecordSink {
       this.adapter,
     );
     const tmp = `${this.file}.tmp`;
-    await pipeline(Readable.fromWeb(runFileStream(source, { includeAdapter: this.adapter !== undefined }) as NodeReadableStream), createWriteStream(tmp));
+    const handle = await open(tmp, 'w');
+    try {
+      const reader = runFileStream(source, { includeAdapter: this.adapter !== undefined }).getReader();
+      for (let chunk = await reader.read(); !chunk.done; chunk = await reader.read()) await writeAll(handle, chunk.value);
+    } catch (e) {
+      await handle.close();
+      rmSync(tmp, { force: true });
+      throw this.fail(diskError(e, this.file));
+    }
+    await handle.close();
     renameSync(tmp, this.file);
   }
 
@@ -384,9 +448,15 @@ export class RunJournal implements RecordSink {
     this.status = end.status ?? 'stopped';
     if (end.adapter) this.adapter = end.adapter;
     this.dirty = true;
-    await this.snapshot();
-    await this.journal.close();
-    // The run file's status says how it ended.
-    removeLiveStatus(this.file);
+    try {
+      // A rewrite under way ends first, so its temp file is gone or renamed when this returns.
+      while (this.writing) await this.writing.catch(() => {});
+      // After a failed write the disk is full: the journal holds every commit, and --resume goes on from it.
+      if (!this.failure) await this.snapshot();
+    } finally {
+      await this.journal.close();
+      // The run file's status says how it ended.
+      removeLiveStatus(this.file);
+    }
   }
 }

@@ -122,7 +122,7 @@ describe('nextstate serve refuses bad input with a status and a one-line JSON er
     expect(items.at(-1)?.kind).toBe('end');
   });
 
-  it('401 without the key or with a wrong one; the right key is served, and /healthz needs none', async () => {
+  it('401 without the key or with a wrong one; the right key is served, on every route, /healthz too', async () => {
     server = await startTestServer([], { apiKey: 'sk-test-key' });
     const none = await post(server, JSON.stringify({ messages: [{ role: 'user', content: 'hi' }] }));
     expect([none.status, none.json.error.code]).toEqual([401, 'missing_api_key']);
@@ -131,7 +131,9 @@ describe('nextstate serve refuses bad input with a status and a one-line JSON er
     expect([wrong.status, wrong.json.error.code]).toEqual([401, 'invalid_api_key']);
     const models = await fetch(`${server.handle.url}/v1/models`);
     expect(models.status).toBe(401);
-    expect((await fetch(`${server.handle.url}/healthz`)).status).toBe(200);
+    // Health says which step trains and since when: the key's holder's business only.
+    expect((await fetch(`${server.handle.url}/healthz`)).status).toBe(401);
+    expect((await fetch(`${server.handle.url}/healthz`, { headers: { authorization: 'Bearer sk-test-key' } })).status).toBe(200);
     const ok = await server.client.chat.completions.create({ model: server.model, messages: [{ role: 'user', content: 'hi' }], max_tokens: 2 });
     expect(ok.choices).toHaveLength(1);
   });
@@ -187,15 +189,22 @@ describe('nextstate serve refuses bad input with a status and a one-line JSON er
 });
 
 describe('nextstate serve’s record feed, for the lab watching a live run', () => {
-  it('streams the run and then each commit as it lands, from any record on; CORS on this route only', async () => {
-    server = await startTestServer(['--max-tokens', '2']);
+  it('streams the run and then each commit as it lands, from any record on; CORS to --allow-origin only', async () => {
+    const LAB = 'http://localhost:5173';
+    server = await startTestServer(['--max-tokens', '2', '--allow-origin', LAB]);
     const { client, model } = server;
     await client.chat.completions.create({ model, messages: [{ role: 'user', content: 'first' }] });
-    const preflight = await fetch(`${server.handle.url}/v1/nextstate/records`, { method: 'OPTIONS' });
-    expect([preflight.status, preflight.headers.get('access-control-allow-origin')]).toEqual([204, '*']);
+    const preflight = await fetch(`${server.handle.url}/v1/nextstate/records`, { method: 'OPTIONS', headers: { origin: LAB } });
+    expect([preflight.status, preflight.headers.get('access-control-allow-origin')]).toEqual([204, LAB]);
+    // Another page may not read the conversations: refused, and without CORS its browser hides even that.
+    const foreign = await fetch(`${server.handle.url}/v1/nextstate/records?from=1`, { headers: { origin: 'https://evil.example' } });
+    expect([foreign.status, foreign.headers.get('access-control-allow-origin')]).toEqual([403, null]);
+    expect(JSON.parse(await foreign.text()).error.message).toBe(
+      'a page at https://evil.example may not read /v1/nextstate/records; start nextstate serve with --allow-origin https://evil.example to allow it',
+    );
     const abort = new AbortController();
-    const res = await fetch(`${server.handle.url}/v1/nextstate/records?from=1`, { signal: abort.signal });
-    expect(res.headers.get('access-control-allow-origin')).toBe('*');
+    const res = await fetch(`${server.handle.url}/v1/nextstate/records?from=1`, { headers: { origin: LAB }, signal: abort.signal });
+    expect(res.headers.get('access-control-allow-origin')).toBe(LAB);
     const events: { type: string; from?: number; records?: { kind: string; messages?: { content: string }[] }[]; label?: string }[] = [];
     const reading = (async () => {
       const decoder = new TextDecoder();
@@ -216,7 +225,7 @@ describe('nextstate serve’s record feed, for the lab watching a live run', () 
     await client.chat.completions.create({ model, messages: [{ role: 'user', content: 'second' }] });
     await until(() => events.length >= 3, 10_000, 'the next commit');
     expect(events[2]).toMatchObject({ type: 'records', from: 2, records: [{ kind: 'interaction', messages: [{ content: 'second' }] }] });
-    // Chat completions stay same-origin: no CORS there.
+    // A request without a page's origin (an agent) gets no CORS.
     const chat = await fetch(`${server.handle.url}/v1/chat/completions`, { method: 'POST', body: '{' });
     expect(chat.headers.get('access-control-allow-origin')).toBeNull();
     // A page of another site posting text/plain to this keyless server is refused, not served.

@@ -8,6 +8,8 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net';
 import { MAX_LINE_DEPTH, nestsDeeperThan } from '../rl/json-scan';
 import { ApiError } from './serve-errors';
+import { hostAllowed, hostName } from './serve-host';
+import { AddressSlots, perAddressShare } from './serve-slots';
 
 /** Writes one event stream: `data: JSON` events, then `data: [DONE]`. */
 export interface EventStream {
@@ -35,27 +37,26 @@ export interface ChatHandler {
   records(from: number, stream: EventStream, signal: AbortSignal): void;
 }
 
-/** The route any page may read (the lab watching a live run); chat only from --allow-origin's pages. */
-const CORS = {
-  'access-control-allow-origin': '*',
-  'access-control-allow-headers': 'authorization',
-  'access-control-allow-methods': 'GET, OPTIONS',
-};
-
 export interface HttpOptions {
   host: string;
   port: number;
-  /** Required as `Authorization: Bearer KEY` on /v1/*; undefined: no key (loopback only, the CLI checks). */
+  /** Required as `Authorization: Bearer KEY` on every route; undefined: no key (loopback only, the CLI checks). */
   apiKey?: string;
   maxBodyBytes: number;
   /** Chat requests in flight at most; more get 429 with Retry-After. */
   maxInFlight: number;
-  /** Origins whose pages may send chat requests (CORS on /v1/chat/completions and /v1/models); none by default. */
+  /** Origins whose pages may use the server (CORS, and requests that carry an Origin); none by default. */
   allowOrigins?: readonly string[];
+  /** Names a request's Host may give besides the bound address (see serve-host.ts). */
+  allowHosts?: readonly string[];
+  /** A request's headers must arrive within this (default 10 s); then 408 and the connection closes. */
+  headersTimeoutMs?: number;
+  /** A request's headers and body must arrive within this (default 60 s); then 408 and the connection closes. */
+  requestTimeoutMs?: number;
 }
 
 /** What a page of an allowed origin may send: the key and the session protocol's headers. */
-const CHAT_CORS_HEADERS = 'authorization, content-type, x-session-id, x-turn-type, x-session-done';
+const CORS_HEADERS = 'authorization, content-type, x-session-id, x-turn-type, x-session-done';
 
 export interface RunningServer {
   url: string;
@@ -67,6 +68,8 @@ export interface RunningServer {
 const KEEP_ALIVE_MS = 15_000;
 const RETRY_AFTER_S = 1;
 const CLOSE_GRACE_MS = 1000;
+const HEADERS_TIMEOUT_MS = 10_000;
+const REQUEST_TIMEOUT_MS = 60_000;
 
 /** Compared through digests, so neither the time taken nor a length check leaks the key. */
 function sameKey(given: string, expected: string): boolean {
@@ -101,6 +104,17 @@ async function readJson(req: IncomingMessage, maxBytes: number): Promise<unknown
       {
         connection: 'close',
       },
+    );
+  const encoding = req.headers['content-encoding']?.trim().toLowerCase();
+  // Nothing here inflates a body: a gzip bomb of a few KB would otherwise be read as gigabytes.
+  if (encoding && encoding !== 'identity')
+    throw new ApiError(
+      415,
+      `Content-Encoding ${encoding.slice(0, 40)} is not accepted; send the body uncompressed`,
+      'invalid_request_error',
+      'unsupported_encoding',
+      null,
+      { connection: 'close' },
     );
   const declared = Number(req.headers['content-length']);
   if (Number.isFinite(declared) && declared > maxBytes) throw tooLarge();
@@ -156,27 +170,45 @@ function eventStream(res: ServerResponse, headers: Record<string, string> = {}):
   };
 }
 
+/** 429 with Retry-After; `close` ends the connection (its body is not read). */
+function tooMany(message: string, close = false): ApiError {
+  return new ApiError(429, message, 'rate_limit_error', 'too_many_requests', null, {
+    'retry-after': String(RETRY_AFTER_S),
+    ...(close ? { connection: 'close' } : {}),
+  });
+}
+
 export async function startHttpServer(options: HttpOptions, handler: ChatHandler): Promise<RunningServer> {
-  let inFlight = 0;
   /** Record feeds never end by themselves: closing the server ends them. */
   const watchers = new Map<EventStream, ServerResponse>();
 
+  const slots = new AddressSlots(options.maxInFlight, perAddressShare(options.maxInFlight));
+  // Bodies still arriving hold no slot; they are counted apart so one address cannot open endless ones.
+  const bodies = new AddressSlots(Infinity, options.maxInFlight);
+
   async function chat(req: IncomingMessage, res: ServerResponse): Promise<void> {
-    if (inFlight >= options.maxInFlight) {
-      // Drain the body so the connection can be reused, then refuse.
-      req.resume();
-      throw new ApiError(
-        429,
-        `${inFlight} requests are in flight, the most this server takes (--max-in-flight); retry after ${RETRY_AFTER_S} s`,
-        'rate_limit_error',
-        'too_many_requests',
-        null,
-        {
-          'retry-after': String(RETRY_AFTER_S),
-        },
+    const address = req.socket.remoteAddress ?? 'unknown';
+    const reading = bodies.take(address);
+    if (typeof reading !== 'function') {
+      throw tooMany(
+        `this client (${address}) is already sending ${bodies.taken(address)} request bodies, the most one address may (--max-in-flight); finish those first`,
+        true,
       );
     }
-    inFlight++;
+    let body: unknown;
+    try {
+      body = await readJson(req, options.maxBodyBytes);
+    } finally {
+      reading();
+    }
+    // The slot is taken once the whole body is here: a client that sends slowly holds none.
+    const slot = slots.take(address);
+    if (slot === 'full') throw tooMany(`${slots.taken()} requests are in flight, the most this server takes (--max-in-flight); retry after ${RETRY_AFTER_S} s`);
+    if (slot === 'address') {
+      throw tooMany(
+        `this client (${address}) has ${slots.taken(address)} requests in flight, the most one address may while ${options.maxInFlight - slots.perAddress} of --max-in-flight ${options.maxInFlight} stay for other clients; retry after ${RETRY_AFTER_S} s`,
+      );
+    }
     const abort = new AbortController();
     let stream: EventStream | null = null;
     let timer: ReturnType<typeof setInterval> | null = null;
@@ -184,7 +216,6 @@ export async function startHttpServer(options: HttpOptions, handler: ChatHandler
       if (!res.writableFinished) abort.abort(new DOMException('the client closed the connection', 'AbortError'));
     });
     try {
-      const body = await readJson(req, options.maxBodyBytes);
       const open = () => {
         stream = eventStream(res);
         timer = setInterval(() => stream!.keepAlive(), KEEP_ALIVE_MS);
@@ -202,7 +233,7 @@ export async function startHttpServer(options: HttpOptions, handler: ChatHandler
       } else sendJson(res, error.status, error.body(), error.headers);
     } finally {
       if (timer) clearInterval(timer);
-      inFlight--;
+      slot();
     }
   }
 
@@ -211,7 +242,7 @@ export async function startHttpServer(options: HttpOptions, handler: ChatHandler
     if (!Number.isSafeInteger(from) || from < 1)
       throw new ApiError(400, `from must be a record number from 1, got ${JSON.stringify(from)}`, 'invalid_request_error', 'invalid_value', 'from');
     const abort = new AbortController();
-    const stream = eventStream(res, CORS);
+    const stream = eventStream(res);
     const timer = setInterval(() => stream.keepAlive(), KEEP_ALIVE_MS);
     watchers.set(stream, res);
     res.on('close', () => {
@@ -222,57 +253,70 @@ export async function startHttpServer(options: HttpOptions, handler: ChatHandler
     handler.records(from, stream, abort.signal);
   }
 
-  /** CORS for a page of an allowed origin on the chat routes; false for any other page. */
-  function allowPage(req: IncomingMessage, res: ServerResponse): boolean {
+  const ROUTES = new Set(['/v1/chat/completions', '/v1/models', '/v1/nextstate/records', '/healthz', '/health']);
+
+  /**
+   * What every route checks first: the Host names this server, a page's origin is one of
+   * --allow-origin's (which then gets CORS), and the key when one is set. A preflight carries no
+   * key, so it is answered after the first two.
+   *
+   * @returns true when the request was a preflight, answered here
+   */
+  function admit(req: IncomingMessage, res: ServerResponse, path: string): boolean {
+    if (!hostAllowed(req.headers.host, options.host, options.allowHosts ?? [])) {
+      const name = hostName(req.headers.host!);
+      throw new ApiError(
+        403,
+        `Host "${name}" is not a name of this server (${options.host}), as a page reaching it through its own name (DNS rebinding) would send; start nextstate serve with --allow-host ${name} to allow it`,
+        'invalid_request_error',
+        'host_not_allowed',
+      );
+    }
+    // Agents send no Origin; a browser always does. A page of another site could otherwise post
+    // a text/plain body with no preflight and train this policy on it, or read every record.
     const origin = req.headers.origin;
-    if (!origin || !options.allowOrigins?.includes(origin)) return false;
-    res.setHeader('access-control-allow-origin', origin);
-    res.setHeader('vary', 'Origin');
-    return true;
+    if (origin !== undefined) {
+      if (!options.allowOrigins?.includes(origin))
+        throw new ApiError(
+          403,
+          `a page at ${origin} may not ${path === '/v1/chat/completions' ? 'send chat requests' : `read ${path}`}; start nextstate serve with --allow-origin ${origin} to allow it`,
+          'invalid_request_error',
+          'origin_not_allowed',
+        );
+      res.setHeader('access-control-allow-origin', origin);
+      res.setHeader('vary', 'Origin');
+    }
+    if (req.method === 'OPTIONS' && ROUTES.has(path)) {
+      res.writeHead(204, {
+        'access-control-allow-headers': CORS_HEADERS,
+        'access-control-allow-methods': 'GET, POST, OPTIONS',
+        'access-control-max-age': '600',
+      });
+      res.end();
+      return true;
+    }
+    checkKey(req, options.apiKey);
+    return false;
   }
 
   async function route(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const path = (req.url ?? '/').split('?')[0].replace(/\/+$/, '') || '/';
     try {
-      if ((path === '/v1/chat/completions' || path === '/v1/models') && allowPage(req, res) && req.method === 'OPTIONS') {
-        res.writeHead(204, {
-          'access-control-allow-headers': CHAT_CORS_HEADERS,
-          'access-control-allow-methods': 'GET, POST, OPTIONS',
-          'access-control-max-age': '600',
-        });
-        return void res.end();
-      }
+      if (admit(req, res, path)) return;
       if (path === '/healthz' || path === '/health') {
         if (req.method !== 'GET') throw new ApiError(405, `${path} takes GET`);
         return sendJson(res, 200, JSON.stringify(handler.health()));
       }
       if (path === '/v1/models') {
         if (req.method !== 'GET') throw new ApiError(405, '/v1/models takes GET');
-        checkKey(req, options.apiKey);
         return sendJson(res, 200, JSON.stringify(handler.models()));
       }
       if (path === '/v1/nextstate/records') {
-        if (req.method === 'OPTIONS') {
-          res.writeHead(204, CORS);
-          return void res.end();
-        }
         if (req.method !== 'GET') throw new ApiError(405, '/v1/nextstate/records takes GET');
-        checkKey(req, options.apiKey);
         return follow(req, res);
       }
       if (path === '/v1/chat/completions') {
         if (req.method !== 'POST') throw new ApiError(405, '/v1/chat/completions takes POST');
-        // Agents send no Origin; a browser always does. A page of another site could otherwise
-        // post a text/plain body with no preflight and train this policy on it.
-        const origin = req.headers.origin;
-        if (origin !== undefined && !options.allowOrigins?.includes(origin))
-          throw new ApiError(
-            403,
-            `a page at ${origin} may not send chat requests; start nextstate serve with --allow-origin ${origin} to allow it`,
-            'invalid_request_error',
-            'origin_not_allowed',
-          );
-        checkKey(req, options.apiKey);
         return await chat(req, res);
       }
       throw new ApiError(
@@ -288,7 +332,14 @@ export async function startHttpServer(options: HttpOptions, handler: ChatHandler
     }
   }
 
-  const server = createServer((req, res) => void route(req, res));
+  const headersTimeout = options.headersTimeoutMs ?? HEADERS_TIMEOUT_MS;
+  const requestTimeout = Math.max(headersTimeout, options.requestTimeoutMs ?? REQUEST_TIMEOUT_MS);
+  const server = createServer(
+    // Node checks both timeouts only every connectionsCheckingInterval (30 s by default), which
+    // would let a slow client hold its connection that much longer than the limit says.
+    { headersTimeout, requestTimeout, connectionsCheckingInterval: Math.min(1000, headersTimeout) },
+    (req, res) => void route(req, res),
+  );
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(options.port, options.host, () => {

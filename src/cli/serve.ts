@@ -40,6 +40,7 @@ import {
 import { eventLine } from './run';
 import { ChatEndpoint } from './serve-chat';
 import { startHttpServer, type RunningServer } from './serve-http';
+import { allowedHosts } from './serve-host';
 import { journalResumePoint, RunJournal } from './run-journal';
 import { replyMessage, usesToolCallTags } from '../rl/tool-calls';
 import type { CliIo } from './io';
@@ -51,12 +52,13 @@ import { TrainerThread, type TrainerThreadOptions } from '../workers/node/traine
 export const usage = `nextstate serve --model DIR|HUB_ID ${REVISION_USAGE} --out RUN.nsrun [--port 30000] [--host 127.0.0.1] [--api-key-file FILE]
       [--method ${METHODS.join('|')}] [--judge rules|policy|URL [--judge-model NAME]] [--batch-size N] [--lora-rank N]
       [--lr X] [--preset PRESET.json] ${BACKEND_USAGE} ${QUANTIZE_USAGE} [--max-tokens N] [--served-model-name NAME]
-      [--max-in-flight N] [--max-body-bytes N] [--max-batch N] [--allow-origin ORIGIN] [--idle-timeout DURATION|off] ${SET_USAGE}
+      [--max-in-flight N] [--max-body-bytes N] [--max-batch N] [--allow-origin ORIGIN] [--allow-host NAME] [--idle-timeout DURATION|off] ${SET_USAGE}
       [--seed N] [--resume | --force] [--json]
   serve the policy at http://HOST:PORT/v1 (OpenAI chat completions) and train it on the turns it serves;
   --idle-timeout (default 30m) ends a session silent that long, its waiting turn recorded unjudged; off: never;
   ${SET_NOTE};
-  --allow-origin lets pages of ORIGINs (space- or comma-separated, e.g. the lab's) send chat requests (CORS);
+  --allow-origin lets pages of ORIGINs (space- or comma-separated, e.g. the lab's) use the server (chat, the record
+  feed; CORS); --allow-host NAMEs clients may reach it by besides its address (Host is checked);
   a key (--api-key-file FILE, NEXTSTATE_SERVE_API_KEY, or --api-key KEY, which other users see in ps) is required
   beyond 127.0.0.1; --resume continues RUN.nsrun after a stop or crash,
   with the hub commit it recorded; --force replaces a run already at RUN.nsrun (its journal and checkpoints too) once
@@ -236,6 +238,7 @@ export async function startServe(argv: string[], io: CliIo, hooks: { trainer?: T
     'max-batch': { type: 'string' },
     'max-body-bytes': { type: 'string' },
     'allow-origin': { type: 'string' },
+    'allow-host': { type: 'string' },
     'idle-timeout': { type: 'string' },
     ...SET_OPTION,
     seed: { type: 'string' },
@@ -252,6 +255,7 @@ export async function startServe(argv: string[], io: CliIo, hooks: { trainer?: T
   }
   const port = number(v, 'port', DEFAULTS.port, (x) => Number.isInteger(x) && x >= 0 && x < 65536);
   const allowOrigins = allowedOrigins(v['allow-origin'] as string | undefined);
+  const allowHosts = allowedHosts(v['allow-host'] as string | undefined);
   // --json: every event on stdout, for the program that started the server; else a note on stderr.
   const say = (line: object, text: string, progress = false) => {
     if (v.json) io.out(JSON.stringify(line));
@@ -386,6 +390,7 @@ export async function startServe(argv: string[], io: CliIo, hooks: { trainer?: T
         maxBodyBytes: number(v, 'max-body-bytes', DEFAULTS.maxBodyBytes, isPositiveInt),
         maxInFlight: number(v, 'max-in-flight', DEFAULTS.maxInFlight, isPositiveInt),
         allowOrigins,
+        allowHosts,
       },
       chat,
     );

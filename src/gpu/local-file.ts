@@ -117,3 +117,31 @@ export function streamLocalFile(path: string, limit: FileLimit): ReadableStream<
   const { fd } = openLocalFile(path, limit);
   return Readable.toWeb(createReadStream('', { fd })) as ReadableStream<Uint8Array>;
 }
+
+/**
+ * A checked regular file's bytes as chunks of at most `chunkBytes`, read synchronously up to the
+ * size it had when opened: memory stays one chunk however large the file is. The descriptor is
+ * closed when the chunks end or the consumer stops early.
+ *
+ * @throws InputFileError as openLocalFile does, or when reading fails
+ */
+export function* readLocalChunks(path: string, limit: FileLimit, chunkBytes = 1 << 20): Generator<Uint8Array> {
+  const { fd, size } = openLocalFile(path, limit);
+  try {
+    for (let at = 0; at < size;) {
+      // A fresh buffer each time: the consumer may keep a chunk's tail while it reads the next.
+      const chunk = new Uint8Array(Math.min(chunkBytes, size - at));
+      let n: number;
+      try {
+        n = readSync(fd, chunk, 0, chunk.length, at);
+      } catch (e) {
+        throw new InputFileError(`cannot read ${path} (${codeOf(e)}); ${limit.hint}`);
+      }
+      if (n === 0) return;
+      at += n;
+      yield n === chunk.length ? chunk : chunk.subarray(0, n);
+    }
+  } finally {
+    closeSync(fd);
+  }
+}

@@ -360,7 +360,12 @@ export abstract class RunLoopCore implements RunController {
 
   protected async commit(records: RunRecord[]): Promise<void> {
     if (!records.length) return;
-    await this.sink.append(records);
+    // A record that cannot be kept (a full disk) ends the run, whoever committed it: a served
+    // request's caller only hears of its own turn.
+    await this.sink.append(records).catch((e) => {
+      this.fail(e);
+      throw e;
+    });
     for (const r of records) this.options.onRecord?.(r);
   }
 

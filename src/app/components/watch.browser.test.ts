@@ -138,7 +138,8 @@ describe('watching a server run', () => {
   it('keeps a real nextstate serve run in this browser as it arrives, and a reload asks the server only for newer records', async () => {
     const modelDir = inject('tinyModelDir');
     const model = modelDir.split('/').pop()!;
-    const root = await commands.startServe(modelDir, ['--max-tokens', '2']);
+    // The server lets this page (the lab's origin here) read its records, as `--allow-origin` does for the lab.
+    const root = await commands.startServe(modelDir, ['--max-tokens', '2', '--allow-origin', location.origin]);
     try {
       const chat = async (content: string) => {
         const reply = await commands.serveChat(root, { model, messages: [{ role: 'user', content }] });

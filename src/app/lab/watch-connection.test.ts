@@ -64,7 +64,9 @@ describe('WatchConnection', () => {
       'lost',
     ]);
     const lost = w.statuses.find((s) => s.kind === 'lost' && s.message.includes('does not answer'));
-    expect(lost).toMatchObject({ message: `Lost the connection to ${ROOT}: the server does not answer; retrying in 0 s (is nextstate serve still running?).` });
+    expect(lost).toMatchObject({
+      message: `Lost the connection to ${ROOT}: the server does not answer, or refuses this page (start it with --allow-origin ${globalThis.location?.origin ?? 'ORIGIN'}); retrying in 0 s (is nextstate serve still running?).`,
+    });
     expect(w.asked[0].init).toMatchObject({ credentials: 'omit', mode: 'cors', headers: {} });
   });
 

@@ -99,7 +99,8 @@ export class WatchConnection {
           this.o.onStatus({ kind: 'stopped', message: (e as Error).message, needsKey: e instanceof Permanent && e.needsKey });
           return;
         }
-        reason = e instanceof Transient ? e.message : 'the server does not answer';
+        // A server that refuses this page's origin sends it no CORS, so the browser shows only a network error.
+        reason = e instanceof Transient ? e.message : `the server does not answer, or refuses this page (start it with --allow-origin ${pageOrigin()})`;
       }
       if (signal.aborted) return;
       const wait = backoff[Math.min(failures++, backoff.length - 1)];
@@ -155,4 +156,9 @@ export class WatchConnection {
       this.abort.signal,
     );
   }
+}
+
+/** This page's origin, as --allow-origin wants it. */
+function pageOrigin(): string {
+  return globalThis.location?.origin ?? 'ORIGIN';
 }

@@ -1,0 +1,86 @@
+import { appendFileSync, mkdtempSync, statSync, truncateSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { exampleConfig } from '../runtime/run-config';
+import type { RunRecord } from '../rl/records';
+import { journalPath, parseJournal, readJournal, RunJournal, RunJournalError } from './run-journal';
+
+const MiB = 1 << 20;
+const end = (i: number): RunRecord => ({ kind: 'session_end', version: 0, ts: i, session: `s${i}`, reason: 'timeout', turns: 1, mainTurns: 1 });
+const encode = (text: string) => new TextEncoder().encode(text);
+
+/** One record's line padded with spaces (JSON allows them) to `bytes`: a large line that costs JSON.parse little. */
+function paddedLine(record: RunRecord, bytes: number): Uint8Array {
+  const json = JSON.stringify(record);
+  return encode(json + ' '.repeat(bytes - json.length - 1) + '\n');
+}
+
+describe('the journal reader', () => {
+  it('reads a journal of more than 512 MiB line by line, generated on the fly, and drops a last line cut short', () => {
+    const lines = 600;
+    const line = paddedLine(end(1), MiB);
+    const header = encode(JSON.stringify({ config: exampleConfig('student'), label: 'big', created: 1 }) + '\n');
+    function* chunks() {
+      yield header;
+      // The same buffer each time: the reader may keep no chunk past its lines.
+      for (let i = 0; i < lines; i++) yield line;
+      yield encode('{"kind":"session_e');
+    }
+    const journal = parseJournal(chunks(), 'big.nsrun.journal');
+    expect(journal.records.length).toBe(lines);
+    expect(journal.records[lines - 1]).toEqual(end(1));
+    expect(journal.headerBytes).toBe(header.length);
+    expect(journal.validBytes).toBe(header.length + lines * MiB);
+    expect(journal.validBytes).toBeGreaterThan(512 * MiB);
+  });
+
+  it('finds lines that span chunks, and refuses a complete line longer than any record in one line', () => {
+    const text = JSON.stringify({ config: {}, label: 'x', created: 1 }) + '\n' + JSON.stringify(end(2)) + '\n';
+    const bytes = encode(text);
+    const oneByteAtATime = function* () {
+      for (let i = 0; i < bytes.length; i++) yield bytes.subarray(i, i + 1);
+    };
+    expect(parseJournal(oneByteAtATime(), 'j').records).toEqual([end(2)]);
+
+    const long = function* () {
+      yield bytes;
+      for (let i = 0; i < 17; i++) yield encode(' '.repeat(MiB));
+      yield encode('\n');
+    };
+    expect(() => parseJournal(long(), 'j')).toThrow(RunJournalError);
+    expect(() => parseJournal(long(), 'j')).toThrow(/^j line 3 is longer than 16,000,000 bytes, more than any record; .* Start a new --out\.$/);
+  });
+
+  it('resumes a journal file whose torn tail is a sparse 520 MiB, in the memory of one chunk, and cuts the tail off', async () => {
+    const file = join(mkdtempSync(join(tmpdir(), 'nextstate-journal-')), 'run.nsrun');
+    const run = await RunJournal.create(file, exampleConfig('student'), 'sparse', {});
+    await run.append([end(1), end(2)]);
+    await run.close();
+    const committed = statSync(journalPath(file)).size;
+    // A hole reads as zero bytes with no newline: a write cut short, 520 MiB long, read from a file.
+    appendFileSync(journalPath(file), '{"kind":');
+    truncateSync(journalPath(file), committed + 520 * MiB);
+    const { run: resumed } = await RunJournal.resume(file, {});
+    expect(resumed.all).toEqual([end(1), end(2)]);
+    await resumed.close();
+    expect(statSync(journalPath(file)).size).toBe(committed);
+  });
+
+  it('rewrites the header of a resumed journal by copying its records, not reading the file whole', async () => {
+    const file = join(mkdtempSync(join(tmpdir(), 'nextstate-journal-')), 'run.nsrun');
+    const run = await RunJournal.create(file, exampleConfig('student'), 'edit', {});
+    await run.append([end(1), end(2)]);
+    await run.close();
+    appendFileSync(journalPath(file), '{"kind":"sess');
+    const { run: resumed, config } = await RunJournal.resume(file, {}, (c) => ({ ...c, label: 'edited' }));
+    expect(config.label).toBe('edited');
+    await resumed.close();
+    const journal = readJournal(journalPath(file));
+    expect(journal.header.config.label).toBe('edited');
+    expect(journal.records).toEqual([end(1), end(2)]);
+    expect(statSync(journalPath(file)).size).toBe(journal.validBytes);
+    writeFileSync(journalPath(file), '');
+    expect(() => readJournal(journalPath(file))).toThrow(/has no header line/);
+  });
+});
