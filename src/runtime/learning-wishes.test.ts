@@ -4,12 +4,13 @@ import { storyRun } from '../../test/support/runtime/story-run';
 
 /**
  * A child whose pet's name the demo model never saw in fine-tuning: one of the README's wish
- * combinations, where Combined measures 0.042 -> 0.250 on seed 1 (+0.208) on the score that reads
- * each story for the wishes. The bound sits below that. It is one of six combinations, chosen
- * for its clear gain; docs/reproduction.md reports all six, including one that does not gain.
+ * combinations, where Combined measures 0.042 -> 0.167 on seed 1 (+0.125) on the score that reads
+ * each story for the wishes. The bound sits below that. Of the six combinations only this one and
+ * bunny / Hazel (which does not gain) have a name held out of fine-tuning; docs/reproduction.md
+ * reports all six.
  */
 const OTHER_CHILD = { subject: 'duck', name: 'Noodle', favourite: 'boat' };
-const OTHER_CHILD_GAIN = 0.125;
+const OTHER_CHILD_GAIN = 0.1;
 
 describe('storyteller on the demo model, Combined, a child other than the default', () => {
   it('gains at least OTHER_CHILD_GAIN from a base of at most 0.3', async () => {
