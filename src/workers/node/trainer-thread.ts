@@ -67,6 +67,9 @@ export function spawnTrainer(init: TrainerInit): Worker {
   return new Worker(`import(${tsx}).then(({ register }) => { register(); return import(${entry}); });`, { eval: true, workerData: init });
 }
 
+/** How long the trainer thread may take to load its model before steps train on the serving thread. */
+export const TRAINER_START_LIMIT_MS = 30_000;
+
 export class TrainerThread implements SeparateTrainer {
   private worker: Promise<Worker> | null = null;
   /** Where the worker starts from, until it has started (restore before the first step). */
@@ -120,12 +123,23 @@ export class TrainerThread implements SeparateTrainer {
       worker.unref();
       let ready = false;
       const stopped = (reason: string) => {
+        clearTimeout(startLimit);
         if (!ready) reject(new TrainerStartError(reason));
         else if (!this.closed) this.rejectAll(new TrainerExitedError(reason));
       };
+      // A thread that never says it is ready must not hold the step forever: it is given up, and
+      // the step trains on the serving thread. (Seen with the repository's TypeScript entry when
+      // serve runs as a child of the browser tests' runner: the thread sat idle before loading.)
+      const startLimit = setTimeout(() => {
+        if (ready) return;
+        stopped(`it did not start within ${TRAINER_START_LIMIT_MS / 1000} s`);
+        void worker.terminate();
+      }, TRAINER_START_LIMIT_MS);
+      startLimit.unref();
       worker.on('message', (reply: TrainerReply) => {
         if (reply.type === 'ready') {
           ready = true;
+          clearTimeout(startLimit);
           resolve(worker);
         } else if (reply.type === 'failed' && reply.id === null) {
           stopped(`${reply.name}: ${reply.message}`);
