@@ -417,7 +417,11 @@ export async function startServe(argv: string[], io: CliIo, hooks: { trainer?: T
   say(
     { type: 'listening', url: `${http.url}/v1`, model: modelId, file, method: config.method, trainsBeside: policy.trainsBeside === true },
     `serving ${modelId} at ${http.url}/v1 (${config.method}, judge ${config.models.judge.kind}); records go to ${file}` +
-      (policy.trainsBeside ? '' : '; steps train on the serving thread (full fine-tuning), and chat requests get 503 during each'),
+      (policy.trainsBeside
+        ? ''
+        : policy.refusesDuringSteps
+          ? '; steps train on the serving thread, and chat requests get 503 during each'
+          : '; steps train on the serving thread'),
   );
   const stop = () => {
     loop.stop();

@@ -136,6 +136,8 @@ export interface PolicyService {
    * (serve's trainer thread); absent or false: a step holds the thread generation runs on.
    */
   readonly trainsBeside?: boolean;
+  /** Whether a step here refuses requests (503) instead of holding them (EnginePolicyService.refusesDuringSteps). */
+  readonly refusesDuringSteps?: boolean;
   /** The version generations are served with now. */
   servingVersion(): number;
   /**
@@ -254,6 +256,7 @@ export class EnginePolicyService implements PolicyService {
   private readonly full: boolean;
   /** Where steps run while it can (trainBeside); null: on this thread. */
   private separate: { trainer: SeparateTrainer; unavailable: (e: TrainerUnavailableError) => void } | null = null;
+  private askedBeside = false;
   private readonly temperature: number;
 
   constructor(
@@ -320,12 +323,22 @@ export class EnginePolicyService implements PolicyService {
   }
 
   /**
+   * Whether a step on this thread refuses requests (503) rather than holding them: only once a
+   * trainer thread was asked for and could not be used. Without one, requests wait for the step,
+   * as they always have.
+   */
+  get refusesDuringSteps(): boolean {
+    return this.askedBeside && this.separate === null;
+  }
+
+  /**
    * Steps run on `trainer` from now on while this thread goes on serving; if it becomes
    * unavailable they run here again, and `unavailable` hears why (once).
    */
   trainBeside(trainer: SeparateTrainer, unavailable: (e: TrainerUnavailableError) => void): void {
     if (this.full) throw new NoAdapterError('full fine-tuning has no adapter to hand between threads; it trains on the serving thread');
     this.separate = { trainer, unavailable };
+    this.askedBeside = true;
   }
 
   keepVersionsFrom(version: number): void {

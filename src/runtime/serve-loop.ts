@@ -178,7 +178,7 @@ export class ServeLoop extends RunLoopCore {
   /** What a request gets while a step that holds the policy trains (the policy cannot train beside serving); null otherwise. */
   refusal(): ServeTrainingError | null {
     const step = this.stepInFlight();
-    if (!step || this.policy.trainsBeside) return null;
+    if (!step || this.policy.refusesDuringSteps !== true) return null;
     const left = (step.lastStepMs ?? FIRST_STEP_GUESS_MS) - (this.now() - step.since);
     return new ServeTrainingError(step.step, Math.min(MAX_RETRY_AFTER_S, Math.max(1, Math.ceil(left / 1000))));
   }
