@@ -417,11 +417,7 @@ export async function startServe(argv: string[], io: CliIo, hooks: { trainer?: T
   say(
     { type: 'listening', url: `${http.url}/v1`, model: modelId, file, method: config.method, trainsBeside: policy.trainsBeside === true },
     `serving ${modelId} at ${http.url}/v1 (${config.method}, judge ${config.models.judge.kind}); records go to ${file}` +
-      (policy.trainsBeside
-        ? ''
-        : policy.refusesDuringSteps
-          ? '; steps train on the serving thread, and chat requests get 503 during each'
-          : '; steps train on the serving thread'),
+      (policy.trainsBeside ? '' : '; steps train on the serving thread'),
   );
   const stop = () => {
     loop.stop();

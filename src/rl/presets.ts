@@ -437,7 +437,6 @@ const presetShape = object({
   session: object({ idleTimeoutMs: num(0) }, { lastTurn: oneOf(...LAST_TURNS) }),
 });
 
-/** What the OPD term trains; the sampled token for a preset stored without the setting. */
 /** The reverse-KL settings a preset takes when its OPD term becomes "reverse-kl" without its own. */
 export const DEFAULT_REVERSE_KL: ReverseKlSettings = { k: 16, tail: true };
 
@@ -448,6 +447,7 @@ export function setOpdTerm(advantage: MethodPreset['advantage'], term: OpdTerm):
   else delete advantage.reverseKl;
 }
 
+/** What the OPD term trains; the sampled token for a preset stored without the setting. */
 export function opdTermOf(preset: MethodPreset): OpdTerm {
   return preset.advantage.opdTerm ?? 'sampled-token';
 }

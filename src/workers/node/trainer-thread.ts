@@ -128,8 +128,8 @@ export class TrainerThread implements SeparateTrainer {
         else if (!this.closed) this.rejectAll(new TrainerExitedError(reason));
       };
       // A thread that never says it is ready must not hold the step forever: it is given up, and
-      // the step trains on the serving thread. (Seen with the repository's TypeScript entry when
-      // serve runs as a child of the browser tests' runner: the thread sat idle before loading.)
+      // the step trains on the serving thread. (It does not cover a thread that started and then
+      // never ends a step, the hang that made the thread opt-in: docs/serve.md.)
       const startLimit = setTimeout(() => {
         if (ready) return;
         stopped(`it did not start within ${TRAINER_START_LIMIT_MS / 1000} s`);
