@@ -1,4 +1,5 @@
 import { inspectRunFile, type IntegrityStatus, type ModelRef } from '../storage/index';
+import type { TrajectoryFallback } from '../rl';
 import type { CliIo } from './io';
 import { parse, positionals, UsageError } from './args';
 import { openRunFile } from './files';
@@ -39,9 +40,21 @@ export async function inspectCommand(argv: string[], { out }: CliIo): Promise<vo
       `unjudged turns: ${lost} (their session ended before the next state came: ${unjudged.timeout} idle past the timeout, ` +
         `${unjudged.explicit} ended by the client, ${unjudged['context-full']} with the context full)`,
     );
+  const fallbacks = Object.entries(info.summary?.trajectoryFallbacks ?? {}).filter(([, n]) => n > 0);
+  if (fallbacks.length)
+    out(
+      `trajectories trained one sample per step: ${fallbacks.reduce((k, [, n]) => k + n, 0)} (the preset asks for one sample each, but their ` +
+        `steps did not join into one sequence: ${fallbacks.map(([why, n]) => `${n} ${FALLBACK_WORDS[why as TrajectoryFallback]}`).join(', ')})`,
+    );
   out(`summary: ${t(JSON.stringify(info.summary))}`);
   if (live) out(describeLiveStatus(live));
 }
+
+/** Each TrajectoryFallback in words, as inspect counts it. */
+const FALLBACK_WORDS: Record<TrajectoryFallback, string> = {
+  'no-prompt-ids': 'whose policy reported no prompt ids',
+  'prompt-mismatch': "where a step's prompt did not continue the ids before it",
+};
 
 /** The model files' hashes, shortened: enough to tell two checkpoints apart by eye. */
 function hashes(m: ModelRef): string {

@@ -27,6 +27,9 @@ export class WebGPUUnavailableError extends EngineError {}
 /** The GPU device was lost (driver reset, tab backgrounded too long, out of memory). */
 export class DeviceLostError extends EngineError {}
 
+/** A prompt cannot continue the ids it was given (PromptOptions.continues). */
+export class PromptContinuationError extends EngineError {}
+
 /** A request exceeds what the loaded model or the engine's buffers allow. */
 export class EngineLimitError extends EngineError {}
 

@@ -6,7 +6,7 @@ import { hintInFront, quotedRequest, splitHint } from '../rl/hints';
 import type { ChatMessage } from '../rl/messages';
 import type { Backend } from './backend';
 import type { ModelConfig } from './config';
-import { EngineLimitError } from './errors';
+import { EngineLimitError, PromptContinuationError } from './errors';
 import { generate, type Generation, type GenerateOptions } from './generate';
 import { loadModel, type LoadOptions, type ModelFileHashes } from './load';
 import type { LoraAdapter } from './lora';
@@ -23,7 +23,29 @@ export interface PromptOptions {
    * template without tool support ignores them. Not used for base models or plain text.
    */
   tools?: readonly object[];
+  /**
+   * Ids the policy already read and wrote for the conversation's first messages: the prompt
+   * continues them (PromptContinuation) instead of rendering the whole conversation again.
+   */
+  continues?: PromptContinuation;
 }
+
+/**
+ * The ids a prompt continues: an earlier step's prompt ids and its reply's ids, which hold the
+ * conversation's first `messages` messages (the last of them that reply). A tool-call
+ * trajectory's next step is sampled this way, as the reference samples it, so that its prompt
+ * is exactly the sequence so far plus what the policy then reads.
+ */
+export interface PromptContinuation {
+  ids: readonly number[];
+  messages: number;
+}
+
+/**
+ * Put after the reply's text while the conversation is rendered, to find where the template's
+ * own writing after that reply begins. Text no reply holds, and no template trims or escapes.
+ */
+const REPLY_END = '<<nextstate:end-of-reply>>';
 
 /**
  * What a base model (no chat template) is shown of the user's later messages. 'latest': the
@@ -62,8 +84,12 @@ export class Policy {
     return new Policy(model, this.tokenizer, this.source, this.weightBytes, this.files, this.replies);
   }
 
-  /** Prompt ids: the chat template for chat models, else the text as the tokenizer encodes it. */
+  /**
+   * Prompt ids: the chat template for chat models, else the text as the tokenizer encodes it;
+   * with `options.continues`, those ids and what the template writes after them.
+   */
   promptIds(prompt: string | ChatMessage[], options: PromptOptions = {}): number[] {
+    if (options.continues) return this.continuedIds(prompt, options.continues, options.tools);
     const text = this.promptText(prompt, options);
     // A chat template already writes any BOS it wants.
     return typeof prompt === 'string' || !this.tokenizer.hasChatTemplate ? this.tokenizer.encode(text) : this.tokenizer.encode(text, false);
@@ -102,6 +128,43 @@ export class Policy {
   }
 
   /**
+   * The ids it continues, then what the chat template writes after their last message (the tool
+   * results, the next turn's markers, the generation prompt), tokenized on its own. Rendering
+   * the whole conversation again would not give the same ids back: Qwen3's template, thinking
+   * off, writes an empty <think> block in the generation prompt and leaves it out of the same
+   * reply once a later message follows it.
+   *
+   * @throws PromptContinuationError when the prompt is text or the model has no chat template,
+   *   when `from.messages` does not end at an assistant message before the prompt's last one, or
+   *   when the template does not write that reply's text as given; EngineLimitError as promptText
+   */
+  private continuedIds(prompt: string | ChatMessage[], from: PromptContinuation, tools: readonly object[] | undefined): number[] {
+    const n = from.messages;
+    const fix = 'render the whole conversation instead (leave out continues; the preset\'s batch.toolCallSamples "step" does)';
+    if (typeof prompt === 'string' || !this.tokenizer.hasChatTemplate) {
+      throw new PromptContinuationError(`only a chat model's conversation can continue earlier ids; ${fix}`);
+    }
+    if (!Number.isInteger(n) || n < 1 || n >= prompt.length || prompt[n - 1].role !== 'assistant') {
+      throw new PromptContinuationError(
+        `continues.messages is ${n}, but it must count the messages through an assistant reply that later messages follow (the prompt has ${prompt.length}); ${fix}`,
+      );
+    }
+    this.checkLength(promptParts(prompt, tools));
+    const marked = prompt.map((m, i) => (i === n - 1 ? { ...m, content: m.content + REPLY_END } : m));
+    const text = this.tokenizer.chatPrompt(marked, tools?.length ? { tools: [...tools] } : {});
+    const at = text.indexOf(REPLY_END);
+    if (at === -1 || text.indexOf(REPLY_END, at + 1) !== -1) {
+      throw new PromptContinuationError(`${this.source.id}'s chat template does not write an assistant reply's text once, as given; ${fix}`);
+    }
+    const added = this.tokenizer.encode(text.slice(at + REPLY_END.length), false);
+    // The template closes the reply with the end-of-turn token the policy stopped on, which the
+    // ids already hold; a reply cut by its token limit gets it here, read rather than written.
+    const last = from.ids.at(-1);
+    const closed = last !== undefined && added[0] === last && this.tokenizer.stopIds.includes(last);
+    return [...from.ids, ...(closed ? added.slice(1) : added)];
+  }
+
+  /**
    * The completion's ids as they follow the prompt. Encoding the completion alone can differ
    * (sentencepiece adds a leading-space piece, BPE merges across the boundary), so encode the
    * joined text and cut at the prompt when its ids are a prefix.
@@ -130,15 +193,19 @@ export class Policy {
   }
 
   /**
-   * `options.tools[i]`: the tools the chat template lists for prompt i (see PromptOptions). Each
-   * generation comes with the prompt ids it continued, as a trainer elsewhere needs them.
+   * `options.tools[i]` and `options.continues[i]`: how prompt i is rendered (see PromptOptions).
+   * Each generation comes with the prompt ids it continued, as a trainer elsewhere needs them.
    */
   async generate(
     prompts: (string | ChatMessage[])[],
-    options: Omit<GenerateOptions, 'decode' | 'stopIds'> & { stopIds?: number[]; tools?: (readonly object[] | undefined)[] },
+    options: Omit<GenerateOptions, 'decode' | 'stopIds'> & {
+      stopIds?: number[];
+      tools?: (readonly object[] | undefined)[];
+      continues?: (PromptContinuation | undefined)[];
+    },
   ): Promise<(Generation & { promptIds: number[] })[]> {
-    const { tools, ...rest } = options;
-    const ids = prompts.map((p, i) => this.promptIds(p, { tools: tools?.[i] }));
+    const { tools, continues, ...rest } = options;
+    const ids = prompts.map((p, i) => this.promptIds(p, { tools: tools?.[i], continues: continues?.[i] }));
     const gens = await generate(this.model, ids, {
       ...rest,
       stopIds: options.stopIds ?? this.tokenizer.stopIds,

@@ -127,3 +127,4 @@ export {
   type RuntimeEventRecord,
 } from './records';
 export { validateRecord, RECORD_LIMITS } from './validate';
+export { TRAJECTORY_FALLBACKS, type TrajectoryFallback } from './trajectory-sample';

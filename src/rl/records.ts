@@ -3,6 +3,7 @@ import type { BoxedScore } from './boxed';
 import type { ChatMessage } from './messages';
 import type { SessionEndReason, TurnType } from './sessions';
 import type { DistillTerm } from './topk-distill';
+import type { TrajectoryFallback } from './trajectory-sample';
 
 /**
  * The run log: one record per event, stored in order. Records carry no run id and no
@@ -146,6 +147,12 @@ export interface SampleRecord extends RecordBase {
    * (every run logged before it, and every one-turn sample): each token is the policy's.
    */
   lossMask?: number[];
+  /**
+   * On each per-step sample of a tool-call trajectory of several steps that the preset asked to
+   * train as one sample (batch.toolCallSamples "trajectory") but whose steps did not join into
+   * one sequence: why (TrajectoryFallback). Absent: the sample is what the preset asked for.
+   */
+  trajectoryFallback?: TrajectoryFallback;
   /**
    * w_opd, present when perToken holds an OPD term: the trainer re-bases that term on the
    * policy version it trains (the token update's `advantages`).

@@ -7,6 +7,7 @@ import type { MethodName } from './presets';
 import type { SampleRecord } from './records';
 import type { DistillTerm, TopKDistillTarget } from './topk-distill';
 import type { ClosedTurn } from './sessions';
+import type { TrajectoryFallback } from './trajectory-sample';
 
 /** What the policy returned for one request. */
 export interface PolicyResponse {
@@ -62,6 +63,8 @@ export interface TrainingSample {
    * tool outputs are 0. Absent: every token is the policy's.
    */
   lossMask?: number[];
+  /** Why this per-step sample stands in for a trajectory that did not join (SampleRecord.trajectoryFallback). */
+  trajectoryFallback?: TrajectoryFallback;
   /**
    * The tools the prompt was rendered with, where they vary by request (a served agent's); absent:
    * the track's own (LoopSettings.tools), so training renders the prompt it sampled from.
@@ -141,6 +144,7 @@ export function sampleRecord(sample: BufferedSample<TrainingSample>, ts: number)
     advantages: summarizeAdvantages(sample.advantages),
     perToken: [...sample.advantages],
     ...(sample.lossMask ? { lossMask: [...sample.lossMask] } : {}),
+    ...(sample.trajectoryFallback ? { trajectoryFallback: sample.trajectoryFallback } : {}),
     ...(sample.opdWeight !== 0 ? { opdWeight: sample.opdWeight } : {}),
     ...(sample.opdWeight !== 0 && sample.opdClip ? { opdClip: { clip: sample.opdClip.clip, teacherLogp: [...sample.opdClip.teacherLogp] } } : {}),
     ...(sample.opdTopK ? { opdTopK: copyTopK(sample.opdTopK) } : {}),

@@ -40,11 +40,14 @@ export interface JoinedTrajectory {
 }
 
 /**
- * A step's prompt does not continue the sequence so far: the chat template rendered an earlier
- * turn differently from the ids the policy wrote (or the policy reported no prompt ids), so no
+ * A step's prompt does not continue the sequence so far: the policy rendered that prompt afresh
+ * from the conversation (a policy on a server does) and the chat template wrote an earlier turn
+ * differently from the ids the policy read and wrote, or the policy reported no prompt ids, so no
  * single sequence holds every step as it was sampled.
  */
 export class TrajectoryJoinError extends RlError {}
+
+const NO_STEP = 'a trajectory needs at least one step to become a sample; leave out an empty one.';
 
 /**
  * Joins a trajectory's steps into one sequence with its loss mask.
@@ -53,7 +56,7 @@ export class TrajectoryJoinError extends RlError {}
  *   sequence so far; LengthMismatchError when a step's log-probs do not cover its tokens
  */
 export function joinTrajectory(steps: readonly TrajectoryStepTokens[]): JoinedTrajectory {
-  if (steps.length === 0) throw new TrajectoryJoinError('a trajectory needs at least one step to become a sample; leave out an empty one.');
+  if (steps.length === 0) throw new TrajectoryJoinError(NO_STEP);
   const promptIds = [...steps[0].promptIds];
   const out: JoinedTrajectory = { promptIds, tokenIds: [], logprobs: [], lossMask: [], advantages: [], spans: [] };
   steps.forEach((step, t) => {
@@ -63,8 +66,9 @@ export function joinTrajectory(steps: readonly TrajectoryStepTokens[]): JoinedTr
       const divergesAt = firstDifference(step.promptIds, promptIds, out.tokenIds);
       if (divergesAt !== -1) {
         throw new TrajectoryJoinError(
-          `trajectory step ${t}'s prompt differs from the ids before it at position ${divergesAt} of ${before}: the chat template ` +
-            'rewrites earlier turns, so the steps cannot be one sequence; train this track with one sample per step (preset batch.toolCallSamples "step").',
+          `trajectory step ${t}'s prompt differs from the ids before it at position ${divergesAt} of ${before}: the policy rendered it afresh ` +
+            'and the chat template rewrote an earlier turn, so the steps cannot be one sequence; continue each step from the ids so far ' +
+            '(PolicyRequest.continues), or train this track with one sample per step (preset batch.toolCallSamples "step").',
         );
       }
       const observation = step.promptIds.slice(before);
@@ -84,21 +88,43 @@ export function joinTrajectory(steps: readonly TrajectoryStepTokens[]): JoinedTr
 }
 
 /**
- * The steps joined, or null where they do not join into one sequence: a step without prompt ids
- * (a policy on a server that returned none), or one whose prompt does not continue the sequence.
- * The run loop then makes one sample per step; a log reader (resume, export) then cannot rebuild
- * the sample. A step without `advantage` carries 0 (a reader takes the logged ones).
+ * Why a trajectory of more than one step became one sample per step instead of one sample:
+ * 'no-prompt-ids', a step's policy reported no prompt ids (a policy on a server that returns
+ * none); 'prompt-mismatch', a step's prompt does not continue the ids before it (a policy that
+ * rendered the conversation afresh instead of continuing them).
  */
-export function joinedOrNull(
-  steps: readonly (Omit<TrajectoryStepTokens, 'promptIds' | 'advantage'> & { promptIds?: readonly number[]; advantage?: number })[],
-): JoinedTrajectory | null {
-  if (steps.some((s) => !s.promptIds)) return null;
+export type TrajectoryFallback = 'no-prompt-ids' | 'prompt-mismatch';
+export const TRAJECTORY_FALLBACKS: readonly TrajectoryFallback[] = ['no-prompt-ids', 'prompt-mismatch'];
+
+/** A step as a log or a rollout holds it: prompt ids where the policy reported them, advantage where known. */
+export type LoggedTrajectoryStep = Omit<TrajectoryStepTokens, 'promptIds' | 'advantage'> & { promptIds?: readonly number[]; advantage?: number };
+
+/**
+ * The steps joined, or why they do not join into one sequence. A step without `advantage`
+ * carries 0 (a log reader takes the logged ones).
+ *
+ * @throws TrajectoryJoinError when there is no step; LengthMismatchError when a step's log-probs
+ *   do not cover its tokens
+ */
+export function tryJoinTrajectory(steps: readonly LoggedTrajectoryStep[]): { joined: JoinedTrajectory } | { fallback: TrajectoryFallback } {
+  if (steps.length === 0) throw new TrajectoryJoinError(NO_STEP);
+  if (steps.some((s) => !s.promptIds)) return { fallback: 'no-prompt-ids' };
   try {
-    return joinTrajectory(steps.map((s) => ({ promptIds: s.promptIds!, tokenIds: s.tokenIds, logprobs: s.logprobs, advantage: s.advantage ?? 0 })));
+    return { joined: joinTrajectory(steps.map((s) => ({ promptIds: s.promptIds!, tokenIds: s.tokenIds, logprobs: s.logprobs, advantage: s.advantage ?? 0 }))) };
   } catch (e) {
-    if (e instanceof TrajectoryJoinError) return null;
+    if (e instanceof TrajectoryJoinError) return { fallback: 'prompt-mismatch' };
     throw e;
   }
+}
+
+/**
+ * The steps joined, or null where they do not join into one sequence (tryJoinTrajectory): a log
+ * reader (resume, export) then cannot rebuild the sample.
+ */
+export function joinedOrNull(steps: readonly LoggedTrajectoryStep[]): JoinedTrajectory | null {
+  if (steps.length === 0) return null;
+  const attempt = tryJoinTrajectory(steps);
+  return 'joined' in attempt ? attempt.joined : null;
 }
 
 /** The first position where `ids` does not continue prompt ++ completion, or -1 when it does. */

@@ -4,6 +4,7 @@ import { RecordValidationError } from './errors';
 import { MAX_TOP_K } from './presets';
 import { MAX_FULL_KL_VOCAB } from './reverse-kl';
 import { DISTILL_TERMS } from './topk-distill';
+import { TRAJECTORY_FALLBACKS } from './trajectory-sample';
 import type { ChatMessage } from './messages';
 import {
   RECORD_KINDS,
@@ -159,6 +160,7 @@ const sample = object(
     ...optionalStep,
     opdWeight: num(),
     lossMask: arrayOf(oneOf(0, 1), L.tokens),
+    trajectoryFallback: oneOf(...TRAJECTORY_FALLBACKS),
     opdClip: object({ clip: num(0), teacherLogp: finiteNumbers }),
     opdTopK: object(
       {

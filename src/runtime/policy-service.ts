@@ -21,7 +21,7 @@ import { checkFullTrainingFits, copyModelF32, disposeModel, fullModelFolder, OPT
 import { LoraAdapter } from '../gpu/lora';
 import type { CausalLM } from '../gpu/model';
 import { adapterFromPeft, adapterToPeft, PEFT_CONFIG, PEFT_WEIGHTS, type PeftFiles } from '../gpu/peft';
-import type { Policy } from '../gpu/policy';
+import type { Policy, PromptContinuation } from '../gpu/policy';
 import type { FinishReason } from '../gpu/generate';
 import { scoringTemperature, type SamplingOptions } from '../gpu/sampler';
 import { score } from '../gpu/score';
@@ -32,6 +32,12 @@ export interface PolicyRequest {
   messages: ChatMessage[];
   /** Tools the chat template lists (the tool-call track's calculator); absent: none. */
   tools?: readonly object[];
+  /**
+   * The ids an earlier step read and wrote for the first messages: the prompt continues them,
+   * and the reply's promptIds start with them (a tool-call trajectory's next step). A policy
+   * that renders each prompt itself (a server) renders `messages` whole; its promptIds tell.
+   */
+  continues?: PromptContinuation;
   maxNewTokens: number;
   sampling: SamplingOptions;
   seed: number;
@@ -404,6 +410,7 @@ export class EnginePolicyService implements PolicyService {
           sampling: s,
           seeds: requests.map((r) => r.seed),
           tools: requests.map((r) => r.tools),
+          continues: requests.map((r) => r.continues),
           limits: requests.map((r) => ({ maxNewTokens: r.maxNewTokens, stopStrings: r.stop })),
           lora: state.lora,
           signal,

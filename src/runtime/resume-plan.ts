@@ -93,6 +93,7 @@ export function resumePlan(point: ResumePoint, records: Iterable<RunRecord>): Re
       reward: s.reward,
       advantages: [...s.perToken],
       ...(s.lossMask ? { lossMask: [...s.lossMask] } : {}),
+      ...(s.trajectoryFallback ? { trajectoryFallback: s.trajectoryFallback } : {}),
       opdWeight: s.opdWeight ?? 0,
       ...(s.opdClip ? { opdClip: { clip: s.opdClip.clip, teacherLogp: [...s.opdClip.teacherLogp] } } : {}),
       ...(s.opdTopK ? { opdTopK: copyTopK(s.opdTopK) } : {}),

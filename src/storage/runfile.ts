@@ -10,7 +10,7 @@
  */
 import { version as packageVersion } from '../../package.json';
 import { PEFT_CONFIG, PEFT_WEIGHTS } from '../gpu/peft';
-import { RECORD_KINDS, type RunRecord } from '../rl';
+import { RECORD_KINDS, TRAJECTORY_FALLBACKS, type RunRecord, type TrajectoryFallback } from '../rl';
 import { int, mapOf, nullable, num, object, oneOf, runChecker, str, timestamp, type Checker } from '../rl/check';
 import { Sha256 } from '../gpu/sha256';
 import { encodeBase64 } from './base64';
@@ -111,7 +111,10 @@ const summaryChecker: Checker<RunSummary> = object(
     firstEvaluation: nullable(evaluationSummary),
     lastEvaluation: nullable(evaluationSummary),
   },
-  { unjudgedTurns: object({ explicit: count, timeout: count, 'context-full': count }) },
+  {
+    unjudgedTurns: object({ explicit: count, timeout: count, 'context-full': count }),
+    trajectoryFallbacks: object(Object.fromEntries(TRAJECTORY_FALLBACKS.map((r) => [r, count])) as Record<TrajectoryFallback, Checker<number>>),
+  },
 );
 
 const headerRest = object(

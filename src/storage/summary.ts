@@ -3,7 +3,7 @@
  * one record at a time so export and import compute them the same way without holding the
  * log in memory.
  */
-import { RECORD_KINDS, type RecordKind, type RunRecord, type SessionEndReason } from '../rl';
+import { RECORD_KINDS, TRAJECTORY_FALLBACKS, type RecordKind, type RunRecord, type SessionEndReason, type TrajectoryFallback } from '../rl';
 
 export interface EvaluationSummary {
   name: string;
@@ -29,6 +29,12 @@ export interface RunSummary {
    * how it ended: never judged, never a sample. Absent in files written before it was counted.
    */
   unjudgedTurns?: Record<SessionEndReason, number>;
+  /**
+   * Tool-call trajectories the preset asked to train as one sample that were trained one sample
+   * per step instead, by why (SampleRecord.trajectoryFallback). Absent in files written before it
+   * was counted.
+   */
+  trajectoryFallbacks?: Record<TrajectoryFallback, number>;
   /** Highest policy version any record carries. */
   lastVersion: number;
   firstEvaluation: EvaluationSummary | null;
@@ -45,6 +51,7 @@ export class Summarizer {
     evaluations: 0,
     sessions: 0,
     unjudgedTurns: { explicit: 0, timeout: 0, 'context-full': 0 },
+    trajectoryFallbacks: Object.fromEntries(TRAJECTORY_FALLBACKS.map((r) => [r, 0])) as Record<TrajectoryFallback, number>,
     lastVersion: 0,
     firstEvaluation: null,
     lastEvaluation: null,
@@ -73,6 +80,9 @@ export class Summarizer {
     } else if (record.kind === 'session_end') {
       s.sessions++;
       if (record.unjudgedTurn !== undefined) s.unjudgedTurns![record.reason]++;
+    } else if (record.kind === 'sample' && record.trajectoryFallback && record.turn === 1) {
+      // Every step of such a trajectory logs the reason; its first counts the trajectory once.
+      s.trajectoryFallbacks![record.trajectoryFallback]++;
     }
   }
 

@@ -10,19 +10,22 @@
  * Samples (preset batch.toolCallSamples). 'trajectory' (the reference's): one sample per
  * trajectory, prompt = the first step's, completion = every step's tokens with the tokens the
  * policy read in between (tool results, turn markers), each step's advantage on its own tokens
- * and the read tokens loss-masked (src/rl/trajectory-sample.ts). A trajectory whose steps do not
- * join into one sequence (a chat template that rewrites earlier turns, a policy that reports no
- * prompt ids) falls back to per-step samples. 'step': one sample per step, prompt = the messages
- * before it, completion = its tokens, all carrying its advantage. Either way a step whose index
- * had no ranking carries 0. Batching, training, versions and the evaluation schedule are the
+ * and the read tokens loss-masked (src/rl/trajectory-sample.ts). Each step after the first then
+ * continues the ids of the step before it (PolicyRequest.continues), as the reference samples, so
+ * the steps join whatever the chat template does to earlier turns. A trajectory whose steps still
+ * do not join (a policy that reports no prompt ids, or renders each prompt itself) falls back to
+ * per-step samples, each logged with why (trajectoryFallback). 'step': one sample per step,
+ * prompt = the messages before it, completion = its tokens, all carrying its advantage. Either
+ * way a step whose index had no ranking carries 0. Batching, training, versions and the evaluation schedule are the
  * shared RunLoopCore's; the evaluation here is greedy accuracy on held-out problems.
  */
 import type { ChatMessage } from '../../rl/messages';
 import type { EvaluationRecord, ToolStepRecord } from '../../rl/records';
 import { toolCallSamplesOf } from '../../rl/presets';
 import type { TrainingSample } from '../../rl/samples';
-import { joinedOrNull } from '../../rl/trajectory-sample';
+import { tryJoinTrajectory, type TrajectoryFallback } from '../../rl/trajectory-sample';
 import type { TextGenerator } from '../../generators/generator';
+import type { PromptContinuation } from '../../gpu/policy';
 import type { Problem } from '../../sims/problems/problem';
 import { groupAdvantages, runToolEpisode, scoreTrajectory, type PolicyStep, type StepAdvantage, type Trajectory } from '../../sims/toolcall/index';
 import { interactionRecord, isAbort, RunLoopCore } from '../loop-core';
@@ -150,7 +153,7 @@ export class ToolCallRunLoop extends RunLoopCore {
     const session = rolloutId(index, rollout);
     const sp = this.config.sampling.policy;
     let step = 0;
-    return async (messages: ChatMessage[]) => {
+    return this.steps(async (messages, continues) => {
       const t = step++;
       await this.waitForCapacity();
       if (this.stopping) throw this.abort.signal.reason;
@@ -158,6 +161,7 @@ export class ToolCallRunLoop extends RunLoopCore {
         ...this.pin(version),
         messages,
         tools: TOOL_TRACK_TOOLS,
+        ...(continues ? { continues } : {}),
         maxNewTokens: sp.maxNewTokens,
         sampling: { temperature: sp.temperature, topP: sp.topP, topK: sp.topK },
         seed: rolloutSeed(this.config.seed, index, rollout, t),
@@ -165,6 +169,24 @@ export class ToolCallRunLoop extends RunLoopCore {
       if (!reply) throw this.abort.signal.reason;
       const interaction = interactionRecord(reply, this.now(), { session, turn: t + 1, turnType: 'main', messages });
       await this.commit([interaction]);
+      return reply;
+    });
+  }
+
+  /**
+   * An episode's policy from one generation call per step. Where the preset trains a trajectory
+   * as one sample, each step after the first continues the ids the step before it read and
+   * wrote, as the reference samples it: its prompt is then that sequence plus what the policy
+   * reads next, which the sample joins step by step. One sample per step renders each step's
+   * conversation whole, as the trainer renders that sample's prompt.
+   */
+  private steps(ask: (messages: ChatMessage[], continues: PromptContinuation | undefined) => Promise<PolicyReply>): PolicyStep<PolicyReply> {
+    const continuing = toolCallSamplesOf(this.config.preset) === 'trajectory';
+    let before: PromptContinuation | undefined;
+    return async (messages) => {
+      const reply = await ask(messages, before);
+      // A policy that reports no prompt ids (a server's) has nothing to continue: the steps then fall back.
+      before = continuing && reply.promptIds ? { ids: [...reply.promptIds, ...reply.tokenIds], messages: messages.length + 1 } : undefined;
       return reply;
     };
   }
@@ -196,7 +218,8 @@ export class ToolCallRunLoop extends RunLoopCore {
     scored.forEach((s, r) => {
       const session = rolloutId(index, r);
       const whole = perTrajectory ? trajectorySample(session, s.trajectory, advantages[r]) : null;
-      samples.push(...(whole ? [whole] : stepSamples(session, s.trajectory, advantages[r])));
+      if (whole && 'sample' in whole) samples.push(whole.sample);
+      else samples.push(...stepSamples(session, s.trajectory, advantages[r], whole?.fallback));
     });
     scored.forEach((s, r) => {
       const session = rolloutId(index, r);
@@ -240,14 +263,15 @@ export class ToolCallRunLoop extends RunLoopCore {
     let done = 0;
     const trajectories = await Promise.all(
       problems.map(async (problem) => {
-        const policy: PolicyStep<PolicyReply> = async (messages) => {
+        // Read as the rollouts are: an evaluation measures the policy on the prompts it trains on.
+        const policy = this.steps(async (messages, continues) => {
           const reply = await this.batcher.request(
-            { messages, tools: TOOL_TRACK_TOOLS, maxNewTokens, sampling: GREEDY, seed: 0, ...pinned },
+            { messages, tools: TOOL_TRACK_TOOLS, ...(continues ? { continues } : {}), maxNewTokens, sampling: GREEDY, seed: 0, ...pinned },
             this.abort.signal,
           );
           versions.push(reply.version);
           return reply;
-        };
+        });
         const trajectory = await runToolEpisode(problem, policy, { maxSteps, signal: this.abort.signal });
         this.options.onProgress?.({ phase: 'evaluate', done: ++done, total: problems.length });
         return trajectory;
@@ -277,8 +301,16 @@ export class ToolCallRunLoop extends RunLoopCore {
   }
 }
 
-/** One sample per step: the messages before it, its tokens, each carrying its advantage. */
-function stepSamples(session: string, trajectory: Trajectory<PolicyReply>, advantages: readonly StepAdvantage[]): TrainingSample[] {
+/**
+ * One sample per step: the messages before it, its tokens, each carrying its advantage; with
+ * `fallback`, why they stand in for one trajectory sample (logged on each).
+ */
+function stepSamples(
+  session: string,
+  trajectory: Trajectory<PolicyReply>,
+  advantages: readonly StepAdvantage[],
+  fallback?: TrajectoryFallback,
+): TrainingSample[] {
   return trajectory.steps.map((step, t) => {
     const reply = step.output;
     return {
@@ -293,37 +325,46 @@ function stepSamples(session: string, trajectory: Trajectory<PolicyReply>, advan
       advantages: new Array<number>(reply.tokenIds.length).fill(advantages[t].advantage ?? 0),
       opdWeight: 0,
       judged: true,
+      ...(fallback ? { trajectoryFallback: fallback } : {}),
     };
   });
 }
 
 /**
- * The whole trajectory as one sample (turn 1: its steps are the session's turns 1..S), or null
- * when its steps do not join into one sequence. Its reward is the mean of its step rewards,
- * o + mean PRM score, the reference's sample score.
+ * The whole trajectory as one sample (turn 1: its steps are the session's turns 1..S), or why
+ * its steps do not join into one sequence; a one-step trajectory that does not join needs no
+ * reason, as its one sample per step is the same sample. Its reward is the mean of its step
+ * rewards, o + mean PRM score, the reference's sample score.
  */
-function trajectorySample(session: string, trajectory: Trajectory<PolicyReply>, advantages: readonly StepAdvantage[]): TrainingSample | null {
+function trajectorySample(
+  session: string,
+  trajectory: Trajectory<PolicyReply>,
+  advantages: readonly StepAdvantage[],
+): { sample: TrainingSample } | { fallback?: TrajectoryFallback } {
   const steps = trajectory.steps;
   // Where the steps do not join, per-step samples score each step after exactly what it read; a forced join would not.
-  const joined = joinedOrNull(steps.map((s, t) => ({ ...s.output, advantage: advantages[t].advantage ?? 0 })));
-  if (!joined) return null;
+  const attempt = tryJoinTrajectory(steps.map((s, t) => ({ ...s.output, advantage: advantages[t].advantage ?? 0 })));
+  if ('fallback' in attempt) return steps.length > 1 ? { fallback: attempt.fallback } : {};
+  const { joined } = attempt;
   return {
-    session,
-    turn: steps[0].index + 1,
-    version: steps[0].output.version,
-    messages: steps[0].messages,
-    // For reading only: training takes the ids.
-    response: {
-      text: steps.flatMap((s) => [s.output.text, ...s.toolMessages.map((m) => m.content)]).join('\n'),
-      tokenIds: joined.tokenIds,
-      logprobs: joined.logprobs,
+    sample: {
+      session,
+      turn: steps[0].index + 1,
+      version: steps[0].output.version,
+      messages: steps[0].messages,
+      // For reading only: training takes the ids.
+      response: {
+        text: steps.flatMap((s) => [s.output.text, ...s.toolMessages.map((m) => m.content)]).join('\n'),
+        tokenIds: joined.tokenIds,
+        logprobs: joined.logprobs,
+      },
+      nextState: null,
+      reward: advantages.reduce((sum, a) => sum + a.reward, 0) / advantages.length,
+      advantages: joined.advantages,
+      lossMask: joined.lossMask,
+      opdWeight: 0,
+      judged: true,
     },
-    nextState: null,
-    reward: advantages.reduce((sum, a) => sum + a.reward, 0) / advantages.length,
-    advantages: joined.advantages,
-    lossMask: joined.lossMask,
-    opdWeight: 0,
-    judged: true,
   };
 }
 
