@@ -9,7 +9,7 @@ import { describe, expect, it } from 'vitest';
 import { LengthMismatchError } from './errors';
 import { checkLossMask, countedTokens, LossMaskError, maskAdvantages } from './loss-mask';
 import { ppoBatchLoss, type PpoSettings } from './ppo';
-import { joinTrajectory, TrajectoryJoinError } from './trajectory-sample';
+import { joinedOrNull, joinTrajectory, TrajectoryJoinError, tryJoinTrajectory } from './trajectory-sample';
 
 // Prompt [1, 2]; step 0 writes [10, 11]; the policy then reads [90, 91, 92] (the tool result
 // and the turn markers); step 1 writes [12].
@@ -41,6 +41,18 @@ describe('joinTrajectory', () => {
     expect(() => joinTrajectory([STEP_0, { ...STEP_1, promptIds: [1, 2, 10] }])).toThrow(TrajectoryJoinError);
     expect(() => joinTrajectory([])).toThrow(TrajectoryJoinError);
     expect(() => joinTrajectory([{ ...STEP_0, logprobs: [-1] }])).toThrow(LengthMismatchError);
+  });
+});
+
+describe('tryJoinTrajectory', () => {
+  it('gives the joined steps, or why they do not join', () => {
+    expect(tryJoinTrajectory([STEP_0, STEP_1])).toEqual({ joined: joinTrajectory([STEP_0, STEP_1]) });
+    expect(tryJoinTrajectory([STEP_0, { ...STEP_1, promptIds: undefined }])).toEqual({ fallback: 'no-prompt-ids' });
+    expect(tryJoinTrajectory([STEP_0, { ...STEP_1, promptIds: [1, 2, 10, 99, 90] }])).toEqual({ fallback: 'prompt-mismatch' });
+    expect(joinedOrNull([STEP_0, { ...STEP_1, promptIds: [1, 2, 10, 99, 90] }])).toBeNull();
+    expect(joinedOrNull([])).toBeNull();
+    expect(() => tryJoinTrajectory([])).toThrow(TrajectoryJoinError);
+    expect(() => tryJoinTrajectory([{ ...STEP_0, logprobs: [-1] }])).toThrow(LengthMismatchError);
   });
 });
 

@@ -186,6 +186,7 @@ describe('validateRecord rejects malformed records, naming the field', () => {
     ['per-token length differs from summary', 'sample', (r) => r.perToken.push(0), 'perToken'],
     ['a loss mask that does not cover the tokens', 'sample', (r) => (r.lossMask = [1]), 'lossMask'],
     ['a loss mask entry other than 0 and 1', 'sample', (r) => (r.lossMask = [1, 0.5]), 'lossMask[1]'],
+    ['an unknown trajectory fallback', 'sample', (r) => (r.trajectoryFallback = 'template'), 'trajectoryFallback'],
     ['clipped OPD teacher log-probs do not cover the tokens', 'sample', (r) => (r.opdClip = { clip: 1, teacherLogp: [-1] }), 'opdClip.teacherLogp'],
     ['negative OPD clip', 'sample', (r) => (r.opdClip = { clip: -1, teacherLogp: r.perToken.map(() => -1) }), 'opdClip.clip'],
     [
@@ -276,6 +277,13 @@ describe('validateRecord on hostile input', () => {
     const older = byKind('sample');
     expect(older).not.toHaveProperty('lossMask');
     expect(validateRecord(older, 'x')).toEqual(older);
+  });
+
+  it('reads a per-step sample that says why its trajectory did not become one sample', () => {
+    for (const why of ['no-prompt-ids', 'prompt-mismatch']) {
+      const fellBack = { ...byKind('sample'), trajectoryFallback: why };
+      expect(validateRecord(fellBack, 'x')).toEqual(fellBack);
+    }
   });
 
   it('refuses a top-level "__proto__" field', () => {

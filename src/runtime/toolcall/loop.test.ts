@@ -27,6 +27,7 @@ import {
   type ToolCallRunConfig,
 } from '../run-config';
 import { trainingSamples } from '../../storage/exports';
+import { Summarizer } from '../../storage/summary';
 import { resumePlan } from '../resume-plan';
 import { rolloutId, rolloutSeed, ToolCallRunLoop } from './loop';
 import { splitHeldOut } from './problems';
@@ -85,8 +86,11 @@ class ScriptedPolicyService implements PolicyService {
   private version = 0;
   private readonly bySeed = new Map<number, string>();
 
-  /** `promptIds`: whether replies report the ids they read (the engine's do; a server's may not). */
-  constructor(private readonly promptIds = true) {
+  /**
+   * `promptIds`: whether replies report the ids they read (the engine's do; a server's may not).
+   * `render`: how it renders each request's conversation, whole (it continues no ids, as a server).
+   */
+  constructor(private readonly opts: { promptIds?: boolean; render?: (messages: readonly ChatMessage[]) => string } = {}) {
     for (let g = 0; g < 50; g++) {
       SCRIPTS.forEach((script, r) => script.forEach((text, t) => this.bySeed.set(rolloutSeed(RUN_SEED, g, r, t), text)));
     }
@@ -102,7 +106,7 @@ class ScriptedPolicyService implements PolicyService {
       const text = r.sampling.temperature === 0 ? EVAL_ANSWER : this.bySeed.get(r.seed);
       if (text === undefined) throw new Error(`no script for seed ${r.seed}`);
       const tokenIds = ids(text);
-      const prompt = this.promptIds ? { promptIds: ids(renderPrompt(r.messages)) } : {};
+      const prompt = this.opts.promptIds === false ? {} : { promptIds: ids((this.opts.render ?? renderPrompt)(r.messages)) };
       return { text, tokenIds, logprobs: tokenIds.map(() => -0.5), tokenTexts: [...text], ...prompt, version: this.version, startedAt: 1, finishedAt: 2 };
     });
   }
@@ -364,12 +368,46 @@ describe('ToolCallRunLoop: one sample per trajectory, tool outputs masked (the d
     expect(rows[0].completion.map((m) => m.content)).toEqual([SCRIPTS[0][0], '72', SCRIPTS[0][1], '48', SCRIPTS[0][2], '8', SCRIPTS[0][3]]);
   });
 
-  it('falls back to one sample per step for a policy that reports no prompt ids', async () => {
-    const { of, policy } = await runScripted('integrated', undefined, new ScriptedPolicyService(false));
+  it.each([
+    ['no-prompt-ids', 'reports no prompt ids', { promptIds: false }],
+    // Like Qwen3 with thinking off: the generation prompt ends in a block that earlier turns leave out.
+    ['prompt-mismatch', 'renders each prompt whole with a template that rewrites earlier turns', { render: (m: readonly ChatMessage[]) => `${renderPrompt(m)}<think/>` }],
+  ] as const)('falls back to one sample per step, logging %s, for a policy that %s; the run summary counts the trajectories', async (why, _policy, opts) => {
+    const { of, policy, records } = await runScripted('integrated', undefined, new ScriptedPolicyService(opts));
     const samples = of('sample') as SampleRecord[];
-    expect(samples.every((s) => s.lossMask === undefined)).toBe(true);
     expect(samples.slice(0, SAMPLES_PER_GROUP).map((s) => s.session)).toEqual(SCRIPTS.flatMap((script, r) => script.map(() => rolloutId(0, r))));
-    expect(policy.trained[0].every((item) => item.lossMask === undefined)).toBe(true);
+    // Every step of a trajectory of several steps says why; a one-step trajectory's one sample is what it would be anyway.
+    for (const s of samples) {
+      const steps = SCRIPTS[Number(s.session.split('.r')[1])].length;
+      expect(s.trajectoryFallback).toBe(steps > 1 ? why : undefined);
+      if (steps > 1) expect(s.lossMask).toBeUndefined();
+    }
+    // Nothing trained holds a tool output: no steps were joined.
+    expect(policy.trained.flat().every((item) => (item.lossMask ?? []).every((m) => m === 1))).toBe(true);
+    // A resume rebuilds them with the reason.
+    const interactions = of('interaction') as InteractionRecord[];
+    const seq = (r: RunRecord) => records.indexOf(r) + 1;
+    const buffered = samples.map((s) => {
+      const i = interactions.find((x) => x.session === s.session && x.turn === s.turn)!;
+      return { sample: { seq: seq(s), record: s }, interaction: { seq: seq(i), record: i } };
+    });
+    const plan = resumePlan({ lastStep: null, nextStep: 0, version: 0, adapter: null, throughSeq: records.length, buffered }, records);
+    expect(plan.samples.map((x) => x.trajectoryFallback)).toEqual(samples.map((x) => x.trajectoryFallback));
+    const summarizer = new Summarizer();
+    for (const r of records) summarizer.add(r);
+    const fellBack = new Set(samples.filter((s) => s.trajectoryFallback).map((s) => s.session)).size;
+    expect(fellBack).toBeGreaterThanOrEqual(SCRIPTS.length - 1);
+    expect(summarizer.result().trajectoryFallbacks).toEqual({ 'no-prompt-ids': 0, 'prompt-mismatch': 0, [why]: fellBack });
+  });
+
+  it('logs no fallback where the steps join, nor where the preset asks for one sample per step', async () => {
+    for (const samples of [undefined, 'step'] as const) {
+      const { of, records } = await runScripted('integrated', samples);
+      expect((of('sample') as SampleRecord[]).some((s) => s.trajectoryFallback !== undefined)).toBe(false);
+      const summarizer = new Summarizer();
+      for (const r of records) summarizer.add(r);
+      expect(summarizer.result().trajectoryFallbacks).toEqual({ 'no-prompt-ids': 0, 'prompt-mismatch': 0 });
+    }
   });
 });
 
