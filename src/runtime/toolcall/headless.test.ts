@@ -3,7 +3,8 @@
  * Qwen3 chat template, so the calculator renders in `<tools>`) with the rules step judge, for two
  * training steps. A random model almost never writes a valid tool call, so this checks the
  * bookkeeping: trajectories, step rewards, advantages standardized per step index within each
- * group, one sample per step with the step's token count, versions, train steps, evaluations.
+ * group, samples with the steps' token counts, versions, train steps, evaluations. (A trajectory
+ * of several steps on this template is src/runtime/toolcall/qwen3-trajectory.test.ts.)
  */
 import { describe, expect, it } from 'vitest';
 import { tinyModel } from '../../../test/fixtures/tiny-model';
@@ -109,7 +110,8 @@ describe('tool-call track end to end on the tiny fixture (2 steps)', () => {
       steps.forEach((s, k) => (expected[k] === null ? expect(s.advantage).toBeNull() : expect(s.advantage).toBeCloseTo(expected[k]!, 9)));
     }
 
-    // Samples: one per step, the step's advantage (0 without a ranking) on each of its tokens.
+    // Samples: one per trajectory, and each trajectory here is one step (the random model writes no
+    // tool call), so one per step, the step's advantage (0 without a ranking) on each of its tokens.
     const stepOf = new Map(toolSteps.map((s) => [key(s), s]));
     expect(samples.map(key).sort()).toEqual(toolSteps.map(key).sort());
     for (const sample of samples) {
