@@ -16,8 +16,9 @@
  * do not join (a policy that reports no prompt ids, or renders each prompt itself) falls back to
  * per-step samples, each logged with why (trajectoryFallback). 'step': one sample per step,
  * prompt = the messages before it, completion = its tokens, all carrying its advantage. Either
- * way a step whose index had no ranking carries 0. Batching, training, versions and the evaluation schedule are the
- * shared RunLoopCore's; the evaluation here is greedy accuracy on held-out problems.
+ * way a step whose index had no ranking carries 0. Batching, training, versions and the
+ * evaluation schedule are the shared RunLoopCore's; the evaluation here is greedy accuracy on
+ * held-out problems, its steps read as the rollouts' are.
  */
 import type { ChatMessage } from '../../rl/messages';
 import type { EvaluationRecord, ToolStepRecord } from '../../rl/records';
