@@ -301,7 +301,7 @@ function m(t: Tensor, op: string): Arr {
 }
 
 /** Rows of a reverse-KL op's logits [R, V], checked against the teacher's log-probs. */
-function reverseKlRows(logits: Tensor, teacherLogp: Tensor, op: string): number {
+export function reverseKlRows(logits: Tensor, teacherLogp: Tensor, op: string): number {
   if (logits.shape.length !== 2) throw new EngineError(`${op}: logits must be [rows, vocabulary], got [${logits.shape}]`);
   if (teacherLogp.size !== logits.size) throw new EngineError(`${op}: ${teacherLogp.size} teacher log-probs for ${logits.size} logits; give one per logit`);
   return logits.shape[0];
