@@ -92,20 +92,20 @@ export class FastCpuBackend extends CpuBackend {
   }
 
   protected override arr(n: number): Arr {
-    return this.block(n).fill(0);
+    return this.uninitialized(n).fill(0);
   }
 
-  /** A heap block for n values, left as its last owner left it, that the next make() wraps. */
-  private block(n: number): Float32Array {
+  /** A heap block for n values, left as its last owner left it, that make() will wrap. */
+  protected override uninitialized(n: number): Float32Array {
     const at = this.heap.alloc(n * 4);
     const view = this.heap.f32(at, n);
     this.views.set(view, at);
     return view;
   }
 
-  /** The tensor for a kernel's result: not zeroed, since the kernel writes every value. */
+  /** The tensor for a kernel's result, which writes every value. */
   private output(shape: readonly number[]): HeapTensor {
-    return this.make(this.block(sizeOf(shape)), shape) as HeapTensor;
+    return this.make(this.uninitialized(sizeOf(shape)), shape) as HeapTensor;
   }
 
   protected override wrap(data: Arr, shape: readonly number[]): CpuTensor {
@@ -133,7 +133,7 @@ export class FastCpuBackend extends CpuBackend {
 
   override matmul(a: Tensor, b: Tensor, transA: boolean, transB: boolean): Tensor {
     const { M, K, N } = matmulDims(a, b, transA, transB, 'matmul');
-    const c = this.make(this.arr(M * N), [M, N]) as HeapTensor;
+    const c = this.output([M, N]);
     this.product(a, b, c, M, K, N, transA, transB, false, 1);
     return c;
   }
@@ -148,22 +148,26 @@ export class FastCpuBackend extends CpuBackend {
     const [N, K] = w.shape;
     const M = x.size / K;
     if (residual && residual.size !== M * N) throw new EngineError(`linear: residual has ${residual.size} values for [${M}, ${N}]`);
-    const y = this.arr(M * N);
-    // The bias and the residual go in first, and the product is added onto them.
+    const c = this.output([M, N]);
+    const y = c.data;
+    // The bias and the residual go in first, and the product is added onto them; with neither,
+    // the product writes every value.
     if (residual) y.set(tensorValues(residual));
     if (bias) {
       const b = tensorValues(bias);
-      for (let i = 0; i < M; i++) for (let j = 0; j < N; j++) y[i * N + j] += b[j];
+      for (let i = 0; i < M; i++) {
+        if (residual) for (let j = 0; j < N; j++) y[i * N + j] += b[j];
+        else y.set(b, i * N);
+      }
     }
-    const c = this.make(y, [M, N]) as HeapTensor;
     this.product(x, w, c, M, K, N, false, true, Boolean(bias || residual), 1);
     return c;
   }
 
   override rope(x: Tensor, positions: Int32Array, headDim: number, theta: number, inverse = false): Tensor {
-    const out = this.arr(x.size);
-    this.ropeTable(headDim, theta).apply(tensorValues(x), positions, inverse, out);
-    return this.make(out, x.shape);
+    const out = this.output(x.shape);
+    this.ropeTable(headDim, theta).apply(tensorValues(x), positions, inverse, out.data);
+    return out;
   }
 
   private ropeTable(headDim: number, theta: number): RopeTable {
@@ -174,7 +178,8 @@ export class FastCpuBackend extends CpuBackend {
   }
 
   override attention(q: Tensor, kCache: Tensor, vCache: Tensor, s: AttentionShape): Tensor {
-    const out = this.make(this.arr(q.size), q.shape) as HeapTensor;
+    // The kernel zeroes each output row before it sums into it.
+    const out = this.output(q.shape);
     const items = s.B * s.T * s.numHeads;
     this.withInputs([q, kCache, vCache], (qa, ka, va) =>
       this.withInts(s.padLeft, (pad) =>
@@ -189,9 +194,10 @@ export class FastCpuBackend extends CpuBackend {
 
   override attentionBackward(q: Tensor, k: Tensor, v: Tensor, dOut: Tensor, s: AttentionShape) {
     const kvShape = [s.B * s.T, s.numKvHeads * s.headDim];
-    const dq = this.make(this.arr(q.size), q.shape) as HeapTensor;
-    const dk = this.make(this.arr(s.B * s.T * s.numKvHeads * s.headDim), kvShape) as HeapTensor;
-    const dv = this.make(this.arr(s.B * s.T * s.numKvHeads * s.headDim), kvShape) as HeapTensor;
+    // The kernel zeroes each of its items' rows before it sums into them.
+    const dq = this.output(q.shape);
+    const dk = this.output(kvShape);
+    const dv = this.output(kvShape);
     const items = s.B * s.numKvHeads;
     this.withInputs([q, k, v, dOut], (qa, ka, va, ga) =>
       this.withInts(s.padLeft, (pad) =>
