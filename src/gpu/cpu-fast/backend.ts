@@ -4,8 +4,8 @@
  * WebAssembly) that sum in f32 and split their work over threads: matrix products, attention,
  * RMSNorm, SiLU-mul, add, the loss's log-softmax gather and reverse KL, sampling, the gradient
  * norm and AdamW. Every tensor lives in one shared WebAssembly memory, so the kernels of all
- * threads read it in place, and the reference ops that are not replaced (embedding, RoPE's
- * cache writes) still run on it as plain typed arrays. The reference stays the oracle: tests
+ * threads read it in place, and the ops that are not replaced (embedding lookups and their
+ * backward, RoPE from a table, the cache writes) run on it as plain typed arrays. The reference stays the oracle: tests
  * compare each kernel with it at the WebGPU kernels' tolerances.
  *
  * Repeatable: each output element is summed by one thread in a fixed order, so results do not
@@ -361,6 +361,7 @@ export class FastCpuBackend extends CpuBackend {
       1 - Math.pow(p.beta2, p.step),
       p.gradScale,
     ];
+    // About ten multiply-adds' worth a value, a divide and a square root among them.
     this.withInputs([grad], (g) => this.quads(Kernel.adamw, param.size, [w.at, g, mo.at, ve.at, param.size, ...settings.map(f)], 10));
   }
 
@@ -479,7 +480,7 @@ function normRows(op: string, x: Tensor, D: number): number {
 
 /** The row width of logits [R, V] with one target per row, each in [0, V). */
 function rowsOf(op: string, logits: Tensor, targets: Int32Array): number {
-  const V = logits.size / targets.length;
+  const V = targets.length ? logits.size / targets.length : 0;
   if (!Number.isInteger(V)) throw new EngineError(`${op}: ${logits.size} logits are not ${targets.length} rows`);
   for (const t of targets) if (!(t >= 0 && t < V)) throw new EngineError(`${op}: target ${t} out of range [0, ${V})`);
   return V;
