@@ -1,9 +1,12 @@
 /**
  * The fast CPU backend against the machine: one core's peak, measured by the kernels' own loop
  * of vector multiply-adds (the matrix tile's instruction mix), times the threads the backend
- * runs; and the n^3 matmul on one thread and on all of them, with each as a share of that peak.
+ * runs; the n^3 matmul on one thread and on all of them, with each as a share of that peak; and
+ * the other ops of a training step against the reference backend (cpu-ops.ts).
  */
+import { CpuBackend } from '../../src/gpu/cpu/backend';
 import { FastCpuBackend } from '../../src/gpu/cpu-fast/backend';
+import { measureOps, type OpCell } from './cpu-ops';
 import { measureMatmul } from './matmul';
 import { round } from './stats';
 import { isSkipped, type MatmulCell, type Maybe } from './types';
@@ -16,6 +19,8 @@ export interface CpuFigures {
   matmul: { oneThread: Maybe<MatmulCell>; allThreads: Maybe<MatmulCell> };
   /** Each matmul's median over the peak of the threads it ran on. */
   fractionOfPeak: { oneThread: Maybe<number>; allThreads: Maybe<number> };
+  /** Each op's milliseconds on the reference backend and on this one, and the speedup. */
+  ops: Record<string, Maybe<OpCell>>;
 }
 
 /** GFLOP/s of the peak loop on this thread: the best of a few timed runs after a warm-up. */
@@ -41,5 +46,6 @@ export async function measureCpu(one: FastCpuBackend, all: FastCpuBackend, w: Wo
     simdPeakGflopsPerCore: round(perCore),
     matmul: { oneThread, allThreads },
     fractionOfPeak: { oneThread: share(oneThread, 1), allThreads: share(allThreads, all.threads) },
+    ops: await measureOps(new CpuBackend(), one, all, w),
   };
 }

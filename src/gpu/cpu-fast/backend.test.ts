@@ -1,7 +1,7 @@
 /**
  * The fast CPU backend against the CPU reference: every conformance case (the WebGPU kernels'
- * list and tolerance), shapes that cut the SIMD tiles at every edge, one and two threads, and the
- * same bits whatever the thread count.
+ * list and tolerance), shapes that cut the SIMD tiles and quads at every edge, sizes large enough
+ * to be split over threads, one and two threads, and the same bits whatever the thread count.
  */
 import { execFileSync } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -67,6 +67,90 @@ const bigCases: OpCase[] = [
       return [be.attention(q, k, v, s), g.dq, g.dk, g.dv];
     },
   },
+  {
+    name: 'logSoftmaxGather and backward, 203 x 1031 (threaded sizes)',
+    run: (be) => {
+      const logits = be.tensor(randn(11, 203 * 1031, 8), [203, 1031]);
+      const targets = Int32Array.from({ length: 203 }, (_, r) => (r * 389) % 1031);
+      const g = be.logSoftmaxGather(logits, targets);
+      return [g.logp, g.entropy, be.logSoftmaxGatherBackward(logits, targets, be.tensor(randn(12, 203), [203]))];
+    },
+  },
+  {
+    name: 'reverseKl and backward, 67 x 517, a teacher -Infinity where p underflows (threaded sizes)',
+    run: (be) => {
+      const [R, V] = [67, 517];
+      const x = randn(13, R * V, 3);
+      const teacher = randn(14, R * V, 3).map((v) => v - 8);
+      for (let r = 0; r < R; r++) {
+        x[r * V + ((r * 7) % V)] = -1000;
+        teacher[r * V + ((r * 7) % V)] = -Infinity;
+      }
+      const logits = be.tensor(x, [R, V]);
+      const q = be.tensor(teacher, [R, V]);
+      return [be.reverseKl(logits, q), be.reverseKlBackward(logits, q, be.tensor(randn(15, R), [R]))];
+    },
+  },
+  {
+    name: 'siluMul and its backward on 70001 values, gates out to +-100 (threaded sizes)',
+    run: (be) => {
+      const n = 70001;
+      const gate = be.tensor(randn(16, n, 100), [n]);
+      const up = be.tensor(randn(17, n), [n]);
+      const g = be.siluMulBackward(gate, up, be.tensor(randn(18, n), [n]));
+      return [be.siluMul(gate, up), g.dGate, g.dUp];
+    },
+  },
+  {
+    name: 'add and addInPlace on 300001 values (threaded sizes)',
+    run: (be) => {
+      const a = be.tensor(randn(19, 300001), [300001]);
+      const b = be.tensor(randn(20, 300001), [300001]);
+      const sum = be.add(a, b, 0.3);
+      be.addInPlace(a, b, -1.7);
+      return [sum, a];
+    },
+  },
+  {
+    name: 'rmsnorm, its backward and weight gradient, 4099 x 67 rows (threaded sizes)',
+    run: (be) => {
+      const x = be.tensor(randn(21, 4099 * 67, 3), [4099, 67]);
+      const w = be.tensor(randn(22, 67), [67]);
+      const dy = be.tensor(randn(23, 4099 * 67), [4099, 67]);
+      const dw = be.tensor(randn(24, 67), [67]);
+      be.rmsnormWeightGradAddInPlace(dw, x, 1e-5, dy);
+      return [be.rmsnorm(x, w, 1e-5), be.rmsnormBackward(x, w, 1e-6, dy), dw];
+    },
+  },
+  {
+    name: 'adamwInPlace on 300007 values, two steps, and sumSquares (threaded sizes)',
+    tol: 1e-5,
+    run: async (be) => {
+      const n = 300007;
+      const p = be.tensor(randn(25, n), [n]);
+      const [m, v] = [be.zeros([n]), be.zeros([n])];
+      const base = { lr: 1e-3, beta1: 0.9, beta2: 0.98, eps: 1e-8, weightDecay: 0.1, gradScale: 0.7 };
+      be.adamwInPlace(p, be.tensor(randn(26, n), [n]), m, v, { ...base, step: 1 });
+      be.adamwInPlace(p, be.tensor(randn(27, n), [n]), m, v, { ...base, step: 2 });
+      return [p, m, v, await be.sumSquares([p, be.tensor(randn(28, 9), [9])])];
+    },
+  },
+  ...[
+    { temperature: 0, topK: 0, topP: 1 },
+    { temperature: 1, topK: 0, topP: 1 },
+    { temperature: 0.8, topK: 40, topP: 0.9 },
+  ].map((o): OpCase => ({
+    name: `sample 33 rows of 1031, temperature ${o.temperature}, top-k ${o.topK}, top-p ${o.topP} (threaded sizes)`,
+    tol: 1e-5,
+    run: async (be) => {
+      const picks = await be.sample(
+        be.tensor(randn(29, 33 * 1031, 4), [33, 1031]),
+        o,
+        Float32Array.from({ length: 33 }, (_, r) => r / 32),
+      );
+      return [picks.ids, be.tensor(picks.logp, [33])];
+    },
+  })),
 ];
 
 function attnGrads(be: Backend, q: ReturnType<Backend['tensor']>, k: ReturnType<Backend['tensor']>, v: ReturnType<Backend['tensor']>, s: AttentionShape) {

@@ -5,7 +5,26 @@
  */
 import { JOB } from './threads';
 
-export const Kernel = { transpose: 1, dotProducts: 2, attention: 3, attentionBackward: 4 } as const;
+export const Kernel = {
+  transpose: 1,
+  dotProducts: 2,
+  attention: 3,
+  attentionBackward: 4,
+  addScaled: 5,
+  siluMul: 6,
+  siluMulBackward: 7,
+  adamw: 8,
+  sumSquares: 9,
+  logSoftmaxGather: 10,
+  logSoftmaxGatherBackward: 11,
+  reverseKl: 12,
+  reverseKlBackward: 13,
+  rmsnorm: 14,
+  rmsnormBackward: 15,
+  rmsInv: 16,
+  rmsnormWeightGrad: 17,
+  sample: 18,
+} as const;
 
 export type Arg = number | { f32: number };
 

@@ -89,8 +89,13 @@ export class CpuBackend implements Backend {
     return this.precision === 'f64' ? new Float64Array(n) : new Float32Array(n);
   }
 
+  /** Storage for n values that the caller writes in full: a subclass may skip the zeroing. */
+  protected uninitialized(n: number): Arr {
+    return this.arr(n);
+  }
+
   tensor(data: Float32Array | Float64Array, shape: readonly number[]): CpuTensor {
-    const copy = this.arr(data.length);
+    const copy = this.uninitialized(data.length);
     copy.set(data);
     return this.make(copy, shape);
   }
@@ -99,7 +104,7 @@ export class CpuBackend implements Backend {
     const shape = src.shape;
     checkWeightShape(shape, format);
     if (format === 'f32') {
-      const out = this.arr(sizeOf(shape));
+      const out = this.uninitialized(sizeOf(shape));
       const width = rowWidth(shape);
       eachRowBlock(src, 0, shape.length ? shape[0] : 1, (data, at) => out.set(data, at * width));
       return this.make(out, shape);
@@ -139,7 +144,7 @@ export class CpuBackend implements Backend {
   gatherRows(x: Tensor, rows: Int32Array): Tensor {
     const D = x.shape[x.shape.length - 1];
     const R = x.size / D;
-    const out = this.arr(rows.length * D);
+    const out = this.uninitialized(rows.length * D);
     // A packed table decodes just the rows asked for (an embedding lookup of a few tokens).
     const dense = x instanceof CpuWeight ? null : tensorValues(x);
     const row = (r: number) => (dense ? dense.subarray(r * D, (r + 1) * D) : decodeRows((x as CpuWeight).words, D, r, 1, (x as CpuWeight).dtype));
@@ -301,7 +306,7 @@ function m(t: Tensor, op: string): Arr {
 }
 
 /** Rows of a reverse-KL op's logits [R, V], checked against the teacher's log-probs. */
-function reverseKlRows(logits: Tensor, teacherLogp: Tensor, op: string): number {
+export function reverseKlRows(logits: Tensor, teacherLogp: Tensor, op: string): number {
   if (logits.shape.length !== 2) throw new EngineError(`${op}: logits must be [rows, vocabulary], got [${logits.shape}]`);
   if (teacherLogp.size !== logits.size) throw new EngineError(`${op}: ${teacherLogp.size} teacher log-probs for ${logits.size} logits; give one per logit`);
   return logits.shape[0];

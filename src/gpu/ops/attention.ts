@@ -12,8 +12,11 @@ export function writeCacheForward(cache: Arr, x: Arr, s: AttentionShape): void {
   for (let b = 0; b < s.B; b++) {
     for (let t = 0; t < s.T; t++) {
       for (let g = 0; g < s.numKvHeads; g++) {
+        // A loop, not set(subarray): a view per head of every token was most of this op's time
+        // and garbage, at a small model's head width.
         const src = (b * s.T + t) * W + g * s.headDim;
-        cache.set(x.subarray(src, src + s.headDim), cacheOffset(s, b, g, s.start + t));
+        const dst = cacheOffset(s, b, g, s.start + t);
+        for (let d = 0; d < s.headDim; d++) cache[dst + d] = x[src + d];
       }
     }
   }

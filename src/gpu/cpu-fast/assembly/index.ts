@@ -2,7 +2,10 @@
 // layout is ../jobs.ts's) and every thread calls runJob with its index: thread `tid` of `threads`
 // takes a fixed contiguous share of the items, so the split depends on the thread count only.
 import { attention, attentionBackward } from './attention';
+import { adamw, addScaled, siluMul, siluMulBackward, sumSquares } from './elementwise';
 import { dotProducts, transpose } from './gemm';
+import { logSoftmaxGather, logSoftmaxGatherBackward, reverseKl, reverseKlBackward, rmsInv, rmsnorm, rmsnormBackward, rmsnormWeightGrad } from './rows';
+import { sample } from './sample';
 
 @inline function arg(job: usize, i: i32): i32 {
   return load<i32>(job + (<usize>(i + 2) << 2));
@@ -34,6 +37,48 @@ export function runJob(job: usize, tid: i32, threads: i32): void {
       break;
     case 4:
       attentionBackward(arg(job, 0), arg(job, 1), arg(job, 2), arg(job, 3), arg(job, 4), arg(job, 5), arg(job, 6), arg(job, 7), arg(job, 8), arg(job, 9), arg(job, 10), arg(job, 11), scratch(job, 12, tid), lo, hi);
+      break;
+    case 5:
+      addScaled(arg(job, 0), arg(job, 1), arg(job, 2), arg(job, 3), argf(job, 4), lo, hi);
+      break;
+    case 6:
+      siluMul(arg(job, 0), arg(job, 1), arg(job, 2), arg(job, 3), lo, hi);
+      break;
+    case 7:
+      siluMulBackward(arg(job, 0), arg(job, 1), arg(job, 2), arg(job, 3), arg(job, 4), arg(job, 5), lo, hi);
+      break;
+    case 8:
+      adamw(arg(job, 0), arg(job, 1), arg(job, 2), arg(job, 3), arg(job, 4), argf(job, 5), argf(job, 6), argf(job, 7), argf(job, 8), argf(job, 9), argf(job, 10), argf(job, 11), argf(job, 12), argf(job, 13), argf(job, 14), lo, hi);
+      break;
+    case 9:
+      sumSquares(arg(job, 0), arg(job, 1), arg(job, 2), arg(job, 3), lo, hi);
+      break;
+    case 10:
+      logSoftmaxGather(arg(job, 0), arg(job, 1), arg(job, 2), arg(job, 3), arg(job, 4), lo, hi);
+      break;
+    case 11:
+      logSoftmaxGatherBackward(arg(job, 0), arg(job, 1), arg(job, 2), arg(job, 3), arg(job, 4), lo, hi);
+      break;
+    case 12:
+      reverseKl(arg(job, 0), arg(job, 1), arg(job, 2), arg(job, 3), lo, hi);
+      break;
+    case 13:
+      reverseKlBackward(arg(job, 0), arg(job, 1), arg(job, 2), arg(job, 3), arg(job, 4), lo, hi);
+      break;
+    case 14:
+      rmsnorm(arg(job, 0), arg(job, 1), arg(job, 2), argf(job, 3), arg(job, 4), lo, hi);
+      break;
+    case 15:
+      rmsnormBackward(arg(job, 0), arg(job, 1), arg(job, 2), arg(job, 3), argf(job, 4), arg(job, 5), lo, hi);
+      break;
+    case 16:
+      rmsInv(arg(job, 0), arg(job, 1), argf(job, 2), arg(job, 3), lo, hi);
+      break;
+    case 17:
+      rmsnormWeightGrad(arg(job, 0), arg(job, 1), arg(job, 2), arg(job, 3), arg(job, 4), arg(job, 5), lo, hi);
+      break;
+    case 18:
+      sample(arg(job, 0), arg(job, 1), arg(job, 2), arg(job, 3), arg(job, 4), arg(job, 5), argf(job, 6), arg(job, 7), argf(job, 8), arg(job, 9), scratch(job, 10, tid), lo, hi);
       break;
     default:
       unreachable();
