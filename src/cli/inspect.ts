@@ -39,6 +39,12 @@ export async function inspectCommand(argv: string[], { out }: CliIo): Promise<vo
       `unjudged turns: ${lost} (their session ended before the next state came: ${unjudged.timeout} idle past the timeout, ` +
         `${unjudged.explicit} ended by the client, ${unjudged['context-full']} with the context full)`,
     );
+  const interrupted = info.summary?.interruptedTurns ?? 0;
+  if (interrupted > 0)
+    out(
+      `interrupted turns: ${interrupted} (a stop cut them off before they reached the buffer; the resumed run went on without them: ` +
+        'kept in the log, marked, never trained)',
+    );
   out(`summary: ${t(JSON.stringify(info.summary))}`);
   if (live) out(describeLiveStatus(live));
 }

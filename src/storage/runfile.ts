@@ -111,7 +111,7 @@ const summaryChecker: Checker<RunSummary> = object(
     firstEvaluation: nullable(evaluationSummary),
     lastEvaluation: nullable(evaluationSummary),
   },
-  { unjudgedTurns: object({ explicit: count, timeout: count, 'context-full': count }) },
+  { unjudgedTurns: object({ explicit: count, timeout: count, 'context-full': count }), interruptedTurns: count },
 );
 
 const headerRest = object(

@@ -29,6 +29,12 @@ export interface RunSummary {
    * how it ended: never judged, never a sample. Absent in files written before it was counted.
    */
   unjudgedTurns?: Record<SessionEndReason, number>;
+  /**
+   * Main turns a stop cut off before they reached the buffer, which a resume went on without
+   * (runtime_event run_resumed): kept in the log, never trained. Absent in files written before
+   * it was counted.
+   */
+  interruptedTurns?: number;
   /** Highest policy version any record carries. */
   lastVersion: number;
   firstEvaluation: EvaluationSummary | null;
@@ -45,6 +51,7 @@ export class Summarizer {
     evaluations: 0,
     sessions: 0,
     unjudgedTurns: { explicit: 0, timeout: 0, 'context-full': 0 },
+    interruptedTurns: 0,
     lastVersion: 0,
     firstEvaluation: null,
     lastEvaluation: null,
@@ -73,6 +80,8 @@ export class Summarizer {
     } else if (record.kind === 'session_end') {
       s.sessions++;
       if (record.unjudgedTurn !== undefined) s.unjudgedTurns![record.reason]++;
+    } else if (record.kind === 'runtime_event') {
+      for (const cut of record.interrupted ?? []) s.interruptedTurns! += cut.turns.length;
     }
   }
 
