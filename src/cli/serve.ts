@@ -334,8 +334,10 @@ export async function startServe(argv: string[], io: CliIo, hooks: { trainer?: T
     }
     unfinished = unfinishedTurns(records, { reply, paired: (session) => AUTO_SESSION.test(session) });
   }
-  // The loop's first record says what the resume did (resume-plan.ts resumeMessage).
-  const sayResumed = (r: RuntimeEventRecord) =>
+  // The loop's first record says what the resume did (resume-plan.ts resumeMessage), before the server listens.
+  let resumeSaid = () => {};
+  const saidResumed = resume ? new Promise<void>((r) => (resumeSaid = r)) : null;
+  const sayResumed = (r: RuntimeEventRecord) => {
     say(
       {
         type: 'resumed',
@@ -349,6 +351,8 @@ export async function startServe(argv: string[], io: CliIo, hooks: { trainer?: T
       },
       r.message,
     );
+    resumeSaid();
+  };
 
   const loop = new ServeLoop(config, services, runFile, {
     ...(resume ? { resume } : {}),
@@ -390,6 +394,7 @@ export async function startServe(argv: string[], io: CliIo, hooks: { trainer?: T
   const running = loop.run();
   let http: RunningServer;
   try {
+    if (saidResumed) await Promise.race([saidResumed, running]);
     http = await startHttpServer(
       {
         host,
