@@ -1,7 +1,7 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { FILE_LIMITS, InputFileError, readLocalText } from '../gpu/local-file';
 import { join } from 'node:path';
-import type { RunRecord } from '../rl/records';
+import { turnCount, type RunRecord } from '../rl/records';
 import type { StoredAdapter } from '../storage/index';
 import type { Backend } from '../gpu/backend';
 import { createScenario } from '../sims/scenarios/index';
@@ -77,8 +77,7 @@ export const usage = `nextstate run --config RUN.json [--out RUN_FILE [--force]]
  */
 export function eventLine(r: RunRecord): object | null {
   if (r.kind === 'runtime_event' && r.event === 'run_resumed') {
-    const interrupted = (r.interrupted ?? []).reduce((n, s) => n + s.turns.length, 0);
-    return { type: 'resumed', step: r.step ?? 0, version: r.version, interrupted, message: r.message };
+    return { type: 'resumed', step: r.step ?? 0, version: r.version, interrupted: turnCount(r.interrupted), message: r.message };
   }
   if (r.kind === 'train_step') return { type: 'train_step', step: r.step, version: r.version + 1, samples: r.samples, skipped: r.skipped, ...r.stats };
   if (r.kind === 'evaluation') {

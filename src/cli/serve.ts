@@ -8,7 +8,7 @@
 import { basename } from 'node:path';
 import { METHODS, makePreset, parsePreset, type MethodName, type MethodPreset, type PresetOverrides } from '../rl/presets';
 import { FILE_LIMITS, InputFileError, readLocalText } from '../gpu/local-file';
-import type { InteractionRecord, RunRecord, RuntimeEventRecord } from '../rl/records';
+import { turnCount, type InteractionRecord, type RunRecord, type RuntimeEventRecord } from '../rl/records';
 import { resolveWeightFormat } from '../gpu/load';
 import type { PeftFiles } from '../gpu/peft';
 import type { RunLoopOptions } from '../runtime/loop-types';
@@ -347,7 +347,7 @@ export async function startServe(argv: string[], io: CliIo, hooks: { trainer?: T
         dropped: resume?.dropped ?? 0,
         waiting: unfinished?.waiting.length ?? 0,
         unjudged: unfinished?.unjudged.length ?? 0,
-        interrupted: (r.interrupted ?? []).reduce((n, s) => n + s.turns.length, 0),
+        interrupted: turnCount(r.interrupted),
       },
       r.message,
     );

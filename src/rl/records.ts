@@ -260,6 +260,9 @@ export interface SessionTurns {
   turns: number[];
 }
 
+/** How many turns `sessions` list. */
+export const turnCount = (sessions: readonly SessionTurns[] = []): number => sessions.reduce((n, s) => n + s.turns.length, 0);
+
 /**
  * Something happened to the runtime itself: a lost GPU device, a recovery, a pause and its end
  * ('resumed'), or a stopped run continued from its last saved step ('run_resumed', the resumed

@@ -5,7 +5,7 @@
  */
 import type { BufferedSample } from '../rl/buffer';
 import { copyMessage } from '../rl/messages';
-import type { InteractionRecord, RunRecord, RuntimeEventRecord, SampleRecord, SessionTurns } from '../rl/records';
+import { turnCount, type InteractionRecord, type RunRecord, type RuntimeEventRecord, type SampleRecord, type SessionTurns } from '../rl/records';
 import { copyTopK, type PolicyResponse, type TrainingSample } from '../rl/samples';
 import { joinedOrNull } from '../rl/trajectory-sample';
 import type { ResumePoint } from '../storage/index';
@@ -102,7 +102,7 @@ export function resumeMessage(r: ResumeSummary): string {
   if (r.dropped > 0)
     parts.push(`${plural(r.dropped, 'buffered sample')} left out (${r.dropped === 1 ? 'its interaction is' : 'their interactions are'} missing from the log)`);
   if (r.interrupted) {
-    const turns = r.interrupted.reduce((n, s) => n + s.turns.length, 0);
+    const turns = turnCount(r.interrupted);
     parts.push(
       turns === 0
         ? `no turn of the interrupted step ${r.step + 1} was left behind`

@@ -3,7 +3,7 @@
  * one record at a time so export and import compute them the same way without holding the
  * log in memory.
  */
-import { RECORD_KINDS, type RecordKind, type RunRecord, type SessionEndReason } from '../rl';
+import { RECORD_KINDS, turnCount, type RecordKind, type RunRecord, type SessionEndReason } from '../rl';
 
 export interface EvaluationSummary {
   name: string;
@@ -31,8 +31,8 @@ export interface RunSummary {
   unjudgedTurns?: Record<SessionEndReason, number>;
   /**
    * Main turns a stop cut off before they reached the buffer, which a resume went on without
-   * (runtime_event run_resumed): kept in the log, never trained. Absent in files written before
-   * it was counted.
+   * (runtime_event run_resumed): kept in the log, never trained. Absent where no resume is
+   * logged, so the summary of a run never resumed reads as it did before it was counted.
    */
   interruptedTurns?: number;
   /** Highest policy version any record carries. */
@@ -51,7 +51,6 @@ export class Summarizer {
     evaluations: 0,
     sessions: 0,
     unjudgedTurns: { explicit: 0, timeout: 0, 'context-full': 0 },
-    interruptedTurns: 0,
     lastVersion: 0,
     firstEvaluation: null,
     lastEvaluation: null,
@@ -80,8 +79,8 @@ export class Summarizer {
     } else if (record.kind === 'session_end') {
       s.sessions++;
       if (record.unjudgedTurn !== undefined) s.unjudgedTurns![record.reason]++;
-    } else if (record.kind === 'runtime_event') {
-      for (const cut of record.interrupted ?? []) s.interruptedTurns! += cut.turns.length;
+    } else if (record.kind === 'runtime_event' && record.event === 'run_resumed') {
+      s.interruptedTurns = (s.interruptedTurns ?? 0) + turnCount(record.interrupted);
     }
   }
 
