@@ -326,9 +326,18 @@ function journalCases(work: string, stories: string): Case[] {
     closeSync(fd);
   });
   const longLine = journal('journal-long-line', (p) => writeFileSync(p, header + ' '.repeat(17_000_000) + '\n'));
+  // A served turn whose tool schema nests 100,000 levels: a valid record, as a client without the wire's depth check could have had journaled.
+  const deep = `{"kind":"interaction","version":0,"ts":1,"session":"s0","turn":1,"turnType":"main","messages":[],"response":"","tokenIds":[],"logprobs":[],"startedAt":1,"finishedAt":1,"tools":[${'{"p":'.repeat(100_000)}{}${'}'.repeat(100_000)}]}`;
+  const deepLine = journal('journal-deep-line', (p) => writeFileSync(p, header + deep + '\n'));
   return [
     { name: 'journal-1.1GB', before: 'a journal over 512 MiB could not be read', argv: ['serve', '--model', stories, '--out', overCap, '--resume'] },
     { name: 'journal-line-17MB', before: 'read whole into one string', argv: ['serve', '--model', stories, '--out', longLine, '--resume'] },
+    {
+      name: 'journal-line-100000-deep',
+      before:
+        'read on resume with no depth check, though rewriting the run file from it overflows the stack (JSON.stringify) and the run file reader refuses it',
+      argv: ['serve', '--model', stories, '--out', deepLine, '--resume'],
+    },
   ];
 }
 

@@ -46,6 +46,12 @@ export async function inspectCommand(argv: string[], { out }: CliIo): Promise<vo
       `trajectories trained one sample per step: ${fallbacks.reduce((k, [, n]) => k + n, 0)} (the preset asks for one sample each, but their ` +
         `steps did not join into one sequence: ${fallbacks.map(([why, n]) => `${n} ${FALLBACK_WORDS[why as TrajectoryFallback]}`).join(', ')})`,
     );
+  const interrupted = info.summary?.interruptedTurns ?? 0;
+  if (interrupted > 0)
+    out(
+      `interrupted turns: ${interrupted} (a stop cut them off before they reached the buffer; the resumed run went on without them: ` +
+        'kept in the log, marked, never trained)',
+    );
   out(`summary: ${t(JSON.stringify(info.summary))}`);
   if (live) out(describeLiveStatus(live));
 }

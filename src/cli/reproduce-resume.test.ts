@@ -28,8 +28,8 @@ beforeAll(async () => {
   writeFileSync(configFile, JSON.stringify(config));
 });
 
-/** `reproduce` of the one binary run, two steps; its 'run' line. */
-async function reproduce(evalEvery = 1): Promise<{ reused: boolean; resumed: boolean; scores: { step: number }[] }> {
+/** `reproduce` of the one binary run, two steps; its 'run' line, and what it noted on stderr. */
+async function reproduce(evalEvery = 1): Promise<{ reused: boolean; resumed: boolean; scores: { step: number }[]; notes: string[] }> {
   const r = await runCli(
     'reproduce',
     '--config',
@@ -47,7 +47,7 @@ async function reproduce(evalEvery = 1): Promise<{ reused: boolean; resumed: boo
     '--json',
   );
   expect(r.code, r.err.join('\n')).toBe(0);
-  return r.out.map((l) => JSON.parse(l)).find((e) => e.type === 'run');
+  return { ...r.out.map((l) => JSON.parse(l)).find((e) => e.type === 'run'), notes: r.err };
 }
 
 const steps = (records: readonly RunRecord[]) => records.flatMap((r) => (r.kind === 'train_step' ? [r.step] : []));
@@ -69,6 +69,10 @@ describe('nextstate reproduce in a folder it ran in', () => {
     const kept = interruptAfterStep1();
     const resumed = await reproduce();
     expect(resumed).toMatchObject({ reused: false, resumed: true });
+    // What the resume did, in one line naming the run.
+    expect(resumed.notes.filter((l) => l.includes('resumed at step'))).toEqual([
+      expect.stringMatching(/^.*binary-seed1\.nsrun: resumed at step 1 \(v1\) with \d+ buffered samples?; (no turn|\d+ turns?) of the interrupted step 2 /),
+    ]);
     expect(resumed.scores.map((s) => s.step)).toEqual([0, 1, 2]);
     const journal = readJournal(journalPath(file));
     expect(journal.records.slice(0, kept.length)).toEqual(kept);

@@ -39,6 +39,7 @@ import {
 } from './reproduce-report';
 import { resumeRunFile, runToFile } from './run';
 import { journalPath, readJournal, RunJournal } from './run-journal';
+import { lastResume } from '../runtime/resume-plan';
 import type { RunRecord } from '../rl/records';
 import { timeLeft, type CliIo } from './io';
 import { progressFor } from './load-progress';
@@ -161,13 +162,21 @@ interface Ran {
   status: string;
   scores: RunScores['scores'];
   signal?: StopSignal;
+  /** A resumed run's line on what the resume did (its first record's). */
+  resumed?: string;
+}
+
+/** What `records` of a run that ended say: its scores, and what its resume did where `resume`. */
+function ranFrom(records: readonly RunRecord[], job: Job, resume: boolean): Pick<Ran, 'scores' | 'resumed'> {
+  const marker = resume ? lastResume(records) : undefined;
+  return { scores: scoresOf(records, job.config), ...(marker ? { resumed: marker.message } : {}) };
 }
 
 /** Runs `job` here, in this process; `resume`: from its journal. */
 async function runHere(job: Job, resume: boolean, io: CliIo): Promise<Ran> {
   const loadProgress = progressFor(io);
   const { status, records, signal } = resume ? await resumeRunFile(job.file, { loadProgress }) : await runToFile(job.config, { file: job.file, loadProgress });
-  return { status, scores: scoresOf(records, job.config), ...(signal ? { signal } : {}) };
+  return { status, ...ranFrom(records, job, resume), ...(signal ? { signal } : {}) };
 }
 
 /** Runs `job` in a child `nextstate run --json` (`--resume` from its journal); its scores are read from the journal it leaves. */
@@ -194,7 +203,7 @@ function runInChild(job: Job, children: Set<ChildProcess>, resume: boolean, para
       const signal = STOP_SIGNALS.find((s) => signalExitCode(s) === code || s === killedBy);
       if (signal) resolve({ status: 'stopped', scores: [], signal });
       else if (code !== 0) reject(new Error(`the run for ${job.file} exited with code ${code}: ${stderr.trim().split('\n').at(-1) ?? ''}`));
-      else resolve({ status: 'finished', scores: scoresOf(readJournal(journalPath(job.file)).records, job.config) });
+      else resolve({ status: 'finished', ...ranFrom(readJournal(journalPath(job.file)).records, job, resume) });
     });
   });
 }
@@ -235,6 +244,7 @@ async function runJobs(jobs: readonly Job[], parallel: number, json: boolean, io
           signal ??= ran.signal;
           return;
         }
+        if (ran.resumed) io.note(`${job.file}: ${ran.resumed}`);
         const { status, scores: got } = ran;
         if (status !== 'finished' || !got.some((s) => s.step === last))
           throw new Error(`the run for ${job.file} did not finish its ${last} steps; see that file`);

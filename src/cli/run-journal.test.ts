@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { exampleConfig } from '../runtime/run-config';
-import type { RunRecord } from '../rl/records';
+import type { InteractionRecord, RunRecord } from '../rl/records';
 import { journalPath, parseJournal, readJournal, RunJournal, RunJournalError } from './run-journal';
 
 const MiB = 1 << 20;
@@ -50,6 +50,52 @@ describe('the journal reader', () => {
     };
     expect(() => parseJournal(long(), 'j')).toThrow(RunJournalError);
     expect(() => parseJournal(long(), 'j')).toThrow(/^j line 3 is longer than 16,000,000 bytes, more than any record; .* Start a new --out\.$/);
+  });
+
+  it("refuses a complete line the run file's reader would refuse (deeper than 256 levels, longer than 4 M characters) in one line naming it; a deep torn tail is cut off", async () => {
+    const header = JSON.stringify({ config: exampleConfig('student'), label: 'deep', created: 1 }) + '\n';
+    // A served turn whose tool schema nests `depth` levels in all (the record, tools, the tool, then the schema's own).
+    const served = (depth: number): InteractionRecord => {
+      let schema: object = {};
+      for (let i = 3; i < depth; i++) schema = { p: schema };
+      return {
+        kind: 'interaction',
+        version: 0,
+        ts: 1,
+        session: 's0',
+        turn: 1,
+        turnType: 'main',
+        messages: [{ role: 'user', content: 'hi' }],
+        response: 'ok',
+        tokenIds: [1],
+        logprobs: [-1],
+        tools: [schema],
+        startedAt: 1,
+        finishedAt: 1,
+      };
+    };
+    const journal = (...lines: string[]) => [encode(header + lines.join(''))];
+    const line = (r: RunRecord) => JSON.stringify(r) + '\n';
+    expect(parseJournal(journal(line(end(1)), line(served(256))), 'j').records).toEqual([end(1), served(256)]);
+    const refused = /^j line 3 nests deeper than 256 levels, the most a run file line may; the journal is damaged, so it cannot resume\. Start a new --out\.$/;
+    expect(() => parseJournal(journal(line(end(1)), line(served(257))), 'j')).toThrow(refused);
+    // 100,000 levels: refused from the text, before JSON.parse or the validator could recurse into it.
+    expect(() => parseJournal(journal(line(end(1)), '['.repeat(100_000) + ']'.repeat(100_000) + '\n'), 'j')).toThrow(refused);
+    expect(() => parseJournal([encode('['.repeat(300) + ']'.repeat(300) + '\n')], 'j')).toThrow(/^j line 1 nests deeper than 256 levels/);
+    // The same cut-short tail as any other: never a line, never parsed.
+    expect(parseJournal(journal(line(end(1)), '['.repeat(100_000)), 'j').records).toEqual([end(1)]);
+    // ASCII, so within the byte cap: the characters are what the run file's reader counts.
+    const wide = new TextDecoder().decode(paddedLine(end(2), 4_000_002));
+    expect(() => parseJournal(journal(line(end(1)), wide), 'j')).toThrow(
+      /^j line 3 is longer than 4,000,000 characters, the most a run file line may hold; .* Start a new --out\.$/,
+    );
+
+    // On resume, from the file: the same line, and the journal is left as it was.
+    const file = join(mkdtempSync(join(tmpdir(), 'nextstate-journal-')), 'run.nsrun');
+    writeFileSync(journalPath(file), header + line(end(1)) + line(served(300)));
+    const before = statSync(journalPath(file)).size;
+    await expect(RunJournal.resume(file, {})).rejects.toThrow(new RegExp(`^${journalPath(file)} line 3 nests deeper than 256 levels`));
+    expect(statSync(journalPath(file)).size).toBe(before);
   });
 
   it('resumes a journal file whose torn tail is a sparse 520 MiB, in the memory of one chunk, and cuts the tail off', async () => {

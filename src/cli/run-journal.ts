@@ -16,6 +16,7 @@ import { Buffer } from 'node:buffer';
 import { readModelFile } from '../gpu/source-node';
 import { FILE_LIMITS, readLocalChunks } from '../gpu/local-file';
 import { byteLines } from './byte-lines';
+import { MAX_LINE_DEPTH, nestsDeeperThan } from '../rl/json-scan';
 import { diskError, writeAll } from './disk-full';
 import { open, type FileHandle } from 'node:fs/promises';
 import { basename, join } from 'node:path';
@@ -78,7 +79,8 @@ export interface Journal {
 
 /**
  * The longest journal line read, in bytes: a run file line's limit in characters, at the most
- * bytes a character takes in UTF-8. Longer than any record the run file could hold.
+ * bytes a character takes in UTF-8. Longer than any record the run file could hold; it bounds the
+ * memory of a line before it is decoded and held to that limit in characters.
  */
 const MAX_JOURNAL_LINE_BYTES = 4 * DEFAULT_MAX_LINE_CHARS;
 
@@ -95,15 +97,19 @@ export function readJournal(path: string): Journal {
 
 /** readJournal over any bytes (`name` is the journal's path, for messages). */
 export function parseJournal(chunks: Iterable<Uint8Array>, name: string): Journal {
-  const tooLong = (line: number) =>
-    new RunJournalError(
-      `${name} line ${line} is longer than ${MAX_JOURNAL_LINE_BYTES.toLocaleString('en-US')} bytes, more than any record; the journal is damaged, so it cannot resume. Start a new --out.`,
-    );
+  const damaged = (line: number, problem: string) =>
+    new RunJournalError(`${name} line ${line} ${problem}; the journal is damaged, so it cannot resume. Start a new --out.`);
+  const tooLong = (line: number) => damaged(line, `is longer than ${MAX_JOURNAL_LINE_BYTES.toLocaleString('en-US')} bytes, more than any record`);
   let header: JournalHeader | undefined;
   let headerBytes = 0;
   let validBytes = 0;
   const records: RunRecord[] = [];
   for (const { line, text, end } of byteLines(chunks, MAX_JOURNAL_LINE_BYTES, tooLong)) {
+    // The run file is written from these lines: one its reader refuses would leave it unreadable for
+    // good, and JSON.parse of deep nesting costs far more than the line's length.
+    if (text.length > DEFAULT_MAX_LINE_CHARS)
+      throw damaged(line, `is longer than ${DEFAULT_MAX_LINE_CHARS.toLocaleString('en-US')} characters, the most a run file line may hold`);
+    if (nestsDeeperThan(text, MAX_LINE_DEPTH)) throw damaged(line, `nests deeper than ${MAX_LINE_DEPTH} levels, the most a run file line may`);
     validBytes = end;
     if (line === 1) {
       try {

@@ -1,7 +1,7 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { FILE_LIMITS, InputFileError, readLocalText } from '../gpu/local-file';
 import { join } from 'node:path';
-import type { RunRecord } from '../rl/records';
+import { turnCount, type RunRecord } from '../rl/records';
 import type { StoredAdapter } from '../storage/index';
 import type { Backend } from '../gpu/backend';
 import { createScenario } from '../sims/scenarios/index';
@@ -76,6 +76,9 @@ export const usage = `nextstate run --config RUN.json [--out RUN_FILE [--force]]
  * `score` is its headline number (personalization score, or tool-call accuracy); `scores` has all.
  */
 export function eventLine(r: RunRecord): object | null {
+  if (r.kind === 'runtime_event' && r.event === 'run_resumed') {
+    return { type: 'resumed', step: r.step ?? 0, version: r.version, interrupted: turnCount(r.interrupted), message: r.message };
+  }
   if (r.kind === 'train_step') return { type: 'train_step', step: r.step, version: r.version + 1, samples: r.samples, skipped: r.skipped, ...r.stats };
   if (r.kind === 'evaluation') {
     const score = r.scores.score ?? r.scores.accuracy;
@@ -143,9 +146,12 @@ export async function runCommand(argv: string[], io: CliIo): Promise<void> {
   let started: number | undefined;
   let steps = 0;
   const onLine = (line: object) => {
+    const event = line as Record<string, unknown>;
+    // What a resume did is said whether or not a person watches: the log keeps what it left behind.
+    if (event.type === 'resumed') return v.json ? io.out(JSON.stringify(line)) : io.note(String(event.message));
     started ??= Date.now();
     if (v.json) io.out(JSON.stringify(line));
-    else io.progress(describe(line as Record<string, unknown>, steps, started));
+    else io.progress(describe(event, steps, started));
   };
   if (typeof v.resume === 'string') {
     for (const other of ['config', 'out', 'policy', 'revision', 'backend', 'quantize', 'force', 'set'] as const)

@@ -298,7 +298,7 @@ describe('nextstate serve with the official openai client', () => {
     writeFileSync(journal, lines.filter((line) => !judgement(line)).join('\n'));
 
     server = await startTestServer(['--resume'], { file: first.file });
-    expect(server.lines.map((l) => JSON.parse(l)).find((e) => e.type === 'resumed')).toMatchObject({ waiting: 1, unjudged: 1 });
+    expect(server.lines.map((l) => JSON.parse(l)).find((e) => e.type === 'resumed')).toMatchObject({ waiting: 1, unjudged: 1, interrupted: 0 });
     await until(() => ofKind(server!, 'sample').length === 1, 30_000, 'turn 1 judged again');
     expect(ofKind(server, 'judge_result').find((j) => j.judge === 'binary')).toMatchObject({ session: 'erin', turn: 1, score: -1 });
   });
@@ -326,7 +326,7 @@ describe('nextstate serve with the official openai client', () => {
     expect(before.some((r) => r.kind === 'judge_result' && r.turn === 3)).toBe(false);
 
     server = await startTestServer(['--resume'], { file: childFile });
-    expect(server.lines.map((l) => JSON.parse(l)).find((e) => e.type === 'resumed')).toMatchObject({ step: 1, version: 1, waiting: 1 });
+    expect(server.lines.map((l) => JSON.parse(l)).find((e) => e.type === 'resumed')).toMatchObject({ step: 1, version: 1, waiting: 1, interrupted: 0 });
     // Nothing committed before the kill is lost: the resumed log starts with all of it.
     expect(records(server).slice(0, before.length)).toEqual(before);
     expect(server.handle.loop.snapshot()).toMatchObject({ step: 1, version: 1 });

@@ -8,7 +8,7 @@
 import { basename } from 'node:path';
 import { METHODS, makePreset, parsePreset, type MethodName, type MethodPreset, type PresetOverrides } from '../rl/presets';
 import { FILE_LIMITS, InputFileError, readLocalText } from '../gpu/local-file';
-import type { InteractionRecord, RunRecord } from '../rl/records';
+import { turnCount, type InteractionRecord, type RunRecord, type RuntimeEventRecord } from '../rl/records';
 import { resolveWeightFormat } from '../gpu/load';
 import type { PeftFiles } from '../gpu/peft';
 import type { RunLoopOptions } from '../runtime/loop-types';
@@ -333,21 +333,26 @@ export async function startServe(argv: string[], io: CliIo, hooks: { trainer?: T
       pairing.remember(r.session, r.messages, reply(r));
     }
     unfinished = unfinishedTurns(records, { reply, paired: (session) => AUTO_SESSION.test(session) });
-    const { waiting, unjudged } = unfinished;
+  }
+  // The loop's first record says what the resume did (resume-plan.ts resumeMessage), before the server listens.
+  let resumeSaid = () => {};
+  const saidResumed = resume ? new Promise<void>((r) => (resumeSaid = r)) : null;
+  const sayResumed = (r: RuntimeEventRecord) => {
     say(
       {
         type: 'resumed',
-        step: plan.step,
-        version: plan.version,
-        buffered: plan.samples.length,
-        dropped: plan.dropped,
-        waiting: waiting.length,
-        unjudged: unjudged.length,
+        step: r.step ?? 0,
+        version: r.version,
+        buffered: resume?.samples?.length ?? 0,
+        dropped: resume?.dropped ?? 0,
+        waiting: unfinished?.waiting.length ?? 0,
+        unjudged: unfinished?.unjudged.length ?? 0,
+        interrupted: turnCount(r.interrupted),
       },
-      `resumed at step ${plan.step} (v${plan.version}) with ${plan.samples.length} buffered samples, ` +
-        `${waiting.length} turns waiting for their next state and ${unjudged.length} to judge again`,
+      r.message,
     );
-  }
+    resumeSaid();
+  };
 
   const loop = new ServeLoop(config, services, runFile, {
     ...(resume ? { resume } : {}),
@@ -355,6 +360,7 @@ export async function startServe(argv: string[], io: CliIo, hooks: { trainer?: T
     turnsSoFar: turnsOf(records),
     generationBatch: number(v, 'max-batch', DEFAULTS.maxBatch, isPositiveInt),
     onRecord: (r) => {
+      if (r.kind === 'runtime_event' && r.event === 'run_resumed') sayResumed(r);
       const line = eventLine(r);
       if (line && r.kind === 'train_step') {
         const loss = r.stats.loss === null ? 'n/a' : r.stats.loss.toFixed(4);
@@ -388,6 +394,7 @@ export async function startServe(argv: string[], io: CliIo, hooks: { trainer?: T
   const running = loop.run();
   let http: RunningServer;
   try {
+    if (saidResumed) await Promise.race([saidResumed, running]);
     http = await startHttpServer(
       {
         host,

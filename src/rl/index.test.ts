@@ -32,6 +32,7 @@ describe('src/rl public API', () => {
       'clipFractions',
       'validateRecord',
       'RecordValidationError',
+      'turnCount',
     ];
     for (const name of names) expect(typeof (rl as Record<string, unknown>)[name], name).toBe('function');
   });

@@ -107,6 +107,7 @@ export {
 export { HintShuffler } from './hint-shuffle';
 export {
   RECORD_KINDS,
+  turnCount,
   type RunRecord,
   type RecordKind,
   type RecordBase,
@@ -125,6 +126,7 @@ export {
   type WorkspaceFileRecord,
   type TokenUpdateRecord,
   type RuntimeEventRecord,
+  type SessionTurns,
 } from './records';
 export { validateRecord, RECORD_LIMITS } from './validate';
 export { TRAJECTORY_FALLBACKS, type TrajectoryFallback } from './trajectory-sample';

@@ -261,11 +261,31 @@ export interface TokenUpdateRecord extends RecordBase {
   advantages?: number[];
 }
 
-/** Something happened to the runtime itself: a lost GPU device, a recovery, a pause, a resume. */
+/** Main turns of one session, by turn number. */
+export interface SessionTurns {
+  session: string;
+  turns: number[];
+}
+
+/** How many turns `sessions` list. */
+export const turnCount = (sessions: readonly SessionTurns[] = []): number => sessions.reduce((n, s) => n + s.turns.length, 0);
+
+/**
+ * Something happened to the runtime itself: a lost GPU device, a recovery, a pause and its end
+ * ('resumed'), or a stopped run continued from its last saved step ('run_resumed', the resumed
+ * run's first record; `step` is that step).
+ */
 export interface RuntimeEventRecord extends RecordBase {
   kind: 'runtime_event';
-  event: 'device_lost' | 'recovered' | 'paused' | 'resumed' | 'stopped' | 'storage_full' | 'error';
+  event: 'device_lost' | 'recovered' | 'paused' | 'resumed' | 'stopped' | 'storage_full' | 'error' | 'run_resumed';
   message: string;
+  /**
+   * run_resumed: the turns of the interrupted step (step + 1) that the stop cut off before they
+   * reached the buffer, by session. They stay in the log as they were, and the resumed run goes
+   * on without them (it starts new sessions): never trained, never judged again. Absent where the
+   * policy's server judges and trains, and on other events.
+   */
+  interrupted?: SessionTurns[];
 }
 
 /**

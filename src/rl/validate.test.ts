@@ -119,6 +119,18 @@ const good: RunRecord[] = [
   { kind: 'token_update', version: 0, ts: 1450, session: 's1', turn: 1, step: 1, before: [-0.25, -0.001], after: [-0.2, -0.002], advantages: [0.5, -0.25] },
   { kind: 'runtime_event', version: 1, ts: 1800, event: 'device_lost', message: 'GPU device lost: reloading the model' },
   {
+    kind: 'runtime_event',
+    version: 1,
+    ts: 1850,
+    step: 1,
+    event: 'run_resumed',
+    message: 'resumed at step 1 (v1) with 1 buffered sample; 3 turns of the interrupted step 2 kept, marked interrupted, never trained (2 sessions)',
+    interrupted: [
+      { session: 's4', turns: [1, 2] },
+      { session: 's5', turns: [1] },
+    ],
+  },
+  {
     kind: 'workspace_file',
     version: 1,
     ts: 1900,
@@ -174,6 +186,19 @@ describe('validateRecord rejects malformed records, naming the field', () => {
     ['negative drop count', 'train_step', (r) => (r.dropped = -1), 'dropped'],
     ['negative OPD gap', 'train_step', (r) => (r.stats.opdGap = -0.1), 'stats.opdGap'],
     ['unknown runtime event', 'runtime_event', (r) => (r.event = 'meltdown'), 'event'],
+    ['interrupted turns on an event other than a resume', 'runtime_event', (r) => (r.interrupted = [{ session: 's1', turns: [1] }]), 'interrupted'],
+    [
+      'an interrupted turn 0',
+      'runtime_event',
+      (r) => ((r.event = 'run_resumed'), (r.interrupted = [{ session: 's1', turns: [0] }])),
+      'interrupted[0].turns[0]',
+    ],
+    [
+      'an interrupted turn without its session',
+      'runtime_event',
+      (r) => ((r.event = 'run_resumed'), (r.interrupted = [{ turns: [1] }])),
+      'interrupted[0].session',
+    ],
     ['negative token id', 'interaction', (r) => (r.tokenIds[1] = -1), 'tokenIds[1]'],
     ['null log-prob', 'interaction', (r) => (r.logprobs[0] = null), 'logprobs[0]'],
     ['log-probs and tokens of different length', 'interaction', (r) => r.logprobs.push(-1), 'logprobs'],

@@ -44,6 +44,9 @@ export const RECORD_LIMITS = {
   tokens: 1_000_000,
   problems: 100_000,
   metrics: 256,
+  /** sessions a resume marks interrupted, and turns of one session */
+  sessions: 100_000,
+  turns: 100_000,
 } as const;
 
 /** The largest token id a record holds. */
@@ -241,10 +244,10 @@ const runtimeEvent = object(
   {
     ...base,
     kind: oneOf('runtime_event'),
-    event: oneOf('device_lost', 'recovered', 'paused', 'resumed', 'stopped', 'storage_full', 'error'),
+    event: oneOf('device_lost', 'recovered', 'paused', 'resumed', 'stopped', 'storage_full', 'error', 'run_resumed'),
     message: str(L.note),
   },
-  optionalBase,
+  { ...optionalBase, interrupted: arrayOf(object({ session: id, turns: arrayOf(int(1), L.turns) }), L.sessions) },
 );
 
 const toolStep = object(
@@ -350,6 +353,10 @@ function checkConsistency(record: RunRecord): void {
       if (record.failed !== undefined && record.failed > record.perProblem.length) {
         throw new FieldError('failed', `is ${record.failed}, more than the ${record.perProblem.length} problems scored`);
       }
+      break;
+    case 'runtime_event':
+      if (record.interrupted && record.event !== 'run_resumed')
+        throw new FieldError('interrupted', `is set on a "${record.event}" event; only "run_resumed" marks turns`);
       break;
     case 'session_end':
       if (record.mainTurns > record.turns) throw new FieldError('mainTurns', `is ${record.mainTurns}, more than turns (${record.turns})`);

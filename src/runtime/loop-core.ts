@@ -25,6 +25,7 @@ import { PauseGate, Semaphore } from './gate';
 import type { PolicyReply, PolicyRequest, PolicyService, ScoreItem, TrainResult } from './policy-service';
 import type { LoopSettings, RecordSink, RunController, RunLoopOptions, RunResult, RunSnapshot, RunStatus } from './loop-types';
 import { VersionSchedule } from './version-schedule';
+import { interruptedTurns, resumeMessage, type GoesOn } from './resume-plan';
 
 /** The roles that judge a turn. */
 export interface JudgeRoles {
@@ -332,6 +333,38 @@ export abstract class RunLoopCore implements RunController {
     void this.event('resumed', 'resumed');
   }
 
+  /**
+   * A resumed run's first record: where it went on, and the turns of the interrupted step it
+   * leaves behind, listed so that no reader takes them for this run's turns or for trained ones.
+   */
+  private async markResume(): Promise<void> {
+    const resume = this.options.resume;
+    if (!resume?.logged) return;
+    // Where the policy's server judges and trains, no turn waited on this loop.
+    const interrupted = this.settings.trainsHere === false ? null : interruptedTurns(resume.logged, { fixed: this.fixed, goesOn: this.goesOn() });
+    const message = resumeMessage({
+      step: this.step,
+      version: this.version,
+      samples: resume.samples?.length ?? 0,
+      dropped: resume.dropped ?? 0,
+      goesOn: this.goingOn(),
+      interrupted,
+    });
+    await this.commit([
+      { kind: 'runtime_event', version: this.version, ts: this.now(), step: this.step, event: 'run_resumed', message, ...(interrupted ? { interrupted } : {}) },
+    ]);
+  }
+
+  /** The logged turns a resumed loop goes on with besides its buffer (a served run's); none by default. */
+  protected goesOn(): GoesOn | undefined {
+    return undefined;
+  }
+
+  /** Those turns in words, for the resume's line; null when there are none. */
+  protected goingOn(): string | null {
+    return null;
+  }
+
   /** Logs something that happened to the runtime (also used by the page: a lost GPU device). */
   async event(event: RuntimeEventRecord['event'], message: string): Promise<void> {
     await this.commit([{ kind: 'runtime_event', version: this.version, ts: this.now(), step: this.step, event, message }]).catch((e) => this.fail(e));
@@ -373,6 +406,7 @@ export abstract class RunLoopCore implements RunController {
   async run(): Promise<RunResult> {
     const every = this.options.snapshotEveryMs ?? 1000;
     const ticker = every > 0 && this.options.onSnapshot ? setInterval(() => void this.tick(), every) : null;
+    await this.markResume().catch((e) => this.fail(e));
     await this.prepare().catch((e) => this.fail(e));
     const trainer = this.trainLoop().catch((e) => {
       this.fail(e);

@@ -74,6 +74,13 @@ export interface RunLoopOptions {
      * from the trained policy.
      */
     studentWork?: ReadonlyMap<number, string>;
+    /**
+     * The log the run resumes from. Given, the loop's first record says where it went on and
+     * marks the turns of the interrupted step it leaves behind (resume-plan.ts interruptedTurns).
+     */
+    logged?: readonly RunRecord[];
+    /** Buffered samples left out because their interaction is missing from the log, for that record's line. */
+    dropped?: number;
   };
 }
 

@@ -8,12 +8,13 @@
  */
 import { CLIENT_ENVELOPES } from '../rl/envelopes';
 import type { ChatMessage } from '../rl/messages';
-import { SessionTracker, type ClosedTurn, type TurnType } from '../rl/sessions';
+import { SessionTracker, type ClosedTurn, type ObservedTurn, type TurnType } from '../rl/sessions';
 import { idleTimeoutOf } from '../rl/presets';
 import type { SamplingOptions } from '../gpu/sampler';
 import { interactionRecord, RunLoopCore } from './loop-core';
 import type { RequestTokenListener } from './batcher';
 import type { RecordSink, RunLoopOptions } from './loop-types';
+import type { GoesOn } from './resume-plan';
 import type { PolicyReply, PolicyService } from './policy-service';
 import type { RunConfig } from './run-config';
 import type { RunServices } from './runloop';
@@ -83,6 +84,8 @@ export class ServeLoop extends RunLoopCore {
   private sweeper: ReturnType<typeof setInterval> | null = null;
   /** Turns a stopped server had closed but not judged: judged once the loop runs. */
   private readonly unjudgedAtStart: ClosedTurn<ServedResponse>[];
+  /** Turns a stopped server left waiting for their next state: their sessions go on. */
+  private readonly waitingAtStart: readonly ObservedTurn<ServedResponse>[];
 
   constructor(
     readonly config: RunConfig,
@@ -107,6 +110,17 @@ export class ServeLoop extends RunLoopCore {
     this.tracker = new SessionTracker({ idleTimeoutMs: idleTimeoutOf(config.preset), now: this.now, turnsSoFar: options.turnsSoFar });
     for (const w of options.unfinished?.waiting ?? []) this.tracker.restore(w.turn, { turns: w.turns, mainTurns: w.mainTurns });
     this.unjudgedAtStart = options.unfinished?.unjudged ?? [];
+    this.waitingAtStart = (options.unfinished?.waiting ?? []).map((w) => w.turn);
+  }
+
+  protected override goesOn(): GoesOn {
+    const going = new Set([...this.waitingAtStart, ...this.unjudgedAtStart].map((t) => `${t.session}#${t.turn}`));
+    return (session, turn) => going.has(`${session}#${turn}`);
+  }
+
+  protected override goingOn(): string {
+    const waiting = this.waitingAtStart.length;
+    return `${waiting === 1 ? '1 turn waiting for its' : `${waiting} turns waiting for their`} next state and ${this.unjudgedAtStart.length} to judge again`;
   }
 
   get policy(): PolicyService {

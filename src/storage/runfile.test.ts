@@ -123,6 +123,8 @@ describe('the file format', () => {
       lastEvaluation: { name: 'personalization', step: 1, version: 2, scores: { mean: 0.76, n: 2 } },
     });
     expect(header.summary.byKind).toMatchObject({ interaction: 5, sample: 5, train_step: 2, session_end: 1 });
+    // Never resumed: no count of turns a resume left behind, so older readers take the summary as before.
+    expect(header.summary).not.toHaveProperty('interruptedTurns');
     expect(all.slice(1, -1)).toEqual(sampleRun());
     expect(Object.keys(all.at(-1))).toEqual(['adapter']);
     expect(all.at(-1).adapter).toMatchObject({ version: 2, config: peftFiles(2)['adapter_config.json'] });

@@ -114,6 +114,7 @@ const summaryChecker: Checker<RunSummary> = object(
   {
     unjudgedTurns: object({ explicit: count, timeout: count, 'context-full': count }),
     trajectoryFallbacks: object(Object.fromEntries(TRAJECTORY_FALLBACKS.map((r) => [r, count])) as Record<TrajectoryFallback, Checker<number>>),
+    interruptedTurns: count,
   },
 );
 

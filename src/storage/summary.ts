@@ -3,7 +3,15 @@
  * one record at a time so export and import compute them the same way without holding the
  * log in memory.
  */
-import { RECORD_KINDS, TRAJECTORY_FALLBACKS, type RecordKind, type RunRecord, type SessionEndReason, type TrajectoryFallback } from '../rl';
+import {
+  RECORD_KINDS,
+  TRAJECTORY_FALLBACKS,
+  turnCount,
+  type RecordKind,
+  type RunRecord,
+  type SessionEndReason,
+  type TrajectoryFallback,
+} from '../rl';
 
 export interface EvaluationSummary {
   name: string;
@@ -35,6 +43,12 @@ export interface RunSummary {
    * was counted.
    */
   trajectoryFallbacks?: Record<TrajectoryFallback, number>;
+  /**
+   * Main turns a stop cut off before they reached the buffer, which a resume went on without
+   * (runtime_event run_resumed): kept in the log, never trained. Absent where no resume is
+   * logged, so the summary of a run never resumed reads as it did before it was counted.
+   */
+  interruptedTurns?: number;
   /** Highest policy version any record carries. */
   lastVersion: number;
   firstEvaluation: EvaluationSummary | null;
@@ -83,6 +97,8 @@ export class Summarizer {
     } else if (record.kind === 'sample' && record.trajectoryFallback && record.turn === 1) {
       // Every step of such a trajectory logs the reason; its first counts the trajectory once.
       s.trajectoryFallbacks![record.trajectoryFallback]++;
+    } else if (record.kind === 'runtime_event' && record.event === 'run_resumed') {
+      s.interruptedTurns = (s.interruptedTurns ?? 0) + turnCount(record.interrupted);
     }
   }
 

@@ -9,7 +9,7 @@
  */
 import { describe, expect, inject, it } from 'vitest';
 import { flushSync } from 'svelte';
-import type { EvaluationRecord, InteractionRecord, RunRecord, ToolStepRecord, TrainStepRecord } from '../../rl/records';
+import type { EvaluationRecord, InteractionRecord, RunRecord, RuntimeEventRecord, ToolStepRecord, TrainStepRecord } from '../../rl/records';
 import { labControllers } from '../../../test/support/app/lab-controllers';
 import { render } from '../../../test/support/views/testing';
 import { toolCallPreset } from '../../rl/presets';
@@ -176,6 +176,11 @@ describe('a tool-call run from the lab', () => {
     const rs = await records(lab, runId);
     expect((ofKind(rs, 'train_step') as TrainStepRecord[]).map((t) => t.step).at(-1)).toBe(4);
     // The resumed run's groups come after the ones logged before the stop, never reusing a name.
+    // Its first record says where it went on, and lists what the stop cut off, by rollout of the groups before.
+    const marker = rs[before.length] as RuntimeEventRecord;
+    expect(marker).toMatchObject({ kind: 'runtime_event', event: 'run_resumed', step: 1 });
+    expect(marker.message).toMatch(/^resumed at step 1 \(v1\) with \d+ buffered samples?; (no turn|\d+ turns?) of the interrupted step 2 /);
+    for (const cut of marker.interrupted!) expect(groupsBefore.has(cut.session.split('.')[0])).toBe(true);
     const after = ofKind(rs.slice(before.length), 'interaction').map((i) => i.session.split('.')[0]);
     expect(after.length).toBeGreaterThan(0);
     for (const g of after) expect(groupsBefore.has(g)).toBe(false);

@@ -227,7 +227,7 @@ export class LabController extends LabPage {
         },
         this.roleFiles,
       );
-      const { runId, loop, resume } = run;
+      const { runId, loop } = run;
       const live = run;
       if (!resuming) this.records = [];
       this.feed.reset(this.records);
@@ -242,7 +242,8 @@ export class LabController extends LabPage {
         this.comparisonAt = this.comparison.position;
       }
       this.phase = 'running';
-      this.announce(resuming ? `Resumed at step ${resume?.step ?? 0}.` : 'Run started.');
+      // A resumed loop's first record says where it went on and what it left behind (recordAnnouncement).
+      if (!resuming) this.announce('Run started.');
       await this.refreshRuns();
       // The loop itself reports a snapshot every second (RunLoopOptions.snapshotEveryMs).
       void loop

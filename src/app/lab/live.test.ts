@@ -5,7 +5,7 @@ import { deviceNotice, endNotice, FLUSH_MS, phaseAfter, RecordFeed, recordAnnoun
 const record = (r: object) => r as RunRecord;
 
 describe('the live run', () => {
-  it('announces training steps and evaluations, nothing else', () => {
+  it('announces training steps, evaluations and where a resumed run went on, nothing else', () => {
     expect(recordAnnouncement(record({ kind: 'train_step', step: 3, version: 2 }))).toBe('Training step 3 done; the policy is now version 3.');
     expect(recordAnnouncement(record({ kind: 'train_step', step: 3, version: 2, skipped: 'no samples' }))).toBe('Training step 3 skipped: no samples');
     expect(recordAnnouncement(record({ kind: 'evaluation', step: 4, scores: { accuracy: 0.5 }, perProblem: [{}, {}], failed: 1 }))).toBe(
@@ -13,6 +13,10 @@ describe('the live run', () => {
     );
     expect(recordAnnouncement(record({ kind: 'evaluation', scores: {}, perProblem: [] }))).toBe('Evaluation at step 0: no score.');
     expect(recordAnnouncement(record({ kind: 'interaction' }))).toBeNull();
+    expect(recordAnnouncement(record({ kind: 'runtime_event', event: 'run_resumed', message: 'resumed at step 2 (v2) with 1 buffered sample' }))).toBe(
+      'Resumed at step 2 (v2) with 1 buffered sample.',
+    );
+    expect(recordAnnouncement(record({ kind: 'runtime_event', event: 'paused', message: 'paused' }))).toBeNull();
   });
 
   it("follows the loop's status, except on an idle page", () => {

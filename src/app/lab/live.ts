@@ -17,6 +17,7 @@ export function recordAnnouncement(r: RunRecord): string | null {
     const failed = r.failed ? `, ${r.failed} of ${r.perProblem.length} problems failed and left out` : '';
     return `Evaluation at step ${r.step ?? 0}: ${score === undefined ? 'no score' : `score ${score.toFixed(2)}`}${failed}.`;
   }
+  if (r.kind === 'runtime_event' && r.event === 'run_resumed') return `${r.message[0].toUpperCase()}${r.message.slice(1)}.`;
   return null;
 }
 

@@ -66,6 +66,24 @@ describe('ConversationFeed', () => {
     expect(t.textContent).toContain('side turn, not trained');
   });
 
+  it("marks the turns a resume left behind as the interrupted step's, and only those", () => {
+    const marker: RunRecord = {
+      kind: 'runtime_event',
+      version: 1,
+      ts: 2,
+      step: 1,
+      event: 'run_resumed',
+      message: 'resumed at step 1 (v1) with 0 buffered samples; 1 turn of the interrupted step 2 kept, marked interrupted, never trained (1 session)',
+      interrupted: [{ session: 's0', turns: [4] }],
+    };
+    using view = render(ConversationFeed, { records: [...records, marker] });
+    const marked = [...view.target.querySelectorAll('[data-testid="interrupted-turn"]')];
+    expect(marked).toHaveLength(1);
+    expect(turnEl(view.target, 's0', 4).querySelector('[data-testid="interrupted-turn"]')!.textContent!.replace(/\s+/g, ' ').trim()).toBe(
+      'interrupted a stop cut off step 2 before this turn reached the buffer; the resumed run went on without it, so it was never trained',
+    );
+  });
+
   it('selects a judged turn by click and by keyboard', async () => {
     const picked: { session: string; turn: number }[] = [];
     const props = reactive({

@@ -39,6 +39,11 @@ export interface TurnView extends TurnHeader {
    * no sample (as the reference drops it); false once a sample exists (logs from before).
    */
   dropped: boolean;
+  /**
+   * The step a stop interrupted before this turn reached the buffer, when a resume went on
+   * without it (runtime_event run_resumed): it stays in the log and is never trained. Null otherwise.
+   */
+  interruptedStep: number | null;
 }
 
 export interface SessionView {
@@ -86,6 +91,7 @@ export function conversations(records: readonly RunRecord[]): SessionView[] {
         trainedAt: [],
         judged: false,
         dropped: false,
+        interruptedStep: null,
       };
       const s = session(r.session);
       const prev = turns.get(turnKey(r.session, r.turn));
@@ -97,6 +103,15 @@ export function conversations(records: readonly RunRecord[]): SessionView[] {
     }
   }
   for (const r of records) {
+    if (r.kind === 'runtime_event') {
+      for (const cut of r.interrupted ?? []) {
+        for (const turn of cut.turns) {
+          const t = turns.get(turnKey(cut.session, turn));
+          if (t) t.interruptedStep = (r.step ?? 0) + 1;
+        }
+      }
+      continue;
+    }
     if (r.kind !== 'judge_vote' && r.kind !== 'judge_result' && r.kind !== 'sample' && r.kind !== 'token_update') continue;
     const t = turns.get(turnKey(r.session, r.turn));
     if (!t) continue;

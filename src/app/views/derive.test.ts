@@ -161,6 +161,28 @@ describe('conversations', () => {
     expect(now[1].turns[0].dropped).toBe(true);
     expect(now[0].turns.map((t) => t.dropped)).toEqual([false, false, false]);
   });
+
+  it("marks the turns a resume listed as the interrupted step's, and no others", () => {
+    expect(convs.flatMap((s) => s.turns.map((t) => t.interruptedStep))).toEqual([null, null, null, null]);
+    const marker: RunRecord = {
+      kind: 'runtime_event',
+      version: 1,
+      ts: 9,
+      step: 1,
+      event: 'run_resumed',
+      message: 'resumed at step 1 (v1) with 0 buffered samples; 1 turn of the interrupted step 2 kept, marked interrupted, never trained (1 session)',
+      interrupted: [{ session: 's0', turns: [3] }],
+    };
+    const after = conversations([...LOG, marker]);
+    expect(after.map((s) => s.turns.map((t) => [t.turn, t.interruptedStep]))).toEqual([
+      [
+        [1, null],
+        [2, null],
+        [3, 2],
+      ],
+      [[1, null]],
+    ]);
+  });
 });
 
 describe('candidateViews', () => {
