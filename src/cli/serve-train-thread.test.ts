@@ -1,6 +1,7 @@
 import OpenAI from 'openai';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { RunRecord } from '../rl/records';
+import { spawnTrainer } from '../workers/node/trainer-thread';
 import { startTestServer, until, type TestServer } from '../../test/support/cli/serve';
 
 let server: TestServer | null = null;
@@ -105,5 +106,30 @@ describe('nextstate serve trains on a thread of its own', () => {
     await until(() => ofKind(s, 'version_boundary').length === 2, 60_000, 'step 2 logged');
     const after = await s.client.chat.completions.create({ model: s.model, messages: [{ role: 'user', content: 'hi' }] });
     expect(versionOf(after)).toBe(2);
+  });
+
+  it('stops, its run file final, when stopped while the first step’s trainer thread is still loading', async () => {
+    // As a test's SIGTERM or a person's Ctrl-C right after the first step started the thread:
+    // the step must end (its samples are journaled for --resume), not wait for a worker that is gone.
+    let stopping = false;
+    server = await startTestServer(['--batch-size', '1', '--max-tokens', '6'], {
+      trainer: {
+        spawn: (init) => {
+          queueMicrotask(() => {
+            stopping = true;
+            server!.handle.stopServing();
+          });
+          return spawnTrainer(init);
+        },
+      },
+    });
+    const s = server;
+    await talk(s, 'dave', CORRECTIONS.slice(0, 1));
+    let finished = false;
+    void s.handle.finished.then(() => (finished = true));
+    await until(() => stopping, 60_000, 'step 1 to start the trainer thread');
+    await until(() => finished, 60_000, 'the server to finish after it was stopped');
+    expect(ofKind(s, 'sample')).toHaveLength(1);
+    expect(ofKind(s, 'version_boundary')).toHaveLength(0);
   });
 });
