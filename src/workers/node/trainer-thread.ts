@@ -140,8 +140,7 @@ export class TrainerThread implements SeparateTrainer {
         else if (!this.closed) this.rejectAll(new TrainerExitedError(reason));
       };
       // A thread that never says it is ready must not hold the step forever: it is given up, and
-      // the step trains on the serving thread. (It does not cover a thread that started and then
-      // never ends a step, the hang that made the thread opt-in: docs/serve.md.)
+      // the step trains on the serving thread.
       const startLimit = setTimeout(() => {
         if (ready) return;
         stopped(`it did not start within ${TRAINER_START_LIMIT_MS / 1000} s`);
