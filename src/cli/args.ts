@@ -55,3 +55,21 @@ export function durationMs(v: Record<string, unknown>, name: string): number | u
   if (!(ms > 0)) throw new UsageError(`--${name} must be a duration such as 90s, 30m or 2h, or off, got ${JSON.stringify(x)}`);
   return ms;
 }
+
+const BYTE_UNITS: Record<string, number> = { '': 1, k: 2 ** 10, m: 2 ** 20, g: 2 ** 30 };
+
+/**
+ * A size option's bytes: a whole number, or a number with K, M or G (binary: 1K = 1024 bytes,
+ * as memory is counted), such as 512M or 7.5G.
+ *
+ * @throws UsageError naming the option for anything else
+ */
+export function byteSize(v: Record<string, unknown>, name: string): number | undefined {
+  const x = v[name];
+  if (x === undefined) return undefined;
+  const m = typeof x === 'string' ? /^(\d+(?:\.\d+)?)([kmg]?)$/i.exec(x.trim()) : null;
+  const bytes = m ? Math.floor(Number(m[1]) * BYTE_UNITS[m[2].toLowerCase()]) : 0;
+  if (!(bytes > 0 && Number.isSafeInteger(bytes)))
+    throw new UsageError(`--${name} must be a size in bytes such as 8G, 512M or 65536, got ${JSON.stringify(x)}`);
+  return bytes;
+}

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { runCli } from '../../test/support/cli/run-cli';
-import { durationMs, UsageError } from './args';
+import { byteSize, durationMs, UsageError } from './args';
 import { applySets } from './overrides';
 
 describe('--set PATH=VALUE', () => {
@@ -28,6 +28,13 @@ describe('--set PATH=VALUE', () => {
     expect([of('90s'), of('30m'), of('2h'), of('1500ms'), of('off')]).toEqual([90_000, 1_800_000, 7_200_000, 1500, 0]);
     expect(durationMs({}, 'idle-timeout')).toBeUndefined();
     for (const bad of ['30', '0s', 'soon', '-5m']) expect(() => of(bad)).toThrow(/--idle-timeout must be a duration/);
+  });
+
+  it('reads sizes for --max-memory: bytes, or K, M and G as powers of 1024', () => {
+    const of = (x: string) => byteSize({ 'max-memory': x }, 'max-memory');
+    expect([of('65536'), of('4k'), of('512M'), of('8G'), of('1.5G')]).toEqual([65536, 4096, 512 * 2 ** 20, 8 * 2 ** 30, 1.5 * 2 ** 30]);
+    expect(byteSize({}, 'max-memory')).toBeUndefined();
+    for (const bad of ['0', '0G', '8T', '8GB', '-1G', 'lots', '']) expect(() => of(bad)).toThrow(/--max-memory must be a size in bytes/);
   });
 
   it('run takes it for a config and an example, and the config checker refuses a bad field by name', async () => {

@@ -24,6 +24,7 @@ import type { ChatHandler, EventStream } from './serve-http';
 import { checkPromptBudget, parseChatRequest } from './serve-openai';
 import { ReplyStream, type ReplyPiece, type StreamTokenizer } from './serve-stream';
 import { replyMessage } from '../rl/tool-calls';
+import type { TrainerPlace } from './serve-trainer';
 
 export interface ChatSettings {
   /** The name clients ask for (GET /v1/models lists it); other names get 404. */
@@ -55,6 +56,8 @@ export interface ChatDependencies {
   newSession: () => string;
   /** The run's records, for watchers (GET /v1/nextstate/records). */
   runFile: Pick<RunJournal, 'follow' | 'header'>;
+  /** Where steps train, and why not on the trainer thread (placeSteps). */
+  trainer: () => TrainerPlace;
   now?: () => number;
 }
 
@@ -95,6 +98,7 @@ export class ChatEndpoint implements ChatHandler {
       bufferedSamples: s.bufferedSamples,
       // Whether chat requests are answered meanwhile: with a trainer thread they are.
       training: step && { step: step.step, since: new Date(step.since).toISOString(), servingMeanwhile: loop.policy.trainsBeside === true },
+      trainer: this.deps.trainer(),
     };
   }
 

@@ -1,6 +1,9 @@
+import { join } from 'node:path';
 import OpenAI from 'openai';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { RunRecord } from '../rl/records';
+import { spawnTrainer } from '../workers/node/trainer-thread';
+import { runCli } from '../../test/support/cli/run-cli';
 import { startTestServer, until, type TestServer } from '../../test/support/cli/serve';
 
 let server: TestServer | null = null;
@@ -26,6 +29,44 @@ async function talk(s: TestServer, session: string, corrections: readonly string
 const health = async (s: TestServer) => (await fetch(`${s.handle.url}/healthz`)).json();
 const versionOf = (r: unknown) => (r as { nextstate: { version: number } }).nextstate.version;
 
+/**
+ * Step `step`, which `session`'s correction makes, held where the serving thread trains it: chat
+ * requests get 503 with Retry-After meanwhile (streamed or not), the rest is answered, and once
+ * it ends the new version serves.
+ */
+async function refusesDuringStep(s: TestServer, step: number, session: string): Promise<void> {
+  const policy = s.handle.loop.policy;
+  const train = policy.train.bind(policy);
+  let release!: () => void;
+  const held = new Promise<void>((r) => (release = r));
+  policy.train = async (items, onMicroBatch) => {
+    await held;
+    return train(items, onMicroBatch);
+  };
+  await talk(s, session, CORRECTIONS.slice(0, 1));
+  await until(() => s.handle.loop.stepInFlight() !== null, 60_000, `step ${step} in flight`);
+
+  for (const stream of [false, true]) {
+    const res = await fetch(`${s.handle.url}/v1/chat/completions`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ model: s.model, messages: [{ role: 'user', content: 'hi' }], stream }),
+    });
+    expect(res.status).toBe(503);
+    expect(Number(res.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
+    expect(await res.json()).toMatchObject({
+      error: { code: 'training', message: expect.stringMatching(new RegExp(`step ${step} holds the policy.*retry after`)) },
+    });
+  }
+  expect(await health(s)).toMatchObject({ ok: true, training: { step, servingMeanwhile: false } });
+  expect((await s.client.models.list()).data).toHaveLength(1);
+
+  release();
+  await until(() => ofKind(s, 'version_boundary').length === step, 60_000, `step ${step} logged`);
+  const after = await s.client.chat.completions.create({ model: s.model, messages: [{ role: 'user', content: 'hi' }] });
+  expect(versionOf(after)).toBe(step);
+}
+
 describe('nextstate serve trains on a thread of its own', () => {
   it('answers /healthz, /v1/models and chat, streamed too, while a step holds the trainer thread, then serves the version it made', async () => {
     // The trainer thread sleeps inside the step (its thread blocked, as a long CPU step blocks it) until released.
@@ -37,7 +78,7 @@ describe('nextstate serve trains on a thread of its own', () => {
     await until(() => Atomics.load(hold, 1) === 1, 60_000, 'the trainer thread inside step 1');
     expect(s.handle.loop.stepInFlight()).toMatchObject({ step: 1 });
 
-    expect(await health(s)).toMatchObject({ ok: true, step: 0, version: 0, training: { step: 1, servingMeanwhile: true } });
+    expect(await health(s)).toMatchObject({ ok: true, step: 0, version: 0, training: { step: 1, servingMeanwhile: true }, trainer: { thread: true } });
     expect((await s.client.models.list()).data.map((m) => m.id)).toEqual([s.model]);
     const answered = await s.client.chat.completions.create({ model: s.model, messages: [{ role: 'user', content: 'Are you there?' }] });
     expect(versionOf(answered)).toBe(0);
@@ -75,35 +116,55 @@ describe('nextstate serve trains on a thread of its own', () => {
     expect(notes).toHaveLength(1);
     expect(notes[0].message).toMatch(/could not start \(no threads here\).*503/);
     expect(s.handle.loop.policy.trainsBeside).toBe(false);
+    expect(await health(s)).toMatchObject({ trainer: { thread: false, why: notes[0].message } });
 
-    // Step 2 is held where the serving thread trains it.
-    const policy = s.handle.loop.policy;
-    const train = policy.train.bind(policy);
-    let release!: () => void;
-    const held = new Promise<void>((r) => (release = r));
-    policy.train = async (items, onMicroBatch) => {
-      await held;
-      return train(items, onMicroBatch);
-    };
-    await talk(s, 'carol', CORRECTIONS.slice(0, 1));
-    await until(() => s.handle.loop.stepInFlight() !== null, 60_000, 'step 2 in flight');
+    await refusesDuringStep(s, 2, 'carol');
+  });
 
-    for (const stream of [false, true]) {
-      const res = await fetch(`${s.handle.url}/v1/chat/completions`, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json' },
-        body: JSON.stringify({ model: s.model, messages: [{ role: 'user', content: 'hi' }], stream }),
-      });
-      expect(res.status).toBe(503);
-      expect(Number(res.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
-      expect(await res.json()).toMatchObject({ error: { code: 'training', message: expect.stringMatching(/step 2 holds the policy.*retry after/) } });
-    }
-    expect(await health(s)).toMatchObject({ ok: true, training: { step: 2, servingMeanwhile: false } });
-    expect((await s.client.models.list()).data).toHaveLength(1);
+  it('trains on the serving thread where --max-memory has no room for the trainer thread’s copy, and /healthz says so', async () => {
+    server = await startTestServer(['--batch-size', '1', '--max-tokens', '6', '--max-memory', '64K']);
+    const s = server;
+    const notes = s.lines.map((l) => JSON.parse(l)).filter((l) => l.type === 'trainer' || l.type === 'listening');
+    expect(notes).toMatchObject([
+      { type: 'trainer', trainsBeside: false, message: expect.stringMatching(/over --max-memory 0\.1 MiB.*503 with Retry-After/) },
+      { type: 'listening', trainsBeside: false },
+    ]);
+    expect(await health(s)).toMatchObject({ ok: true, training: null, trainer: { thread: false, why: notes[0].message } });
+    await refusesDuringStep(s, 1, 'erin');
+  });
 
-    release();
-    await until(() => ofKind(s, 'version_boundary').length === 2, 60_000, 'step 2 logged');
-    const after = await s.client.chat.completions.create({ model: s.model, messages: [{ role: 'user', content: 'hi' }] });
-    expect(versionOf(after)).toBe(2);
+  it('with --no-trainer-thread, steps train on the serving thread as requests wait, and /healthz says so', async () => {
+    server = await startTestServer(['--no-trainer-thread']);
+    expect(await health(server)).toMatchObject({ trainer: { thread: false, why: expect.stringMatching(/--no-trainer-thread/) } });
+    expect(server.handle.loop.policy.refusesDuringSteps).toBe(false);
+    const both = await runCli('serve', '--model', 'unused', '--out', join(server.dir, 'both.nsrun'), '--trainer-thread', '--no-trainer-thread');
+    expect(both.err.join('\n')).toMatch(/--trainer-thread \(the default\) or --no-trainer-thread, not both/);
+    const size = await runCli('serve', '--model', 'unused', '--out', join(server.dir, 'size.nsrun'), '--max-memory', '8GB');
+    expect(size.err.join('\n')).toMatch(/--max-memory must be a size in bytes such as 8G/);
+  });
+
+  it('stops, its run file final, when stopped while the first step’s trainer thread is still loading', async () => {
+    // As a test's SIGTERM or a person's Ctrl-C right after the first step started the thread:
+    // the step must end (its samples are journaled for --resume), not wait for a worker that is gone.
+    let stopping = false;
+    server = await startTestServer(['--batch-size', '1', '--max-tokens', '6'], {
+      trainer: {
+        spawn: (init) => {
+          queueMicrotask(() => {
+            stopping = true;
+            server!.handle.stopServing();
+          });
+          return spawnTrainer(init);
+        },
+      },
+    });
+    const s = server;
+    await talk(s, 'dave', CORRECTIONS.slice(0, 1));
+    let finished = false;
+    void s.handle.finished.then(() => (finished = true));
+    await until(() => stopping, 60_000, 'step 1 to start the trainer thread');
+    await until(() => finished, 60_000, 'the server to finish after it was stopped');
+    expect(ofKind(s, 'sample')).toHaveLength(1);
+    expect(ofKind(s, 'version_boundary')).toHaveLength(0);
   });
 });

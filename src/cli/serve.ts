@@ -21,11 +21,10 @@ import { createNodeServices, isLoopback } from '../runtime/services-node';
 import { SERVED_STEPS, ServeLoop } from '../runtime/serve-loop';
 import { SessionPairing } from '../runtime/serve-pairing';
 import { unfinishedTurns, type UnfinishedTurns } from '../runtime/serve-unfinished';
-import { durationMs, isPositiveInt, number, parse, required, UsageError } from './args';
+import { byteSize, durationMs, isPositiveInt, number, parse, required, UsageError } from './args';
 import { applySets, SET_NOTE, SET_OPTION, SET_USAGE, setValues } from './overrides';
 import {
   BACKEND_OPTION,
-  backendOption,
   createBackend,
   policyFiles,
   QUANTIZE_OPTION,
@@ -47,15 +46,18 @@ import type { CliIo } from './io';
 import { progressFor } from './load-progress';
 import { FORCE_OPTION, notStdout } from './output';
 import { stoppable } from './signals';
-import { TrainerThread, type TrainerThreadOptions } from '../workers/node/trainer-thread';
+import { placeSteps, type TrainerThreadHooks } from './serve-trainer';
 
 export const usage = `nextstate serve --model DIR|HUB_ID ${REVISION_USAGE} --out RUN.nsrun [--port 30000] [--host 127.0.0.1] [--api-key-file FILE]
       [--method ${METHODS.join('|')}] [--judge rules|policy|URL [--judge-model NAME]] [--batch-size N] [--lora-rank N]
       [--lr X] [--preset PRESET.json] ${BACKEND_USAGE} ${QUANTIZE_USAGE} [--max-tokens N] [--served-model-name NAME]
-      [--max-in-flight N] [--max-body-bytes N] [--max-batch N] [--allow-origin ORIGIN] [--allow-host NAME] [--idle-timeout DURATION|off] [--trainer-thread] ${SET_USAGE}
-      [--seed N] [--resume | --force] [--json]
+      [--max-in-flight N] [--max-body-bytes N] [--max-batch N] [--allow-origin ORIGIN] [--allow-host NAME] [--idle-timeout DURATION|off] ${SET_USAGE}
+      [--no-trainer-thread] [--max-memory BYTES] [--seed N] [--resume | --force] [--json]
   serve the policy at http://HOST:PORT/v1 (OpenAI chat completions) and train it on the turns it serves;
   --idle-timeout (default 30m) ends a session silent that long, its waiting turn recorded unjudged; off: never;
+  a LoRA run's steps train on a thread of their own, with a second copy of the model, while serving goes on;
+  --no-trainer-thread trains on the serving thread, requests waiting for each step; --max-memory (bytes, or 512M, 8G)
+  trains there too where the two copies would not fit, and chat requests get 503 with Retry-After during each step;
   ${SET_NOTE};
   --allow-origin lets pages of ORIGINs (space- or comma-separated, e.g. the lab's) use the server (chat, the record
   feed; CORS); --allow-host NAMEs clients may reach it by besides its address (Host is checked);
@@ -78,23 +80,6 @@ export interface ServeHandle {
   stopServing(): void;
   /** Stops serving and training; the run file is written one last time. */
   stop(): Promise<void>;
-}
-
-/**
- * Steps of a LoRA run train on a trainer thread with a model of its own, so that serving never
- * waits for one (full fine-tuning has no adapter to hand over: it trains on the serving thread).
- * `unavailable` hears when the thread cannot start or stops, and steps train here from then on.
- */
-function trainBeside(
-  policy: EnginePolicyService,
-  config: RunConfig,
-  hooks: TrainerThreadHooks | undefined,
-  unavailable: (e: Error) => void,
-): TrainerThread | null {
-  if (config.preset.finetune.mode === 'full') return null;
-  const trainer = new TrainerThread({ config, backend: backendOption(config.models.policy.backend ?? 'cpu'), ...hooks });
-  policy.trainBeside(trainer, unavailable);
-  return trainer;
 }
 
 function judgeSpec(v: Record<string, unknown>): GeneratorSpec {
@@ -210,8 +195,7 @@ export function serveApiKey(
   return env.NEXTSTATE_SERVE_API_KEY || undefined;
 }
 
-/** What tests change about the trainer thread: hold its steps in flight, or make it fail to start. */
-export type TrainerThreadHooks = Partial<Pick<TrainerThreadOptions, 'hold' | 'spawn'>>;
+export type { TrainerThreadHooks } from './serve-trainer';
 
 /** Starts the server from the command line's options; returns once it listens. */
 export async function startServe(argv: string[], io: CliIo, hooks: { trainer?: TrainerThreadHooks } = {}): Promise<ServeHandle> {
@@ -240,7 +224,10 @@ export async function startServe(argv: string[], io: CliIo, hooks: { trainer?: T
     'allow-origin': { type: 'string' },
     'allow-host': { type: 'string' },
     'idle-timeout': { type: 'string' },
+    // The default since the hang it was opt-in for was found; still taken so that scripts that gave it keep working.
     'trainer-thread': { type: 'boolean' },
+    'no-trainer-thread': { type: 'boolean' },
+    'max-memory': { type: 'string' },
     ...SET_OPTION,
     seed: { type: 'string' },
     resume: { type: 'boolean' },
@@ -255,6 +242,8 @@ export async function startServe(argv: string[], io: CliIo, hooks: { trainer?: T
     throw new UsageError(`--host ${host} listens beyond this machine; give --api-key-file FILE (or NEXTSTATE_SERVE_API_KEY) so only your agent can use it`);
   }
   const port = number(v, 'port', DEFAULTS.port, (x) => Number.isInteger(x) && x >= 0 && x < 65536);
+  if (v['trainer-thread'] && v['no-trainer-thread']) throw new UsageError('give --trainer-thread (the default) or --no-trainer-thread, not both');
+  const maxMemory = byteSize(v, 'max-memory');
   const allowOrigins = allowedOrigins(v['allow-origin'] as string | undefined);
   const allowHosts = allowedHosts(v['allow-host'] as string | undefined);
   // --json: every event on stdout, for the program that started the server; else a note on stderr.
@@ -296,12 +285,13 @@ export async function startServe(argv: string[], io: CliIo, hooks: { trainer?: T
     },
     policyCommit(policy),
   );
-  // Opt-in for now: a step on the trainer thread was seen never to end when serve ran from the
-  // repository's TypeScript entry under the browser tests' runner (docs/serve.md).
-  const trainer =
-    v['trainer-thread'] || hooks.trainer
-      ? trainBeside(policy, withRefs, hooks.trainer, (e) => say({ type: 'trainer', trainsBeside: false, message: e.message }, e.message))
-      : null;
+  const steps = placeSteps(policy, withRefs, policyModel.config, {
+    thread: !v['no-trainer-thread'],
+    maxMemory,
+    hooks: hooks.trainer,
+    unavailable: (e) => say({ type: 'trainer', trainsBeside: false, message: e.message }, e.message),
+  });
+  const trainer = steps.trainer;
   // Only now: a model that fails to load leaves the run that was there as it was.
   if (!resumed && v.force) RunJournal.remove(file);
   const runFile = resumed?.run ?? (await RunJournal.create(file, withRefs, withRefs.label ?? 'serve', runFileOptions));
@@ -389,6 +379,7 @@ export async function startServe(argv: string[], io: CliIo, hooks: { trainer?: T
       tokenizer,
       newSession: () => `conv-${nextSession++}`,
       runFile,
+      trainer: steps.now,
     },
   );
   const running = loop.run();

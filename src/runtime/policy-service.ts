@@ -242,6 +242,9 @@ class FullState implements PolicyState {
   }
 }
 
+/** Padded tokens per training micro-batch: what one step holds at once (serve plans its trainer's memory with it). */
+export const MICRO_BATCH_TOKENS = 2048;
+
 export class EnginePolicyService implements PolicyService {
   /** The version a request that pins none is served with: the newest trained, from the next call on. */
   private version = 0;
@@ -262,7 +265,8 @@ export class EnginePolicyService implements PolicyService {
   private readonly full: boolean;
   /** Where steps run while it can (trainBeside); null: on this thread. */
   private separate: { trainer: SeparateTrainer; unavailable: (e: TrainerUnavailableError) => void } | null = null;
-  private askedBeside = false;
+  /** A trainer thread was wanted: a step on this thread then refuses requests rather than holding them. */
+  private wantedBeside = false;
   private readonly temperature: number;
 
   constructor(
@@ -309,7 +313,7 @@ export class EnginePolicyService implements PolicyService {
       adamEps: p.optimizer.eps,
       weightDecay: p.optimizer.weightDecay,
       maxGradNorm: 1,
-      microBatchTokens: 2048,
+      microBatchTokens: MICRO_BATCH_TOKENS,
       recompute: p.finetune.recompute ?? 'none',
       temperature: this.temperature,
     };
@@ -334,7 +338,15 @@ export class EnginePolicyService implements PolicyService {
    * as they always have.
    */
   get refusesDuringSteps(): boolean {
-    return this.askedBeside && this.separate === null;
+    return this.wantedBeside && this.separate === null;
+  }
+
+  /**
+   * A trainer thread was wanted but is not to be started (serve's --max-memory has no room for
+   * its copy): steps train here and refuse requests meanwhile, as after the thread fell back.
+   */
+  refuseDuringSteps(): void {
+    this.wantedBeside = true;
   }
 
   /**
@@ -344,7 +356,7 @@ export class EnginePolicyService implements PolicyService {
   trainBeside(trainer: SeparateTrainer, unavailable: (e: TrainerUnavailableError) => void): void {
     if (this.full) throw new NoAdapterError('full fine-tuning has no adapter to hand between threads; it trains on the serving thread');
     this.separate = { trainer, unavailable };
-    this.askedBeside = true;
+    this.wantedBeside = true;
   }
 
   keepVersionsFrom(version: number): void {

@@ -85,6 +85,24 @@ describe('serve’s trainer thread', () => {
     await expect(step).rejects.toThrow(TrainerExitedError);
   });
 
+  it('ends a step whose worker is still loading when the thread is closed, with an AbortError', async () => {
+    // Serve stopped (Ctrl-C, a test's SIGTERM) just after its first step started the worker: the
+    // step waited for the worker to be ready, then was sent to a worker being terminated, and
+    // nothing ever answered it, so the run loop and the server never ended.
+    const { config, items } = await setup();
+    const beside = thread({ config, backend: 'cpu-reference' });
+    const step = beside.train(items);
+    let outcome: unknown = 'pending';
+    step.then(
+      () => (outcome = 'trained'),
+      (e) => (outcome = e),
+    );
+    await beside.close();
+    await until(() => outcome !== 'pending', 60_000, 'the step in flight to end after close');
+    expect(outcome).toBeInstanceOf(DOMException);
+    expect((outcome as DOMException).name).toBe('AbortError');
+  });
+
   it('leaves the steps to the serving thread once it is unavailable, and says why once', async () => {
     const { config, here, items } = await setup();
     const heard: Error[] = [];

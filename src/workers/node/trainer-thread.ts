@@ -67,11 +67,16 @@ export function spawnTrainer(init: TrainerInit): Worker {
   return new Worker(`import(${tsx}).then(({ register }) => { register(); return import(${entry}); });`, { eval: true, workerData: init });
 }
 
+const closedError = () => new DOMException('the trainer thread was closed', 'AbortError');
+
 /** How long the trainer thread may take to load its model before steps train on the serving thread. */
 export const TRAINER_START_LIMIT_MS = 30_000;
 
 export class TrainerThread implements SeparateTrainer {
+  /** Resolves once the worker has loaded its model. */
   private worker: Promise<Worker> | null = null;
+  /** The same worker from the moment it is started, so that close ends one still loading. */
+  private thread: Worker | null = null;
   /** Where the worker starts from, until it has started (restore before the first step). */
   private start: TrainerInit['start'];
   private readonly calls = new Map<number, Call>();
@@ -91,18 +96,24 @@ export class TrainerThread implements SeparateTrainer {
     else await this.call({ type: 'restore', id: this.nextId++, files, version });
   }
 
-  /** Ends the worker; a step in flight rejects with an AbortError (its batch is retrained on --resume). */
+  /**
+   * Ends the worker, one still loading its model included; a step in flight rejects with an
+   * AbortError (its batch is retrained on --resume).
+   */
   async close(): Promise<void> {
     this.closed = true;
-    this.rejectAll(new DOMException('the trainer thread was closed', 'AbortError'));
-    const worker = this.worker;
+    this.rejectAll(closedError());
+    const thread = this.thread;
     this.worker = null;
-    await worker?.then((w) => w.terminate()).catch(() => {});
+    this.thread = null;
+    await thread?.terminate();
   }
 
   private async call(request: TrainerRequest, progress?: (done: number, total: number) => void): Promise<TrainerReply> {
-    if (this.closed) throw new DOMException('the trainer thread was closed', 'AbortError');
+    if (this.closed) throw closedError();
     const worker = await (this.worker ??= this.spawn());
+    // Closed while the worker loaded: nothing would ever answer a request sent to it now.
+    if (this.closed) throw closedError();
     return new Promise((resolve, reject) => {
       this.calls.set(request.id, { resolve, reject, ...(progress ? { progress } : {}) });
       worker.postMessage(request);
@@ -119,17 +130,17 @@ export class TrainerThread implements SeparateTrainer {
       } catch (e) {
         return reject(new TrainerStartError((e as Error).message ?? String(e)));
       }
+      this.thread = worker;
       // The serving thread's HTTP server keeps the process alive; a forgotten worker must not.
       worker.unref();
       let ready = false;
       const stopped = (reason: string) => {
         clearTimeout(startLimit);
-        if (!ready) reject(new TrainerStartError(reason));
+        if (!ready) reject(this.closed ? closedError() : new TrainerStartError(reason));
         else if (!this.closed) this.rejectAll(new TrainerExitedError(reason));
       };
       // A thread that never says it is ready must not hold the step forever: it is given up, and
-      // the step trains on the serving thread. (It does not cover a thread that started and then
-      // never ends a step, the hang that made the thread opt-in: docs/serve.md.)
+      // the step trains on the serving thread.
       const startLimit = setTimeout(() => {
         if (ready) return;
         stopped(`it did not start within ${TRAINER_START_LIMIT_MS / 1000} s`);
