@@ -3,15 +3,7 @@
  * one record at a time so export and import compute them the same way without holding the
  * log in memory.
  */
-import {
-  RECORD_KINDS,
-  TRAJECTORY_FALLBACKS,
-  turnCount,
-  type RecordKind,
-  type RunRecord,
-  type SessionEndReason,
-  type TrajectoryFallback,
-} from '../rl';
+import { RECORD_KINDS, TRAJECTORY_FALLBACKS, turnCount, type RecordKind, type RunRecord, type SessionEndReason, type TrajectoryFallback } from '../rl';
 
 export interface EvaluationSummary {
   name: string;

@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { flushSync } from 'svelte';
 import BeforeAfter from './BeforeAfter.svelte';
-import HowItWorks, { type HowTopic } from './HowItWorks.svelte';
+import HowItWorks from './HowItWorks.svelte';
+import type { HowTopic } from './how-topic';
 import { HOSTILE, hostileTurn, recordedRun, render } from '../../../test/support/views/testing';
 
 describe('BeforeAfter', () => {
