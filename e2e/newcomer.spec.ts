@@ -8,8 +8,13 @@
  * duplicate imports, a blank token view; and at a second look: "�" or control bytes in the text,
  * legends too long for a phone, runs of one name told apart only by a badge, a page wider than a
  * phone, the open run lost on a reload, a talk run silent about its next step, Setup left on a
- * talk run. Small shapes throughout: this suite runs in CI.
+ * talk run; and at a fresh look, every page on a phone (each Setup form, the Run page empty, live,
+ * imported, talking and finished, Runs, System, a shared link's offer, a watched server run): no
+ * wider than the phone, no unreadable character, no text cut off with an ellipsis. Small shapes
+ * throughout: this suite runs in CI.
  */
+import { readFileSync } from 'node:fs';
+import { gunzipSync } from 'node:zlib';
 import { expect, test, type Locator, type Page } from '@playwright/test';
 import { blockOutside, watchProblems } from './watch';
 
@@ -33,16 +38,42 @@ function cutOffChoices(page: Page): Promise<string[]> {
   });
 }
 
-/** Characters of the page's text that no reader can read: U+FFFD, and control bytes other than tab and line breaks. */
+/** Characters of the page's text that no reader can read: U+FFFD, and control characters other than tab and line breaks (C0, DEL, C1). */
 const unreadable = (page: Page) =>
   // eslint-disable-next-line no-control-regex -- finding control characters is the point
-  page.evaluate(() => [...document.body.innerText.matchAll(/[\uFFFD\u0000-\u0008\u000B\u000C\u000E-\u001F\u007F]/g)].map((m) => m[0].charCodeAt(0)));
+  page.evaluate(() => [...document.body.innerText.matchAll(/[\uFFFD\u0000-\u0008\u000B\u000C\u000E-\u001F\u007F-\u009F]/g)].map((m) => m[0].charCodeAt(0)));
+
+/**
+ * Text on screen cut off with an ellipsis: elements with text that end it in one and are narrower
+ * than it (a field's own scrolling and what only screen readers get are not text on screen).
+ */
+const cutOffText = (page: Page) =>
+  page.evaluate(() =>
+    [...document.querySelectorAll<HTMLElement>('body *')]
+      .filter((el) => el.offsetParent !== null && !el.closest('.nsv-visually-hidden') && el.textContent?.trim())
+      .filter((el) => getComputedStyle(el).textOverflow === 'ellipsis' && el.scrollWidth > el.clientWidth)
+      .map((el) => el.textContent!),
+  );
 
 /** Chart legend entries of 40 characters or more: they wrap over lines on a phone. */
 const longLegends = (page: Page) =>
   page.evaluate(() => [...document.querySelectorAll('.u-legend .u-series .u-label')].map((l) => l.textContent ?? '').filter((t) => t.length >= 40));
 
 const sidewaysScroll = (page: Page) => page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
+
+/**
+ * The page as a phone shows it (390x844), then back to the window it was in: checked softly, so
+ * one walk lists every page that fails: wider than the phone, a character no reader can read,
+ * text cut off.
+ */
+async function onPhone(page: Page, where: string): Promise<void> {
+  const before = page.viewportSize()!;
+  await page.setViewportSize(PHONE);
+  expect.soft(await sidewaysScroll(page), `${where}: pixels wider than a phone`).toBeLessThanOrEqual(0);
+  expect.soft(await unreadable(page), `${where}: characters no reader can read`).toEqual([]);
+  expect.soft(await cutOffText(page), `${where}: text cut off`).toEqual([]);
+  await page.setViewportSize(before);
+}
 
 /** Whether the element is on screen now, without scrolling. */
 async function inView(page: Page, locator: Locator): Promise<boolean> {
@@ -77,8 +108,8 @@ test('a newcomer’s walk through the lab, offline on the demo model', async ({ 
   expect(await inView(page, start)).toBe(true);
   await page.setViewportSize(PHONE);
   expect(await inView(page, start)).toBe(true);
-  expect(await sidewaysScroll(page)).toBeLessThanOrEqual(0);
   await page.setViewportSize(WIDE);
+  await onPhone(page, 'Setup');
   // The run label's default, shown as its placeholder, is read whole.
   const placeholderFits = await page.getByLabel('Run label (optional)').evaluate((el: HTMLInputElement) => {
     const ctx = document.createElement('canvas').getContext('2d')!;
@@ -87,14 +118,43 @@ test('a newcomer’s walk through the lab, offline on the demo model', async ({ 
   });
   expect(placeholderFits).toBe(true);
 
+  // -- Before any run: the Run page with none open, a shared link's offer, the empty Runs page.
+  await page.getByRole('link', { name: 'Run', exact: true }).click();
+  await expect(page.getByRole('heading', { name: 'No run open' })).toBeVisible();
+  await onPhone(page, 'Run, no run open');
+  await page.goto(`/#/open?url=${encodeURIComponent('https://huggingface.co/datasets/me/runs/resolve/main/walk.nsrun')}`);
+  await expect(page.getByRole('heading', { name: 'Open a shared run?' })).toBeVisible();
+  await onPhone(page, 'a shared link’s offer');
+  await page.getByRole('button', { name: 'No, go to Runs' }).click();
+  await expect(page.getByRole('heading', { name: 'Runs in this browser' })).toBeVisible();
+  await onPhone(page, 'Runs, none yet');
+  await page.getByRole('link', { name: 'Setup' }).click();
+
   // -- Talk yourself keeps the policy the form names; another scenario says it changed it.
   const hubId = page.getByLabel('Hub id or URL');
   await page.getByRole('radio', { name: /Talk yourself/ }).check();
   await expect(hubId).toHaveValue('bundled:storyteller-demo');
   await expect(page.getByTestId('model-note')).toHaveCount(0);
+  await onPhone(page, 'Setup, Talk yourself');
   await page.getByRole('radio', { name: /^Student/ }).check();
   await expect(page.getByTestId('model-note')).toContainText('The policy model is now HuggingFaceTB/SmolLM2-135M-Instruct');
+  await onPhone(page, 'Setup, Student');
+  // -- Every other form of the Setup on a phone: the other scenarios, the tool-call track, each place a policy comes from.
+  for (const scenario of [/^Teacher/, /^Custom persona/]) {
+    await page.getByRole('radio', { name: scenario }).check();
+    await onPhone(page, `Setup, ${scenario.source.slice(1)}`);
+  }
+  await page.getByRole('radio', { name: /^General agent: tool calls/ }).check();
+  await expect(page.getByRole('button', { name: 'Compare integrated and outcome-only rewards' })).toBeVisible();
+  await onPhone(page, 'Setup, tool calls');
+  await page.getByRole('radio', { name: /^Personal agent/ }).check();
   await page.getByRole('radio', { name: /^Storyteller/ }).check();
+  await expect(hubId).toHaveValue('bundled:storyteller-demo');
+  for (const source of ['A folder on this computer', 'Policy on a server']) {
+    await page.getByRole('radio', { name: source }).check();
+    await onPhone(page, `Setup, ${source}`);
+  }
+  await page.getByRole('radio', { name: 'Hugging Face hub' }).check();
   await expect(hubId).toHaveValue('bundled:storyteller-demo');
 
   // -- Consistency: the Method line and the advanced panel agree on the votes; no choice is cut
@@ -110,6 +170,7 @@ test('a newcomer’s walk through the lab, offline on the demo model', async ({ 
   await page.setViewportSize(PHONE);
   expect(await cutOffChoices(page)).toEqual([]);
   await page.setViewportSize(WIDE);
+  await onPhone(page, 'Setup, every hyperparameter');
   await page.getByRole('button', { name: 'Check size and memory' }).click();
   const plan = page.getByTestId('memory-plan').locator('xpath=following-sibling::p[1]');
   await expect(plan).toContainText('micro-batch');
@@ -143,6 +204,7 @@ test('a newcomer’s walk through the lab, offline on the demo model', async ({ 
   });
   await expect(legend(charts, 'Tokens per second')).toHaveText(['OPD · generate', 'OPD · train', 'Binary RL · generate', 'Binary RL · train']);
   expect(await longLegends(page)).toEqual([]);
+  await onPhone(page, 'Run, a comparison running');
   await page.getByRole('button', { name: 'Stop' }).click();
   await expect(page.getByTestId('run-status')).toHaveText('stopped', { timeout: 60_000 });
   // -- The live status bar gives way to what the run came to.
@@ -170,14 +232,12 @@ test('a newcomer’s walk through the lab, offline on the demo model', async ({ 
   await expect(first.getByTestId('share-link')).toHaveValue(
     new RegExp(`#/open\\?url=${encodeURIComponent('https://huggingface.co/datasets/me/runs/resolve/main/walk.nsrun').replace(/[.?*+()]/g, '\\$&')}$`),
   );
-  await page.setViewportSize(PHONE);
-  expect(await sidewaysScroll(page)).toBeLessThanOrEqual(0);
+  await onPhone(page, 'Runs');
   // The System page's limits table wraps its long names on a phone rather than scroll sideways.
   await page.getByRole('link', { name: 'System' }).click();
   await expect(page.getByTestId('adapter-limits')).toBeVisible();
-  expect(await sidewaysScroll(page)).toBeLessThanOrEqual(0);
+  await onPhone(page, 'System');
   await page.getByRole('link', { name: 'Runs' }).click();
-  await page.setViewportSize(WIDE);
   const [download] = await Promise.all([page.waitForEvent('download'), first.getByRole('button', { name: 'Export .nsrun' }).click()]);
   const file = testInfo.outputPath('walk.nsrun');
   await download.saveAs(file);
@@ -200,9 +260,7 @@ test('a newcomer’s walk through the lab, offline on the demo model', async ({ 
   // -- The score says what it measures, wish by wish, and that one seed may be noise.
   await expect(page.getByTestId('score-meaning')).toContainText('five of the child’s wishes');
   await expect(page.getByTestId('one-seed')).toContainText('One run is one seed');
-  await page.setViewportSize(PHONE);
-  expect(await sidewaysScroll(page)).toBeLessThanOrEqual(0);
-  await page.setViewportSize(WIDE);
+  await onPhone(page, 'Run, an imported run');
   // -- The open run comes back after a reload, and on the Run tab after a reload elsewhere.
   await page.reload();
   await expect(page.locator('#run-heading')).toHaveText('walk · Binary RL · seed 1');
@@ -255,9 +313,7 @@ test('a newcomer’s walk through the lab, offline on the demo model', async ({ 
   await expect(answers.first()).toContainText('reward −1 (redo / correction)');
   await expect(answers.first()).toContainText('hint accepted: “The user asked for a different answer: "It should be about my cat Biscuit, not a boy."');
   expect(await unreadable(page)).toEqual([]);
-  await page.setViewportSize(PHONE);
-  expect(await sidewaysScroll(page)).toBeLessThanOrEqual(0);
-  await page.setViewportSize(WIDE);
+  await onPhone(page, 'Run, talking');
   // The newest answer is in view in the chat's own scroll box.
   expect(
     await talk
@@ -278,8 +334,29 @@ test('a newcomer’s walk through the lab, offline on the demo model', async ({ 
   await expect(page.locator('#run-heading')).toHaveText('walk · Binary RL · seed 1, resumed from walk.nsrun', { timeout: 60_000 });
   await expect(page.getByTestId('run-status')).toHaveText('finished', { timeout: 120_000 });
   await expect(page.getByTestId('run-outcome')).toContainText(/^finished: 2 of 2 steps/);
+  await onPhone(page, 'Run, a finished run');
   await page.getByRole('link', { name: 'Runs' }).click();
   await expect(page.getByTestId('run-item').filter({ has: page.getByText('read-only') })).toHaveCount(1);
+
+  // -- A server run watched live: here a server's record feed played from the exported run's records.
+  const [headerLine, ...recordLines] = gunzipSync(readFileSync(file)).toString('utf8').split('\n').filter(Boolean);
+  const { run } = JSON.parse(headerLine) as { run: { label: string; created: number; config: object } };
+  const records = recordLines.map((line) => JSON.parse(line) as { kind?: string }).filter((r) => r.kind !== undefined);
+  await context.route('http://127.0.0.1:30000/v1/nextstate/records*', (route) => {
+    const from = Number(new URL(route.request().url()).searchParams.get('from'));
+    const events = [
+      { type: 'run', label: run.label, created: run.created, config: run.config },
+      { type: 'records', from, records: records.slice(from - 1) },
+    ];
+    return route.fulfill({
+      headers: { 'content-type': 'text/event-stream', 'access-control-allow-origin': '*' },
+      body: events.map((e) => `data: ${JSON.stringify(e)}\n\n`).join(''),
+    });
+  });
+  await page.goto(`/#/watch?url=${encodeURIComponent('http://127.0.0.1:30000')}`);
+  await expect(page.getByRole('heading', { name: run.label, exact: true })).toBeVisible();
+  await expect(page.getByRole('region', { name: 'Training metrics' })).toBeVisible();
+  await onPhone(page, 'a watched server run');
 
   expect(htmlModelFiles).toEqual([]);
   expect(outside).toEqual([]);

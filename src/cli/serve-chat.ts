@@ -22,7 +22,8 @@ import type { RunJournal } from './run-journal';
 import { ApiError } from './serve-errors';
 import type { ChatHandler, EventStream } from './serve-http';
 import { checkPromptBudget, parseChatRequest } from './serve-openai';
-import { ReplyStream, type ReplyPiece, type StreamTokenizer } from './serve-stream';
+import { ReadableReplyStream, type ReplyPiece, type StreamTokenizer } from './serve-stream';
+import { byteTokenBytes, readReply } from '../rl/readable-text';
 import { replyMessage } from '../rl/tool-calls';
 import type { TrainerPlace } from './serve-trainer';
 
@@ -173,7 +174,7 @@ export class ChatEndpoint implements ChatHandler {
         },
       ],
     });
-    const live = stream ? new ReplyStream(deps.tokenizer, { stops: req.stop, toolCalls: parse }, (piece) => stream.send(chunk(piece))) : null;
+    const live = stream ? new ReadableReplyStream(deps.tokenizer, { stops: req.stop, toolCalls: parse }, (piece) => stream.send(chunk(piece))) : null;
     stream?.send({
       ...head,
       choices: [{ index: 0, delta: { role: 'assistant', content: '' }, logprobs: null, finish_reason: null }],
@@ -195,7 +196,8 @@ export class ChatEndpoint implements ChatHandler {
       },
       signal,
     );
-    const message = replyMessage(served.reply.text, parse, `call_${id.slice(9, 21)}`);
+    const written = replyMessage(served.reply.text, parse, `call_${id.slice(9, 21)}`);
+    const message = servedMessage(written, served.reply.tokenTexts);
     // The agent's next request repeats this conversation with the reply: that pairs it (serve-pairing.ts).
     if (req.done) deps.pairing.forget(session);
     else if (req.session === null) deps.pairing.remember(session, req.messages, message);
@@ -230,7 +232,7 @@ export class ChatEndpoint implements ChatHandler {
         nextstate: info,
       };
     }
-    const rest = live.finish(message.content);
+    const rest = live.finish(written.content);
     if (rest.content || rest.tokenIds.length) stream.send(chunk(rest));
     // Each call whole, once the reply is parsed: OpenAI's shape for a call's first and only delta.
     message.tool_calls?.forEach((call, index) =>
@@ -256,12 +258,26 @@ function finishReason(reply: PolicyReply, message: ChatMessage): string {
   return reply.finishReason === 'length' ? 'length' : 'stop';
 }
 
-/** OpenAI's logprobs of tokens, each with its own text (a reply's, or a streamed piece's). */
+/**
+ * A reply as it goes out, from the message its text makes (replyMessage): its prose as a person
+ * reads it (src/rl/readable-text.ts), so an agent shows no "�" and its terminal gets no control
+ * byte; a call's arguments stay as written. The run file keeps the text as decoded with the
+ * tokens, and a resumed server pairs a client's next request by this message, as it went out.
+ */
+export function servedMessage(written: ChatMessage, tokenTexts: readonly string[] | undefined): ChatMessage {
+  return { ...written, content: readReply(written.content, tokenTexts) };
+}
+
+/**
+ * OpenAI's logprobs of tokens, each with its own text as records keep it (a byte token in byte
+ * notation, `<0xE2>`) and the bytes it stands for.
+ */
 function logprobsOf(tokens: Pick<PolicyReply, 'tokenIds' | 'logprobs' | 'tokenTexts'>): object {
   return {
     content: tokens.tokenIds.map((_, i) => {
       const token = tokens.tokenTexts[i] ?? '';
-      return { token, logprob: tokens.logprobs[i], bytes: [...Buffer.from(token, 'utf8')], top_logprobs: [] };
+      const bytes = byteTokenBytes(token) ?? [...Buffer.from(token, 'utf8')];
+      return { token, logprob: tokens.logprobs[i], bytes, top_logprobs: [] };
     }),
   };
 }

@@ -1,23 +1,28 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { dataPath } from '../../test/data-dir';
 import { tinyModel } from '../../test/fixtures/tiny-model';
+import { join } from 'node:path';
 import { mulberry32 } from '../gpu/random';
-import { DirSource } from '../gpu/source-node';
+import { DirSource, packageRoot } from '../gpu/source-node';
 import { Tokenizer } from '../gpu/tokenizer';
+import { isReadable, readReply } from '../rl/readable-text';
 import { replyMessage } from '../rl/tool-calls';
-import { ReplyStream, type ReplyPiece } from './serve-stream';
+import { ReadableReplyStream, ReplyStream, type ReplyPiece } from './serve-stream';
 
 let tokenizer: Tokenizer;
 beforeAll(async () => {
   tokenizer = await Tokenizer.load(new DirSource((await tinyModel({ family: 'qwen3' })).dir));
 });
 
-/** Streams `ids` as a policy would draw them; the pieces sent while generating, and the reply's content. */
-function streamed(ids: number[], o: { stops?: string[]; toolCalls?: boolean } = {}, tok: Tokenizer = tokenizer) {
+/**
+ * Streams `ids` as a policy would draw them; the pieces sent while generating, and the reply's
+ * content. `readable`: as serve sends them, through the lab's reader (ReadableReplyStream).
+ */
+function streamed(ids: number[], o: { stops?: string[]; toolCalls?: boolean; readable?: boolean } = {}, tok: Tokenizer = tokenizer) {
   const stops = o.stops ?? [];
   const toolCalls = o.toolCalls ?? false;
   const pieces: ReplyPiece[] = [];
-  const live = new ReplyStream(tok, { stops, toolCalls }, (p) => pieces.push(p));
+  const live = new (o.readable ? ReadableReplyStream : ReplyStream)(tok, { stops, toolCalls }, (p) => pieces.push(p));
   // What the policy's reply is: the whole decode, cut before the first stop (generate.ts).
   let text = '';
   const drawn: number[] = [];
@@ -49,7 +54,8 @@ describe('a reply streamed as its tokens are drawn', () => {
     // Every token goes out once, with its log-prob and its own text, in order.
     expect(pieces.flatMap((p) => p.tokenIds)).toEqual(ids);
     expect(pieces.flatMap((p) => p.logprobs)).toEqual(ids.map(() => -0.5));
-    expect(pieces.flatMap((p) => p.tokenTexts)).toEqual(ids.map((id) => tokenizer.decode([id], false)));
+    // As records keep them: a byte token in byte notation, never a "�" decoded alone.
+    expect(pieces.flatMap((p) => p.tokenTexts)).toEqual(tokenizer.tokenTexts(ids));
   });
 
   it('adds up to the reply for random tokens, whose bytes split characters anywhere, with byte-level and SentencePiece tokenizers', async () => {
@@ -112,7 +118,10 @@ describe('a reply streamed as its tokens are drawn', () => {
       }
       // And each token costs the same however long the reply: no decode of more than a window.
       let longest = 0;
-      const counting = { decode: (ids: ArrayLike<number>, skip?: boolean) => ((longest = Math.max(longest, ids.length)), tok.decode(ids, skip)) };
+      const counting = {
+        decode: (ids: ArrayLike<number>, skip?: boolean) => ((longest = Math.max(longest, ids.length)), tok.decode(ids, skip)),
+        tokenTexts: (ids: readonly number[]) => tok.tokenTexts(ids),
+      };
       const live = new ReplyStream(counting, { stops: [], toolCalls: false }, () => {});
       for (const id of cases[0].ids) live.token(id, 0);
       expect(cases[0].ids.length).toBeGreaterThan(150);
@@ -129,6 +138,7 @@ describe('a reply streamed as its tokens are drawn', () => {
           .join('')
           .replaceAll('▁', ' ')
           .replace(/ ,/g, ','),
+      tokenTexts: (ids: readonly number[]) => ids.map((i) => vocab[i].replaceAll('▁', ' ')),
     };
     const pieces: ReplyPiece[] = [];
     const live = new ReplyStream(cleanUp, { stops: [], toolCalls: false }, (p) => pieces.push(p));
@@ -183,5 +193,51 @@ describe('a reply streamed as its tokens are drawn', () => {
     expect(plain.sentSoFar.some((s) => s.includes('<tool_x>'))).toBe(true);
     // Without parsing, the tag is text like any other.
     expect(streamed(tokenizer.encode(written, false)).sentSoFar.some((s) => s.includes('<tool_call>'))).toBe(true);
+  });
+});
+
+describe('a reply streamed as a person reads it', () => {
+  it("sends the demo model's byte tokens as the characters they make once made, bytes that make none as escapes, and adds up to the reply shown whole", async () => {
+    const demo = await Tokenizer.load(new DirSource(join(packageRoot(), 'public/models/storyteller-demo')));
+    const written = demo.encode('It’s ✓ 日本 😀 ok', false);
+    const bel = demo.encode('\u0007', false).at(-1)!;
+    const check = demo.encode('✓', false).slice(1);
+    // A BEL, then a ✓ cut after two of its three bytes (a token limit).
+    const ids = [...written, bel, ...check.slice(0, 2)];
+    const texts = demo.tokenTexts(ids);
+    // ✓, 日本 and 😀 are not among the demo model's 512 pieces: its tokenizer writes their bytes.
+    expect(texts.filter((t) => t.startsWith('<0x')).length).toBe(3 + 6 + 4 + 1 + 2);
+    expect(demo.decode(ids)).toBe('It’s ✓ 日本 😀 ok\u0007\ufffd');
+    const { pieces, whileGenerating, content, sentSoFar } = streamed(ids, { readable: true }, demo);
+    const shown = 'It’s ✓ 日本 😀 ok⟨0x07⟩⟨0xE2⟩⟨0x9C⟩';
+    expect(readReply(demo.decode(ids), texts)).toBe(shown);
+    expect(content).toBe(shown);
+    expect(whileGenerating).toBeGreaterThan(5);
+    for (const p of pieces) expect(isReadable(p.content), p.content).toBe(true);
+    for (const sent of sentSoFar) expect(shown.startsWith(sent)).toBe(true);
+    // Each character goes out whole, once its last byte is drawn (and the token after it shows its run ended).
+    expect(sentSoFar.some((s) => s.endsWith('✓'))).toBe(true);
+    expect(sentSoFar.some((s) => s.endsWith('😀'))).toBe(true);
+    // Every token goes out once, as records keep it.
+    expect(pieces.flatMap((p) => p.tokenIds)).toEqual(ids);
+    expect(pieces.flatMap((p) => p.tokenTexts)).toEqual(texts);
+  });
+
+  it('adds up to the reply shown whole for random tokens, with byte-level and SentencePiece tokenizers, never sending "�" or a control byte', async () => {
+    const demo = await Tokenizer.load(new DirSource(join(packageRoot(), 'public/models/storyteller-demo')));
+    const rand = mulberry32(13);
+    for (const [tok, vocab] of [
+      [tokenizer, 151_600],
+      [demo, 512],
+    ] as const) {
+      for (let trial = 0; trial < 30; trial++) {
+        const ids = Array.from({ length: 24 }, () => Math.floor(rand() * vocab));
+        const { pieces, content, drawn, sentSoFar } = streamed(ids, { readable: true }, tok);
+        const whole = readReply(tok.decode(drawn), tok.tokenTexts(drawn));
+        expect(content).toBe(whole);
+        for (const sent of sentSoFar) expect(whole.startsWith(sent)).toBe(true);
+        for (const p of pieces) expect(isReadable(p.content), p.content).toBe(true);
+      }
+    }
   });
 });

@@ -17,14 +17,21 @@
  * detokenizer: a token is decoded in a window with the few tokens before it, whose own text is
  * then cut off (so a first-token space rule or a clean-up at the window's start applies to both
  * alike), and only the text not yet sent is searched for stops and tags.
+ *
+ * What goes out to a client is that text as a person reads it (ReadableReplyStream): the lab's one
+ * reader of model text (src/rl/readable-text.ts) decodes byte tokens across seams and shows what
+ * is not text as an escape, as the reply without streaming is shown.
  */
+import { TokenReader } from '../rl/readable-text';
 import { TOOL_CALL_OPEN } from '../rl/tool-calls';
 
 export interface StreamTokenizer {
   decode(ids: ArrayLike<number>, skipSpecialTokens?: boolean): string;
+  /** Each token as records keep it: byte tokens in byte notation (Tokenizer.tokenTexts). */
+  tokenTexts(ids: readonly number[]): string[];
 }
 
-/** Text to send and the tokens drawn since the last piece (their ids, log-probs and own texts). */
+/** Text to send and the tokens drawn since the last piece (their ids, log-probs and texts as records keep them). */
 export interface ReplyPiece {
   content: string;
   tokenIds: number[];
@@ -94,7 +101,7 @@ export class ReplyStream {
   token(id: number, logprob: number): void {
     this.ids.push(id);
     this.logprobs.push(logprob);
-    this.tokenTexts.push(this.tokenizer.decode([id], false));
+    this.tokenTexts.push(...this.tokenizer.tokenTexts([id]));
     if (this.closed) return;
     const window = this.tokenizer.decode(this.ids.slice(this.prefix));
     if (!window.startsWith(this.context)) {
@@ -194,5 +201,58 @@ export class ReplyStream {
       logprobs: this.logprobs.slice(from),
       tokenTexts: this.tokenTexts.slice(from),
     };
+  }
+}
+
+/**
+ * ReplyStream's text as a person reads it: each piece goes through the lab's reader, so a byte
+ * token's character goes out once its run of byte tokens has ended, and bytes that make no
+ * character, or a control character, go out as an escape (⟨0xE2⟩), never as "�" or unseen. The
+ * deltas add up to readReply(content, the reply's token texts): what a request without streaming
+ * gets. A piece carries the tokens drawn since the last one that went out.
+ */
+export class ReadableReplyStream {
+  private readonly raw: ReplyStream;
+  private readonly reader = new TokenReader();
+  private readonly ids: number[] = [];
+  private readonly logprobs: number[] = [];
+  private readonly tokenTexts: string[] = [];
+
+  constructor(
+    tokenizer: StreamTokenizer,
+    options: ReplyStreamOptions,
+    private readonly send: (piece: ReplyPiece) => void,
+  ) {
+    this.raw = new ReplyStream(tokenizer, options, (piece) => {
+      this.read(piece);
+      const shown = this.reader.take();
+      if (shown) send(this.piece(shown));
+    });
+  }
+
+  /** One token drawn: sends the text it made final and readable, if any. */
+  token(id: number, logprob: number): void {
+    this.raw.token(id, logprob);
+  }
+
+  /** The reply is complete and `content` is its text as decoded (ReplyStream.finish): the rest, shown. */
+  finish(content: string): ReplyPiece {
+    const rest = this.raw.finish(content);
+    this.read(rest);
+    this.reader.finish();
+    return this.piece(this.reader.take());
+  }
+
+  private read(piece: ReplyPiece): void {
+    this.ids.push(...piece.tokenIds);
+    this.logprobs.push(...piece.logprobs);
+    this.tokenTexts.push(...piece.tokenTexts);
+    this.reader.add(piece.content, piece.tokenTexts);
+  }
+
+  private piece(content: string): ReplyPiece {
+    const piece = { content, tokenIds: [...this.ids], logprobs: [...this.logprobs], tokenTexts: [...this.tokenTexts] };
+    this.ids.length = this.logprobs.length = this.tokenTexts.length = 0;
+    return piece;
   }
 }

@@ -1,5 +1,8 @@
+import { join } from 'node:path';
 import OpenAI from 'openai';
 import { afterEach, describe, expect, it } from 'vitest';
+import { packageRoot } from '../gpu/source-node';
+import { isReadable, readReply, readTokens } from '../rl/readable-text';
 import type { InteractionRecord } from '../rl/records';
 import { startTestServer, until, type TestServer } from '../../test/support/cli/serve';
 import type { EnginePolicyService, PolicyReply } from '../runtime/policy-service';
@@ -113,7 +116,7 @@ describe('nextstate serve streams a reply token by token to the official openai 
     for (const g of got) {
       const record = logged.find((r) => r.session === g.session)!;
       expect(g.texts.length).toBeGreaterThan(1);
-      expect(g.content).toBe(record.response);
+      expect(g.content).toBe(readReply(record.response, record.tokenTexts));
       expect(g.tokenIds).toEqual(record.tokenIds);
     }
   });
@@ -161,5 +164,99 @@ describe('nextstate serve streams a reply token by token to the official openai 
     // The client's own stream helper assembles the same message.
     const assembled = await client.chat.completions.stream({ model, messages, tools: TOOLS }).finalChatCompletion();
     expect(assembled.choices[0]).toMatchObject({ finish_reason: 'tool_calls', message: { content: 'Let me read the notes first.', tool_calls: [call] } });
+  });
+});
+
+/**
+ * The served model writes `ids` whatever it is asked, each token with its own log-prob under the
+ * model (the sampler's pick is replaced, the rest of serving is as it is). Each request starts
+ * again at the first token.
+ */
+function writes(server: TestServer, ids: readonly number[]): { request: () => void } {
+  const be = (server.handle.loop.policy as EnginePolicyService).policy.model.backend;
+  let k = 0;
+  be.sample = async (logits) => {
+    const rows = logits.shape[0];
+    const picked = Int32Array.from({ length: rows }, () => ids[Math.min(k, ids.length - 1)]);
+    k++;
+    const { logp, entropy } = be.logSoftmaxGather(logits, picked);
+    const read = await be.read(logp);
+    be.dispose(logp);
+    be.dispose(entropy);
+    return { ids: picked, logp: read };
+  };
+  return { request: () => (k = 0) };
+}
+
+describe("nextstate serve sends the demo model's byte tokens as text", () => {
+  it('streamed as the reply without streaming reads, escapes for bytes that make no character, each token recorded and read back whole', async () => {
+    const model = join(packageRoot(), 'public/models/storyteller-demo');
+    server = await startTestServer(['--max-tokens', '32'], { model });
+    const { client } = server;
+    const tokenizer = (server.handle.loop.policy as EnginePolicyService).policy.tokenizer;
+    // ✓, 日本 and 😀 are byte tokens of the demo model; then a BEL, and a ✓ cut after two of its bytes.
+    const ids = [...tokenizer.encode('It’s ✓ 日本 😀 ok', false), tokenizer.encode('\u0007', false).at(-1)!, ...tokenizer.encode('✓', false).slice(1, 3)];
+    const texts = tokenizer.tokenTexts(ids);
+    expect(texts.filter((t) => t.startsWith('<0x')).length).toBe(16);
+    const shown = 'It’s ✓ 日本 😀 ok⟨0x07⟩⟨0xE2⟩⟨0x9C⟩';
+    const forced = writes(server, ids);
+    const ask = (content: string) =>
+      ({
+        model: server!.model,
+        messages: [{ role: 'user', content }],
+        max_tokens: ids.length,
+        logprobs: true,
+        return_token_ids: true,
+      }) as OpenAI.ChatCompletionCreateParamsNonStreaming;
+
+    forced.request();
+    const whole = (await client.chat.completions.create(ask('Tell me a story.'))) as unknown as WithIds<OpenAI.ChatCompletion> & { session_id: string };
+    forced.request();
+    const streamed = await collect(await client.chat.completions.create({ ...ask('Tell me another story.'), stream: true }));
+    expect(whole.choices[0].token_ids).toEqual(ids);
+    expect(whole.choices[0].message.content).toBe(shown);
+    expect(streamed.content).toBe(shown);
+    expect(streamed.texts.length).toBeGreaterThan(5);
+    for (const t of streamed.texts) expect(isReadable(t), t).toBe(true);
+    // Each token as records keep it, with the bytes it stands for; the same streamed or not (the prompts differ, so the log-probs do).
+    const tokens = (l: readonly { token: string; bytes: number[] | null }[]) => l.map(({ token, bytes }) => ({ token, bytes }));
+    expect(tokens(streamed.logprobs)).toEqual(tokens(whole.choices[0].logprobs!.content!));
+    expect(streamed.logprobs.map((l) => l.token)).toEqual(texts);
+    expect(streamed.logprobs.at(-1)!.bytes).toEqual([0x9c]);
+    expect(streamed.logprobs[0].bytes).toEqual([...Buffer.from(texts[0])]);
+
+    // The run file keeps the text as decoded and each token's bytes: read back, no "�", nothing lost.
+    const logged = server.handle.runFile.all.filter((r): r is InteractionRecord => r.kind === 'interaction');
+    expect(logged).toHaveLength(2);
+    for (const r of logged) {
+      expect(r.tokenIds).toEqual(ids);
+      expect(r.tokenTexts).toEqual(texts);
+      expect(readReply(r.response, r.tokenTexts)).toBe(shown);
+      const read = readTokens(r.response, r.tokenTexts!);
+      expect(read.aligned).toBe(ids.length);
+      for (const t of read.tokens) expect(isReadable(t.text) && !t.text.includes('⟨?⟩'), t.text).toBe(true);
+    }
+
+    // The agent's next request repeats the reply as it got it: that pairs it with its session, and after a resume too.
+    const next = (content: string, reply: string) => ({
+      model: server!.model,
+      messages: [
+        { role: 'user' as const, content },
+        { role: 'assistant' as const, content: reply },
+        { role: 'user' as const, content: 'Thanks!' },
+      ],
+      max_tokens: 2,
+    });
+    forced.request();
+    const paired = (await client.chat.completions.create(next('Tell me another story.', streamed.content))) as OpenAI.ChatCompletion & { session_id: string };
+    expect(paired.session_id).toBe(streamed.session);
+    const file = server.file;
+    await server.handle.stop();
+    server = await startTestServer(['--resume'], { model, file });
+    writes(server, ids);
+    const resumed = (await server.client.chat.completions.create(next('Tell me a story.', whole.choices[0].message.content!))) as OpenAI.ChatCompletion & {
+      session_id: string;
+    };
+    expect(resumed.session_id).toBe(whole.session_id);
   });
 });

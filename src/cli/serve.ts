@@ -37,7 +37,7 @@ import {
   BACKEND_USAGE,
 } from './engine';
 import { eventLine } from './run';
-import { ChatEndpoint } from './serve-chat';
+import { ChatEndpoint, servedMessage } from './serve-chat';
 import { startHttpServer, type RunningServer } from './serve-http';
 import { allowedHosts } from './serve-host';
 import { journalResumePoint, RunJournal } from './run-journal';
@@ -305,7 +305,7 @@ export async function startServe(argv: string[], io: CliIo, hooks: { trainer?: T
   const records = runFile.all;
   if (v.resume) {
     // A logged reply as its client got it back (tool calls parsed), which the client's next request repeats.
-    const reply = (r: InteractionRecord) => replyMessage(r.response, toolCallTags && r.tools !== undefined, 'call');
+    const reply = (r: InteractionRecord) => servedMessage(replyMessage(r.response, toolCallTags && r.tools !== undefined, 'call'), r.tokenTexts);
     const point = journalResumePoint(file, records);
     if (point.adapter) await policy.restore(point.adapter.files, point.version);
     const plan = resumePlan(point, records);

@@ -94,6 +94,20 @@ describe('"How it works" panels fit their column', () => {
     await check(view.target, 'setup', ['setup']);
   });
 
+  it('beside the Setup form of the tool-call track, which speaks of its own rewards', async () => {
+    const lab = await controller();
+    lab.setup.track = 'toolcall';
+    using view = inApp(render(Setup, { lab }));
+    flushSync();
+    await check(view.target, 'setup-toolcall', ['setup']);
+    const panel = view.target.querySelector<HTMLElement>('details.how')!.textContent!;
+    expect(panel).toContain('calculator tool');
+    expect(panel).toContain('Outcome only');
+    // The personal agent's methods are not this track's choices.
+    expect(panel).not.toContain('Binary RL');
+    expect(panel).not.toContain('simulated');
+  });
+
   it('beside the views of a stored run', async () => {
     const lab = await controller();
     await openRun(lab, false);

@@ -24,6 +24,27 @@ function pick(target: HTMLElement, kind: 'opd' | 'binary' | 'combined'): void {
 }
 const num = (s: string) => s.replace('\u2212', '-');
 
+/** A run of one turn, session b turn 1, whose answer is `response` and its tokens `texts`, as the log keeps them. */
+function answered(texts: string[], response: string): RunRecord[] {
+  return [
+    {
+      kind: 'interaction',
+      version: 0,
+      ts: 1000,
+      session: 'b',
+      turn: 1,
+      turnType: 'main',
+      messages: [{ role: 'user', content: 'Once upon a time' }],
+      response,
+      tokenIds: texts.map((_, i) => 10 + i),
+      logprobs: texts.map(() => -1),
+      tokenTexts: texts,
+      startedAt: 900,
+      finishedAt: 1000,
+    },
+  ];
+}
+
 describe('TokenView on the recorded run', () => {
   const records = recordedRun();
   const table = tokenTable(records, 's0', 1, EPS)!;
@@ -149,25 +170,8 @@ describe('TokenView on the recorded run', () => {
     // Token texts as the demo model's tokenizer records them (src/gpu/tokenizer.test.ts reads
     // them from its tokenizer.json): a lone lead byte, BEL, and "ж" as its two bytes.
     const texts = ['the', 'gr', 'ound', '<0xD0>', 'it', 'was', 'sc', 'ary', '.', '<0x07>', 'the', 'end', '<0xD0>', '<0xB6>'];
-    const response = 'the ground\ufffd it was scary.\u0007 the endж';
     const n = texts.length;
-    const records: RunRecord[] = [
-      {
-        kind: 'interaction',
-        version: 0,
-        ts: 1000,
-        session: 'b',
-        turn: 1,
-        turnType: 'main',
-        messages: [{ role: 'user', content: 'Once upon a time' }],
-        response,
-        tokenIds: texts.map((_, i) => 10 + i),
-        logprobs: texts.map(() => -1),
-        tokenTexts: texts,
-        startedAt: 900,
-        finishedAt: 1000,
-      },
-    ];
+    const records = answered(texts, 'the ground\ufffd it was scary.\u0007 the endж');
     using view = render(TokenView, { records, session: 'b', turn: 1, ...EPS }, { width: '20rem' });
     const btns = tokens(view.target);
     expect(btns).toHaveLength(n);
@@ -189,5 +193,20 @@ describe('TokenView on the recorded run', () => {
     btns[9].focus();
     flushSync();
     expect(details(view.target).textContent).toContain('byte 0x07 of “⟨0x07⟩”');
+  });
+
+  it('shows the tokens of a log from before tokens kept their bytes as pills that say what they made together, and claim no bytes', () => {
+    // Such a log kept each byte token decoded alone, as "�": the answer kept the characters.
+    const lost = '\ufffd';
+    const records = answered(['He', 'said', lost, lost, lost, 'hi', 'and', lost, lost], 'He said ✓hi and ж');
+    using view = render(TokenView, { records, session: 'b', turn: 1, ...EPS });
+    const btns = tokens(view.target);
+    expect(btns.map((b) => b.textContent)).toEqual(['He', ' said', '?', '?', '?', 'hi', ' and', '?', '?']);
+    expect(btns[2].title).toBe('part of “✓”: this log did not keep its bytes');
+    expect(btns[8].title).toBe('part of “ж”: this log did not keep its bytes');
+    expect(view.target.querySelector('.answer')!.textContent).not.toContain('⟨?⟩');
+    btns[3].focus();
+    flushSync();
+    expect(details(view.target).textContent).toContain('part of “✓”: this log did not keep its bytes');
   });
 });

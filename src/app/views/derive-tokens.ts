@@ -26,6 +26,11 @@ export interface TokenRow {
   bytes: number[] | null;
   /** For a byte token, what its run of byte tokens reads as (the character it is part of, or an escape). */
   run: string | null;
+  /**
+   * A token the log kept as "�" (logs from before tokens kept their bytes): its bytes are unknown;
+   * `run` is what it makes with the tokens beside it, where the answer tells.
+   */
+  lost: boolean;
   student: number;
   teacher: number | null;
   /** teacher - student (the rollout's log-prob), as judged; null without an accepted hint. */
@@ -120,6 +125,7 @@ export function tokenTable(
       display: read ? read[i].text : text,
       bytes: read ? read[i].bytes : null,
       run: read ? read[i].run : null,
+      lost: read?.[i].lost === true,
       student,
       teacher,
       opd,

@@ -43,7 +43,12 @@ export function byteLabel(bytes: readonly number[]): string {
   return bytes.map((b) => `0x${b.toString(16).toUpperCase().padStart(2, '0')}`).join(' ');
 }
 
-/** A token as the token view names it: its text in quotes, or a byte token's bytes and the text its run of bytes reads as. */
-export function tokenName(t: { text: string; bytes: readonly number[] | null; run: string | null }): string {
-  return t.bytes ? `byte${t.bytes.length > 1 ? 's' : ''} ${byteLabel(t.bytes)} of ${quotedToken(t.run ?? '')}` : quotedToken(t.text);
+/**
+ * A token as the token view names it: its text in quotes, or a byte token's bytes and the text
+ * its run of bytes reads as; a token whose bytes the log lost, by what its run made, where known.
+ */
+export function tokenName(t: { text: string; bytes: readonly number[] | null; run: string | null; lost?: boolean }): string {
+  if (t.bytes) return `byte${t.bytes.length > 1 ? 's' : ''} ${byteLabel(t.bytes)} of ${quotedToken(t.run ?? '')}`;
+  if (t.lost) return `${t.run === null ? 'a token' : `part of ${quotedToken(t.run)}`}: this log did not keep its bytes`;
+  return quotedToken(t.text);
 }

@@ -11,6 +11,7 @@ describe('nextStepLine', () => {
     expect(nextStepLine(at(0, 16, 1), config)).toBe('Step 1 is training on a full batch.');
     expect(nextStepLine(at(1, 2), config)).toBe('Step 1 trained: the policy is now v1. 14 more judged replies until step 2 (2 of 16 samples in).');
     expect(nextStepLine(at(1000, 0), config)).toBe('Step 1000 trained: the policy is now v1000. All 1000 steps are trained.');
+    expect(nextStepLine(at(1, 0), { ...config, schedule: { steps: 1 } })).toBe('Step 1 trained: the policy is now v1. That was its only step.');
   });
 
   it('says nothing where the run names no batch size (a policy on a server batches there)', () => {

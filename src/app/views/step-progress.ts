@@ -21,7 +21,7 @@ export function nextStepLine(snapshot: Pick<RunSnapshot, 'step' | 'version' | 'b
   const { batch, steps } = planOf(config);
   if (batch === null) return null;
   const landed = snapshot.step > 0 ? `Step ${snapshot.step} trained: the policy is now v${snapshot.version}. ` : '';
-  if (steps !== null && snapshot.step >= steps) return `${landed}All ${steps} steps are trained.`;
+  if (steps !== null && snapshot.step >= steps) return `${landed}${steps === 1 ? 'That was its only step.' : `All ${steps} steps are trained.`}`;
   if (snapshot.batchesWaiting > 0) return `${landed}Step ${snapshot.step + 1} is training on a full batch.`;
   const need = Math.max(1, batch - snapshot.bufferedSamples);
   return `${landed}${need} more judged ${need === 1 ? 'reply' : 'replies'} until step ${snapshot.step + 1} (${snapshot.bufferedSamples} of ${batch} samples in).`;

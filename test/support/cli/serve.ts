@@ -17,9 +17,12 @@ export interface TestServer {
   lines: string[];
 }
 
-/** `nextstate serve` on the tiny Qwen3 fixture, on 127.0.0.1 and a free port, in this process. */
-export async function startTestServer(args: string[] = [], o: { apiKey?: string; file?: string; trainer?: TrainerThreadHooks } = {}): Promise<TestServer> {
-  const { dir: modelDir } = await tinyModel({ family: 'qwen3' });
+/** `nextstate serve` on the tiny Qwen3 fixture (or `o.model`), on 127.0.0.1 and a free port, in this process. */
+export async function startTestServer(
+  args: string[] = [],
+  o: { apiKey?: string; file?: string; trainer?: TrainerThreadHooks; model?: string } = {},
+): Promise<TestServer> {
+  const modelDir = o.model ?? (await tinyModel({ family: 'qwen3' })).dir;
   const dir = mkdtempSync(join(tmpdir(), 'nextstate-serve-'));
   const file = o.file ?? join(dir, 'run.nsrun');
   const lines: string[] = [];
