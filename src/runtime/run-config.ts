@@ -252,7 +252,7 @@ export const CHAT_MODEL = 'HuggingFaceTB/SmolLM2-135M-Instruct';
  * the training openings at the same budget (docs/reproduction/lr-sweep.md, made by
  * `nextstate reproduce --lr`).
  */
-export const STORY_LR: Record<MethodName, number> = { binary: 5e-4, opd: 1e-3, combined: 1e-3 };
+export const STORY_LR: Record<MethodName, number> = { binary: 5e-4, opd: 4e-3, combined: 4e-3 };
 
 /**
  * The storyteller's OPD term: reverse KL over the hinted teacher's 16 likeliest tokens and one
