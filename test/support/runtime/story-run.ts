@@ -14,9 +14,8 @@ import { of, runHeadless } from './headless';
 /**
  * The gain asked of OPD over each seed's own step-0 score, on the score that reads each story for
  * the child's wishes (story-score.ts; a missed wish costs one step of 0.25): 0.15 is more than
- * half a wish fewer missed in every story. This build measures +0.271, +0.437 and +0.437 on
- * seeds 1-3 from a base of 0.125 (docs/reproduction.md's run, made before the loss, norms and
- * optimizer became f32 SIMD kernels, measured +0.208, +0.437 and +0.354).
+ * half a wish fewer missed in every story. It measures +0.333, +0.313 and +0.479 on seeds 1-3
+ * from a base of 0.125, as docs/reproduction.md's run of the same build does.
  */
 export const OPD_GAIN = 0.15;
 /**
