@@ -1,5 +1,5 @@
 import type { AdvantageSummary } from './advantages';
-import { arrayOf, bool, FieldError, int, mapOf, nullable, num, object, oneOf, runChecker, str, timestamp, type Checker } from './check';
+import { arrayOf, bool, checker, FieldError, int, mapOf, nullable, num, object, oneOf, runChecker, str, timestamp, type Checker } from './check';
 import { RecordValidationError } from './errors';
 import { MAX_TOP_K } from './presets';
 import { MAX_FULL_KL_VOCAB } from './reverse-kl';
@@ -70,10 +70,10 @@ const message: Checker<ChatMessage> = object(
 );
 
 /** A function schema a served prompt listed: any JSON object, its size bounded by the line limit. */
-const toolSchema: Checker<object> = (value, path) => {
+const toolSchema: Checker<object> = checker({ type: 'object' }, (value, path) => {
   if (typeof value !== 'object' || value === null || Array.isArray(value)) throw new FieldError(path, 'must be a JSON object (an OpenAI function tool)');
   return value;
-};
+});
 
 /** Fields of RecordBase; `session` and `step` are optional unless a kind requires them. */
 const base = { version: count, ts: timestamp };
@@ -384,7 +384,8 @@ const CHECKERS: { [K in RecordKind]: Checker<Extract<RunRecord, { kind: K }>> } 
 
 const kind = oneOf(...RECORD_KINDS);
 
-const record: Checker<RunRecord> = (value, path) => {
+/** Any record: its schema is one of the kinds' (docs/schema/record.schema.json). */
+export const recordChecker: Checker<RunRecord> = checker({ oneOf: Object.values(CHECKERS).map((c) => c.schema) }, (value, path) => {
   if (typeof value !== 'object' || value === null || Array.isArray(value)) {
     throw new FieldError('(record)', `must be a JSON object, got ${value === null ? 'null' : Array.isArray(value) ? 'an array' : typeof value}`);
   }
@@ -392,7 +393,7 @@ const record: Checker<RunRecord> = (value, path) => {
   const checked = CHECKERS[k](value, path);
   checkConsistency(checked);
   return checked;
-};
+});
 
 /**
  * Checks that a parsed JSON value is a well-formed RunRecord: every field's type, ranges,
@@ -404,5 +405,5 @@ const record: Checker<RunRecord> = (value, path) => {
  * @throws RecordValidationError naming the first bad field
  */
 export function validateRecord(obj: unknown, where: string): RunRecord {
-  return runChecker(record, obj, (e) => new RecordValidationError(where, e.path, e.problem));
+  return runChecker(recordChecker, obj, (e) => new RecordValidationError(where, e.path, e.problem));
 }

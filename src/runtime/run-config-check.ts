@@ -3,14 +3,14 @@
  * run file carries and what `nextstate run --config` reads all pass here. Objects are exact (a
  * misspelt field is refused, not ignored); every problem names its field and what to write.
  */
-import { FieldError, int, mapOf, num, object, oneOf, runChecker, str, type Checker } from '../rl/check';
-import { hintSourceOf, MAX_NEW_TOKENS, MAX_VOTES, METHODS, parsePreset, type MethodPreset } from '../rl/presets';
+import { checker, discriminated, FieldError, int, mapOf, num, object, oneOf, runChecker, str, type Checker, type JsonSchema } from '../rl/check';
+import { hintSourceOf, MAX_NEW_TOKENS, MAX_VOTES, METHODS, parsePreset, presetShape, type MethodPreset } from '../rl/presets';
 import { WRONG_ANSWER_REWARDS } from '../rl/tool-call-reward';
 import { MAX_DIMENSIONS } from '../gpu/config';
 import { isRevision } from '../gpu/hub';
 import { WEIGHT_FORMATS } from '../gpu/quant';
 import { PROBLEM_LIMITS, PROBLEM_ORDERS } from '../sims/problems/index';
-import { createScenario, type ScenarioConfig } from '../sims/scenarios/index';
+import { createScenario, SCENARIO_IDS, type ScenarioConfig } from '../sims/scenarios/index';
 import { modelsChecker, seedsChecker } from '../storage/stored-config';
 import type { AnyRunConfig, GeneratorSpec, PersonalPolicyConfig, RunConfig, ToolCallRunConfig } from './run-config';
 
@@ -27,7 +27,6 @@ export class RunConfigError extends Error {
 
 export const TRACKS = ['personal', 'toolcall'] as const;
 
-const GENERATOR_KINDS = ['rules', 'policy', 'engine', 'endpoint', 'transformers'] as const;
 /**
  * Bounds on every count, so that a hand-edited or shared config cannot ask for runaway work
  * (concurrentSessions 1e8 printed nothing in 90 s and took 3.2 GB): each far above any run the
@@ -52,42 +51,48 @@ const count = (min: number, max: number) => saying(`must be a whole number from 
 
 /** `check`, with its problem restated as `problem` (the config's own wording of the rule). */
 function saying<T>(problem: string, check: Checker<T>): Checker<T> {
-  return (value, path) => {
+  return checker(check.schema, (value, path) => {
     try {
       return check(value, path);
     } catch (e) {
       if (e instanceof FieldError) throw new FieldError(path, problem);
       throw e;
     }
-  };
+  });
 }
 
 /** `check`, then `test` on what it returned; `problem` when the test fails. */
-function where<T>(check: Checker<T>, test: (v: T) => boolean, problem: string): Checker<T> {
-  return (value, path) => {
+function where<T>(check: Checker<T>, test: (v: T) => boolean, problem: string, schema: JsonSchema = check.schema): Checker<T> {
+  return checker(schema, (value, path) => {
     const v = check(value, path);
     if (!test(v)) throw new FieldError(path, problem);
     return v;
-  };
+  });
 }
 
 const modelName = str(1024, 1);
 
-const preset: Checker<MethodPreset> = (value) => parsePreset(value);
+// parsePreset adds the rules between fields (a method's judges) and names fields in its own error.
+const preset: Checker<MethodPreset> = checker(presetShape.schema, (value) => parsePreset(value));
 
-const scenario: Checker<ScenarioConfig> = (value, path) => {
-  try {
-    createScenario(value as ScenarioConfig);
-  } catch (e) {
-    throw new FieldError(path, `is invalid: ${(e as Error).message}`);
-  }
-  return value as ScenarioConfig;
-};
+// Each scenario checks its own settings (createScenario); the schema states only the id they all share.
+const scenario: Checker<ScenarioConfig> = checker(
+  { type: 'object', properties: { id: { enum: SCENARIO_IDS } }, required: ['id'] },
+  (value, path) => {
+    try {
+      createScenario(value as ScenarioConfig);
+    } catch (e) {
+      throw new FieldError(path, `is invalid: ${(e as Error).message}`);
+    }
+    return value as ScenarioConfig;
+  },
+);
 
 const generatorShapes: Record<GeneratorSpec['kind'], Checker<GeneratorSpec>> = {
   rules: object({ kind: oneOf('rules') }),
   policy: object({ kind: oneOf('policy') }),
   engine: object({ kind: oneOf('engine'), model: saying('must be a string', modelName) }),
+  endpoint: saying('needs baseUrl and model', object({ kind: oneOf('endpoint'), baseUrl: str(2048, 1), model: modelName })),
   transformers: object(
     { kind: oneOf('transformers'), model: saying('must be a string', modelName) },
     {
@@ -96,17 +101,10 @@ const generatorShapes: Record<GeneratorSpec['kind'], Checker<GeneratorSpec>> = {
       dtype: saying('must be one of fp32, fp16, q8, int8, uint8, q4, bnb4, q4f16', oneOf('fp32', 'fp16', 'q8', 'int8', 'uint8', 'q4', 'bnb4', 'q4f16')),
     },
   ),
-  endpoint: saying('needs baseUrl and model', object({ kind: oneOf('endpoint'), baseUrl: str(2048, 1), model: modelName })),
 };
 
 /** Where a judge, user or evaluator gets its text; the kind picks the shape. */
-const generator: Checker<GeneratorSpec> = (value, path) => {
-  const kind = (value as { kind?: unknown } | null)?.kind;
-  if (typeof value !== 'object' || value === null || !GENERATOR_KINDS.includes(kind as GeneratorSpec['kind'])) {
-    throw new FieldError(`${path}.kind`, `must be one of ${GENERATOR_KINDS.join(', ')}`);
-  }
-  return generatorShapes[kind as GeneratorSpec['kind']](value, path);
-};
+const generator: Checker<GeneratorSpec> = discriminated('kind', generatorShapes);
 
 const policyModel = object(
   { model: saying('must name a model folder or hub id', modelName) },
@@ -121,7 +119,7 @@ const policyModel = object(
 );
 
 /** A server's base URL: http(s) only, so a config cannot point the run at another scheme. */
-const serverUrl: Checker<string> = (value, path) => {
+const serverUrl: Checker<string> = checker({ type: 'string', minLength: 1, maxLength: 2048, pattern: '^https?://' }, (value, path) => {
   const url = saying("must be the server's http(s) base URL, e.g. http://127.0.0.1:30000/v1", str(2048, 1))(value, path);
   let parsed: URL;
   try {
@@ -131,7 +129,7 @@ const serverUrl: Checker<string> = (value, path) => {
   }
   if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') throw new FieldError(path, `must be an http or https URL, got ${parsed.protocol}`);
   return url;
-};
+});
 
 const remotePolicy = object(
   { kind: oneOf('server'), url: serverUrl, model: saying('must name the model the server serves', modelName) },
@@ -139,12 +137,12 @@ const remotePolicy = object(
 );
 
 /** The personal track's policy: on the engine here, or (kind "server") on a server that trains it. */
-const personalPolicy: Checker<PersonalPolicyConfig> = (value, path) => {
+const personalPolicy: Checker<PersonalPolicyConfig> = checker({ oneOf: [policyModel.schema, remotePolicy.schema] }, (value, path) => {
   const kind = (value as { kind?: unknown } | null)?.kind;
   if (kind === undefined) return policyModel(value, path);
   if (kind !== 'server') throw new FieldError(`${path}.kind`, 'must be "server" (a remote policy) or absent (a model loaded here)');
   return remotePolicy(value, path) as PersonalPolicyConfig;
-};
+});
 
 const problemSource = saying('must be builtin, gsm8k-hub or file', oneOf('builtin', 'gsm8k-hub', 'file'));
 const problemSplit = saying(
@@ -159,7 +157,7 @@ const policySampling = object({
   temperature,
   topP: saying(
     'must be above 0 and at most 1',
-    where(num(0, 1), (p) => p > 0, 'must be above 0'),
+    where(num(0, 1), (p) => p > 0, 'must be above 0', { type: 'number', exclusiveMinimum: 0, maximum: 1 }),
   ),
   topK: saying(`must be 0 (no top-k) or a whole number up to ${CONFIG_LIMITS.topK.toLocaleString('en-US')}`, int(0, CONFIG_LIMITS.topK)),
   maxNewTokens,
@@ -167,10 +165,10 @@ const policySampling = object({
 
 const header = {
   format: saying('must be "nextstate-run-config" (print one with `nextstate run --example storyteller`)', oneOf('nextstate-run-config')),
-  formatVersion: (value: unknown, path: string): 1 => {
+  formatVersion: checker({ const: 1 }, (value, path): 1 => {
     if (value !== 1) throw new FieldError(path, `is ${JSON.stringify(value)}; this version of the lab reads 1`);
     return 1;
-  },
+  }),
 };
 
 /** What the lab and the run file add beside the run loop's fields (kept as they are). */

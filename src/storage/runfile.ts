@@ -11,7 +11,7 @@
 import { version as packageVersion } from '../../package.json';
 import { PEFT_CONFIG, PEFT_WEIGHTS } from '../gpu/peft';
 import { RECORD_KINDS, TRAJECTORY_FALLBACKS, type RunRecord, type TrajectoryFallback } from '../rl';
-import { int, mapOf, nullable, num, object, oneOf, runChecker, str, timestamp, type Checker } from '../rl/check';
+import { checker, int, mapOf, nullable, num, object, oneOf, runChecker, str, timestamp, type Checker } from '../rl/check';
 import { Sha256 } from '../gpu/sha256';
 import { encodeBase64 } from './base64';
 import {
@@ -95,13 +95,14 @@ const evaluationSummary: Checker<EvaluationSummary> = object(
 );
 
 const count = int();
+const byKind = mapOf(oneOf(...RECORD_KINDS), count, RECORD_KINDS.length);
 const summaryChecker: Checker<RunSummary> = object(
   {
     records: count,
-    byKind: (value, path) => {
-      const kinds = mapOf(oneOf(...RECORD_KINDS), count, RECORD_KINDS.length)(value, path);
+    byKind: checker(byKind.schema, (value, path) => {
+      const kinds = byKind(value, path);
       return Object.fromEntries(RECORD_KINDS.map((k) => [k, kinds[k] ?? 0])) as RunSummary['byKind'];
-    },
+    }),
     steps: count,
     skippedSteps: count,
     lastStep: nullable(count),
@@ -123,7 +124,8 @@ const headerRest = object(
     appVersion: str(64, 1),
     exported: timestamp,
     run: object({
-      config: (v: unknown) => v,
+      // parseStoredConfig reads it below, naming its fields under run.config.
+      config: checker({ type: 'object' }, (v) => v),
       label: str(10_000),
       notes: str(1_000_000),
       created: timestamp,

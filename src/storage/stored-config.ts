@@ -6,7 +6,7 @@
  * always survives its own export.
  */
 import { parsePreset, PresetError, type MethodPreset } from '../rl';
-import { FieldError, int, mapOf, object, oneOf, runChecker, str, type Checker } from '../rl/check';
+import { checker, FieldError, int, mapOf, object, oneOf, runChecker, str, type Checker } from '../rl/check';
 import { WEIGHT_FORMATS, type WeightFormat } from '../gpu/quant';
 import { ConfigTooDeepError, stripSecrets } from './secrets';
 import { InvalidRunDataError } from './errors';
@@ -47,11 +47,12 @@ export type StorableConfig = Pick<StoredConfig, 'preset' | 'modelRefs' | 'seeds'
 const name = str(256, 1);
 
 /** A SHA-256 as 64 lower-case hex digits, the form sha256Hex writes. */
-export const sha256Field: Checker<string> = (value, path) => {
+const SHA256 = /^[0-9a-f]{64}$/;
+export const sha256Field: Checker<string> = checker({ type: 'string', pattern: SHA256.source }, (value, path) => {
   const hex = str(64, 64)(value, path);
-  if (!/^[0-9a-f]{64}$/.test(hex)) throw new FieldError(path, 'must be a SHA-256 as 64 lower-case hex digits');
+  if (!SHA256.test(hex)) throw new FieldError(path, 'must be a SHA-256 as 64 lower-case hex digits');
   return hex;
-};
+});
 
 const modelRef: Checker<ModelRef> = object(
   { id: str(1024, 1) },
