@@ -21,7 +21,7 @@ export class FieldError extends Error {
   }
 }
 
-/** The part of JSON Schema (draft 2020-12) the checkers emit. */
+/** The part of JSON Schema (draft-07, which editors and validators widely read) the checkers emit. */
 export interface JsonSchema {
   $schema?: string;
   $id?: string;

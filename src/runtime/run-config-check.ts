@@ -12,7 +12,10 @@ import { WEIGHT_FORMATS } from '../gpu/quant';
 import { PROBLEM_LIMITS, PROBLEM_ORDERS } from '../sims/problems/index';
 import { createScenario, SCENARIO_IDS, type ScenarioConfig } from '../sims/scenarios/index';
 import { modelsChecker, seedsChecker } from '../storage/stored-config';
-import type { AnyRunConfig, GeneratorSpec, PersonalPolicyConfig, RunConfig, ToolCallRunConfig } from './run-config';
+import type { GeneratorKind, GeneratorSource } from '../generators/generator';
+import type { TransformersDevice, TransformersDtype } from '../generators/transformers';
+import type { RewardMode } from '../sims/toolcall/index';
+import type { AnyRunConfig, PersonalPolicyConfig, RunConfig, ToolCallRunConfig } from './run-config';
 
 /** A field of a run config failed its check; `field` is its path in the config. */
 export class RunConfigError extends Error {
@@ -88,29 +91,50 @@ const scenario: Checker<ScenarioConfig> = checker(
   },
 );
 
-const generatorShapes: Record<GeneratorSpec['kind'], Checker<GeneratorSpec>> = {
+/** Where a judge, simulated user or evaluator gets its text (GeneratorSpec); the kind picks the shape. */
+export const generatorChecker = discriminated('kind', {
+  /** Deterministic rules, labelled as such everywhere (no model). */
   rules: object({ kind: oneOf('rules') }),
+  /** The policy's own base model, frozen (adapter off). */
   policy: object({ kind: oneOf('policy') }),
+  /** Another model on the engine, frozen: a folder or hub id. */
   engine: object({ kind: oneOf('engine'), model: saying('must be a string', modelName) }),
+  /** An OpenAI-compatible endpoint; the key stays in the browser's settings, never here. */
   endpoint: saying('needs baseUrl and model', object({ kind: oneOf('endpoint'), baseUrl: str(2048, 1), model: modelName })),
+  /**
+   * An ONNX model through transformers.js (browser): a hub id, or (source 'files') the name of a
+   * folder the person picks (in the Setup, again before a resume). Device and dtype default to the
+   * library's choice (WebGPU where there is an adapter; for a folder, the variant it holds).
+   */
   transformers: object(
     { kind: oneOf('transformers'), model: saying('must be a string', modelName) },
     {
       source: saying('must be "hub" or "files"', oneOf('hub', 'files')),
-      device: saying('must be "webgpu" or "wasm"', oneOf('webgpu', 'wasm')),
-      dtype: saying('must be one of fp32, fp16, q8, int8, uint8, q4, bnb4, q4f16', oneOf('fp32', 'fp16', 'q8', 'int8', 'uint8', 'q4', 'bnb4', 'q4f16')),
+      device: saying('must be "webgpu" or "wasm"', oneOf('webgpu', 'wasm')) satisfies Checker<TransformersDevice>,
+      dtype: saying(
+        'must be one of fp32, fp16, q8, int8, uint8, q4, bnb4, q4f16',
+        oneOf('fp32', 'fp16', 'q8', 'int8', 'uint8', 'q4', 'bnb4', 'q4f16'),
+      ) satisfies Checker<TransformersDtype>,
     },
   ),
-};
+});
+const generator = generatorChecker;
 
-/** Where a judge, user or evaluator gets its text; the kind picks the shape. */
-const generator: Checker<GeneratorSpec> = discriminated('kind', generatorShapes);
-
-const policyModel = object(
+/** The policy's checkpoint and how it is loaded (PolicyModelConfig). */
+export const policyModelChecker = object(
   { model: saying('must name a model folder or hub id', modelName) },
   {
+    /** cpu: the fast CPU backend; cpu-reference: the plain-loop oracle it is checked against. */
     backend: oneOf('cpu', 'cpu-reference', 'webgpu'),
+    /**
+     * How its weight matrices are stored (gpu/quant.ts); absent: f16 on WebGPU, f32 on the CPU.
+     * A run writes the format it loaded, so a resumed or repeated run loads the same.
+     */
     weightFormat: saying(`must be one of ${WEIGHT_FORMATS.join(', ')} (or absent: f16 on WebGPU, f32 on the CPU)`, oneOf(...WEIGHT_FORMATS)),
+    /**
+     * The hub revision (branch, tag or commit) a hub id is loaded at; absent: main. A run writes
+     * the commit it loaded, so a resumed or repeated run loads the same files after the branch moved.
+     */
     revision: saying(
       'must be a branch, tag or commit of the hub model (e.g. main, v1.0, or 40 hex digits), or absent: main',
       where(str(256, 1), isRevision, 'is not a revision'),
@@ -131,10 +155,22 @@ const serverUrl: Checker<string> = checker({ type: 'string', minLength: 1, maxLe
   return url;
 });
 
-const remotePolicy = object(
-  { kind: oneOf('server'), url: serverUrl, model: saying('must name the model the server serves', modelName) },
+/**
+ * A policy served by another machine that speaks the reference's session protocol
+ * (RemotePolicyConfig): its slime or Tinker server, or `nextstate serve`.
+ */
+export const remotePolicyChecker = object(
+  {
+    kind: oneOf('server'),
+    /** The server's OpenAI base URL, e.g. http://127.0.0.1:30000/v1. */
+    url: serverUrl,
+    /** The model name the server serves. */
+    model: saying('must name the model the server serves', modelName),
+  },
   { apiKey: saying('must be a string (or absent: NEXTSTATE_API_KEY_<HOST> from the environment)', str(4096, 1)) },
 );
+const policyModel = policyModelChecker;
+const remotePolicy = remotePolicyChecker;
 
 /** The personal track's policy: on the engine here, or (kind "server") on a server that trains it. */
 const personalPolicy: Checker<PersonalPolicyConfig> = checker({ oneOf: [policyModel.schema, remotePolicy.schema] }, (value, path) => {
@@ -171,21 +207,35 @@ const header = {
   }),
 };
 
-/** What the lab and the run file add beside the run loop's fields (kept as they are). */
+/** What the lab and the run file keep beside the run loop's fields (ConfigExtras); the loop ignores them. */
 const extras = {
+  /** The JSON Schema an editor checks the config against (`nextstate run --example` writes it); the run ignores it. */
+  $schema: str(2048),
   label: str(10_000),
-  /** Whether the policy came from picked files: resuming such a run asks for them again. */
+  /** Whether the policy came from picked files (resuming such a run asks for them again), or runs on a server. */
   lab: object({ policySource: oneOf('hub', 'files', 'server') }),
+  /** Role ("policy", "judge", ...) -> the model it loaded, repeated in the run file's header. */
   modelRefs: modelsChecker,
+  /** Name ("run", ...) -> seed, repeated in the run file's header. */
   seeds: seedsChecker,
+  /** Role ("judge", "user", "evaluator") -> what played it: library and version, device, model, dtype. */
   roleSources: mapOf(
     str(64, 1),
-    object({ kind: oneOf('engine', 'transformers', 'endpoint', 'rules') }, { library: str(256), device: str(64), model: str(1024), dtype: str(64) }),
+    object(
+      { kind: oneOf('engine', 'transformers', 'endpoint', 'rules') satisfies Checker<GeneratorKind> },
+      { library: str(256), device: str(64), model: str(1024), dtype: str(64) },
+    ) satisfies Checker<GeneratorSource>,
     16,
   ),
 };
+export const configExtrasChecker = object({}, extras);
 
-const personal: Checker<RunConfig> = object(
+/**
+ * The personal-agent track (RunConfig): simulated (or real) users in conversation, the binary
+ * judge and the hint judge. A config without `track` is one of these (every config written
+ * before the tool-call track existed).
+ */
+export const personalConfigChecker = object(
   {
     ...header,
     scenario,
@@ -193,42 +243,94 @@ const personal: Checker<RunConfig> = object(
     preset,
     models: object({ policy: personalPolicy, user: generator, judge: generator, evaluator: generator }),
     seed: saying('must be an integer', int(Number.MIN_SAFE_INTEGER)),
+    /**
+     * `order` (GSM8K only): the reference evaluation's shuffled order (default) or the dataset's.
+     * `split`: 'held-out' (default) trains on problems the evaluation never scores (runtime/problems.ts);
+     * 'shared' trains on the evaluated problems themselves; 'tuning' scores the training problems
+     * (for choosing settings without looking at the evaluation set). `count`: how many problems train.
+     */
     problems: object({ source: problemSource, count: count(1, CONFIG_LIMITS.problems) }, { path: str(4096), order: problemOrder, split: problemSplit }),
     schedule: object({
       concurrentSessions: count(1, CONFIG_LIMITS.concurrent),
+      /** Training steps before the run finishes. */
       steps: count(1, CONFIG_LIMITS.steps),
+      /** Evaluate before training and after every K steps; 0 = never. */
       evalEvery: count(0, CONFIG_LIMITS.steps),
       evalProblems: count(1, CONFIG_LIMITS.problems),
       evalVotes: count(1, CONFIG_LIMITS.votes),
     }),
     sampling: object({ policy: policySampling, user: object({ temperature, maxNewTokens }) }),
   },
-  { ...extras, track: oneOf('personal') },
+  {
+    ...extras,
+    /** Absent or 'personal'. */
+    track: oneOf('personal'),
+  },
+);
+const personal = personalConfigChecker;
+
+/** The tool-call track's own settings (ToolCallOptions). */
+export const toolCallOptionsChecker = object(
+  {
+    /** integrated: r_t = o + mean(PRM votes of step t); outcome: r_t = o. */
+    rewardMode: saying('must be "integrated" (r = o + mean of PRM votes) or "outcome" (r = o)', oneOf('integrated', 'outcome')) satisfies Checker<RewardMode>,
+    /** n, rollouts per problem; advantages are standardized within a problem's group. */
+    groupSize: count(1, CONFIG_LIMITS.groupSize),
+    /** An episode without a final answer after this many policy steps has outcome -1. */
+    maxSteps: count(1, CONFIG_LIMITS.toolSteps),
+    /**
+     * Evaluation problems: the first this many problems of the source after the `problems.count`
+     * training problems (so never trained on); accuracy is measured on them, greedy.
+     */
+    evalHeldOut: count(0, CONFIG_LIMITS.problems),
+  },
+  {
+    /**
+     * A wrong final answer's reward: 'tool-calls' (the reference's tool-call reward, shaped by the
+     * rounds of tool calls; every new config has it) or 'flat' (-1; also when absent, as in runs
+     * made before the setting existed). src/rl/tool-call-reward.ts.
+     */
+    wrongAnswer: saying('must be "tool-calls" (the reference\'s shaping by tool-call rounds) or "flat" (-1)', oneOf(...WRONG_ANSWER_REWARDS)),
+  },
 );
 
-const toolCall: Checker<ToolCallRunConfig> = object(
+/**
+ * The general-agent track (ToolCallRunConfig, docs/method.md#general-agents-tool-calls): GSM8K
+ * problems solved with a calculator tool, the PRM judging every step with m =
+ * preset.judge.binaryVotes votes, step rewards, group sampling and advantages standardized per
+ * step index; accuracy on held-out problems.
+ */
+export const toolCallConfigChecker = object(
   {
     ...header,
     track: oneOf('toolcall'),
+    /** Always 'binary': the PRM's votes are evaluative; its m is preset.judge.binaryVotes. */
     method: saying(`must be "binary": the tool-call track's PRM votes are evaluative (m = preset.judge.binaryVotes)`, oneOf('binary')),
     preset,
-    models: object({ policy: policyModel, judge: generator }),
+    models: object({
+      policy: policyModel,
+      /** The step judge (PRM); rules: the offline RulesStepJudge. */
+      judge: generator,
+    }),
     seed: saying('must be an integer', int(Number.MIN_SAFE_INTEGER)),
+    /** Training problems: the first `count` of the source; the held-out ones follow them. */
     problems: object({ source: problemSource, count: count(1, CONFIG_LIMITS.problems) }, { path: str(4096) }),
-    toolcall: object(
-      {
-        rewardMode: saying('must be "integrated" (r = o + mean of PRM votes) or "outcome" (r = o)', oneOf('integrated', 'outcome')),
-        groupSize: count(1, CONFIG_LIMITS.groupSize),
-        maxSteps: count(1, CONFIG_LIMITS.toolSteps),
-        evalHeldOut: count(0, CONFIG_LIMITS.problems),
-      },
-      { wrongAnswer: saying('must be "tool-calls" (the reference\'s shaping by tool-call rounds) or "flat" (-1)', oneOf(...WRONG_ANSWER_REWARDS)) },
-    ),
-    schedule: object({ concurrentGroups: count(1, CONFIG_LIMITS.concurrent), steps: count(1, CONFIG_LIMITS.steps), evalEvery: count(0, CONFIG_LIMITS.steps) }),
-    sampling: object({ policy: policySampling }),
+    toolcall: toolCallOptionsChecker,
+    schedule: object({
+      /** Problems whose group of rollouts is in flight at once. */
+      concurrentGroups: count(1, CONFIG_LIMITS.concurrent),
+      steps: count(1, CONFIG_LIMITS.steps),
+      /** Evaluate before training and after every K steps; 0 = never. */
+      evalEvery: count(0, CONFIG_LIMITS.steps),
+    }),
+    sampling: object({
+      /** Per policy step (one generation); evaluation is greedy. */
+      policy: policySampling,
+    }),
   },
   extras,
 );
+const toolCall = toolCallConfigChecker;
 
 const toError = (e: FieldError) => new RunConfigError(e.path || '(root)', e.problem);
 
