@@ -66,11 +66,6 @@ export function checker<T>(schema: JsonSchema, check: (value: unknown, path: str
   return Object.assign(check, { schema });
 }
 
-/** `check` with a narrower type than its combinators give (a template literal, a branded string), the schema unchanged. */
-export function narrowed<T>(check: Checker<unknown>): Checker<T> {
-  return check as Checker<T>;
-}
-
 function describe(value: unknown): string {
   if (value === null) return 'null';
   if (Array.isArray(value)) return 'an array';
