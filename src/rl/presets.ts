@@ -294,6 +294,23 @@ const reverseKlShape = object({
   tail: bool,
 });
 
+/** How the hint that conditions the teacher is chosen, and the clip on A_OPD (HintSelection). */
+export const hintSelectionShape = object({
+  /**
+   * 'longest' (the paper): the longest accepted hint, one teacher pass.
+   * 'topk-sequence' (the reference's top-k select run): every accepted hint is a candidate, and
+   * the one with the largest top-k overlap summed over the response wins the whole turn.
+   * 'topk-token': the winner is chosen token by token.
+   */
+  rule: oneOf('longest', 'topk-sequence', 'topk-token'),
+  /** Most candidate hints kept per turn, shortest first (reference: 3). */
+  maxCandidates: int(1, MAX_VOTES),
+  /** Size of the student's and each teacher's top-k next-token set (reference: 4). */
+  k: int(1, MAX_TOP_K),
+  /** |A_OPD| is clipped to this many nats per token; 0 = no clip (paper). Reference top-k run: 1. */
+  clip: num(0, 1000),
+});
+
 /** The one definition of a preset: MethodPreset is its type, parsePreset its reader, docs/schema its JSON Schema. */
 export const presetShape = object({
   method: oneOf(...METHODS),
@@ -320,12 +337,7 @@ export const presetShape = object({
        * (default: the paper's longest hint, unclipped); a run file written before it existed has
        * none and means that default (read it with hintSelectionOf).
        */
-      hintSelection: object({
-        rule: oneOf('longest', 'topk-sequence', 'topk-token'),
-        maxCandidates: int(1, MAX_VOTES),
-        k: int(1, MAX_TOP_K),
-        clip: num(0, 1000),
-      }) satisfies Checker<HintSelection>,
+      hintSelection: hintSelectionShape,
       /**
        * Whose hint conditions the teacher: the judge's for this turn ('judge', also when absent),
        * another session's accepted hint ('shuffled', the control of src/rl/hint-shuffle.ts), or the

@@ -6,21 +6,13 @@
  * always survives its own export.
  */
 import { parsePreset, PresetError, type MethodPreset } from '../rl';
-import { checker, FieldError, int, mapOf, object, oneOf, runChecker, str, type Checker } from '../rl/check';
-import { WEIGHT_FORMATS, type WeightFormat } from '../gpu/quant';
+import { checker, FieldError, int, mapOf, object, oneOf, runChecker, str, type Checker, type Infer } from '../rl/check';
+import { WEIGHT_FORMATS } from '../gpu/quant';
 import { ConfigTooDeepError, stripSecrets } from './secrets';
 import { InvalidRunDataError } from './errors';
 
 /** A model the run used, so that a reader of the file can fetch the same weights. */
-export interface ModelRef {
-  /** Hub id or local name, e.g. "Qwen/Qwen3-0.6B". */
-  id: string;
-  revision?: string;
-  /** File name -> SHA-256 hex, where the app hashed what it loaded. */
-  files?: Record<string, string>;
-  /** How its weight matrices were stored on the device (absent in files from before formats). */
-  weightFormat?: WeightFormat;
-}
+export type ModelRef = Infer<typeof modelRef>;
 
 /**
  * A config as storage keeps it: the fields it reads, checked, and the app's other fields as
@@ -54,9 +46,18 @@ export const sha256Field: Checker<string> = checker({ type: 'string', pattern: S
   return hex;
 });
 
-const modelRef: Checker<ModelRef> = object(
-  { id: str(1024, 1) },
-  { revision: str(256), files: mapOf(str(1024, 1), sha256Field, 10_000), weightFormat: oneOf(...WEIGHT_FORMATS) },
+const modelRef = object(
+  {
+    /** Hub id or local name, e.g. "Qwen/Qwen3-0.6B". */
+    id: str(1024, 1),
+  },
+  {
+    revision: str(256),
+    /** File name -> SHA-256 hex, where the app hashed what it loaded. */
+    files: mapOf(str(1024, 1), sha256Field, 10_000),
+    /** How its weight matrices were stored on the device (absent in files from before formats). */
+    weightFormat: oneOf(...WEIGHT_FORMATS),
+  },
 );
 /** Checkers shared with the run file header, which repeats models and seeds for readers. */
 export const modelsChecker = mapOf(name, modelRef, 64);
