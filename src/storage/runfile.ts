@@ -10,8 +10,8 @@
  */
 import { version as packageVersion } from '../../package.json';
 import { PEFT_CONFIG, PEFT_WEIGHTS } from '../gpu/peft';
-import { RECORD_KINDS, TRAJECTORY_FALLBACKS, type RunRecord, type TrajectoryFallback } from '../rl';
-import { checker, FieldError, int, mapOf, nullable, num, object, oneOf, runChecker, str, timestamp, type Checker, type Infer } from '../rl/check';
+import type { RunRecord } from '../rl';
+import { checker, FieldError, int, nullable, object, oneOf, runChecker, str, timestamp, type Checker, type Infer } from '../rl/check';
 import { Sha256 } from '../gpu/sha256';
 import { encodeBase64 } from './base64';
 import {
@@ -28,7 +28,7 @@ import { RunFileError, RunNotFoundError } from './errors';
 import { stripSecrets } from './secrets';
 import type { RunStore } from './store';
 import type { RunInfo, StoredAdapter, StoredRecord } from './store-types';
-import { Summarizer, type EvaluationSummary, type RunSummary } from './summary';
+import { Summarizer, summaryChecker } from './summary';
 
 export const RUN_FILE_FORMAT = 'nextstate-run';
 /** Bump when a reader of the previous version would misread the file. */
@@ -71,41 +71,7 @@ export interface RunFileAdapter {
 
 // ---- reading the header ----
 
-const evaluationSummary: Checker<EvaluationSummary> = object(
-  {
-    name: str(256),
-    step: nullable(int()),
-    version: int(),
-    scores: mapOf(str(256), num(), 256),
-  },
-  { problemSet: str(1000) },
-);
-
 const count = int();
-const byKind = mapOf(oneOf(...RECORD_KINDS), count, RECORD_KINDS.length);
-const summaryChecker: Checker<RunSummary> = object(
-  {
-    records: count,
-    byKind: checker(byKind.schema, (value, path) => {
-      const kinds = byKind(value, path);
-      return Object.fromEntries(RECORD_KINDS.map((k) => [k, kinds[k] ?? 0])) as RunSummary['byKind'];
-    }),
-    steps: count,
-    skippedSteps: count,
-    lastStep: nullable(count),
-    evaluations: count,
-    sessions: count,
-    lastVersion: count,
-    firstEvaluation: nullable(evaluationSummary),
-    lastEvaluation: nullable(evaluationSummary),
-  },
-  {
-    unjudgedTurns: object({ explicit: count, timeout: count, 'context-full': count }),
-    trajectoryFallbacks: object(Object.fromEntries(TRAJECTORY_FALLBACKS.map((r) => [r, count])) as Record<TrajectoryFallback, Checker<number>>),
-    interruptedTurns: count,
-  },
-);
-
 /** A run file's config, read as the lab reads a stored one; its problems are named under `path`. */
 const storedConfig = checker<StoredConfig>({ type: 'object' }, (value, path) => {
   try {
