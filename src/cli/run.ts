@@ -14,6 +14,7 @@ import {
   exampleConfig,
   isRemotePolicy,
   parseAnyRunConfig,
+  RUN_CONFIG_SCHEMA_REF,
   trackOf,
   withoutSecrets,
   type AnyRunConfig,
@@ -63,7 +64,9 @@ export const usage = `nextstate run --config RUN.json [--out RUN_FILE [--force]]
   nextstate run --example ${EXAMPLES.join('|')} [--method ${TRAINED_ARMS.join('|')}] [--policy DIR|ID] ${REVISION_USAGE} ${QUANTIZE_USAGE}
       print a complete example config (the method's preset included; combined-shuffled is
       Combined with the shuffled-hint control; opd-other-child and combined-other-child, for the
-      storyteller, read the hints written for another child)
+      storyteller, read the hints written for another child); its "$schema" (${RUN_CONFIG_SCHEMA_REF},
+      relative to the config's folder, so a config saved at the repository's root) lets an editor
+      complete and check it
   ${SET_NOTE}. ${QUANTIZE_NOTE} It replaces the config's models.policy.weightFormat;
   the run file records the format the run loaded. ${REVISION_NOTE} --revision replaces the
   config's models.policy.revision; the run file records the commit a hub policy loaded, which
@@ -139,7 +142,7 @@ export async function runCommand(argv: string[], io: CliIo): Promise<void> {
     if (weightFormat) example.models.policy.weightFormat = weightFormat;
     if (revision) example.models.policy.revision = revision;
     applySets(example as unknown as Record<string, unknown>, setValues(v));
-    io.out(JSON.stringify(parseAnyRunConfig(example), null, 2));
+    io.out(JSON.stringify({ $schema: RUN_CONFIG_SCHEMA_REF, ...parseAnyRunConfig(example) }, null, 2));
     return;
   }
   // From the first event (after the model loaded), so the time left follows the steps' own pace.

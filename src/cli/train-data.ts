@@ -9,7 +9,7 @@ import { EngineLimitError } from '../gpu/errors';
 import type { ChatMessage } from '../rl/messages';
 import { MAX_FULL_KL_VOCAB } from '../rl/reverse-kl';
 import { DISTILL_TERMS, type DistillTerm } from '../rl/topk-distill';
-import { arrayOf, FieldError, int, num, object, oneOf, runChecker, str, type Checker } from '../rl/check';
+import { arrayOf, checker, FieldError, int, num, object, oneOf, runChecker, str, type Checker } from '../rl/check';
 import type { Policy } from '../gpu/policy';
 import type { TrainSample } from '../gpu/train-types';
 import { InputFileError } from '../gpu/local-file';
@@ -57,15 +57,18 @@ export class TrainDataError extends InputFileError {
 const ids = arrayOf(int(0, 2 ** 31 - 1), 1_000_000);
 const numbers = arrayOf(num(), 1_000_000);
 const message: Checker<ChatMessage> = object({ role: oneOf('system', 'user', 'assistant', 'tool'), content: str(1_000_000) }, {});
-const anyObject: Checker<object> = (value, path) => {
+const anyObject: Checker<object> = checker({ type: 'object' }, (value, path) => {
   if (typeof value !== 'object' || value === null || Array.isArray(value)) throw new FieldError(path, 'must be a JSON object');
   return value;
-};
-const bool: Checker<boolean> = (value, path) => {
+});
+const bool: Checker<boolean> = checker({ type: 'boolean' }, (value, path) => {
   if (typeof value !== 'boolean') throw new FieldError(path, 'must be true or false');
   return value;
-};
-const promptField: Checker<string | ChatMessage[]> = (value, path) => (typeof value === 'string' ? value : arrayOf(message, 10_000)(value, path));
+});
+const messages = arrayOf(message, 10_000);
+const promptField: Checker<string | ChatMessage[]> = checker({ anyOf: [{ type: 'string' }, messages.schema] }, (value, path) =>
+  typeof value === 'string' ? value : messages(value, path),
+);
 
 /** The fields of a sample row that training reads; the row's others (texts, session, reward) are left. */
 const sampleLine = object(

@@ -1,6 +1,6 @@
 import type { AdvantageWeights } from './advantages';
 import { DEFAULT_BATCH_SIZE, type ZeroAdvantagePolicy } from './buffer';
-import { above, arrayOf, bool, FieldError, int, num, object, oneOf, pair, runChecker, str } from './check';
+import { above, arrayOf, bool, checker, FieldError, int, num, object, oneOf, pair, runChecker, str, type Checker, type Infer } from './check';
 import { PresetError } from './errors';
 import { MIN_HINT_CHARS, type AppendHintOptions } from './hints';
 import { LONGEST_HINT, TOPK_HINT_SELECTION, TOPK_HINT_VOTES, usesTopK, type HintSelection } from './topk-hints';
@@ -12,15 +12,7 @@ export const OPD_TERMS = ['sampled-token', 'topk-distill', 'reverse-kl'] as cons
 export type OpdTerm = (typeof OPD_TERMS)[number];
 
 /** The reverse-KL term's settings (MethodPreset.advantage.reverseKl; src/rl/reverse-kl.ts). */
-export interface ReverseKlSettings {
-  /**
-   * 0: the whole vocabulary (for small vocabularies: the teacher's log-probs of every token at
-   * every position go into the run file). k >= 1: the teacher's k most likely tokens.
-   */
-  k: number;
-  /** With k >= 1: false renormalises both over the k; true adds one bin for the rest (the reference's --distill-topk loss). */
-  tail: boolean;
-}
+export type ReverseKlSettings = Infer<typeof reverseKlShape>;
 
 /**
  * Whose hint conditions a turn's teacher (MethodPreset.advantage.hintSource): the judge's, another
@@ -41,108 +33,17 @@ export const METHOD_TITLES: Record<MethodName, string> = { binary: 'Binary RL', 
  * Which network scores the hint-conditioned teacher log-probs. 'initial' (reference): the
  * frozen starting policy. 'current': the policy being trained, as the paper's wording reads.
  */
-export type TeacherSource = 'initial' | 'current';
+export type TeacherSource = MethodPreset['advantage']['teacher'];
 
 /** 'lora' trains low-rank adapters (what the browser engine does); 'full' trains every weight. */
-export type FinetuneMode = 'lora' | 'full';
+export type FinetuneMode = MethodPreset['finetune']['mode'];
 
 /**
  * Every number of a run's method. Plain JSON data: a preset is stored in the run file
- * exactly as `JSON.stringify` writes it and read back with parsePreset.
+ * exactly as `JSON.stringify` writes it and read back with parsePreset. Its fields and their
+ * meaning are those of presetShape.
  */
-export interface MethodPreset {
-  method: MethodName;
-  judge: {
-    /** m for the binary judge; 0 = not used. */
-    binaryVotes: number;
-    /** m for the hint judge; 0 = not used. */
-    hintVotes: number;
-    temperature: number;
-    maxNewTokens: number;
-    /** A hint must be strictly longer than this many characters. */
-    minHintChars: number;
-  };
-  advantage: {
-    weights: AdvantageWeights;
-    teacher: TeacherSource;
-    /** How appendHint builds the teacher context. */
-    teacherContext: Required<AppendHintOptions>;
-    /**
-     * Which accepted hint conditions the teacher, and the clip on A_OPD. Every new preset has it
-     * (default: the paper's longest hint, unclipped); a run file written before it existed has
-     * none and means that default (read it with hintSelectionOf).
-     */
-    hintSelection?: HintSelection;
-    /**
-     * Whose hint conditions the teacher: the judge's for this turn ('judge', also when absent),
-     * another session's accepted hint ('shuffled', the control of src/rl/hint-shuffle.ts), or the
-     * judge's hint as it would read for another child of the storyteller ('other-child', the
-     * control of src/sims/scenarios/other-child.ts).
-     */
-    hintSource?: HintSource;
-    /**
-     * What the OPD term trains. 'sampled-token' (the paper's; also when absent): the token the
-     * policy wrote, A_t = teacher - old. 'topk-distill' (the reference's top-k select loss):
-     * the student's hintSelection.k most likely tokens at every position, each weighted by the
-     * old policy renormalised over them (src/rl/topk-distill.ts). 'reverse-kl': KL(pi_theta ||
-     * pi_teacher) at every position over the teacher's distribution, as `reverseKl` sets
-     * (src/rl/reverse-kl.ts). Read it with opdTermOf.
-     */
-    opdTerm?: OpdTerm;
-    /** With opdTerm "reverse-kl" (and only then): over which tokens the KL runs. */
-    reverseKl?: ReverseKlSettings;
-  };
-  loss: {
-    epsLow: number;
-    epsHigh: number;
-    klCoef: number;
-    /**
-     * The KL estimator (slime's --kl-loss-type): "low_var_kl", k3 clamped to [-10, 10], as the
-     * reference's personal-agent scripts (also when absent); "k3", unclamped, as its tool-call
-     * script. Read it with klTypeOf.
-     */
-    klType?: KlType;
-    aggregation: LossAggregation;
-  };
-  optimizer: {
-    lr: number;
-    weightDecay: number;
-    betas: [number, number];
-    eps: number;
-  };
-  batch: {
-    size: number;
-    zeroAdvantage: ZeroAdvantagePolicy;
-    /**
-     * The tool-call track's samples. 'trajectory' (the reference's, toolCallPreset's default):
-     * one sample per trajectory, its tool outputs loss-masked and each step's advantage on its
-     * own tokens. 'step': one sample per step. Absent: 'step', as every run logged before the
-     * setting trained. The personal-agent track makes one sample per turn either way. Read it
-     * with toolCallSamplesOf.
-     */
-    toolCallSamples?: ToolCallSamples;
-  };
-  finetune: {
-    mode: FinetuneMode;
-    lora: { rank: number; alpha: number; targets: string[] };
-    /**
-     * The trainer's per-layer recomputation of activations (TrainSettings.recompute): 'layer'
-     * trades about one more forward pass for one layer's activations at a time. Absent: 'none'.
-     */
-    recompute?: 'none' | 'layer';
-  };
-  session: {
-    /** A session with no request for this long ends, its waiting turn unjudged; 0: never. */
-    idleTimeoutMs: number;
-    /**
-     * A session's last reply. 'judged' (the lab's; also when absent): judged against the user's
-     * final word, and a session idle for idleTimeoutMs ends. 'unjudged' (the reference's
-     * runners, which send nothing after the last turn): never judged and never a sample, and no
-     * session times out. Read it with lastTurnOf.
-     */
-    lastTurn?: LastTurn;
-  };
-}
+export type MethodPreset = Infer<typeof presetShape>;
 
 /** How the tool-call track turns a trajectory into samples (MethodPreset.batch.toolCallSamples). */
 export const TOOL_CALL_SAMPLES = ['trajectory', 'step'] as const;
@@ -370,11 +271,11 @@ export function topKSelectPreset(method: Exclude<MethodName, 'binary'>, override
 }
 
 const unit = num(0, 1);
-const below1 = (value: unknown, path: string): number => {
+const below1 = checker({ type: 'number', minimum: 0, exclusiveMaximum: 1 }, (value, path): number => {
   const n = unit(value, path);
   if (n >= 1) throw new FieldError(path, `must be below 1, got ${n}`);
   return n;
-};
+});
 
 /** The most votes a preset may ask of one judge per turn (binaryVotes, hintVotes). */
 export const MAX_VOTES = 64;
@@ -383,31 +284,78 @@ export const MAX_TOP_K = 64;
 /** The most tokens a config may ask one generation for: past every model's context window. */
 export const MAX_NEW_TOKENS = 1_000_000;
 
-const presetShape = object({
+const reverseKlShape = object({
+  /**
+   * 0: the whole vocabulary (for small vocabularies: the teacher's log-probs of every token at
+   * every position go into the run file). k >= 1: the teacher's k most likely tokens.
+   */
+  k: int(0, MAX_TOP_K),
+  /** With k >= 1: false renormalises both over the k; true adds one bin for the rest (the reference's --distill-topk loss). */
+  tail: bool,
+});
+
+/** How the hint that conditions the teacher is chosen, and the clip on A_OPD (HintSelection). */
+export const hintSelectionShape = object({
+  /**
+   * 'longest' (the paper): the longest accepted hint, one teacher pass.
+   * 'topk-sequence' (the reference's top-k select run): every accepted hint is a candidate, and
+   * the one with the largest top-k overlap summed over the response wins the whole turn.
+   * 'topk-token': the winner is chosen token by token.
+   */
+  rule: oneOf('longest', 'topk-sequence', 'topk-token'),
+  /** Most candidate hints kept per turn, shortest first (reference: 3). */
+  maxCandidates: int(1, MAX_VOTES),
+  /** Size of the student's and each teacher's top-k next-token set (reference: 4). */
+  k: int(1, MAX_TOP_K),
+  /** |A_OPD| is clipped to this many nats per token; 0 = no clip (paper). Reference top-k run: 1. */
+  clip: num(0, 1000),
+});
+
+/** The one definition of a preset: MethodPreset is its type, parsePreset its reader, docs/schema its JSON Schema. */
+export const presetShape = object({
   method: oneOf(...METHODS),
   judge: object({
+    /** m for the binary judge; 0 = not used. */
     binaryVotes: int(0, MAX_VOTES),
+    /** m for the hint judge; 0 = not used. */
     hintVotes: int(0, MAX_VOTES),
     temperature: num(0, 10),
     maxNewTokens: int(1, MAX_NEW_TOKENS),
+    /** A hint must be strictly longer than this many characters. */
     minHintChars: int(0, 100_000),
   }),
   advantage: object(
     {
-      weights: object({ binary: num(), opd: num() }),
+      weights: object({ binary: num(), opd: num() }) satisfies Checker<AdvantageWeights>,
       teacher: oneOf('initial', 'current'),
-      teacherContext: object({ noUserMessage: oneOf('new-user-message', 'last-message'), trim: bool }),
+      /** How appendHint builds the teacher context. */
+      teacherContext: object({ noUserMessage: oneOf('new-user-message', 'last-message'), trim: bool }) satisfies Checker<Required<AppendHintOptions>>,
     },
     {
-      hintSelection: object({
-        rule: oneOf('longest', 'topk-sequence', 'topk-token'),
-        maxCandidates: int(1, MAX_VOTES),
-        k: int(1, MAX_TOP_K),
-        clip: num(0, 1000),
-      }),
+      /**
+       * Which accepted hint conditions the teacher, and the clip on A_OPD. Every new preset has it
+       * (default: the paper's longest hint, unclipped); a run file written before it existed has
+       * none and means that default (read it with hintSelectionOf).
+       */
+      hintSelection: hintSelectionShape,
+      /**
+       * Whose hint conditions the teacher: the judge's for this turn ('judge', also when absent),
+       * another session's accepted hint ('shuffled', the control of src/rl/hint-shuffle.ts), or the
+       * judge's hint as it would read for another child of the storyteller ('other-child', the
+       * control of src/sims/scenarios/other-child.ts).
+       */
       hintSource: oneOf(...HINT_SOURCES),
+      /**
+       * What the OPD term trains. 'sampled-token' (the paper's; also when absent): the token the
+       * policy wrote, A_t = teacher - old. 'topk-distill' (the reference's top-k select loss):
+       * the student's hintSelection.k most likely tokens at every position, each weighted by the
+       * old policy renormalised over them (src/rl/topk-distill.ts). 'reverse-kl': KL(pi_theta ||
+       * pi_teacher) at every position over the teacher's distribution, as `reverseKl` sets
+       * (src/rl/reverse-kl.ts). Read it with opdTermOf.
+       */
       opdTerm: oneOf(...OPD_TERMS),
-      reverseKl: object({ k: int(0, MAX_TOP_K), tail: bool }),
+      /** With opdTerm "reverse-kl" (and only then): over which tokens the KL runs. */
+      reverseKl: reverseKlShape,
     },
   ),
   loss: object(
@@ -415,26 +363,63 @@ const presetShape = object({
       epsLow: below1,
       epsHigh: num(0, 10),
       klCoef: num(0),
-      aggregation: oneOf('sample-mean', 'token-mean'),
+      aggregation: oneOf('sample-mean', 'token-mean') satisfies Checker<LossAggregation>,
     },
-    { klType: oneOf(...KL_TYPES) },
+    {
+      /**
+       * The KL estimator (slime's --kl-loss-type): "low_var_kl", k3 clamped to [-10, 10], as the
+       * reference's personal-agent scripts (also when absent); "k3", unclamped, as its tool-call
+       * script. Read it with klTypeOf.
+       */
+      klType: oneOf(...KL_TYPES),
+    },
   ),
   optimizer: object({ lr: above(0), weightDecay: num(0), betas: pair(below1), eps: above(0) }),
   batch: object(
     {
       size: int(1, 1_000_000),
-      zeroAdvantage: oneOf('at-least-one-per-session', 'mask-all', 'train-all'),
+      zeroAdvantage: oneOf('at-least-one-per-session', 'mask-all', 'train-all') satisfies Checker<ZeroAdvantagePolicy>,
     },
-    { toolCallSamples: oneOf(...TOOL_CALL_SAMPLES) },
+    {
+      /**
+       * The tool-call track's samples. 'trajectory' (the reference's, toolCallPreset's default):
+       * one sample per trajectory, its tool outputs loss-masked and each step's advantage on its
+       * own tokens. 'step': one sample per step. Absent: 'step', as every run logged before the
+       * setting trained. The personal-agent track makes one sample per turn either way. Read it
+       * with toolCallSamplesOf.
+       */
+      toolCallSamples: oneOf(...TOOL_CALL_SAMPLES),
+    },
   ),
   finetune: object(
     {
+      /** 'lora' trains low-rank adapters (what the browser engine does); 'full' trains every weight. */
       mode: oneOf('lora', 'full'),
       lora: object({ rank: int(1, 65_536), alpha: above(0), targets: arrayOf(str(100, 1), 64) }),
     },
-    { recompute: oneOf('none', 'layer') },
+    {
+      /**
+       * The trainer's per-layer recomputation of activations (TrainSettings.recompute): 'layer'
+       * trades about one more forward pass for one layer's activations at a time. Absent: 'none'.
+       */
+      recompute: oneOf('none', 'layer'),
+    },
   ),
-  session: object({ idleTimeoutMs: num(0) }, { lastTurn: oneOf(...LAST_TURNS) }),
+  session: object(
+    {
+      /** A session with no request for this long ends, its waiting turn unjudged; 0: never. */
+      idleTimeoutMs: num(0),
+    },
+    {
+      /**
+       * A session's last reply. 'judged' (the lab's; also when absent): judged against the user's
+       * final word, and a session idle for idleTimeoutMs ends. 'unjudged' (the reference's
+       * runners, which send nothing after the last turn): never judged and never a sample, and no
+       * session times out. Read it with lastTurnOf.
+       */
+      lastTurn: oneOf(...LAST_TURNS),
+    },
+  ),
 });
 
 /** The reverse-KL settings a preset takes when its OPD term becomes "reverse-kl" without its own. */

@@ -15,26 +15,14 @@
 import { InvalidArgumentError, LengthMismatchError } from './errors';
 import { assertFinite, unsignedZero } from './numbers';
 import type { HintVote } from './hints';
+import type { Infer } from './check';
+import type { hintSelectionShape } from './presets';
 
 /** How the hint that conditions the teacher is chosen. */
-export type HintRule = 'longest' | 'topk-sequence' | 'topk-token';
+export type HintRule = HintSelection['rule'];
 
-/** The hint selection settings of a preset (MethodPreset.advantage.hintSelection). */
-export interface HintSelection {
-  /**
-   * 'longest' (the paper): the longest accepted hint, one teacher pass.
-   * 'topk-sequence' (the reference's top-k select run): every accepted hint is a candidate, and
-   * the one with the largest top-k overlap summed over the response wins the whole turn.
-   * 'topk-token': the winner is chosen token by token.
-   */
-  rule: HintRule;
-  /** Most candidate hints kept per turn, shortest first (reference: 3). */
-  maxCandidates: number;
-  /** Size of the student's and each teacher's top-k next-token set (reference: 4). */
-  k: number;
-  /** |A_OPD| is clipped to this many nats per token; 0 = no clip (paper). Reference top-k run: 1. */
-  clip: number;
-}
+/** The hint selection settings of a preset: their fields and docs are the preset checker's (hintSelectionShape in ./presets). */
+export type HintSelection = Infer<typeof hintSelectionShape>;
 
 /** The paper's rule: the longest hint, no clip. A preset without hintSelection means this. */
 export const LONGEST_HINT: HintSelection = { rule: 'longest', maxCandidates: 3, k: 4, clip: 0 };

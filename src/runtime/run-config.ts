@@ -14,77 +14,43 @@ import {
 } from '../rl/presets';
 import { armSetup, type TrainedArm } from './arms';
 import { DEMO_STORY_MODEL } from '../gpu/bundled';
-import type { ProblemOrder } from '../sims/problems/index';
 import {
   DEFAULT_FAVOURITE,
   DEFAULT_PET_NAME,
   DEFAULT_STORY_SUBJECT,
   STORY_MAX_NEW_TOKENS,
-  type ScenarioConfig,
   type ScenarioId,
 } from '../sims/scenarios/index';
-import { CALCULATOR_TOOL, DEFAULT_GROUP_SIZE, DEFAULT_MAX_STEPS, type RewardMode } from '../sims/toolcall/index';
-import type { ModelRef } from '../storage/stored-config';
-import type { GeneratorSource } from '../generators/generator';
-import type { WeightFormat } from '../gpu/quant';
-import type { TransformersDevice, TransformersDtype } from '../generators/transformers';
-import type { WrongAnswerReward } from '../rl/tool-call-reward';
-import type { TRACKS } from './run-config-check';
+import { CALCULATOR_TOOL, DEFAULT_GROUP_SIZE, DEFAULT_MAX_STEPS } from '../sims/toolcall/index';
+import type { Infer } from '../rl/check';
+import type {
+  configExtrasChecker,
+  generatorChecker,
+  personalConfigChecker,
+  policyModelChecker,
+  remotePolicyChecker,
+  toolCallConfigChecker,
+  toolCallOptionsChecker,
+  TRACKS,
+} from './run-config-check';
 
 export { parseAnyRunConfig, parseRunConfig, parseToolCallRunConfig, RunConfigError, TRACKS } from './run-config-check';
 
-/** Where a judge, simulated user or evaluator gets its text. */
-export type GeneratorSpec =
-  /** Deterministic rules, labelled as such everywhere (no model). */
-  | { kind: 'rules' }
-  /** The policy's own base model, frozen (adapter off). */
-  | { kind: 'policy' }
-  /** Another model on the engine, frozen: a folder or hub id. */
-  | { kind: 'engine'; model: string }
-  /** An OpenAI-compatible endpoint; the key stays in the browser's settings, never here. */
-  | { kind: 'endpoint'; baseUrl: string; model: string }
-  /**
-   * An ONNX model through transformers.js (browser): a hub id, or (source 'files') the name of a
-   * folder the person picks (in the Setup, again before a resume). Device and dtype default to the
-   * library's choice (WebGPU where there is an adapter; for a folder, the variant it holds).
-   */
-  | { kind: 'transformers'; model: string; source?: 'hub' | 'files'; device?: TransformersDevice; dtype?: TransformersDtype };
+/** Where a judge, simulated user or evaluator gets its text; its kinds are generatorChecker's. */
+export type GeneratorSpec = Infer<typeof generatorChecker>;
 
-/** The policy's checkpoint and how it is loaded. */
-export interface PolicyModelConfig {
-  model: string;
-  /** cpu: the fast CPU backend; cpu-reference: the plain-loop oracle it is checked against. */
-  backend?: 'cpu' | 'cpu-reference' | 'webgpu';
-  /**
-   * How its weight matrices are stored (gpu/quant.ts); absent: f16 on WebGPU, f32 on the CPU.
-   * A run writes the format it loaded, so a resumed or repeated run loads the same.
-   */
-  weightFormat?: WeightFormat;
-  /**
-   * The hub revision (branch, tag or commit) a hub id is loaded at; absent: main. A run writes
-   * the commit it loaded, so a resumed or repeated run loads the same files after the branch moved.
-   */
-  revision?: string;
-}
+/** The policy's checkpoint and how it is loaded (fields: policyModelChecker). */
+export type PolicyModelConfig = Infer<typeof policyModelChecker>;
 
 /**
  * A policy served by another machine that speaks the reference's session protocol (its slime or
  * Tinker server, or `nextstate serve`): the run sends each turn with X-Session-Id, X-Turn-Type and
  * X-Session-Done, and the server judges and trains. `apiKey` is sent as a Bearer key and is never
  * written to a run file (withoutSecrets); absent, Node takes it from NEXTSTATE_API_KEY_<HOST>.
+ * The loading settings of a local policy are typed absent, so readers of either kind need no
+ * narrowing; the server loads its own.
  */
-export interface RemotePolicyConfig {
-  kind: 'server';
-  /** The server's OpenAI base URL, e.g. http://127.0.0.1:30000/v1. */
-  url: string;
-  /** The model name the server serves. */
-  model: string;
-  apiKey?: string;
-  /** Loading settings of a local policy; the server loads its own (absent, so readers of either kind need no narrowing). */
-  backend?: never;
-  weightFormat?: never;
-  revision?: never;
-}
+export type RemotePolicyConfig = Infer<typeof remotePolicyChecker> & { [K in keyof Omit<PolicyModelConfig, 'model'>]?: never };
 
 /** Where a personal-track policy runs: on this machine's engine, or on a server that trains it. */
 export type PersonalPolicyConfig = PolicyModelConfig | RemotePolicyConfig;
@@ -102,116 +68,23 @@ export function withoutSecrets<C extends AnyRunConfig>(config: C): C {
 }
 
 /** What the lab and the run file keep beside the run loop's fields; the loop ignores them. */
-export interface ConfigExtras {
-  /** Whether the policy came from picked files (resuming such a run asks for them again), or runs on a server. */
-  lab?: { policySource: 'hub' | 'files' | 'server' };
-  /** Role ("policy", "judge", ...) -> the model it loaded, repeated in the run file's header. */
-  modelRefs?: Record<string, ModelRef>;
-  /** Name ("run", ...) -> seed, repeated in the run file's header. */
-  seeds?: Record<string, number>;
-  /** Role ("judge", "user", "evaluator") -> what played it: library and version, device, model, dtype. */
-  roleSources?: Record<string, GeneratorSource>;
-}
+export type ConfigExtras = Infer<typeof configExtrasChecker>;
 
-/**
- * The personal-agent track: simulated (or real) users in conversation, the binary judge and
- * the hint judge. A config without `track` is one of these (every config written before the
- * tool-call track existed).
- */
-export interface RunConfig extends ConfigExtras {
-  format: 'nextstate-run-config';
-  formatVersion: 1;
-  label?: string;
-  /** Absent or 'personal'. */
-  track?: 'personal';
-  scenario: ScenarioConfig;
-  method: MethodName;
-  preset: MethodPreset;
-  models: {
-    policy: PersonalPolicyConfig;
-    user: GeneratorSpec;
-    judge: GeneratorSpec;
-    evaluator: GeneratorSpec;
-  };
-  seed: number;
-  /**
-   * `order` (GSM8K only): the reference evaluation's shuffled order (default) or the dataset's.
-   * `split`: 'held-out' (default) trains on problems the evaluation never scores (runtime/problems.ts);
-   * 'shared' trains on the evaluated problems themselves; 'tuning' scores the training problems
-   * (for choosing settings without looking at the evaluation set). `count`: how many problems train.
-   */
-  problems: { source: 'builtin' | 'gsm8k-hub' | 'file'; path?: string; count: number; order?: ProblemOrder; split?: 'held-out' | 'shared' | 'tuning' };
-  schedule: {
-    concurrentSessions: number;
-    /** Training steps before the run finishes. */
-    steps: number;
-    /** Evaluate before training and after every K steps; 0 = never. */
-    evalEvery: number;
-    evalProblems: number;
-    evalVotes: number;
-  };
-  sampling: {
-    policy: { temperature: number; topP: number; topK: number; maxNewTokens: number };
-    user: { temperature: number; maxNewTokens: number };
-  };
-}
+/** The personal-agent track (personalConfigChecker); a config without `track` is one of these. */
+export type RunConfig = Infer<typeof personalConfigChecker>;
 
 /** The tool-call track's own settings. */
-export interface ToolCallOptions {
-  /** integrated: r_t = o + mean(PRM votes of step t); outcome: r_t = o. */
-  rewardMode: RewardMode;
-  /**
-   * A wrong final answer's reward: 'tool-calls' (the reference's tool-call reward, shaped by the
-   * rounds of tool calls; every new config has it) or 'flat' (-1; also when absent, as in runs
-   * made before the setting existed). src/rl/tool-call-reward.ts.
-   */
-  wrongAnswer?: WrongAnswerReward;
-  /** n, rollouts per problem; advantages are standardized within a problem's group. */
-  groupSize: number;
-  /** An episode without a final answer after this many policy steps has outcome -1. */
-  maxSteps: number;
-  /**
-   * Evaluation problems: the first this many problems of the source after the `problems.count`
-   * training problems (so never trained on); accuracy is measured on them, greedy.
-   */
-  evalHeldOut: number;
-}
+export type ToolCallOptions = Infer<typeof toolCallOptionsChecker>;
+
+/** The general-agent track (toolCallConfigChecker): GSM8K problems solved with a calculator tool. */
+export type ToolCallRunConfig = Infer<typeof toolCallConfigChecker>;
 
 /**
- * The general-agent track (docs/method.md#general-agents-tool-calls): GSM8K problems solved
- * with a calculator tool, the PRM judging every step with m = preset.judge.binaryVotes votes,
- * step rewards, group sampling and advantages standardized per step index; accuracy on
- * held-out problems.
+ * The published JSON Schema of a run config (docs/schema/, made by scripts/json-schema.ts), as
+ * `nextstate run --example` refers to it: relative, since the lab has no address of its own to
+ * serve it from, so it resolves for a config saved at the repository's root.
  */
-export interface ToolCallRunConfig extends ConfigExtras {
-  format: 'nextstate-run-config';
-  formatVersion: 1;
-  label?: string;
-  track: 'toolcall';
-  /** Always 'binary': the PRM's votes are evaluative; its m is preset.judge.binaryVotes. */
-  method: 'binary';
-  preset: MethodPreset;
-  models: {
-    policy: PolicyModelConfig;
-    /** The step judge (PRM); rules: the offline RulesStepJudge. */
-    judge: GeneratorSpec;
-  };
-  seed: number;
-  /** Training problems: the first `count` of the source; the held-out ones follow them. */
-  problems: { source: 'builtin' | 'gsm8k-hub' | 'file'; path?: string; count: number };
-  toolcall: ToolCallOptions;
-  schedule: {
-    /** Problems whose group of rollouts is in flight at once. */
-    concurrentGroups: number;
-    steps: number;
-    /** Evaluate before training and after every K steps; 0 = never. */
-    evalEvery: number;
-  };
-  sampling: {
-    /** Per policy step (one generation); evaluation is greedy. */
-    policy: { temperature: number; topP: number; topK: number; maxNewTokens: number };
-  };
-}
+export const RUN_CONFIG_SCHEMA_REF = './docs/schema/run-config.schema.json';
 
 /** A run config of either track. */
 export type AnyRunConfig = RunConfig | ToolCallRunConfig;

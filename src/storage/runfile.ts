@@ -10,8 +10,8 @@
  */
 import { version as packageVersion } from '../../package.json';
 import { PEFT_CONFIG, PEFT_WEIGHTS } from '../gpu/peft';
-import { RECORD_KINDS, TRAJECTORY_FALLBACKS, type RunRecord, type TrajectoryFallback } from '../rl';
-import { int, mapOf, nullable, num, object, oneOf, runChecker, str, timestamp, type Checker } from '../rl/check';
+import type { RunRecord } from '../rl';
+import { checker, FieldError, int, nullable, object, oneOf, runChecker, str, timestamp, type Checker, type Infer } from '../rl/check';
 import { Sha256 } from '../gpu/sha256';
 import { encodeBase64 } from './base64';
 import {
@@ -20,7 +20,6 @@ import {
   seedsChecker,
   sha256Field,
   StoredConfigError,
-  type ModelRef,
   type StorableConfig,
   type StoredConfig,
 } from './stored-config';
@@ -29,7 +28,7 @@ import { RunFileError, RunNotFoundError } from './errors';
 import { stripSecrets } from './secrets';
 import type { RunStore } from './store';
 import type { RunInfo, StoredAdapter, StoredRecord } from './store-types';
-import { Summarizer, type EvaluationSummary, type RunSummary } from './summary';
+import { Summarizer, summaryChecker } from './summary';
 
 export const RUN_FILE_FORMAT = 'nextstate-run';
 /** Bump when a reader of the previous version would misread the file. */
@@ -37,22 +36,14 @@ export const RUN_FILE_VERSION = 1;
 export const RUN_FILE_EXTENSION = '.nsrun';
 export const APP_VERSION: string = packageVersion;
 
-export interface RunFileHeader {
-  format: typeof RUN_FILE_FORMAT;
-  formatVersion: number;
-  appVersion: string;
-  /** When the file was written (ms since the epoch). */
-  exported: number;
-  run: { config: StoredConfig; label: string; notes: string; created: number; status: RunStatus };
-  /** Copied from the config for readers that only want to know what to download. */
-  models: Record<string, ModelRef>;
-  seeds: Record<string, number>;
-  summary: RunSummary;
-  /** The adapter line at the end of the file, if any. */
-  adapter: { version: number; bytes: number } | null;
-  /** Absent (null) in files written before Next-State Lab hashed them: those are unverified. */
+/**
+ * Line 1 of a run file: headerChecker's fields, with `format` and `formatVersion`, which
+ * parseHeader reads first (a file of another format or a newer version gets its own message),
+ * and `integrity` null where the file has none.
+ */
+export type RunFileHeader = { format: typeof RUN_FILE_FORMAT; formatVersion: number } & Omit<Infer<typeof headerChecker>, 'integrity'> & {
   integrity: RunFileIntegrity | null;
-}
+};
 
 /**
  * SHA-256 hashes that let a reader tell a damaged file from an intact one. They detect damage
@@ -60,11 +51,7 @@ export interface RunFileHeader {
  * again. `header` covers the header line as JSON.stringify writes its parsed value, without
  * this field; `body` covers every line after the header as written, each with its newline.
  */
-export interface RunFileIntegrity {
-  algorithm: 'sha-256';
-  header: string;
-  body: string;
-}
+export type RunFileIntegrity = Infer<typeof integrityChecker>;
 
 export type { IntegrityStatus };
 
@@ -84,59 +71,41 @@ export interface RunFileAdapter {
 
 // ---- reading the header ----
 
-const evaluationSummary: Checker<EvaluationSummary> = object(
-  {
-    name: str(256),
-    step: nullable(int()),
-    version: int(),
-    scores: mapOf(str(256), num(), 256),
-  },
-  { problemSet: str(1000) },
-);
-
 const count = int();
-const summaryChecker: Checker<RunSummary> = object(
-  {
-    records: count,
-    byKind: (value, path) => {
-      const kinds = mapOf(oneOf(...RECORD_KINDS), count, RECORD_KINDS.length)(value, path);
-      return Object.fromEntries(RECORD_KINDS.map((k) => [k, kinds[k] ?? 0])) as RunSummary['byKind'];
-    },
-    steps: count,
-    skippedSteps: count,
-    lastStep: nullable(count),
-    evaluations: count,
-    sessions: count,
-    lastVersion: count,
-    firstEvaluation: nullable(evaluationSummary),
-    lastEvaluation: nullable(evaluationSummary),
-  },
-  {
-    unjudgedTurns: object({ explicit: count, timeout: count, 'context-full': count }),
-    trajectoryFallbacks: object(Object.fromEntries(TRAJECTORY_FALLBACKS.map((r) => [r, count])) as Record<TrajectoryFallback, Checker<number>>),
-    interruptedTurns: count,
-  },
-);
+/** A run file's config, read as the lab reads a stored one; its problems are named under `path`. */
+const storedConfig = checker<StoredConfig>({ type: 'object' }, (value, path) => {
+  try {
+    return parseStoredConfig(value);
+  } catch (e) {
+    if (e instanceof StoredConfigError) throw new FieldError(`${path}.${e.field}`, e.problem);
+    throw e;
+  }
+});
 
-const headerRest = object(
+const integrityChecker = object({ algorithm: oneOf('sha-256'), header: sha256Field, body: sha256Field });
+
+const headerChecker = object(
   {
     appVersion: str(64, 1),
+    /** When the file was written (ms since the epoch). */
     exported: timestamp,
     run: object({
-      config: (v: unknown) => v,
+      config: storedConfig,
       label: str(10_000),
       notes: str(1_000_000),
       created: timestamp,
-      status: oneOf(...RUN_STATUSES),
+      status: oneOf(...RUN_STATUSES) satisfies Checker<RunStatus>,
     }),
-    // Taken from run.config on import; checked here only so inspect can trust their shape.
+    /** Copied from the config for readers that only want to know what to download. */
     models: modelsChecker,
     seeds: seedsChecker,
     summary: summaryChecker,
+    /** The adapter line at the end of the file, if any. */
     adapter: nullable(object({ version: count, bytes: count })),
   },
   {
-    integrity: nullable(object({ algorithm: oneOf('sha-256'), header: sha256Field, body: sha256Field })),
+    /** Absent (null) in files written before Next-State Lab hashed them: those are unverified. */
+    integrity: nullable(integrityChecker),
   },
 );
 
@@ -175,15 +144,8 @@ export function parseHeader(value: unknown): RunFileHeader {
     );
   }
   const known = Object.fromEntries(HEADER_FIELDS.filter((k) => Object.hasOwn(obj, k)).map((k) => [k, obj[k]]));
-  const rest = runChecker(headerRest, known, (e) => headerError(e.path, e.problem));
-  let config: StoredConfig;
-  try {
-    config = parseStoredConfig(rest.run.config);
-  } catch (e) {
-    if (e instanceof StoredConfigError) throw headerError(`run.config.${e.field}`, e.problem);
-    throw e;
-  }
-  return { format: RUN_FILE_FORMAT, formatVersion: v, ...rest, integrity: rest.integrity ?? null, run: { ...rest.run, config } };
+  const rest = runChecker(headerChecker, known, (e) => headerError(e.path, e.problem));
+  return { format: RUN_FILE_FORMAT, formatVersion: v, ...rest, integrity: rest.integrity ?? null };
 }
 
 /** ", app 1.2.3" when the file names a plausible app version (it is untrusted text). */

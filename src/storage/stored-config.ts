@@ -6,21 +6,13 @@
  * always survives its own export.
  */
 import { parsePreset, PresetError, type MethodPreset } from '../rl';
-import { FieldError, int, mapOf, object, oneOf, runChecker, str, type Checker } from '../rl/check';
-import { WEIGHT_FORMATS, type WeightFormat } from '../gpu/quant';
+import { checker, FieldError, int, mapOf, object, oneOf, runChecker, str, type Checker, type Infer } from '../rl/check';
+import { WEIGHT_FORMATS } from '../gpu/quant';
 import { ConfigTooDeepError, stripSecrets } from './secrets';
 import { InvalidRunDataError } from './errors';
 
 /** A model the run used, so that a reader of the file can fetch the same weights. */
-export interface ModelRef {
-  /** Hub id or local name, e.g. "Qwen/Qwen3-0.6B". */
-  id: string;
-  revision?: string;
-  /** File name -> SHA-256 hex, where the app hashed what it loaded. */
-  files?: Record<string, string>;
-  /** How its weight matrices were stored on the device (absent in files from before formats). */
-  weightFormat?: WeightFormat;
-}
+export type ModelRef = Infer<typeof modelRef>;
 
 /**
  * A config as storage keeps it: the fields it reads, checked, and the app's other fields as
@@ -47,15 +39,25 @@ export type StorableConfig = Pick<StoredConfig, 'preset' | 'modelRefs' | 'seeds'
 const name = str(256, 1);
 
 /** A SHA-256 as 64 lower-case hex digits, the form sha256Hex writes. */
-export const sha256Field: Checker<string> = (value, path) => {
+const SHA256 = /^[0-9a-f]{64}$/;
+export const sha256Field: Checker<string> = checker({ type: 'string', pattern: SHA256.source }, (value, path) => {
   const hex = str(64, 64)(value, path);
-  if (!/^[0-9a-f]{64}$/.test(hex)) throw new FieldError(path, 'must be a SHA-256 as 64 lower-case hex digits');
+  if (!SHA256.test(hex)) throw new FieldError(path, 'must be a SHA-256 as 64 lower-case hex digits');
   return hex;
-};
+});
 
-const modelRef: Checker<ModelRef> = object(
-  { id: str(1024, 1) },
-  { revision: str(256), files: mapOf(str(1024, 1), sha256Field, 10_000), weightFormat: oneOf(...WEIGHT_FORMATS) },
+const modelRef = object(
+  {
+    /** Hub id or local name, e.g. "Qwen/Qwen3-0.6B". */
+    id: str(1024, 1),
+  },
+  {
+    revision: str(256),
+    /** File name -> SHA-256 hex, where the app hashed what it loaded. */
+    files: mapOf(str(1024, 1), sha256Field, 10_000),
+    /** How its weight matrices were stored on the device (absent in files from before formats). */
+    weightFormat: oneOf(...WEIGHT_FORMATS),
+  },
 );
 /** Checkers shared with the run file header, which repeats models and seeds for readers. */
 export const modelsChecker = mapOf(name, modelRef, 64);

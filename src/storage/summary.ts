@@ -4,48 +4,68 @@
  * log in memory.
  */
 import { RECORD_KINDS, TRAJECTORY_FALLBACKS, turnCount, type RecordKind, type RunRecord, type SessionEndReason, type TrajectoryFallback } from '../rl';
+import { checker, int, mapOf, nullable, num, object, oneOf, str, type Checker, type Infer } from '../rl/check';
 
-export interface EvaluationSummary {
-  name: string;
-  step: number | null;
-  version: number;
-  scores: Record<string, number>;
-  /** Which problems it scored, in words (EvaluationRecord.problemSet), where the record says. */
-  problemSet?: string;
-}
+const count = int();
 
-export interface RunSummary {
-  records: number;
-  byKind: Record<RecordKind, number>;
-  /** train_step records, skipped ones included. */
-  steps: number;
-  skippedSteps: number;
-  lastStep: number | null;
-  evaluations: number;
-  /** session_end records. */
-  sessions: number;
-  /**
-   * Main turns whose session ended before their next state came (session_end.unjudgedTurn), by
-   * how it ended: never judged, never a sample. Absent in files written before it was counted.
-   */
-  unjudgedTurns?: Record<SessionEndReason, number>;
-  /**
-   * Tool-call trajectories the preset asked to train as one sample that were trained one sample
-   * per step instead, by why (SampleRecord.trajectoryFallback). Absent in files written before it
-   * was counted.
-   */
-  trajectoryFallbacks?: Record<TrajectoryFallback, number>;
-  /**
-   * Main turns a stop cut off before they reached the buffer, which a resume went on without
-   * (runtime_event run_resumed): kept in the log, never trained. Absent where no resume is
-   * logged, so the summary of a run never resumed reads as it did before it was counted.
-   */
-  interruptedTurns?: number;
-  /** Highest policy version any record carries. */
-  lastVersion: number;
-  firstEvaluation: EvaluationSummary | null;
-  lastEvaluation: EvaluationSummary | null;
-}
+const evaluationSummary = object(
+  {
+    name: str(256),
+    step: nullable(int()),
+    version: int(),
+    scores: mapOf(str(256), num(), 256),
+  },
+  {
+    /** Which problems it scored, in words (EvaluationRecord.problemSet), where the record says. */
+    problemSet: str(1000),
+  },
+);
+export type EvaluationSummary = Infer<typeof evaluationSummary>;
+
+const kindCounts = mapOf(oneOf(...RECORD_KINDS), count, RECORD_KINDS.length);
+
+/** The summary in a run file's header, as its reader checks it; RunSummary is its type. */
+export const summaryChecker = object(
+  {
+    records: count,
+    // A kind the file never logged may be left out; the summary holds every kind, 0 for those.
+    byKind: checker(kindCounts.schema, (value, path): Record<RecordKind, number> => {
+      const kinds = kindCounts(value, path);
+      return Object.fromEntries(RECORD_KINDS.map((k) => [k, kinds[k] ?? 0])) as Record<RecordKind, number>;
+    }),
+    /** train_step records, skipped ones included. */
+    steps: count,
+    skippedSteps: count,
+    lastStep: nullable(count),
+    evaluations: count,
+    /** session_end records. */
+    sessions: count,
+    /** Highest policy version any record carries. */
+    lastVersion: count,
+    firstEvaluation: nullable(evaluationSummary),
+    lastEvaluation: nullable(evaluationSummary),
+  },
+  {
+    /**
+     * Main turns whose session ended before their next state came (session_end.unjudgedTurn), by
+     * how it ended: never judged, never a sample. Absent in files written before it was counted.
+     */
+    unjudgedTurns: object({ explicit: count, timeout: count, 'context-full': count }) satisfies Checker<Record<SessionEndReason, number>>,
+    /**
+     * Tool-call trajectories the preset asked to train as one sample that were trained one sample
+     * per step instead, by why (SampleRecord.trajectoryFallback). Absent in files written before it
+     * was counted.
+     */
+    trajectoryFallbacks: object(Object.fromEntries(TRAJECTORY_FALLBACKS.map((r) => [r, count])) as Record<TrajectoryFallback, Checker<number>>),
+    /**
+     * Main turns a stop cut off before they reached the buffer, which a resume went on without
+     * (runtime_event run_resumed): kept in the log, never trained. Absent where no resume is
+     * logged, so the summary of a run never resumed reads as it did before it was counted.
+     */
+    interruptedTurns: count,
+  },
+);
+export type RunSummary = Infer<typeof summaryChecker>;
 
 export class Summarizer {
   private s: RunSummary = {
