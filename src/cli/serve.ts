@@ -63,9 +63,10 @@ export const usage = `nextstate serve --model DIR|HUB_ID ${REVISION_USAGE} --out
   --allow-origin lets pages of ORIGINs (space- or comma-separated, e.g. the lab's) use the server (chat, the record
   feed; CORS); --allow-host NAMEs clients may reach it by besides its address (Host is checked);
   a key (--api-key-file FILE, NEXTSTATE_SERVE_API_KEY, or --api-key KEY, which other users see in ps) is required
-  beyond 127.0.0.1; --resume continues RUN.nsrun after a stop or crash, as it was configured and
-  with the hub commit it recorded (the command that started it works again; an option asking for other values is refused); --force replaces a run already at RUN.nsrun (its journal and checkpoints too) once
-  the model has loaded. ${REVISION_NOTE}`;
+  beyond 127.0.0.1; --resume continues RUN.nsrun after a stop or crash, as it was configured and with the hub
+  commit it recorded (the command that started it works again; an option asking for other values is refused);
+  --force replaces a run already at RUN.nsrun (its journal and checkpoints too) once the model has loaded.
+  ${REVISION_NOTE}`;
 
 const DEFAULTS = { port: 30000, maxTokens: 1024, maxInFlight: 64, maxBodyBytes: 16 * 1024 * 1024, seed: 1, maxBatch: 32 };
 /** Sessions named by the server, for requests that name none: conv-0, conv-1, ... */

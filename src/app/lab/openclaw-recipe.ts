@@ -148,7 +148,7 @@ export function openClawRecipe(day: OpenClawDay, r: DayReport): string {
       `backward on about ${round(day.batchSize * tokens, 1000)} tokens, whatever the replies' length. On a CPU that is the cost of a step: ` +
       `on ${m.cpuCores} cores (${m.cpuModel}), even the test's tiny model (hidden size ${r.model.hiddenSize}, ${r.model.layers} layers) took ${round(stepS)} s for a step of ` +
       `${r.batchSize} samples, against ${round(turnS)} s for a whole turn; a real model's layers are far wider and deeper, and its step ` +
-      `takes many times longer (\`npx nextstate plan --model ${served} --train ${day.batchSize}x${tokens}\` says the memory it needs). ` +
+      `takes many times longer (\`npx nextstate plan --model ${day.model} --train ${day.batchSize}x${tokens}\` says the memory it needs). ` +
       'Steps train on a thread of their own while the agent is answered.',
     '',
     `\`--idle-timeout ${day.idleTimeout}\`: a session silent that long ends, and the turn that waited for your next message is recorded ` +
