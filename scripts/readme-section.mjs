@@ -11,6 +11,7 @@
 // JSON (`npm run -s bench > docs/bench/bench.json`) is rendered by benchSection() below, which
 // fails with the missing field's path when the JSON lacks a figure its tables need.
 // test/docs/readme-sections.test.ts checks that every page holds what this script makes.
+// docs/serve.md's OpenClaw recipe is made by a TypeScript function instead: scripts/openclaw-recipe.ts.
 import { readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';

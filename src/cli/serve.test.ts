@@ -282,6 +282,29 @@ describe('nextstate serve with the official openai client', () => {
     expect(refused.err.join('\n')).toMatch(/leave out --set/);
   });
 
+  it('--resume takes the command that started the run again, and refuses an option that asks for another config, leaving the run as it was', async () => {
+    const started = ['--batch-size', '2', '--max-tokens', '3', '--idle-timeout', '2h', '--set', 'preset.judge.binaryVotes=3'];
+    server = await startTestServer(started);
+    const { file, modelDir } = server;
+    await server.handle.stop();
+    server = null;
+    const journal = readFileSync(journalPath(file));
+    for (const [option, value, recorded] of [
+      ['--batch-size', '4', '2'],
+      ['--idle-timeout', '30m', '7200000'],
+      ['--set', 'preset.judge.binaryVotes=1', '3'],
+    ]) {
+      const asked = started.map((x, i) => (started[i - 1] === option ? value : x));
+      const refused = await runCli('serve', '--model', modelDir, '--out', file, '--port', '0', ...asked, '--resume');
+      expect(refused.code).not.toBe(0);
+      expect(refused.err.join('\n')).toContain(`${option} ${value} differs from what ${file} recorded (${recorded})`);
+      expect(refused.err.join('\n')).toMatch(/leave out --/);
+      expect(readFileSync(journalPath(file))).toEqual(journal);
+    }
+    server = await startTestServer([...started, '--resume'], { file });
+    expect(server.handle.runFile.header.config).toMatchObject({ preset: { batch: { size: 2 }, session: { idleTimeoutMs: 7_200_000 } } });
+  });
+
   it('--resume judges a turn whose next state had come but whose judgement was never journaled', async () => {
     const first = await startTestServer(['--batch-size', '8', '--max-tokens', '3']);
     const headers = { 'X-Session-Id': 'erin', 'X-Turn-Type': 'main' };

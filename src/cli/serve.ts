@@ -6,13 +6,14 @@
  * out (run-journal.ts).
  */
 import { basename } from 'node:path';
+import { isDeepStrictEqual } from 'node:util';
 import { METHODS, makePreset, parsePreset, type MethodName, type MethodPreset, type PresetOverrides } from '../rl/presets';
 import { FILE_LIMITS, InputFileError, readLocalText } from '../gpu/local-file';
 import { turnCount, type InteractionRecord, type RunRecord, type RuntimeEventRecord } from '../rl/records';
 import { resolveWeightFormat } from '../gpu/load';
 import type { PeftFiles } from '../gpu/peft';
 import type { RunLoopOptions } from '../runtime/loop-types';
-import type { GeneratorSpec, RunConfig } from '../runtime/run-config';
+import type { AnyRunConfig, GeneratorSpec, RunConfig } from '../runtime/run-config';
 import { parseRunConfig } from '../runtime/run-config';
 import { EnginePolicyService, policyCommit } from '../runtime/policy-service';
 import { withPolicyCommit } from '../runtime/policy-commit';
@@ -62,9 +63,10 @@ export const usage = `nextstate serve --model DIR|HUB_ID ${REVISION_USAGE} --out
   --allow-origin lets pages of ORIGINs (space- or comma-separated, e.g. the lab's) use the server (chat, the record
   feed; CORS); --allow-host NAMEs clients may reach it by besides its address (Host is checked);
   a key (--api-key-file FILE, NEXTSTATE_SERVE_API_KEY, or --api-key KEY, which other users see in ps) is required
-  beyond 127.0.0.1; --resume continues RUN.nsrun after a stop or crash,
-  with the hub commit it recorded; --force replaces a run already at RUN.nsrun (its journal and checkpoints too) once
-  the model has loaded. ${REVISION_NOTE}`;
+  beyond 127.0.0.1; --resume continues RUN.nsrun after a stop or crash, as it was configured and with the hub
+  commit it recorded (the command that started it works again; an option asking for other values is refused);
+  --force replaces a run already at RUN.nsrun (its journal and checkpoints too) once the model has loaded.
+  ${REVISION_NOTE}`;
 
 const DEFAULTS = { port: 30000, maxTokens: 1024, maxInFlight: 64, maxBodyBytes: 16 * 1024 * 1024, seed: 1, maxBatch: 32 };
 /** Sessions named by the server, for requests that name none: conv-0, conv-1, ... */
@@ -144,6 +146,45 @@ function serveConfig(v: Record<string, unknown>, model: string): RunConfig {
   };
   applySets(config, [...(idle !== undefined ? [`preset.session.idleTimeoutMs=${idle}`] : []), ...setValues(v)]);
   return parseRunConfig(config);
+}
+
+/** Where the options that make a served run's config put their values (--set names its own paths). */
+const CONFIG_OPTIONS: Record<string, (c: RunConfig) => unknown> = {
+  method: (c) => c.method,
+  judge: (c) => c.models.judge,
+  'judge-model': (c) => c.models.judge,
+  'batch-size': (c) => c.preset.batch.size,
+  'lora-rank': (c) => c.preset.finetune.lora.rank,
+  lr: (c) => c.preset.optimizer.lr,
+  preset: (c) => c.preset,
+  'max-tokens': (c) => c.sampling.policy.maxNewTokens,
+  'idle-timeout': (c) => c.preset.session.idleTimeoutMs,
+  seed: (c) => c.seed,
+};
+
+/**
+ * A resumed run goes on with the config it recorded, so the command that started it works again
+ * with --resume added. An option that asks for something else would be ignored, so it is refused.
+ *
+ * @throws UsageError naming the first option whose value differs from the run's
+ */
+function checkResumedOptions(v: Record<string, unknown>, was: RunConfig, model: string, file: string): void {
+  const given = Object.keys(CONFIG_OPTIONS).filter((o) => v[o] !== undefined);
+  const sets = setValues(v);
+  if (given.length === 0 && sets.length === 0) return;
+  const asked = serveConfig(v, model);
+  const at = (c: RunConfig, path: string) => path.split('.').reduce<unknown>((x, k) => (x as Record<string, unknown> | undefined)?.[k], c);
+  const differing = [
+    ...given.map((o) => ({ option: `--${o}`, given: `--${o} ${v[o]}`, recorded: CONFIG_OPTIONS[o](was), asked: CONFIG_OPTIONS[o](asked) })),
+    ...sets.map((s) => {
+      const path = s.slice(0, s.indexOf('='));
+      return { option: `--set ${path}`, given: `--set ${s}`, recorded: at(was, path), asked: at(asked, path) };
+    }),
+  ].find((d) => !isDeepStrictEqual(d.recorded, d.asked));
+  if (differing)
+    throw new UsageError(
+      `${differing.given} differs from what ${file} recorded (${JSON.stringify(differing.recorded)}), and --resume continues the run as it was configured; leave out ${differing.option}, or start a new run with another --out`,
+    );
 }
 
 /** A resumed run's policy loaded from `model`: at the recorded commit when it is the model the run named. */
@@ -256,14 +297,17 @@ export async function startServe(argv: string[], io: CliIo, hooks: { trainer?: T
   let exportAdapter: () => Promise<PeftFiles> = () => Promise.reject(new Error('the policy is not loaded yet'));
   const runFileOptions = { exportAdapter: () => exportAdapter() };
   if (v.resume && v.force) throw new UsageError('--resume continues the run at --out and --force replaces it; give one');
-  for (const other of ['set', 'idle-timeout'] as const)
-    if (v.resume && v[other] !== undefined) throw new UsageError(`--resume continues the run with the config it recorded; leave out --${other}`);
-  const resumed = v.resume ? await RunJournal.resume(file, runFileOptions) : null;
+  // Checked before the journal is opened for appending, so a refused resume leaves the run as it was.
+  const checkResumable = (was: AnyRunConfig) => {
+    if (was.track === 'toolcall' || was.scenario.id !== 'talk')
+      throw new UsageError(`${file} is a headless run (nextstate run wrote it); continue it with nextstate run --resume ${file}`);
+    checkResumedOptions(v, was, model, file);
+    return was;
+  };
+  const resumed = v.resume ? await RunJournal.resume(file, runFileOptions, checkResumable) : null;
   if (!resumed && v.force) RunJournal.checkReplaceable(file);
   else if (!resumed) RunJournal.checkNew(file);
-  const was = resumed?.config;
-  if (was && (was.track === 'toolcall' || was.scenario.id !== 'talk'))
-    throw new UsageError(`${file} is a headless run (nextstate run wrote it); continue it with nextstate run --resume ${file}`);
+  const was = resumed?.config as RunConfig | undefined;
   // A resumed run goes on as it was configured; only where its policy is loaded from may change
   // (the commit it recorded belongs to the model it named).
   const config: RunConfig = was ? { ...was, models: { ...was.models, policy: resumedPolicy(was, model) } } : serveConfig(v, model);

@@ -1,7 +1,7 @@
 /**
  * The provider entry that points OpenClaw at `nextstate serve`, for `~/.openclaw/openclaw.json`.
- * The lab's Connect panel fills it from the watched server; docs/serve.md shows it for
- * the defaults, and a test keeps the two the same text.
+ * The lab's Connect panel fills it from the watched server; the OpenClaw recipe
+ * (openclaw-recipe.ts) writes it for its day, in docs/serve.md and in `npm run test:openclaw`.
  */
 
 export interface OpenClawEntryOptions {
@@ -59,6 +59,3 @@ export function openClawEntry(o: OpenClawEntryOptions): string {
   };
   return JSON.stringify(config, null, 2);
 }
-
-/** The entry docs/serve.md shows: its example command's server and model. */
-export const README_ENTRY: OpenClawEntryOptions = { server: 'http://127.0.0.1:30000', modelId: 'Qwen3-0.6B', maxTokens: 1024 };
