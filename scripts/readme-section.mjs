@@ -23,6 +23,7 @@ export const SECTIONS = {
   reproduction: 'docs/reproduction/reproduction.md',
   demo: 'public/models/storyteller-demo/hint-table.md',
   wishes: 'docs/reproduction/wishes.md',
+  'wishes-opd': 'docs/reproduction/wishes-opd.md',
   'sampled-token': 'docs/reproduction/sampled-token.md',
   'lr-sweep': 'docs/reproduction/lr-sweep.md',
   bench: 'docs/bench/bench.json',
@@ -36,6 +37,7 @@ export const SECTION_PAGES = {
   reproduction: ['README.md', 'docs/reproduction.md'],
   demo: ['docs/lab.md'],
   wishes: ['docs/reproduction.md'],
+  'wishes-opd': ['docs/reproduction.md'],
   'sampled-token': ['docs/reproduction.md'],
   'lr-sweep': ['docs/reproduction.md'],
   bench: ['docs/benchmarks.md'],
@@ -107,7 +109,8 @@ const mib = (bytes) => `${(bytes / 2 ** 20).toFixed(1)} MiB`;
 const BACKEND_TITLES = {
   'webgpu-chromium': 'the engine, WebGPU in Chromium',
   'webgpu-node': 'the engine, WebGPU in Dawn',
-  'cpu-node': 'the engine, CPU reference in Node',
+  'cpu-node': 'the engine, fast CPU in Node',
+  'cpu-reference-node': 'the engine, CPU reference in Node',
   'transformers.js-webgpu': 'transformers.js, WebGPU',
   'transformers.js-wasm': 'transformers.js, WASM',
 };
@@ -210,6 +213,8 @@ function benchSection(report, file) {
     }
   }
 
+  lines.push('', ...fastCpuLines(report, file, models, batches, cell));
+
   const matmul = (where) => cell(need(report, ['matmul', where], file), `matmul, ${where}`, (c) => `${c.gflops.median.toFixed(2)} GFLOP/s`);
   const mm = need(report, ['matmul', 'webgpu-node'], file);
   const n = isSkipped(mm) ? need(report, ['workload', 'matmulN'], file) : mm.n;
@@ -228,6 +233,63 @@ function benchSection(report, file) {
   if (notMeasured.length) lines.push('', 'Not measured in this run:', '', ...notMeasured.map((s) => `- ${s.replace(/\s+/g, ' ')}`));
   lines.push('', `Made by \`npm run -s bench > ${file}\` and \`node scripts/readme-section.mjs bench ${file}\`.`);
   return lines.join('\n');
+}
+
+/**
+ * The fast CPU backend (bench/node/cpu.ts and the engine's cpu-node runs): its rates against
+ * transformers.js on WASM and against the CPU reference, its batching and training, its matmul
+ * against the machine's measured SIMD peak, and the training step's other ops.
+ */
+function fastCpuLines(report, file, models, batches, cell) {
+  const cpu = need(report, ['cpu'], file);
+  if (isSkipped(cpu)) return [cell(cpu, 'the fast CPU backend', () => '')];
+  const ratio = (r) => (isSkipped(r) ? cell(r, 'a fast CPU ratio', () => '') : `${times(r.prefill)} / ${times(r.decode)}`);
+  const [bFirst, bLast] = [batches[0].slice(1), batches.at(-1).slice(1)];
+  const lines = [
+    `The fast CPU backend in Node (${cpu.threads} threads), against transformers.js on WASM and against the CPU reference (the oracle) ` +
+      `in the same run; prefill / decode ratios, then its batching and training as above:`,
+    '',
+    `| model | batch | engine / transformers.js, WASM | engine / CPU reference | decode, batch ${bLast} / batch ${bFirst} | training tokens/s | of prefill | work ratio |`,
+    '| --- | --- | --- | --- | --- | --- | --- | --- |',
+  ];
+  for (const m of models) {
+    const run = need(m, ['engine', 'cpu-node'], file);
+    batches.forEach((b, k) => {
+      const peer = need(m, ['ratios', 'engine cpu-node / transformers.js-wasm'], file);
+      const ref = need(m, ['ratios', 'engine cpu-node / cpu-reference-node'], file);
+      const at = (r) => (isSkipped(r) ? r : need(r, [b], file));
+      let rest = ['', '', '', ''];
+      if (k === 0 && !isSkipped(run)) {
+        const training = need(run, ['training'], file);
+        rest = [
+          times(need(run, ['decodeBatchScaling'], file)),
+          ...(isSkipped(training)
+            ? [cell(training, `${m.name}, fast CPU training`, () => ''), '', '']
+            : [rate(need(training, ['tokensPerS', 'median'], file)), need(training, ['ratioToPrefill'], file).toFixed(3), need(training, ['workRatio'], file).toFixed(2)]),
+        ];
+      }
+      lines.push(`| ${m.name} | ${b.slice(1)} | ${ratio(at(peer))} | ${ratio(at(ref))} | ${rest.join(' | ')} |`);
+    });
+  }
+  const mm = need(cpu, ['matmul'], file);
+  const peak = need(cpu, ['simdPeakGflopsPerCore'], file);
+  const frac = need(cpu, ['fractionOfPeak'], file);
+  lines.push(
+    '',
+    `Its matmul ${mm.oneThread.n}^3: ${mm.oneThread.gflops.median.toFixed(1)} GFLOP/s on one thread, ${mm.allThreads.gflops.median.toFixed(1)} GFLOP/s on ` +
+      `${cpu.threads}, that is ${pct(frac.oneThread)} and ${pct(frac.allThreads)} of the peak that a SIMD multiply-add loop measures ` +
+      `(${peak.toFixed(1)} GFLOP/s a core).`,
+    '',
+    'The training step\'s other ops, the same inputs on the CPU reference and on the fast backend (median ms):',
+    '',
+    `| op | shape | reference | fast, 1 thread | fast, ${cpu.threads} threads | speedup, ${cpu.threads} threads |`,
+    '| --- | --- | --- | --- | --- | --- |',
+  );
+  for (const [name, op] of Object.entries(need(cpu, ['ops'], file))) {
+    const ms = (x) => x.median.toFixed(3);
+    lines.push(`| ${name} | ${op.shape} | ${ms(op.ms.reference)} | ${ms(op.ms.oneThread)} | ${ms(op.ms.allThreads)} | ${times(op.speedup.allThreads)} |`);
+  }
+  return lines;
 }
 
 const pct = (x) => `${(100 * x).toFixed(1)} %`;
