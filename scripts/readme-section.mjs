@@ -265,7 +265,11 @@ function fastCpuLines(report, file, models, batches, cell) {
           times(need(run, ['decodeBatchScaling'], file)),
           ...(isSkipped(training)
             ? [cell(training, `${m.name}, fast CPU training`, () => ''), '', '']
-            : [rate(need(training, ['tokensPerS', 'median'], file)), need(training, ['ratioToPrefill'], file).toFixed(3), need(training, ['workRatio'], file).toFixed(2)]),
+            : [
+                rate(need(training, ['tokensPerS', 'median'], file)),
+                need(training, ['ratioToPrefill'], file).toFixed(3),
+                need(training, ['workRatio'], file).toFixed(2),
+              ]),
         ];
       }
       lines.push(`| ${m.name} | ${b.slice(1)} | ${ratio(at(peer))} | ${ratio(at(ref))} | ${rest.join(' | ')} |`);
@@ -280,7 +284,7 @@ function fastCpuLines(report, file, models, batches, cell) {
       `${cpu.threads}, that is ${pct(frac.oneThread)} and ${pct(frac.allThreads)} of the peak that a SIMD multiply-add loop measures ` +
       `(${peak.toFixed(1)} GFLOP/s a core).`,
     '',
-    'The training step\'s other ops, the same inputs on the CPU reference and on the fast backend (median ms):',
+    "The training step's other ops, the same inputs on the CPU reference and on the fast backend (median ms):",
     '',
     `| op | shape | reference | fast, 1 thread | fast, ${cpu.threads} threads | speedup, ${cpu.threads} threads |`,
     '| --- | --- | --- | --- | --- | --- |',
