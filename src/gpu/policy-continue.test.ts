@@ -52,7 +52,8 @@ describe('Policy.promptIds with continues', () => {
 
   it('refuses what it cannot continue, saying to render the conversation whole', async () => {
     const { policy, first, prompt, next } = await setup();
-    const refused = (prompt2: string | ChatMessage[], messages: number) => () => policy.promptIds(prompt2, { tools: TOOLS, continues: { ids: prompt, messages } });
+    const refused = (prompt2: string | ChatMessage[], messages: number) => () =>
+      policy.promptIds(prompt2, { tools: TOOLS, continues: { ids: prompt, messages } });
     for (const [p, n] of [
       [next, 2], // ends at the question, not at a reply
       [next, 4], // nothing follows the count

@@ -25,7 +25,7 @@ export const PUBLISHED_SCHEMAS: Record<string, JsonSchema> = {
     title: 'Next-State Lab run record',
     description:
       'One line of a run file after its header (and of RUN_FILE.journal): one record, its kind picking its shape. ' +
-      'Rules between fields (a judge result\'s teacher log-probs match its count, ...) are checked by the lab, not here.',
+      "Rules between fields (a judge result's teacher log-probs match its count, ...) are checked by the lab, not here.",
     ...recordChecker.schema,
   },
 };

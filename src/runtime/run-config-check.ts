@@ -79,17 +79,14 @@ const modelName = str(1024, 1);
 const preset: Checker<MethodPreset> = checker(presetShape.schema, (value) => parsePreset(value));
 
 // Each scenario checks its own settings (createScenario); the schema states only the id they all share.
-const scenario: Checker<ScenarioConfig> = checker(
-  { type: 'object', properties: { id: { enum: SCENARIO_IDS } }, required: ['id'] },
-  (value, path) => {
-    try {
-      createScenario(value as ScenarioConfig);
-    } catch (e) {
-      throw new FieldError(path, `is invalid: ${(e as Error).message}`);
-    }
-    return value as ScenarioConfig;
-  },
-);
+const scenario: Checker<ScenarioConfig> = checker({ type: 'object', properties: { id: { enum: SCENARIO_IDS } }, required: ['id'] }, (value, path) => {
+  try {
+    createScenario(value as ScenarioConfig);
+  } catch (e) {
+    throw new FieldError(path, `is invalid: ${(e as Error).message}`);
+  }
+  return value as ScenarioConfig;
+});
 
 /** Where a judge, simulated user or evaluator gets its text (GeneratorSpec); the kind picks the shape. */
 export const generatorChecker = discriminated('kind', {

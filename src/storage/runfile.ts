@@ -14,15 +14,7 @@ import type { RunRecord } from '../rl';
 import { checker, FieldError, int, nullable, object, oneOf, runChecker, str, timestamp, type Checker, type Infer } from '../rl/check';
 import { Sha256 } from '../gpu/sha256';
 import { encodeBase64 } from './base64';
-import {
-  modelsChecker,
-  parseStoredConfig,
-  seedsChecker,
-  sha256Field,
-  StoredConfigError,
-  type StorableConfig,
-  type StoredConfig,
-} from './stored-config';
+import { modelsChecker, parseStoredConfig, seedsChecker, sha256Field, StoredConfigError, type StorableConfig, type StoredConfig } from './stored-config';
 import { RUN_STATUSES, type IntegrityStatus, type RunStatus } from './db';
 import { RunFileError, RunNotFoundError } from './errors';
 import { stripSecrets } from './secrets';
@@ -42,8 +34,8 @@ export const APP_VERSION: string = packageVersion;
  * and `integrity` null where the file has none.
  */
 export type RunFileHeader = { format: typeof RUN_FILE_FORMAT; formatVersion: number } & Omit<Infer<typeof headerChecker>, 'integrity'> & {
-  integrity: RunFileIntegrity | null;
-};
+    integrity: RunFileIntegrity | null;
+  };
 
 /**
  * SHA-256 hashes that let a reader tell a damaged file from an intact one. They detect damage

@@ -371,7 +371,11 @@ describe('ToolCallRunLoop: one sample per trajectory, tool outputs masked (the d
   it.each([
     ['no-prompt-ids', 'reports no prompt ids', { promptIds: false }],
     // Like Qwen3 with thinking off: the generation prompt ends in a block that earlier turns leave out.
-    ['prompt-mismatch', 'renders each prompt whole with a template that rewrites earlier turns', { render: (m: readonly ChatMessage[]) => `${renderPrompt(m)}<think/>` }],
+    [
+      'prompt-mismatch',
+      'renders each prompt whole with a template that rewrites earlier turns',
+      { render: (m: readonly ChatMessage[]) => `${renderPrompt(m)}<think/>` },
+    ],
   ] as const)('falls back to one sample per step, logging %s, for a policy that %s; the run summary counts the trajectories', async (why, _policy, opts) => {
     const { of, policy, records } = await runScripted('integrated', undefined, new ScriptedPolicyService(opts));
     const samples = of('sample') as SampleRecord[];

@@ -22,7 +22,15 @@ import type { TeacherSource, ToolCallSamples } from '../../rl/presets';
 import type { InteractionRecord, RunRecord, SampleRecord, ToolStepRecord } from '../../rl/records';
 import { BUILT_IN_PROBLEMS } from '../../sims/problems/index';
 import { RulesStepJudge } from '../../sims/toolcall/index';
-import { EnginePolicyService, type GenerationHooks, type PolicyReply, type PolicyRequest, type PolicyService, type ScoreItem, type TrainItem } from '../policy-service';
+import {
+  EnginePolicyService,
+  type GenerationHooks,
+  type PolicyReply,
+  type PolicyRequest,
+  type PolicyService,
+  type ScoreItem,
+  type TrainItem,
+} from '../policy-service';
 import { exampleConfig, parseAnyRunConfig, TOOL_TRACK_TOOLS, type ToolCallRunConfig } from '../run-config';
 import { rolloutSeed, ToolCallRunLoop } from './loop';
 
@@ -31,12 +39,16 @@ const PROBLEM = BUILT_IN_PROBLEMS[0];
 const HELD_OUT = BUILT_IN_PROBLEMS[1];
 const RUN_SEED = 3;
 /** Rollout 0 takes four steps, rollout 1 two. */
-const SCRIPTS = [[calculatorCall('4 * 18'), calculatorCall('72 - 24'), calculatorCall('48 / 6'), 'The answer is 8.'], [calculatorCall('4 * 18'), 'The answer is 72.']];
+const SCRIPTS = [
+  [calculatorCall('4 * 18'), calculatorCall('72 - 24'), calculatorCall('48 / 6'), 'The answer is 8.'],
+  [calculatorCall('4 * 18'), 'The answer is 72.'],
+];
 /** The greedy evaluation calls the calculator once, then answers. */
 const EVAL_SCRIPT = [calculatorCall('1 + 1'), 'The answer is 2.'];
 
 /** What the policy reads after a reply of its own that ended on <|im_end|>: Qwen3's tool turn and the next generation prompt. */
-const readAfter = (result: string) => `\n<|im_start|>user\n<tool_response>\n${result}\n</tool_response><|im_end|>\n<|im_start|>assistant\n<think>\n\n</think>\n\n`;
+const readAfter = (result: string) =>
+  `\n<|im_start|>user\n<tool_response>\n${result}\n</tool_response><|im_end|>\n<|im_start|>assistant\n<think>\n\n</think>\n\n`;
 
 /** The engine renders and generates; its reply's text and ids are the script's (each closed by <|im_end|>, as the model stops). */
 class ScriptedOnEngine implements PolicyService {
@@ -101,11 +113,17 @@ async function run(samples: ToolCallSamples) {
   const policy = await Policy.load(new DirSource(dir), new CpuBackend());
   const service = new ScriptedOnEngine(new EnginePolicyService(policy, config.preset, config.seed, config.sampling.policy.temperature), policy);
   const records: RunRecord[] = [];
-  const loop = new ToolCallRunLoop(config, { policy: service, judge: new RulesStepJudge() }, { train: [PROBLEM], heldOut: [HELD_OUT] }, validatingSink(records));
+  const loop = new ToolCallRunLoop(
+    config,
+    { policy: service, judge: new RulesStepJudge() },
+    { train: [PROBLEM], heldOut: [HELD_OUT] },
+    validatingSink(records),
+  );
   expect(await loop.run()).toEqual({ status: 'finished', step: 1, version: 1 });
   const of = <K extends RunRecord['kind']>(kind: K) => records.filter((r) => r.kind === kind) as Extract<RunRecord, { kind: K }>[];
   const turnsOf = (r: number) => (of('interaction') as InteractionRecord[]).filter((i) => i.session === `g0.r${r}`).sort((a, b) => a.turn - b.turn);
-  const resultsOf = (r: number, step: number) => (of('tool_step') as ToolStepRecord[]).find((s) => s.session === `g0.r${r}` && s.stepIndex === step)!.toolResults;
+  const resultsOf = (r: number, step: number) =>
+    (of('tool_step') as ToolStepRecord[]).find((s) => s.session === `g0.r${r}` && s.stepIndex === step)!.toolResults;
   return { policy, service, of, turnsOf, resultsOf };
 }
 
