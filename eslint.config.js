@@ -5,19 +5,23 @@ import globals from 'globals';
 import ts from 'typescript-eslint';
 
 /**
- * The stack, top to bottom: app and cli -> workers (the worker entry points and their clients)
- * -> runtime (the run loop, on the page and in Node) -> sims and storage -> generators (the text
- * sources that play judge, user and evaluator) -> gpu and rl. A folder imports only folders below
- * it; rl imports nothing, and nothing imports app. Each entry names the folders a layer may not
- * reach.
+ * The stack, top to bottom: app and cli -> server (nextstate serve's HTTP server) -> workers (the
+ * worker entry points and their clients) -> runtime (the run loop, on the page and in Node) ->
+ * sims and storage -> generators (the text sources that play judge, user and evaluator) -> gpu
+ * (the engine) -> models (model files and where they come from) -> rl (the method) -> base (the
+ * utilities every layer may use). A folder imports only folders below it; base imports nothing,
+ * and nothing imports app. Each entry names the folders a layer may not reach.
  */
 const LAYERS = [
-  { files: ['src/rl/**'], forbid: ['app', 'cli', 'workers', 'runtime', 'sims', 'storage', 'generators', 'gpu', 'demo', 'deploy'] },
-  { files: ['src/gpu/**'], forbid: ['app', 'cli', 'workers', 'runtime', 'sims', 'storage', 'generators', 'demo', 'deploy'] },
-  { files: ['src/generators/**'], forbid: ['app', 'cli', 'workers', 'runtime', 'sims', 'storage', 'demo', 'deploy'] },
-  { files: ['src/sims/**', 'src/storage/**'], forbid: ['app', 'cli', 'workers', 'runtime', 'demo', 'deploy'] },
-  { files: ['src/runtime/**'], forbid: ['app', 'cli', 'workers', 'demo', 'deploy'] },
-  { files: ['src/workers/**'], forbid: ['app', 'cli', 'demo', 'deploy'] },
+  { files: ['src/base/**'], forbid: ['app', 'cli', 'server', 'workers', 'runtime', 'sims', 'storage', 'generators', 'gpu', 'models', 'rl', 'demo', 'deploy'] },
+  { files: ['src/rl/**'], forbid: ['app', 'cli', 'server', 'workers', 'runtime', 'sims', 'storage', 'generators', 'gpu', 'models', 'demo', 'deploy'] },
+  { files: ['src/models/**'], forbid: ['app', 'cli', 'server', 'workers', 'runtime', 'sims', 'storage', 'generators', 'gpu', 'demo', 'deploy'] },
+  { files: ['src/gpu/**'], forbid: ['app', 'cli', 'server', 'workers', 'runtime', 'sims', 'storage', 'generators', 'demo', 'deploy'] },
+  { files: ['src/generators/**'], forbid: ['app', 'cli', 'server', 'workers', 'runtime', 'sims', 'storage', 'demo', 'deploy'] },
+  { files: ['src/sims/**', 'src/storage/**'], forbid: ['app', 'cli', 'server', 'workers', 'runtime', 'demo', 'deploy'] },
+  { files: ['src/runtime/**'], forbid: ['app', 'cli', 'server', 'workers', 'demo', 'deploy'] },
+  { files: ['src/workers/**'], forbid: ['app', 'cli', 'server', 'demo', 'deploy'] },
+  { files: ['src/server/**'], forbid: ['app', 'cli', 'demo', 'deploy'] },
   { files: ['src/cli/**', 'src/demo/**', 'src/deploy/**'], forbid: ['app'] },
 ];
 
@@ -86,18 +90,31 @@ export default ts.config(
   },
   {
     // These files exist to find control characters (terminal escapes, raw JSON strings).
-    files: ['src/cli/terminal.ts', 'src/cli/hostile.test.ts', 'src/rl/json-scan.ts'],
+    files: ['src/cli/terminal.ts', 'src/cli/hostile.test.ts', 'src/base/json-scan.ts'],
     rules: { 'no-control-regex': 'off' },
   },
   ...layerRules,
   {
-    // The method library is pure: nothing outside itself, no Node or browser module.
+    // The method library is pure: nothing outside itself but base, no Node or browser module.
     files: ['src/rl/**'],
     ignores: ['**/*.test.ts'],
     rules: {
       'no-restricted-imports': [
         'error',
-        { patterns: [{ regex: '^(?!\\./)', message: 'src/rl imports nothing outside itself: it stays pure and browser-free.' }] },
+        {
+          patterns: [{ regex: '^(?!\\./|\\.\\./base/)', message: 'src/rl imports nothing outside itself but src/base: it stays pure and browser-free.' }],
+        },
+      ],
+    },
+  },
+  {
+    // The base room is pure too, and below everything: nothing outside itself.
+    files: ['src/base/**'],
+    ignores: ['**/*.test.ts'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        { patterns: [{ regex: '^(?!\\./)', message: 'src/base imports nothing outside itself: it stays pure and browser-free.' }] },
       ],
     },
   },

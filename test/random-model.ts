@@ -3,7 +3,7 @@
  * (src/gpu/random-model.ts) and wide enough (norms away from 1) that every gradient is exercised.
  */
 import type { Backend } from '../src/gpu/backend';
-import { parseModelConfig, type ModelConfig } from '../src/gpu/config';
+import { parseModelConfig, type ModelConfig } from '../src/models/config';
 import type { CausalLM } from '../src/gpu/model';
 import { randomModel } from '../src/gpu/random-model';
 

@@ -3,7 +3,7 @@
  * (compiled into the bundle, so nothing but the bundle travels). Weights are random: the figures
  * are speed and memory, which depend on the shape alone.
  */
-import { parameterCount, parseModelConfig, type ModelConfig } from '../../src/gpu/config';
+import { parameterCount, parseModelConfig, type ModelConfig } from '../../src/models/config';
 import qwen25 from '../../data/model-configs/Qwen2.5-0.5B.json';
 import qwen3 from '../../data/model-configs/Qwen3-4B.json';
 import type { ShapeName } from './args';

@@ -8,7 +8,7 @@
  * default) keeps IndexedDB in memory, where a flush costs nothing.
  */
 import { PEFT_CONFIG, PEFT_WEIGHTS, type PeftFiles } from '../../src/gpu/peft';
-import { writeSafetensors } from '../../src/gpu/safetensors';
+import { writeSafetensors } from '../../src/models/safetensors';
 import type { RunRecord } from '../../src/rl';
 import { boundary, testConfig, trainStep, turnRecords, uniqueDbName } from '../../test/support/storage/fixtures';
 import { RunStore } from '../../src/storage/store';

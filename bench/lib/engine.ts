@@ -8,7 +8,7 @@ import { generate } from '../../src/gpu/generate';
 import { loadModel } from '../../src/gpu/load';
 import { DEFAULT_LORA, LoraAdapter } from '../../src/gpu/lora';
 import type { CausalLM } from '../../src/gpu/model';
-import type { ModelSource } from '../../src/gpu/source';
+import type { ModelSource } from '../../src/models/source';
 import { LoraTrainer } from '../../src/gpu/train';
 import { DEFAULT_TRAIN, type TrainSample } from '../../src/gpu/train-types';
 import { measureBatches, type Generator } from './inference';

@@ -7,7 +7,7 @@
  * a 4B model on a CPU-emulated adapter takes minutes.
  */
 import type { Backend } from '../../src/gpu/backend';
-import { parseModelConfig, PROJECTIONS } from '../../src/gpu/config';
+import { parseModelConfig, PROJECTIONS } from '../../src/models/config';
 import { generate } from '../../src/gpu/generate';
 import { LoraAdapter } from '../../src/gpu/lora';
 import { planMemoryFromJson, quantizeOf } from '../../src/gpu/plan';

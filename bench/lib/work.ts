@@ -5,7 +5,7 @@
  * the issue's mark of 0.33 assumes a step costs three forwards, which holds when the adapter is
  * small beside the model, not for rank 16 on every projection of a 64-wide one.
  */
-import { PROJECTIONS, projectionShape, type ModelConfig } from '../../src/gpu/config';
+import { PROJECTIONS, projectionShape, type ModelConfig } from '../../src/models/config';
 import type { LoraConfig } from '../../src/gpu/lora';
 
 export interface StepShape {

@@ -13,7 +13,7 @@ import { planMemoryFromJson, quantizeOf } from '../../src/gpu/plan';
 import { Policy } from '../../src/gpu/policy';
 import { bitsPerWeight, type Codec, type WeightFormat } from '../../src/gpu/quant';
 import type { ScoreItem } from '../../src/gpu/score';
-import { DirSource } from '../../src/gpu/source-node';
+import { DirSource } from '../../src/models/source-node';
 import { createNodeWebGPUBackend } from '../../src/gpu/webgpu/node';
 import { attempt } from '../lib/attempt';
 import type { Maybe } from '../lib/types';

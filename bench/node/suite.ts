@@ -5,7 +5,7 @@
 import { CpuBackend } from '../../src/gpu/cpu/backend';
 import { FastCpuBackend } from '../../src/gpu/cpu-fast/backend';
 import { nodeThreads } from '../../src/gpu/cpu-fast/threads-node';
-import { DirSource } from '../../src/gpu/source-node';
+import { DirSource } from '../../src/models/source-node';
 import { createNodeWebGPUBackend } from '../../src/gpu/webgpu/node';
 import type { WebGPUBackend } from '../../src/gpu/webgpu/backend';
 import { adapterReport } from '../lib/adapter';

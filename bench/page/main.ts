@@ -4,7 +4,7 @@
  * window.__bench.run(plan) and reads back the result; progress goes to the console.
  */
 import { browserCpuBackend } from '../../src/gpu/cpu-fast/browser';
-import { HubSource } from '../../src/gpu/source';
+import { HubSource } from '../../src/models/source';
 import { createWebGPUBackend, type WebGPUBackend } from '../../src/gpu/webgpu/backend';
 import { adapterReport } from '../lib/adapter';
 import { attempt as attemptLogged } from '../lib/attempt';

@@ -7,7 +7,7 @@ import { describe, expect, it } from 'vitest';
 import { tinyModel } from '../../test/fixtures/tiny-model';
 import { dataPath } from '../../test/data-dir';
 import { runCli } from '../../test/support/cli/run-cli';
-import { parseSafetensors, tensorToFloat32 } from '../gpu/safetensors';
+import { parseSafetensors, tensorToFloat32 } from '../models/safetensors';
 
 const stories = dataPath('models/stories260K');
 const bin = resolve(__dirname, '../../bin/nextstate.mjs');

@@ -1,8 +1,8 @@
 /** Run files from the command line, through the one checked reader of local files. */
 import { DEFAULT_MAX_BYTES } from '../storage/reader';
 import { tooLarge } from '../storage/streams';
-import { formatBytes } from '../rl/bytes';
-import { streamLocalFile, type FileLimit } from '../gpu/local-file';
+import { formatBytes } from '../base/bytes';
+import { streamLocalFile, type FileLimit } from '../models/local-file';
 
 /** What a run file may be: the import limit, refused in the words an import in the lab uses. */
 export function runFileLimit(maxBytes = DEFAULT_MAX_BYTES): FileLimit {

@@ -24,11 +24,11 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { dataPath } from '../../test/data-dir';
 import { runCli } from '../../test/support/cli/run-cli';
-import { parseModelConfig } from '../gpu/config';
+import { parseModelConfig } from '../models/config';
 import { CpuBackend } from '../gpu/cpu/backend';
 import { LoraAdapter } from '../gpu/lora';
 import { adapterToPeft, PEFT_CONFIG, PEFT_WEIGHTS } from '../gpu/peft';
-import { parseSafetensors, tensorToFloat32, writeSafetensors } from '../gpu/safetensors';
+import { parseSafetensors, tensorToFloat32, writeSafetensors } from '../models/safetensors';
 import { exampleConfig } from '../runtime/run-config';
 
 const stories = dataPath('models/stories260K');

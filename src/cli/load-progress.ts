@@ -4,8 +4,8 @@
  * prints nothing, so a bundled model or a cached file loads as quietly as before.
  */
 import type { ConvertProgress, LoadProgress } from '../gpu/load';
-import type { FileProgress } from '../gpu/source';
-import { formatBytes } from '../rl/bytes';
+import type { FileProgress } from '../models/source';
+import { formatBytes } from '../base/bytes';
 import { timeLeft, type CliIo } from './io';
 
 /** The least time between two lines of one piece of work: often enough to see it move, seldom enough to read. */

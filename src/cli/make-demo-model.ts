@@ -2,10 +2,10 @@
  * `nextstate make-demo-model`: rebuilds the storyteller's demo model from stories260K and a seed,
  * deterministically on the CPU engine, and writes it as a Hugging Face folder with its model card.
  */
-import { FILE_LIMITS, readLocalText } from '../gpu/local-file';
+import { FILE_LIMITS, readLocalText } from '../models/local-file';
 import { join } from 'node:path';
 import { Policy } from '../gpu/policy';
-import { DirSource, readModelFile } from '../gpu/source-node';
+import { DirSource, readModelFile } from '../models/source-node';
 import { DEMO_DEFAULTS, makeDemoModel, type DemoReport } from '../demo/make';
 import { isPositiveInt, number, parse, required } from './args';
 import { STORY_MAX_NEW_TOKENS } from '../sims/scenarios/index';

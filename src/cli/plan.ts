@@ -2,11 +2,11 @@
 import { existsSync, statSync } from 'node:fs';
 import type { CliIo } from './io';
 import { basename, dirname, join } from 'node:path';
-import { PROJECTIONS } from '../gpu/config';
+import { PROJECTIONS } from '../models/config';
 import { DEFAULT_LORA } from '../gpu/lora';
 import { planMemoryFromJson, type MemoryPlan, type PlanCategories } from '../gpu/plan';
-import { readJson } from '../gpu/source';
-import { DirSource, modelSource, packageRoot } from '../gpu/source-node';
+import { readJson } from '../models/source';
+import { DirSource, modelSource, packageRoot } from '../models/source-node';
 import { DEFAULT_TRAIN } from '../gpu/train-types';
 import { isPositiveInt, number, parse, required, UsageError } from './args';
 import { QUANTIZE_OPTION, QUANTIZE_USAGE, quantizeOption, REVISION_OPTION, REVISION_USAGE, revisionOption } from './engine';

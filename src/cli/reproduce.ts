@@ -13,7 +13,7 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
-import { FILE_LIMITS, InputFileError, readLocalText } from '../gpu/local-file';
+import { FILE_LIMITS, InputFileError, readLocalText } from '../models/local-file';
 import { join } from 'node:path';
 import { configForArm, parseRunConfig, type RunConfig } from '../runtime/run-config';
 import { DEFAULT_TRAINED_ARMS, isArm, OTHER_CHILD_ARMS, type TrainedArm } from '../runtime/arms';

@@ -13,10 +13,10 @@
  */
 import { existsSync, fsyncSync, lstatSync, mkdirSync, openSync, closeSync, readdirSync, renameSync, rmSync, writeFileSync, writeSync } from 'node:fs';
 import { Buffer } from 'node:buffer';
-import { readModelFile } from '../gpu/source-node';
-import { FILE_LIMITS, readLocalChunks } from '../gpu/local-file';
+import { readModelFile } from '../models/source-node';
+import { FILE_LIMITS, readLocalChunks } from '../models/local-file';
 import { byteLines } from './byte-lines';
-import { MAX_LINE_DEPTH, nestsDeeperThan } from '../rl/json-scan';
+import { MAX_LINE_DEPTH, nestsDeeperThan } from '../base/json-scan';
 import { diskError, writeAll } from './disk-full';
 import { open, type FileHandle } from 'node:fs/promises';
 import { basename, join } from 'node:path';

@@ -1,5 +1,5 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
-import { FILE_LIMITS, InputFileError, readLocalText } from '../gpu/local-file';
+import { FILE_LIMITS, InputFileError, readLocalText } from '../models/local-file';
 import { join } from 'node:path';
 import { turnCount, type RunRecord } from '../rl/records';
 import type { StoredAdapter } from '../storage/index';

@@ -1,6 +1,6 @@
 import type { CliIo } from './io';
 import { adapterFromPeft, PEFT_CONFIG, PEFT_WEIGHTS } from '../gpu/peft';
-import { readModelFile } from '../gpu/source-node';
+import { readModelFile } from '../models/source-node';
 import {
   BACKEND_OPTION,
   createBackend,

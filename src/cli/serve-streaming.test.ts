@@ -1,7 +1,7 @@
 import { join } from 'node:path';
 import OpenAI from 'openai';
 import { afterEach, describe, expect, it } from 'vitest';
-import { packageRoot } from '../gpu/source-node';
+import { packageRoot } from '../models/source-node';
 import { isReadable, readReply, readTokens } from '../rl/readable-text';
 import type { InteractionRecord } from '../rl/records';
 import { startTestServer, until, type TestServer } from '../../test/support/cli/serve';

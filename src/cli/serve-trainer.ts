@@ -4,13 +4,16 @@
  * event stream say which; --max-memory keeps the thread from starting where the two copies would
  * not fit together.
  */
-import type { ModelConfig } from '../gpu/config';
+import type { ModelConfig } from '../models/config';
 import { planMemory, quantizeOf, type MemoryPlan, type PlanInput } from '../gpu/plan';
 import { MICRO_BATCH_TOKENS, TrainerUnavailableError, type EnginePolicyService } from '../runtime/policy-service';
 import type { RunConfig } from '../runtime/run-config';
 import { TrainerThread, type TrainerThreadOptions } from '../workers/node/trainer-thread';
 import { backendOption } from './engine';
 import { gib } from './plan';
+import type { TrainerPlace } from '../server/serve-chat';
+
+export type { TrainerPlace };
 
 /** What tests change about the trainer thread: hold its steps in flight, or make it fail to start. */
 export type TrainerThreadHooks = Partial<Pick<TrainerThreadOptions, 'hold' | 'spawn'>>;
@@ -59,12 +62,6 @@ export function besideMemory(model: ModelConfig, config: RunConfig): BesideMemor
     recompute: preset.finetune.recompute ?? 'none',
   });
   return { serving, trainer, total: serving.bytes.total + trainer.bytes.total };
-}
-
-/** /healthz's `trainer`: whether steps train on the trainer thread, and if not, why. */
-export interface TrainerPlace {
-  thread: boolean;
-  why?: string;
 }
 
 export interface StepsPlace {

@@ -5,10 +5,11 @@
  * trained on, exactly as in `nextstate run`, and every record is journaled before the reply goes
  * out (run-journal.ts).
  */
+import { isIP } from 'node:net';
 import { basename } from 'node:path';
 import { isDeepStrictEqual } from 'node:util';
 import { METHODS, makePreset, parsePreset, type MethodName, type MethodPreset, type PresetOverrides } from '../rl/presets';
-import { FILE_LIMITS, InputFileError, readLocalText } from '../gpu/local-file';
+import { FILE_LIMITS, InputFileError, readLocalText } from '../models/local-file';
 import { turnCount, type InteractionRecord, type RunRecord, type RuntimeEventRecord } from '../rl/records';
 import { resolveWeightFormat } from '../gpu/load';
 import type { PeftFiles } from '../gpu/peft';
@@ -38,9 +39,9 @@ import {
   BACKEND_USAGE,
 } from './engine';
 import { eventLine } from './run';
-import { ChatEndpoint, servedMessage } from './serve-chat';
-import { startHttpServer, type RunningServer } from './serve-http';
-import { allowedHosts } from './serve-host';
+import { ChatEndpoint, servedMessage } from '../server/serve-chat';
+import { startHttpServer, type RunningServer } from '../server/serve-http';
+import { hostName } from '../server/serve-host';
 import { journalResumePoint, RunJournal } from './run-journal';
 import { replyMessage, usesToolCallTags } from '../rl/tool-calls';
 import type { CliIo } from './io';
@@ -198,6 +199,22 @@ function turnsOf(records: readonly RunRecord[]): Map<string, number> {
   const turns = new Map<string, number>();
   for (const r of records) if (r.kind === 'interaction') turns.set(r.session, Math.max(turns.get(r.session) ?? 0, r.turn));
   return turns;
+}
+
+/**
+ * The names of --allow-host (space- or comma-separated): host names or addresses, without
+ * scheme or port.
+ *
+ * @throws UsageError naming an entry that is not a host name
+ */
+export function allowedHosts(text: string | undefined): string[] {
+  const entries = (text ?? '').split(/[\s,]+/).filter(Boolean);
+  for (const e of entries)
+    if (!/^[a-z0-9]([a-z0-9.-]*[a-z0-9])?$/i.test(e) && isIP(e) === 0)
+      throw new UsageError(
+        `--allow-host: "${e}" is not a host name; give the name clients reach this server by, without scheme or port, such as agent.example`,
+      );
+  return entries.map((e) => hostName(e.includes(':') ? `[${e}]` : e));
 }
 
 /**

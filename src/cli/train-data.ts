@@ -9,10 +9,10 @@ import { EngineLimitError } from '../gpu/errors';
 import type { ChatMessage } from '../rl/messages';
 import { MAX_FULL_KL_VOCAB } from '../rl/reverse-kl';
 import { DISTILL_TERMS, type DistillTerm } from '../rl/topk-distill';
-import { arrayOf, checker, FieldError, int, num, object, oneOf, runChecker, str, type Checker } from '../rl/check';
+import { arrayOf, checker, FieldError, int, num, object, oneOf, runChecker, str, type Checker } from '../base/check';
 import type { Policy } from '../gpu/policy';
 import type { TrainSample } from '../gpu/train-types';
-import { InputFileError } from '../gpu/local-file';
+import { InputFileError } from '../models/local-file';
 
 /** A text line: the completion's tokens come from the model's tokenizer. */
 export interface TextLine {

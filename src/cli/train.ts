@@ -1,9 +1,9 @@
 import { existsSync, statSync } from 'node:fs';
-import { FILE_LIMITS, readLocalFile } from '../gpu/local-file';
+import { FILE_LIMITS, readLocalFile } from '../models/local-file';
 import { totalmem } from 'node:os';
 import { join } from 'node:path';
 import type { Backend } from '../gpu/backend';
-import { PROJECTIONS, type Projection } from '../gpu/config';
+import { PROJECTIONS, type Projection } from '../models/config';
 import {
   checkFullTrainingFits,
   COPIED_FILES,
@@ -22,7 +22,7 @@ import { adapterToPeft, PEFT_CONFIG, PEFT_WEIGHTS } from '../gpu/peft';
 import { Policy } from '../gpu/policy';
 import { scoringTemperature } from '../gpu/sampler';
 import { score } from '../gpu/score';
-import { modelSource, readModelFile } from '../gpu/source-node';
+import { modelSource, readModelFile } from '../models/source-node';
 import { FullTrainer, LoraTrainer, type Trainer } from '../gpu/train';
 import { DEFAULT_FULL_TRAIN, DEFAULT_TRAIN, type Reference, type TrainSettings } from '../gpu/train-types';
 import { KL_TYPES, type KlType } from '../rl/ppo';

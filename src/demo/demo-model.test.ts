@@ -6,12 +6,12 @@
  * that carry them.
  */
 import { beforeAll, describe, expect, it } from 'vitest';
-import { DEMO_STORY_MODEL } from '../gpu/bundled';
+import { DEMO_STORY_MODEL } from '../models/bundled';
 import { CpuBackend } from '../gpu/cpu/backend';
 import { Policy } from '../gpu/policy';
-import { modelSource } from '../gpu/source-node';
+import { modelSource } from '../models/source-node';
 import { dataPath } from '../../test/data-dir';
-import { DirSource } from '../gpu/source-node';
+import { DirSource } from '../models/source-node';
 import { storyOpenings } from '../sims/problems/story-openings';
 import { storytellerRules } from '../sims/rules/storyteller';
 import { normaliseChild } from '../sims/scenarios/storyteller';

@@ -6,7 +6,7 @@ import { describe, expect, it } from 'vitest';
 import { dataPath } from '../../test/data-dir';
 import { CpuBackend } from '../gpu/cpu/backend';
 import { Policy } from '../gpu/policy';
-import { DirSource } from '../gpu/source-node';
+import { DirSource } from '../models/source-node';
 import { mentionsName, mentionsNoun } from '../sims/rules/story-traits';
 import { makeDemoModel } from './make';
 import { relabeledStories } from './relabel';

@@ -12,7 +12,7 @@ import { mulberry32, shuffled } from '../gpu/random';
 import { score } from '../gpu/score';
 import { LoraTrainer } from '../gpu/train';
 import { DEFAULT_TRAIN, type TrainSample } from '../gpu/train-types';
-import { PROJECTIONS } from '../gpu/config';
+import { PROJECTIONS } from '../models/config';
 import { hintCases, hintEffect, type HintEffect } from './hint-check';
 import { NAMES } from './pools';
 import { relabeledStories, type DemoExample } from './relabel';

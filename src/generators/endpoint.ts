@@ -9,7 +9,7 @@ import {
   EndpointTimeoutError,
 } from './endpoint-errors';
 import type { GenerateOptions, TextGenerator } from './generator';
-import { BodyTooLargeError, readBodyText } from '../gpu/read-body';
+import { BodyTooLargeError, readBodyText } from '../models/read-body';
 
 /** An OpenAI-compatible chat-completions endpoint: OpenAI, vLLM, SGLang, Ollama, LM Studio. */
 export interface EndpointConfig {

@@ -1,7 +1,7 @@
 import type { ChatMessage } from '../rl/messages';
-import { renderChat, type TemplateTokenizer } from '../gpu/chat-template';
-import { cappedResponse } from '../gpu/read-body';
-import { modelFileLimit } from '../gpu/source';
+import { renderChat, type TemplateTokenizer } from '../models/chat-template';
+import { cappedResponse } from '../models/read-body';
+import { modelFileLimit } from '../models/source';
 import type { GenerateOptions, GeneratorSource, TextGenerator } from './generator';
 import { cutAtStop, seededDraw, stopIndex } from './sampling';
 import { BadModelConfigError, BadTokenizerError, NoOnnxWeightsError, TransformersLoadError, oneLine } from './transformers-errors';

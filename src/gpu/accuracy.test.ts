@@ -10,7 +10,7 @@ import { agreement, fakeQuantized, sampledSequences } from './accuracy';
 import { CpuBackend } from './cpu/backend';
 import { Policy } from './policy';
 import type { ScoreItem } from './score';
-import { DirSource } from './source-node';
+import { DirSource } from '../models/source-node';
 
 const PROMPTS = ['Once upon a time', 'The little dog', 'One day, a girl named Lily', 'Tom had a red ball'];
 

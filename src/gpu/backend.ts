@@ -13,6 +13,7 @@ import { EngineError } from './errors';
 import type { Picks } from './ops/sample';
 import type { WeightFormat } from './quant';
 import type { SamplingOptions } from './sampler';
+import type { WeightSource } from '../models/safetensors';
 
 export interface Tensor {
   readonly shape: readonly number[];
@@ -42,15 +43,8 @@ export interface AttentionShape {
   padLeft: Int32Array;
 }
 
-/**
- * A weight's values a block of rows at a time: a backend converts a checkpoint tensor (or random
- * init) into its storage format block by block, so no model is ever held whole in f32.
- */
-export interface WeightSource {
-  readonly shape: readonly number[];
-  /** Rows [start, start + count) of the first dimension, as f32, row-major. */
-  rows(start: number, count: number): Float32Array;
-}
+// WeightSource lives with the checkpoint reader that makes most of them (src/models/safetensors.ts).
+export type { WeightSource };
 
 /** Values per row of the first dimension: the unit a split, a block or a row read never cuts. */
 export function rowWidth(shape: readonly number[]): number {

@@ -6,7 +6,7 @@
 import { describe, expect, it } from 'vitest';
 import { checkModel, tinyConfig } from '../../test/random-model';
 import { backward, EMBED_KEY, headBackward, zeroGrads, type Grads } from './backward';
-import { expectedTensors } from './config';
+import { expectedTensors } from '../models/config';
 import { CpuBackend, CpuTensor } from './cpu/backend';
 import { leftPad } from './generate';
 import { LoraAdapter } from './lora';

@@ -6,7 +6,7 @@
  * `model.norm.weight`, ...). A weight without a buffer is frozen and gets no gradient.
  */
 import type { Backend, Tensor } from './backend';
-import { projectionModule, type Projection } from './config';
+import { projectionModule, type Projection } from '../models/config';
 import { LoraAdapter } from './lora';
 import type { CausalLM, LayerTape, Tape } from './model';
 

@@ -2,24 +2,10 @@
  * One error class per failure of the engine, each with a message that says what to do
  * (web-llm's habit). Callers branch on the class; people read the message.
  */
-export class EngineError extends Error {
-  constructor(message: string) {
-    super(message);
-    this.name = new.target.name;
-  }
-}
+import { EngineError } from '../models/errors';
 
-/** config.json names an architecture the engine does not implement. */
-export class UnsupportedArchitectureError extends EngineError {}
-
-/** config.json is missing, unparseable or lacks a field the engine needs. */
-export class ModelConfigError extends EngineError {}
-
-/** A weights file is truncated, has a bad header, or a tensor has the wrong name/shape/dtype. */
-export class WeightsError extends EngineError {}
-
-/** A model file could not be fetched or read. */
-export class ModelSourceError extends EngineError {}
+// The model files' failures live with them (src/models/errors.ts); every engine error extends the same EngineError.
+export { EngineError, ModelConfigError, ModelSourceError, UnsupportedArchitectureError, WeightsError } from '../models/errors';
 
 /** The browser has no WebGPU, or the adapter lacks what the model needs. */
 export class WebGPUUnavailableError extends EngineError {}

@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { dataPath } from '../../test/data-dir';
 import { EMBED_KEY } from './backward';
-import { expectedTensors } from './config';
+import { expectedTensors } from '../models/config';
 import { CpuBackend } from './cpu/backend';
 import { EngineError, FullTrainingMemoryError } from './errors';
 import {
@@ -25,9 +25,9 @@ import {
 } from './full';
 import { CausalLM } from './model';
 import { Policy } from './policy';
-import { parseSafetensors, writeSafetensors } from './safetensors';
+import { parseSafetensors, writeSafetensors } from '../models/safetensors';
 import { score } from './score';
-import { DirSource } from './source-node';
+import { DirSource } from '../models/source-node';
 import { FullTrainer } from './train';
 import { DEFAULT_FULL_TRAIN, type TrainSample } from './train-types';
 

@@ -6,11 +6,11 @@
  * optimizer's state travels beside it as optimizer.safetensors, for resuming.
  */
 import type { Backend, Tensor } from './backend';
-import { expectedTensors, parameterCount, type ModelConfig } from './config';
+import { expectedTensors, parameterCount, type ModelConfig } from '../models/config';
 import { EngineError, FullTrainingMemoryError, WeightsError } from './errors';
 import { CausalLM } from './model';
-import { finiteTensor, parseSafetensors, tensorToFloat32, writeSafetensors, type TensorEntry, type TensorToWrite } from './safetensors';
-import type { ModelSource } from './source';
+import { finiteTensor, parseSafetensors, tensorToFloat32, writeSafetensors, type TensorEntry, type TensorToWrite } from '../models/safetensors';
+import type { ModelSource } from '../models/source';
 import type { OptimizerState } from './train-types';
 
 export const MODEL_WEIGHTS = 'model.safetensors';

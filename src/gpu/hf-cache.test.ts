@@ -15,8 +15,8 @@ import { dataPath } from '../../test/data-dir';
 import { startStoriesHub, STORIES_REPO, type MockHub } from '../../test/support/gpu/mock-hub';
 import { CpuBackend } from './cpu/backend';
 import { Policy } from './policy';
-import type { ModelSource } from './source';
-import { modelSource } from './source-node';
+import type { ModelSource } from '../models/source';
+import { modelSource } from '../models/source-node';
 
 const REPO = STORIES_REPO;
 const stories = dataPath('models/stories260K');

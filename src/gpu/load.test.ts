@@ -6,14 +6,14 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { dataPath } from '../../test/data-dir';
 import { sizeOf } from './backend';
-import { expectedTensors } from './config';
+import { expectedTensors } from '../models/config';
 import { CpuBackend } from './cpu/backend';
 import type { ConvertProgress } from './load';
 import { ModelSourceError, WeightsError } from './errors';
 import { Policy } from './policy';
-import { parseSafetensors, tensorToFloat32, writeSafetensors } from './safetensors';
-import { HubSource, type FileProgress } from './source';
-import { DirSource } from './source-node';
+import { parseSafetensors, tensorToFloat32, writeSafetensors } from '../models/safetensors';
+import { HubSource, type FileProgress } from '../models/source';
+import { DirSource } from '../models/source-node';
 
 const stories = dataPath('models/stories260K');
 const documented = ', there was a little girl named Lily. She loved to play outside in the park.';

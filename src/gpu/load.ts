@@ -3,13 +3,13 @@
  * checked against what the config implies before anything is allocated on the device.
  */
 import { sizeOf, type Backend } from './backend';
-import { expectedTensorCount, expectedTensors, parseModelConfig, type ModelConfig } from './config';
+import { expectedTensorCount, expectedTensors, parseModelConfig, type ModelConfig } from '../models/config';
 import { WeightsError } from './errors';
 import { CausalLM, type Weights } from './model';
 import { matrixFormat, type WeightFormat } from './quant';
-import { parseSafetensors, tensorSource, type TensorEntry } from './safetensors';
+import { parseSafetensors, tensorSource, type TensorEntry } from '../models/safetensors';
 import { sha256Hex } from './sha256';
-import { parseJsonFile, readJson, type FileProgress, type ModelSource } from './source';
+import { parseJsonFile, readJson, type FileProgress, type ModelSource } from '../models/source';
 
 /** How far storing the weights on the backend has come, in parameters (every tensor's elements). */
 export interface ConvertProgress {

@@ -4,7 +4,7 @@
  * (Hu et al., 2021; PEFT's default init).
  */
 import type { Backend, Tensor } from './backend';
-import { PROJECTIONS, projectionShape, type ModelConfig, type Projection } from './config';
+import { PROJECTIONS, projectionShape, type ModelConfig, type Projection } from '../models/config';
 import { EngineError } from './errors';
 import { mulberry32 } from './random';
 

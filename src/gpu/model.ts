@@ -5,7 +5,7 @@
  * layer's input for the backward to re-run it); training lives in train.ts.
  */
 import type { AttentionShape, Backend, Tensor } from './backend';
-import { projectionModule, type ModelConfig, type Projection } from './config';
+import { projectionModule, type ModelConfig, type Projection } from '../models/config';
 import { EngineError, EngineLimitError } from './errors';
 import type { LoraAdapter } from './lora';
 

@@ -4,7 +4,7 @@
  * instead of log-probs of NaN (written as null) or a sampled token -1.
  */
 import { describe, expect, it } from 'vitest';
-import { parseModelConfig } from './config';
+import { parseModelConfig } from '../models/config';
 import { CpuBackend } from './cpu/backend';
 import { generate } from './generate';
 import { LoraAdapter } from './lora';

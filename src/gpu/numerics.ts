@@ -10,7 +10,7 @@ import type { Tensor } from './backend';
 import { EngineError } from './errors';
 import type { LoraAdapter } from './lora';
 import { CausalLM, type ForwardBatch, type LayerRun } from './model';
-import { countNonFinite } from './safetensors';
+import { countNonFinite } from '../models/safetensors';
 
 /** A forward pass produced NaN or infinity; the message names the layer and tensor where it began. */
 export class NonFiniteError extends EngineError {}

@@ -8,7 +8,7 @@ import { tinyModel } from '../../test/fixtures/tiny-model';
 import { CpuBackend } from './cpu/backend';
 import { leftPad } from './generate';
 import { Policy } from './policy';
-import { DirSource } from './source-node';
+import { DirSource } from '../models/source-node';
 
 function maxRelErr(a: ArrayLike<number>, b: ArrayLike<number>): number {
   let err = 0;

@@ -8,9 +8,9 @@ import { WeightsError } from './errors';
 import { LoraAdapter } from './lora';
 import { adapterFromPeft, adapterToPeft, mergedSafetensors, mergeIntoCopy, parseAdapterConfig, PEFT_CONFIG, PEFT_WEIGHTS, peftName } from './peft';
 import { Policy } from './policy';
-import { parseSafetensors } from './safetensors';
+import { parseSafetensors } from '../models/safetensors';
 import { score } from './score';
-import { DirSource } from './source-node';
+import { DirSource } from '../models/source-node';
 import { LoraTrainer } from './train';
 import { DEFAULT_TRAIN } from './train-types';
 

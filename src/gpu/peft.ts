@@ -4,12 +4,12 @@
  * adapter into the base weights, for serving a merged copy or exporting an HF folder.
  */
 import type { Backend, Tensor } from './backend';
-import { PROJECTIONS, expectedTensors, projectionModule, projectionShape, type ModelConfig, type Projection } from './config';
+import { PROJECTIONS, expectedTensors, projectionModule, projectionShape, type ModelConfig, type Projection } from '../models/config';
 import { EngineError, WeightsError } from './errors';
 import { LoraAdapter, type LoraConfig } from './lora';
 import { CausalLM, type Weights } from './model';
-import { finiteTensor, parseSafetensors, writeSafetensors } from './safetensors';
-import { portableModelName } from './source';
+import { finiteTensor, parseSafetensors, writeSafetensors } from '../models/safetensors';
+import { portableModelName } from '../models/source';
 
 export const PEFT_WEIGHTS = 'adapter_model.safetensors';
 export const PEFT_CONFIG = 'adapter_config.json';

@@ -19,7 +19,7 @@
  * The trainer cuts a batch into micro-batches of at most `microBatchTokens` padded tokens and
  * runs them one at a time, so one micro-batch is what the step holds at once.
  */
-import { parameterCount, parseModelConfig, PROJECTIONS, projectionShape, type ModelConfig, type Projection } from './config';
+import { parameterCount, parseModelConfig, PROJECTIONS, projectionShape, type ModelConfig, type Projection } from '../models/config';
 import { EngineError } from './errors';
 import { LOGITS_CHUNK_FLOATS } from './score';
 import { bitsPerWeight, GROUP, isQuantized, matrixFormat, storedWords, type WeightFormat } from './quant';

@@ -9,7 +9,7 @@ import type { ChatMessage } from '../rl/messages';
 import { CpuBackend } from './cpu/backend';
 import { PromptContinuationError } from './errors';
 import { Policy } from './policy';
-import { DirSource } from './source-node';
+import { DirSource } from '../models/source-node';
 
 const TOOLS = [{ type: 'function', function: { name: 'calculator', description: 'Evaluates arithmetic.', parameters: { type: 'object' } } }];
 const REPLY = '<tool_call>\n{"name": "calculator", "arguments": {"expression": "2 + 3"}}\n</tool_call>';

@@ -4,7 +4,7 @@ import { CpuBackend } from './cpu/backend';
 import { generate } from './generate';
 import { Policy } from './policy';
 import { score } from './score';
-import { DirSource } from './source-node';
+import { DirSource } from '../models/source-node';
 
 const stories = dataPath('models/stories260K');
 const tiny656 = dataPath('models/TinyStories-656K');

@@ -5,7 +5,7 @@
 import { hintInFront, quotedRequest, splitHint } from '../rl/hints';
 import type { ChatMessage } from '../rl/messages';
 import type { Backend } from './backend';
-import type { ModelConfig } from './config';
+import type { ModelConfig } from '../models/config';
 import { EngineLimitError, PromptContinuationError } from './errors';
 import { generate, type Generation, type GenerateOptions } from './generate';
 import { loadModel, type LoadOptions, type ModelFileHashes } from './load';
@@ -13,8 +13,8 @@ import type { LoraAdapter } from './lora';
 import type { CausalLM } from './model';
 import { overrun, overrunMessage, promptBudget, promptParts, type PromptPart } from './prompt-budget';
 import { score, type Scored } from './score';
-import type { ModelSource } from './source';
-import { Tokenizer } from './tokenizer';
+import type { ModelSource } from '../models/source';
+import { Tokenizer } from '../models/tokenizer';
 
 /** How a conversation is rendered besides its messages. */
 export interface PromptOptions {

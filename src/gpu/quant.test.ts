@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { randn } from '../../test/support/gpu/cases';
 import { CpuBackend } from './cpu/backend';
-import { floatToHalf, halfToFloat } from './dtype';
+import { floatToHalf, halfToFloat } from '../models/dtype';
 import { WeightsError } from './errors';
 import {
   bitsPerWeight,

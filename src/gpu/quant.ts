@@ -18,7 +18,7 @@
  * measured the better top-1 agreement with f32 (docs/bench/accuracy.json, whose `int4` rows are
  * Q4_0 measured through the same codec). `int4` stays here as that codec, not a loadable format.
  */
-import { floatToHalf, halfToFloat } from './dtype';
+import { floatToHalf, halfToFloat } from '../models/dtype';
 import { WeightsError } from './errors';
 
 export const WEIGHT_FORMATS = ['f32', 'f16', 'q8', 'q4'] as const;

@@ -5,7 +5,7 @@
  * weights mean nothing.
  */
 import type { Backend, Tensor, WeightSource } from './backend';
-import { expectedTensors, type ModelConfig } from './config';
+import { expectedTensors, type ModelConfig } from '../models/config';
 import { CausalLM, type Weights } from './model';
 import { matrixFormat, type WeightFormat } from './quant';
 import { mulberry32 } from './random';

@@ -8,12 +8,12 @@ import { describe, expect, it } from 'vitest';
 import { dataPath } from '../../test/data-dir';
 import { checkModel, tinyConfig } from '../../test/random-model';
 import type { Backend } from './backend';
-import { PROJECTIONS } from './config';
+import { PROJECTIONS } from '../models/config';
 import { CpuBackend } from './cpu/backend';
 import { loadModel } from './load';
 import { LoraAdapter } from './lora';
 import type { CausalLM, Recompute } from './model';
-import { DirSource } from './source-node';
+import { DirSource } from '../models/source-node';
 import { FullTrainer, LoraTrainer, type Trainer } from './train';
 import { DEFAULT_FULL_TRAIN, DEFAULT_TRAIN, type StepStats, type TrainSample, type TrainSettings } from './train-types';
 

@@ -11,7 +11,7 @@ import { CpuBackend } from './cpu/backend';
 import { LoraAdapter } from './lora';
 import { Policy } from './policy';
 import { score } from './score';
-import { DirSource } from './source-node';
+import { DirSource } from '../models/source-node';
 import { LoraTrainer } from './train';
 import { DEFAULT_TRAIN, type TrainSample } from './train-types';
 

@@ -6,7 +6,7 @@ import { generate } from './generate';
 import { LoraAdapter } from './lora';
 import { Policy } from './policy';
 import { score } from './score';
-import { DirSource } from './source-node';
+import { DirSource } from '../models/source-node';
 import { LoraTrainer } from './train';
 import { DEFAULT_TRAIN, type TrainSample } from './train-types';
 

@@ -12,7 +12,7 @@ import { LoraAdapter } from './lora';
 import type { Recompute } from './model';
 import { Policy } from './policy';
 import { score } from './score';
-import { DirSource } from './source-node';
+import { DirSource } from '../models/source-node';
 import { FullTrainer, LoraTrainer } from './train';
 import { DEFAULT_FULL_TRAIN, DEFAULT_TRAIN } from './train-types';
 import { createNodeWebGPUBackend } from './webgpu/node';

@@ -1,6 +1,6 @@
 import type { AdvantageWeights } from './advantages';
 import { DEFAULT_BATCH_SIZE, type ZeroAdvantagePolicy } from './buffer';
-import { above, arrayOf, bool, checker, FieldError, int, num, object, oneOf, pair, runChecker, str, type Checker, type Infer } from './check';
+import { above, arrayOf, bool, checker, FieldError, int, num, object, oneOf, pair, runChecker, str, type Checker, type Infer } from '../base/check';
 import { PresetError } from './errors';
 import { MIN_HINT_CHARS, type AppendHintOptions } from './hints';
 import { LONGEST_HINT, TOPK_HINT_SELECTION, TOPK_HINT_VOTES, usesTopK, type HintSelection } from './topk-hints';

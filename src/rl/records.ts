@@ -1,4 +1,4 @@
-import type { Infer } from './check';
+import type { Infer } from '../base/check';
 import type {
   evaluationChecker,
   hintCandidateChecker,

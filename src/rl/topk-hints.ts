@@ -15,7 +15,7 @@
 import { InvalidArgumentError, LengthMismatchError } from './errors';
 import { assertFinite, unsignedZero } from './numbers';
 import type { HintVote } from './hints';
-import type { Infer } from './check';
+import type { Infer } from '../base/check';
 import type { hintSelectionShape } from './presets';
 
 /** How the hint that conditions the teacher is chosen. */

@@ -1,5 +1,5 @@
 import type { AdvantageSummary } from './advantages';
-import { arrayOf, bool, checker, FieldError, int, mapOf, nullable, num, object, oneOf, runChecker, str, timestamp, type Checker } from './check';
+import { arrayOf, bool, checker, FieldError, int, mapOf, nullable, num, object, oneOf, runChecker, str, timestamp, type Checker } from '../base/check';
 import { RecordValidationError } from './errors';
 import { MAX_TOP_K } from './presets';
 import { MAX_FULL_KL_VOCAB } from './reverse-kl';

@@ -4,7 +4,7 @@
  * or a run of the recorded config, loads the same files after the branch moved. The command
  * line and the lab record and read it with these same functions.
  */
-import { COMMIT } from '../gpu/hub';
+import { COMMIT } from '../models/hub';
 import type { ModelRef } from '../storage/stored-config';
 
 /** A run config as far as the recorded commit goes: the lab's, the command line's, or one storage gave back. */

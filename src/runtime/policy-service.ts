@@ -15,7 +15,7 @@ import type { ChatMessage } from '../rl/messages';
 import type { TurnType } from '../rl/sessions';
 import { klTypeOf, type MethodPreset, type TeacherSource } from '../rl/presets';
 import type { TopKDistillTarget } from '../rl/topk-distill';
-import type { Projection } from '../gpu/config';
+import type { Projection } from '../models/config';
 import { EngineError } from '../gpu/errors';
 import { checkFullTrainingFits, copyModelF32, disposeModel, fullModelFolder, OPTIMIZER_FILE, optimizerToSafetensors, parameterShape } from '../gpu/full';
 import { LoraAdapter } from '../gpu/lora';

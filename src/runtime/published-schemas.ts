@@ -3,7 +3,7 @@
  * and records, so an editor's completion and the lab's reader agree. scripts/json-schema.ts writes
  * them; test/docs/json-schema.test.ts fails when a committed file differs from what this makes.
  */
-import type { JsonSchema } from '../rl/check';
+import type { JsonSchema } from '../base/check';
 import { recordChecker } from '../rl/validate';
 import { personalConfigChecker, toolCallConfigChecker } from './run-config-check';
 

@@ -1,13 +1,13 @@
 /**
- * The one reader of run configs, in the combinators of rl/check.ts: what the lab stores, what a
+ * The one reader of run configs, in the combinators of base/check.ts: what the lab stores, what a
  * run file carries and what `nextstate run --config` reads all pass here. Objects are exact (a
  * misspelt field is refused, not ignored); every problem names its field and what to write.
  */
-import { checker, discriminated, FieldError, int, mapOf, num, object, oneOf, runChecker, str, type Checker, type JsonSchema } from '../rl/check';
+import { checker, discriminated, FieldError, int, mapOf, num, object, oneOf, runChecker, str, type Checker, type JsonSchema } from '../base/check';
 import { hintSourceOf, MAX_NEW_TOKENS, MAX_VOTES, METHODS, parsePreset, presetShape, type MethodPreset } from '../rl/presets';
 import { WRONG_ANSWER_REWARDS } from '../rl/tool-call-reward';
-import { MAX_DIMENSIONS } from '../gpu/config';
-import { isRevision } from '../gpu/hub';
+import { MAX_DIMENSIONS } from '../models/config';
+import { isRevision } from '../models/hub';
 import { WEIGHT_FORMATS } from '../gpu/quant';
 import { PROBLEM_LIMITS, PROBLEM_ORDERS } from '../sims/problems/index';
 import { createScenario, SCENARIO_IDS, type ScenarioConfig } from '../sims/scenarios/index';

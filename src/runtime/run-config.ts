@@ -13,10 +13,10 @@ import {
   type PresetOverrides,
 } from '../rl/presets';
 import { armSetup, type TrainedArm } from './arms';
-import { DEMO_STORY_MODEL } from '../gpu/bundled';
+import { DEMO_STORY_MODEL } from '../models/bundled';
 import { DEFAULT_FAVOURITE, DEFAULT_PET_NAME, DEFAULT_STORY_SUBJECT, STORY_MAX_NEW_TOKENS, type ScenarioId } from '../sims/scenarios/index';
 import { CALCULATOR_TOOL, DEFAULT_GROUP_SIZE, DEFAULT_MAX_STEPS } from '../sims/toolcall/index';
-import type { Infer } from '../rl/check';
+import type { Infer } from '../base/check';
 import type {
   configExtrasChecker,
   generatorChecker,

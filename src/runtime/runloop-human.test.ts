@@ -16,7 +16,7 @@ import type { BufferedSample } from '../rl/buffer';
 import type { TrainingSample } from '../rl/samples';
 import { EnginePolicyService } from './policy-service';
 import { Policy } from '../gpu/policy';
-import { DirSource } from '../gpu/source-node';
+import { DirSource } from '../models/source-node';
 import type { RunConfig } from './run-config';
 import { EndSessionRequest, RunLoop } from './runloop';
 import { sharedProblems } from './problems';

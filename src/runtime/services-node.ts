@@ -6,7 +6,7 @@
 import type { Backend } from '../gpu/backend';
 import type { LoadProgress } from '../gpu/load';
 import { Policy } from '../gpu/policy';
-import { modelSource } from '../gpu/source-node';
+import { modelSource } from '../models/source-node';
 import { OpenAICompatibleGenerator } from '../generators/endpoint';
 import { EngineGenerator } from '../generators/engine';
 import type { TextGenerator } from '../generators/generator';
@@ -18,7 +18,7 @@ import { EnginePolicyService, type PolicyService } from './policy-service';
 import { RemotePolicyService } from './remote-policy';
 import { isRemotePolicy, type GeneratorSpec, type RunConfig } from './run-config';
 import { PROBLEM_LIMITS } from '../sims/problems/index';
-import { readLocalText } from '../gpu/local-file';
+import { readLocalText } from '../models/local-file';
 import type { RunServices } from './runloop';
 
 /** A headless run cannot use the key the environment holds for an endpoint as configured. */

@@ -8,7 +8,7 @@ import Dexie, { type Table, type Transaction } from 'dexie';
 import type { RunRecord } from '../rl';
 import type { StoredConfig } from './stored-config';
 import type { Metric } from './metrics';
-import { utf8Length } from '../rl/bytes';
+import { utf8Length } from '../base/bytes';
 
 export const DEFAULT_DB_NAME = 'nextstate';
 

@@ -2,7 +2,7 @@
  * One error class per storage failure, each with a message that says what to do. Callers
  * branch on the class (the run loop pauses a run on StorageFullError); people read the message.
  */
-import { formatBytes } from '../rl/bytes';
+import { formatBytes } from '../base/bytes';
 
 export class StorageError extends Error {
   constructor(message: string, options?: { cause?: unknown }) {

@@ -5,12 +5,12 @@
  * extractAdapter, so all three refuse the same files with the same messages.
  */
 import { PEFT_CONFIG, PEFT_WEIGHTS, type PeftFiles } from '../gpu/peft';
-import { parseSafetensors } from '../gpu/safetensors';
+import { parseSafetensors } from '../models/safetensors';
 import { Sha256 } from '../gpu/sha256';
 import { RecordValidationError, validateRecord, type RunRecord } from '../rl';
 import { decodeBase64 } from './base64';
 import { RunFileError } from './errors';
-import { JsonCursor, MAX_LINE_DEPTH, nestsDeeperThan, ShapeError } from '../rl/json-scan';
+import { JsonCursor, MAX_LINE_DEPTH, nestsDeeperThan, ShapeError } from '../base/json-scan';
 import { headerDigest, parseHeader, type IntegrityStatus, type RunFileHeader } from './runfile';
 import { gunzipText, lines, type ByteInput } from './streams';
 import { Summarizer, type RunSummary } from './summary';

@@ -11,7 +11,7 @@
 import { version as packageVersion } from '../../package.json';
 import { PEFT_CONFIG, PEFT_WEIGHTS } from '../gpu/peft';
 import type { RunRecord } from '../rl';
-import { checker, FieldError, int, nullable, object, oneOf, runChecker, str, timestamp, type Checker, type Infer } from '../rl/check';
+import { checker, FieldError, int, nullable, object, oneOf, runChecker, str, timestamp, type Checker, type Infer } from '../base/check';
 import { Sha256 } from '../gpu/sha256';
 import { encodeBase64 } from './base64';
 import { modelsChecker, parseStoredConfig, seedsChecker, sha256Field, StoredConfigError, type StorableConfig, type StoredConfig } from './stored-config';

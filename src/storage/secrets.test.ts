@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { decodeBase64, encodeBase64 } from './base64';
-import { formatBytes, utf8Length } from '../rl/bytes';
+import { formatBytes, utf8Length } from '../base/bytes';
 import { isSecretKey, looksLikeSecret, stripSecrets } from './secrets';
 
 describe('isSecretKey', () => {

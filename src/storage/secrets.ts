@@ -3,7 +3,7 @@
  * endpoint API keys live in the settings table only. Any key that names a credential, and
  * any string shaped like one, is dropped, at any depth, in objects and arrays alike.
  */
-import { portableModelName } from '../gpu/source';
+import { portableModelName } from '../models/source';
 
 /** Normalized key names (lower case, no separators) that always hold a credential. */
 const EXACT = new Set(['authorization', 'auth', 'bearer', 'cookie', 'token', 'password', 'passwd', 'credentials', 'key', 'jwt', 'pat', 'pwd']);

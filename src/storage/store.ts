@@ -12,7 +12,7 @@
  */
 import { PEFT_CONFIG, PEFT_WEIGHTS, type PeftFiles } from '../gpu/peft';
 import type { InteractionRecord, RecordKind, RunRecord } from '../rl';
-import { utf8Length } from '../rl/bytes';
+import { utf8Length } from '../base/bytes';
 import { parseStoredConfig, type StorableConfig } from './stored-config';
 import { NextStateDB, RUN_STATUSES, runRange, type AdapterRow, type RunRow, type RunStatus } from './db';
 import { InvalidRunDataError, ReadOnlyRunError, RunBusyError, RunNotFoundError } from './errors';

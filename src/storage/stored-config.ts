@@ -6,7 +6,7 @@
  * always survives its own export.
  */
 import { parsePreset, PresetError, type MethodPreset } from '../rl';
-import { checker, FieldError, int, mapOf, object, oneOf, runChecker, str, type Checker, type Infer } from '../rl/check';
+import { checker, FieldError, int, mapOf, object, oneOf, runChecker, str, type Checker, type Infer } from '../base/check';
 import { WEIGHT_FORMATS } from '../gpu/quant';
 import { ConfigTooDeepError, stripSecrets } from './secrets';
 import { InvalidRunDataError } from './errors';

@@ -4,7 +4,7 @@
  * size (a gzip bomb stops as soon as it passes the limit, since decompression is pulled, not
  * pushed), and the length of any one line.
  */
-import { formatBytes } from '../rl/bytes';
+import { formatBytes } from '../base/bytes';
 import { RunFileError } from './errors';
 
 export type ByteInput = Uint8Array | Blob | ReadableStream<Uint8Array>;

@@ -4,7 +4,7 @@
  * log in memory.
  */
 import { RECORD_KINDS, TRAJECTORY_FALLBACKS, turnCount, type RecordKind, type RunRecord, type SessionEndReason, type TrajectoryFallback } from '../rl';
-import { checker, int, mapOf, nullable, num, object, oneOf, str, type Checker, type Infer } from '../rl/check';
+import { checker, int, mapOf, nullable, num, object, oneOf, str, type Checker, type Infer } from '../base/check';
 
 const count = int();
 

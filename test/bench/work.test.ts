@@ -1,7 +1,7 @@
 /** The bench's work model, checked against stories260K's shapes counted by hand. */
 import { describe, expect, it } from 'vitest';
 import { prefillMacsPerToken, trainingMacsPerToken } from '../../bench/lib/work';
-import { parseModelConfig } from '../../src/gpu/config';
+import { parseModelConfig } from '../../src/models/config';
 import { DEFAULT_LORA } from '../../src/gpu/lora';
 import { STORIES260K_CONFIG } from '../fixtures/stories-config';
 

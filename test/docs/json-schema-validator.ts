@@ -1,10 +1,10 @@
 /**
- * A validator for the part of JSON Schema (draft-07) that src/rl/check.ts emits, written apart
+ * A validator for the part of JSON Schema (draft-07) that src/base/check.ts emits, written apart
  * from the checkers so the published files are tested against the standard's meaning rather than
  * against the code that made them. A keyword it does not know fails loudly: the generator must
  * not start emitting something this would silently skip.
  */
-import type { JsonSchema } from '../../src/rl/check';
+import type { JsonSchema } from '../../src/base/check';
 
 const ANNOTATIONS = new Set(['$schema', '$id', 'title', 'description']);
 const KEYWORDS = new Set([

@@ -72,7 +72,7 @@ describe('HumanUser driving the run loop (talk yourself on the tiny model)', () 
     const { tinyModel } = await import('../../../test/fixtures/tiny-model');
     const { CpuBackend } = await import('../../gpu/cpu/backend');
     const { Policy } = await import('../../gpu/policy');
-    const { DirSource } = await import('../../gpu/source-node');
+    const { DirSource } = await import('../../models/source-node');
     const { EnginePolicyService } = await import('../../runtime/policy-service');
     const { RunLoop } = await import('../../runtime/runloop');
     const { createRules } = await import('../../sims/rules/index');

@@ -5,7 +5,7 @@
  * (src/gpu/plan.ts, the same function as `nextstate plan`), fed with the Setup's choices.
  */
 import { planMemoryFromJson, type MemoryPlan, type Quantize } from '../../gpu/plan';
-import { hubBaseUrl } from '../../gpu/source';
+import { hubBaseUrl } from '../../models/source';
 
 export interface EstimateInput {
   backend: 'webgpu' | 'cpu';

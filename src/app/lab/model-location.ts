@@ -2,8 +2,8 @@
  * Where the page fetches a model named in a run config: a bundled model from the app's own origin
  * (under its base URL, so a deployment in a sub-folder works), anything else from the hub as named.
  */
-import { bundledName, bundledPath } from '../../gpu/bundled';
-import { pickedModelFiles } from '../../gpu/source';
+import { bundledName, bundledPath } from '../../models/bundled';
+import { pickedModelFiles } from '../../models/source';
 import type { PersonalPolicyConfig } from '../../runtime/run-config';
 import type { ModelLocation } from '../../workers/browser/policy-host';
 

@@ -3,7 +3,7 @@
  * the settings table remembers it across reloads. Read back through persistenceAnswer, since
  * a setting is whatever an older app or a person's devtools left there.
  */
-import { MAX_TIME_MS } from '../../rl/check';
+import { MAX_TIME_MS } from '../../base/check';
 
 export const PERSISTENCE_KEY = 'storage.persistence';
 

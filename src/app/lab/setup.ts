@@ -4,7 +4,7 @@
  * config are tested in Node; the Svelte form only edits a LabSetup.
  */
 import { METHOD_TITLES, type MethodName, type MethodPreset } from '../../rl/presets';
-import { bundledName } from '../../gpu/bundled';
+import { bundledName } from '../../models/bundled';
 import {
   createScenario,
   DEFAULT_FAVOURITE,

@@ -3,7 +3,7 @@
  * it exactly as a dropped file (the importer's size limits and validation, a read-only run). This
  * module only turns the address into a File; the page hands that File to the importer.
  */
-import { formatBytes } from '../../rl/bytes';
+import { formatBytes } from '../../base/bytes';
 import { DEFAULT_MAX_BYTES, RUN_FILE_EXTENSION } from '../../storage/index';
 import { tooLarge } from '../../storage/streams';
 

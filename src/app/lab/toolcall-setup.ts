@@ -5,7 +5,7 @@
  * label, the step judge's role choice, the advanced preset) stay in LabSetup.
  * Pure, so the mapping is tested in Node.
  */
-import { bundledName } from '../../gpu/bundled';
+import { bundledName } from '../../models/bundled';
 import type { MethodPreset } from '../../rl/presets';
 import type { RewardMode } from '../../sims/toolcall/index';
 import { exampleConfig, parseToolCallRunConfig, type ConfigExtras, type ToolCallRunConfig } from '../../runtime/run-config';

@@ -167,7 +167,7 @@ describe('TokenView on the recorded run', () => {
   });
 
   it("shows the demo model's byte tokens as pills, and keeps words whole on a phone", () => {
-    // Token texts as the demo model's tokenizer records them (src/gpu/tokenizer.test.ts reads
+    // Token texts as the demo model's tokenizer records them (src/models/tokenizer.test.ts reads
     // them from its tokenizer.json): a lone lead byte, BEL, and "ж" as its two bytes.
     const texts = ['the', 'gr', 'ound', '<0xD0>', 'it', 'was', 'sc', 'ary', '.', '<0x07>', 'the', 'end', '<0xD0>', '<0xB6>'];
     const n = texts.length;

@@ -17,7 +17,7 @@ import { calculatorCall } from '../../../test/support/toolcall/testing';
 import { CpuBackend } from '../../gpu/cpu/backend';
 import type { PeftFiles } from '../../gpu/peft';
 import { Policy } from '../../gpu/policy';
-import { DirSource } from '../../gpu/source-node';
+import { DirSource } from '../../models/source-node';
 import type { TeacherSource, ToolCallSamples } from '../../rl/presets';
 import type { InteractionRecord, RunRecord, SampleRecord, ToolStepRecord } from '../../rl/records';
 import { BUILT_IN_PROBLEMS } from '../../sims/problems/index';

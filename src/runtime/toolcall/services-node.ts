@@ -7,7 +7,7 @@ import { Policy } from '../../gpu/policy';
 import { RulesStepJudge } from '../../sims/toolcall/index';
 import { EnginePolicyService } from '../policy-service';
 import type { ToolCallRunConfig } from '../run-config';
-import { modelSource } from '../../gpu/source-node';
+import { modelSource } from '../../models/source-node';
 import { nodeGenerator, type LoadProgressFor } from '../services-node';
 import { checkToolCallPolicy, type ToolCallServices } from './loop';
 

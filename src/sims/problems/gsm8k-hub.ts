@@ -1,4 +1,4 @@
-import { readBodyText } from '../../gpu/read-body';
+import { readBodyText } from '../../models/read-body';
 import { PROBLEM_LIMITS, type Problem } from './problem';
 import { GSM8K_TEST_ROWS, referenceRows, type ProblemOrder } from './reference-order';
 

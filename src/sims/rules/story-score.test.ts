@@ -3,10 +3,10 @@
  * child meets none of this child's own, and the demo model's real stories still read as stories.
  */
 import { beforeAll, describe, expect, it } from 'vitest';
-import { DEMO_STORY_MODEL } from '../../gpu/bundled';
+import { DEMO_STORY_MODEL } from '../../models/bundled';
 import { CpuBackend } from '../../gpu/cpu/backend';
 import { Policy } from '../../gpu/policy';
-import { modelSource } from '../../gpu/source-node';
+import { modelSource } from '../../models/source-node';
 import { storyOpenings } from '../problems/story-openings';
 import { normaliseChild } from '../scenarios/storyteller';
 import { evaluatorScore, rateStory, readStory, storyEvaluationScores, storyKeywordScore, storyScore } from './story-score';

@@ -8,7 +8,7 @@ import { createWebGPUBackend } from '../../gpu/webgpu/backend';
 import type { BackendName } from '../../gpu/backend';
 import { browserCpuBackend } from '../../gpu/cpu-fast/browser';
 import { Policy } from '../../gpu/policy';
-import { HubSource, type FileProgress } from '../../gpu/source';
+import { HubSource, type FileProgress } from '../../models/source';
 import { EngineGenerator } from '../../generators/engine';
 import type { GenerateOptions, GeneratorSource, TextGenerator } from '../../generators/generator';
 import { TransformersGenerator, type DownloadProgress, type PickedFile, type TransformersDevice, type TransformersDtype } from '../../generators/transformers';

@@ -17,7 +17,7 @@ import { resolveWeightFormat } from '../../gpu/load';
 import type { PeftFiles } from '../../gpu/peft';
 import { Policy, type BaseModelReplies } from '../../gpu/policy';
 import type { WeightFormat } from '../../gpu/quant';
-import type { FileProgress } from '../../gpu/source';
+import type { FileProgress } from '../../models/source';
 import { createWebGPUBackend, type WebGPUBackend } from '../../gpu/webgpu/backend';
 import {
   EnginePolicyService,

@@ -4,8 +4,8 @@
  * recorded; when that commit cannot be read, the error says so and what to do instead.
  */
 import { ModelSourceError } from '../../gpu/errors';
-import { COMMIT } from '../../gpu/hub';
-import { FileListSource, HubSource, type HubSourceOptions, type ModelSource, type PickedModelFile } from '../../gpu/source';
+import { COMMIT } from '../../models/hub';
+import { FileListSource, HubSource, type HubSourceOptions, type ModelSource, type PickedModelFile } from '../../models/source';
 import { shortCommit } from '../../runtime/policy-commit';
 
 /** A hub id or URL at a revision (absent: main), or picked files. */

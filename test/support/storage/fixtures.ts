@@ -3,7 +3,7 @@
  * config, PEFT files, unique database names and gzip helpers. Not used by the app.
  */
 import { PEFT_CONFIG, PEFT_WEIGHTS, type PeftFiles } from '../../../src/gpu/peft';
-import { writeSafetensors } from '../../../src/gpu/safetensors';
+import { writeSafetensors } from '../../../src/models/safetensors';
 import { makePreset, type RunRecord, type TrainStats } from '../../../src/rl';
 import type { StoredConfig } from '../../../src/storage/stored-config';
 

@@ -3,10 +3,19 @@
  * names to {dtype, shape, data_offsets}, then the raw bytes. Checkpoints are untrusted input,
  * so every offset and size is checked before a byte is read.
  */
-import type { WeightSource } from './backend';
 import { WeightsError } from './errors';
 import { bf16ArrayToFloat, floatArrayToHalf, halfArrayToFloat } from './dtype';
-import { nestsDeeperThan, topLevelMembers } from '../rl/json-scan';
+import { nestsDeeperThan, topLevelMembers } from '../base/json-scan';
+
+/**
+ * A weight's values a block of rows at a time: a backend converts a checkpoint tensor (or random
+ * init) into its storage format block by block, so no model is ever held whole in f32.
+ */
+export interface WeightSource {
+  readonly shape: readonly number[];
+  /** Rows [start, start + count) of the first dimension, as f32, row-major. */
+  rows(start: number, count: number): Float32Array;
+}
 
 export type SafetensorsDtype = 'F32' | 'F16' | 'BF16';
 const BYTES: Record<SafetensorsDtype, number> = { F32: 4, F16: 2, BF16: 2 };

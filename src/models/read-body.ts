@@ -6,7 +6,7 @@
  * follows the bytes that arrived (the buffer at most doubles past them), never the header,
  * which only says early that a body is over the cap and how large a grown buffer need be.
  */
-import { formatBytes } from '../rl/bytes';
+import { formatBytes } from '../base/bytes';
 
 /** A body larger than its cap; not worth retrying, since the same server would send the same. */
 export class BodyTooLargeError extends Error {

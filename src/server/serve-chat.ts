@@ -18,14 +18,26 @@ import type { TurnType } from '../rl/sessions';
 import type { PolicyReply } from '../runtime/policy-service';
 import { ServeStoppedError, ServeTrainingError, type ServeLoop, type ServedReply } from '../runtime/serve-loop';
 import type { SessionPairing } from '../runtime/serve-pairing';
-import type { RunJournal } from './run-journal';
 import { ApiError } from './serve-errors';
 import type { ChatHandler, EventStream } from './serve-http';
 import { checkPromptBudget, parseChatRequest } from './serve-openai';
 import { ReadableReplyStream, type ReplyPiece, type StreamTokenizer } from './serve-stream';
 import { byteTokenBytes, readReply } from '../rl/readable-text';
 import { replyMessage } from '../rl/tool-calls';
-import type { TrainerPlace } from './serve-trainer';
+import type { AnyRunConfig } from '../runtime/run-config';
+import type { RunRecord } from '../rl/records';
+
+/** /healthz's `trainer`: whether steps train on the trainer thread, and if not, why. */
+export interface TrainerPlace {
+  thread: boolean;
+  why?: string;
+}
+
+/** What the endpoint reads of the run's journal (the CLI's RunJournal, src/cli/run-journal.ts). */
+export interface ServedRunFile {
+  readonly header: { config: AnyRunConfig; label: string; created: number };
+  follow(fromSeq: number, listener: (records: readonly RunRecord[], firstSeq: number) => void): () => void;
+}
 
 export interface ChatSettings {
   /** The name clients ask for (GET /v1/models lists it); other names get 404. */
@@ -56,7 +68,7 @@ export interface ChatDependencies {
   /** A new session's name, for a request that names none and extends none. */
   newSession: () => string;
   /** The run's records, for watchers (GET /v1/nextstate/records). */
-  runFile: Pick<RunJournal, 'follow' | 'header'>;
+  runFile: ServedRunFile;
   /** Where steps train, and why not on the trainer thread (placeSteps). */
   trainer: () => TrainerPlace;
   now?: () => number;

@@ -3,8 +3,8 @@
  * picked in the browser, or the Hugging Face hub with streamed download, kept in a HubStore (hub.ts).
  * The loader sees only this interface.
  */
-import { formatBytes } from '../rl/bytes';
-import { MAX_LINE_DEPTH, nestsDeeperThan } from '../rl/json-scan';
+import { formatBytes } from '../base/bytes';
+import { MAX_LINE_DEPTH, nestsDeeperThan } from '../base/json-scan';
 import { BodyTooLargeError, cappedResponse, readBody } from './read-body';
 import { ModelSourceError } from './errors';
 import {

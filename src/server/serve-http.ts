@@ -6,7 +6,7 @@
 import { timingSafeEqual, createHash } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { MAX_LINE_DEPTH, nestsDeeperThan } from '../rl/json-scan';
+import { MAX_LINE_DEPTH, nestsDeeperThan } from '../base/json-scan';
 import { ApiError } from './serve-errors';
 import { hostAllowed, hostName } from './serve-host';
 import { AddressSlots, perAddressShare } from './serve-slots';

@@ -9,7 +9,7 @@
  */
 import { closeSync, constants, createReadStream, fstatSync, openSync, readSync } from 'node:fs';
 import { Readable } from 'node:stream';
-import { formatBytes } from '../rl/bytes';
+import { formatBytes } from '../base/bytes';
 
 /** The path cannot be read as the file asked for (missing, unreadable, not a regular file, over its cap). */
 export class InputFileError extends Error {

@@ -6,7 +6,6 @@
  */
 import { isIP } from 'node:net';
 import { isLoopback } from '../runtime/services-node';
-import { UsageError } from './args';
 
 /** The name in a Host header, without port or IPv6 brackets, lower case, without a final dot. */
 export function hostName(header: string): string {
@@ -34,19 +33,3 @@ export function hostAllowed(header: string | undefined, bound: string, allowHost
 }
 
 const loopback = (name: string) => isLoopback(name.includes(':') ? `[${name}]` : name);
-
-/**
- * The names of --allow-host (space- or comma-separated): host names or addresses, without
- * scheme or port.
- *
- * @throws UsageError naming an entry that is not a host name
- */
-export function allowedHosts(text: string | undefined): string[] {
-  const entries = (text ?? '').split(/[\s,]+/).filter(Boolean);
-  for (const e of entries)
-    if (!/^[a-z0-9]([a-z0-9.-]*[a-z0-9])?$/i.test(e) && isIP(e) === 0)
-      throw new UsageError(
-        `--allow-host: "${e}" is not a host name; give the name clients reach this server by, without scheme or port, such as agent.example`,
-      );
-  return entries.map((e) => hostName(e.includes(':') ? `[${e}]` : e));
-}

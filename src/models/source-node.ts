@@ -34,7 +34,7 @@ export class DirSource implements ModelSource {
 
 /**
  * The package's root folder (its bundled models are in public/, as Vite serves them), found by
- * walking up rather than by a fixed path from this file: this code runs from src/gpu/ in the
+ * walking up rather than by a fixed path from this file: this code runs from src/models/ in the
  * repository and from the compiled CLI in dist-cli/ in an installed package.
  */
 export function packageRoot(from: string = dirname(fileURLToPath(import.meta.url))): string {
