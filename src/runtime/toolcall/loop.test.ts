@@ -154,6 +154,19 @@ async function runScripted(mode: RewardMode, samples?: ToolCallSamples, policy =
   return { result, records, policy, of };
 }
 
+/** The resume plan of a stop right after the log's last record, every logged sample still buffered. */
+function planAllBuffered(records: RunRecord[]) {
+  const seq = (r: RunRecord) => records.indexOf(r) + 1;
+  const interactions = records.filter((r): r is InteractionRecord => r.kind === 'interaction');
+  const buffered = records
+    .filter((r): r is SampleRecord => r.kind === 'sample')
+    .map((s) => {
+      const i = interactions.find((x) => x.session === s.session && x.turn === s.turn)!;
+      return { sample: { seq: seq(s), record: s }, interaction: { seq: seq(i), record: i } };
+    });
+  return resumePlan({ lastStep: null, nextStep: 0, version: 0, adapter: null, throughSeq: records.length, buffered }, records);
+}
+
 const SQRT2 = Math.SQRT2;
 /** Hand-computed: rewards per rollout and step, and advantages standardized per step index. */
 const EXPECTED: Record<RewardMode, { rewards: number[][]; advantages: number[][] }> = {
@@ -339,13 +352,7 @@ describe('ToolCallRunLoop: one sample per trajectory, tool outputs masked (the d
     const { records, policy, of } = await runScripted('integrated');
     const samples = of('sample') as SampleRecord[];
     const interactions = of('interaction') as InteractionRecord[];
-    const seq = (r: RunRecord) => records.indexOf(r) + 1;
-    // Every logged sample as if it had waited in the buffer when the run stopped.
-    const buffered = samples.map((s) => {
-      const i = interactions.find((x) => x.session === s.session && x.turn === s.turn)!;
-      return { sample: { seq: seq(s), record: s }, interaction: { seq: seq(i), record: i } };
-    });
-    const plan = resumePlan({ lastStep: null, nextStep: 0, version: 0, adapter: null, throughSeq: records.length, buffered }, records);
+    const plan = planAllBuffered(records);
     expect(plan.dropped).toBe(0);
     const trained = policy.trained.flat();
     plan.samples.forEach((s, k) => {
@@ -389,13 +396,7 @@ describe('ToolCallRunLoop: one sample per trajectory, tool outputs masked (the d
     // Nothing trained holds a tool output: no steps were joined.
     expect(policy.trained.flat().every((item) => (item.lossMask ?? []).every((m) => m === 1))).toBe(true);
     // A resume rebuilds them with the reason.
-    const interactions = of('interaction') as InteractionRecord[];
-    const seq = (r: RunRecord) => records.indexOf(r) + 1;
-    const buffered = samples.map((s) => {
-      const i = interactions.find((x) => x.session === s.session && x.turn === s.turn)!;
-      return { sample: { seq: seq(s), record: s }, interaction: { seq: seq(i), record: i } };
-    });
-    const plan = resumePlan({ lastStep: null, nextStep: 0, version: 0, adapter: null, throughSeq: records.length, buffered }, records);
+    const plan = planAllBuffered(records);
     expect(plan.samples.map((x) => x.trajectoryFallback)).toEqual(samples.map((x) => x.trajectoryFallback));
     const summarizer = new Summarizer();
     for (const r of records) summarizer.add(r);
