@@ -189,6 +189,48 @@ describe('the reproduction report', () => {
     expect(wishMarkdown(rows, 'combined', 8, [1, 2])).toContain('from +0.000 to +0.500');
   });
 
+  it("reports each combination's name rate and its lead over another child's hints, paired by seed", () => {
+    const run = (arm: 'opd' | 'opd-other-child', seed: number, wishes: string, last: number, name?: number): RunScores => ({
+      arm,
+      seed,
+      wishes,
+      scores: [
+        { step: 0, score: 0.25, rates: { 'wish:name': 0 } },
+        { step: 8, score: last, rates: name === undefined ? {} : { 'wish:name': name } },
+      ],
+    });
+    const runs = [
+      run('opd', 1, 'cat / Tom / hat', 0.75, 1),
+      run('opd', 2, 'cat / Tom / hat', 0.5, 0.5),
+      run('opd-other-child', 1, 'cat / Tom / hat', 0.5),
+      // Seed 2's control is missing: the difference pairs seed 1 only.
+      run('opd', 1, 'bunny / Hazel / flower', 0.25, 0),
+      run('opd-other-child', 1, 'bunny / Hazel / flower', 0.5),
+    ];
+    const rows = wishTable(runs, 'opd', 8);
+    expect(rows.map((r) => [r.wishes, r.name?.mean, r.vsOtherChild?.mean, r.vsOtherChild?.n])).toEqual([
+      ['cat / Tom / hat', 0.75, 0.25, 1],
+      ['bunny / Hazel / flower', 0, -0.25, 1],
+    ]);
+    const md = wishMarkdown(rows, 'opd', 8, [1, 2]);
+    expect(md).toContain("| name, step 8 | − another child's hints |");
+    expect(md).toContain('the name in 0.375');
+    expect(md).toContain("right hints − another child's +0.000");
+    // Without per-wish rates or a control, the table keeps its four columns.
+    expect(
+      wishMarkdown(
+        wishTable(
+          runs.filter((r) => r.arm === 'opd').map((r) => ({ ...r, scores: r.scores.map(({ step, score }) => ({ step, score })) })),
+          'opd',
+          8,
+        ),
+        'opd',
+        8,
+        [1, 2],
+      ),
+    ).not.toContain('name, step');
+  });
+
   it('picks the learning rate with the highest mean per arm', () => {
     const sweep: RunScores[] = [1e-3, 2e-3].flatMap((lr, k) =>
       [1, 2].map((seed) => ({

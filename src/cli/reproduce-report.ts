@@ -258,40 +258,86 @@ export interface WishRow {
   base: Cell;
   last: Cell;
   gain: Cell;
+  /** The share of evaluation stories at `step` that call the pet by this child's name, where the evaluations count it. */
+  name: Cell | null;
+  /** Right hints − another child's, paired by seed, at `step`, where that control ran on this combination. */
+  vsOtherChild: Cell | null;
 }
 
-/** Per wish combination: `arm`'s base, last-step score and gain over seeds, in the order first run. */
+/** Per wish combination: `arm`'s base, last-step score, gain and name rate over seeds, in the order first run. */
 export function wishTable(runs: readonly RunScores[], arm: TrainedArm, step: number): WishRow[] {
+  const control = OTHER_CHILD_PAIRS.find(([a]) => a === arm)?.[1];
   const combos = [...new Set(runs.filter((r) => r.wishes && r.arm === arm).map((r) => r.wishes!))];
   return combos.flatMap((wishes) => {
     const mine = runs.filter((r) => r.wishes === wishes && r.arm === arm && at(r, 0) !== undefined && at(r, step) !== undefined);
     if (!mine.length) return [];
+    const controls = new Map(runs.filter((r) => r.wishes === wishes && r.arm === control && at(r, step) !== undefined).map((r) => [r.seed, at(r, step)!]));
+    const names = mine.flatMap((r) => {
+      const v = rateAt(r, step, wishRateKey('name'));
+      return v === undefined ? [] : [v];
+    });
     return [
       {
         wishes,
         base: cell(mine.map((r) => at(r, 0)!))!,
         last: cell(mine.map((r) => at(r, step)!))!,
         gain: cell(mine.map((r) => at(r, step)! - at(r, 0)!))!,
+        name: cell(names),
+        vsOtherChild: cell(mine.filter((r) => controls.has(r.seed)).map((r) => at(r, step)! - controls.get(r.seed)!)),
       },
     ];
   });
 }
 
+/** "mean [lo, hi], from min to max" of one figure per combination, the spread a reader needs beside the mean. */
+function across(values: number[], format: (x: number) => string): string {
+  const b = bootstrapMean(values);
+  return `${format(b.mean)} [${format(b.lo)}, ${format(b.hi)}], from ${format(Math.min(...values))} to ${format(Math.max(...values))}`;
+}
+
 export function wishMarkdown(rows: readonly WishRow[], arm: TrainedArm, step: number, seeds: readonly number[]): string {
+  const withName = rows.some((r) => r.name);
+  const withControl = rows.some((r) => r.vsOtherChild);
+  const plain = (x: number) => x.toFixed(3);
+  const header = [
+    'wishes (pet / name / favourite)',
+    'step 0',
+    `${ARM_TITLES[arm]}, step ${step}`,
+    'gain',
+    ...(withName ? [`name, step ${step}`] : []),
+    ...(withControl ? ["− another child's hints"] : []),
+  ];
   const lines = [
-    `| wishes (pet / name / favourite) | step 0 | ${ARM_TITLES[arm]}, step ${step} | gain |`,
-    '| --- | --- | --- | --- |',
-    ...rows.map((r) => `| ${r.wishes} | ${withInterval(r.base)} | ${withInterval(r.last)} | ${withInterval(r.gain, signed)} |`),
+    `| ${header.join(' | ')} |`,
+    `| ${header.map(() => '---').join(' | ')} |`,
+    ...rows.map((r) => {
+      const cells = [r.wishes, withInterval(r.base), withInterval(r.last), withInterval(r.gain, signed)];
+      if (withName) cells.push(r.name ? withInterval(r.name) : '');
+      if (withControl) cells.push(r.vsOtherChild ? withInterval(r.vsOtherChild, signed) : '');
+      return `| ${cells.join(' | ')} |`;
+    }),
   ];
   if (rows.length > 1) {
-    const gains = rows.map((r) => r.gain.mean);
-    const across = bootstrapMean(gains);
+    const parts = [
+      `mean gain ${across(
+        rows.map((r) => r.gain.mean),
+        signed,
+      )}`,
+    ];
+    const names = rows.flatMap((r) => (r.name ? [r.name.mean] : []));
+    if (names.length > 1) parts.push(`the name in ${across(names, plain)} of the evaluation stories`);
+    const control = rows.flatMap((r) => (r.vsOtherChild ? [r.vsOtherChild.mean] : []));
+    if (control.length > 1) parts.push(`right hints − another child's ${across(control, signed)}`);
     lines.push(
       '',
-      `Across the ${rows.length} combinations: mean gain ${signed(across.mean)} [${signed(across.lo)}, ${signed(across.hi)}], ` +
-        `from ${signed(Math.min(...gains))} to ${signed(Math.max(...gains))}; seeds ${seedList(seeds)} per combination.`,
+      `Across the ${rows.length} combinations (the mean of the combinations' means, its 95 % bootstrap interval and the range): ${parts.join('; ')}; seeds ${seedList(seeds)} per combination.`,
     );
   }
+  if (withControl)
+    lines.push(
+      '',
+      `"− another child's hints" is ${ARM_TITLES[arm]} minus the same method taught with the hints written for another child, paired by seed: above zero, the hint's content steered what this child's runs learned.`,
+    );
   return lines.join('\n');
 }
 
