@@ -28,7 +28,7 @@ import { delimiter, join, resolve } from 'node:path';
 import { createInterface } from 'node:readline';
 import { parseArgs } from 'node:util';
 import { writeTinyModel } from '../test/fixtures/tiny-model';
-import { journalPath, readJournal } from '../src/cli/run-journal';
+import { journalPath, readJournal } from '../src/runtime/run-journal';
 import { LoadWatch, machineInfo } from '../bench/node/machine';
 import {
   agentArgs,

@@ -9,29 +9,7 @@ import { TransformersGenerator } from '../../src/generators/transformers';
 import { median, now, round } from '../lib/stats';
 import type { Maybe } from '../lib/types';
 import { transformers } from './peer';
-import { FILES_ROUTE, ORT_KEY } from './protocol';
-
-export interface JudgePlan {
-  models: { name: string; peerKey: string }[];
-  /** New tokens per vote. */
-  maxNewTokens: number;
-  reps: number;
-  /** A device whose warm-up turn takes longer than this is reported as skipped. */
-  budgetMs: number;
-}
-
-export interface JudgeTurnCell {
-  device: 'wasm' | 'webgpu';
-  dtype: 'fp32';
-  loadMs: number;
-  /** Median wall time of one judged turn (both votes, run together as the run loop does). */
-  turnMs: number;
-  /** turnMs over the tokens the two votes generated. */
-  msPerToken: number;
-  votes: 2;
-  maxNewTokens: number;
-  reps: number;
-}
+import { FILES_ROUTE, ORT_KEY, type JudgePlan, type JudgeTurnCell } from './protocol';
 
 const action = 'Here is the story: a dog named Rex found a red ball in the park and shared it with a cat.';
 const nextState = { role: 'user' as const, content: 'Nice, but make it shorter and give the cat a name, please.' };

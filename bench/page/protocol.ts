@@ -2,7 +2,6 @@
 import type { AdapterReport, DurabilityCell, EngineRun, MatmulCell, Maybe, PeerRun } from '../lib/types';
 import type { Workload } from '../lib/workload';
 import type { PaperPlan, PaperRun } from '../lib/paper';
-import type { JudgePlan, JudgeTurnCell } from './judge';
 
 /** Every model folder is served at `${FILES_ROUTE}${key}/`, onnxruntime-web's dist at `${FILES_ROUTE}${ORT_KEY}/`. */
 export const FILES_ROUTE = '/bench-files/';
@@ -31,6 +30,29 @@ export interface PageResult {
   /** transformers.js's version and onnxruntime-web's WASM thread count as the page ran them. */
   peerRuntime: Maybe<{ transformers: string; ortWasmThreads: number | string }>;
   models: Record<string, PageModelResult>;
+}
+
+/** What judge() is asked to time (page/judge.ts runs it), and one device's answer for a model. */
+export interface JudgePlan {
+  models: { name: string; peerKey: string }[];
+  /** New tokens per vote. */
+  maxNewTokens: number;
+  reps: number;
+  /** A device whose warm-up turn takes longer than this is reported as skipped. */
+  budgetMs: number;
+}
+
+export interface JudgeTurnCell {
+  device: 'wasm' | 'webgpu';
+  dtype: 'fp32';
+  loadMs: number;
+  /** Median wall time of one judged turn (both votes, run together as the run loop does). */
+  turnMs: number;
+  /** turnMs over the tokens the two votes generated. */
+  msPerToken: number;
+  votes: 2;
+  maxNewTokens: number;
+  reps: number;
 }
 
 declare global {

@@ -11,6 +11,11 @@ export function formatBytes(n: number): string {
   return unit === 0 ? `${Math.round(value)} bytes` : `${value.toFixed(value < 10 ? 1 : 0)} ${units[unit]}`;
 }
 
+/** A memory size in binary units ("1.50 GiB", "512.0 MiB"), as the memory planner's figures are told. */
+export function gib(bytes: number): string {
+  return bytes >= 2 ** 30 ? `${(bytes / 2 ** 30).toFixed(2)} GiB` : `${(bytes / 2 ** 20).toFixed(1)} MiB`;
+}
+
 /** Bytes of a string in UTF-8, without allocating the encoding. */
 export function utf8Length(s: string): number {
   let n = 0;

@@ -8,9 +8,9 @@ import type { RunRecord } from '../rl/records';
 import { exampleConfig } from '../runtime/run-config';
 import { tinyModel } from '../../test/fixtures/tiny-model';
 import { until } from '../../test/support/cli/serve';
-import { DiskFullError } from './disk-full';
+import { DiskFullError } from '../runtime/disk-full';
 import { main } from './main';
-import { journalPath, readJournal, RunJournal } from './run-journal';
+import { journalPath, readJournal, RunJournal } from '../runtime/run-journal';
 
 const end = (i: number): RunRecord => ({ kind: 'session_end', version: 0, ts: i, session: `s${i}`, reason: 'timeout', turns: 1, mainTurns: 1 });
 const temps = (dir: string) => readdirSync(dir).filter((n) => n.endsWith('.tmp'));

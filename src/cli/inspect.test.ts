@@ -6,7 +6,7 @@ import type { RunRecord } from '../rl';
 import { exampleConfig } from '../runtime/run-config';
 import { runCli } from '../../test/support/cli/run-cli';
 import { sampleRun } from '../../test/support/storage/fixtures';
-import { RunJournal } from './run-journal';
+import { RunJournal } from '../runtime/run-journal';
 
 async function runFile(records: RunRecord[]): Promise<string> {
   const file = join(mkdtempSync(join(tmpdir(), 'nextstate-inspect-')), 'run.nsrun');

@@ -3,7 +3,7 @@ import type { TrajectoryFallback } from '../rl';
 import type { CliIo } from './io';
 import { parse, positionals, UsageError } from './args';
 import { openRunFile } from './files';
-import { describeLiveStatus, readLiveStatus } from './run-status';
+import { describeLiveStatus, readLiveStatus } from '../runtime/run-status';
 import { terminalField } from './terminal';
 
 export const usage = `nextstate inspect RUN_FILE [--json]

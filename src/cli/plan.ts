@@ -11,6 +11,7 @@ import { DEFAULT_TRAIN } from '../gpu/train-types';
 import { isPositiveInt, number, parse, required, UsageError } from './args';
 import { QUANTIZE_OPTION, QUANTIZE_USAGE, quantizeOption, REVISION_OPTION, REVISION_USAGE, revisionOption } from './engine';
 import { terminalField } from './terminal';
+import { gib } from '../base/bytes';
 
 export const usage = `nextstate plan --model DIR|CONFIG.json|NAME|ID ${REVISION_USAGE} ${QUANTIZE_USAGE} [--lora-rank 16 (0: none)]
     [--targets q_proj,...] [--train 16x512] [--micro-batch-tokens 2048] [--recompute none|layer]
@@ -98,10 +99,6 @@ const LABELS: Record<keyof PlanCategories, string> = {
   optimizer: 'AdamW moments',
   scratch: 'scratch (transient peak)',
 };
-
-export function gib(bytes: number): string {
-  return bytes >= 2 ** 30 ? `${(bytes / 2 ** 30).toFixed(2)} GiB` : `${(bytes / 2 ** 20).toFixed(1)} MiB`;
-}
 
 function planLines(p: MemoryPlan, from: string): string[] {
   const f = p.weightFormat;

@@ -14,7 +14,7 @@ import type { JudgeResultRecord } from '../rl/records';
 import { validateRecord } from '../rl/validate';
 import { childLabel, otherChildFor } from '../sims/scenarios/other-child';
 import { exampleConfig, type RunConfig } from '../runtime/run-config';
-import { journalPath, readJournal } from './run-journal';
+import { journalPath, readJournal } from '../runtime/run-journal';
 
 const dir = mkdtempSync(join(tmpdir(), 'nextstate-reproduce-other-child-'));
 let model = '';

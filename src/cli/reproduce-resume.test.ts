@@ -11,7 +11,7 @@ import { tinyModel } from '../../test/fixtures/tiny-model';
 import { runCli } from '../../test/support/cli/run-cli';
 import type { RunRecord } from '../rl/records';
 import { exampleConfig } from '../runtime/run-config';
-import { journalPath, readJournal } from './run-journal';
+import { journalPath, readJournal } from '../runtime/run-journal';
 
 const dir = mkdtempSync(join(tmpdir(), 'nextstate-reproduce-resume-'));
 let configFile = '';

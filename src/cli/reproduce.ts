@@ -38,7 +38,7 @@ import {
   type RunScores,
 } from './reproduce-report';
 import { resumeRunFile, runToFile } from './run';
-import { journalPath, readJournal, RunJournal } from './run-journal';
+import { journalPath, readJournal, RunJournal } from '../runtime/run-journal';
 import { lastResume } from '../runtime/resume-plan';
 import type { RunRecord } from '../rl/records';
 import { timeLeft, type CliIo } from './io';

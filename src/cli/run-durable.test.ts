@@ -15,7 +15,7 @@ import { until } from '../../test/support/cli/serve';
 import type { RunRecord } from '../rl/records';
 import { exampleConfig, parseRunConfig } from '../runtime/run-config';
 import { resumeRunFile, RunFailedError, runToFile } from './run';
-import { checkpointsPath, checkpointVersions, journalPath, readJournal } from './run-journal';
+import { checkpointsPath, checkpointVersions, journalPath, readJournal } from '../runtime/run-journal';
 
 const dir = mkdtempSync(join(tmpdir(), 'nextstate-durable-'));
 let configFile = '';

@@ -12,7 +12,7 @@ import { runCli } from '../../test/support/cli/run-cli';
 import { startTestServer } from '../../test/support/cli/serve';
 import type { RunRecord } from '../rl/records';
 import { exampleConfig } from '../runtime/run-config';
-import { checkpointsPath, journalPath, readJournal, workspacePath } from './run-journal';
+import { checkpointsPath, journalPath, readJournal, workspacePath } from '../runtime/run-journal';
 
 const dir = mkdtempSync(join(tmpdir(), 'nextstate-force-'));
 let configFile = '';

@@ -9,7 +9,7 @@ import { tinyModel } from '../../test/fixtures/tiny-model';
 import { exampleConfig, parseRunConfig, type RunConfig } from '../runtime/run-config';
 import { RemotePolicyError, RemotePolicyService } from '../runtime/remote-policy';
 import { runToFile } from './run';
-import { journalPath, readJournal } from './run-journal';
+import { journalPath, readJournal } from '../runtime/run-journal';
 
 const KEY = 'remote-policy-test-key-8f3a';
 

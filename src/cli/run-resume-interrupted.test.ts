@@ -13,7 +13,7 @@ import type { RunRecord, RuntimeEventRecord } from '../rl/records';
 import { exampleConfig, type RunConfig } from '../runtime/run-config';
 import { sessionIndexOf } from '../runtime/resume-plan';
 import { resumeRunFile, runToFile } from './run';
-import { journalPath, readJournal } from './run-journal';
+import { journalPath, readJournal } from '../runtime/run-journal';
 
 const dir = mkdtempSync(join(tmpdir(), 'nextstate-resume-interrupted-'));
 let config: RunConfig;

@@ -5,8 +5,8 @@ import { describe, expect, it } from 'vitest';
 import { exampleConfig } from '../runtime/run-config';
 import { sampleRun } from '../../test/support/storage/fixtures';
 import { runCli } from '../../test/support/cli/run-cli';
-import { RunJournal } from './run-journal';
-import { describeLiveStatus, readLiveStatus, statusPath } from './run-status';
+import { RunJournal } from '../runtime/run-journal';
+import { describeLiveStatus, readLiveStatus, statusPath } from '../runtime/run-status';
 
 describe('the live status beside a run file', () => {
   it('says a step runs from before it starts, with the run file holding every record so far; clears it with the step; goes when the run closes', async () => {

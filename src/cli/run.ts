@@ -52,7 +52,7 @@ import { Interrupted, stoppable, type StopSignal } from './signals';
 import { withPolicyCommit } from '../runtime/policy-commit';
 import { loopResume, resumePlan } from '../runtime/resume-plan';
 import { applySets, SET_NOTE, SET_OPTION, SET_USAGE, setValues } from './overrides';
-import { journalResumePoint, modelPath, RunJournal, RunJournalError, workspacePath, type RunJournalOptions } from './run-journal';
+import { journalResumePoint, modelPath, RunJournal, RunJournalError, workspacePath, type RunJournalOptions } from '../runtime/run-journal';
 
 export const usage = `nextstate run --config RUN.json [--out RUN_FILE [--force]] [--steps N] [--policy DIR|ID] ${REVISION_USAGE}
       ${BACKEND_USAGE} ${QUANTIZE_USAGE} ${SET_USAGE} [--json]

@@ -6,7 +6,7 @@ import type { InteractionRecord, JudgeResultRecord, RunRecord } from '../rl/reco
 import { runCli } from '../../test/support/cli/run-cli';
 import { spawnServe, startTestServer, until, type TestServer } from '../../test/support/cli/serve';
 import { EnginePolicyService } from '../runtime/policy-service';
-import { journalPath, readJournal } from './run-journal';
+import { journalPath, readJournal } from '../runtime/run-journal';
 
 const TOOLS = [
   {

@@ -1,34 +1,21 @@
 /**
- * `nextstate serve`: the policy behind an OpenAI-compatible endpoint that trains while it serves,
- * the reference's openclaw_api_server on this project's run loop core. An agent (OpenClaw, any
- * OpenAI client) talks to it; each main turn is paired with its next state, judged, buffered and
- * trained on, exactly as in `nextstate run`, and every record is journaled before the reply goes
- * out (run-journal.ts).
+ * `nextstate serve`: the policy behind an OpenAI-compatible endpoint that trains while it serves.
+ * This reads and checks its options; the server itself (the journal, the policy, the serve loop,
+ * the trainer thread and the HTTP server) is src/server/serve-run.ts.
  */
 import { isIP } from 'node:net';
 import { basename } from 'node:path';
 import { isDeepStrictEqual } from 'node:util';
 import { METHODS, makePreset, parsePreset, type MethodName, type MethodPreset, type PresetOverrides } from '../rl/presets';
 import { FILE_LIMITS, InputFileError, readLocalText } from '../models/local-file';
-import { turnCount, type InteractionRecord, type RunRecord, type RuntimeEventRecord } from '../rl/records';
-import { resolveWeightFormat } from '../gpu/load';
-import type { PeftFiles } from '../gpu/peft';
-import type { RunLoopOptions } from '../runtime/loop-types';
-import type { AnyRunConfig, GeneratorSpec, RunConfig } from '../runtime/run-config';
+import type { GeneratorSpec, RunConfig } from '../runtime/run-config';
 import { parseRunConfig } from '../runtime/run-config';
-import { EnginePolicyService, policyCommit } from '../runtime/policy-service';
-import { withPolicyCommit } from '../runtime/policy-commit';
-import { loopResume, resumePlan } from '../runtime/resume-plan';
-import { createNodeServices, isLoopback } from '../runtime/services-node';
-import { SERVED_STEPS, ServeLoop } from '../runtime/serve-loop';
-import { SessionPairing } from '../runtime/serve-pairing';
-import { unfinishedTurns, type UnfinishedTurns } from '../runtime/serve-unfinished';
+import { isLoopback } from '../runtime/services-node';
+import { SERVED_STEPS } from '../runtime/serve-loop';
 import { byteSize, durationMs, isPositiveInt, number, parse, required, UsageError } from './args';
 import { applySets, SET_NOTE, SET_OPTION, SET_USAGE, setValues } from './overrides';
 import {
   BACKEND_OPTION,
-  createBackend,
-  policyFiles,
   QUANTIZE_OPTION,
   QUANTIZE_USAGE,
   REVISION_NOTE,
@@ -39,16 +26,12 @@ import {
   BACKEND_USAGE,
 } from './engine';
 import { eventLine } from './run';
-import { ChatEndpoint, servedMessage } from '../server/serve-chat';
-import { startHttpServer, type RunningServer } from '../server/serve-http';
 import { hostName } from '../server/serve-host';
-import { journalResumePoint, RunJournal } from './run-journal';
-import { replyMessage, usesToolCallTags } from '../rl/tool-calls';
+import { startServedRun, UnservableRunError, type ServeHandle, type TrainerThreadHooks } from '../server/serve-run';
 import type { CliIo } from './io';
 import { progressFor } from './load-progress';
 import { FORCE_OPTION, notStdout } from './output';
 import { stoppable } from './signals';
-import { placeSteps, type TrainerThreadHooks } from './serve-trainer';
 
 export const usage = `nextstate serve --model DIR|HUB_ID ${REVISION_USAGE} --out RUN.nsrun [--port 30000] [--host 127.0.0.1] [--api-key-file FILE]
       [--method ${METHODS.join('|')}] [--judge rules|policy|URL [--judge-model NAME]] [--batch-size N] [--lora-rank N]
@@ -70,20 +53,6 @@ export const usage = `nextstate serve --model DIR|HUB_ID ${REVISION_USAGE} --out
   ${REVISION_NOTE}`;
 
 const DEFAULTS = { port: 30000, maxTokens: 1024, maxInFlight: 64, maxBodyBytes: 16 * 1024 * 1024, seed: 1, maxBatch: 32 };
-/** Sessions named by the server, for requests that name none: conv-0, conv-1, ... */
-const AUTO_SESSION = /^conv-(\d+)$/;
-
-export interface ServeHandle {
-  url: string;
-  loop: ServeLoop;
-  runFile: RunJournal;
-  /** Resolves when the loop has stopped (stop(), or a failure) and the run file is final. */
-  finished: Promise<void>;
-  /** Stops serving and training at once (a signal's handler); `finished` resolves when done. */
-  stopServing(): void;
-  /** Stops serving and training; the run file is written one last time. */
-  stop(): Promise<void>;
-}
 
 function judgeSpec(v: Record<string, unknown>): GeneratorSpec {
   const judge = typeof v.judge === 'string' ? v.judge : 'rules';
@@ -188,19 +157,6 @@ function checkResumedOptions(v: Record<string, unknown>, was: RunConfig, model: 
     );
 }
 
-/** A resumed run's policy loaded from `model`: at the recorded commit when it is the model the run named. */
-function resumedPolicy(was: RunConfig, model: string): RunConfig['models']['policy'] {
-  const { revision, ...policy } = was.models.policy;
-  return { ...policy, model, ...(revision && was.models.policy.model === model ? { revision } : {}) };
-}
-
-/** Each session's last turn number in a log. */
-function turnsOf(records: readonly RunRecord[]): Map<string, number> {
-  const turns = new Map<string, number>();
-  for (const r of records) if (r.kind === 'interaction') turns.set(r.session, Math.max(turns.get(r.session) ?? 0, r.turn));
-  return turns;
-}
-
 /**
  * The names of --allow-host (space- or comma-separated): host names or addresses, without
  * scheme or port.
@@ -253,7 +209,7 @@ export function serveApiKey(
   return env.NEXTSTATE_SERVE_API_KEY || undefined;
 }
 
-export type { TrainerThreadHooks } from './serve-trainer';
+export type { ServeHandle, TrainerThreadHooks } from '../server/serve-run';
 
 /** Starts the server from the command line's options; returns once it listens. */
 export async function startServe(argv: string[], io: CliIo, hooks: { trainer?: TrainerThreadHooks } = {}): Promise<ServeHandle> {
@@ -304,196 +260,38 @@ export async function startServe(argv: string[], io: CliIo, hooks: { trainer?: T
   const maxMemory = byteSize(v, 'max-memory');
   const allowOrigins = allowedOrigins(v['allow-origin'] as string | undefined);
   const allowHosts = allowedHosts(v['allow-host'] as string | undefined);
+  const maxBodyBytes = number(v, 'max-body-bytes', DEFAULTS.maxBodyBytes, isPositiveInt);
+  const maxInFlight = number(v, 'max-in-flight', DEFAULTS.maxInFlight, isPositiveInt);
+  const maxBatch = number(v, 'max-batch', DEFAULTS.maxBatch, isPositiveInt);
+  if (v.resume && v.force) throw new UsageError('--resume continues the run at --out and --force replaces it; give one');
   // --json: every event on stdout, for the program that started the server; else a note on stderr.
   const say = (line: object, text: string, progress = false) => {
     if (v.json) io.out(JSON.stringify(line));
     else if (progress) io.progress(text);
     else io.note(text);
   };
-
-  let exportAdapter: () => Promise<PeftFiles> = () => Promise.reject(new Error('the policy is not loaded yet'));
-  const runFileOptions = { exportAdapter: () => exportAdapter() };
-  if (v.resume && v.force) throw new UsageError('--resume continues the run at --out and --force replaces it; give one');
-  // Checked before the journal is opened for appending, so a refused resume leaves the run as it was.
-  const checkResumable = (was: AnyRunConfig) => {
-    if (was.track === 'toolcall' || was.scenario.id !== 'talk')
-      throw new UsageError(`${file} is a headless run (nextstate run wrote it); continue it with nextstate run --resume ${file}`);
-    checkResumedOptions(v, was, model, file);
-    return was;
-  };
-  const resumed = v.resume ? await RunJournal.resume(file, runFileOptions, checkResumable) : null;
-  if (!resumed && v.force) RunJournal.checkReplaceable(file);
-  else if (!resumed) RunJournal.checkNew(file);
-  const was = resumed?.config as RunConfig | undefined;
-  // A resumed run goes on as it was configured; only where its policy is loaded from may change
-  // (the commit it recorded belongs to the model it named).
-  const config: RunConfig = was ? { ...was, models: { ...was.models, policy: resumedPolicy(was, model) } } : serveConfig(v, model);
-
-  const backend = await createBackend(config.models.policy.backend ?? 'cpu');
-  config.models.policy.weightFormat = resolveWeightFormat(config.models.policy.weightFormat, backend);
-  const services = await createNodeServices(config, backend, progressFor(io));
-  const { policyModel } = services;
-  // A run file written by a client of another server names that server: this command serves a model of its own.
-  if (!policyModel)
-    throw new UsageError(`${file} is a run whose policy is on a server (models.policy.kind "server"); nextstate serve continues only runs it served`);
-  const policy = services.policy as EnginePolicyService;
-  exportAdapter = () => policy.exportAdapter();
-  const withRefs: RunConfig = withPolicyCommit(
-    {
-      ...config,
-      modelRefs: { policy: { id: model, files: policyFiles(policy), weightFormat: config.models.policy.weightFormat } },
-      seeds: { run: config.seed },
-    },
-    policyCommit(policy),
-  );
-  const steps = placeSteps(policy, withRefs, policyModel.config, {
-    thread: !v['no-trainer-thread'],
-    maxMemory,
-    hooks: hooks.trainer,
-    unavailable: (e) => say({ type: 'trainer', trainsBeside: false, message: e.message }, e.message),
-  });
-  const trainer = steps.trainer;
-  // Only now: a model that fails to load leaves the run that was there as it was.
-  if (!resumed && v.force) RunJournal.remove(file);
-  const runFile = resumed?.run ?? (await RunJournal.create(file, withRefs, withRefs.label ?? 'serve', runFileOptions));
-
-  const tokenizer = policyModel.tokenizer;
-  const toolCallTags = usesToolCallTags(tokenizer.chatTemplateText);
-  const pairing = new SessionPairing();
-  let nextSession = 0;
-  let resume: RunLoopOptions['resume'];
-  let unfinished: UnfinishedTurns | undefined;
-  const records = runFile.all;
-  if (v.resume) {
-    // A logged reply as its client got it back (tool calls parsed), which the client's next request repeats.
-    const reply = (r: InteractionRecord) => servedMessage(replyMessage(r.response, toolCallTags && r.tools !== undefined, 'call'), r.tokenTexts);
-    const point = journalResumePoint(file, records);
-    if (point.adapter) await policy.restore(point.adapter.files, point.version);
-    const plan = resumePlan(point, records);
-    resume = {
-      ...loopResume(plan),
-      // Served sessions are named by their clients, not s0, s1, ...: count the ones seen.
-      sessionsStarted: new Set(records.flatMap((r) => (r.kind === 'interaction' ? [r.session] : []))).size,
-    };
-    // Header-less sessions go on where they were: their last request and reply pair the next one.
-    for (const r of records) {
-      if (r.kind !== 'interaction') continue;
-      const auto = AUTO_SESSION.exec(r.session);
-      if (!auto) continue;
-      nextSession = Math.max(nextSession, Number(auto[1]) + 1);
-      pairing.remember(r.session, r.messages, reply(r));
-    }
-    unfinished = unfinishedTurns(records, { reply, paired: (session) => AUTO_SESSION.test(session) });
-  }
-  // The loop's first record says what the resume did (resume-plan.ts resumeMessage), before the server listens.
-  let resumeSaid = () => {};
-  const saidResumed = resume ? new Promise<void>((r) => (resumeSaid = r)) : null;
-  const sayResumed = (r: RuntimeEventRecord) => {
-    say(
-      {
-        type: 'resumed',
-        step: r.step ?? 0,
-        version: r.version,
-        buffered: resume?.samples?.length ?? 0,
-        dropped: resume?.dropped ?? 0,
-        waiting: unfinished?.waiting.length ?? 0,
-        unjudged: unfinished?.unjudged.length ?? 0,
-        interrupted: turnCount(r.interrupted),
-      },
-      r.message,
-    );
-    resumeSaid();
-  };
-
-  const loop = new ServeLoop(config, services, runFile, {
-    ...(resume ? { resume } : {}),
-    ...(unfinished ? { unfinished } : {}),
-    turnsSoFar: turnsOf(records),
-    generationBatch: number(v, 'max-batch', DEFAULTS.maxBatch, isPositiveInt),
-    onRecord: (r) => {
-      if (r.kind === 'runtime_event' && r.event === 'run_resumed') sayResumed(r);
-      const line = eventLine(r);
-      if (line && r.kind === 'train_step') {
-        const loss = r.stats.loss === null ? 'n/a' : r.stats.loss.toFixed(4);
-        say(line, `step ${r.step} -> v${r.version + 1}: ${r.samples} samples, loss ${loss}${r.skipped ? `, SKIPPED: ${r.skipped}` : ''}`, true);
-      }
-    },
-  });
-  const modelId = typeof v['served-model-name'] === 'string' ? v['served-model-name'] : basename(model);
-  const maxTokens = config.sampling.policy.maxNewTokens;
-  const chat = new ChatEndpoint(
-    {
-      modelId,
-      aliases: [model],
-      maxTokens,
-      maxPositions: policyModel.config.maxPositions,
-      temperature: config.sampling.policy.temperature,
-      topP: config.sampling.policy.topP,
-      toolCallTags,
-      seed: config.seed,
-      vocabSize: policyModel.config.vocabSize,
-    },
-    {
-      loop,
-      pairing,
-      promptIds: (messages, tools) => policyModel.promptIds(messages, { tools }),
-      tokenizer,
-      newSession: () => `conv-${nextSession++}`,
-      runFile,
-      trainer: steps.now,
-    },
-  );
-  const running = loop.run();
-  let http: RunningServer;
   try {
-    if (saidResumed) await Promise.race([saidResumed, running]);
-    http = await startHttpServer(
+    return await startServedRun(
       {
-        host,
-        port,
-        apiKey,
-        maxBodyBytes: number(v, 'max-body-bytes', DEFAULTS.maxBodyBytes, isPositiveInt),
-        maxInFlight: number(v, 'max-in-flight', DEFAULTS.maxInFlight, isPositiveInt),
-        allowOrigins,
-        allowHosts,
+        model,
+        file,
+        resume: v.resume === true,
+        replace: v.force === true,
+        config: () => serveConfig(v, model),
+        checkResumed: (was) => checkResumedOptions(v, was, model, file),
+        http: { host, port, apiKey, maxBodyBytes, maxInFlight, allowOrigins, allowHosts },
+        modelId: typeof v['served-model-name'] === 'string' ? v['served-model-name'] : basename(model),
+        maxBatch,
+        trainerThread: !v['no-trainer-thread'],
+        maxMemory,
       },
-      chat,
+      { say, eventLine, loadProgress: progressFor(io) },
+      hooks,
     );
   } catch (e) {
-    loop.stop();
-    await trainer?.close();
-    await running.catch(() => {});
-    await runFile.close();
-    throw e;
+    // A run the server does not continue is the command line's to fix: another --out.
+    throw e instanceof UnservableRunError ? new UsageError(e.message) : e;
   }
-  const finished = running
-    .finally(async () => {
-      await trainer?.close();
-      await http.close();
-      await runFile.close();
-    })
-    .then(() => undefined);
-  say(
-    { type: 'listening', url: `${http.url}/v1`, model: modelId, file, method: config.method, trainsBeside: policy.trainsBeside === true },
-    `serving ${modelId} at ${http.url}/v1 (${config.method}, judge ${config.models.judge.kind}); records go to ${file}` +
-      (policy.trainsBeside ? '' : '; steps train on the serving thread'),
-  );
-  const stop = () => {
-    loop.stop();
-    // A step in flight in the trainer thread is dropped: its samples are journaled, and --resume trains them.
-    void trainer?.close();
-  };
-  return {
-    url: http.url,
-    loop,
-    runFile,
-    finished,
-    stopServing: stop,
-    stop: async () => {
-      stop();
-      await finished;
-    },
-  };
 }
 
 export async function serveCommand(argv: string[], io: CliIo): Promise<void> {

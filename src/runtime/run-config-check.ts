@@ -2,8 +2,10 @@
  * The one reader of run configs, in the combinators of base/check.ts: what the lab stores, what a
  * run file carries and what `nextstate run --config` reads all pass here. Objects are exact (a
  * misspelt field is refused, not ignored); every problem names its field and what to write.
+ * The config types are what these checkers return (Infer), so they are declared here beside
+ * them; run-config.ts, where the rest of the code reads them from, re-exports them.
  */
-import { checker, discriminated, FieldError, int, mapOf, num, object, oneOf, runChecker, str, type Checker, type JsonSchema } from '../base/check';
+import { checker, discriminated, FieldError, int, mapOf, num, object, oneOf, runChecker, str, type Checker, type Infer, type JsonSchema } from '../base/check';
 import { hintSourceOf, MAX_NEW_TOKENS, MAX_VOTES, METHODS, parsePreset, presetShape, type MethodPreset } from '../rl/presets';
 import { WRONG_ANSWER_REWARDS } from '../rl/tool-call-reward';
 import { MAX_DIMENSIONS } from '../models/config';
@@ -15,7 +17,6 @@ import { modelsChecker, seedsChecker } from '../storage/stored-config';
 import type { GeneratorKind, GeneratorSource } from '../generators/generator';
 import type { TransformersDevice, TransformersDtype } from '../generators/transformers';
 import type { RewardMode } from '../sims/toolcall/index';
-import type { AnyRunConfig, PersonalPolicyConfig, RunConfig, ToolCallRunConfig } from './run-config';
 
 /** A field of a run config failed its check; `field` is its path in the config. */
 export class RunConfigError extends Error {
@@ -29,6 +30,8 @@ export class RunConfigError extends Error {
 }
 
 export const TRACKS = ['personal', 'toolcall'] as const;
+
+export type Track = (typeof TRACKS)[number];
 
 /**
  * Bounds on every count, so that a hand-edited or shared config cannot ask for runaway work
@@ -117,6 +120,9 @@ export const generatorChecker = discriminated('kind', {
 });
 const generator = generatorChecker;
 
+/** Where a judge, simulated user or evaluator gets its text; its kinds are generatorChecker's. */
+export type GeneratorSpec = Infer<typeof generatorChecker>;
+
 /** The policy's checkpoint and how it is loaded (PolicyModelConfig). */
 export const policyModelChecker = object(
   { model: saying('must name a model folder or hub id', modelName) },
@@ -138,6 +144,9 @@ export const policyModelChecker = object(
     ),
   },
 );
+
+/** The policy's checkpoint and how it is loaded (fields: policyModelChecker). */
+export type PolicyModelConfig = Infer<typeof policyModelChecker>;
 
 /** A server's base URL: http(s) only, so a config cannot point the run at another scheme. */
 const serverUrl: Checker<string> = checker({ type: 'string', minLength: 1, maxLength: 2048, pattern: '^https?://' }, (value, path) => {
@@ -168,6 +177,19 @@ export const remotePolicyChecker = object(
 );
 const policyModel = policyModelChecker;
 const remotePolicy = remotePolicyChecker;
+
+/**
+ * A policy served by another machine that speaks the reference's session protocol (its slime or
+ * Tinker server, or `nextstate serve`): the run sends each turn with X-Session-Id, X-Turn-Type and
+ * X-Session-Done, and the server judges and trains. `apiKey` is sent as a Bearer key and is never
+ * written to a run file (withoutSecrets); absent, Node takes it from NEXTSTATE_API_KEY_<HOST>.
+ * The loading settings of a local policy are typed absent, so readers of either kind need no
+ * narrowing; the server loads its own.
+ */
+export type RemotePolicyConfig = Infer<typeof remotePolicyChecker> & { [K in keyof Omit<PolicyModelConfig, 'model'>]?: never };
+
+/** Where a personal-track policy runs: on this machine's engine, or on a server that trains it. */
+export type PersonalPolicyConfig = PolicyModelConfig | RemotePolicyConfig;
 
 /** The personal track's policy: on the engine here, or (kind "server") on a server that trains it. */
 const personalPolicy: Checker<PersonalPolicyConfig> = checker({ oneOf: [policyModel.schema, remotePolicy.schema] }, (value, path) => {
@@ -227,6 +249,9 @@ const extras = {
 };
 export const configExtrasChecker = object({}, extras);
 
+/** What the lab and the run file keep beside the run loop's fields; the loop ignores them. */
+export type ConfigExtras = Infer<typeof configExtrasChecker>;
+
 /**
  * The personal-agent track (RunConfig): simulated (or real) users in conversation, the binary
  * judge and the hint judge. A config without `track` is one of these (every config written
@@ -266,6 +291,9 @@ export const personalConfigChecker = object(
 );
 const personal = personalConfigChecker;
 
+/** The personal-agent track (personalConfigChecker); a config without `track` is one of these. */
+export type RunConfig = Infer<typeof personalConfigChecker>;
+
 /** The tool-call track's own settings (ToolCallOptions). */
 export const toolCallOptionsChecker = object(
   {
@@ -290,6 +318,9 @@ export const toolCallOptionsChecker = object(
     wrongAnswer: saying('must be "tool-calls" (the reference\'s shaping by tool-call rounds) or "flat" (-1)', oneOf(...WRONG_ANSWER_REWARDS)),
   },
 );
+
+/** The tool-call track's own settings. */
+export type ToolCallOptions = Infer<typeof toolCallOptionsChecker>;
 
 /**
  * The general-agent track (ToolCallRunConfig, docs/method.md#general-agents-tool-calls): GSM8K
@@ -328,6 +359,12 @@ export const toolCallConfigChecker = object(
   extras,
 );
 const toolCall = toolCallConfigChecker;
+
+/** The general-agent track (toolCallConfigChecker): GSM8K problems solved with a calculator tool. */
+export type ToolCallRunConfig = Infer<typeof toolCallConfigChecker>;
+
+/** A run config of either track. */
+export type AnyRunConfig = RunConfig | ToolCallRunConfig;
 
 const toError = (e: FieldError) => new RunConfigError(e.path || '(root)', e.problem);
 

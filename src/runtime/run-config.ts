@@ -16,38 +16,22 @@ import { armSetup, type TrainedArm } from './arms';
 import { DEMO_STORY_MODEL } from '../models/bundled';
 import { DEFAULT_FAVOURITE, DEFAULT_PET_NAME, DEFAULT_STORY_SUBJECT, STORY_MAX_NEW_TOKENS, type ScenarioId } from '../sims/scenarios/index';
 import { CALCULATOR_TOOL, DEFAULT_GROUP_SIZE, DEFAULT_MAX_STEPS } from '../sims/toolcall/index';
-import type { Infer } from '../base/check';
-import type {
-  configExtrasChecker,
-  generatorChecker,
-  personalConfigChecker,
-  policyModelChecker,
-  remotePolicyChecker,
-  toolCallConfigChecker,
-  toolCallOptionsChecker,
-  TRACKS,
-} from './run-config-check';
+import type { AnyRunConfig, PersonalPolicyConfig, RemotePolicyConfig, RunConfig, ToolCallRunConfig, Track } from './run-config-check';
 
 export { parseAnyRunConfig, parseRunConfig, parseToolCallRunConfig, RunConfigError, TRACKS } from './run-config-check';
-
-/** Where a judge, simulated user or evaluator gets its text; its kinds are generatorChecker's. */
-export type GeneratorSpec = Infer<typeof generatorChecker>;
-
-/** The policy's checkpoint and how it is loaded (fields: policyModelChecker). */
-export type PolicyModelConfig = Infer<typeof policyModelChecker>;
-
-/**
- * A policy served by another machine that speaks the reference's session protocol (its slime or
- * Tinker server, or `nextstate serve`): the run sends each turn with X-Session-Id, X-Turn-Type and
- * X-Session-Done, and the server judges and trains. `apiKey` is sent as a Bearer key and is never
- * written to a run file (withoutSecrets); absent, Node takes it from NEXTSTATE_API_KEY_<HOST>.
- * The loading settings of a local policy are typed absent, so readers of either kind need no
- * narrowing; the server loads its own.
- */
-export type RemotePolicyConfig = Infer<typeof remotePolicyChecker> & { [K in keyof Omit<PolicyModelConfig, 'model'>]?: never };
-
-/** Where a personal-track policy runs: on this machine's engine, or on a server that trains it. */
-export type PersonalPolicyConfig = PolicyModelConfig | RemotePolicyConfig;
+// The config types are the checkers' (run-config-check.ts); this is where the rest of the code reads them.
+export type {
+  AnyRunConfig,
+  ConfigExtras,
+  GeneratorSpec,
+  PersonalPolicyConfig,
+  PolicyModelConfig,
+  RemotePolicyConfig,
+  RunConfig,
+  ToolCallOptions,
+  ToolCallRunConfig,
+  Track,
+} from './run-config-check';
 
 export function isRemotePolicy(policy: PersonalPolicyConfig): policy is RemotePolicyConfig {
   return (policy as { kind?: unknown }).kind === 'server';
@@ -61,29 +45,12 @@ export function withoutSecrets<C extends AnyRunConfig>(config: C): C {
   return { ...config, models: { ...config.models, policy: kept } };
 }
 
-/** What the lab and the run file keep beside the run loop's fields; the loop ignores them. */
-export type ConfigExtras = Infer<typeof configExtrasChecker>;
-
-/** The personal-agent track (personalConfigChecker); a config without `track` is one of these. */
-export type RunConfig = Infer<typeof personalConfigChecker>;
-
-/** The tool-call track's own settings. */
-export type ToolCallOptions = Infer<typeof toolCallOptionsChecker>;
-
-/** The general-agent track (toolCallConfigChecker): GSM8K problems solved with a calculator tool. */
-export type ToolCallRunConfig = Infer<typeof toolCallConfigChecker>;
-
 /**
  * The published JSON Schema of a run config (docs/schema/, made by scripts/json-schema.ts), as
  * `nextstate run --example` refers to it: relative, since the lab has no address of its own to
  * serve it from, so it resolves for a config saved at the repository's root.
  */
 export const RUN_CONFIG_SCHEMA_REF = './docs/schema/run-config.schema.json';
-
-/** A run config of either track. */
-export type AnyRunConfig = RunConfig | ToolCallRunConfig;
-
-export type Track = (typeof TRACKS)[number];
 
 export function trackOf(config: AnyRunConfig): Track {
   return config.track === 'toolcall' ? 'toolcall' : 'personal';

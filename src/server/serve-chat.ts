@@ -33,7 +33,7 @@ export interface TrainerPlace {
   why?: string;
 }
 
-/** What the endpoint reads of the run's journal (the CLI's RunJournal, src/cli/run-journal.ts). */
+/** What the endpoint reads of the run's journal (the run's RunJournal, src/runtime/run-journal.ts). */
 export interface ServedRunFile {
   readonly header: { config: AnyRunConfig; label: string; created: number };
   follow(fromSeq: number, listener: (records: readonly RunRecord[], firstSeq: number) => void): () => void;

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { HumanUser, type HumanTurn } from './human-user';
 import { sharedProblems } from '../../runtime/problems';
+import type { RunRecord } from '../../rl/records';
 
 describe('HumanUser', () => {
   it('resolves generate() with the person\u2019s reply and shows them the conversation while waiting', async () => {
@@ -78,7 +79,6 @@ describe('HumanUser driving the run loop (talk yourself on the tiny model)', () 
     const { createRules } = await import('../../sims/rules/index');
     const { createScenario } = await import('../../sims/scenarios/index');
     const { defaultSetup, toRunConfig, withScenario } = await import('./setup');
-    type RunRecord = import('../../rl/records').RunRecord;
 
     const { dir } = await tinyModel({ family: 'qwen3' });
     const setup = withScenario(defaultSetup({ webgpu: false }), 'talk');

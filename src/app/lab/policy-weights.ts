@@ -5,7 +5,7 @@
 import type { WeightFormat } from '../../gpu/quant';
 import type { PolicyModelConfig } from '../../runtime/run-config';
 import type { ModelRef } from '../../storage/index';
-import type { LabSetup } from './setup';
+import type { LabSetup } from './setup-shape';
 
 /** The choices in the order the Setup offers them: the engine's WebGPU default first. */
 export const LAB_WEIGHT_FORMATS: readonly WeightFormat[] = ['f16', 'q8', 'q4', 'f32'];

@@ -4,7 +4,7 @@
  * folder ("onnx/model_q4.onnx"); files picked one by one without a folder find their place by name.
  */
 import type { PickedFile } from '../../generators/transformers';
-import type { Role } from './setup';
+import type { Role } from './setup-shape';
 
 /** The folders picked for roles, by role (File objects are not remembered across reloads). */
 export type RoleFiles = Partial<Record<Role, File[]>>;

@@ -14,8 +14,6 @@ import {
   type ScenarioConfig,
   type ScenarioId,
 } from '../../sims/scenarios/index';
-import type { ProblemOrder } from '../../sims/problems/index';
-import type { WeightFormat } from '../../gpu/quant';
 import type { ModelRef } from '../../storage/index';
 import { DEFAULT_LAB_WEIGHTS, labPolicy } from './policy-weights';
 import { roleFolderProblem, type RoleFiles } from './role-files';
@@ -26,74 +24,15 @@ import {
   parseRunConfig,
   ROLLOUT_TEMPERATURE,
   type ConfigExtras,
-  type GeneratorSpec,
   type RemotePolicyConfig,
   type RunConfig,
   type Track,
 } from '../../runtime/run-config';
-import {
-  defaultToolCallSetup,
-  TOOL_CALL_MODEL,
-  toolCallLabel,
-  toolCallLabPreset,
-  toToolCallRunConfig,
-  type LabToolCallRunConfig,
-  type ToolCallSetup,
-} from './toolcall-setup';
+import { defaultToolCallSetup, TOOL_CALL_MODEL, toolCallLabel, toolCallLabPreset, toToolCallRunConfig, type LabToolCallRunConfig } from './toolcall-setup';
+import type { LabSetup, Role, RoleChoice } from './setup-shape';
 
-/** Where a judge, simulated user or evaluator gets its text (the run config's GeneratorSpec). */
-export type RoleChoice = GeneratorSpec;
-export type Role = 'user' | 'judge' | 'evaluator';
-export type Backend = 'webgpu' | 'cpu';
-
-export interface CustomPersona {
-  persona: string;
-  preference: string;
-  doneMarker: string;
-  maxTurns: number;
-}
-
-export interface LabSetup {
-  /** Bumped when the shape changes, so a remembered setup from an older app is dropped. */
-  version: 1;
-  label: string;
-  /** personal: a scenario's users and judges; toolcall: GSM8K with the calculator (fields in `toolcall`). */
-  track: Track;
-  scenario: ScenarioId;
-  storySubject: string;
-  /** The storyteller child's pet name and its favourite thing. */
-  storyName: string;
-  storyFavourite: string;
-  custom: CustomPersona;
-  /** The student's and the teacher's homework: in the chat, or in workspace files (HomeworkMode). */
-  homework: HomeworkMode;
-  method: MethodName;
-  /** The method's preset; the advanced panel edits every field of it. */
-  preset: MethodPreset;
-  policy: {
-    /**
-     * hub: a hub id or https URL; files: a folder or files the person picks (not remembered);
-     * server: a policy server (`nextstate serve`, the reference's) that judges and trains it.
-     */
-    source: 'hub' | 'files' | 'server';
-    /** The policy server's OpenAI base URL and the model it serves (policyServer); its key is kept in settings (apiKeySetting). */
-    server?: { url: string; model: string };
-    hubId: string;
-    /** The name picked files are recorded under (the folder's name unless the person changes it). */
-    localName: string;
-    backend: Backend;
-    /** How its weight matrices are stored (the Setup's "Weights"); full fine-tuning uses f32. */
-    weights: WeightFormat;
-  };
-  roles: Record<Role, RoleChoice>;
-  seed: number;
-  /** GSM8K from the hub comes in the reference evaluation's order unless `order` is 'dataset'. */
-  problems: { source: 'builtin' | 'gsm8k-hub'; count: number; order: ProblemOrder };
-  schedule: RunConfig['schedule'];
-  sampling: RunConfig['sampling'];
-  /** The tool-call track's own fields; its step judge is `roles.judge`. */
-  toolcall: ToolCallSetup;
-}
+// The form's shape is declared apart (setup-shape.ts), so the modules this one uses can name it too.
+export type { Backend, CustomPersona, LabSetup, Role, RoleChoice } from './setup-shape';
 
 export const SCENARIO_CHOICES: { id: ScenarioId; title: string; summary: string }[] = (['storyteller', 'student', 'teacher', 'custom', 'talk'] as const).map(
   (id) => {

@@ -10,23 +10,7 @@ import type { MethodPreset } from '../../rl/presets';
 import type { RewardMode } from '../../sims/toolcall/index';
 import { exampleConfig, parseToolCallRunConfig, type ConfigExtras, type ToolCallRunConfig } from '../../runtime/run-config';
 import { labPolicy } from './policy-weights';
-import type { LabSetup } from './setup';
-
-/** What the form edits on the tool-call track; the run config's `toolcall`, problems, schedule and sampling. */
-export interface ToolCallSetup {
-  /** integrated: r_t = o + mean(PRM votes of step t); outcome: r_t = o. */
-  rewardMode: RewardMode;
-  /** Rollouts per problem (n). */
-  groupSize: number;
-  /** Policy steps an episode may take before it ends without an answer. */
-  maxSteps: number;
-  /** Problems after the training ones, never trained on, for the greedy accuracy evaluation. */
-  evalHeldOut: number;
-  /** Training problems: the first `count` of the source. */
-  problems: { source: 'builtin' | 'gsm8k-hub'; count: number };
-  schedule: ToolCallRunConfig['schedule'];
-  sampling: ToolCallRunConfig['sampling']['policy'];
-}
+import type { LabSetup, ToolCallSetup } from './setup-shape';
 
 export const REWARD_MODE_CHOICES: { id: RewardMode; title: string; summary: string }[] = [
   { id: 'integrated', title: 'Integrated', summary: 'r = o + the mean of the PRM\u2019s votes on the step: every step is judged.' },

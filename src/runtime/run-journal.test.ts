@@ -2,7 +2,7 @@ import { appendFileSync, mkdtempSync, statSync, truncateSync, writeFileSync } fr
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { exampleConfig } from '../runtime/run-config';
+import { exampleConfig } from './run-config';
 import type { InteractionRecord, RunRecord } from '../rl/records';
 import { journalPath, parseJournal, readJournal, RunJournal, RunJournalError } from './run-journal';
 

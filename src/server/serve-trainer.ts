@@ -9,9 +9,8 @@ import { planMemory, quantizeOf, type MemoryPlan, type PlanInput } from '../gpu/
 import { MICRO_BATCH_TOKENS, TrainerUnavailableError, type EnginePolicyService } from '../runtime/policy-service';
 import type { RunConfig } from '../runtime/run-config';
 import { TrainerThread, type TrainerThreadOptions } from '../workers/node/trainer-thread';
-import { backendOption } from './engine';
-import { gib } from './plan';
-import type { TrainerPlace } from '../server/serve-chat';
+import { gib } from '../base/bytes';
+import type { TrainerPlace } from './serve-chat';
 
 export type { TrainerPlace };
 
@@ -48,7 +47,7 @@ export function besideMemory(model: ModelConfig, config: RunConfig): BesideMemor
   const { preset } = config;
   const base: PlanInput = {
     quantize: quantizeOf(config.models.policy.weightFormat ?? 'f32'),
-    backend: backendOption(config.models.policy.backend ?? 'cpu') === 'webgpu' ? 'webgpu' : 'cpu',
+    backend: (config.models.policy.backend ?? 'cpu') === 'webgpu' ? 'webgpu' : 'cpu',
     lora: { rank: preset.finetune.lora.rank, targets: preset.finetune.lora.targets },
     train: null,
   };
@@ -97,7 +96,7 @@ export function placeSteps(
     }
   }
   let why: string | undefined;
-  const trainer = new TrainerThread({ config, backend: backendOption(config.models.policy.backend ?? 'cpu'), ...o.hooks });
+  const trainer = new TrainerThread({ config, backend: config.models.policy.backend ?? 'cpu', ...o.hooks });
   policy.trainBeside(trainer, (e) => {
     why = e.message;
     o.unavailable(e);

@@ -3,7 +3,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import type { InteractionRecord } from '../rl/records';
 import { runCli } from '../../test/support/cli/run-cli';
 import { startTestServer, type TestServer } from '../../test/support/cli/serve';
-import { readJournal, journalPath } from './run-journal';
+import { readJournal, journalPath } from '../runtime/run-journal';
 
 let server: TestServer | null = null;
 afterEach(async () => {
