@@ -1,4 +1,7 @@
+import type { Infer } from '../base/check';
 import { InvalidArgumentError } from './errors';
+import type { advantageWeightsShape } from './presets';
+import type { advantageSummaryChecker } from './validate';
 import { assertCount, assertFinite, assertSameLength, mean, unsignedZero } from './numbers';
 
 /**
@@ -24,13 +27,8 @@ export function opdAdvantage(teacherLogp: number, studentLogp: number): number {
   return teacherLogp - studentLogp;
 }
 
-/** Weights of the two signals in the combined advantage. */
-export interface AdvantageWeights {
-  /** w_binary, multiplies the turn's final judge score. */
-  binary: number;
-  /** w_opd, multiplies the per-token OPD advantage. */
-  opd: number;
-}
+/** Weights of the two signals in the combined advantage; its checker (presets.ts) is its one definition. */
+export type AdvantageWeights = Infer<typeof advantageWeightsShape>;
 
 /**
  * Binary RL advantage: the final score r for every response token.
@@ -124,16 +122,8 @@ export function standardizeByStep(samples: readonly StepSample[]): (number | nul
   return out;
 }
 
-/** What a sample record stores about its advantages besides the per-token values. */
-export interface AdvantageSummary {
-  tokens: number;
-  mean: number;
-  min: number;
-  max: number;
-  meanAbs: number;
-  /** Tokens whose advantage is not zero. */
-  nonZero: number;
-}
+/** What a sample record stores about its advantages besides the per-token values; its checker (validate.ts) is its one definition. */
+export type AdvantageSummary = Infer<typeof advantageSummaryChecker>;
 
 /** Summary statistics of one sample's per-token advantages (all zeros for no tokens). */
 export function summarizeAdvantages(advantages: readonly number[]): AdvantageSummary {

@@ -8,7 +8,8 @@
  */
 
 /** The three classes a judge can answer: progress, ambiguous, correction/redo. */
-export type BoxedScore = 1 | 0 | -1;
+export const BOXED_SCORES = [1, 0, -1] as const;
+export type BoxedScore = (typeof BOXED_SCORES)[number];
 
 const BOX_OPEN = '\\boxed{';
 const BACKSLASH = 0x5c;

@@ -14,7 +14,8 @@ import { InvalidArgumentError } from './errors';
  * 'mask-all': always masked.
  * 'train-all': never masked (counts in the loss denominators, contributes no policy gradient).
  */
-export type ZeroAdvantagePolicy = 'at-least-one-per-session' | 'mask-all' | 'train-all';
+export const ZERO_ADVANTAGE_POLICIES = ['at-least-one-per-session', 'mask-all', 'train-all'] as const;
+export type ZeroAdvantagePolicy = (typeof ZERO_ADVANTAGE_POLICIES)[number];
 
 /** The fields the buffer needs from a sample. */
 export interface BufferableSample {

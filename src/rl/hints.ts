@@ -1,5 +1,7 @@
 import { parseBoxedScore, type BoxedScore } from './boxed';
 import type { ChatMessage } from './messages';
+import type { Infer } from '../base/check';
+import type { teacherContextShape } from './presets';
 
 /** One hint-judge vote: its decision and the hint it wrote, if any. */
 export interface HintVote {
@@ -78,21 +80,11 @@ export function selectBestHint(votes: readonly HintVote[], minChars: number = MI
   return best;
 }
 
-/** What appendHint does in the cases the paper leaves open. */
-export interface AppendHintOptions {
-  /**
-   * Where the hint goes when no message has role `user` but there are messages.
-   * 'new-user-message' (default: the hint reads as the user's words, as it does in every
-   * other case) adds a user message at the end;
-   * 'last-message' appends to the last message whatever its role, as the reference does.
-   */
-  noUserMessage?: 'new-user-message' | 'last-message';
-  /**
-   * Trim the hint and the resulting message content (default true, the reference's
-   * `.strip()`); false appends the suffix byte for byte as the paper writes it.
-   */
-  trim?: boolean;
-}
+/**
+ * What appendHint does in the cases the paper leaves open: a preset's teacherContext, every field
+ * optional here (its checker in presets.ts is its one definition, and documents the fields).
+ */
+export type AppendHintOptions = Partial<Infer<typeof teacherContextShape>>;
 
 /** The line that introduces the hint in the teacher's context. */
 export const HINT_HEADER = "[user's hint / instruction]";

@@ -1,24 +1,18 @@
-/** A chat message as chat templates and OpenAI-compatible endpoints take it. */
-export type Role = 'system' | 'user' | 'assistant' | 'tool';
+import type { Infer } from '../base/check';
+import type { messageChecker, toolCallChecker } from './validate';
+
+/** Who says a chat message: the one list, which the message checker (validate.ts) reads. */
+export const ROLES = ['system', 'user', 'assistant', 'tool'] as const;
+export type Role = (typeof ROLES)[number];
 
 /**
  * A function call an assistant message made, in the OpenAI form chat templates read
- * (`arguments` is the JSON text as the model or the client wrote it).
+ * (`arguments` is the JSON text as the model or the client wrote it). Its checker is its one definition.
  */
-export interface ToolCall {
-  id: string;
-  type: 'function';
-  function: { name: string; arguments: string };
-}
+export type ToolCall = Infer<typeof toolCallChecker>;
 
-export interface ChatMessage {
-  role: Role;
-  content: string;
-  /** An assistant's calls (a served agent's); the chat template renders them in its own format. */
-  tool_calls?: ToolCall[];
-  /** The call a tool message answers. */
-  tool_call_id?: string;
-}
+/** A chat message as chat templates and OpenAI-compatible endpoints take it. Its checker is its one definition. */
+export type ChatMessage = Infer<typeof messageChecker>;
 
 /** A message with its own copies of the tool calls, so editing the copy never edits a record. */
 export function copyMessage(m: ChatMessage): ChatMessage {

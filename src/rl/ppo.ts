@@ -78,7 +78,8 @@ export function k3(refLogp: readonly number[], logp: readonly number[], type: Kl
  * every sample weighs the same however long it is.
  * 'token-mean': one mean over all tokens of the batch, so long responses weigh more.
  */
-export type LossAggregation = 'sample-mean' | 'token-mean';
+export const LOSS_AGGREGATIONS = ['sample-mean', 'token-mean'] as const;
+export type LossAggregation = (typeof LOSS_AGGREGATIONS)[number];
 
 /**
  * Reduces per-token values of a batch to one number.

@@ -1,10 +1,10 @@
 import type { AdvantageWeights } from './advantages';
-import { DEFAULT_BATCH_SIZE, type ZeroAdvantagePolicy } from './buffer';
-import { above, arrayOf, bool, checker, FieldError, int, num, object, oneOf, pair, runChecker, str, type Checker, type Infer } from '../base/check';
+import { DEFAULT_BATCH_SIZE, ZERO_ADVANTAGE_POLICIES, type ZeroAdvantagePolicy } from './buffer';
+import { above, arrayOf, bool, checker, FieldError, int, num, object, oneOf, pair, runChecker, str, type Infer } from '../base/check';
 import { PresetError } from './errors';
-import { MIN_HINT_CHARS, type AppendHintOptions } from './hints';
+import { MIN_HINT_CHARS } from './hints';
 import { LONGEST_HINT, TOPK_HINT_SELECTION, TOPK_HINT_VOTES, usesTopK, type HintSelection } from './topk-hints';
-import { KL_TYPES, type KlType, type LossAggregation } from './ppo';
+import { KL_TYPES, LOSS_AGGREGATIONS, type KlType } from './ppo';
 import { DEFAULT_IDLE_TIMEOUT_MS } from './sessions';
 
 /** What the OPD term trains (MethodPreset.advantage.opdTerm). */
@@ -311,6 +311,30 @@ export const hintSelectionShape = object({
   clip: num(0, 1000),
 });
 
+/** Weights of the two signals in the combined advantage (AdvantageWeights). */
+export const advantageWeightsShape = object({
+  /** w_binary, multiplies the turn's final judge score. */
+  binary: num(),
+  /** w_opd, multiplies the per-token OPD advantage. */
+  opd: num(),
+});
+
+/** How appendHint builds the teacher context (AppendHintOptions, every field given). */
+export const teacherContextShape = object({
+  /**
+   * Where the hint goes when no message has role `user` but there are messages.
+   * 'new-user-message' (default: the hint reads as the user's words, as it does in every
+   * other case) adds a user message at the end;
+   * 'last-message' appends to the last message whatever its role, as the reference does.
+   */
+  noUserMessage: oneOf('new-user-message', 'last-message'),
+  /**
+   * Trim the hint and the resulting message content (default true, the reference's
+   * `.strip()`); false appends the suffix byte for byte as the paper writes it.
+   */
+  trim: bool,
+});
+
 /** The one definition of a preset: MethodPreset is its type, parsePreset its reader, docs/schema its JSON Schema. */
 export const presetShape = object({
   method: oneOf(...METHODS),
@@ -326,10 +350,10 @@ export const presetShape = object({
   }),
   advantage: object(
     {
-      weights: object({ binary: num(), opd: num() }) satisfies Checker<AdvantageWeights>,
+      weights: advantageWeightsShape,
       teacher: oneOf('initial', 'current'),
       /** How appendHint builds the teacher context. */
-      teacherContext: object({ noUserMessage: oneOf('new-user-message', 'last-message'), trim: bool }) satisfies Checker<Required<AppendHintOptions>>,
+      teacherContext: teacherContextShape,
     },
     {
       /**
@@ -363,7 +387,7 @@ export const presetShape = object({
       epsLow: below1,
       epsHigh: num(0, 10),
       klCoef: num(0),
-      aggregation: oneOf('sample-mean', 'token-mean') satisfies Checker<LossAggregation>,
+      aggregation: oneOf(...LOSS_AGGREGATIONS),
     },
     {
       /**
@@ -378,7 +402,7 @@ export const presetShape = object({
   batch: object(
     {
       size: int(1, 1_000_000),
-      zeroAdvantage: oneOf('at-least-one-per-session', 'mask-all', 'train-all') satisfies Checker<ZeroAdvantagePolicy>,
+      zeroAdvantage: oneOf(...ZERO_ADVANTAGE_POLICIES),
     },
     {
       /**

@@ -12,8 +12,9 @@ import { copyMessage, type ChatMessage } from './messages';
  * goes idle past the timeout, so no turn waits forever.
  */
 
-/** Main-line turns become samples; side turns never do. */
-export type TurnType = 'main' | 'side';
+/** Main-line turns become samples; side turns never do. The one list: the type and the record checker (validate.ts) use it. */
+export const TURN_TYPES = ['main', 'side'] as const;
+export type TurnType = (typeof TURN_TYPES)[number];
 
 /** One request to the policy, as the client sends it. */
 export interface TurnRequest {
@@ -56,9 +57,12 @@ export interface ClosedTurn<R> extends ObservedTurn<R> {
   closedAt: number;
 }
 
-/** How a session ended. */
-/** 'context-full': the conversation no longer fits the policy's positions, so nothing more can be answered. */
-export type SessionEndReason = 'explicit' | 'timeout' | 'context-full';
+/**
+ * How a session ended. 'context-full': the conversation no longer fits the policy's positions, so
+ * nothing more can be answered. The one list: the type and the checkers (validate.ts, storage) use it.
+ */
+export const SESSION_END_REASONS = ['explicit', 'timeout', 'context-full'] as const;
+export type SessionEndReason = (typeof SESSION_END_REASONS)[number];
 
 /** A session the tracker no longer follows. */
 export interface SessionEnd {

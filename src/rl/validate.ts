@@ -1,14 +1,13 @@
-import type { AdvantageSummary } from './advantages';
 import { arrayOf, bool, checker, FieldError, int, mapOf, nullable, num, object, oneOf, runChecker, str, timestamp, type Checker } from '../base/check';
 import { RecordValidationError } from './errors';
 import { MAX_TOP_K } from './presets';
 import { MAX_FULL_KL_VOCAB } from './reverse-kl';
 import { DISTILL_TERMS } from './topk-distill';
 import { TRAJECTORY_FALLBACKS } from './trajectory-sample';
-import type { ChatMessage } from './messages';
+import { ROLES } from './messages';
 import { RECORD_KINDS, type RecordKind, type RunRecord } from './records';
-import type { BoxedScore } from './boxed';
-import type { SessionEndReason, TurnType } from './sessions';
+import { BOXED_SCORES } from './boxed';
+import { SESSION_END_REASONS, TURN_TYPES } from './sessions';
 
 /**
  * Size limits for imported records. Generous for real runs (a 100 kB answer is fine) but
@@ -44,14 +43,21 @@ const finiteNumbers = arrayOf(num(), L.tokens);
 const tokenIds = arrayOf(int(0, MAX_TOKEN_ID), L.tokens);
 const optionalStat = nullable(num());
 
-const toolCall = object({ id: str(L.id), type: oneOf('function'), function: object({ name: str(L.id, 1), arguments: str(L.text) }) });
+/** A function call an assistant message made (ToolCall). */
+export const toolCallChecker = object({ id: str(L.id), type: oneOf('function'), function: object({ name: str(L.id, 1), arguments: str(L.text) }) });
 
-const message: Checker<ChatMessage> = object(
+/** A chat message (ChatMessage), as records, train --data prompts and chat templates take it. */
+export const messageChecker = object(
   {
-    role: oneOf('system', 'user', 'assistant', 'tool'),
+    role: oneOf(...ROLES),
     content: str(L.text),
   },
-  { tool_calls: arrayOf(toolCall, L.toolCalls), tool_call_id: str(L.id) },
+  {
+    /** An assistant's calls (a served agent's); the chat template renders them in its own format. */
+    tool_calls: arrayOf(toolCallChecker, L.toolCalls),
+    /** The call a tool message answers. */
+    tool_call_id: str(L.id),
+  },
 );
 
 /** A function schema a served prompt listed: any JSON object, its size bounded by the line limit. */
@@ -84,8 +90,8 @@ export const interactionChecker = object(
     kind: oneOf('interaction'),
     session: id,
     turn: int(1),
-    turnType: oneOf('main', 'side') satisfies Checker<TurnType>,
-    messages: arrayOf(message, L.messages),
+    turnType: oneOf(...TURN_TYPES),
+    messages: arrayOf(messageChecker, L.messages),
     response: str(L.text),
     tokenIds,
     /** Sampling log-prob of every response token, same length as tokenIds. */
@@ -126,7 +132,7 @@ export const judgeVoteChecker = object(
     /** 0-based index among the turn's m votes. */
     vote: count,
     raw: str(L.text),
-    score: nullable(oneOf(1, 0, -1) satisfies Checker<BoxedScore>),
+    score: nullable(oneOf(...BOXED_SCORES)),
     hint: nullable(str(L.hint)),
   },
   optionalStep,
@@ -197,12 +203,14 @@ export const judgeResultChecker = object(
   },
 );
 
-const advantageSummary: Checker<AdvantageSummary> = object({
+/** What a sample record stores about its advantages besides the per-token values (AdvantageSummary). */
+export const advantageSummaryChecker = object({
   tokens: count,
   mean: num(),
   min: num(),
   max: num(),
   meanAbs: num(0),
+  /** Tokens whose advantage is not zero. */
   nonZero: count,
 });
 
@@ -220,7 +228,7 @@ export const sampleChecker = object(
     promoted: bool,
     /** r_final from the binary judge; null when the method has none. */
     reward: nullable(num()),
-    advantages: advantageSummary,
+    advantages: advantageSummaryChecker,
     /** Per-token advantages as judged: an OPD term is against the rollout's log-probs. */
     perToken: finiteNumbers,
   },
@@ -356,7 +364,7 @@ export const sessionEndChecker = object(
     ...base,
     kind: oneOf('session_end'),
     session: id,
-    reason: oneOf('explicit', 'timeout', 'context-full') satisfies Checker<SessionEndReason>,
+    reason: oneOf(...SESSION_END_REASONS),
     turns: count,
     mainTurns: count,
   },

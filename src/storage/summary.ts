@@ -3,7 +3,16 @@
  * one record at a time so export and import compute them the same way without holding the
  * log in memory.
  */
-import { RECORD_KINDS, TRAJECTORY_FALLBACKS, turnCount, type RecordKind, type RunRecord, type SessionEndReason, type TrajectoryFallback } from '../rl';
+import {
+  RECORD_KINDS,
+  SESSION_END_REASONS,
+  TRAJECTORY_FALLBACKS,
+  turnCount,
+  type RecordKind,
+  type RunRecord,
+  type SessionEndReason,
+  type TrajectoryFallback,
+} from '../rl';
 import { checker, int, mapOf, nullable, num, object, oneOf, str, type Checker, type Infer } from '../base/check';
 
 const count = int();
@@ -50,7 +59,7 @@ export const summaryChecker = object(
      * Main turns whose session ended before their next state came (session_end.unjudgedTurn), by
      * how it ended: never judged, never a sample. Absent in files written before it was counted.
      */
-    unjudgedTurns: object({ explicit: count, timeout: count, 'context-full': count }) satisfies Checker<Record<SessionEndReason, number>>,
+    unjudgedTurns: object(Object.fromEntries(SESSION_END_REASONS.map((r) => [r, count])) as Record<SessionEndReason, Checker<number>>),
     /**
      * Tool-call trajectories the preset asked to train as one sample that were trained one sample
      * per step instead, by why (SampleRecord.trajectoryFallback). Absent in files written before it
@@ -76,7 +85,7 @@ export class Summarizer {
     lastStep: null,
     evaluations: 0,
     sessions: 0,
-    unjudgedTurns: { explicit: 0, timeout: 0, 'context-full': 0 },
+    unjudgedTurns: Object.fromEntries(SESSION_END_REASONS.map((r) => [r, 0])) as Record<SessionEndReason, number>,
     trajectoryFallbacks: Object.fromEntries(TRAJECTORY_FALLBACKS.map((r) => [r, 0])) as Record<TrajectoryFallback, number>,
     lastVersion: 0,
     firstEvaluation: null,

@@ -1,6 +1,7 @@
 /** How the views read values out of run records. */
 import type { ChatMessage } from '../../rl/messages';
 import type { InteractionRecord } from '../../rl/records';
+import type { TurnType } from '../../rl/sessions';
 import { readReply } from '../../rl/readable-text';
 
 export { finite, turnKey } from '../../storage/record-keys';
@@ -9,7 +10,7 @@ export { finite, turnKey } from '../../storage/record-keys';
 export interface TurnHeader {
   session: string;
   turn: number;
-  turnType: 'main' | 'side';
+  turnType: TurnType;
   /** The policy version that generated the answer. */
   version: number;
   /** The message the policy answered (the request's last message), null when there was none. */
