@@ -6,6 +6,7 @@
  * always survives its own export.
  */
 import { parsePreset, PresetError, type MethodPreset } from '../rl';
+import { presetShape } from '../rl/presets';
 import { checker, FieldError, int, mapOf, object, oneOf, runChecker, str, type Checker, type Infer } from '../base/check';
 import { WEIGHT_FORMATS } from '../gpu/quant';
 import { ConfigTooDeepError, stripSecrets } from './secrets';
@@ -15,26 +16,16 @@ import { InvalidRunDataError } from './errors';
 export type ModelRef = Infer<typeof modelRef>;
 
 /**
+ * What createRun takes: any object with the fields storage reads (their checker below is their one
+ * definition). It has no index signature, so the app's own config interface is accepted as it is.
+ */
+export type StorableConfig = Infer<typeof storableConfig>;
+
+/**
  * A config as storage keeps it: the fields it reads, checked, and the app's other fields as
  * JSON it does not read (never credentials, see secrets.ts).
  */
-export interface StoredConfig {
-  preset: MethodPreset;
-  /**
-   * Role ("policy", "judge", "user") -> the model it loaded, for the run file's header. Named
-   * apart from the app's own `models` settings, which storage does not read.
-   */
-  modelRefs?: Record<string, ModelRef>;
-  /** Name ("run", "sampling", ...) -> seed. */
-  seeds?: Record<string, number>;
-  [setting: string]: unknown;
-}
-
-/**
- * What createRun takes: any object with the fields storage reads. A Pick has no index
- * signature, so the app's own config interface is accepted as it is.
- */
-export type StorableConfig = Pick<StoredConfig, 'preset' | 'modelRefs' | 'seeds'>;
+export type StoredConfig = StorableConfig & { [setting: string]: unknown };
 
 const name = str(256, 1);
 
@@ -63,6 +54,31 @@ const modelRef = object(
 export const modelsChecker = mapOf(name, modelRef, 64);
 export const seedsChecker = mapOf(name, int(Number.MIN_SAFE_INTEGER, Number.MAX_SAFE_INTEGER), 64);
 
+/** The preset, with parsePreset's rules between fields; its own error becomes a field of the config. */
+const presetField: Checker<MethodPreset> = checker(presetShape.schema, (value, path) => {
+  try {
+    return parsePreset(value);
+  } catch (e) {
+    if (e instanceof PresetError) throw new FieldError(`${path}.${e.field}`, e.message.replace(/^preset field "[^"]*" /, ''));
+    throw e;
+  }
+});
+
+/** The fields storage reads of a config (StorableConfig). */
+const storableConfig = object(
+  { preset: presetField },
+  {
+    /**
+     * Role ("policy", "judge", "user") -> the model it loaded, for the run file's header. Named
+     * apart from the app's own `models` settings, which storage does not read.
+     */
+    modelRefs: modelsChecker,
+    /** Name ("run", "sampling", ...) -> seed. */
+    seeds: seedsChecker,
+  },
+);
+const STORABLE_KEYS = Object.keys(storableConfig.schema.properties ?? {});
+
 /** Field-level error from checking what storage reads of a config; `field` is relative to the config. */
 export class StoredConfigError extends InvalidRunDataError {
   constructor(
@@ -89,17 +105,8 @@ export function parseStoredConfig(value: unknown): StoredConfig {
     throw e;
   }
   if (!Object.hasOwn(copy, 'preset')) throw new StoredConfigError('preset', 'is missing; every run needs its method preset');
-  try {
-    copy.preset = parsePreset(copy.preset);
-  } catch (e) {
-    if (e instanceof PresetError) throw new StoredConfigError(`preset.${e.field}`, e.message.replace(/^preset field "[^"]*" /, ''));
-    throw e;
-  }
-  const check = <T>(key: string, checker: Checker<T>) => {
-    if (copy[key] === undefined) return;
-    copy[key] = runChecker(checker, copy[key], (e: FieldError) => new StoredConfigError(`${key}${e.path ? `.${e.path}` : ''}`, e.problem));
-  };
-  check('modelRefs', modelsChecker);
-  check('seeds', seedsChecker);
-  return copy as StoredConfig;
+  // Only the fields storage reads are checked; the others stay as they are, in their places.
+  const read = Object.fromEntries(STORABLE_KEYS.filter((k) => Object.hasOwn(copy, k)).map((k) => [k, copy[k]]));
+  const checked = runChecker(storableConfig, read, (e) => new StoredConfigError(e.path, e.problem));
+  return { ...copy, ...checked };
 }
