@@ -71,6 +71,12 @@ describe('train --data with exported sample rows', () => {
     expect(() => parse({ ...row, opd_topk: { ...opd_topk, term: 'forward-kl' } })).toThrow('"opd_topk.term"');
   });
 
+  it("reads a prompt with a served agent's tool calls, as export writes it", () => {
+    const call = { id: 'c1', type: 'function', function: { name: 'read', arguments: '{}' } };
+    const prompt = [...row.prompt, { role: 'assistant', content: '', tool_calls: [call] }, { role: 'tool', content: 'text', tool_call_id: 'c1' }];
+    expect(parse({ ...row, prompt })[0]).toMatchObject({ prompt });
+  });
+
   it('still reads text lines, and says what a line without a text prompt may be instead', () => {
     expect(parseTrainData('{"prompt": "p", "completion": " c", "advantage": 1}', 'd.jsonl')).toHaveLength(1);
     expect(() => parseTrainData('{"prompt": [], "completion": " c", "advantage": 1}', 'd.jsonl')).toThrow('or give "completion_ids"');

@@ -7,39 +7,11 @@
  */
 import { EngineLimitError } from '../gpu/errors';
 import type { ChatMessage } from '../rl/messages';
-import { MAX_FULL_KL_VOCAB } from '../rl/reverse-kl';
-import { DISTILL_TERMS, type DistillTerm } from '../rl/topk-distill';
-import { arrayOf, checker, FieldError, int, num, object, oneOf, runChecker, str, type Checker } from '../base/check';
+import { SAMPLE_ROW_FIELDS } from '../storage/exports';
+import { checker, FieldError, object, runChecker, type Checker, type Infer } from '../base/check';
 import type { Policy } from '../gpu/policy';
 import type { TrainSample } from '../gpu/train-types';
 import { InputFileError } from '../models/local-file';
-
-/** A text line: the completion's tokens come from the model's tokenizer. */
-export interface TextLine {
-  prompt: string;
-  completion: string;
-  advantage: number | number[];
-}
-
-/** A sample row as exported: token ids and what the run's step trained them with. */
-export interface SampleLine {
-  /** The prompt's ids as the run's policy read them; else `prompt`, rendered by the model here. */
-  prompt_ids?: number[];
-  prompt?: string | ChatMessage[];
-  tools?: object[];
-  completion_ids: number[];
-  advantages: number[];
-  /**
-   * slime's loss mask per completion token: all 0 masks the sample (as `trainable` false); a mix
-   * of 0 and 1 (a tool-call trajectory, whose tool outputs are 0) trains the tokens at 1.
-   */
-  loss_mask?: number[];
-  trainable?: boolean;
-  rollout_log_probs?: number[];
-  opd_weight?: number;
-  opd_clip?: { clip: number; teacher_logprobs: number[] };
-  opd_topk?: { weight: number; clip: number; ids: number[][]; teacher_logprobs: number[][]; term?: DistillTerm };
-}
 
 export type DataLine = TextLine | SampleLine;
 
@@ -54,58 +26,59 @@ export class TrainDataError extends InputFileError {
   }
 }
 
-const ids = arrayOf(int(0, 2 ** 31 - 1), 1_000_000);
-const numbers = arrayOf(num(), 1_000_000);
-const message: Checker<ChatMessage> = object({ role: oneOf('system', 'user', 'assistant', 'tool'), content: str(1_000_000) }, {});
-const anyObject: Checker<object> = checker({ type: 'object' }, (value, path) => {
-  if (typeof value !== 'object' || value === null || Array.isArray(value)) throw new FieldError(path, 'must be a JSON object');
-  return value;
+/** A text field of a text line; `problem` when it is not one (the text line's own wording). */
+function text(problem: string, minLength = 0): Checker<string> {
+  return checker({ type: 'string', ...(minLength > 0 ? { minLength } : {}) }, (value, path) => {
+    if (typeof value !== 'string' || value.length < minLength) throw new FieldError(path, problem);
+    return value;
+  });
+}
+
+const finite = (x: unknown): x is number => typeof x === 'number' && Number.isFinite(x);
+
+/** A text line: the completion's tokens come from the model's tokenizer. */
+const textLine = object({
+  prompt: text('must be a string (or give "completion_ids", as export --samples writes)'),
+  completion: text('must be a non-empty string', 1),
+  /** One advantage for every completion token, or one per token. */
+  advantage: checker({ anyOf: [{ type: 'number' }, { type: 'array', items: { type: 'number' } }] }, (value, path): number | number[] => {
+    if (finite(value) || (Array.isArray(value) && value.every(finite))) return value;
+    throw new FieldError(path, 'must be a number or an array of numbers');
+  }),
 });
-const bool: Checker<boolean> = checker({ type: 'boolean' }, (value, path) => {
-  if (typeof value !== 'boolean') throw new FieldError(path, 'must be true or false');
-  return value;
-});
-const messages = arrayOf(message, 10_000);
-const promptField: Checker<string | ChatMessage[]> = checker({ anyOf: [{ type: 'string' }, messages.schema] }, (value, path) =>
-  typeof value === 'string' ? value : messages(value, path),
+export type TextLine = Infer<typeof textLine>;
+const TEXT_KEYS = Object.keys(textLine.schema.properties ?? {});
+
+// A sample row's fields are those export writes (SAMPLE_ROW_FIELDS); a hand-written row may give a
+// text prompt instead of messages, and leave out what export always writes but training can do without.
+const F = SAMPLE_ROW_FIELDS;
+const promptField: Checker<string | ChatMessage[]> = checker({ anyOf: [{ type: 'string' }, F.prompt.schema] }, (value, path) =>
+  typeof value === 'string' ? value : F.prompt(value, path),
 );
 
 /** The fields of a sample row that training reads; the row's others (texts, session, reward) are left. */
 const sampleLine = object(
-  { completion_ids: ids, advantages: numbers },
+  { completion_ids: F.completion_ids, advantages: F.advantages },
   {
-    prompt_ids: ids,
+    /** The prompt's ids as the run's policy read them; else `prompt`, rendered by the model here. */
+    prompt_ids: F.prompt_ids,
     prompt: promptField,
-    tools: arrayOf(anyObject, 256),
-    loss_mask: arrayOf(oneOf(0, 1), 1_000_000),
-    trainable: bool,
-    rollout_log_probs: numbers,
-    opd_weight: num(),
-    opd_clip: object({ clip: num(0), teacher_logprobs: numbers }),
-    opd_topk: object(
-      {
-        weight: num(),
-        clip: num(0),
-        ids: arrayOf(arrayOf(int(0, 2 ** 31 - 1), MAX_FULL_KL_VOCAB), 1_000_000),
-        teacher_logprobs: arrayOf(numbers, 1_000_000),
-      },
-      { term: oneOf(...DISTILL_TERMS) },
-    ),
+    tools: F.tools,
+    /**
+     * slime's loss mask per completion token: all 0 masks the sample (as `trainable` false); a mix
+     * of 0 and 1 (a tool-call trajectory, whose tool outputs are 0) trains the tokens at 1.
+     */
+    loss_mask: F.loss_mask,
+    trainable: F.trainable,
+    rollout_log_probs: F.rollout_log_probs,
+    opd_weight: F.opd_weight,
+    opd_clip: F.opd_clip,
+    opd_topk: F.opd_topk,
   },
 );
-const SAMPLE_KEYS = [
-  'completion_ids',
-  'advantages',
-  'prompt_ids',
-  'prompt',
-  'tools',
-  'loss_mask',
-  'trainable',
-  'rollout_log_probs',
-  'opd_weight',
-  'opd_clip',
-  'opd_topk',
-];
+/** A sample row as exported: token ids and what the run's step trained them with. */
+export type SampleLine = Infer<typeof sampleLine>;
+const SAMPLE_KEYS = Object.keys(sampleLine.schema.properties ?? {});
 
 // The byte-order mark is kept here and dropped by parseTrainData, which also gets text.
 const strictUtf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
@@ -182,12 +155,9 @@ export function parseTrainData(text: string, file: string): DataLine[] {
         rows.push(parseSampleLine(o, where));
         return;
       }
-      if (typeof o.prompt !== 'string') throw new TrainDataError(`${where}: "prompt" must be a string (or give "completion_ids", as export --samples writes)`);
-      if (typeof o.completion !== 'string' || !o.completion) throw new TrainDataError(`${where}: "completion" must be a non-empty string`);
-      const a = o.advantage;
-      const ok = (typeof a === 'number' && Number.isFinite(a)) || (Array.isArray(a) && a.every((x) => typeof x === 'number' && Number.isFinite(x)));
-      if (!ok) throw new TrainDataError(`${where}: "advantage" must be a number or an array of numbers`);
-      rows.push(o as unknown as TextLine);
+      // Every field is handed over, a missing one as undefined, so the message is the field's own.
+      const picked = Object.fromEntries(TEXT_KEYS.map((k) => [k, o[k]]));
+      rows.push(runChecker(textLine, picked, (e) => new TrainDataError(`${where}: "${e.path}" ${e.problem}`)));
     });
   if (!rows.length) throw new TrainDataError(`${file} has no samples`);
   return rows;

@@ -61,7 +61,7 @@ export const messageChecker = object(
 );
 
 /** A function schema a served prompt listed: any JSON object, its size bounded by the line limit. */
-const toolSchema: Checker<object> = checker({ type: 'object' }, (value, path) => {
+export const toolSchemaChecker: Checker<object> = checker({ type: 'object' }, (value, path) => {
   if (typeof value !== 'object' || value === null || Array.isArray(value)) throw new FieldError(path, 'must be a JSON object (an OpenAI function tool)');
   return value;
 });
@@ -107,7 +107,7 @@ export const interactionChecker = object(
      */
     tokenTexts: arrayOf(str(L.id * 4), L.tokens),
     /** The tools the prompt listed, where they vary by request (a served agent's); absent: the track's own. */
-    tools: arrayOf(toolSchema, L.toolCalls),
+    tools: arrayOf(toolSchemaChecker, L.toolCalls),
     /**
      * The prompt's token ids as the policy read them (its chat template applied): the engine's, or
      * those a remote policy's server returned (return_token_ids); absent where it returned none.

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { RunRecord } from '../rl';
-import { recordsJsonl, SampleJoiner, toJsonl, trainingSamples } from './exports';
+import { recordsJsonl, SampleJoiner, toJsonl, trainingSampleRowChecker, trainingSamples } from './exports';
 import { sampleRun, turnRecords } from '../../test/support/storage/fixtures';
 
 describe('trainingSamples', () => {
@@ -24,6 +24,11 @@ describe('trainingSamples', () => {
       session: 'alice',
       turn: 1,
     });
+  });
+
+  it('writes rows that their one definition (the row checker) accepts as they are', () => {
+    const withTools = trainingSamples(sampleRun(), { tools: [{ type: 'function', function: { name: 'read' } }] }).rows;
+    for (const row of [...trainingSamples(sampleRun()).rows, ...withTools]) expect(trainingSampleRowChecker(JSON.parse(JSON.stringify(row)), '')).toEqual(row);
   });
 
   it('carries the prompt ids the policy read, and the loss mask per token', () => {

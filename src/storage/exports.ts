@@ -5,71 +5,113 @@
  * the advantages but not the text; the text is in the main-turn interaction with the same
  * session and turn, which the log always writes first, so one pass joins them.
  */
-import type { ChatMessage, InteractionRecord, JudgeResultRecord, RunRecord, SampleRecord } from '../rl';
+import { RECORD_LIMITS, type ChatMessage, type InteractionRecord, type JudgeResultRecord, type RunRecord, type SampleRecord } from '../rl';
+import { arrayOf, bool, int, nullable, num, object, oneOf, str, type Checker, type Infer } from '../base/check';
+import { MAX_FULL_KL_VOCAB } from '../rl/reverse-kl';
 import { joinedOrNull } from '../rl/trajectory-sample';
-import type { DistillTerm } from '../rl/topk-distill';
+import { DISTILL_TERMS } from '../rl/topk-distill';
+import { MAX_TOKEN_ID, messageChecker, toolSchemaChecker } from '../rl/validate';
+
+const L = RECORD_LIMITS;
+const numbers = arrayOf(num(), L.tokens);
+const tokenIds = arrayOf(int(0, MAX_TOKEN_ID), L.tokens);
+const messages = arrayOf(messageChecker, L.messages);
+// Typed number[] as the trainers read masks; a row holds 0 and 1 only.
+const lossMask: Checker<number[]> = arrayOf(oneOf(0, 1), L.tokens);
 
 /**
- * One training example. prompt/completion use TRL's conversational format; the rest is what
- * an offline PPO/GRPO trainer needs to reproduce the online update.
+ * The fields of a training sample row, each with its checker: the one definition of
+ * TrainingSampleRow, and of what `nextstate train --data` reads back of a row (src/cli/train-data.ts).
  */
-export interface TrainingSampleRow {
-  prompt: ChatMessage[];
-  completion: ChatMessage[];
+export const SAMPLE_ROW_FIELDS = {
+  prompt: messages,
+  completion: messages,
   /** r_final of the binary judge; null for OPD-only runs or unjudged turns. */
-  reward: number | null;
+  reward: nullable(num()),
   /** Per-token advantages of the completion tokens, as judged (an OPD term against `logprobs`). */
-  advantages: number[];
+  advantages: numbers,
   /**
    * w_opd, when `advantages` hold an OPD term w_opd * (teacher - logprobs): the online update
    * re-based it on the trainer's old log-probs, A + w_opd * (logprobs - old), and so should an
    * offline trainer. Absent when the sample has no OPD term.
    */
-  opd_weight?: number;
+  opd_weight: num(),
   /**
    * With opd_weight, when the run clipped A_OPD (top-k hint selection): the bound and the
    * teacher's log-probs of the completion tokens. The OPD term is then w_opd * clip(teacher -
    * logprobs), and an offline trainer re-bases it as w_opd * clip(teacher - old), not by a shift.
    */
-  opd_clip?: { clip: number; teacher_logprobs: number[] };
+  opd_clip: object({ clip: num(0), teacher_logprobs: numbers }),
   /**
    * With an OPD term: the teacher's log-probs of the completion tokens (the hint-conditioned
    * teacher's; the rollout's own where a Combined turn had no hint), as slime's OPD and Combined
    * losses take them.
    */
-  teacher_log_probs?: number[];
+  teacher_log_probs: numbers,
   /**
    * The top-k distillation term (preset advantage.opdTerm "topk-distill"): its weight w_opd,
    * the clip, the student's top-k set at every completion token and the teacher's log-probs over
    * it. `advantages` then hold no OPD term. With `term` (opdTerm "reverse-kl"): the reverse KL over
    * the teacher's top-k sets, or over the whole vocabulary where each set holds every id.
    */
-  opd_topk?: { weight: number; clip: number; ids: number[][]; teacher_logprobs: number[][]; term?: DistillTerm };
+  opd_topk: object(
+    {
+      weight: num(),
+      clip: num(0),
+      ids: arrayOf(arrayOf(int(0, MAX_TOKEN_ID), MAX_FULL_KL_VOCAB), L.tokens),
+      teacher_logprobs: arrayOf(arrayOf(num(), MAX_FULL_KL_VOCAB), L.tokens),
+    },
+    { term: oneOf(...DISTILL_TERMS) },
+  ),
   /** Policy version that generated the completion. */
-  policy_version: number;
+  policy_version: int(),
   /** Loss mask decided by the buffer: false means the sample contributed no loss. */
-  trainable: boolean;
+  trainable: bool,
   /**
    * The mask per completion token (1 trained, 0 not), as slime's loss_mask: `trainable` on every
    * token, and 0 on a tool-call trajectory's tool outputs.
    */
-  loss_mask: number[];
+  loss_mask: lossMask,
   /**
    * The prompt's token ids as the policy read them (its chat template applied), when the run's
    * policy ran in the lab; absent where a server tokenized the prompt.
    */
-  prompt_ids?: number[];
-  completion_ids: number[];
+  prompt_ids: tokenIds,
+  completion_ids: tokenIds,
   /** Sampling log-probs of completion_ids under policy_version (the PPO "old" log-probs). */
-  rollout_log_probs: number[];
-  session: string;
-  turn: number;
+  rollout_log_probs: numbers,
+  session: str(L.id, 1),
+  turn: int(1),
   /**
    * The function schemas the prompt was rendered with (TRL's `tools` column), so a trainer
    * rebuilds the same prompt tokens; only in runs whose policy was given tools.
    */
-  tools?: object[];
-}
+  tools: arrayOf(toolSchemaChecker, L.toolCalls),
+};
+
+const F = SAMPLE_ROW_FIELDS;
+export const trainingSampleRowChecker = object(
+  {
+    prompt: F.prompt,
+    completion: F.completion,
+    reward: F.reward,
+    advantages: F.advantages,
+    policy_version: F.policy_version,
+    trainable: F.trainable,
+    loss_mask: F.loss_mask,
+    completion_ids: F.completion_ids,
+    rollout_log_probs: F.rollout_log_probs,
+    session: F.session,
+    turn: F.turn,
+  },
+  { opd_weight: F.opd_weight, opd_clip: F.opd_clip, teacher_log_probs: F.teacher_log_probs, opd_topk: F.opd_topk, prompt_ids: F.prompt_ids, tools: F.tools },
+);
+
+/**
+ * One training example. prompt/completion use TRL's conversational format; the rest is what
+ * an offline PPO/GRPO trainer needs to reproduce the online update. Its fields are SAMPLE_ROW_FIELDS.
+ */
+export type TrainingSampleRow = Infer<typeof trainingSampleRowChecker>;
 
 /**
  * Joins sample records to their interactions one record at a time, for logs read from a
