@@ -12,8 +12,11 @@ import type { PreTrainedModel, PreTrainedTokenizer, ProgressInfo, Tensor } from 
 
 export { BadModelConfigError, BadTokenizerError, NoOnnxWeightsError, TransformersLoadError } from './transformers-errors';
 
-export type TransformersDevice = 'webgpu' | 'wasm';
-export type TransformersDtype = 'fp32' | 'fp16' | 'q8' | 'int8' | 'uint8' | 'q4' | 'bnb4' | 'q4f16';
+/** Where transformers.js runs a model, and the weight variants it loads: the one lists, which the run config's checker reads. */
+export const TRANSFORMERS_DEVICES = ['webgpu', 'wasm'] as const;
+export type TransformersDevice = (typeof TRANSFORMERS_DEVICES)[number];
+export const TRANSFORMERS_DTYPES = ['fp32', 'fp16', 'q8', 'int8', 'uint8', 'q4', 'bnb4', 'q4f16'] as const;
+export type TransformersDtype = (typeof TRANSFORMERS_DTYPES)[number];
 
 /** Byte progress of one model file, as the download reports it. */
 export interface DownloadProgress {

@@ -14,9 +14,9 @@ import { WEIGHT_FORMATS } from '../gpu/quant';
 import { PROBLEM_LIMITS, PROBLEM_ORDERS } from '../sims/problems/index';
 import { createScenario, SCENARIO_IDS, type ScenarioConfig } from '../sims/scenarios/index';
 import { modelsChecker, seedsChecker } from '../storage/stored-config';
-import type { GeneratorKind, GeneratorSource } from '../generators/generator';
-import type { TransformersDevice, TransformersDtype } from '../generators/transformers';
-import type { RewardMode } from '../sims/toolcall/index';
+import { generatorSourceChecker } from '../generators/generator';
+import { TRANSFORMERS_DEVICES, TRANSFORMERS_DTYPES } from '../generators/transformers';
+import { REWARD_MODES } from '../sims/toolcall/index';
 
 /** A field of a run config failed its check; `field` is its path in the config. */
 export class RunConfigError extends Error {
@@ -110,11 +110,8 @@ export const generatorChecker = discriminated('kind', {
     { kind: oneOf('transformers'), model: saying('must be a string', modelName) },
     {
       source: saying('must be "hub" or "files"', oneOf('hub', 'files')),
-      device: saying('must be "webgpu" or "wasm"', oneOf('webgpu', 'wasm')) satisfies Checker<TransformersDevice>,
-      dtype: saying(
-        'must be one of fp32, fp16, q8, int8, uint8, q4, bnb4, q4f16',
-        oneOf('fp32', 'fp16', 'q8', 'int8', 'uint8', 'q4', 'bnb4', 'q4f16'),
-      ) satisfies Checker<TransformersDtype>,
+      device: saying(`must be ${TRANSFORMERS_DEVICES.map((d) => JSON.stringify(d)).join(' or ')}`, oneOf(...TRANSFORMERS_DEVICES)),
+      dtype: saying(`must be one of ${TRANSFORMERS_DTYPES.join(', ')}`, oneOf(...TRANSFORMERS_DTYPES)),
     },
   ),
 });
@@ -238,14 +235,7 @@ const extras = {
   /** Name ("run", ...) -> seed, repeated in the run file's header. */
   seeds: seedsChecker,
   /** Role ("judge", "user", "evaluator") -> what played it: library and version, device, model, dtype. */
-  roleSources: mapOf(
-    str(64, 1),
-    object(
-      { kind: oneOf('engine', 'transformers', 'endpoint', 'rules') satisfies Checker<GeneratorKind> },
-      { library: str(256), device: str(64), model: str(1024), dtype: str(64) },
-    ) satisfies Checker<GeneratorSource>,
-    16,
-  ),
+  roleSources: mapOf(str(64, 1), generatorSourceChecker, 16),
 };
 export const configExtrasChecker = object({}, extras);
 
@@ -298,7 +288,7 @@ export type RunConfig = Infer<typeof personalConfigChecker>;
 export const toolCallOptionsChecker = object(
   {
     /** integrated: r_t = o + mean(PRM votes of step t); outcome: r_t = o. */
-    rewardMode: saying('must be "integrated" (r = o + mean of PRM votes) or "outcome" (r = o)', oneOf('integrated', 'outcome')) satisfies Checker<RewardMode>,
+    rewardMode: saying('must be "integrated" (r = o + mean of PRM votes) or "outcome" (r = o)', oneOf(...REWARD_MODES)),
     /** n, rollouts per problem; advantages are standardized within a problem's group. */
     groupSize: count(1, CONFIG_LIMITS.groupSize),
     /** An episode without a final answer after this many policy steps has outcome -1. */

@@ -12,8 +12,8 @@ import { utf8Length } from '../base/bytes';
 
 export const DEFAULT_DB_NAME = 'nextstate';
 
-export type RunStatus = 'running' | 'paused' | 'interrupted' | 'stopped' | 'finished' | 'imported';
-export const RUN_STATUSES: readonly RunStatus[] = ['running', 'paused', 'interrupted', 'stopped', 'finished', 'imported'];
+export const RUN_STATUSES = ['running', 'paused', 'interrupted', 'stopped', 'finished', 'imported'] as const;
+export type RunStatus = (typeof RUN_STATUSES)[number];
 
 /** What an import could tell of a run file: its hashes held, or it carried none to check. */
 export type IntegrityStatus = 'verified' | 'unverified';

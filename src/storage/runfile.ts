@@ -11,11 +11,11 @@
 import { version as packageVersion } from '../../package.json';
 import { PEFT_CONFIG, PEFT_WEIGHTS } from '../gpu/peft';
 import type { RunRecord } from '../rl';
-import { checker, FieldError, int, nullable, object, oneOf, runChecker, str, timestamp, type Checker, type Infer } from '../base/check';
+import { checker, FieldError, int, nullable, object, oneOf, runChecker, str, timestamp, type Infer } from '../base/check';
 import { Sha256 } from '../gpu/sha256';
 import { encodeBase64 } from './base64';
 import { modelsChecker, parseStoredConfig, seedsChecker, sha256Field, StoredConfigError, type StorableConfig, type StoredConfig } from './stored-config';
-import { RUN_STATUSES, type IntegrityStatus, type RunStatus } from './db';
+import { RUN_STATUSES, type IntegrityStatus } from './db';
 import { RunFileError, RunNotFoundError } from './errors';
 import { stripSecrets } from './secrets';
 import type { RunStore } from './store';
@@ -86,7 +86,7 @@ const headerChecker = object(
       label: str(10_000),
       notes: str(1_000_000),
       created: timestamp,
-      status: oneOf(...RUN_STATUSES) satisfies Checker<RunStatus>,
+      status: oneOf(...RUN_STATUSES),
     }),
     /** Copied from the config for readers that only want to know what to download. */
     models: modelsChecker,

@@ -25,6 +25,15 @@ export {
   type TrajectoryStep,
   type Trajectory,
 } from './environment';
-export { stepJudgeInputs, scoreTrajectory, DEFAULT_JUDGE_TEMPERATURE, type RewardMode, type ScoreOptions, type StepScore, type ScoredTrajectory } from './prm';
+export {
+  stepJudgeInputs,
+  scoreTrajectory,
+  DEFAULT_JUDGE_TEMPERATURE,
+  REWARD_MODES,
+  type RewardMode,
+  type ScoreOptions,
+  type StepScore,
+  type ScoredTrajectory,
+} from './prm';
 export { RulesStepJudge } from './rules-judge';
 export { groupAdvantages, sampleGroup, runGroup, DEFAULT_GROUP_SIZE, type StepAdvantage, type GroupOptions, type GroupResult } from './group';

@@ -30,7 +30,8 @@ export function stepJudgeInputs(trajectory: Trajectory<PolicyOutput>): StepJudge
 }
 
 /** integrated: r_t = o + mean of the PRM votes; outcome: r_t = o (the judge is not called). */
-export type RewardMode = 'integrated' | 'outcome';
+export const REWARD_MODES = ['integrated', 'outcome'] as const;
+export type RewardMode = (typeof REWARD_MODES)[number];
 
 export interface ScoreOptions {
   /** m, the judge votes per step; ignored in outcome mode. */
