@@ -1,5 +1,5 @@
 /** What every engine subcommand needs: a backend by name and a policy from a folder or hub id. */
-import type { Backend } from '../gpu/backend';
+import { BACKEND_NAMES, type Backend, type BackendName } from '../gpu/backend';
 import { nodeBackend } from '../gpu/backend-node';
 import { resolveWeightFormat } from '../gpu/load';
 import { formatOf, QUANTIZE_FORMATS, type Quantize } from '../gpu/plan';
@@ -12,11 +12,8 @@ import { EnginePolicyService, type PolicyService } from '../runtime/policy-servi
 import { UsageError } from './args';
 import { loadProgress } from './load-progress';
 
-/** cpu: the fast CPU backend (SIMD kernels on every core); cpu-reference: the oracle it is checked against. */
-export const BACKENDS = ['cpu', 'cpu-reference', 'webgpu'] as const;
-export type BackendName = (typeof BACKENDS)[number];
 export const BACKEND_OPTION = { backend: { type: 'string' as const, default: 'cpu' } };
-export const BACKEND_USAGE = `[--backend ${BACKENDS.join('|')}]`;
+export const BACKEND_USAGE = `[--backend ${BACKEND_NAMES.join('|')}]`;
 export const QUANTIZE_OPTION = { quantize: { type: 'string' as const } };
 export const QUANTIZE_USAGE = `[--quantize ${QUANTIZE_FORMATS.join('|')}]`;
 export const REVISION_OPTION = { revision: { type: 'string' as const } };
@@ -54,7 +51,7 @@ export function weightFormatOption(v: Record<string, unknown>): WeightFormat | u
 
 /** --backend, checked. */
 export function backendOption(kind: unknown): BackendName {
-  if (!BACKENDS.includes(kind as BackendName)) throw new UsageError(`--backend must be one of ${BACKENDS.join(', ')}, got ${JSON.stringify(kind)}`);
+  if (!BACKEND_NAMES.includes(kind as BackendName)) throw new UsageError(`--backend must be one of ${BACKEND_NAMES.join(', ')}, got ${JSON.stringify(kind)}`);
   return kind as BackendName;
 }
 

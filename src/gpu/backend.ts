@@ -97,7 +97,8 @@ export interface AdamWParams {
  * The backends a command or run names: cpu is the fast CPU backend (cpu-fast/, SIMD kernels on
  * every core), cpu-reference the plain-loop oracle it and the WebGPU kernels are checked against.
  */
-export type BackendName = 'cpu' | 'cpu-reference' | 'webgpu';
+export const BACKEND_NAMES = ['cpu', 'cpu-reference', 'webgpu'] as const;
+export type BackendName = (typeof BACKEND_NAMES)[number];
 
 export interface Backend {
   readonly kind: 'cpu' | 'webgpu';

@@ -8,6 +8,7 @@ import type { AttentionShape, Backend, Tensor } from './backend';
 import { projectionModule, type ModelConfig, type Projection } from '../models/config';
 import { EngineError, EngineLimitError } from './errors';
 import type { LoraAdapter } from './lora';
+import type { MethodPreset } from '../rl/presets';
 
 export type Weights = Map<string, Tensor>;
 
@@ -28,7 +29,7 @@ export interface KVCache {
  * layer's input, the backward re-running one layer at a time to rebuild its tape (gradient
  * checkpointing per layer: the same ops in the same order, so the same floats).
  */
-export type Recompute = 'none' | 'layer';
+export type Recompute = NonNullable<MethodPreset['finetune']['recompute']>;
 
 /** A batch of T new tokens per sequence at cache slots start..start+T-1, left-padded. */
 export interface ForwardBatch {

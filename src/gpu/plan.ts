@@ -25,6 +25,8 @@ import { LOGITS_CHUNK_FLOATS } from './score';
 import { bitsPerWeight, GROUP, isQuantized, matrixFormat, storedWords, type WeightFormat } from './quant';
 import { BufferPool } from './webgpu/pool';
 import { DEFAULT_TRAIN } from './train-types';
+import type { Recompute } from './model';
+import type { FinetuneMode } from '../rl/presets';
 
 export const QUANTIZE_FORMATS = ['none', 'f16', 'q8', 'q4'] as const;
 export type Quantize = (typeof QUANTIZE_FORMATS)[number];
@@ -73,7 +75,7 @@ export interface PlanInput {
    * The trainer's TrainSettings.recompute: 'none' keeps every layer's tape and K/V; 'layer' keeps
    * each layer's input and rebuilds one layer's tape and K/V at a time in the backward.
    */
-  recompute?: 'none' | 'layer';
+  recompute?: Recompute;
   /** A generation batch whose KV cache is alive during the step (the lab serves while it trains). */
   generate?: { batch: number; tokens: number } | null;
 }
@@ -104,7 +106,7 @@ export interface MemoryPlan {
   parameters: number;
   loraParameters: number;
   /** What a step trains: a LoRA adapter, every weight, or nothing (no step planned). */
-  training: 'lora' | 'full' | null;
+  training: FinetuneMode | null;
   quantize: Quantize;
   weightFormat: {
     /** What matrices are stored as: f32, f16, q8 or q4. */
@@ -112,7 +114,7 @@ export interface MemoryPlan {
     bitsPerWeight: number;
     groupSize: number | null;
   };
-  recompute: 'none' | 'layer';
+  recompute: Recompute;
   /** How the training batch is cut: micro-batches of `sequences` x `tokens`. */
   microBatches: { count: number; sequences: number; tokens: number } | null;
   bytes: PlanCategories & { total: number };

@@ -14,7 +14,7 @@ import type { HintShuffler, ShuffleWindow } from '../rl/hint-shuffle';
 import { hintSelectionOf, hintSourceOf, opdTermOf, reverseKlOf, type MethodPreset, type ReverseKlSettings } from '../rl/presets';
 import { MAX_FULL_KL_VOCAB } from '../rl/reverse-kl';
 import type { ChatMessage } from '../rl/messages';
-import type { HintSelectionRecord, JudgeResultRecord, JudgeVoteRecord } from '../rl/records';
+import type { HintSelectionRecord, JudgeKind, JudgeResultRecord, JudgeVoteRecord } from '../rl/records';
 import type { PolicyResponse, TurnJudgement } from '../rl/samples';
 import type { ClosedTurn } from '../rl/sessions';
 import { majorityVote } from '../rl/votes';
@@ -64,7 +64,7 @@ const TURN_SEEDS = 1000;
  * preset asks at most MAX_VOTES < JUDGE_SEEDS votes of a judge, so no two votes of a session
  * share a seed, and a vote's seed does not change when the other judge's vote count does.
  */
-export function voteSeed(seed: number, turn: number, judge: 'binary' | 'hint', vote: number): number {
+export function voteSeed(seed: number, turn: number, judge: JudgeKind, vote: number): number {
   return seed + turn * TURN_SEEDS + (judge === 'hint' ? JUDGE_SEEDS : 0) + vote;
 }
 
@@ -73,7 +73,7 @@ export async function judgeTurn(turn: Turn, d: JudgeDeps): Promise<JudgedTurn> {
   if (!turn.nextState) return { judgement: { reward: null, opd: null }, records };
   const { binaryVotes, hintVotes, temperature, maxNewTokens } = d.preset.judge;
   const base = { version: turn.version, session: turn.session, turn: turn.turn };
-  const opts = (judge: 'binary' | 'hint', vote: number) => ({ temperature, maxNewTokens, seed: voteSeed(d.seed, turn.turn, judge, vote), signal: d.signal });
+  const opts = (judge: JudgeKind, vote: number) => ({ temperature, maxNewTokens, seed: voteSeed(d.seed, turn.turn, judge, vote), signal: d.signal });
   const action = turn.response.text;
   const { nextState, read } = personsWords(turn.nextState, d.envelopes);
 

@@ -10,6 +10,7 @@ import { hintSourceOf, MAX_NEW_TOKENS, MAX_VOTES, METHODS, parsePreset, presetSh
 import { WRONG_ANSWER_REWARDS } from '../rl/tool-call-reward';
 import { MAX_DIMENSIONS } from '../models/config';
 import { isRevision } from '../models/hub';
+import { BACKEND_NAMES } from '../gpu/backend';
 import { WEIGHT_FORMATS } from '../gpu/quant';
 import { PROBLEM_LIMITS, PROBLEM_ORDERS } from '../sims/problems/index';
 import { createScenario, SCENARIO_IDS, type ScenarioConfig } from '../sims/scenarios/index';
@@ -125,7 +126,7 @@ export const policyModelChecker = object(
   { model: saying('must name a model folder or hub id', modelName) },
   {
     /** cpu: the fast CPU backend; cpu-reference: the plain-loop oracle it is checked against. */
-    backend: oneOf('cpu', 'cpu-reference', 'webgpu'),
+    backend: oneOf(...BACKEND_NAMES),
     /**
      * How its weight matrices are stored (gpu/quant.ts); absent: f16 on WebGPU, f32 on the CPU.
      * A run writes the format it loaded, so a resumed or repeated run loads the same.

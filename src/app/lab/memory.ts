@@ -6,6 +6,8 @@
  */
 import { planMemoryFromJson, type MemoryPlan, type Quantize } from '../../gpu/plan';
 import { hubBaseUrl } from '../../models/source';
+import type { Recompute } from '../../gpu/model';
+import type { FinetuneMode } from '../../rl/presets';
 
 export interface EstimateInput {
   backend: 'webgpu' | 'cpu';
@@ -22,9 +24,9 @@ export interface EstimateInput {
   /** Weight format to plan; default 'f16', what the engine loads ('auto': f16 where the device can). */
   quantize?: Quantize;
   /** Plan per-layer recomputation of activations (TrainSettings.recompute; `nextstate train --recompute layer`). */
-  recompute?: 'none' | 'layer';
+  recompute?: Recompute;
   /** The preset's fine-tuning mode: a LoRA adapter (default) or every weight. */
-  finetune?: 'lora' | 'full';
+  finetune?: FinetuneMode;
 }
 
 /** The policy service trains in micro-batches of this many padded tokens (runtime/policy-service.ts). */

@@ -1,12 +1,14 @@
 import { quotedRequest } from '../../rl/hints';
 import type { ChatMessage } from '../../rl/messages';
+import type { JudgeKind } from '../../rl/records';
 import type { GenerateOptions, TextGenerator } from '../../generators/generator';
 import { hashParts } from '../seeded';
 import { heardIssues, type RulesProfile } from './profile';
 import { classifyReaction, classifyToolResult } from './reaction';
 import { readNextState, readNextStateRole } from './reading';
 
-export type JudgeMode = 'binary' | 'hint';
+/** Which judge the rules play: the binary or the hint judge (a record's JudgeKind). */
+export type JudgeMode = JudgeKind;
 
 const QUOTE_CHARS = 200;
 

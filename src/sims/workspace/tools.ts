@@ -7,6 +7,7 @@
  * `Error: `, as an environment reports a failed call: the judge reads it as the call's failure.
  */
 import type { ToolCall } from '../../rl/messages';
+import type { WorkspaceFileRecord } from '../../rl/records';
 import { TOOL_ERROR_PREFIX } from '../toolcall/calculator';
 import { checkWorkspacePath, WorkspaceFullError, WorkspacePathError, type Workspace } from './workspace';
 
@@ -59,7 +60,7 @@ const PARAMETERS: Record<ToolName, readonly string[]> = { read: ['path'], write:
 /** What a call changed: the file and its whole text afterwards. */
 export interface WorkspaceChange {
   path: string;
-  op: 'write' | 'append';
+  op: WorkspaceFileRecord['op'];
   content: string;
 }
 
