@@ -93,8 +93,8 @@ export function joinTrajectory(steps: readonly TrajectoryStepTokens[]): JoinedTr
  * none); 'prompt-mismatch', a step's prompt does not continue the ids before it (a policy that
  * rendered the conversation afresh instead of continuing them).
  */
-export type TrajectoryFallback = 'no-prompt-ids' | 'prompt-mismatch';
-export const TRAJECTORY_FALLBACKS: readonly TrajectoryFallback[] = ['no-prompt-ids', 'prompt-mismatch'];
+export const TRAJECTORY_FALLBACKS = ['no-prompt-ids', 'prompt-mismatch'] as const;
+export type TrajectoryFallback = (typeof TRAJECTORY_FALLBACKS)[number];
 
 /** A step as a log or a rollout holds it: prompt ids where the policy reported them, advantage where known. */
 export type LoggedTrajectoryStep = Omit<TrajectoryStepTokens, 'promptIds' | 'advantage'> & { promptIds?: readonly number[]; advantage?: number };

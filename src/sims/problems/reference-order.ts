@@ -16,8 +16,8 @@ export const GSM8K_TEST_ROWS = 1319;
 export const REFERENCE_ORDER_SOURCE = 'Gen-Verse/OpenClaw-RL openclaw-test/GSM8K.json (0d034dd)';
 
 /** Which order GSM8K problems are taken in: the reference evaluation's, or the dataset's own. */
-export type ProblemOrder = 'reference' | 'dataset';
-export const PROBLEM_ORDERS: readonly ProblemOrder[] = ['reference', 'dataset'];
+export const PROBLEM_ORDERS = ['reference', 'dataset'] as const;
+export type ProblemOrder = (typeof PROBLEM_ORDERS)[number];
 
 /** The reference's first problem, to recognise the test split in dataset order. */
 const FIRST_QUESTION = 'Carol and Jennifer are sisters';

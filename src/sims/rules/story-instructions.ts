@@ -24,7 +24,7 @@ export interface StoryWish {
 export const WORDING_SETS = ['held-out', 'fine-tuning'] as const;
 export type WordingSet = (typeof WORDING_SETS)[number];
 
-export type Trait = 'subject' | 'name' | 'favourite' | 'bedtime' | 'kind' | 'gentle' | 'short';
+export type Trait = (typeof TRAITS)[number];
 type Fill = { subject: string; name: string; favourite: string };
 type Template = (w: Fill) => string;
 
@@ -178,7 +178,7 @@ const LEADS: Record<WordingSet, (((w: StoryWish) => string) | null)[]> = {
   'held-out': [null, () => 'Here is what I want:', () => 'The child asks for this:', () => 'Please change the story.', () => 'Next time:'],
 };
 
-export const TRAITS: readonly Trait[] = ['subject', 'name', 'favourite', 'bedtime', 'kind', 'gentle', 'short'];
+export const TRAITS = ['subject', 'name', 'favourite', 'bedtime', 'kind', 'gentle', 'short'] as const;
 
 function asked(wish: StoryWish): Trait[] {
   return TRAITS.filter((t) => (t === 'subject' ? true : t === 'name' ? !!wish.name : t === 'favourite' ? !!wish.favourite : !!wish[t]));

@@ -1,6 +1,4 @@
-import { ScenarioConfigError, type HomeworkMode } from './scenario';
-
-const MODES: readonly HomeworkMode[] = ['chat', 'workspace'];
+import { HOMEWORK_MODES as MODES, ScenarioConfigError, type HomeworkMode } from './scenario';
 
 /** The homework mode of a student or teacher config; absent is 'chat'. */
 export function homeworkMode(mode: unknown): HomeworkMode {

@@ -1,13 +1,13 @@
 import { customScenario } from './custom';
-import type { Scenario, ScenarioConfig, ScenarioId } from './scenario';
-import { ScenarioConfigError } from './scenario';
+import type { Scenario, ScenarioConfig } from './scenario';
+import { SCENARIO_IDS, ScenarioConfigError } from './scenario';
 import { storytellerScenario } from './storyteller';
 import { studentScenario } from './student';
 import { talkScenario } from './talk';
 import { teacherScenario } from './teacher';
 
-/** The scenario picker's entries, in display order. */
-export const SCENARIO_IDS: readonly ScenarioId[] = ['student', 'teacher', 'storyteller', 'custom', 'talk'];
+// The scenario picker's entries, in display order.
+export { SCENARIO_IDS };
 
 /** Recreates a scenario from its stored config; throws ScenarioConfigError for an unusable one. */
 export function createScenario(config: ScenarioConfig): Scenario {

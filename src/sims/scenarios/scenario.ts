@@ -1,7 +1,10 @@
 import type { BaseModelReplies } from '../../gpu/policy';
 import type { Problem } from '../problems/problem';
+import type { WordingSet } from '../rules/story-instructions';
 
-export type ScenarioId = 'student' | 'teacher' | 'storyteller' | 'custom' | 'talk';
+/** The scenarios, in the picker's display order: the one list, which the run config's checker reads. */
+export const SCENARIO_IDS = ['student', 'teacher', 'storyteller', 'custom', 'talk'] as const;
+export type ScenarioId = (typeof SCENARIO_IDS)[number];
 
 /** Where a scenario's tasks come from. */
 export type ProblemSource = 'gsm8k' | 'story-openings' | 'none';
@@ -14,7 +17,8 @@ export type ScenarioConfig = HomeworkScenarioConfig | StorytellerScenarioConfig 
  * the messages; 'workspace', they are files the policy reads and appends to with its tools, as
  * in the reference's runners (docs/lab.md, The student and the teacher).
  */
-export type HomeworkMode = 'chat' | 'workspace';
+export const HOMEWORK_MODES = ['chat', 'workspace'] as const;
+export type HomeworkMode = (typeof HOMEWORK_MODES)[number];
 
 export interface HomeworkScenarioConfig {
   id: 'student' | 'teacher';
@@ -34,7 +38,7 @@ export interface StorytellerScenarioConfig {
    * The wordings the rules judge writes its hints in: 'held-out' (default), paraphrases the demo
    * model was never fine-tuned on; 'fine-tuning', the ones it was (to show how much wording matters).
    */
-  hintWording?: 'held-out' | 'fine-tuning';
+  hintWording?: WordingSet;
   /**
    * How the rules child accepts a story: 'graded' (default) accepts one that meets most wishes,
    * the more readily the more it meets (STORY_ACCEPTANCE); 'strict' only one that meets all.
