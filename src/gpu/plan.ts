@@ -110,7 +110,7 @@ export interface MemoryPlan {
   quantize: Quantize;
   weightFormat: {
     /** What matrices are stored as: f32, f16, q8 or q4. */
-    storage: 'f32' | 'f16' | 'q8' | 'q4';
+    storage: WeightFormat;
     bitsPerWeight: number;
     groupSize: number | null;
   };

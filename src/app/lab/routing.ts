@@ -1,7 +1,7 @@
 /** The lab's pages and the URL hash that names one, so a reload or Back lands where it was. */
 
-export type Page = 'setup' | 'runs' | 'run' | 'system';
-export const PAGES: Page[] = ['setup', 'runs', 'run', 'system'];
+export const PAGES = ['setup', 'runs', 'run', 'system'] as const;
+export type Page = (typeof PAGES)[number];
 
 export interface Route {
   page: Page;

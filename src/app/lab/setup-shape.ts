@@ -9,7 +9,7 @@ import type { HomeworkMode, ScenarioId } from '../../sims/scenarios/index';
 import type { ProblemOrder } from '../../sims/problems/index';
 import type { RewardMode } from '../../sims/toolcall/index';
 import type { WeightFormat } from '../../gpu/quant';
-import type { GeneratorSpec, RunConfig, ToolCallRunConfig, Track } from '../../runtime/run-config';
+import type { ConfigExtras, GeneratorSpec, RunConfig, ToolCallRunConfig, Track } from '../../runtime/run-config';
 
 /** Where a judge, simulated user or evaluator gets its text (the run config's GeneratorSpec). */
 export type RoleChoice = GeneratorSpec;
@@ -45,7 +45,7 @@ export interface LabSetup {
      * hub: a hub id or https URL; files: a folder or files the person picks (not remembered);
      * server: a policy server (`nextstate serve`, the reference's) that judges and trains it.
      */
-    source: 'hub' | 'files' | 'server';
+    source: NonNullable<ConfigExtras['lab']>['policySource'];
     /** The policy server's OpenAI base URL and the model it serves (policyServer); its key is kept in settings (apiKeySetting). */
     server?: { url: string; model: string };
     hubId: string;
