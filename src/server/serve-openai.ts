@@ -7,7 +7,7 @@
  */
 import { overrun, overrunMessage, promptBudget, promptParts } from '../gpu/prompt-budget';
 import type { ChatMessage, ToolCall } from '../rl/messages';
-import type { TurnType } from '../rl/sessions';
+import { TURN_TYPES, type TurnType } from '../rl/sessions';
 import { RECORD_LIMITS } from '../rl/validate';
 import { ApiError, invalidField } from './serve-errors';
 
@@ -20,7 +20,8 @@ export interface SessionFields {
   done: boolean;
 }
 
-export type ToolChoice = 'none' | 'auto' | 'required' | { name: string };
+const TOOL_CHOICE_WORDS = ['none', 'auto', 'required'] as const;
+export type ToolChoice = (typeof TOOL_CHOICE_WORDS)[number] | { name: string };
 
 export interface ChatRequest extends SessionFields {
   model: string | null;
@@ -130,10 +131,10 @@ function tools(v: unknown): object[] | undefined {
 
 function toolChoice(v: unknown): ToolChoice {
   if (v === undefined || v === null) return 'auto';
-  if (v === 'none' || v === 'auto' || v === 'required') return v;
+  if (TOOL_CHOICE_WORDS.includes(v as (typeof TOOL_CHOICE_WORDS)[number])) return v as (typeof TOOL_CHOICE_WORDS)[number];
   if (isObject(v) && isObject(v.function) && typeof v.function.name === 'string')
     return { name: text(v.function.name, 'tool_choice.function.name', RECORD_LIMITS.id) };
-  throw invalidField('tool_choice', 'must be "none", "auto", "required" or {"type": "function", "function": {"name"}}');
+  throw invalidField('tool_choice', `must be ${TOOL_CHOICE_WORDS.map((w) => JSON.stringify(w)).join(', ')} or {"type": "function", "function": {"name"}}`);
 }
 
 function stop(v: unknown): string[] {
@@ -153,8 +154,9 @@ export function truthy(v: unknown): boolean {
 function turnType(v: unknown, param: string): TurnType | null {
   if (v === undefined || v === null || v === '') return null;
   const t = typeof v === 'string' ? v.trim().toLowerCase() : v;
-  if (t !== 'main' && t !== 'side') throw invalidField(param, `must be "main" or "side", got ${JSON.stringify(v)}`);
-  return t;
+  if (!TURN_TYPES.includes(t as TurnType))
+    throw invalidField(param, `must be ${TURN_TYPES.map((w) => JSON.stringify(w)).join(' or ')}, got ${JSON.stringify(v)}`);
+  return t as TurnType;
 }
 
 function sessionId(v: unknown, param: string): string | null {
