@@ -100,8 +100,11 @@ export interface AdamWParams {
 export const BACKEND_NAMES = ['cpu', 'cpu-reference', 'webgpu'] as const;
 export type BackendName = (typeof BACKEND_NAMES)[number];
 
+/** What a backend computes on, whichever BackendName loaded it. */
+export type BackendKind = 'cpu' | 'webgpu';
+
 export interface Backend {
-  readonly kind: 'cpu' | 'webgpu';
+  readonly kind: BackendKind;
 
   tensor(data: Float32Array, shape: readonly number[]): Tensor;
   /**

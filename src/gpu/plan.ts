@@ -26,6 +26,7 @@ import { bitsPerWeight, GROUP, isQuantized, matrixFormat, storedWords, type Weig
 import { BufferPool } from './webgpu/pool';
 import { DEFAULT_TRAIN } from './train-types';
 import type { Recompute } from './model';
+import type { BackendKind } from './backend';
 import type { FinetuneMode } from '../rl/presets';
 
 export const QUANTIZE_FORMATS = ['none', 'f16', 'q8', 'q4'] as const;
@@ -52,7 +53,7 @@ const F32 = 4;
 export interface PlanInput {
   /** Weight format of the matrices ('none': f32). */
   quantize: Quantize;
-  backend: 'webgpu' | 'cpu';
+  backend: BackendKind;
   /** WebGPU only: the device has shader-f16, so f16 is read natively rather than unpacked (the notes say which). */
   shaderF16?: boolean;
   /** The trained adapter; null plans inference only (or full fine-tuning, with `full`). */

@@ -285,6 +285,9 @@ const personal = personalConfigChecker;
 /** The personal-agent track (personalConfigChecker); a config without `track` is one of these. */
 export type RunConfig = Infer<typeof personalConfigChecker>;
 
+/** The roles a generator plays beside the policy: the run config's models other than the policy. */
+export type GeneratorRole = Exclude<keyof RunConfig['models'], 'policy'>;
+
 /** The tool-call track's own settings (ToolCallOptions). */
 export const toolCallOptionsChecker = object(
   {

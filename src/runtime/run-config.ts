@@ -23,6 +23,7 @@ export { parseAnyRunConfig, parseRunConfig, parseToolCallRunConfig, RunConfigErr
 export type {
   AnyRunConfig,
   ConfigExtras,
+  GeneratorRole,
   GeneratorSpec,
   PersonalPolicyConfig,
   PolicyModelConfig,

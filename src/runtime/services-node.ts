@@ -16,7 +16,7 @@ import { usesToolCallTags } from '../rl/tool-calls';
 import { checkWorkspacePolicy } from './agent-turn';
 import { EnginePolicyService, type PolicyService } from './policy-service';
 import { RemotePolicyService } from './remote-policy';
-import { isRemotePolicy, type GeneratorSpec, type RunConfig } from './run-config';
+import { isRemotePolicy, type GeneratorRole, type GeneratorSpec, type RunConfig } from './run-config';
 import { PROBLEM_LIMITS } from '../sims/problems/index';
 import { readLocalText } from '../models/local-file';
 import type { RunServices } from './runloop';
@@ -178,7 +178,7 @@ export async function createNodeServices(config: RunConfig, backend: Backend, pr
   const rules = createRules(scenario);
   const { policy, policyModel } = await nodePolicy(config, backend, progress);
   const ctx: GeneratorContext = { policyModel, policyId: config.models.policy.model, backend, engines: new Map(), progress };
-  const make = async (role: 'user' | 'judge' | 'evaluator', spec: GeneratorSpec): Promise<TextGenerator | null> => {
+  const make = async (role: GeneratorRole, spec: GeneratorSpec): Promise<TextGenerator | null> => {
     if (spec.kind !== 'rules') return nodeGenerator(role, spec, ctx);
     return role === 'user' ? rules.user : role === 'evaluator' ? rules.evaluator : rules.judge;
   };

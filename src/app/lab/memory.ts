@@ -7,10 +7,11 @@
 import { planMemoryFromJson, type MemoryPlan, type Quantize } from '../../gpu/plan';
 import { hubBaseUrl } from '../../models/source';
 import type { Recompute } from '../../gpu/model';
+import type { BackendKind } from '../../gpu/backend';
 import type { FinetuneMode } from '../../rl/presets';
 
 export interface EstimateInput {
-  backend: 'webgpu' | 'cpu';
+  backend: BackendKind;
   /** WebGPU with shader-f16 stores weight matrices in f16; everything else is f32. */
   f16?: boolean;
   loraRank: number;

@@ -6,7 +6,7 @@
  */
 import { hubLocation } from './model-location';
 import type { BackendName } from '../../gpu/backend';
-import type { RunConfig, GeneratorSpec } from '../../runtime/run-config';
+import type { RunConfig, GeneratorRole, GeneratorSpec } from '../../runtime/run-config';
 import type { RunServices } from '../../runtime/runloop';
 import type { ChatMessage } from '../../rl/messages';
 import type { GenerateOptions, GeneratorSource, TextGenerator } from '../../generators/generator';
@@ -60,7 +60,7 @@ export interface ServiceDeps {
 export interface BuiltServices {
   services: Omit<RunServices, 'policy'>;
   /** What each role runs on, for the page. */
-  labels: Record<'user' | 'judge' | 'evaluator', string>;
+  labels: Record<GeneratorRole, string>;
   /** What played each role (library and version, device, model), for the run file. */
   sources: Record<string, GeneratorSource>;
   dispose: () => void;
@@ -71,7 +71,7 @@ export async function buildServices(config: RunConfig, deps: ServiceDeps): Promi
   const rules = createRules(scenario);
   const workers: { terminate(): void }[] = [];
   const made = new Map<string, Promise<TextGenerator>>();
-  const make = (role: 'user' | 'judge' | 'evaluator', spec: Exclude<GeneratorSpec, { kind: 'rules' }>): Promise<TextGenerator> => {
+  const make = (role: GeneratorRole, spec: Exclude<GeneratorSpec, { kind: 'rules' }>): Promise<TextGenerator> => {
     // Two roles on the same model share one copy of it.
     const key = JSON.stringify(spec);
     if (!made.has(key)) made.set(key, load(role, spec));
@@ -123,12 +123,12 @@ export async function buildServices(config: RunConfig, deps: ServiceDeps): Promi
         return new OpenAICompatibleGenerator({ baseUrl: spec.baseUrl, model: spec.model, apiKey: await deps.apiKey(spec.baseUrl) });
     }
   };
-  const pick = async (role: 'user' | 'judge' | 'evaluator'): Promise<TextGenerator | null> => {
+  const pick = async (role: GeneratorRole): Promise<TextGenerator | null> => {
     const spec = config.models[role];
     if (spec.kind !== 'rules') return make(role, spec);
     return role === 'user' ? rules.user : role === 'evaluator' ? rules.evaluator : rules.judge;
   };
-  const sourceOf = (role: 'user' | 'judge' | 'evaluator', g: TextGenerator): GeneratorSource => {
+  const sourceOf = (role: GeneratorRole, g: TextGenerator): GeneratorSource => {
     if (g.source) return g.source;
     const spec = config.models[role];
     return { kind: g.kind, ...('model' in spec && { model: spec.model }), ...(spec.kind === 'endpoint' && { library: `endpoint ${spec.baseUrl}` }) };

@@ -9,12 +9,13 @@ import type { HomeworkMode, ScenarioId } from '../../sims/scenarios/index';
 import type { ProblemOrder } from '../../sims/problems/index';
 import type { RewardMode } from '../../sims/toolcall/index';
 import type { WeightFormat } from '../../gpu/quant';
-import type { ConfigExtras, GeneratorSpec, RunConfig, ToolCallRunConfig, Track } from '../../runtime/run-config';
+import type { ConfigExtras, GeneratorRole, GeneratorSpec, RunConfig, ToolCallRunConfig, Track } from '../../runtime/run-config';
+import type { BackendKind } from '../../gpu/backend';
 
 /** Where a judge, simulated user or evaluator gets its text (the run config's GeneratorSpec). */
 export type RoleChoice = GeneratorSpec;
-export type Role = 'user' | 'judge' | 'evaluator';
-export type Backend = 'webgpu' | 'cpu';
+export type Role = GeneratorRole;
+export type Backend = BackendKind;
 
 export interface CustomPersona {
   persona: string;
