@@ -59,7 +59,7 @@ export interface LabSetup {
   roles: Record<Role, RoleChoice>;
   seed: number;
   /** GSM8K from the hub comes in the reference evaluation's order unless `order` is 'dataset'. */
-  problems: { source: 'builtin' | 'gsm8k-hub'; count: number; order: ProblemOrder };
+  problems: { source: Exclude<RunConfig['problems']['source'], 'file'>; count: number; order: ProblemOrder };
   schedule: RunConfig['schedule'];
   sampling: RunConfig['sampling'];
   /** The tool-call track's own fields; its step judge is `roles.judge`. */
@@ -77,7 +77,7 @@ export interface ToolCallSetup {
   /** Problems after the training ones, never trained on, for the greedy accuracy evaluation. */
   evalHeldOut: number;
   /** Training problems: the first `count` of the source. */
-  problems: { source: 'builtin' | 'gsm8k-hub'; count: number };
+  problems: { source: Exclude<ToolCallRunConfig['problems']['source'], 'file'>; count: number };
   schedule: ToolCallRunConfig['schedule'];
   sampling: ToolCallRunConfig['sampling']['policy'];
 }

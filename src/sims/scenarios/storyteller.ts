@@ -26,7 +26,7 @@ export interface StoryChild {
   /** The wordings the rules judge writes its hints in (story-instructions.ts). */
   hintWording: WordingSet;
   /** How the rules child accepts a story (StorytellerScenarioConfig.acceptance). */
-  acceptance: 'graded' | 'strict';
+  acceptance: NonNullable<StorytellerScenarioConfig['acceptance']>;
 }
 
 const DETERMINERS = /^(?:(?:a|an|the|my|our|your|his|her|their|some)\s+)+/;
