@@ -1,7 +1,5 @@
-import type { Infer } from '../base/check';
+import { int, num, object, type Infer } from '../base/check';
 import { InvalidArgumentError } from './errors';
-import type { advantageWeightsShape } from './presets';
-import type { advantageSummaryChecker } from './validate';
 import { assertCount, assertFinite, assertSameLength, mean, unsignedZero } from './numbers';
 
 /**
@@ -27,7 +25,13 @@ export function opdAdvantage(teacherLogp: number, studentLogp: number): number {
   return teacherLogp - studentLogp;
 }
 
-/** Weights of the two signals in the combined advantage; its checker (presets.ts) is its one definition. */
+/** Weights of the two signals in the combined advantage (a preset's advantage.weights): AdvantageWeights' one definition. */
+export const advantageWeightsShape = object({
+  /** w_binary, multiplies the turn's final judge score. */
+  binary: num(),
+  /** w_opd, multiplies the per-token OPD advantage. */
+  opd: num(),
+});
 export type AdvantageWeights = Infer<typeof advantageWeightsShape>;
 
 /**
@@ -122,7 +126,16 @@ export function standardizeByStep(samples: readonly StepSample[]): (number | nul
   return out;
 }
 
-/** What a sample record stores about its advantages besides the per-token values; its checker (validate.ts) is its one definition. */
+/** What a sample record stores about its advantages besides the per-token values: AdvantageSummary's one definition. */
+export const advantageSummaryChecker = object({
+  tokens: int(),
+  mean: num(),
+  min: num(),
+  max: num(),
+  meanAbs: num(0),
+  /** Tokens whose advantage is not zero. */
+  nonZero: int(),
+});
 export type AdvantageSummary = Infer<typeof advantageSummaryChecker>;
 
 /** Summary statistics of one sample's per-token advantages (all zeros for no tokens). */

@@ -1,7 +1,6 @@
 import { parseBoxedScore, type BoxedScore } from './boxed';
 import type { ChatMessage } from './messages';
-import type { Infer } from '../base/check';
-import type { teacherContextShape } from './presets';
+import { bool, object, oneOf, type Infer } from '../base/check';
 
 /** One hint-judge vote: its decision and the hint it wrote, if any. */
 export interface HintVote {
@@ -80,10 +79,23 @@ export function selectBestHint(votes: readonly HintVote[], minChars: number = MI
   return best;
 }
 
-/**
- * What appendHint does in the cases the paper leaves open: a preset's teacherContext, every field
- * optional here (its checker in presets.ts is its one definition, and documents the fields).
- */
+/** How appendHint builds the teacher context (a preset's advantage.teacherContext, every field given). */
+export const teacherContextShape = object({
+  /**
+   * Where the hint goes when no message has role `user` but there are messages.
+   * 'new-user-message' (default: the hint reads as the user's words, as it does in every
+   * other case) adds a user message at the end;
+   * 'last-message' appends to the last message whatever its role, as the reference does.
+   */
+  noUserMessage: oneOf('new-user-message', 'last-message'),
+  /**
+   * Trim the hint and the resulting message content (default true, the reference's
+   * `.strip()`); false appends the suffix byte for byte as the paper writes it.
+   */
+  trim: bool,
+});
+
+/** What appendHint does in the cases the paper leaves open: teacherContextShape, every field optional here. */
 export type AppendHintOptions = Partial<Infer<typeof teacherContextShape>>;
 
 /** The line that introduces the hint in the teacher's context. */

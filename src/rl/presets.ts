@@ -1,8 +1,8 @@
-import type { AdvantageWeights } from './advantages';
+import { advantageWeightsShape, type AdvantageWeights } from './advantages';
 import { DEFAULT_BATCH_SIZE, ZERO_ADVANTAGE_POLICIES, type ZeroAdvantagePolicy } from './buffer';
 import { above, arrayOf, bool, checker, FieldError, int, num, object, oneOf, pair, runChecker, str, type Infer } from '../base/check';
 import { PresetError } from './errors';
-import { MIN_HINT_CHARS } from './hints';
+import { MIN_HINT_CHARS, teacherContextShape } from './hints';
 import { LONGEST_HINT, TOPK_HINT_SELECTION, TOPK_HINT_VOTES, usesTopK, type HintSelection } from './topk-hints';
 import { KL_TYPES, LOSS_AGGREGATIONS, type KlType } from './ppo';
 import { DEFAULT_IDLE_TIMEOUT_MS } from './sessions';
@@ -309,30 +309,6 @@ export const hintSelectionShape = object({
   k: int(1, MAX_TOP_K),
   /** |A_OPD| is clipped to this many nats per token; 0 = no clip (paper). Reference top-k run: 1. */
   clip: num(0, 1000),
-});
-
-/** Weights of the two signals in the combined advantage (AdvantageWeights). */
-export const advantageWeightsShape = object({
-  /** w_binary, multiplies the turn's final judge score. */
-  binary: num(),
-  /** w_opd, multiplies the per-token OPD advantage. */
-  opd: num(),
-});
-
-/** How appendHint builds the teacher context (AppendHintOptions, every field given). */
-export const teacherContextShape = object({
-  /**
-   * Where the hint goes when no message has role `user` but there are messages.
-   * 'new-user-message' (default: the hint reads as the user's words, as it does in every
-   * other case) adds a user message at the end;
-   * 'last-message' appends to the last message whatever its role, as the reference does.
-   */
-  noUserMessage: oneOf('new-user-message', 'last-message'),
-  /**
-   * Trim the hint and the resulting message content (default true, the reference's
-   * `.strip()`); false appends the suffix byte for byte as the paper writes it.
-   */
-  trim: bool,
 });
 
 /** The one definition of a preset: MethodPreset is its type, parsePreset its reader, docs/schema its JSON Schema. */

@@ -1,40 +1,17 @@
+import { advantageSummaryChecker } from './advantages';
+import { MAX_TOKEN_ID, RECORD_LIMITS } from './record-limits';
 import { arrayOf, bool, checker, FieldError, int, mapOf, nullable, num, object, oneOf, runChecker, str, timestamp, type Checker } from '../base/check';
 import { RecordValidationError } from './errors';
 import { MAX_TOP_K } from './presets';
 import { MAX_FULL_KL_VOCAB } from './reverse-kl';
 import { DISTILL_TERMS } from './topk-distill';
 import { TRAJECTORY_FALLBACKS } from './trajectory-sample';
-import { ROLES } from './messages';
+import { messageChecker } from './messages';
 import { RECORD_KINDS, type RecordKind, type RunRecord } from './records';
 import { BOXED_SCORES } from './boxed';
 import { SESSION_END_REASONS, TURN_TYPES } from './sessions';
 
-/**
- * Size limits for imported records. Generous for real runs (a 100 kB answer is fine) but
- * bounded, so a hostile file cannot make the app hold gigabytes per record.
- */
-export const RECORD_LIMITS = {
-  /** session ids, problem ids, evaluation and metric names */
-  id: 256,
-  /** message content, responses, raw judge text */
-  text: 1_000_000,
-  hint: 20_000,
-  /** skip reasons, per-problem details */
-  note: 20_000,
-  messages: 10_000,
-  /** tool calls per message, tools per prompt */
-  toolCalls: 256,
-  /** token ids, log-probs, per-token advantages */
-  tokens: 1_000_000,
-  problems: 100_000,
-  metrics: 256,
-  /** sessions a resume marks interrupted, and turns of one session */
-  sessions: 100_000,
-  turns: 100_000,
-} as const;
-
-/** The largest token id a record holds. */
-export const MAX_TOKEN_ID = 2 ** 31 - 1;
+export { MAX_TOKEN_ID, RECORD_LIMITS } from './record-limits';
 
 const L = RECORD_LIMITS;
 const id = str(L.id, 1);
@@ -42,23 +19,6 @@ const count = int();
 const finiteNumbers = arrayOf(num(), L.tokens);
 const tokenIds = arrayOf(int(0, MAX_TOKEN_ID), L.tokens);
 const optionalStat = nullable(num());
-
-/** A function call an assistant message made (ToolCall). */
-export const toolCallChecker = object({ id: str(L.id), type: oneOf('function'), function: object({ name: str(L.id, 1), arguments: str(L.text) }) });
-
-/** A chat message (ChatMessage), as records, train --data prompts and chat templates take it. */
-export const messageChecker = object(
-  {
-    role: oneOf(...ROLES),
-    content: str(L.text),
-  },
-  {
-    /** An assistant's calls (a served agent's); the chat template renders them in its own format. */
-    tool_calls: arrayOf(toolCallChecker, L.toolCalls),
-    /** The call a tool message answers. */
-    tool_call_id: str(L.id),
-  },
-);
 
 /** A function schema a served prompt listed: any JSON object, its size bounded by the line limit. */
 export const toolSchemaChecker: Checker<object> = checker({ type: 'object' }, (value, path) => {
@@ -202,17 +162,6 @@ export const judgeResultChecker = object(
     nextState: object({ raw: str(L.text), cleaned: str(L.text) }),
   },
 );
-
-/** What a sample record stores about its advantages besides the per-token values (AdvantageSummary). */
-export const advantageSummaryChecker = object({
-  tokens: count,
-  mean: num(),
-  min: num(),
-  max: num(),
-  meanAbs: num(0),
-  /** Tokens whose advantage is not zero. */
-  nonZero: count,
-});
 
 // Typed number[] as the trainers read masks (rl/ppo.ts LossMask); the record holds 0 and 1 only.
 const lossMask: Checker<number[]> = arrayOf(oneOf(0, 1), L.tokens);

@@ -10,7 +10,8 @@ import { arrayOf, bool, int, nullable, num, object, oneOf, str, type Checker, ty
 import { MAX_FULL_KL_VOCAB } from '../rl/reverse-kl';
 import { joinedOrNull } from '../rl/trajectory-sample';
 import { DISTILL_TERMS } from '../rl/topk-distill';
-import { MAX_TOKEN_ID, messageChecker, toolSchemaChecker } from '../rl/validate';
+import { messageChecker } from '../rl/messages';
+import { MAX_TOKEN_ID, toolSchemaChecker } from '../rl/validate';
 
 const L = RECORD_LIMITS;
 const numbers = arrayOf(num(), L.tokens);
