@@ -47,6 +47,21 @@ const productCases: OpCase[] = [1, 3, 4, 8, 9, 33].flatMap((M) =>
 
 const bigCases: OpCase[] = [
   {
+    name: 'matmul 70x130x45 in every layout, added in place (threaded sizes; a transposed x over two packed blocks)',
+    run: (be) => {
+      const [M, K, N] = [70, 130, 45];
+      return [false, true].flatMap((ta) =>
+        [false, true].map((tb) => {
+          const a = be.tensor(randn(13, M * K), ta ? [K, M] : [M, K]);
+          const b = be.tensor(randn(14, K * N), tb ? [N, K] : [K, N]);
+          const c = be.tensor(randn(15, M * N), [M, N]);
+          be.matmulAddInPlace(c, a, b, ta, tb, 0.75);
+          return c;
+        }),
+      );
+    },
+  },
+  {
     name: 'matmul 200x256x300, linear 5x256 -> 1000 with bias and residual (threaded sizes)',
     run: (be) => {
       const a = be.tensor(randn(1, 200 * 256), [200, 256]);
@@ -169,6 +184,11 @@ describe.each([1, 2])('fast CPU backend, %i thread(s), against the reference', (
   for (const format of WEIGHT_FORMATS) for (const c of weightFormatCases(format)) it(c.name, () => expectSame(c, fast));
 });
 
+/** The [cols, rows] transpose of `v` [rows, cols]. */
+function transpose(v: Float32Array, rows: number, cols: number): Float32Array {
+  return Float32Array.from({ length: v.length }, (_, i) => v[(i % rows) * cols + Math.floor(i / rows)]);
+}
+
 describe('fast CPU backend: repeatable', () => {
   it('gives the same bits on one thread and on two', async () => {
     const [one, two] = [await FastCpuBackend.create({ threads: 1 }), await FastCpuBackend.create({ ...nodeThreads(), threads: 2 })];
@@ -180,7 +200,7 @@ describe('fast CPU backend: repeatable', () => {
     two.close();
   });
 
-  it('gives a row the same bits whatever else is in its batch, as the reference does (runs must not depend on batching)', async () => {
+  it('gives a row the same bits whatever else is in its batch and however the operands are stored (runs must not depend on batching)', async () => {
     const be = await FastCpuBackend.create({ ...nodeThreads(), threads: 2 });
     const K = 131;
     const rows = randn(1, 37 * K);
@@ -191,6 +211,17 @@ describe('fast CPU backend: repeatable', () => {
       expect(Array.from(alone), `row ${r}`).toEqual(Array.from(batch.subarray(r * 70, (r + 1) * 70)));
       const viaT = await be.read(be.matmul(be.tensor(rows.subarray(r * K, (r + 1) * K), [K, 1]), w, true, true));
       expect(Array.from(viaT), `row ${r}, transposed operands`).toEqual(Array.from(alone));
+    }
+    // The backward's layouts (w stored [K, N], x stored [K, M]) sum in the same order as the forward's.
+    const wT = be.tensor(transpose(await be.read(w), 70, K), [K, 70]);
+    const xT = be.tensor(transpose(rows, 37, K), [K, 37]);
+    for (const [x, ta, v, tb] of [
+      [be.tensor(rows, [37, K]), false, wT, false],
+      [xT, true, w, true],
+      [xT, true, wT, false],
+    ] as const) {
+      const got = await be.read(be.matmul(x, v, ta, tb));
+      expect(Array.from(got), `${ta ? 'T' : 'N'}${tb ? 'T' : 'N'}`).toEqual(Array.from(batch));
     }
     be.close();
   });

@@ -57,6 +57,8 @@ export class FastCpuBackend extends CpuBackend {
   private readonly orphans = new FinalizationRegistry<number>((at) => this.heap.release(at));
   private readonly views = new WeakMap<Arr, number>();
   private readonly ropeTables = new Map<string, RopeTable>();
+  /** Bytes of scratch a product's threads each need (assembly/gemm.ts). */
+  private readonly productScratch: (K: number, transA: number) => number;
 
   private constructor(
     private readonly heap: WasmHeap,
@@ -64,6 +66,7 @@ export class FastCpuBackend extends CpuBackend {
     private readonly pool: ThreadPool,
   ) {
     super('f32');
+    this.productScratch = instance.exports.productScratch as (K: number, transA: number) => number;
   }
 
   static async create(o: FastCpuOptions = {}): Promise<FastCpuBackend> {
@@ -374,27 +377,14 @@ export class FastCpuBackend extends CpuBackend {
     this.withScratch(256, (buf) => peak(buf, rounds));
   }
 
-  /**
-   * c = op(a) @ op(b), or c += scale * op(a) @ op(b) when `add`: as dot products of op(a)'s rows
-   * with op(b)'s columns, each operand transposed first where it is not stored that way.
-   */
+  /** c = op(a) @ op(b), or c += scale * op(a) @ op(b) when `add`, with either operand read as it is stored. */
   private product(a: Tensor, b: Tensor, c: HeapTensor, M: number, K: number, N: number, transA: boolean, transB: boolean, add: boolean, scale: number): void {
-    this.withInputs([a, b], (aa, ba) =>
-      this.transposedIf(transA, aa, K, M, (x) =>
-        this.transposedIf(!transB, ba, K, N, (w) =>
-          this.runJob(Kernel.dotProducts, Math.ceil(N / 4), [x, w, c.at, M, K, N, add ? 1 : 0, { f32: scale }], M * N * K),
-        ),
+    const [ta, tb] = [transA ? 1 : 0, transB ? 1 : 0];
+    this.withInputs([a, b], (x, w) =>
+      this.withThreadScratch(this.productScratch(K, ta), (scratch, stride) =>
+        this.runJob(Kernel.products, Math.ceil(N / 4), [x, ta, w, tb, c.at, M, K, N, add ? 1 : 0, { f32: scale }, scratch, stride], M * N * K),
       ),
     );
-  }
-
-  /** `use` gets `at` ([rows, cols]) itself, or when `transpose`, a temporary [cols, rows] copy of its transpose. */
-  private transposedIf<R>(transpose: boolean, at: number, rows: number, cols: number, use: (at: number) => R): R {
-    if (!transpose) return use(at);
-    return this.withScratch(rows * cols * 4, (t) => {
-      this.runJob(Kernel.transpose, rows, [at, rows, cols, t], rows * cols);
-      return use(t);
-    });
   }
 
   /** An element-wise job over n values, in quads; `work` is one value's. */

@@ -6,8 +6,7 @@
 import { JOB } from './threads';
 
 export const Kernel = {
-  transpose: 1,
-  dotProducts: 2,
+  products: 1,
   attention: 3,
   attentionBackward: 4,
   addScaled: 5,

@@ -3,20 +3,21 @@
 // Every output element is the same dot product whatever the shapes around it: x's row m with w's
 // row n along k, as four lane sums over k = 0..K4-1 (lane l takes k = l mod 4), added as
 // (l0 + l1) + (l2 + l3), then the k past K4 in order. A row's result is therefore the same bits
-// in a batch of one or of fifty, in any tile, on any thread: a run does not depend on which
-// requests happened to be batched together, nor on how the work was split.
+// in a batch of one or of fifty, in any tile, on any thread, with the operands stored either way:
+// a run does not depend on which requests happened to be batched together, nor on how the work
+// was split, nor on whether a product came from a forward (x @ w^T) or a backward (dy @ w).
+
+/** Rows of a transposed x packed at a time: its block and one w panel stay in cache together. */
+const X_BLOCK = 32;
+/**
+ * Floats a packed row takes past K: rows K floats apart (K a multiple of 1024 bytes) would share
+ * a cache set and evict each other while they are written a quad at a time.
+ */
+const PAD = 16;
 
 /** Horizontal sum of a vector's lanes, in the fixed order above. */
 @inline export function hsum(v: v128): f32 {
   return f32x4.extract_lane(v, 0) + f32x4.extract_lane(v, 1) + (f32x4.extract_lane(v, 2) + f32x4.extract_lane(v, 3));
-}
-
-/** dst [cols, rows] = src [rows, cols]^T, for source rows [r0, r1). */
-export function transpose(src: usize, rows: i32, cols: i32, dst: usize, r0: i32, r1: i32): void {
-  for (let r = r0; r < r1; r++) {
-    const s = src + ((<usize>r * cols) << 2);
-    for (let c = 0; c < cols; c++) store<f32>(dst + ((<usize>c * rows + r) << 2), load<f32>(s + (<usize>c << 2)));
-  }
 }
 
 /** c[m, n] = scale * sum (mode 0) or c[m, n] += scale * sum (mode 1). */
@@ -25,105 +26,198 @@ export function transpose(src: usize, rows: i32, cols: i32, dst: usize, r0: i32,
   store<f32>(dst, mode ? load<f32>(dst) + scale * sum : scale * sum);
 }
 
-/** One output's dot product of rows at x and w, in the canonical order. */
-@inline function dot1(x: usize, w: usize, K: i32, K4: i32): f32 {
-  let acc = f32x4.splat(0);
-  let k = 0;
-  for (; k < K4; k += 4) acc = f32x4.add(acc, f32x4.mul(v128.load(x + (<usize>k << 2)), v128.load(w + (<usize>k << 2))));
-  let s = hsum(acc);
-  for (; k < K; k++) s += load<f32>(x + (<usize>k << 2)) * load<f32>(w + (<usize>k << 2));
-  return s;
+/** Bytes of scratch each thread needs for products(): a w panel, and a block of x when transA. */
+export function productScratch(K: i32, transA: i32): i32 {
+  return (4 + (transA ? X_BLOCK : 0)) * (K + PAD) * 4;
 }
 
 /**
- * c [M, N] = x [M, K] @ w [N, K]^T (scaled, or added scaled), for column blocks [p0, p1) of four
- * w rows: two x rows by four w rows at a time (eight sums, six loads a step), the rows left over
- * one by one, all in the canonical order.
+ * c [M, N] = op(x) @ op(w) (scaled, or added scaled) for column blocks [p0, p1) of four, where
+ * op(x) is [M, K] (x stored so, or [K, M] when transA) and op(w) is [K, N] (w stored [N, K]
+ * when transB, a linear layer's weight, or [K, N]). The tile reads x's rows and w's rows along
+ * k; an operand not stored that way is packed into `scratch` a piece at a time (four w rows per
+ * block, X_BLOCK x rows), so no transposed copy of a whole operand is made.
  */
-export function dotProducts(x: usize, w: usize, c: usize, M: i32, K: i32, N: i32, mode: i32, scale: f32, p0: i32, p1: i32): void {
-  const K4 = K & ~3;
+export function products(x: usize, transA: i32, w: usize, transB: i32, c: usize, M: i32, K: i32, N: i32, mode: i32, scale: f32, scratch: usize, p0: i32, p1: i32): void {
   const row: usize = <usize>K << 2;
-  for (let p = p0; p < p1; p++) {
-    const n = p * 4;
-    const w0 = w + <usize>n * row;
-    if (n + 4 > N) {
-      for (let j = n; j < N; j++) for (let m = 0; m < M; m++) put(c, m, j, N, dot1(x + <usize>m * row, w + <usize>j * row, K, K4), mode, scale);
-      continue;
+  const packed: usize = <usize>(K + PAD) << 2;
+  const panel = scratch;
+  const xBlock = scratch + 4 * packed;
+  const rowsAtOnce = transA ? X_BLOCK : M;
+  for (let m0 = 0; m0 < M; m0 += rowsAtOnce) {
+    const rows = min(rowsAtOnce, M - m0);
+    let xs = x + <usize>m0 * row;
+    let xRow = row;
+    if (transA) {
+      packRows(x, M, m0, rows, K, xBlock, packed);
+      xs = xBlock;
+      xRow = packed;
     }
-    const w1 = w0 + row;
-    const w2 = w1 + row;
-    const w3 = w2 + row;
-    let m = 0;
-    for (; m + 2 <= M; m += 2) {
-      const x0 = x + <usize>m * row;
-      const x1 = x0 + row;
-      let a0 = f32x4.splat(0), a1 = f32x4.splat(0), a2 = f32x4.splat(0), a3 = f32x4.splat(0);
-      let b0 = f32x4.splat(0), b1 = f32x4.splat(0), b2 = f32x4.splat(0), b3 = f32x4.splat(0);
-      for (let k = 0; k < K4; k += 4) {
-        const o: usize = <usize>k << 2;
-        const u = v128.load(x0 + o);
-        const v = v128.load(x1 + o);
-        let wv = v128.load(w0 + o);
-        a0 = f32x4.add(a0, f32x4.mul(u, wv));
-        b0 = f32x4.add(b0, f32x4.mul(v, wv));
-        wv = v128.load(w1 + o);
-        a1 = f32x4.add(a1, f32x4.mul(u, wv));
-        b1 = f32x4.add(b1, f32x4.mul(v, wv));
-        wv = v128.load(w2 + o);
-        a2 = f32x4.add(a2, f32x4.mul(u, wv));
-        b2 = f32x4.add(b2, f32x4.mul(v, wv));
-        wv = v128.load(w3 + o);
-        a3 = f32x4.add(a3, f32x4.mul(u, wv));
-        b3 = f32x4.add(b3, f32x4.mul(v, wv));
+    for (let p = p0; p < p1; p++) {
+      const n = p * 4;
+      const cols = min(4, N - n);
+      let ws = w + <usize>n * row;
+      let wRow = row;
+      // A block cut by N is padded with zero rows, which are summed but never stored.
+      if (!transB || cols < 4) {
+        packColumns(w, transB, N, K, n, cols, panel, packed);
+        ws = panel;
+        wRow = packed;
       }
-      let s0 = hsum(a0), s1 = hsum(a1), s2 = hsum(a2), s3 = hsum(a3);
-      let t0 = hsum(b0), t1 = hsum(b1), t2 = hsum(b2), t3 = hsum(b3);
-      for (let k = K4; k < K; k++) {
-        const o: usize = <usize>k << 2;
-        const u = load<f32>(x0 + o);
-        const v = load<f32>(x1 + o);
-        s0 += u * load<f32>(w0 + o);
-        s1 += u * load<f32>(w1 + o);
-        s2 += u * load<f32>(w2 + o);
-        s3 += u * load<f32>(w3 + o);
-        t0 += v * load<f32>(w0 + o);
-        t1 += v * load<f32>(w1 + o);
-        t2 += v * load<f32>(w2 + o);
-        t3 += v * load<f32>(w3 + o);
-      }
-      put(c, m, n, N, s0, mode, scale);
-      put(c, m, n + 1, N, s1, mode, scale);
-      put(c, m, n + 2, N, s2, mode, scale);
-      put(c, m, n + 3, N, s3, mode, scale);
-      put(c, m + 1, n, N, t0, mode, scale);
-      put(c, m + 1, n + 1, N, t1, mode, scale);
-      put(c, m + 1, n + 2, N, t2, mode, scale);
-      put(c, m + 1, n + 3, N, t3, mode, scale);
+      tile(xs, xRow, rows, ws, wRow, K, c + ((<usize>m0 * N) << 2), n, N, cols, mode, scale);
     }
-    for (; m < M; m++) {
-      const x0 = x + <usize>m * row;
-      let a0 = f32x4.splat(0), a1 = f32x4.splat(0), a2 = f32x4.splat(0), a3 = f32x4.splat(0);
-      for (let k = 0; k < K4; k += 4) {
-        const o: usize = <usize>k << 2;
-        const u = v128.load(x0 + o);
-        a0 = f32x4.add(a0, f32x4.mul(u, v128.load(w0 + o)));
-        a1 = f32x4.add(a1, f32x4.mul(u, v128.load(w1 + o)));
-        a2 = f32x4.add(a2, f32x4.mul(u, v128.load(w2 + o)));
-        a3 = f32x4.add(a3, f32x4.mul(u, v128.load(w3 + o)));
-      }
-      let s0 = hsum(a0), s1 = hsum(a1), s2 = hsum(a2), s3 = hsum(a3);
-      for (let k = K4; k < K; k++) {
-        const o: usize = <usize>k << 2;
-        const u = load<f32>(x0 + o);
-        s0 += u * load<f32>(w0 + o);
-        s1 += u * load<f32>(w1 + o);
-        s2 += u * load<f32>(w2 + o);
-        s3 += u * load<f32>(w3 + o);
-      }
-      put(c, m, n, N, s0, mode, scale);
-      put(c, m, n + 1, N, s1, mode, scale);
-      put(c, m, n + 2, N, s2, mode, scale);
-      put(c, m, n + 3, N, s3, mode, scale);
+  }
+}
+
+/**
+ * Output rows [0, M) by columns [n, n + cols) of c, from M rows of x (`row` bytes apart) and four
+ * rows of w (`wRow` bytes apart), all of length K: two x rows by four w rows at a time (eight
+ * sums, six loads a step), then the row left over.
+ */
+function tile(x: usize, row: usize, M: i32, w0: usize, wRow: usize, K: i32, c: usize, n: i32, N: i32, cols: i32, mode: i32, scale: f32): void {
+  const K4 = K & ~3;
+  const w1 = w0 + wRow;
+  const w2 = w1 + wRow;
+  const w3 = w2 + wRow;
+  let m = 0;
+  for (; m + 2 <= M; m += 2) {
+    const x0 = x + <usize>m * row;
+    const x1 = x0 + row;
+    let a0 = f32x4.splat(0), a1 = f32x4.splat(0), a2 = f32x4.splat(0), a3 = f32x4.splat(0);
+    let b0 = f32x4.splat(0), b1 = f32x4.splat(0), b2 = f32x4.splat(0), b3 = f32x4.splat(0);
+    for (let k = 0; k < K4; k += 4) {
+      const o: usize = <usize>k << 2;
+      const u = v128.load(x0 + o);
+      const v = v128.load(x1 + o);
+      let wv = v128.load(w0 + o);
+      a0 = f32x4.add(a0, f32x4.mul(u, wv));
+      b0 = f32x4.add(b0, f32x4.mul(v, wv));
+      wv = v128.load(w1 + o);
+      a1 = f32x4.add(a1, f32x4.mul(u, wv));
+      b1 = f32x4.add(b1, f32x4.mul(v, wv));
+      wv = v128.load(w2 + o);
+      a2 = f32x4.add(a2, f32x4.mul(u, wv));
+      b2 = f32x4.add(b2, f32x4.mul(v, wv));
+      wv = v128.load(w3 + o);
+      a3 = f32x4.add(a3, f32x4.mul(u, wv));
+      b3 = f32x4.add(b3, f32x4.mul(v, wv));
+    }
+    let s0 = hsum(a0), s1 = hsum(a1), s2 = hsum(a2), s3 = hsum(a3);
+    let t0 = hsum(b0), t1 = hsum(b1), t2 = hsum(b2), t3 = hsum(b3);
+    for (let k = K4; k < K; k++) {
+      const o: usize = <usize>k << 2;
+      const u = load<f32>(x0 + o);
+      const v = load<f32>(x1 + o);
+      s0 += u * load<f32>(w0 + o);
+      s1 += u * load<f32>(w1 + o);
+      s2 += u * load<f32>(w2 + o);
+      s3 += u * load<f32>(w3 + o);
+      t0 += v * load<f32>(w0 + o);
+      t1 += v * load<f32>(w1 + o);
+      t2 += v * load<f32>(w2 + o);
+      t3 += v * load<f32>(w3 + o);
+    }
+    putRow(c, m, n, N, cols, s0, s1, s2, s3, mode, scale);
+    putRow(c, m + 1, n, N, cols, t0, t1, t2, t3, mode, scale);
+  }
+  if (m < M) {
+    const x0 = x + <usize>m * row;
+    let a0 = f32x4.splat(0), a1 = f32x4.splat(0), a2 = f32x4.splat(0), a3 = f32x4.splat(0);
+    for (let k = 0; k < K4; k += 4) {
+      const o: usize = <usize>k << 2;
+      const u = v128.load(x0 + o);
+      a0 = f32x4.add(a0, f32x4.mul(u, v128.load(w0 + o)));
+      a1 = f32x4.add(a1, f32x4.mul(u, v128.load(w1 + o)));
+      a2 = f32x4.add(a2, f32x4.mul(u, v128.load(w2 + o)));
+      a3 = f32x4.add(a3, f32x4.mul(u, v128.load(w3 + o)));
+    }
+    let s0 = hsum(a0), s1 = hsum(a1), s2 = hsum(a2), s3 = hsum(a3);
+    for (let k = K4; k < K; k++) {
+      const o: usize = <usize>k << 2;
+      const u = load<f32>(x0 + o);
+      s0 += u * load<f32>(w0 + o);
+      s1 += u * load<f32>(w1 + o);
+      s2 += u * load<f32>(w2 + o);
+      s3 += u * load<f32>(w3 + o);
+    }
+    putRow(c, m, n, N, cols, s0, s1, s2, s3, mode, scale);
+  }
+}
+
+/** The first `cols` of a row's four sums. */
+@inline function putRow(c: usize, m: i32, n: i32, N: i32, cols: i32, s0: f32, s1: f32, s2: f32, s3: f32, mode: i32, scale: f32): void {
+  put(c, m, n, N, s0, mode, scale);
+  if (cols > 1) put(c, m, n + 1, N, s1, mode, scale);
+  if (cols > 2) put(c, m, n + 2, N, s2, mode, scale);
+  if (cols > 3) put(c, m, n + 3, N, s3, mode, scale);
+}
+
+/**
+ * Four rows of op(w) along k, for columns [n, n + cols), into `panel` (rows `packed` bytes apart);
+ * rows past cols are zeros. w is stored [K, N] (read as 4 x 4 blocks, each transposed) or, for a
+ * block cut by N, [N, K] (rows copied whole).
+ */
+function packColumns(w: usize, transB: i32, N: i32, K: i32, n: i32, cols: i32, panel: usize, packed: usize): void {
+  const row: usize = <usize>K << 2;
+  if (cols < 4) memory.fill(panel, 0, 4 * packed);
+  if (transB) {
+    for (let j = 0; j < cols; j++) memory.copy(panel + <usize>j * packed, w + <usize>(n + j) * row, row);
+    return;
+  }
+  if (cols === 4) {
+    transposeQuads(w + (<usize>n << 2), <usize>N << 2, 4, K, panel, packed);
+    return;
+  }
+  for (let k = 0; k < K; k++) {
+    const src = w + ((<usize>k * N + n) << 2);
+    for (let j = 0; j < cols; j++) store<f32>(panel + <usize>j * packed + (<usize>k << 2), load<f32>(src + (<usize>j << 2)));
+  }
+}
+
+/** Rows [m0, m0 + rows) of op(x) along k, from x stored [K, M], into `block` (rows `packed` bytes apart). */
+function packRows(x: usize, M: i32, m0: i32, rows: i32, K: i32, block: usize, packed: usize): void {
+  const R4 = rows & ~3;
+  transposeQuads(x + (<usize>m0 << 2), <usize>M << 2, R4, K, block, packed);
+  for (let r = R4; r < rows; r++) {
+    const dst = block + <usize>r * packed;
+    for (let k = 0; k < K; k++) store<f32>(dst + (<usize>k << 2), load<f32>(x + ((<usize>k * M + m0 + r) << 2)));
+  }
+}
+
+/**
+ * dst row j (`packed` bytes apart), element k = src row k (`stride` bytes apart), element j, for
+ * j < cols (a multiple of 4) and k < K: 4 x 4 blocks through registers, then the k past the last
+ * whole block one by one.
+ */
+function transposeQuads(src: usize, stride: usize, cols: i32, K: i32, dst: usize, packed: usize): void {
+  const K4 = K & ~3;
+  for (let j = 0; j < cols; j += 4) {
+    const s = src + (<usize>j << 2);
+    const d = dst + <usize>j * packed;
+    let k = 0;
+    for (; k < K4; k += 4) {
+      const at = s + <usize>k * stride;
+      const r0 = v128.load(at);
+      const r1 = v128.load(at + stride);
+      const r2 = v128.load(at + 2 * stride);
+      const r3 = v128.load(at + 3 * stride);
+      const t0 = v128.shuffle<f32>(r0, r1, 0, 4, 1, 5);
+      const t1 = v128.shuffle<f32>(r2, r3, 0, 4, 1, 5);
+      const t2 = v128.shuffle<f32>(r0, r1, 2, 6, 3, 7);
+      const t3 = v128.shuffle<f32>(r2, r3, 2, 6, 3, 7);
+      const o = d + (<usize>k << 2);
+      v128.store(o, v128.shuffle<f32>(t0, t1, 0, 1, 4, 5));
+      v128.store(o + packed, v128.shuffle<f32>(t0, t1, 2, 3, 6, 7));
+      v128.store(o + 2 * packed, v128.shuffle<f32>(t2, t3, 0, 1, 4, 5));
+      v128.store(o + 3 * packed, v128.shuffle<f32>(t2, t3, 2, 3, 6, 7));
+    }
+    for (; k < K; k++) {
+      const v = v128.load(s + <usize>k * stride);
+      const o = d + (<usize>k << 2);
+      v128.store32_lane(o, v, 0);
+      v128.store32_lane(o + packed, v, 1);
+      v128.store32_lane(o + 2 * packed, v, 2);
+      v128.store32_lane(o + 3 * packed, v, 3);
     }
   }
 }
