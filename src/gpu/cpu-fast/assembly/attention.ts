@@ -177,19 +177,23 @@ export function attentionBackward(q: usize, k: usize, v: usize, dOut: usize, dq:
         const go = dOut + at;
         const n = t - lo + 1;
         probs(qo, k, b, g, lo, n, KVH, T, hd, p);
+        // dp[j] = dOut . v_j, then ds_j = p_j (dp_j - sum p dp) scale in its place.
+        const v0 = cacheRow(v, b, g, lo, KVH, T, hd);
+        const row: usize = <usize>hd << 2;
+        let j = 0;
+        for (; j + 4 <= n; j += 4) dot4(go, v0 + <usize>j * row, row, hd, 1, dp + (<usize>j << 2));
+        for (; j < n; j++) store<f32>(dp + (<usize>j << 2), dot(go, v0 + <usize>j * row, hd));
         let pdp: f32 = 0;
-        for (let j = 0; j < n; j++) {
-          const x = dot(go, cacheRow(v, b, g, lo + j, KVH, T, hd), hd);
-          store<f32>(dp + (<usize>j << 2), x);
-          pdp += load<f32>(p + (<usize>j << 2)) * x;
+        for (let i = 0; i < n; i++) pdp += load<f32>(p + (<usize>i << 2)) * load<f32>(dp + (<usize>i << 2));
+        for (let i = 0; i < n; i++) {
+          const at = dp + (<usize>i << 2);
+          store<f32>(at, load<f32>(p + (<usize>i << 2)) * (load<f32>(at) - pdp) * scale);
         }
-        for (let j = 0; j < n; j++) {
-          const pj = load<f32>(p + (<usize>j << 2));
-          const ds = pj * (load<f32>(dp + (<usize>j << 2)) - pdp) * scale;
-          const tok: usize = ((<usize>b * T + lo + j) * KVH + g) * hd << 2;
-          axpy(dq + at, ds, cacheRow(k, b, g, lo + j, KVH, T, hd), hd);
-          axpy(dk + tok, ds, qo, hd);
-          axpy(dv + tok, pj, go, hd);
+        weightedRows(dq + at, dp, cacheRow(k, b, g, lo, KVH, T, hd), n, hd);
+        for (let i = 0; i < n; i++) {
+          const tok: usize = ((<usize>b * T + lo + i) * KVH + g) * hd << 2;
+          axpy(dk + tok, load<f32>(dp + (<usize>i << 2)), qo, hd);
+          axpy(dv + tok, load<f32>(p + (<usize>i << 2)), go, hd);
         }
       }
     }
