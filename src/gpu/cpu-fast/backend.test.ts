@@ -24,7 +24,7 @@ async function expectSame(c: OpCase, fast: Backend): Promise<void> {
   });
 }
 
-/** Every transpose, with M and N on and off the 4 x 8 tile and K odd; M small and large. */
+/** Every layout, with M and N on and off the 2 x 4 tile, M past a packed block of 32 rows, and K odd. */
 const productCases: OpCase[] = [1, 3, 4, 8, 9, 33].flatMap((M) =>
   [
     [false, false],
