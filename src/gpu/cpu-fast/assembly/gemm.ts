@@ -15,6 +15,12 @@ const X_BLOCK = 32;
  */
 const PAD = 16;
 
+/**
+ * Below this K (a rank-16 adapter's products, a small model's LM head) a dot product is too short
+ * to pay for its horizontal sum and scalar store: shortProducts sums four columns in the lanes.
+ */
+const SHORT_K = 32;
+
 /** Horizontal sum of a vector's lanes, in the fixed order above. */
 @inline export function hsum(v: v128): f32 {
   return f32x4.extract_lane(v, 0) + f32x4.extract_lane(v, 1) + (f32x4.extract_lane(v, 2) + f32x4.extract_lane(v, 3));
@@ -39,6 +45,10 @@ export function productScratch(K: i32, transA: i32): i32 {
  * block, X_BLOCK x rows), so no transposed copy of a whole operand is made.
  */
 export function products(x: usize, transA: i32, w: usize, transB: i32, c: usize, M: i32, K: i32, N: i32, mode: i32, scale: f32, scratch: usize, p0: i32, p1: i32): void {
+  if (K < SHORT_K) {
+    shortProducts(x, transA, w, transB, c, M, K, N, mode, scale, scratch, p0, p1);
+    return;
+  }
   const row: usize = <usize>K << 2;
   const packed: usize = <usize>(K + PAD) << 2;
   const panel = scratch;
@@ -220,4 +230,116 @@ function transposeQuads(src: usize, stride: usize, cols: i32, K: i32, dst: usize
       v128.store32_lane(o + 3 * packed, v, 3);
     }
   }
+}
+
+/**
+ * products() for K < SHORT_K, the same sums: a step along k multiplies a quad of op(w)'s row k
+ * (four columns) by one x value splat over the lanes, into one of four accumulators by k mod 4,
+ * which hold what the dot-product tile's lanes hold; adding them as (0 + 1) + (2 + 3) is its hsum,
+ * lane by lane. Two x rows by one quad of columns at a time. op(w)'s rows are read in place when
+ * w is stored [K, N]; stored [N, K], or cut by N, a block's quads are packed into `scratch` first.
+ */
+function shortProducts(x: usize, transA: i32, w: usize, transB: i32, c: usize, M: i32, K: i32, N: i32, mode: i32, scale: f32, scratch: usize, p0: i32, p1: i32): void {
+  // Bytes between x's consecutive rows and consecutive k.
+  const xm: usize = transA ? 4 : <usize>K << 2;
+  const xk: usize = transA ? <usize>M << 2 : 4;
+  const sv = f32x4.splat(scale);
+  for (let p = p0; p < p1; p++) {
+    const n = p * 4;
+    const cols = min(4, N - n);
+    let q = w + (<usize>n << 2);
+    let qk: usize = <usize>N << 2;
+    if (transB || cols < 4) {
+      packQuads(w, transB, N, K, n, cols, scratch);
+      q = scratch;
+      qk = 16;
+    }
+    let m = 0;
+    for (; m + 2 <= M; m += 2) {
+      const x0 = x + <usize>m * xm;
+      const x1 = x0 + xm;
+      let a0 = f32x4.splat(0), a1 = f32x4.splat(0), a2 = f32x4.splat(0), a3 = f32x4.splat(0);
+      let b0 = f32x4.splat(0), b1 = f32x4.splat(0), b2 = f32x4.splat(0), b3 = f32x4.splat(0);
+      let k = 0;
+      for (; k + 4 <= K; k += 4) {
+        const xo = <usize>k * xk;
+        const qo = q + <usize>k * qk;
+        let wv = v128.load(qo);
+        a0 = f32x4.add(a0, f32x4.mul(v128.load32_splat(x0 + xo), wv));
+        b0 = f32x4.add(b0, f32x4.mul(v128.load32_splat(x1 + xo), wv));
+        wv = v128.load(qo + qk);
+        a1 = f32x4.add(a1, f32x4.mul(v128.load32_splat(x0 + xo + xk), wv));
+        b1 = f32x4.add(b1, f32x4.mul(v128.load32_splat(x1 + xo + xk), wv));
+        wv = v128.load(qo + 2 * qk);
+        a2 = f32x4.add(a2, f32x4.mul(v128.load32_splat(x0 + xo + 2 * xk), wv));
+        b2 = f32x4.add(b2, f32x4.mul(v128.load32_splat(x1 + xo + 2 * xk), wv));
+        wv = v128.load(qo + 3 * qk);
+        a3 = f32x4.add(a3, f32x4.mul(v128.load32_splat(x0 + xo + 3 * xk), wv));
+        b3 = f32x4.add(b3, f32x4.mul(v128.load32_splat(x1 + xo + 3 * xk), wv));
+      }
+      let s0 = f32x4.add(f32x4.add(a0, a1), f32x4.add(a2, a3));
+      let s1 = f32x4.add(f32x4.add(b0, b1), f32x4.add(b2, b3));
+      for (; k < K; k++) {
+        const wv = v128.load(q + <usize>k * qk);
+        s0 = f32x4.add(s0, f32x4.mul(v128.load32_splat(x0 + <usize>k * xk), wv));
+        s1 = f32x4.add(s1, f32x4.mul(v128.load32_splat(x1 + <usize>k * xk), wv));
+      }
+      putQuad(c, m, n, N, cols, s0, mode, sv);
+      putQuad(c, m + 1, n, N, cols, s1, mode, sv);
+    }
+    if (m < M) {
+      const x0 = x + <usize>m * xm;
+      let a0 = f32x4.splat(0), a1 = f32x4.splat(0), a2 = f32x4.splat(0), a3 = f32x4.splat(0);
+      let k = 0;
+      for (; k + 4 <= K; k += 4) {
+        const xo = x0 + <usize>k * xk;
+        const qo = q + <usize>k * qk;
+        a0 = f32x4.add(a0, f32x4.mul(v128.load32_splat(xo), v128.load(qo)));
+        a1 = f32x4.add(a1, f32x4.mul(v128.load32_splat(xo + xk), v128.load(qo + qk)));
+        a2 = f32x4.add(a2, f32x4.mul(v128.load32_splat(xo + 2 * xk), v128.load(qo + 2 * qk)));
+        a3 = f32x4.add(a3, f32x4.mul(v128.load32_splat(xo + 3 * xk), v128.load(qo + 3 * qk)));
+      }
+      let s0 = f32x4.add(f32x4.add(a0, a1), f32x4.add(a2, a3));
+      for (; k < K; k++) s0 = f32x4.add(s0, f32x4.mul(v128.load32_splat(x0 + <usize>k * xk), v128.load(q + <usize>k * qk)));
+      putQuad(c, m, n, N, cols, s0, mode, sv);
+    }
+  }
+}
+
+/** quads[k] = op(w)'s row k at columns [n, n + cols), zeros past cols, for k < K. */
+function packQuads(w: usize, transB: i32, N: i32, K: i32, n: i32, cols: i32, quads: usize): void {
+  if (cols === 4) {
+    // w stored [N, K]: four of its rows, each a column of op(w), through 4 x 4 transposes.
+    const K4 = K & ~3;
+    const row: usize = <usize>K << 2;
+    transposeQuads(w + <usize>n * row, row, K4, 4, quads, 16);
+    for (let k = K4; k < K; k++) {
+      const src = w + <usize>n * row + (<usize>k << 2);
+      const v = f32x4.replace_lane(f32x4.replace_lane(f32x4.replace_lane(f32x4.splat(load<f32>(src)), 1, load<f32>(src + row)), 2, load<f32>(src + 2 * row)), 3, load<f32>(src + 3 * row));
+      v128.store(quads + (<usize>k << 4), v);
+    }
+    return;
+  }
+  for (let k = 0; k < K; k++) {
+    const dst = quads + (<usize>k << 4);
+    v128.store(dst, f32x4.splat(0));
+    for (let j = 0; j < cols; j++) {
+      const at = transB ? (<usize>(n + j) * K + k) << 2 : (<usize>k * N + n + j) << 2;
+      store<f32>(dst + (<usize>j << 2), load<f32>(w + at));
+    }
+  }
+}
+
+/** c[m, n + j] for j < cols as put() writes them, from the lanes of `sum`. */
+@inline function putQuad(c: usize, m: i32, n: i32, N: i32, cols: i32, sum: v128, mode: i32, scale: v128): void {
+  const dst = c + ((<usize>m * N + n) << 2);
+  if (cols === 4) {
+    const y = f32x4.mul(scale, sum);
+    v128.store(dst, mode ? f32x4.add(v128.load(dst), y) : y);
+    return;
+  }
+  const f = f32x4.extract_lane(scale, 0);
+  put(c, m, n, N, f32x4.extract_lane(sum, 0), mode, f);
+  if (cols > 1) put(c, m, n + 1, N, f32x4.extract_lane(sum, 1), mode, f);
+  if (cols > 2) put(c, m, n + 2, N, f32x4.extract_lane(sum, 2), mode, f);
 }
