@@ -62,6 +62,21 @@ const bigCases: OpCase[] = [
     },
   },
   {
+    name: 'matmul 37x4099x9 in every layout, added in place (threaded sizes; K in chunks, the last cut)',
+    run: (be) => {
+      const [M, K, N] = [37, 4099, 9];
+      return [false, true].flatMap((ta) =>
+        [false, true].map((tb) => {
+          const a = be.tensor(randn(16, M * K), ta ? [K, M] : [M, K]);
+          const b = be.tensor(randn(17, K * N), tb ? [N, K] : [K, N]);
+          const c = be.tensor(randn(18, M * N), [M, N]);
+          be.matmulAddInPlace(c, a, b, ta, tb, 0.75);
+          return c;
+        }),
+      );
+    },
+  },
+  {
     name: 'matmul 200x256x300, linear 5x256 -> 1000 with bias and residual (threaded sizes)',
     run: (be) => {
       const a = be.tensor(randn(1, 200 * 256), [200, 256]);
@@ -200,31 +215,34 @@ describe('fast CPU backend: repeatable', () => {
     two.close();
   });
 
-  it('gives a row the same bits whatever else is in its batch and however the operands are stored (runs must not depend on batching)', async () => {
-    const be = await FastCpuBackend.create({ ...nodeThreads(), threads: 2 });
-    const K = 131;
-    const rows = randn(1, 37 * K);
-    const w = be.tensor(randn(2, 70 * K), [70, K]);
-    const batch = await be.read(be.linear(be.tensor(rows, [37, K]), w));
-    for (const r of [0, 17, 36]) {
-      const alone = await be.read(be.linear(be.tensor(rows.subarray(r * K, (r + 1) * K), [1, K]), w));
-      expect(Array.from(alone), `row ${r}`).toEqual(Array.from(batch.subarray(r * 70, (r + 1) * 70)));
-      const viaT = await be.read(be.matmul(be.tensor(rows.subarray(r * K, (r + 1) * K), [K, 1]), w, true, true));
-      expect(Array.from(viaT), `row ${r}, transposed operands`).toEqual(Array.from(alone));
-    }
-    // The backward's layouts (w stored [K, N], x stored [K, M]) sum in the same order as the forward's.
-    const wT = be.tensor(transpose(await be.read(w), 70, K), [K, 70]);
-    const xT = be.tensor(transpose(rows, 37, K), [K, 37]);
-    for (const [x, ta, v, tb] of [
-      [be.tensor(rows, [37, K]), false, wT, false],
-      [xT, true, w, true],
-      [xT, true, wT, false],
-    ] as const) {
-      const got = await be.read(be.matmul(x, v, ta, tb));
-      expect(Array.from(got), `${ta ? 'T' : 'N'}${tb ? 'T' : 'N'}`).toEqual(Array.from(batch));
-    }
-    be.close();
-  });
+  // K = 4099 runs in chunks of k, its lane sums kept between them.
+  it.each([131, 4099])(
+    'gives a row the same bits whatever else is in its batch and however the operands are stored, K = %i (runs must not depend on batching)',
+    async (K) => {
+      const be = await FastCpuBackend.create({ ...nodeThreads(), threads: 2 });
+      const rows = randn(1, 37 * K);
+      const w = be.tensor(randn(2, 70 * K), [70, K]);
+      const batch = await be.read(be.linear(be.tensor(rows, [37, K]), w));
+      for (const r of [0, 17, 36]) {
+        const alone = await be.read(be.linear(be.tensor(rows.subarray(r * K, (r + 1) * K), [1, K]), w));
+        expect(Array.from(alone), `row ${r}`).toEqual(Array.from(batch.subarray(r * 70, (r + 1) * 70)));
+        const viaT = await be.read(be.matmul(be.tensor(rows.subarray(r * K, (r + 1) * K), [K, 1]), w, true, true));
+        expect(Array.from(viaT), `row ${r}, transposed operands`).toEqual(Array.from(alone));
+      }
+      // The backward's layouts (w stored [K, N], x stored [K, M]) sum in the same order as the forward's.
+      const wT = be.tensor(transpose(await be.read(w), 70, K), [K, 70]);
+      const xT = be.tensor(transpose(rows, 37, K), [K, 37]);
+      for (const [x, ta, v, tb] of [
+        [be.tensor(rows, [37, K]), false, wT, false],
+        [xT, true, w, true],
+        [xT, true, wT, false],
+      ] as const) {
+        const got = await be.read(be.matmul(x, v, ta, tb));
+        expect(Array.from(got), `${ta ? 'T' : 'N'}${tb ? 'T' : 'N'}`).toEqual(Array.from(batch));
+      }
+      be.close();
+    },
+  );
 
   it('frees what it disposes, scratch included', async () => {
     const be = await FastCpuBackend.create({ ...nodeThreads(), threads: 2 });

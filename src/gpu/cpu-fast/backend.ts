@@ -58,7 +58,7 @@ export class FastCpuBackend extends CpuBackend {
   private readonly views = new WeakMap<Arr, number>();
   private readonly ropeTables = new Map<string, RopeTable>();
   /** Bytes of scratch a product's threads each need (assembly/gemm.ts). */
-  private readonly productScratch: (K: number, transA: number) => number;
+  private readonly productScratch: (K: number, N: number, transA: number, threads: number) => number;
 
   private constructor(
     private readonly heap: WasmHeap,
@@ -66,7 +66,7 @@ export class FastCpuBackend extends CpuBackend {
     private readonly pool: ThreadPool,
   ) {
     super('f32');
-    this.productScratch = instance.exports.productScratch as (K: number, transA: number) => number;
+    this.productScratch = instance.exports.productScratch as (K: number, N: number, transA: number, threads: number) => number;
   }
 
   static async create(o: FastCpuOptions = {}): Promise<FastCpuBackend> {
@@ -381,7 +381,7 @@ export class FastCpuBackend extends CpuBackend {
   private product(a: Tensor, b: Tensor, c: HeapTensor, M: number, K: number, N: number, transA: boolean, transB: boolean, add: boolean, scale: number): void {
     const [ta, tb] = [transA ? 1 : 0, transB ? 1 : 0];
     this.withInputs([a, b], (x, w) =>
-      this.withThreadScratch(this.productScratch(K, ta), (scratch, stride) =>
+      this.withThreadScratch(this.productScratch(K, N, ta, this.threads), (scratch, stride) =>
         this.runJob(Kernel.products, Math.ceil(N / 4), [x, ta, w, tb, c.at, M, K, N, add ? 1 : 0, { f32: scale }, scratch, stride], M * N * K),
       ),
     );

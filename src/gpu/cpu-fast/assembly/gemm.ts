@@ -10,6 +10,13 @@
 /** Rows of a transposed x packed at a time: its block and one w panel stay in cache together. */
 const X_BLOCK = 32;
 /**
+ * Values of k a pass takes at most: a longer product (an LM head's backward, K the vocabulary)
+ * runs in chunks of k, its lane sums kept in scratch between them, so that x's rows are read
+ * once for all of a thread's columns rather than once per block of four, and a packed w panel
+ * stays in cache. A multiple of 4: every chunk but the last ends on a whole step.
+ */
+const K_CHUNK = 2048;
+/**
  * Floats a packed row takes past K: rows K floats apart (K a multiple of 1024 bytes) would share
  * a cache set and evict each other while they are written a quad at a time.
  */
@@ -32,9 +39,14 @@ const SHORT_K = 32;
   store<f32>(dst, mode ? load<f32>(dst) + scale * sum : scale * sum);
 }
 
-/** Bytes of scratch each thread needs for products(): a w panel, and a block of x when transA. */
-export function productScratch(K: i32, transA: i32): i32 {
-  return (4 + (transA ? X_BLOCK : 0)) * (K + PAD) * 4;
+/**
+ * Bytes of scratch each thread of `threads` needs for products(): a w panel, a block of x when
+ * transA, and the lane sums of its columns' block of rows when K runs in chunks.
+ */
+export function productScratch(K: i32, N: i32, transA: i32, threads: i32): i32 {
+  const chunk = min(K, K_CHUNK);
+  const sums = K > K_CHUNK ? X_BLOCK * ((((N + 3) >> 2) + threads - 1) / threads) * 64 : 0;
+  return (4 + (transA ? X_BLOCK : 0)) * (chunk + PAD) * 4 + sums;
 }
 
 /**
@@ -50,31 +62,37 @@ export function products(x: usize, transA: i32, w: usize, transB: i32, c: usize,
     return;
   }
   const row: usize = <usize>K << 2;
-  const packed: usize = <usize>(K + PAD) << 2;
+  const chunked = K > K_CHUNK;
+  const packed: usize = <usize>(min(K, K_CHUNK) + PAD) << 2;
   const panel = scratch;
   const xBlock = scratch + 4 * packed;
-  const rowsAtOnce = transA ? X_BLOCK : M;
+  const sums = xBlock + (transA ? X_BLOCK * packed : 0);
+  const rowsAtOnce = transA || chunked ? X_BLOCK : M;
   for (let m0 = 0; m0 < M; m0 += rowsAtOnce) {
     const rows = min(rowsAtOnce, M - m0);
-    let xs = x + <usize>m0 * row;
-    let xRow = row;
-    if (transA) {
-      packRows(x, M, m0, rows, K, xBlock, packed);
-      xs = xBlock;
-      xRow = packed;
-    }
-    for (let p = p0; p < p1; p++) {
-      const n = p * 4;
-      const cols = min(4, N - n);
-      let ws = w + <usize>n * row;
-      let wRow = row;
-      // A block cut by N is padded with zero rows, which are summed but never stored.
-      if (!transB || cols < 4) {
-        packColumns(w, transB, N, K, n, cols, panel, packed);
-        ws = panel;
-        wRow = packed;
+    for (let k0 = 0; k0 < K; k0 += K_CHUNK) {
+      const kLen = min(K_CHUNK, K - k0);
+      let xs = x + <usize>m0 * row + (<usize>k0 << 2);
+      let xRow = row;
+      if (transA) {
+        packRows(x + ((<usize>k0 * M) << 2), M, m0, rows, kLen, xBlock, packed);
+        xs = xBlock;
+        xRow = packed;
       }
-      tile(xs, xRow, rows, ws, wRow, K, c + ((<usize>m0 * N) << 2), n, N, cols, mode, scale);
+      for (let p = p0; p < p1; p++) {
+        const n = p * 4;
+        const cols = min(4, N - n);
+        let ws = w + <usize>n * row + (<usize>k0 << 2);
+        let wRow = row;
+        // A block cut by N is padded with zero rows, which are summed but never stored.
+        if (!transB || cols < 4) {
+          packColumns(transB ? w + (<usize>k0 << 2) : w + ((<usize>k0 * N) << 2), transB, N, row, kLen, n, cols, panel, packed);
+          ws = panel;
+          wRow = packed;
+        }
+        const blockSums = sums + <usize>(p - p0) * <usize>rows * 64;
+        tile(xs, xRow, rows, ws, wRow, kLen, c + ((<usize>m0 * N) << 2), n, N, cols, mode, scale, blockSums, k0 === 0, k0 + kLen === K);
+      }
     }
   }
 }
@@ -84,7 +102,7 @@ export function products(x: usize, transA: i32, w: usize, transB: i32, c: usize,
  * rows of w (`wRow` bytes apart), all of length K: two x rows by four w rows at a time (eight
  * sums, six loads a step), then the row left over.
  */
-function tile(x: usize, row: usize, M: i32, w0: usize, wRow: usize, K: i32, c: usize, n: i32, N: i32, cols: i32, mode: i32, scale: f32): void {
+function tile(x: usize, row: usize, M: i32, w0: usize, wRow: usize, K: i32, c: usize, n: i32, N: i32, cols: i32, mode: i32, scale: f32, sums: usize, first: bool, last: bool): void {
   const K4 = K & ~3;
   const w1 = w0 + wRow;
   const w2 = w1 + wRow;
@@ -93,8 +111,12 @@ function tile(x: usize, row: usize, M: i32, w0: usize, wRow: usize, K: i32, c: u
   for (; m + 2 <= M; m += 2) {
     const x0 = x + <usize>m * row;
     const x1 = x0 + row;
-    let a0 = f32x4.splat(0), a1 = f32x4.splat(0), a2 = f32x4.splat(0), a3 = f32x4.splat(0);
-    let b0 = f32x4.splat(0), b1 = f32x4.splat(0), b2 = f32x4.splat(0), b3 = f32x4.splat(0);
+    const sa = sums + (<usize>m << 6);
+    const sb = sa + 64;
+    let a0 = first ? f32x4.splat(0) : v128.load(sa), a1 = first ? f32x4.splat(0) : v128.load(sa, 16);
+    let a2 = first ? f32x4.splat(0) : v128.load(sa, 32), a3 = first ? f32x4.splat(0) : v128.load(sa, 48);
+    let b0 = first ? f32x4.splat(0) : v128.load(sb), b1 = first ? f32x4.splat(0) : v128.load(sb, 16);
+    let b2 = first ? f32x4.splat(0) : v128.load(sb, 32), b3 = first ? f32x4.splat(0) : v128.load(sb, 48);
     for (let k = 0; k < K4; k += 4) {
       const o: usize = <usize>k << 2;
       const u = v128.load(x0 + o);
@@ -111,6 +133,11 @@ function tile(x: usize, row: usize, M: i32, w0: usize, wRow: usize, K: i32, c: u
       wv = v128.load(w3 + o);
       a3 = f32x4.add(a3, f32x4.mul(u, wv));
       b3 = f32x4.add(b3, f32x4.mul(v, wv));
+    }
+    if (!last) {
+      keepSums(sa, a0, a1, a2, a3);
+      keepSums(sb, b0, b1, b2, b3);
+      continue;
     }
     let s0 = hsum(a0), s1 = hsum(a1), s2 = hsum(a2), s3 = hsum(a3);
     let t0 = hsum(b0), t1 = hsum(b1), t2 = hsum(b2), t3 = hsum(b3);
@@ -132,7 +159,9 @@ function tile(x: usize, row: usize, M: i32, w0: usize, wRow: usize, K: i32, c: u
   }
   if (m < M) {
     const x0 = x + <usize>m * row;
-    let a0 = f32x4.splat(0), a1 = f32x4.splat(0), a2 = f32x4.splat(0), a3 = f32x4.splat(0);
+    const sa = sums + (<usize>m << 6);
+    let a0 = first ? f32x4.splat(0) : v128.load(sa), a1 = first ? f32x4.splat(0) : v128.load(sa, 16);
+    let a2 = first ? f32x4.splat(0) : v128.load(sa, 32), a3 = first ? f32x4.splat(0) : v128.load(sa, 48);
     for (let k = 0; k < K4; k += 4) {
       const o: usize = <usize>k << 2;
       const u = v128.load(x0 + o);
@@ -140,6 +169,10 @@ function tile(x: usize, row: usize, M: i32, w0: usize, wRow: usize, K: i32, c: u
       a1 = f32x4.add(a1, f32x4.mul(u, v128.load(w1 + o)));
       a2 = f32x4.add(a2, f32x4.mul(u, v128.load(w2 + o)));
       a3 = f32x4.add(a3, f32x4.mul(u, v128.load(w3 + o)));
+    }
+    if (!last) {
+      keepSums(sa, a0, a1, a2, a3);
+      return;
     }
     let s0 = hsum(a0), s1 = hsum(a1), s2 = hsum(a2), s3 = hsum(a3);
     for (let k = K4; k < K; k++) {
@@ -154,6 +187,14 @@ function tile(x: usize, row: usize, M: i32, w0: usize, wRow: usize, K: i32, c: u
   }
 }
 
+/** A row's four lane sums, kept for the next chunk of k. */
+@inline function keepSums(at: usize, a0: v128, a1: v128, a2: v128, a3: v128): void {
+  v128.store(at, a0);
+  v128.store(at, a1, 16);
+  v128.store(at, a2, 32);
+  v128.store(at, a3, 48);
+}
+
 /** The first `cols` of a row's four sums. */
 @inline function putRow(c: usize, m: i32, n: i32, N: i32, cols: i32, s0: f32, s1: f32, s2: f32, s3: f32, mode: i32, scale: f32): void {
   put(c, m, n, N, s0, mode, scale);
@@ -163,15 +204,14 @@ function tile(x: usize, row: usize, M: i32, w0: usize, wRow: usize, K: i32, c: u
 }
 
 /**
- * Four rows of op(w) along k, for columns [n, n + cols), into `panel` (rows `packed` bytes apart);
- * rows past cols are zeros. w is stored [K, N] (read as 4 x 4 blocks, each transposed) or, for a
- * block cut by N, [N, K] (rows copied whole).
+ * Four rows of op(w) along k, for columns [n, n + cols) and k < K, into `panel` (rows `packed`
+ * bytes apart); rows past cols are zeros. w is stored [K, N] (read as 4 x 4 blocks, each
+ * transposed) or, for a block cut by N, [N, K] (`row` bytes apart; rows copied whole).
  */
-function packColumns(w: usize, transB: i32, N: i32, K: i32, n: i32, cols: i32, panel: usize, packed: usize): void {
-  const row: usize = <usize>K << 2;
+function packColumns(w: usize, transB: i32, N: i32, row: usize, K: i32, n: i32, cols: i32, panel: usize, packed: usize): void {
   if (cols < 4) memory.fill(panel, 0, 4 * packed);
   if (transB) {
-    for (let j = 0; j < cols; j++) memory.copy(panel + <usize>j * packed, w + <usize>(n + j) * row, row);
+    for (let j = 0; j < cols; j++) memory.copy(panel + <usize>j * packed, w + <usize>(n + j) * row, <usize>K << 2);
     return;
   }
   if (cols === 4) {
