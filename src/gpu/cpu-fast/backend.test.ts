@@ -8,6 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { AttentionShape, Backend } from '../backend';
 import { CpuBackend } from '../cpu/backend';
 import { opCases, randn, readOutputs, relError, weightFormatCases, type OpCase } from '../../../test/support/gpu/cases';
+import { addColumnsGradient, readColumnLogprobs } from '../gather-columns';
 import { WEIGHT_FORMATS } from '../quant';
 import { FastCpuBackend } from './backend';
 import { nodeThreads } from './threads-node';
@@ -104,6 +105,25 @@ const bigCases: OpCase[] = [
       const targets = Int32Array.from({ length: 203 }, (_, r) => (r * 389) % 1031);
       const g = be.logSoftmaxGather(logits, targets);
       return [g.logp, g.entropy, be.logSoftmaxGatherBackward(logits, targets, be.tensor(randn(12, 203), [203]))];
+    },
+  },
+  {
+    // The fast backend in one pass over each row (logSoftmaxGatherMany), the reference a gather per column.
+    name: 'log-probs of 3 target columns and their gradient, 203 x 1031 (threaded sizes)',
+    run: async (be) => {
+      const logits = be.tensor(randn(19, 203 * 1031, 8), [203, 1031]);
+      const columns = [0, 1, 2].map((j) => Int32Array.from({ length: 203 }, (_, r) => (r * 389 + j * 97) % 1031));
+      const logp = columns.map(() => new Float32Array(203));
+      await readColumnLogprobs(be, logits, columns, logp, 0);
+      const d = be.zeros([203, 1031]);
+      addColumnsGradient(
+        be,
+        d,
+        logits,
+        columns,
+        [20, 21, 22].map((seed) => randn(seed, 203)),
+      );
+      return [...logp.map((l) => be.tensor(l, [203])), d];
     },
   },
   {
@@ -243,6 +263,16 @@ describe('fast CPU backend: repeatable', () => {
       be.close();
     },
   );
+
+  it('gives each target column the bits logSoftmaxGather gives it alone', async () => {
+    const be = await FastCpuBackend.create({ ...nodeThreads(), threads: 2 });
+    const logits = be.tensor(randn(23, 37 * 1031, 8), [37, 1031]);
+    const columns = [0, 1].map((j) => Int32Array.from({ length: 37 }, (_, r) => (r * 389 + j * 97) % 1031));
+    const many = columns.map(() => new Float32Array(37));
+    await readColumnLogprobs(be, logits, columns, many, 0);
+    for (const [j, column] of columns.entries()) expect(Array.from(many[j])).toEqual(Array.from(await be.read(be.logSoftmaxGather(logits, column).logp)));
+    be.close();
+  });
 
   it('frees what it disposes, scratch included', async () => {
     const be = await FastCpuBackend.create({ ...nodeThreads(), threads: 2 });

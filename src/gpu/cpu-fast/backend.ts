@@ -292,6 +292,25 @@ export class FastCpuBackend extends CpuBackend {
     return d;
   }
 
+  logSoftmaxGatherMany(logits: Tensor, targets: Int32Array, k: number): Tensor {
+    const R = targets.length / k;
+    const V = rowsOf('logSoftmaxGatherMany', logits, targets, k);
+    const logp = this.output([R, k]);
+    this.withInputs([logits], (l) => this.withInts(targets, (t) => this.runJob(Kernel.logSoftmaxGatherMany, R, [l, t, V, k, logp.at], logits.size * EXP_WORK)));
+    return logp;
+  }
+
+  logSoftmaxGatherManyBackward(logits: Tensor, targets: Int32Array, k: number, dlogp: Tensor): Tensor {
+    const V = rowsOf('logSoftmaxGatherManyBackward', logits, targets, k);
+    if (dlogp.size !== targets.length) throw new EngineError(`logSoftmaxGatherManyBackward: ${dlogp.size} gradients for ${targets.length} targets`);
+    const d = this.output(logits.shape);
+    const R = targets.length / k;
+    this.withInputs([logits, dlogp], (l, g) =>
+      this.withInts(targets, (t) => this.runJob(Kernel.logSoftmaxGatherManyBackward, R, [l, t, g, V, k, d.at], logits.size * EXP_WORK)),
+    );
+    return d;
+  }
+
   override reverseKl(logits: Tensor, teacherLogp: Tensor): Tensor {
     const R = reverseKlRows(logits, teacherLogp, 'reverseKl');
     const kl = this.output([R]);
@@ -468,10 +487,11 @@ function normRows(op: string, x: Tensor, D: number): number {
   return x.size / D;
 }
 
-/** The row width of logits [R, V] with one target per row, each in [0, V). */
-function rowsOf(op: string, logits: Tensor, targets: Int32Array): number {
-  const V = targets.length ? logits.size / targets.length : 0;
-  if (!Number.isInteger(V)) throw new EngineError(`${op}: ${logits.size} logits are not ${targets.length} rows`);
+/** The row width of logits [R, V] with `perRow` targets a row, each in [0, V). */
+function rowsOf(op: string, logits: Tensor, targets: Int32Array, perRow = 1): number {
+  const R = targets.length / perRow;
+  const V = R ? logits.size / R : 0;
+  if (!Number.isInteger(R) || !Number.isInteger(V)) throw new EngineError(`${op}: ${logits.size} logits are not ${targets.length} / ${perRow} rows`);
   for (const t of targets) if (!(t >= 0 && t < V)) throw new EngineError(`${op}: target ${t} out of range [0, ${V})`);
   return V;
 }

@@ -23,6 +23,8 @@ export const Kernel = {
   rmsInv: 16,
   rmsnormWeightGrad: 17,
   sample: 18,
+  logSoftmaxGatherMany: 19,
+  logSoftmaxGatherManyBackward: 20,
 } as const;
 
 export type Arg = number | { f32: number };

@@ -4,7 +4,7 @@
 import { attention, attentionBackward } from './attention';
 import { adamw, addScaled, siluMul, siluMulBackward, sumSquares } from './elementwise';
 import { products } from './gemm';
-import { logSoftmaxGather, logSoftmaxGatherBackward, reverseKl, reverseKlBackward, rmsInv, rmsnorm, rmsnormBackward, rmsnormWeightGrad } from './rows';
+import { logSoftmaxGather, logSoftmaxGatherBackward, logSoftmaxGatherMany, logSoftmaxGatherManyBackward, reverseKl, reverseKlBackward, rmsInv, rmsnorm, rmsnormBackward, rmsnormWeightGrad } from './rows';
 import { sample } from './sample';
 
 export { productScratch } from './gemm';
@@ -78,6 +78,12 @@ export function runJob(job: usize, tid: i32, threads: i32): void {
       break;
     case 18:
       sample(arg(job, 0), arg(job, 1), arg(job, 2), arg(job, 3), arg(job, 4), arg(job, 5), argf(job, 6), arg(job, 7), argf(job, 8), arg(job, 9), scratch(job, 10, tid), lo, hi);
+      break;
+    case 19:
+      logSoftmaxGatherMany(arg(job, 0), arg(job, 1), arg(job, 2), arg(job, 3), arg(job, 4), lo, hi);
+      break;
+    case 20:
+      logSoftmaxGatherManyBackward(arg(job, 0), arg(job, 1), arg(job, 2), arg(job, 3), arg(job, 4), arg(job, 5), lo, hi);
       break;
     default:
       unreachable();
