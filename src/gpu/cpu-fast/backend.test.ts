@@ -260,6 +260,9 @@ describe('fast CPU backend: repeatable', () => {
         const got = await be.read(be.matmul(x, v, ta, tb));
         expect(Array.from(got), `${ta ? 'T' : 'N'}${tb ? 'T' : 'N'}`).toEqual(Array.from(batch));
       }
+      // A weight gradient's layout with fewer columns than rows, which runs as its transpose.
+      const swapped = await be.read(be.matmul(wT, xT, true, false));
+      expect(Array.from(swapped), 'TN as its transpose').toEqual(Array.from(transpose(batch, 37, 70)));
       be.close();
     },
   );

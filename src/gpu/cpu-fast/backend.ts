@@ -396,14 +396,27 @@ export class FastCpuBackend extends CpuBackend {
     this.withScratch(256, (buf) => peak(buf, rounds));
   }
 
-  /** c = op(a) @ op(b), or c += scale * op(a) @ op(b) when `add`, with either operand read as it is stored. */
+  /**
+   * c = op(a) @ op(b), or c += scale * op(a) @ op(b) when `add`, with either operand read as it
+   * is stored. A weight's gradient (a^T b, a [K, M] and b [K, N]) with fewer columns than rows is
+   * run as c^T = b^T a, written transposed: every thread packs all of the x operand, which is then
+   * the small one, and the large one is split among them as column blocks.
+   */
   private product(a: Tensor, b: Tensor, c: HeapTensor, M: number, K: number, N: number, transA: boolean, transB: boolean, add: boolean, scale: number): void {
-    const [ta, tb] = [transA ? 1 : 0, transB ? 1 : 0];
-    this.withInputs([a, b], (x, w) =>
-      this.withThreadScratch(this.productScratch(K, N, ta, this.threads), (scratch, stride) =>
-        this.runJob(Kernel.products, Math.ceil(N / 4), [x, ta, w, tb, c.at, M, K, N, add ? 1 : 0, { f32: scale }, scratch, stride], M * N * K),
-      ),
-    );
+    const swap = transA && !transB && N < M;
+    const [ta, tb] = swap ? [1, 0] : [transA ? 1 : 0, transB ? 1 : 0];
+    const [rows, cols] = swap ? [N, M] : [M, N];
+    this.withInputs([a, b], (aa, ba) => {
+      const [x, w] = swap ? [ba, aa] : [aa, ba];
+      this.withThreadScratch(this.productScratch(K, cols, ta, this.threads), (scratch, stride) =>
+        this.runJob(
+          Kernel.products,
+          Math.ceil(cols / 4),
+          [x, ta, w, tb, c.at, swap ? 1 : 0, rows, K, cols, add ? 1 : 0, { f32: scale }, scratch, stride],
+          M * N * K,
+        ),
+      );
+    });
   }
 
   /** An element-wise job over n values, in quads; `work` is one value's. */

@@ -33,9 +33,12 @@ const SHORT_K = 32;
   return f32x4.extract_lane(v, 0) + f32x4.extract_lane(v, 1) + (f32x4.extract_lane(v, 2) + f32x4.extract_lane(v, 3));
 }
 
-/** c[m, n] = scale * sum (mode 0) or c[m, n] += scale * sum (mode 1). */
-@inline function put(c: usize, m: i32, n: i32, N: i32, sum: f32, mode: i32, scale: f32): void {
-  const dst = c + ((<usize>m * N + n) << 2);
+/**
+ * c[m, n] = scale * sum (mode 0) or c[m, n] += scale * sum (mode 1), for c stored with rows of
+ * `ld` values, or transposed (`tr`: c[m, n] at row n, column m).
+ */
+@inline function put(c: usize, m: i32, n: i32, ld: i32, tr: i32, sum: f32, mode: i32, scale: f32): void {
+  const dst = c + ((tr ? <usize>n * ld + m : <usize>m * ld + n) << 2);
   store<f32>(dst, mode ? load<f32>(dst) + scale * sum : scale * sum);
 }
 
@@ -54,11 +57,14 @@ export function productScratch(K: i32, N: i32, transA: i32, threads: i32): i32 {
  * op(x) is [M, K] (x stored so, or [K, M] when transA) and op(w) is [K, N] (w stored [N, K]
  * when transB, a linear layer's weight, or [K, N]). The tile reads x's rows and w's rows along
  * k; an operand not stored that way is packed into `scratch` a piece at a time (four w rows per
- * block, X_BLOCK x rows), so no transposed copy of a whole operand is made.
+ * block, X_BLOCK x rows), so no transposed copy of a whole operand is made. c is stored [M, N],
+ * or [N, M] when trC (the caller's c^T = op(w)^T op(x)^T, the same sums).
  */
-export function products(x: usize, transA: i32, w: usize, transB: i32, c: usize, M: i32, K: i32, N: i32, mode: i32, scale: f32, scratch: usize, p0: i32, p1: i32): void {
+export function products(x: usize, transA: i32, w: usize, transB: i32, c: usize, trC: i32, M: i32, K: i32, N: i32, mode: i32, scale: f32, scratch: usize, p0: i32, p1: i32): void {
+  // c's rows are N long, or M long where it is stored transposed.
+  const ld = trC ? M : N;
   if (K < SHORT_K) {
-    shortProducts(x, transA, w, transB, c, M, K, N, mode, scale, scratch, p0, p1);
+    shortProducts(x, transA, w, transB, c, trC, ld, M, K, N, mode, scale, scratch, p0, p1);
     return;
   }
   const row: usize = <usize>K << 2;
@@ -91,7 +97,8 @@ export function products(x: usize, transA: i32, w: usize, transB: i32, c: usize,
           wRow = packed;
         }
         const blockSums = sums + <usize>(p - p0) * <usize>rows * 64;
-        tile(xs, xRow, rows, ws, wRow, kLen, c + ((<usize>m0 * N) << 2), n, N, cols, mode, scale, blockSums, k0 === 0, k0 + kLen === K);
+        const cm = c + ((trC ? <usize>m0 : <usize>m0 * ld) << 2);
+        tile(xs, xRow, rows, ws, wRow, kLen, cm, n, ld, trC, cols, mode, scale, blockSums, k0 === 0, k0 + kLen === K);
       }
     }
   }
@@ -102,7 +109,7 @@ export function products(x: usize, transA: i32, w: usize, transB: i32, c: usize,
  * rows of w (`wRow` bytes apart), all of length K: two x rows by four w rows at a time (eight
  * sums, six loads a step), then the row left over.
  */
-function tile(x: usize, row: usize, M: i32, w0: usize, wRow: usize, K: i32, c: usize, n: i32, N: i32, cols: i32, mode: i32, scale: f32, sums: usize, first: bool, last: bool): void {
+function tile(x: usize, row: usize, M: i32, w0: usize, wRow: usize, K: i32, c: usize, n: i32, ld: i32, tr: i32, cols: i32, mode: i32, scale: f32, sums: usize, first: bool, last: bool): void {
   const K4 = K & ~3;
   const w1 = w0 + wRow;
   const w2 = w1 + wRow;
@@ -154,8 +161,8 @@ function tile(x: usize, row: usize, M: i32, w0: usize, wRow: usize, K: i32, c: u
       t2 += v * load<f32>(w2 + o);
       t3 += v * load<f32>(w3 + o);
     }
-    putRow(c, m, n, N, cols, s0, s1, s2, s3, mode, scale);
-    putRow(c, m + 1, n, N, cols, t0, t1, t2, t3, mode, scale);
+    putRow(c, m, n, ld, tr, cols, s0, s1, s2, s3, mode, scale);
+    putRow(c, m + 1, n, ld, tr, cols, t0, t1, t2, t3, mode, scale);
   }
   if (m < M) {
     const x0 = x + <usize>m * row;
@@ -183,7 +190,7 @@ function tile(x: usize, row: usize, M: i32, w0: usize, wRow: usize, K: i32, c: u
       s2 += u * load<f32>(w2 + o);
       s3 += u * load<f32>(w3 + o);
     }
-    putRow(c, m, n, N, cols, s0, s1, s2, s3, mode, scale);
+    putRow(c, m, n, ld, tr, cols, s0, s1, s2, s3, mode, scale);
   }
 }
 
@@ -196,11 +203,11 @@ function tile(x: usize, row: usize, M: i32, w0: usize, wRow: usize, K: i32, c: u
 }
 
 /** The first `cols` of a row's four sums. */
-@inline function putRow(c: usize, m: i32, n: i32, N: i32, cols: i32, s0: f32, s1: f32, s2: f32, s3: f32, mode: i32, scale: f32): void {
-  put(c, m, n, N, s0, mode, scale);
-  if (cols > 1) put(c, m, n + 1, N, s1, mode, scale);
-  if (cols > 2) put(c, m, n + 2, N, s2, mode, scale);
-  if (cols > 3) put(c, m, n + 3, N, s3, mode, scale);
+@inline function putRow(c: usize, m: i32, n: i32, ld: i32, tr: i32, cols: i32, s0: f32, s1: f32, s2: f32, s3: f32, mode: i32, scale: f32): void {
+  put(c, m, n, ld, tr, s0, mode, scale);
+  if (cols > 1) put(c, m, n + 1, ld, tr, s1, mode, scale);
+  if (cols > 2) put(c, m, n + 2, ld, tr, s2, mode, scale);
+  if (cols > 3) put(c, m, n + 3, ld, tr, s3, mode, scale);
 }
 
 /**
@@ -279,7 +286,7 @@ function transposeQuads(src: usize, stride: usize, cols: i32, K: i32, dst: usize
  * lane by lane. Two x rows by one quad of columns at a time. op(w)'s rows are read in place when
  * w is stored [K, N]; stored [N, K], or cut by N, a block's quads are packed into `scratch` first.
  */
-function shortProducts(x: usize, transA: i32, w: usize, transB: i32, c: usize, M: i32, K: i32, N: i32, mode: i32, scale: f32, scratch: usize, p0: i32, p1: i32): void {
+function shortProducts(x: usize, transA: i32, w: usize, transB: i32, c: usize, tr: i32, ld: i32, M: i32, K: i32, N: i32, mode: i32, scale: f32, scratch: usize, p0: i32, p1: i32): void {
   // Bytes between x's consecutive rows and consecutive k.
   const xm: usize = transA ? 4 : <usize>K << 2;
   const xk: usize = transA ? <usize>M << 2 : 4;
@@ -324,8 +331,8 @@ function shortProducts(x: usize, transA: i32, w: usize, transB: i32, c: usize, M
         s0 = f32x4.add(s0, f32x4.mul(v128.load32_splat(x0 + <usize>k * xk), wv));
         s1 = f32x4.add(s1, f32x4.mul(v128.load32_splat(x1 + <usize>k * xk), wv));
       }
-      putQuad(c, m, n, N, cols, s0, mode, sv);
-      putQuad(c, m + 1, n, N, cols, s1, mode, sv);
+      putQuad(c, m, n, ld, tr, cols, s0, mode, sv);
+      putQuad(c, m + 1, n, ld, tr, cols, s1, mode, sv);
     }
     if (m < M) {
       const x0 = x + <usize>m * xm;
@@ -341,7 +348,7 @@ function shortProducts(x: usize, transA: i32, w: usize, transB: i32, c: usize, M
       }
       let s0 = f32x4.add(f32x4.add(a0, a1), f32x4.add(a2, a3));
       for (; k < K; k++) s0 = f32x4.add(s0, f32x4.mul(v128.load32_splat(x0 + <usize>k * xk), v128.load(q + <usize>k * qk)));
-      putQuad(c, m, n, N, cols, s0, mode, sv);
+      putQuad(c, m, n, ld, tr, cols, s0, mode, sv);
     }
   }
 }
@@ -370,16 +377,17 @@ function packQuads(w: usize, transB: i32, N: i32, K: i32, n: i32, cols: i32, qua
   }
 }
 
-/** c[m, n + j] for j < cols as put() writes them, from the lanes of `sum`. */
-@inline function putQuad(c: usize, m: i32, n: i32, N: i32, cols: i32, sum: v128, mode: i32, scale: v128): void {
-  const dst = c + ((<usize>m * N + n) << 2);
-  if (cols === 4) {
+/** c[m, n + j] for j < cols as put() writes them, from the lanes of `sum`; a whole quad of a row stored at once. */
+@inline function putQuad(c: usize, m: i32, n: i32, ld: i32, tr: i32, cols: i32, sum: v128, mode: i32, scale: v128): void {
+  if (cols === 4 && !tr) {
+    const dst = c + ((<usize>m * ld + n) << 2);
     const y = f32x4.mul(scale, sum);
     v128.store(dst, mode ? f32x4.add(v128.load(dst), y) : y);
     return;
   }
   const f = f32x4.extract_lane(scale, 0);
-  put(c, m, n, N, f32x4.extract_lane(sum, 0), mode, f);
-  if (cols > 1) put(c, m, n + 1, N, f32x4.extract_lane(sum, 1), mode, f);
-  if (cols > 2) put(c, m, n + 2, N, f32x4.extract_lane(sum, 2), mode, f);
+  put(c, m, n, ld, tr, f32x4.extract_lane(sum, 0), mode, f);
+  if (cols > 1) put(c, m, n + 1, ld, tr, f32x4.extract_lane(sum, 1), mode, f);
+  if (cols > 2) put(c, m, n + 2, ld, tr, f32x4.extract_lane(sum, 2), mode, f);
+  if (cols > 3) put(c, m, n + 3, ld, tr, f32x4.extract_lane(sum, 3), mode, f);
 }

@@ -29,7 +29,7 @@ export function runJob(job: usize, tid: i32, threads: i32): void {
   if (lo >= hi) return;
   switch (load<i32>(job)) {
     case 1:
-      products(arg(job, 0), arg(job, 1), arg(job, 2), arg(job, 3), arg(job, 4), arg(job, 5), arg(job, 6), arg(job, 7), arg(job, 8), argf(job, 9), scratch(job, 10, tid), lo, hi);
+      products(arg(job, 0), arg(job, 1), arg(job, 2), arg(job, 3), arg(job, 4), arg(job, 5), arg(job, 6), arg(job, 7), arg(job, 8), arg(job, 9), argf(job, 10), scratch(job, 11, tid), lo, hi);
       break;
     case 3:
       attention(arg(job, 0), arg(job, 1), arg(job, 2), arg(job, 3), arg(job, 4), arg(job, 5), arg(job, 6), arg(job, 7), arg(job, 8), arg(job, 9), arg(job, 10), scratch(job, 11, tid), lo, hi);
