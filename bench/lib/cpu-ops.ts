@@ -1,7 +1,7 @@
 /**
  * The ops of a training step besides the products, each timed on the reference backend and on
  * the fast one (one thread, all threads) in the same run, on the same inputs: the loss's
- * log-softmax gather and reverse KL, SiLU-mul, RMSNorm, add, sampling, the gradient norm and
+ * log-softmax gather, a top-k set's log-probs and reverse KL, SiLU-mul, RMSNorm, add, sampling, the gradient norm and
  * AdamW. `speedup` is the reference's median over the fast backend's: what running the op as a
  * SIMD kernel buys, where the step's tokens/s mixes it with everything else.
  *
@@ -9,6 +9,7 @@
  * training batch, and a full fine-tune of its 260k parameters for the optimizer.
  */
 import type { Backend, Tensor } from '../../src/gpu/backend';
+import { addColumnsGradient, readColumnLogprobs } from '../../src/gpu/gather-columns';
 import { randn } from '../../test/support/gpu/cases';
 import { rate, repsFor, round, timeMs, warmUp } from './stats';
 import { isSkipped, type Maybe, type Rate } from './types';
@@ -34,6 +35,8 @@ const WIDTH = 64;
 const MLP = 172;
 const VOCAB = 512;
 const PARAMS = 262_144;
+/** Members of a top-k OPD set. */
+const TOP_K = 8;
 /** A decode batch, for sampling. */
 const DECODE_ROWS = 16;
 
@@ -53,6 +56,8 @@ function opBenches(tokens: number): OpBench[] {
   const targets = Int32Array.from({ length: tokens }, (_, r) => (r * 389) % VOCAB);
   const uniforms = Float32Array.from({ length: DECODE_ROWS }, (_, r) => (r + 0.5) / DECODE_ROWS);
   const logits = [tokens, VOCAB];
+  const members = Array.from({ length: TOP_K }, (_, j) => Int32Array.from({ length: tokens }, (_, r) => (r * 389 + j * 97) % VOCAB));
+  const memberGrads = members.map((_, j) => randn(20 + j, tokens));
   const mlp = [tokens, MLP];
   const hidden = [tokens, WIDTH];
   let step = 0;
@@ -63,6 +68,22 @@ function opBenches(tokens: number): OpBench[] {
       shape: logits,
       inputs: (be) => [random(be, 1, logits, 4), random(be, 2, [tokens])],
       run: (be, [l, g]) => [be.logSoftmaxGatherBackward(l, targets, g)],
+    },
+    {
+      // The top-k OPD term: one pass over each row on the fast backend, a gather per column on the reference.
+      name: `top-${TOP_K} set's log-probs and their gradient`,
+      shape: logits,
+      inputs: (be) => [random(be, 1, logits, 4), be.zeros(logits)],
+      run: async (be, [l, d]) => {
+        await readColumnLogprobs(
+          be,
+          l,
+          members,
+          members.map(() => new Float32Array(tokens)),
+          0,
+        );
+        addColumnsGradient(be, d, l, members, memberGrads);
+      },
     },
     { name: 'reverseKl', shape: logits, inputs: (be) => [random(be, 1, logits, 4), random(be, 3, logits, 4)], run: (be, [l, q]) => [be.reverseKl(l, q)] },
     {

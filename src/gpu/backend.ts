@@ -177,6 +177,14 @@ export interface Backend {
   /** d(sum_r dlogp[r] * logp[r]) / dlogits. */
   logSoftmaxGatherBackward(logits: Tensor, targets: Int32Array, dlogp: Tensor): Tensor;
   /**
+   * Optional: logits [R, V], targets [R, k] (k a row) -> log p(target) [R, k] in one pass over
+   * each row, where logSoftmaxGather takes a pass per column. gather-columns.ts uses it where a
+   * backend has it (the fast CPU backend) and a gather per column elsewhere.
+   */
+  logSoftmaxGatherMany?(logits: Tensor, targets: Int32Array, k: number): Tensor;
+  /** Optional, with logSoftmaxGatherMany: d(sum_{r,j} dlogp[r, j] * logp[r, j]) / dlogits. */
+  logSoftmaxGatherManyBackward?(logits: Tensor, targets: Int32Array, k: number, dlogp: Tensor): Tensor;
+  /**
    * The reverse-KL distillation term over the whole vocabulary (ops/reverse-kl.ts): logits [R, V]
    * and the teacher's log-probs [R, V] -> KL(softmax(logits_r) || teacher_r) per row [R].
    */

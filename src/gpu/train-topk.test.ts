@@ -3,11 +3,14 @@
  * members' log-probs are gathered from the same logits as the sampled token's and their gradient
  * joins its in the logits' backward. A one-member set is sampled-token OPD with the clipped
  * difference as advantage, so both must give the same update; a larger set teaches a token the
- * policy did not write.
+ * policy did not write. On the fast CPU backend a set is gathered in one pass over the logits
+ * (gather-columns.ts), with the same update.
  */
 import { beforeAll, describe, expect, it } from 'vitest';
 import { dataPath } from '../../test/data-dir';
 import { CpuBackend } from './cpu/backend';
+import { FastCpuBackend } from './cpu-fast/backend';
+import { nodeThreads } from './cpu-fast/threads-node';
 import { LoraAdapter } from './lora';
 import { Policy } from './policy';
 import { score } from './score';
@@ -91,6 +94,25 @@ describe('top-k OPD term in a training step on stories260K', () => {
       expect(stats.gradNorm).toBeGreaterThan(0);
     }
     expect(await logpOf(adapter, at, unsampled)).toBeGreaterThan(before + 0.05);
+  });
+
+  it("gives the reference's update on the fast CPU backend, which gathers a set in one pass over the logits", async () => {
+    const fastPolicy = await Policy.load(new DirSource(stories), await FastCpuBackend.create({ ...nodeThreads(), threads: 2 }));
+    const ids = completion.map((id, t) => [id, (id + 7 + t) % policy.config.vocabSize, (id + 31) % policy.config.vocabSize]);
+    const sample: TrainSample = {
+      prompt,
+      completion,
+      advantages: completion.map(() => 0),
+      opdTopK: { weight: 1, clip: 1, ids, teacherLogp: ids.map((set) => set.map((_, j) => -1 - j)) },
+    };
+    const step = async (p: Policy) => {
+      const adapter = LoraAdapter.init(p.model.backend, p.config, { rank: 4, alpha: 8, targets: ['q_proj', 'v_proj', 'down_proj'] }, 5);
+      await new LoraTrainer(p.model, adapter, settings).trainStep([sample]);
+      return Promise.all(adapter.parameters().map((x) => p.model.backend.read(x.tensor)));
+    };
+    const [want, got] = [await step(policy), await step(fastPolicy)];
+    got.forEach((t, i) => t.forEach((x, j) => expect(x).toBeCloseTo(want[i][j], 5)));
+    (fastPolicy.model.backend as FastCpuBackend).close();
   });
 
   it('refuses a top-k term with fixed old log-probs or a set per token missing', async () => {

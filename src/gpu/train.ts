@@ -13,7 +13,7 @@ import { checkLossMask, countedTokens, countedValues, maskAdvantages } from '../
 import { ppoBatchLoss, type PpoSampleInput } from '../rl/ppo';
 import { checkTopKTarget } from '../rl/topk-distill';
 import { clipDifference } from '../rl/topk-hints';
-import type { Backend, Tensor } from './backend';
+import type { Tensor } from './backend';
 import { backward, EMBED_KEY, headBackward, zeroGrads, type Grads } from './backward';
 import { expectedTensors } from '../models/config';
 import { EngineError, FullTrainingMemoryError } from './errors';
@@ -26,6 +26,7 @@ import { yieldToEventLoop } from './yield';
 import type { LoraAdapter } from './lora';
 import type { CausalLM, Recompute, Tape } from './model';
 import { completionRows, LOGITS_CHUNK_FLOATS, readLogprobs, rowChunks, score, type ScoreItem } from './score';
+import { addColumnsGradient, readColumnLogprobs } from './gather-columns';
 import { DEFAULT_FULL_TRAIN, type OptimizerState, type Reference, type StepStats, type Trainable, type TrainSample, type TrainSettings } from './train-types';
 
 export class Trainer {
@@ -273,7 +274,13 @@ export class Trainer {
       for (const [a, b] of chunks) {
         const logits = this.model.logits(hidden, rows.subarray(a, b), this.temperature);
         await readLogprobs(be, logits, targets.subarray(a, b), { logp: flatLogp, entropy: flatEnt }, a);
-        for (const [j, column] of members.entries()) await readMemberLogprobs(be, logits, column.subarray(a, b), flatTop[j], a);
+        await readColumnLogprobs(
+          be,
+          logits,
+          members.map((column) => column.subarray(a, b)),
+          flatTop,
+          a,
+        );
         if (teacherRows) {
           const q = teacherChunk(a, b);
           const kl = be.reverseKl(logits, q);
@@ -317,13 +324,13 @@ export class Trainer {
         const dlogp = be.tensor(flatD.subarray(a, b), [b - a]);
         const dlogits = be.logSoftmaxGatherBackward(logits, targets.subarray(a, b), dlogp);
         be.dispose(dlogp);
-        for (const [j, column] of members.entries()) {
-          const dMember = be.tensor(flatDTop[j].subarray(a, b), [b - a]);
-          const dj = be.logSoftmaxGatherBackward(logits, column.subarray(a, b), dMember);
-          be.addInPlace(dlogits, dj);
-          be.dispose(dMember);
-          be.dispose(dj);
-        }
+        addColumnsGradient(
+          be,
+          dlogits,
+          logits,
+          members.map((column) => column.subarray(a, b)),
+          flatDTop.map((d) => d.subarray(a, b)),
+        );
         if (teacherRows) {
           const q = teacherChunk(a, b);
           const d = be.tensor(flatDkl.subarray(a, b), [b - a]);
@@ -526,17 +533,6 @@ function topKColumns(part: TrainSample[], targets: Int32Array, full: boolean[]):
     at += x.completion.length;
   });
   return columns;
-}
-
-/** log p of one column's ids at each row of `logits`, into `out` at `at`. */
-async function readMemberLogprobs(be: Backend, logits: Tensor, ids: Int32Array, out: Float32Array, at: number): Promise<void> {
-  const g = be.logSoftmaxGather(logits, ids);
-  try {
-    out.set(await be.read(g.logp), at);
-  } finally {
-    be.dispose(g.logp);
-    be.dispose(g.entropy);
-  }
 }
 
 /** Each sample's set members' log-probs per position (null without a set, or with the whole vocabulary), from the columns. */

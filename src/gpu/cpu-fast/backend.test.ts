@@ -8,6 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { AttentionShape, Backend } from '../backend';
 import { CpuBackend } from '../cpu/backend';
 import { opCases, randn, readOutputs, relError, weightFormatCases, type OpCase } from '../../../test/support/gpu/cases';
+import { addColumnsGradient, readColumnLogprobs } from '../gather-columns';
 import { WEIGHT_FORMATS } from '../quant';
 import { FastCpuBackend } from './backend';
 import { nodeThreads } from './threads-node';
@@ -24,7 +25,7 @@ async function expectSame(c: OpCase, fast: Backend): Promise<void> {
   });
 }
 
-/** Every transpose, with M and N on and off the 4 x 8 tile and K odd; M small and large. */
+/** Every layout, with M and N on and off the 2 x 4 tile, M past a packed block of 32 rows, and K odd. */
 const productCases: OpCase[] = [1, 3, 4, 8, 9, 33].flatMap((M) =>
   [
     [false, false],
@@ -46,6 +47,36 @@ const productCases: OpCase[] = [1, 3, 4, 8, 9, 33].flatMap((M) =>
 );
 
 const bigCases: OpCase[] = [
+  {
+    name: 'matmul 70x130x45 in every layout, added in place (threaded sizes; a transposed x over two packed blocks)',
+    run: (be) => {
+      const [M, K, N] = [70, 130, 45];
+      return [false, true].flatMap((ta) =>
+        [false, true].map((tb) => {
+          const a = be.tensor(randn(13, M * K), ta ? [K, M] : [M, K]);
+          const b = be.tensor(randn(14, K * N), tb ? [N, K] : [K, N]);
+          const c = be.tensor(randn(15, M * N), [M, N]);
+          be.matmulAddInPlace(c, a, b, ta, tb, 0.75);
+          return c;
+        }),
+      );
+    },
+  },
+  {
+    name: 'matmul 37x4099x9 in every layout, added in place (threaded sizes; K in chunks, the last cut)',
+    run: (be) => {
+      const [M, K, N] = [37, 4099, 9];
+      return [false, true].flatMap((ta) =>
+        [false, true].map((tb) => {
+          const a = be.tensor(randn(16, M * K), ta ? [K, M] : [M, K]);
+          const b = be.tensor(randn(17, K * N), tb ? [N, K] : [K, N]);
+          const c = be.tensor(randn(18, M * N), [M, N]);
+          be.matmulAddInPlace(c, a, b, ta, tb, 0.75);
+          return c;
+        }),
+      );
+    },
+  },
   {
     name: 'matmul 200x256x300, linear 5x256 -> 1000 with bias and residual (threaded sizes)',
     run: (be) => {
@@ -74,6 +105,25 @@ const bigCases: OpCase[] = [
       const targets = Int32Array.from({ length: 203 }, (_, r) => (r * 389) % 1031);
       const g = be.logSoftmaxGather(logits, targets);
       return [g.logp, g.entropy, be.logSoftmaxGatherBackward(logits, targets, be.tensor(randn(12, 203), [203]))];
+    },
+  },
+  {
+    // The fast backend in one pass over each row (logSoftmaxGatherMany), the reference a gather per column.
+    name: 'log-probs of 3 target columns and their gradient, 203 x 1031 (threaded sizes)',
+    run: async (be) => {
+      const logits = be.tensor(randn(19, 203 * 1031, 8), [203, 1031]);
+      const columns = [0, 1, 2].map((j) => Int32Array.from({ length: 203 }, (_, r) => (r * 389 + j * 97) % 1031));
+      const logp = columns.map(() => new Float32Array(203));
+      await readColumnLogprobs(be, logits, columns, logp, 0);
+      const d = be.zeros([203, 1031]);
+      addColumnsGradient(
+        be,
+        d,
+        logits,
+        columns,
+        [20, 21, 22].map((seed) => randn(seed, 203)),
+      );
+      return [...logp.map((l) => be.tensor(l, [203])), d];
     },
   },
   {
@@ -169,6 +219,11 @@ describe.each([1, 2])('fast CPU backend, %i thread(s), against the reference', (
   for (const format of WEIGHT_FORMATS) for (const c of weightFormatCases(format)) it(c.name, () => expectSame(c, fast));
 });
 
+/** The [cols, rows] transpose of `v` [rows, cols]. */
+function transpose(v: Float32Array, rows: number, cols: number): Float32Array {
+  return Float32Array.from({ length: v.length }, (_, i) => v[(i % rows) * cols + Math.floor(i / rows)]);
+}
+
 describe('fast CPU backend: repeatable', () => {
   it('gives the same bits on one thread and on two', async () => {
     const [one, two] = [await FastCpuBackend.create({ threads: 1 }), await FastCpuBackend.create({ ...nodeThreads(), threads: 2 })];
@@ -180,18 +235,45 @@ describe('fast CPU backend: repeatable', () => {
     two.close();
   });
 
-  it('gives a row the same bits whatever else is in its batch, as the reference does (runs must not depend on batching)', async () => {
+  // K = 4099 runs in chunks of k, its lane sums kept between them.
+  it.each([131, 4099])(
+    'gives a row the same bits whatever else is in its batch and however the operands are stored, K = %i (runs must not depend on batching)',
+    async (K) => {
+      const be = await FastCpuBackend.create({ ...nodeThreads(), threads: 2 });
+      const rows = randn(1, 37 * K);
+      const w = be.tensor(randn(2, 70 * K), [70, K]);
+      const batch = await be.read(be.linear(be.tensor(rows, [37, K]), w));
+      for (const r of [0, 17, 36]) {
+        const alone = await be.read(be.linear(be.tensor(rows.subarray(r * K, (r + 1) * K), [1, K]), w));
+        expect(Array.from(alone), `row ${r}`).toEqual(Array.from(batch.subarray(r * 70, (r + 1) * 70)));
+        const viaT = await be.read(be.matmul(be.tensor(rows.subarray(r * K, (r + 1) * K), [K, 1]), w, true, true));
+        expect(Array.from(viaT), `row ${r}, transposed operands`).toEqual(Array.from(alone));
+      }
+      // The backward's layouts (w stored [K, N], x stored [K, M]) sum in the same order as the forward's.
+      const wT = be.tensor(transpose(await be.read(w), 70, K), [K, 70]);
+      const xT = be.tensor(transpose(rows, 37, K), [K, 37]);
+      for (const [x, ta, v, tb] of [
+        [be.tensor(rows, [37, K]), false, wT, false],
+        [xT, true, w, true],
+        [xT, true, wT, false],
+      ] as const) {
+        const got = await be.read(be.matmul(x, v, ta, tb));
+        expect(Array.from(got), `${ta ? 'T' : 'N'}${tb ? 'T' : 'N'}`).toEqual(Array.from(batch));
+      }
+      // A weight gradient's layout with fewer columns than rows, which runs as its transpose.
+      const swapped = await be.read(be.matmul(wT, xT, true, false));
+      expect(Array.from(swapped), 'TN as its transpose').toEqual(Array.from(transpose(batch, 37, 70)));
+      be.close();
+    },
+  );
+
+  it('gives each target column the bits logSoftmaxGather gives it alone', async () => {
     const be = await FastCpuBackend.create({ ...nodeThreads(), threads: 2 });
-    const K = 131;
-    const rows = randn(1, 37 * K);
-    const w = be.tensor(randn(2, 70 * K), [70, K]);
-    const batch = await be.read(be.linear(be.tensor(rows, [37, K]), w));
-    for (const r of [0, 17, 36]) {
-      const alone = await be.read(be.linear(be.tensor(rows.subarray(r * K, (r + 1) * K), [1, K]), w));
-      expect(Array.from(alone), `row ${r}`).toEqual(Array.from(batch.subarray(r * 70, (r + 1) * 70)));
-      const viaT = await be.read(be.matmul(be.tensor(rows.subarray(r * K, (r + 1) * K), [K, 1]), w, true, true));
-      expect(Array.from(viaT), `row ${r}, transposed operands`).toEqual(Array.from(alone));
-    }
+    const logits = be.tensor(randn(23, 37 * 1031, 8), [37, 1031]);
+    const columns = [0, 1].map((j) => Int32Array.from({ length: 37 }, (_, r) => (r * 389 + j * 97) % 1031));
+    const many = columns.map(() => new Float32Array(37));
+    await readColumnLogprobs(be, logits, columns, many, 0);
+    for (const [j, column] of columns.entries()) expect(Array.from(many[j])).toEqual(Array.from(await be.read(be.logSoftmaxGather(logits, column).logp)));
     be.close();
   });
 

@@ -57,6 +57,8 @@ export class FastCpuBackend extends CpuBackend {
   private readonly orphans = new FinalizationRegistry<number>((at) => this.heap.release(at));
   private readonly views = new WeakMap<Arr, number>();
   private readonly ropeTables = new Map<string, RopeTable>();
+  /** Bytes of scratch a product's threads each need (assembly/gemm.ts). */
+  private readonly productScratch: (K: number, N: number, transA: number, threads: number) => number;
 
   private constructor(
     private readonly heap: WasmHeap,
@@ -64,6 +66,7 @@ export class FastCpuBackend extends CpuBackend {
     private readonly pool: ThreadPool,
   ) {
     super('f32');
+    this.productScratch = instance.exports.productScratch as (K: number, N: number, transA: number, threads: number) => number;
   }
 
   static async create(o: FastCpuOptions = {}): Promise<FastCpuBackend> {
@@ -289,6 +292,25 @@ export class FastCpuBackend extends CpuBackend {
     return d;
   }
 
+  logSoftmaxGatherMany(logits: Tensor, targets: Int32Array, k: number): Tensor {
+    const R = targets.length / k;
+    const V = rowsOf('logSoftmaxGatherMany', logits, targets, k);
+    const logp = this.output([R, k]);
+    this.withInputs([logits], (l) => this.withInts(targets, (t) => this.runJob(Kernel.logSoftmaxGatherMany, R, [l, t, V, k, logp.at], logits.size * EXP_WORK)));
+    return logp;
+  }
+
+  logSoftmaxGatherManyBackward(logits: Tensor, targets: Int32Array, k: number, dlogp: Tensor): Tensor {
+    const V = rowsOf('logSoftmaxGatherManyBackward', logits, targets, k);
+    if (dlogp.size !== targets.length) throw new EngineError(`logSoftmaxGatherManyBackward: ${dlogp.size} gradients for ${targets.length} targets`);
+    const d = this.output(logits.shape);
+    const R = targets.length / k;
+    this.withInputs([logits, dlogp], (l, g) =>
+      this.withInts(targets, (t) => this.runJob(Kernel.logSoftmaxGatherManyBackward, R, [l, t, g, V, k, d.at], logits.size * EXP_WORK)),
+    );
+    return d;
+  }
+
   override reverseKl(logits: Tensor, teacherLogp: Tensor): Tensor {
     const R = reverseKlRows(logits, teacherLogp, 'reverseKl');
     const kl = this.output([R]);
@@ -375,25 +397,25 @@ export class FastCpuBackend extends CpuBackend {
   }
 
   /**
-   * c = op(a) @ op(b), or c += scale * op(a) @ op(b) when `add`: as dot products of op(a)'s rows
-   * with op(b)'s columns, each operand transposed first where it is not stored that way.
+   * c = op(a) @ op(b), or c += scale * op(a) @ op(b) when `add`, with either operand read as it
+   * is stored. A weight's gradient (a^T b, a [K, M] and b [K, N]) with fewer columns than rows is
+   * run as c^T = b^T a, written transposed: every thread packs all of the x operand, which is then
+   * the small one, and the large one is split among them as column blocks.
    */
   private product(a: Tensor, b: Tensor, c: HeapTensor, M: number, K: number, N: number, transA: boolean, transB: boolean, add: boolean, scale: number): void {
-    this.withInputs([a, b], (aa, ba) =>
-      this.transposedIf(transA, aa, K, M, (x) =>
-        this.transposedIf(!transB, ba, K, N, (w) =>
-          this.runJob(Kernel.dotProducts, Math.ceil(N / 4), [x, w, c.at, M, K, N, add ? 1 : 0, { f32: scale }], M * N * K),
+    const swap = transA && !transB && N < M;
+    const [ta, tb] = swap ? [1, 0] : [transA ? 1 : 0, transB ? 1 : 0];
+    const [rows, cols] = swap ? [N, M] : [M, N];
+    this.withInputs([a, b], (aa, ba) => {
+      const [x, w] = swap ? [ba, aa] : [aa, ba];
+      this.withThreadScratch(this.productScratch(K, cols, ta, this.threads), (scratch, stride) =>
+        this.runJob(
+          Kernel.products,
+          Math.ceil(cols / 4),
+          [x, ta, w, tb, c.at, swap ? 1 : 0, rows, K, cols, add ? 1 : 0, { f32: scale }, scratch, stride],
+          M * N * K,
         ),
-      ),
-    );
-  }
-
-  /** `use` gets `at` ([rows, cols]) itself, or when `transpose`, a temporary [cols, rows] copy of its transpose. */
-  private transposedIf<R>(transpose: boolean, at: number, rows: number, cols: number, use: (at: number) => R): R {
-    if (!transpose) return use(at);
-    return this.withScratch(rows * cols * 4, (t) => {
-      this.runJob(Kernel.transpose, rows, [at, rows, cols, t], rows * cols);
-      return use(t);
+      );
     });
   }
 
@@ -478,10 +500,11 @@ function normRows(op: string, x: Tensor, D: number): number {
   return x.size / D;
 }
 
-/** The row width of logits [R, V] with one target per row, each in [0, V). */
-function rowsOf(op: string, logits: Tensor, targets: Int32Array): number {
-  const V = targets.length ? logits.size / targets.length : 0;
-  if (!Number.isInteger(V)) throw new EngineError(`${op}: ${logits.size} logits are not ${targets.length} rows`);
+/** The row width of logits [R, V] with `perRow` targets a row, each in [0, V). */
+function rowsOf(op: string, logits: Tensor, targets: Int32Array, perRow = 1): number {
+  const R = targets.length / perRow;
+  const V = R ? logits.size / R : 0;
+  if (!Number.isInteger(R) || !Number.isInteger(V)) throw new EngineError(`${op}: ${logits.size} logits are not ${targets.length} / ${perRow} rows`);
   for (const t of targets) if (!(t >= 0 && t < V)) throw new EngineError(`${op}: target ${t} out of range [0, ${V})`);
   return V;
 }

@@ -6,8 +6,7 @@
 import { JOB } from './threads';
 
 export const Kernel = {
-  transpose: 1,
-  dotProducts: 2,
+  products: 1,
   attention: 3,
   attentionBackward: 4,
   addScaled: 5,
@@ -24,6 +23,8 @@ export const Kernel = {
   rmsInv: 16,
   rmsnormWeightGrad: 17,
   sample: 18,
+  logSoftmaxGatherMany: 19,
+  logSoftmaxGatherManyBackward: 20,
 } as const;
 
 export type Arg = number | { f32: number };

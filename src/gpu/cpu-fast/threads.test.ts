@@ -12,10 +12,9 @@ import { spawnNodeThread } from './threads-node';
 
 const GEN = 0;
 const PENDING = 1;
-const ROWS = 64;
-const COLS = 48;
+const N = 64 * 48;
 const SRC = 65536;
-const DST = SRC + ROWS * COLS * 4;
+const DST = SRC + N * 4;
 
 let pool: ThreadPool;
 let memory: WebAssembly.Memory;
@@ -34,13 +33,14 @@ describe('the fast CPU backend thread pool', () => {
     expect(pool.threads).toBe(2);
     const ctl = new Int32Array(memory.buffer, CONTROL, 16);
     for (let round = 0; round < 20; round++) {
-      const src = new Float32Array(memory.buffer, SRC, ROWS * COLS);
-      for (let i = 0; i < src.length; i++) src[i] = round * 10_000 + i;
-      new Float32Array(memory.buffer, DST, ROWS * COLS).fill(-1);
-      writeJob(memory, Kernel.transpose, ROWS, [SRC, ROWS, COLS, DST]);
+      const src = new Float32Array(memory.buffer, SRC, N);
+      for (let i = 0; i < N; i++) src[i] = round * 10_000 + i;
+      new Float32Array(memory.buffer, DST, N).fill(-1);
+      // dst += src in place: a share served twice would add twice.
+      writeJob(memory, Kernel.addScaled, N / 4, [DST, SRC, DST, N, { f32: 1 }]);
       pool.run(true);
-      const dst = new Float32Array(memory.buffer, DST, ROWS * COLS);
-      for (let r = 0; r < ROWS; r++) for (let c = 0; c < COLS; c++) expect(dst[c * ROWS + r]).toBe(src[r * COLS + c]);
+      const dst = new Float32Array(memory.buffer, DST, N);
+      for (let i = 0; i < N; i++) expect(dst[i]).toBe(src[i] - 1);
       // A wake-up with nothing new: the helper must go back to sleep, not serve the job again.
       Atomics.notify(ctl, GEN);
       await new Promise((resolve) => setTimeout(resolve, 20));

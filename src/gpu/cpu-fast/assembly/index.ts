@@ -3,9 +3,11 @@
 // takes a fixed contiguous share of the items, so the split depends on the thread count only.
 import { attention, attentionBackward } from './attention';
 import { adamw, addScaled, siluMul, siluMulBackward, sumSquares } from './elementwise';
-import { dotProducts, transpose } from './gemm';
-import { logSoftmaxGather, logSoftmaxGatherBackward, reverseKl, reverseKlBackward, rmsInv, rmsnorm, rmsnormBackward, rmsnormWeightGrad } from './rows';
+import { products } from './gemm';
+import { logSoftmaxGather, logSoftmaxGatherBackward, logSoftmaxGatherMany, logSoftmaxGatherManyBackward, reverseKl, reverseKlBackward, rmsInv, rmsnorm, rmsnormBackward, rmsnormWeightGrad } from './rows';
 import { sample } from './sample';
+
+export { productScratch } from './gemm';
 
 @inline function arg(job: usize, i: i32): i32 {
   return load<i32>(job + (<usize>(i + 2) << 2));
@@ -27,10 +29,7 @@ export function runJob(job: usize, tid: i32, threads: i32): void {
   if (lo >= hi) return;
   switch (load<i32>(job)) {
     case 1:
-      transpose(arg(job, 0), arg(job, 1), arg(job, 2), arg(job, 3), lo, hi);
-      break;
-    case 2:
-      dotProducts(arg(job, 0), arg(job, 1), arg(job, 2), arg(job, 3), arg(job, 4), arg(job, 5), arg(job, 6), argf(job, 7), lo, hi);
+      products(arg(job, 0), arg(job, 1), arg(job, 2), arg(job, 3), arg(job, 4), arg(job, 5), arg(job, 6), arg(job, 7), arg(job, 8), arg(job, 9), argf(job, 10), scratch(job, 11, tid), lo, hi);
       break;
     case 3:
       attention(arg(job, 0), arg(job, 1), arg(job, 2), arg(job, 3), arg(job, 4), arg(job, 5), arg(job, 6), arg(job, 7), arg(job, 8), arg(job, 9), arg(job, 10), scratch(job, 11, tid), lo, hi);
@@ -79,6 +78,12 @@ export function runJob(job: usize, tid: i32, threads: i32): void {
       break;
     case 18:
       sample(arg(job, 0), arg(job, 1), arg(job, 2), arg(job, 3), arg(job, 4), arg(job, 5), argf(job, 6), arg(job, 7), argf(job, 8), arg(job, 9), scratch(job, 10, tid), lo, hi);
+      break;
+    case 19:
+      logSoftmaxGatherMany(arg(job, 0), arg(job, 1), arg(job, 2), arg(job, 3), arg(job, 4), lo, hi);
+      break;
+    case 20:
+      logSoftmaxGatherManyBackward(arg(job, 0), arg(job, 1), arg(job, 2), arg(job, 3), arg(job, 4), arg(job, 5), lo, hi);
       break;
     default:
       unreachable();

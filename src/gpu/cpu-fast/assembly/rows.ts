@@ -107,6 +107,41 @@ export function logSoftmaxGatherBackward(logits: usize, targets: usize, dlogp: u
   }
 }
 
+/**
+ * Rows [r0, r1) of logits [R, V] with k targets a row (targets and logp [R, k]): logp[r, j] =
+ * log softmax(row)[targets[r, j]], from one pass over the row for all k; each is the bits
+ * logSoftmaxGather gives that target (the same max and sum).
+ */
+export function logSoftmaxGatherMany(logits: usize, targets: usize, V: i32, k: i32, logp: usize, r0: i32, r1: i32): void {
+  for (let r = r0; r < r1; r++) {
+    const x = logits + <usize>r * (<usize>V << 2);
+    const m = rowMax(x, V);
+    const logS = Mathf.log(rowExpSum(x, V, m, 0));
+    for (let j = r * k; j < (r + 1) * k; j++) store<f32>(at(logp, j), load<f32>(at(x, load<i32>(at(targets, j)))) - m - logS);
+  }
+}
+
+/**
+ * d(sum over j of dlogp[r, j] * logp[r, j]) / dlogits for rows [r0, r1), k targets a row:
+ * -(sum of the row's dlogp) * softmax(row), then each dlogp[r, j] added at its target in order.
+ */
+export function logSoftmaxGatherManyBackward(logits: usize, targets: usize, dlogp: usize, V: i32, k: i32, d: usize, r0: i32, r1: i32): void {
+  for (let r = r0; r < r1; r++) {
+    const o = <usize>r * (<usize>V << 2);
+    const x = logits + o;
+    const dr = d + o;
+    let g: f32 = 0;
+    for (let j = r * k; j < (r + 1) * k; j++) g += load<f32>(at(dlogp, j));
+    const s = rowExpSum(x, V, rowMax(x, V), dr);
+    const c = f32x4.splat(-g / s);
+    for (let i = 0; i < V; i += 4) st(dr, i, V, f32x4.mul(ld(dr, i, V), c));
+    for (let j = r * k; j < (r + 1) * k; j++) {
+      const t = at(dr, load<i32>(at(targets, j)));
+      store<f32>(t, load<f32>(t) + load<f32>(at(dlogp, j)));
+    }
+  }
+}
+
 /** The row's log-sum-exp. */
 @inline function rowLse(x: usize, V: i32): f32 {
   const m = rowMax(x, V);

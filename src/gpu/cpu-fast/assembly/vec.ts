@@ -15,7 +15,9 @@
 export function expv(x: v128): v128 {
   const lo = f32x4.splat(-87.33654);
   const hi = f32x4.splat(88.37626);
-  const c = f32x4.min(f32x4.max(x, lo), hi);
+  // pmin / pmax are one instruction each where min / max handle NaN and -0 in several; the clamp
+  // keeps a NaN either way (pmax(x, lo) is x unless x < lo).
+  const c = f32x4.pmin(f32x4.pmax(x, lo), hi);
   const n = f32x4.nearest(f32x4.mul(c, f32x4.splat(1.44269504089)));
   let r = f32x4.sub(c, f32x4.mul(n, f32x4.splat(0.693359375)));
   r = f32x4.sub(r, f32x4.mul(n, f32x4.splat(-2.12194440e-4)));
@@ -26,7 +28,10 @@ export function expv(x: v128): v128 {
   p = f32x4.add(f32x4.mul(p, r), f32x4.splat(1.6666665459e-1));
   p = f32x4.add(f32x4.mul(p, r), f32x4.splat(5.0000001201e-1));
   const y = f32x4.add(f32x4.add(f32x4.mul(p, f32x4.mul(r, r)), r), f32x4.splat(1));
-  const scale = i32x4.shl(i32x4.add(i32x4.trunc_sat_f32x4_s(n), i32x4.splat(127)), 23);
+  // 2^n from n's bits: n is a whole number in [-126, 128], so n + 1.5 * 2^23 is exact and its
+  // low mantissa bits are n; a saturating float-to-int conversion costs several instructions.
+  const magic = f32x4.splat(12582912);
+  const scale = i32x4.shl(i32x4.sub(f32x4.add(n, magic), i32x4.splat(0x4b400000 - 127)), 23);
   const e = f32x4.mul(y, scale);
   const under = f32x4.lt(x, lo);
   const over = f32x4.gt(x, hi);
