@@ -132,5 +132,6 @@ export {
   type RuntimeEventRecord,
   type SessionTurns,
 } from './records';
-export { validateRecord, RECORD_LIMITS } from './validate';
+export { validateRecord } from './validate';
+export { RECORD_LIMITS } from './record-limits';
 export { TRAJECTORY_FALLBACKS, type TrajectoryFallback } from './trajectory-sample';

@@ -1,7 +1,7 @@
 import { arrayOf, object, oneOf, str, type Infer } from '../base/check';
 import { RECORD_LIMITS as L } from './record-limits';
 
-/** Who says a chat message: the one list, which the message checker (validate.ts) reads. */
+/** Who says a chat message: the one list, which the message checker (record-shapes.ts) reads. */
 export const ROLES = ['system', 'user', 'assistant', 'tool'] as const;
 export type Role = (typeof ROLES)[number];
 

@@ -3,7 +3,8 @@ import { DEFAULT_BATCH_SIZE, ZERO_ADVANTAGE_POLICIES, type ZeroAdvantagePolicy }
 import { above, arrayOf, bool, checker, FieldError, int, num, object, oneOf, pair, runChecker, str, type Infer } from '../base/check';
 import { PresetError } from './errors';
 import { MIN_HINT_CHARS, teacherContextShape } from './hints';
-import { LONGEST_HINT, TOPK_HINT_SELECTION, TOPK_HINT_VOTES, usesTopK, type HintSelection } from './topk-hints';
+import { hintSelectionShape, LONGEST_HINT, TOPK_HINT_SELECTION, TOPK_HINT_VOTES, usesTopK, type HintSelection } from './topk-hints';
+import { MAX_NEW_TOKENS, MAX_TOP_K, MAX_VOTES } from './preset-limits';
 import { KL_TYPES, LOSS_AGGREGATIONS, type KlType } from './ppo';
 import { DEFAULT_IDLE_TIMEOUT_MS } from './sessions';
 
@@ -277,13 +278,6 @@ const below1 = checker({ type: 'number', minimum: 0, exclusiveMaximum: 1 }, (val
   return n;
 });
 
-/** The most votes a preset may ask of one judge per turn (binaryVotes, hintVotes). */
-export const MAX_VOTES = 64;
-/** The largest top-k set a preset may ask for (hintSelection.k): the sets are read back per token. */
-export const MAX_TOP_K = 64;
-/** The most tokens a config may ask one generation for: past every model's context window. */
-export const MAX_NEW_TOKENS = 1_000_000;
-
 const reverseKlShape = object({
   /**
    * 0: the whole vocabulary (for small vocabularies: the teacher's log-probs of every token at
@@ -292,23 +286,6 @@ const reverseKlShape = object({
   k: int(0, MAX_TOP_K),
   /** With k >= 1: false renormalises both over the k; true adds one bin for the rest (the reference's --distill-topk loss). */
   tail: bool,
-});
-
-/** How the hint that conditions the teacher is chosen, and the clip on A_OPD (HintSelection). */
-export const hintSelectionShape = object({
-  /**
-   * 'longest' (the paper): the longest accepted hint, one teacher pass.
-   * 'topk-sequence' (the reference's top-k select run): every accepted hint is a candidate, and
-   * the one with the largest top-k overlap summed over the response wins the whole turn.
-   * 'topk-token': the winner is chosen token by token.
-   */
-  rule: oneOf('longest', 'topk-sequence', 'topk-token'),
-  /** Most candidate hints kept per turn, shortest first (reference: 3). */
-  maxCandidates: int(1, MAX_VOTES),
-  /** Size of the student's and each teacher's top-k next-token set (reference: 4). */
-  k: int(1, MAX_TOP_K),
-  /** |A_OPD| is clipped to this many nats per token; 0 = no clip (paper). Reference top-k run: 1. */
-  clip: num(0, 1000),
 });
 
 /** The one definition of a preset: MethodPreset is its type, parsePreset its reader, docs/schema its JSON Schema. */

@@ -1,4 +1,4 @@
-// The size limits of records, apart from their checkers (validate.ts) so that the modules whose
+// The size limits of records, apart from their checkers (record-shapes.ts) so that the modules whose
 // shapes records hold (messages.ts) can check with them without importing validate.ts.
 
 /**

@@ -18,7 +18,7 @@ import type {
   trainStepChecker,
   versionBoundaryChecker,
   workspaceFileChecker,
-} from './validate';
+} from './record-shapes';
 
 /**
  * The run log: one record per event, stored in order. Records carry no run id and no
@@ -30,7 +30,7 @@ import type {
 export type JudgeKind = JudgeVoteRecord['judge'];
 
 // Each record kind's fields, their limits and their meaning are written once, as its checker in
-// ./validate.ts; these are the checkers' types.
+// ./record-shapes.ts; these are the checkers' types.
 
 /** Fields every record has. */
 export type RecordBase = Infer<typeof recordBaseChecker>;

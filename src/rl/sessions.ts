@@ -12,7 +12,7 @@ import { copyMessage, type ChatMessage } from './messages';
  * goes idle past the timeout, so no turn waits forever.
  */
 
-/** Main-line turns become samples; side turns never do. The one list: the type and the record checker (validate.ts) use it. */
+/** Main-line turns become samples; side turns never do. The one list: the type and the record checker (record-shapes.ts) use it. */
 export const TURN_TYPES = ['main', 'side'] as const;
 export type TurnType = (typeof TURN_TYPES)[number];
 
@@ -59,7 +59,7 @@ export interface ClosedTurn<R> extends ObservedTurn<R> {
 
 /**
  * How a session ended. 'context-full': the conversation no longer fits the policy's positions, so
- * nothing more can be answered. The one list: the type and the checkers (validate.ts, storage) use it.
+ * nothing more can be answered. The one list: the type and the checkers (record-shapes.ts, storage) use it.
  */
 export const SESSION_END_REASONS = ['explicit', 'timeout', 'context-full'] as const;
 export type SessionEndReason = (typeof SESSION_END_REASONS)[number];

@@ -16,10 +16,28 @@ import { InvalidArgumentError, LengthMismatchError } from './errors';
 import { assertFinite, unsignedZero } from './numbers';
 import type { HintVote } from './hints';
 import type { Infer } from '../base/check';
-import type { hintSelectionShape } from './presets';
+import { int, num, object, oneOf } from '../base/check';
+import { MAX_TOP_K, MAX_VOTES } from './preset-limits';
 
 /** How the hint that conditions the teacher is chosen. */
 export type HintRule = HintSelection['rule'];
+
+/** How the hint that conditions the teacher is chosen, and the clip on A_OPD (HintSelection). */
+export const hintSelectionShape = object({
+  /**
+   * 'longest' (the paper): the longest accepted hint, one teacher pass.
+   * 'topk-sequence' (the reference's top-k select run): every accepted hint is a candidate, and
+   * the one with the largest top-k overlap summed over the response wins the whole turn.
+   * 'topk-token': the winner is chosen token by token.
+   */
+  rule: oneOf('longest', 'topk-sequence', 'topk-token'),
+  /** Most candidate hints kept per turn, shortest first (reference: 3). */
+  maxCandidates: int(1, MAX_VOTES),
+  /** Size of the student's and each teacher's top-k next-token set (reference: 4). */
+  k: int(1, MAX_TOP_K),
+  /** |A_OPD| is clipped to this many nats per token; 0 = no clip (paper). Reference top-k run: 1. */
+  clip: num(0, 1000),
+});
 
 /** The hint selection settings of a preset: their fields and docs are the preset checker's (hintSelectionShape in ./presets). */
 export type HintSelection = Infer<typeof hintSelectionShape>;

@@ -1,7 +1,8 @@
 import { describe, it, expect } from 'vitest';
 import { RecordValidationError } from './errors';
 import type { RunRecord } from './records';
-import { RECORD_LIMITS, validateRecord } from './validate';
+import { RECORD_LIMITS } from './record-limits';
+import { validateRecord } from './validate';
 import { skippedStats } from '../../test/support/rl/stats';
 
 const good: RunRecord[] = [

@@ -15,7 +15,7 @@ import type { FinishReason } from '../gpu/generate';
 import type { PeftFiles } from '../gpu/peft';
 import type { ToolCall } from '../rl/messages';
 import { toolCallsAsText } from '../rl/tool-calls';
-import { MAX_TOKEN_ID, RECORD_LIMITS } from '../rl/validate';
+import { MAX_TOKEN_ID, RECORD_LIMITS } from '../rl/record-limits';
 import type { PolicyReply, PolicyRequest, PolicyService, ScoreItem, ScoredTopK, SessionTag, TrainResult } from './policy-service';
 import type { RemotePolicyConfig } from './run-config';
 

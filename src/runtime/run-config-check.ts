@@ -6,7 +6,8 @@
  * them; run-config.ts, where the rest of the code reads them from, re-exports them.
  */
 import { checker, discriminated, FieldError, int, mapOf, num, object, oneOf, runChecker, str, type Checker, type Infer, type JsonSchema } from '../base/check';
-import { hintSourceOf, MAX_NEW_TOKENS, MAX_VOTES, METHODS, parsePreset, presetShape, type MethodPreset } from '../rl/presets';
+import { hintSourceOf, METHODS, parsePreset, presetShape, type MethodPreset } from '../rl/presets';
+import { MAX_NEW_TOKENS, MAX_VOTES } from '../rl/preset-limits';
 import { WRONG_ANSWER_REWARDS } from '../rl/tool-call-reward';
 import { MAX_DIMENSIONS } from '../models/config';
 import { isRevision } from '../models/hub';

@@ -8,7 +8,7 @@
 import { overrun, overrunMessage, promptBudget, promptParts } from '../gpu/prompt-budget';
 import type { ChatMessage, ToolCall } from '../rl/messages';
 import { TURN_TYPES, type TurnType } from '../rl/sessions';
-import { RECORD_LIMITS } from '../rl/validate';
+import { RECORD_LIMITS } from '../rl/record-limits';
 import { ApiError, invalidField } from './serve-errors';
 
 /** The toggles a client may send for the reference's session protocol, as headers or body fields. */

@@ -11,7 +11,8 @@ import { MAX_FULL_KL_VOCAB } from '../rl/reverse-kl';
 import { joinedOrNull } from '../rl/trajectory-sample';
 import { DISTILL_TERMS } from '../rl/topk-distill';
 import { messageChecker } from '../rl/messages';
-import { MAX_TOKEN_ID, toolSchemaChecker } from '../rl/validate';
+import { MAX_TOKEN_ID } from '../rl/record-limits';
+import { toolSchemaChecker } from '../rl/record-shapes';
 
 const L = RECORD_LIMITS;
 const numbers = arrayOf(num(), L.tokens);
