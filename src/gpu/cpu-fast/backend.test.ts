@@ -25,19 +25,25 @@ async function expectSame(c: OpCase, fast: Backend): Promise<void> {
   });
 }
 
-/** Every layout, with M and N on and off the 2 x 4 tile, M past a packed block of 32 rows, and K odd. */
+/**
+ * Every layout, with M and N on and off the 2 x 4 tile, M past a packed block of 32 rows, and K
+ * odd (lane sums, then a scalar tail) or whole quads (the four sums of a tile added as one vector).
+ */
+const productLayouts: [boolean, boolean, number][] = [
+  [false, false, 27],
+  [true, false, 27],
+  [false, true, 27],
+  [true, true, 27],
+  [false, true, 36],
+  [true, false, 36],
+];
 const productCases: OpCase[] = [1, 3, 4, 8, 9, 33].flatMap((M) =>
-  [
-    [false, false],
-    [true, false],
-    [false, true],
-    [true, true],
-  ].map(([ta, tb]) => ({
-    name: `matmul ${M}x27x${M === 33 ? 70 : 13} ${ta ? 'T' : 'N'}${tb ? 'T' : 'N'}, then added in place scaled`,
+  productLayouts.map(([ta, tb, K]) => ({
+    name: `matmul ${M}x${K}x${M === 33 ? 70 : 13} ${ta ? 'T' : 'N'}${tb ? 'T' : 'N'}, then added in place scaled`,
     run: (be: Backend) => {
       const N = M === 33 ? 70 : 13;
-      const a = be.tensor(randn(M, M * 27), ta ? [27, M] : [M, 27]);
-      const b = be.tensor(randn(N, 27 * N), tb ? [N, 27] : [27, N]);
+      const a = be.tensor(randn(M, M * K), ta ? [K, M] : [M, K]);
+      const b = be.tensor(randn(N, K * N), tb ? [N, K] : [K, N]);
       const c = be.matmul(a, b, ta, tb);
       const d = be.tensor(randn(5, M * N), [M, N]);
       be.matmulAddInPlace(d, a, b, ta, tb, -0.5);

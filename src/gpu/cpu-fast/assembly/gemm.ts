@@ -34,6 +34,20 @@ const SHORT_K = 32;
 }
 
 /**
+ * The hsum of each of four vectors, in the lanes of one: a 4 x 4 transpose, then the lanes added
+ * as hsum adds them, (l0 + l1) + (l2 + l3), so each lane holds the same bits hsum gives.
+ */
+@inline function hsum4(a0: v128, a1: v128, a2: v128, a3: v128): v128 {
+  const t0 = v128.shuffle<f32>(a0, a1, 0, 4, 1, 5);
+  const t1 = v128.shuffle<f32>(a2, a3, 0, 4, 1, 5);
+  const t2 = v128.shuffle<f32>(a0, a1, 2, 6, 3, 7);
+  const t3 = v128.shuffle<f32>(a2, a3, 2, 6, 3, 7);
+  const l01 = f32x4.add(v128.shuffle<f32>(t0, t1, 0, 1, 4, 5), v128.shuffle<f32>(t0, t1, 2, 3, 6, 7));
+  const l23 = f32x4.add(v128.shuffle<f32>(t2, t3, 0, 1, 4, 5), v128.shuffle<f32>(t2, t3, 2, 3, 6, 7));
+  return f32x4.add(l01, l23);
+}
+
+/**
  * c[m, n] = scale * sum (mode 0) or c[m, n] += scale * sum (mode 1), for c stored with rows of
  * `ld` values, or transposed (`tr`: c[m, n] at row n, column m).
  */
@@ -146,6 +160,11 @@ function tile(x: usize, row: usize, M: i32, w0: usize, wRow: usize, K: i32, c: u
       keepSums(sb, b0, b1, b2, b3);
       continue;
     }
+    if (K4 === K) {
+      putQuad(c, m, n, ld, tr, cols, hsum4(a0, a1, a2, a3), mode, f32x4.splat(scale));
+      putQuad(c, m + 1, n, ld, tr, cols, hsum4(b0, b1, b2, b3), mode, f32x4.splat(scale));
+      continue;
+    }
     let s0 = hsum(a0), s1 = hsum(a1), s2 = hsum(a2), s3 = hsum(a3);
     let t0 = hsum(b0), t1 = hsum(b1), t2 = hsum(b2), t3 = hsum(b3);
     for (let k = K4; k < K; k++) {
@@ -179,6 +198,10 @@ function tile(x: usize, row: usize, M: i32, w0: usize, wRow: usize, K: i32, c: u
     }
     if (!last) {
       keepSums(sa, a0, a1, a2, a3);
+      return;
+    }
+    if (K4 === K) {
+      putQuad(c, m, n, ld, tr, cols, hsum4(a0, a1, a2, a3), mode, f32x4.splat(scale));
       return;
     }
     let s0 = hsum(a0), s1 = hsum(a1), s2 = hsum(a2), s3 = hsum(a3);

@@ -72,6 +72,9 @@ export function sample(logits: usize, uniforms: usize, V: i32, C: i32, WG: i32, 
     const logS = Mathf.log(rowExpSum(o, V, m, 0));
     let pick = 0;
     if (greedy) {
+      // Quads first, to the one holding the first value equal to the max; then one by one.
+      const mv = f32x4.splat(m);
+      while (pick + 4 <= V && !v128.any_true(f32x4.eq(v128.load(o + (<usize>pick << 2)), mv))) pick += 4;
       while (pick < V - 1 && !(logit(o, pick) == m)) pick++;
     } else {
       let lo: u32 = 0xffffffff;
