@@ -1,3 +1,4 @@
+import { spawn } from 'node:child_process';
 import { appendFileSync, mkdtempSync, statSync, truncateSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -5,6 +6,7 @@ import { describe, expect, it } from 'vitest';
 import { exampleConfig } from './run-config';
 import type { InteractionRecord, RunRecord } from '../rl/records';
 import { journalPath, parseJournal, readJournal, RunJournal, RunJournalError } from './run-journal';
+import { statusPath, writeLiveStatus } from './run-status';
 
 const MiB = 1 << 20;
 const end = (i: number): RunRecord => ({ kind: 'session_end', version: 0, ts: i, session: `s${i}`, reason: 'timeout', turns: 1, mainTurns: 1 });
@@ -128,5 +130,31 @@ describe('the journal reader', () => {
     expect(statSync(journalPath(file)).size).toBe(journal.validBytes);
     writeFileSync(journalPath(file), '');
     expect(() => readJournal(journalPath(file))).toThrow(/has no header line/);
+  });
+
+  it('refuses to resume a run that another live process holds, and resumes it once that process is gone', async () => {
+    const file = join(mkdtempSync(join(tmpdir(), 'nextstate-journal-')), 'run.nsrun');
+    const run = await RunJournal.create(file, exampleConfig('student'), 'held', {});
+    await run.append([end(1)]);
+    await run.close();
+    // Another process that holds the run, as a second `reproduce` on the same folder would find it.
+    const holder = spawn(process.execPath, ['-e', 'setTimeout(() => {}, 60_000)'], { stdio: 'ignore' });
+    const pid = holder.pid!;
+    try {
+      writeLiveStatus(file, { pid, updated: Date.now(), training: null });
+      const refused = RunJournal.resume(file, {});
+      await expect(refused).rejects.toThrow(RunJournalError);
+      await expect(refused).rejects.toThrow(
+        `${file} is being run by process ${pid}; wait for it to end or stop it, then resume (if ${pid} is not nextstate, delete ${statusPath(file)})`,
+      );
+    } finally {
+      const gone = new Promise((r) => holder.once('exit', r));
+      holder.kill('SIGKILL');
+      await gone;
+    }
+    // Its status is left behind, as after kill -9: the run resumes.
+    const { run: resumed } = await RunJournal.resume(file, {});
+    expect(resumed.all).toEqual([end(1)]);
+    await resumed.close();
   });
 });

@@ -29,7 +29,7 @@ import { parseAnyRunConfig } from './run-config';
 import { DEFAULT_MAX_LINE_CHARS, memorySource, runFileStream, type ResumePoint, type StoredAdapter } from '../storage/index';
 import { findResumeStep } from '../storage/resume';
 import { stripSecrets } from '../storage/secrets';
-import { removeLiveStatus, statusPath, writeLiveStatus, type LiveStatus } from './run-status';
+import { processAlive, readLiveStatus, removeLiveStatus, statusPath, writeLiveStatus, type LiveStatus } from './run-status';
 
 const lstatOrNull = (path: string) => {
   try {
@@ -312,6 +312,13 @@ export class RunJournal implements RecordSink {
   ): Promise<{ run: RunJournal; config: AnyRunConfig }> {
     const path = journalPath(file);
     if (!existsSync(path)) throw new RunJournalError(`${path} not found; --resume continues a run that nextstate run or serve wrote to ${file}`);
+    // Two processes appending to one journal interleave their records and race on the run file's
+    // rename: a run that another live process holds is never resumed under it.
+    const live = readLiveStatus(file);
+    if (live && live.pid !== process.pid && processAlive(live.pid))
+      throw new RunJournalError(
+        `${file} is being run by process ${live.pid}; wait for it to end or stop it, then resume (if ${live.pid} is not nextstate, delete ${statusPath(file)})`,
+      );
     const journal = readJournal(path);
     const parsed = parseAnyRunConfig(journal.header.config);
     const config = edit ? edit(structuredClone(parsed), journal.records) : parsed;

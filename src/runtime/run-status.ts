@@ -38,7 +38,7 @@ export function readLiveStatus(file: string): LiveStatus | null {
   }
 }
 
-function processAlive(pid: number): boolean {
+export function processAlive(pid: number): boolean {
   try {
     process.kill(pid, 0);
     return true;
