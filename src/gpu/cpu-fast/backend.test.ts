@@ -14,6 +14,11 @@ import { FastCpuBackend } from './backend';
 import { nodeThreads } from './threads-node';
 
 const TOL = 1e-4;
+/**
+ * Multiply-adds from which the two-thread backends here split a job: the backend's default is set
+ * by what waking a thread costs, far above the "threaded sizes" below, which are kept small.
+ */
+const SPLIT_WORK = 1 << 18;
 
 async function expectSame(c: OpCase, fast: Backend): Promise<void> {
   const want = await readOutputs(new CpuBackend(), await c.run(new CpuBackend()));
@@ -216,7 +221,7 @@ function attnGrads(be: Backend, q: ReturnType<Backend['tensor']>, k: ReturnType<
 describe.each([1, 2])('fast CPU backend, %i thread(s), against the reference', (threads) => {
   let fast: FastCpuBackend;
   beforeAll(async () => {
-    fast = await FastCpuBackend.create({ ...nodeThreads(), threads });
+    fast = await FastCpuBackend.create({ ...nodeThreads(), threads, parallelWork: SPLIT_WORK });
   });
   afterAll(() => fast.close());
 
@@ -232,7 +237,7 @@ function transpose(v: Float32Array, rows: number, cols: number): Float32Array {
 
 describe('fast CPU backend: repeatable', () => {
   it('gives the same bits on one thread and on two', async () => {
-    const [one, two] = [await FastCpuBackend.create({ threads: 1 }), await FastCpuBackend.create({ ...nodeThreads(), threads: 2 })];
+    const [one, two] = [await FastCpuBackend.create({ threads: 1 }), await FastCpuBackend.create({ ...nodeThreads(), threads: 2, parallelWork: SPLIT_WORK })];
     for (const c of bigCases) {
       const [a, b] = [await readOutputs(one, await c.run(one)), await readOutputs(two, await c.run(two))];
       a.forEach((x, i) => expect(Array.from(b[i]), c.name).toEqual(Array.from(x)));
@@ -245,7 +250,7 @@ describe('fast CPU backend: repeatable', () => {
   it.each([131, 4099])(
     'gives a row the same bits whatever else is in its batch and however the operands are stored, K = %i (runs must not depend on batching)',
     async (K) => {
-      const be = await FastCpuBackend.create({ ...nodeThreads(), threads: 2 });
+      const be = await FastCpuBackend.create({ ...nodeThreads(), threads: 2, parallelWork: SPLIT_WORK });
       const rows = randn(1, 37 * K);
       const w = be.tensor(randn(2, 70 * K), [70, K]);
       const batch = await be.read(be.linear(be.tensor(rows, [37, K]), w));
@@ -274,7 +279,7 @@ describe('fast CPU backend: repeatable', () => {
   );
 
   it('gives each target column the bits logSoftmaxGather gives it alone', async () => {
-    const be = await FastCpuBackend.create({ ...nodeThreads(), threads: 2 });
+    const be = await FastCpuBackend.create({ ...nodeThreads(), threads: 2, parallelWork: SPLIT_WORK });
     const logits = be.tensor(randn(23, 37 * 1031, 8), [37, 1031]);
     const columns = [0, 1].map((j) => Int32Array.from({ length: 37 }, (_, r) => (r * 389 + j * 97) % 1031));
     const many = columns.map(() => new Float32Array(37));
@@ -284,7 +289,7 @@ describe('fast CPU backend: repeatable', () => {
   });
 
   it('frees what it disposes, scratch included', async () => {
-    const be = await FastCpuBackend.create({ ...nodeThreads(), threads: 2 });
+    const be = await FastCpuBackend.create({ ...nodeThreads(), threads: 2, parallelWork: SPLIT_WORK });
     const before = be.heldBytes();
     for (let round = 0; round < 2; round++) {
       const a = be.tensor(randn(1, 200 * 256), [200, 256]);

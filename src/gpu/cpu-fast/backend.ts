@@ -25,8 +25,13 @@ import { ThreadPool, type SpawnThread } from './threads';
 
 /** The bottom of the memory: control words, the job, the kernels' static data (see build-wasm). */
 const RESERVED = 65536;
-/** Multiply-adds below which a job runs on the calling thread: waking helpers costs more. */
-const PARALLEL_WORK = 1 << 18;
+/**
+ * Multiply-adds below which a job runs on the calling thread: waking helpers costs more. Waking a
+ * sleeping helper took 5 to 70 us on a 2-core VM (the most when its other core was idle), a
+ * million multiply-adds' time: with the split at 1 << 18, each of a width-256 model's batch-16
+ * decode products (up to 2.8M multiply-adds) ran slower on two threads than on one.
+ */
+const PARALLEL_WORK = 1 << 22;
 /** An exp on four lanes costs about what this many multiply-adds do, for the work estimates above. */
 const EXP_WORK = 16;
 /** Values per partial sum of sumSquares: a fixed block, so the total does not depend on the split. */
@@ -48,6 +53,8 @@ export interface FastCpuOptions {
   threads?: number;
   /** Starts a helper thread (threads-node.ts, threads-browser.ts). */
   spawn?: SpawnThread;
+  /** Multiply-adds from which a job is split over the threads (default PARALLEL_WORK); the split never changes a result. */
+  parallelWork?: number;
 }
 
 let compiled: WebAssembly.Module | undefined;
@@ -64,6 +71,7 @@ export class FastCpuBackend extends CpuBackend {
     private readonly heap: WasmHeap,
     private readonly instance: WebAssembly.Instance,
     private readonly pool: ThreadPool,
+    private readonly parallelWork: number,
   ) {
     super('f32');
     this.productScratch = instance.exports.productScratch as (K: number, N: number, transA: number, threads: number) => number;
@@ -77,7 +85,7 @@ export class FastCpuBackend extends CpuBackend {
     const heap = new WasmHeap(RESERVED);
     const instance = await WebAssembly.instantiate(compiled, { env: { memory: heap.memory } });
     const pool = await ThreadPool.start(instance, compiled, heap.memory, o.spawn ? (o.threads ?? 1) : 1, o.spawn);
-    return new FastCpuBackend(heap, instance, pool);
+    return new FastCpuBackend(heap, instance, pool, o.parallelWork ?? PARALLEL_WORK);
   }
 
   get threads(): number {
@@ -427,7 +435,7 @@ export class FastCpuBackend extends CpuBackend {
   private runJob(kernel: number, items: number, args: readonly Arg[], work: number): void {
     if (items === 0) return;
     writeJob(this.heap.memory, kernel, items, args);
-    this.pool.run(work >= PARALLEL_WORK);
+    this.pool.run(work >= this.parallelWork);
   }
 
   /**
