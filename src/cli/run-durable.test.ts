@@ -19,6 +19,9 @@ import { checkpointsPath, checkpointVersions, journalPath, readJournal } from '.
 
 const dir = mkdtempSync(join(tmpdir(), 'nextstate-durable-'));
 let configFile = '';
+/** The kill -9 run's config: steps enough that the kill, polled for after step 2, lands long before the run could end. */
+let longConfigFile = '';
+const LONG_STEPS = 24;
 
 beforeAll(async () => {
   const { dir: model } = await tinyModel({ family: 'qwen3' });
@@ -29,6 +32,8 @@ beforeAll(async () => {
   config.sampling.policy.maxNewTokens = 4;
   configFile = join(dir, 'run.json');
   writeFileSync(configFile, JSON.stringify(config));
+  longConfigFile = join(dir, 'long-run.json');
+  writeFileSync(longConfigFile, JSON.stringify({ ...config, schedule: { ...config.schedule, steps: LONG_STEPS } }));
 });
 
 const steps = (records: readonly RunRecord[]) => records.flatMap((r) => (r.kind === 'train_step' ? [r.step] : []));
@@ -61,7 +66,9 @@ describe('nextstate run keeps every finished step on disk', () => {
     const file = join(dir, 'killed.nsrun');
     const reported: number[] = [];
     let killed = false;
-    const r = await nextstate(['run', '--config', configFile, '--out', file, '--json'], (line, kill) => {
+    // A tiny step takes milliseconds on the fast backend: with only a few steps to go, the run
+    // could finish between two polls of the journal and leave nothing to resume.
+    const r = await nextstate(['run', '--config', longConfigFile, '--out', file, '--json'], (line, kill) => {
       const e = JSON.parse(line);
       if (e.type === 'train_step') reported.push(e.step);
       if (e.step === 2 && !killed) {
@@ -86,7 +93,8 @@ describe('nextstate run keeps every finished step on disk', () => {
     const journaled = readJournal(journalPath(file)).records;
     expect(steps(journaled).slice(0, reported.length)).toEqual(reported);
     expect(checkpointVersions(file)).toEqual(expect.arrayContaining([1, 2]));
-    await resumeToEnd(file, 4);
+    expect(steps(journaled).length).toBeLessThan(LONG_STEPS);
+    await resumeToEnd(file, LONG_STEPS);
 
     // Stopped after the last step but before its evaluation: --resume only evaluates.
     const journal = readJournal(journalPath(file));
@@ -101,7 +109,7 @@ describe('nextstate run keeps every finished step on disk', () => {
         .slice(cut)
         .filter((x) => x.kind === 'evaluation')
         .map((x) => x.step),
-    ).toEqual([4]);
+    ).toEqual([LONG_STEPS]);
   });
 
   it('SIGTERM right after a checkpoint stops with 143 and a finished-step file; --resume --steps extends the run', async () => {
