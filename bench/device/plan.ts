@@ -38,7 +38,7 @@ export interface DeviceWorkload extends Workload {
 export const MATMUL_BUDGET_MS = 20_000;
 
 /**
- * Full: 128-token prompts (a short chat turn), 8 decode steps (more when they are cheap), a LoRA step on 16 x 128 tokens
+ * Full: 128-token prompts (a short chat turn), 8 decode steps timed together per repetition, a LoRA step on 16 x 128 tokens
  * with 32 loss tokens each; matmuls at 1024^3 (npm run bench's size) and 4096^3, 8 products per
  * wait, which a GPU needs to be measured rather than its submit and read. --quick: tiny sizes for
  * a CPU emulator.

@@ -8,12 +8,12 @@ import { mulberry32 } from '../../src/gpu/random';
 export interface Workload {
   quick: boolean;
   promptTokens: number;
-  /** Timed decode steps per batch (each one repetition of the decode rate), at least. */
+  /** Consecutive decode steps timed together as one repetition of the decode rate. */
   decodeSteps: number;
   batches: number[];
   /** Timed repetitions of prefill, training steps and matmul products, at least. */
   reps: number;
-  /** Up to this many repetitions (decode steps: twice as many) when they fit in `cheapMs`. */
+  /** Up to this many repetitions when they fit in `cheapMs`. */
   maxReps: number;
   cheapMs: number;
   /**
@@ -30,7 +30,7 @@ export function workloadFor(quick: boolean, budgetS?: number): Workload {
   return {
     quick,
     promptTokens: quick ? 16 : 32,
-    decodeSteps: quick ? 4 : 8,
+    decodeSteps: quick ? 8 : 32,
     batches: [1, 16],
     reps: 3,
     maxReps: 16,

@@ -9,7 +9,7 @@ import type { ModelEntry } from './models';
 import type { NodeRun } from './suite';
 
 export const NOTES = [
-  'Rates are medians over `reps` timed repetitions after `warmups` untimed calls; decode repetitions are single steps of one long generation.',
+  'Rates are medians over `reps` timed repetitions after `warmups` untimed calls; a decode repetition is the rate over `decodeSteps` consecutive steps of one generation.',
   'Prefill is timed to the first token: forward over the prompt, logits and greedy pick. Both compute logits at the last prompt position only: the ONNX copies take num_logits_to_keep, which transformers.js sets to 1 when it generates.',
   'A measurement whose warm-up shows it would run past the time budget is reported as skipped with the warm-up time; --budget raises the limit.',
   'Ratios are engine / peer, like with like in the same Chromium: engine WebGPU over onnxruntime-web WebGPU, engine CPU (TypeScript, one thread) over onnxruntime-web WASM (SIMD; threads in machine.chromium.peerRuntime). Above 1: the engine is faster.',

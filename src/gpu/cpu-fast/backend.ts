@@ -26,12 +26,16 @@ import { ThreadPool, type SpawnThread } from './threads';
 /** The bottom of the memory: control words, the job, the kernels' static data (see build-wasm). */
 const RESERVED = 65536;
 /**
- * Multiply-adds below which a job runs on the calling thread: waking helpers costs more. Waking a
- * sleeping helper took 5 to 70 us on a 2-core VM (the most when its other core was idle), a
- * million multiply-adds' time: with the split at 1 << 18, each of a width-256 model's batch-16
- * decode products (up to 2.8M multiply-adds) ran slower on two threads than on one.
+ * Multiply-adds from which a job is always split, even when a helper must be woken for it. Waking
+ * a sleeping helper took 50 to 90 us on a 2-core VM (the most when its other core was idle), a
+ * million multiply-adds' time.
  */
 const PARALLEL_WORK = 1 << 22;
+/**
+ * Multiply-adds from which a job is split when splitting has paid lately (split-choice.ts): on a
+ * 2-core VM a width-256 model then decodes 1.6 times as fast at batch 16 and 1.4 times at batch 1.
+ */
+const SMALL_WORK = 1 << 16;
 /** An exp on four lanes costs about what this many multiply-adds do, for the work estimates above. */
 const EXP_WORK = 16;
 /** Values per partial sum of sumSquares: a fixed block, so the total does not depend on the split. */
@@ -55,6 +59,8 @@ export interface FastCpuOptions {
   spawn?: SpawnThread;
   /** Multiply-adds from which a job is split over the threads (default PARALLEL_WORK); the split never changes a result. */
   parallelWork?: number;
+  /** Multiply-adds from which a job is split when that has paid lately (default SMALL_WORK, at most parallelWork). */
+  smallWork?: number;
 }
 
 let compiled: WebAssembly.Module | undefined;
@@ -71,7 +77,6 @@ export class FastCpuBackend extends CpuBackend {
     private readonly heap: WasmHeap,
     private readonly instance: WebAssembly.Instance,
     private readonly pool: ThreadPool,
-    private readonly parallelWork: number,
   ) {
     super('f32');
     this.productScratch = instance.exports.productScratch as (K: number, N: number, transA: number, threads: number) => number;
@@ -84,8 +89,10 @@ export class FastCpuBackend extends CpuBackend {
     compiled ??= await WebAssembly.compile(Uint8Array.from(atob(KERNELS_WASM), (c) => c.charCodeAt(0)));
     const heap = new WasmHeap(RESERVED);
     const instance = await WebAssembly.instantiate(compiled, { env: { memory: heap.memory } });
-    const pool = await ThreadPool.start(instance, compiled, heap.memory, o.spawn ? (o.threads ?? 1) : 1, o.spawn);
-    return new FastCpuBackend(heap, instance, pool, o.parallelWork ?? PARALLEL_WORK);
+    const parallelWork = o.parallelWork ?? PARALLEL_WORK;
+    const work = { parallelWork, smallWork: Math.min(parallelWork, o.smallWork ?? SMALL_WORK) };
+    const pool = await ThreadPool.start(instance, compiled, heap.memory, o.spawn ? (o.threads ?? 1) : 1, o.spawn, work);
+    return new FastCpuBackend(heap, instance, pool);
   }
 
   get threads(): number {
@@ -435,7 +442,7 @@ export class FastCpuBackend extends CpuBackend {
   private runJob(kernel: number, items: number, args: readonly Arg[], work: number): void {
     if (items === 0) return;
     writeJob(this.heap.memory, kernel, items, args);
-    this.pool.run(work >= this.parallelWork);
+    this.pool.run(work);
   }
 
   /**

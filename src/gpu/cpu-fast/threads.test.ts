@@ -23,7 +23,7 @@ beforeAll(async () => {
   const module = await WebAssembly.compile(Uint8Array.from(atob(KERNELS_WASM), (c) => c.charCodeAt(0)));
   memory = new WebAssembly.Memory({ initial: 4, maximum: 64, shared: true });
   const instance = await WebAssembly.instantiate(module, { env: { memory } });
-  pool = await ThreadPool.start(instance, module, memory, 2, spawnNodeThread);
+  pool = await ThreadPool.start(instance, module, memory, 2, spawnNodeThread, { parallelWork: 1, smallWork: 1 });
 });
 
 afterAll(() => pool.close());
@@ -38,7 +38,7 @@ describe('the fast CPU backend thread pool', () => {
       new Float32Array(memory.buffer, DST, N).fill(-1);
       // dst += src in place: a share served twice would add twice.
       writeJob(memory, Kernel.addScaled, N / 4, [DST, SRC, DST, N, { f32: 1 }]);
-      pool.run(true);
+      pool.run(N);
       const dst = new Float32Array(memory.buffer, DST, N);
       for (let i = 0; i < N; i++) expect(dst[i]).toBe(src[i] - 1);
       // A wake-up with nothing new: the helper must go back to sleep, not serve the job again.

@@ -1,10 +1,12 @@
 /**
  * The kernels' threads. Each helper thread instantiates the kernels over the shared memory and
- * sleeps on a control word; a job is written to memory, the helpers are woken, the calling thread
- * takes share 0 itself, and it sleeps until every helper has finished its share. Ops stay
+ * waits on a control word (a short spin, then sleep); a job is written to memory, the helpers are
+ * woken, the calling thread takes share 0 itself, and it waits until every helper has finished
+ * its share. Which jobs are split is split-choice.ts's business. Ops stay
  * synchronous, as the backend interface is, and the work split is fixed by the thread count.
  */
 import { EngineError } from '../errors';
+import { SplitChoice } from './split-choice';
 
 /** Byte addresses in the reserved bottom of the memory. */
 export const CONTROL = 0;
@@ -15,6 +17,14 @@ const PENDING = 1;
 const FAILED = 2;
 const STOP = 3;
 const THREADS = 4;
+
+/**
+ * Loads of a control word a thread makes before it sleeps on it: some tens of microseconds.
+ * Waking a sleeping thread costs 50 to 90 µs on an idle virtual machine (its core was halted),
+ * more than a decode step's products take, while the next job of a step comes within
+ * microseconds: a thread that looks for a while first catches it awake.
+ */
+const SPIN_LOADS = 1 << 15;
 
 export interface ThreadInit {
   module: WebAssembly.Module;
@@ -41,8 +51,12 @@ function serve(instance, memory, tid) {
   const ctl = new Int32Array(memory.buffer, ${CONTROL}, 16);
   let seen = 0;
   for (;;) {
-    let gen;
-    while ((gen = Atomics.load(ctl, ${GEN})) === seen) Atomics.wait(ctl, ${GEN}, seen);
+    let gen = Atomics.load(ctl, ${GEN});
+    for (let spin = 0; gen === seen && spin < ${SPIN_LOADS}; spin++) gen = Atomics.load(ctl, ${GEN});
+    while (gen === seen) {
+      Atomics.wait(ctl, ${GEN}, seen);
+      gen = Atomics.load(ctl, ${GEN});
+    }
     seen = gen;
     if (Atomics.load(ctl, ${STOP})) return;
     try {
@@ -55,6 +69,14 @@ function serve(instance, memory, tid) {
 }
 `;
 
+/** Multiply-adds from which a job is split over the threads; splitting never changes a result. */
+export interface SplitWork {
+  /** Always split: worth waking a sleeping helper for. */
+  parallelWork: number;
+  /** Split when that has paid lately (split-choice.ts). */
+  smallWork: number;
+}
+
 export class KernelTrapError extends EngineError {
   constructor(detail: string) {
     super(`a fast CPU kernel failed (${detail}); this is a bug in the engine: rerun with --backend cpu-reference and report it`);
@@ -64,11 +86,13 @@ export class KernelTrapError extends EngineError {
 export class ThreadPool {
   private readonly ctl: Int32Array;
   private closed = false;
+  private readonly choice = new SplitChoice();
 
   private constructor(
     private readonly runJob: (job: number, tid: number, threads: number) => void,
     memory: WebAssembly.Memory,
     private readonly helpers: { terminate(): void }[],
+    private readonly work: SplitWork,
   ) {
     this.ctl = new Int32Array(memory.buffer, CONTROL, 16);
     this.ctl[THREADS] = helpers.length + 1;
@@ -83,7 +107,8 @@ export class ThreadPool {
     module: WebAssembly.Module,
     memory: WebAssembly.Memory,
     threads: number,
-    spawn?: SpawnThread,
+    spawn: SpawnThread | undefined,
+    work: SplitWork,
   ): Promise<ThreadPool> {
     const runJob = instance.exports.runJob as (job: number, tid: number, threads: number) => void;
     const helpers: { terminate(): void }[] = [];
@@ -96,7 +121,7 @@ export class ThreadPool {
         throw new EngineError(`the fast CPU backend could not start its threads: ${(failed as PromiseRejectedResult).reason}`);
       }
     }
-    return new ThreadPool(runJob, memory, helpers);
+    return new ThreadPool(runJob, memory, helpers, work);
   }
 
   get threads(): number {
@@ -104,15 +129,25 @@ export class ThreadPool {
   }
 
   /**
-   * Runs the job written at JOB: on every thread when `parallel` (a job worth waking them for),
+   * Runs the job written at JOB, of `work` multiply-adds: on every thread when that is worth it,
    * else all of it here. Either way each item is computed by the same code in the same order.
    */
-  run(parallel: boolean): void {
+  run(work: number): void {
     if (this.closed) throw new EngineError('the fast CPU backend was closed; create a new backend');
-    if (!parallel || this.helpers.length === 0) {
-      this.call(0, 1);
-      return;
-    }
+    if (this.helpers.length === 0 || work < this.work.smallWork) return this.alone();
+    if (work >= this.work.parallelWork) return this.split();
+    const split = this.choice.split();
+    const t0 = performance.now();
+    if (split) this.split();
+    else this.alone();
+    this.choice.record(split, performance.now() - t0, work);
+  }
+
+  private alone(): void {
+    this.call(0, 1);
+  }
+
+  private split(): void {
     const ctl = this.ctl;
     const threads = this.threads;
     Atomics.store(ctl, PENDING, threads - 1);
@@ -126,9 +161,9 @@ export class ThreadPool {
     } catch (e) {
       trap = e;
     }
-    for (let left = Atomics.load(ctl, PENDING); left !== 0; left = Atomics.load(ctl, PENDING)) {
+    for (let left = Atomics.load(ctl, PENDING), spin = 0; left !== 0; left = Atomics.load(ctl, PENDING), spin++) {
       if (left < 0) throw new KernelTrapError('a helper thread finished a share twice');
-      Atomics.wait(ctl, PENDING, left);
+      if (spin >= SPIN_LOADS) Atomics.wait(ctl, PENDING, left);
     }
     const helperTrapped = Atomics.exchange(ctl, FAILED, 0);
     if (trap) throw trap;
