@@ -13,10 +13,10 @@ import type { Workload } from './workload';
 export type Generator = (maxNewTokens: number, onStep?: () => void) => Promise<unknown>;
 
 export async function measureInference(batch: number, w: Workload, gen: Generator): Promise<Maybe<InferenceCell>> {
-  // A warm-up call is one prefill and one decode step. What follows is reps prefills and reps
-  // generations of decodeSteps steps, about half as many such calls each when a prefill costs
-  // what a step does.
-  const warm = await warmUp(() => gen(2), Math.ceil((w.reps * (2 + w.decodeSteps)) / 2), w.budgetMs);
+  // A warm-up call is one prefill and one decode step. What follows is reps prefills and at least
+  // one generation of decodeSteps steps, about half as many such calls when a prefill costs what
+  // a step does.
+  const warm = await warmUp(() => gen(2), Math.ceil(w.reps + (1 + w.decodeSteps) / 2), w.budgetMs);
   if (isSkipped(warm)) return warm;
   // Prefill is timed to the first token, as a server sees it: the forward over the prompt,
   // whatever logits the runner computes, and the greedy pick.
@@ -24,10 +24,10 @@ export async function measureInference(batch: number, w: Workload, gen: Generato
   const reps = repsFor(warm, w.reps, w.maxReps, w.cheapMs);
   for (let i = 0; i < reps; i++) prefill.push((batch * w.promptTokens) / ((await timeMs(() => gen(1))) / 1000));
   // A decode repetition is decodeSteps consecutive steps of one generation, timed from the first
-  // token (which ends the prefill) to the last. A step of a small model takes a millisecond or
-  // two, so one step alone is mostly the timer's and the scheduler's noise.
+  // token (which ends the prefill) to the last: a step of a small model takes a millisecond or
+  // two, and one step alone is mostly the timer's and the scheduler's noise.
   const decode: number[] = [];
-  const decodeReps = repsFor({ ...warm, ms: (warm.ms * (1 + w.decodeSteps)) / 2 }, w.reps, w.maxReps, w.cheapMs);
+  const decodeReps = repsFor({ ...warm, ms: (warm.ms * (1 + w.decodeSteps)) / 2 }, 1, w.maxReps, w.cheapMs);
   for (let i = 0; i < decodeReps; i++) {
     const stamps: number[] = [];
     await gen(1 + w.decodeSteps, () => stamps.push(now()));

@@ -11,7 +11,7 @@ export interface Workload {
   /** Consecutive decode steps timed together as one repetition of the decode rate. */
   decodeSteps: number;
   batches: number[];
-  /** Timed repetitions of prefill, training steps and matmul products, at least. */
+  /** Timed repetitions of prefill, training steps and matmul products, at least (decode: one). */
   reps: number;
   /** Up to this many repetitions when they fit in `cheapMs`. */
   maxReps: number;
@@ -30,14 +30,14 @@ export function workloadFor(quick: boolean, budgetS?: number): Workload {
   return {
     quick,
     promptTokens: quick ? 16 : 32,
-    decodeSteps: quick ? 8 : 32,
+    decodeSteps: quick ? 4 : 8,
     batches: [1, 16],
     reps: 3,
     maxReps: 16,
     cheapMs: 2000,
     train: { batch: 16, completionTokens: quick ? 4 : 8 },
     matmulN: quick ? 256 : 1024,
-    budgetMs: (budgetS ?? (quick ? 20 : 45)) * 1000,
+    budgetMs: (budgetS ?? (quick ? 20 : 60)) * 1000,
   };
 }
 

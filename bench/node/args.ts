@@ -15,7 +15,7 @@ const ONLY = ['durability', 'judge', 'accuracy', 'paper', 'serve', 'hostile'] as
 
 export const USAGE = `npm run bench -- [--quick] [--model DIR]... [--budget SECONDS] [--no-browser] [--no-dawn]
 
-  --quick        256^3 matmul, shorter prompts and decodes, 20 s per measurement (default: 1024^3, 45 s)
+  --quick        256^3 matmul, shorter prompts and decodes, 20 s per measurement (default: 1024^3, 60 s)
   --model DIR    also measure this Hugging Face model folder (repeatable); the tiny fixture,
                  stories260K from data/models (or NEXTSTATE_SHARED) and stories-wide-random (random
                  weights 256 wide on stories260K's tokenizer) are always measured
