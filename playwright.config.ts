@@ -1,13 +1,14 @@
 import { defineConfig } from '@playwright/test';
 import { chromiumArgs, chromiumPath } from './chromium.config.ts';
+import { PREVIEW_PORT } from './e2e/ports.ts';
 
 /**
  * End-to-end tests against the built app (run `vite build` first; `npm test` does), served by
  * `vite preview` so the COOP/COEP/CSP headers are the real ones. Chromium is the system one
- * (CHROMIUM_PATH, default /usr/bin/chromium), never a Playwright download.
+ * (CHROMIUM_PATH, default /usr/bin/chromium), never a Playwright download. The port is E2E_PORT's
+ * (e2e/ports.ts, default 4173).
  */
-const PORT = 4173;
-export const BASE_URL = `http://127.0.0.1:${PORT}`;
+export const BASE_URL = `http://127.0.0.1:${PREVIEW_PORT}`;
 
 export default defineConfig({
   testDir: 'e2e',
@@ -28,7 +29,7 @@ export default defineConfig({
     trace: 'retain-on-failure',
   },
   webServer: {
-    command: `npx vite preview --host 127.0.0.1 --port ${PORT} --strictPort`,
+    command: `npx vite preview --host 127.0.0.1 --port ${PREVIEW_PORT} --strictPort`,
     url: BASE_URL,
     reuseExistingServer: false,
     timeout: 60_000,

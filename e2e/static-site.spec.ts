@@ -9,12 +9,12 @@ import { expect, test } from '@playwright/test';
 import { preview, type PreviewServer } from 'vite';
 import { hostHeaderFiles } from '../src/deploy/headers';
 import { builtHeaders, builtMetaPolicy, COI_REGISTER, COI_WORKER } from '../src/deploy/vite-plugin';
+import { PLAIN_PORT } from './ports';
 
 // What the build wrote, with the NEXTSTATE_CONNECT_SRC it was built with (none in CI).
 const securityHeaders = builtHeaders();
 
 const DIST = 'dist';
-const PLAIN_PORT = 4174;
 const PLAIN = `http://127.0.0.1:${PLAIN_PORT}`;
 
 function filesUnder(dir: string): string[] {

@@ -98,13 +98,14 @@ describe('inspect prints text from the file with its control characters escaped'
       [file],
       quiet((l) => out.push(l)),
     );
-    expect(out).toHaveLength(5);
+    expect(out).toHaveLength(6);
     for (const line of out) expect(line).not.toMatch(/[\u0000-\u001f\u007f-\u009f\u202a-\u202e]/);
     expect(out[1]).toBe(
       'run "ok\\u001b[2J\\u001b[H\\u000d\\u000aforged: run "x" (finished)\\u009b31m\\u202ereversed" (finished), created 1970-01-01T00:00:01.000Z',
     );
     expect(out[2]).toBe('  policy: models/\\u001b]0;title\\u0007qwen');
     expect(out[3]).toMatch(/; integrity: hashes match, no accidental damage \(the SHA-256 of the header and of every line after it match; not a signature\)$/);
+    expect(out[4]).toBe('sessions: 2 begun, 1 ended; never ended (no session_end logged): alice');
   });
 
   it('says when a file carries no integrity hashes (an older app wrote it)', async () => {

@@ -1,8 +1,9 @@
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it } from 'vitest';
 import type { RunRecord } from '../rl';
+import { startTestServer, until, type TestServer } from '../../test/support/cli/serve';
 import { exampleConfig } from '../runtime/run-config';
 import { runCli } from '../../test/support/cli/run-cli';
 import { sampleRun } from '../../test/support/storage/fixtures';
@@ -36,5 +37,36 @@ describe('nextstate inspect', () => {
   it('says nothing of fallbacks for a run that had none', async () => {
     const text = (await runCli('inspect', await runFile(sampleRun()))).out;
     expect(text.some((l) => l.startsWith('trajectories trained'))).toBe(false);
+  });
+});
+
+describe('nextstate inspect on a run still serving', () => {
+  let server: TestServer | null = null;
+  afterEach(async () => {
+    await server?.handle.stop();
+    server = null;
+  });
+
+  it('counts the sessions begun, not only those ended, and names the ones still open', async () => {
+    server = await startTestServer(['--max-tokens', '4']);
+    const { client, model, handle, file } = server;
+    const ask = (session: string, done = false) =>
+      client.chat.completions.create(
+        { model, messages: [{ role: 'user', content: 'hi' }] },
+        { headers: { 'X-Session-Id': session, 'X-Turn-Type': 'main', ...(done ? { 'X-Session-Done': 'true' } : {}) } },
+      );
+    await ask('alice');
+    await ask('bob');
+    await ask('alice');
+    await ask('carol', true);
+    await until(() => handle.runFile.all.some((r) => r.kind === 'session_end'), 30_000, "carol's session_end");
+    // The file as the live server last rewrote it: alice and bob have begun and not ended.
+    await handle.runFile.snapshot();
+
+    const inspected = JSON.parse((await runCli('inspect', file, '--json')).out[0]);
+    expect(inspected.header.run.status).toBe('running');
+    expect(inspected.summary.sessions).toBe(1);
+    expect(inspected.sessions).toEqual({ begun: 3, ended: 1, open: ['alice', 'bob'] });
+    expect((await runCli('inspect', file)).out).toContain('sessions: 3 begun, 1 ended; still open: alice, bob');
   });
 });

@@ -1,4 +1,4 @@
-import { inspectRunFile, type IntegrityStatus, type ModelRef } from '../storage/index';
+import { inspectRunFile, type IntegrityStatus, type ModelRef, type RunFileInfo } from '../storage/index';
 import type { TrajectoryFallback } from '../rl';
 import type { CliIo } from './io';
 import { parse, positionals, UsageError } from './args';
@@ -18,7 +18,17 @@ export async function inspectCommand(argv: string[], { out }: CliIo): Promise<vo
   const live = readLiveStatus(file);
   if (v.json) {
     out(
-      terminalField(JSON.stringify({ header: info.header, summary: info.summary, adapter: info.adapter, lines: info.lines, integrity: info.integrity, live })),
+      terminalField(
+        JSON.stringify({
+          header: info.header,
+          summary: info.summary,
+          adapter: info.adapter,
+          lines: info.lines,
+          integrity: info.integrity,
+          sessions: info.sessions,
+          live,
+        }),
+      ),
     );
     return;
   }
@@ -31,6 +41,7 @@ export async function inspectCommand(argv: string[], { out }: CliIo): Promise<vo
     `records: ${info.lines - 1 - (info.adapter ? 1 : 0)}; adapter: ${info.adapter ? `version ${info.adapter.version}, ${info.adapter.bytes} bytes` : 'none'}; ` +
       integrityText(info.integrity ?? 'unverified'),
   );
+  if (info.sessions) out(sessionsText(info.sessions, h.run.status === 'running'));
   const last = info.summary?.lastEvaluation;
   if (last?.problemSet) out(`evaluated on: ${t(last.problemSet)}`);
   const unjudged = info.summary?.unjudgedTurns;
@@ -61,6 +72,20 @@ const FALLBACK_WORDS: Record<TrajectoryFallback, string> = {
   'no-prompt-ids': 'whose policy reported no prompt ids',
   'prompt-mismatch': "where a step's prompt did not continue the ids before it",
 };
+
+/** Open sessions named at most, so a server with thousands open still prints one readable line. */
+const OPEN_SESSIONS_NAMED = 10;
+
+/** Sessions begun and ended; one without an end is open while the run goes on, and never ended once it stopped. */
+function sessionsText({ begun, ended, open }: NonNullable<RunFileInfo['sessions']>, running: boolean): string {
+  const named = open
+    .slice(0, OPEN_SESSIONS_NAMED)
+    .map((s) => terminalField(s))
+    .join(', ');
+  const more = open.length > OPEN_SESSIONS_NAMED ? ` and ${open.length - OPEN_SESSIONS_NAMED} more` : '';
+  const unended = running ? 'still open' : 'never ended (no session_end logged)';
+  return `sessions: ${begun} begun, ${ended} ended` + (open.length ? `; ${unended}: ${named}${more}` : '');
+}
 
 /** The model files' hashes, shortened: enough to tell two checkpoints apart by eye. */
 function hashes(m: ModelRef): string {

@@ -11,6 +11,7 @@ import type { RunStore } from './store';
 import type { ImportWriter } from './store-types';
 import type { ByteInput } from './streams';
 import type { RunSummary } from './summary';
+import { SessionTally, type SessionCounts } from './session-tally';
 
 export interface ImportOptions extends ReadOptions {
   /** Records per transaction (default 500). */
@@ -73,6 +74,8 @@ export interface RunFileInfo {
   lines: number;
   /** Whether the file's hashes held, or it carries none; null with headerOnly (not checked). */
   integrity: IntegrityStatus | null;
+  /** Sessions begun, ended and still open, counted from the records; null with headerOnly. */
+  sessions: SessionCounts | null;
 }
 
 /**
@@ -83,14 +86,17 @@ export interface RunFileInfo {
 export async function inspectRunFile(input: ByteInput, options: ReadOptions & { headerOnly?: boolean } = {}): Promise<RunFileInfo> {
   let header: RunFileHeader | null = null;
   let adapter: RunFileInfo['adapter'] = null;
+  const sessions = new SessionTally();
   for await (const item of readRunFile(input, options)) {
     if (item.kind === 'header') {
       header = item.header;
-      if (options.headerOnly) return { header, summary: null, adapter: header.adapter, lines: 1, integrity: null };
+      if (options.headerOnly) return { header, summary: null, adapter: header.adapter, lines: 1, integrity: null, sessions: null };
+    } else if (item.kind === 'record') {
+      sessions.add(item.record);
     } else if (item.kind === 'adapter') {
       adapter = { version: item.adapter.version, bytes: item.adapter.files[PEFT_WEIGHTS].byteLength };
     } else if (item.kind === 'end') {
-      return { header: header!, summary: item.summary, adapter, lines: item.lines, integrity: item.integrity };
+      return { header: header!, summary: item.summary, adapter, lines: item.lines, integrity: item.integrity, sessions: sessions.result() };
     }
   }
   // readRunFile ends with an 'end' item or throws.
