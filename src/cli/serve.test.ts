@@ -326,6 +326,46 @@ describe('nextstate serve with the official openai client', () => {
     expect(ofKind(server, 'judge_result').find((j) => j.judge === 'binary')).toMatchObject({ session: 'erin', turn: 1, score: -1 });
   });
 
+  it('--resume buffers, once, the sample of a turn whose judgement was journaled but whose sample never was', async () => {
+    const first = await startTestServer(['--batch-size', '8', '--max-tokens', '3']);
+    const headers = { 'X-Session-Id': 'erin', 'X-Turn-Type': 'main' };
+    const messages: OpenAI.ChatCompletionMessageParam[] = [{ role: 'user', content: 'Name a colour.' }];
+    const r = await first.client.chat.completions.create({ model: first.model, messages }, { headers });
+    messages.push({ role: 'assistant', content: r.choices[0].message.content ?? '' }, { role: 'user', content: 'No, redo it: a warm one.' });
+    await first.client.chat.completions.create({ model: first.model, messages }, { headers });
+    await until(() => ofKind(first, 'sample').length === 1, 30_000, "turn 1's sample");
+    const [trained] = ofKind(first, 'sample');
+    await first.handle.stop();
+    // As a kill -9 after turn 1's judgement was committed leaves the journal: its judge records, no sample.
+    const journal = journalPath(first.file);
+    writeFileSync(
+      journal,
+      readFileSync(journal, 'utf8')
+        .split('\n')
+        .filter((line) => !line.includes('"kind":"sample"'))
+        .join('\n'),
+    );
+
+    server = await startTestServer(['--resume'], { file: first.file });
+    expect(server.lines.map((l) => JSON.parse(l)).find((e) => e.type === 'resumed')).toMatchObject({ waiting: 1, unjudged: 0 });
+    await until(() => ofKind(server!, 'sample').length === 1, 30_000, "turn 1's sample buffered again");
+    // The sample the judged turn gave, not judged again: the same advantages, and no new judge record.
+    expect(ofKind(server, 'sample')[0]).toMatchObject({
+      session: 'erin',
+      turn: 1,
+      reward: trained.reward,
+      perToken: trained.perToken,
+      opdWeight: trained.opdWeight,
+    });
+    expect(ofKind(server, 'judge_result')).toHaveLength(ofKind(first, 'judge_result').length);
+    expect(ofKind(server, 'runtime_event').at(-1)?.message).toContain('1 judged turn whose sample is buffered again');
+    await server.handle.stop();
+    // Once: a second resume finds its sample record and adds nothing.
+    server = await startTestServer(['--resume'], { file: first.file });
+    expect(ofKind(server, 'sample').filter((s) => s.session === 'erin' && s.turn === 1)).toHaveLength(1);
+    expect(ofKind(server, 'runtime_event').at(-1)?.message).not.toContain('buffered again');
+  });
+
   it('after kill -9, --resume continues from the last step with every committed record, and the session goes on, judging the turn that waited', async () => {
     const first = await startTestServer(['--batch-size', '2', '--max-tokens', '4']);
     const { modelDir, model } = first;

@@ -592,18 +592,21 @@ export abstract class RunLoopCore implements RunController {
       ...(run.envelopes ? { envelopes: run.envelopes } : {}),
     });
     if (this.stopping) return;
-    await this.commit(judged.records);
     const assembled = assembleSample(turn, judged.judgement, run.method, run.preset.advantage.weights);
     const sample = assembled && tools ? { ...assembled, tools } : assembled;
+    // A free-running loop commits the judgement and its sample together: a kill between two
+    // commits would leave a judged turn that never trains (a resumed server rebuilds one that a
+    // cut-short write leaves so: serve-unfinished.ts).
+    if (slot || !sample) await this.commit(judged.records);
     if (slot) slot.sample = sample;
     else if (!sample) this.noteDropped();
-    else await this.addSample(sample);
+    else await this.addSample(sample, judged.records);
   }
 
-  /** Queues a judged sample, logs it as the buffer tagged it, and hands a full batch to the trainer. */
-  protected async addSample(sample: TrainingSample): Promise<void> {
+  /** Queues a judged sample, logs it (after `judgement`, its judges' records) as the buffer tagged it, and hands a full batch to the trainer. */
+  protected async addSample(sample: TrainingSample, judgement: RunRecord[] = []): Promise<void> {
     const added = this.buffer.add(sample);
-    await this.commit([sampleRecord(added.sample, this.now())]);
+    await this.commit([...judgement, sampleRecord(added.sample, this.now())]);
     if (added.batch) {
       this.batches.push(added.batch);
       this.releasedBatches++;

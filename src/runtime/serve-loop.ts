@@ -11,6 +11,7 @@ import type { ChatMessage } from '../rl/messages';
 import { SessionTracker, type ClosedTurn, type ObservedTurn, type TurnType } from '../rl/sessions';
 import { idleTimeoutOf } from '../rl/presets';
 import type { SamplingOptions } from '../gpu/sampler';
+import type { TrainingSample } from '../rl/samples';
 import { interactionRecord, RunLoopCore } from './loop-core';
 import type { RequestTokenListener } from './batcher';
 import type { RecordSink, RunLoopOptions } from './loop-types';
@@ -86,6 +87,8 @@ export class ServeLoop extends RunLoopCore {
   private readonly unjudgedAtStart: ClosedTurn<ServedResponse>[];
   /** Turns a stopped server left waiting for their next state: their sessions go on. */
   private readonly waitingAtStart: readonly ObservedTurn<ServedResponse>[];
+  /** Samples of turns a stopped server had judged but not buffered: buffered once the loop runs. */
+  private readonly unbufferedAtStart: readonly TrainingSample[];
 
   constructor(
     readonly config: RunConfig,
@@ -111,6 +114,12 @@ export class ServeLoop extends RunLoopCore {
     for (const w of options.unfinished?.waiting ?? []) this.tracker.restore(w.turn, { turns: w.turns, mainTurns: w.mainTurns });
     this.unjudgedAtStart = options.unfinished?.unjudged ?? [];
     this.waitingAtStart = (options.unfinished?.waiting ?? []).map((w) => w.turn);
+    this.unbufferedAtStart = options.unfinished?.unbuffered ?? [];
+  }
+
+  /** After the run_resumed record: each buffered as judgeAndBuffer would have, its sample record committed, so no later resume adds it again. */
+  protected override async prepare(): Promise<void> {
+    for (const sample of this.unbufferedAtStart) await this.addSample(sample);
   }
 
   protected override goesOn(): GoesOn {
@@ -120,7 +129,11 @@ export class ServeLoop extends RunLoopCore {
 
   protected override goingOn(): string {
     const waiting = this.waitingAtStart.length;
-    return `${waiting === 1 ? '1 turn waiting for its' : `${waiting} turns waiting for their`} next state and ${this.unjudgedAtStart.length} to judge again`;
+    const unbuffered = this.unbufferedAtStart.length;
+    return (
+      `${waiting === 1 ? '1 turn waiting for its' : `${waiting} turns waiting for their`} next state and ${this.unjudgedAtStart.length} to judge again` +
+      (unbuffered > 0 ? `, and ${unbuffered} judged ${unbuffered === 1 ? 'turn' : 'turns'} whose sample is buffered again` : '')
+    );
   }
 
   get policy(): PolicyService {

@@ -179,7 +179,7 @@ export async function startServedRun(o: ServeOptions, out: ServeOutput, hooks: {
       nextSession = Math.max(nextSession, Number(auto[1]) + 1);
       pairing.remember(r.session, r.messages, reply(r));
     }
-    unfinished = unfinishedTurns(records, { reply, paired: (session) => AUTO_SESSION.test(session) });
+    unfinished = unfinishedTurns(records, { reply, paired: (session) => AUTO_SESSION.test(session), run: config });
   }
   // The loop's first record says what the resume did (resume-plan.ts resumeMessage), before the server listens.
   let resumeSaid = () => {};
