@@ -178,8 +178,9 @@ export interface Backend {
   logSoftmaxGatherBackward(logits: Tensor, targets: Int32Array, dlogp: Tensor): Tensor;
   /**
    * Optional: logits [R, V], targets [R, k] (k a row) -> log p(target) [R, k] in one pass over
-   * each row, where logSoftmaxGather takes a pass per column. gather-columns.ts uses it where a
-   * backend has it (the fast CPU backend) and a gather per column elsewhere.
+   * each row, where logSoftmaxGather takes a pass per column (on WebGPU also a read back per
+   * column). gather-columns.ts uses it where a backend has it (the fast CPU backend, WebGPU) and
+   * a gather per column elsewhere (the CPU reference, which is what the others are checked against).
    */
   logSoftmaxGatherMany?(logits: Tensor, targets: Int32Array, k: number): Tensor;
   /** Optional, with logSoftmaxGatherMany: d(sum_{r,j} dlogp[r, j] * logp[r, j]) / dlogits. */

@@ -16,7 +16,7 @@ import { ropeWgsl } from '../ops/rope.wgsl';
 import type { Picks } from '../ops/sample';
 import { sampleWgsl } from '../ops/sample.wgsl';
 import { reverseKlBackwardWgsl, reverseKlWgsl } from '../ops/reverse-kl.wgsl';
-import { logSoftmaxGatherBackwardWgsl, logSoftmaxGatherWgsl } from '../ops/softmax.wgsl';
+import { logSoftmaxGatherBackwardWgsl, logSoftmaxGatherManyBackwardWgsl, logSoftmaxGatherManyWgsl, logSoftmaxGatherWgsl } from '../ops/softmax.wgsl';
 import type { SamplingOptions } from '../sampler';
 import { sumSquaresWgsl } from '../ops/sumsq.wgsl';
 import { siluMulBackwardWgsl, siluMulWgsl } from '../ops/swiglu.wgsl';
@@ -261,6 +261,15 @@ export class WebGPUBackend implements Backend {
   logSoftmaxGatherBackward(logits: Tensor, targets: Int32Array, dlogp: Tensor): Tensor {
     const op = 'logSoftmaxGatherBackward';
     return logSoftmaxGatherBackwardWgsl(this.rt, this.f32(logits, op), targets, this.f32(dlogp, op));
+  }
+
+  logSoftmaxGatherMany(logits: Tensor, targets: Int32Array, k: number): Tensor {
+    return logSoftmaxGatherManyWgsl(this.rt, this.f32(logits, 'logSoftmaxGatherMany'), targets, k);
+  }
+
+  logSoftmaxGatherManyBackward(logits: Tensor, targets: Int32Array, k: number, dlogp: Tensor): Tensor {
+    const op = 'logSoftmaxGatherManyBackward';
+    return logSoftmaxGatherManyBackwardWgsl(this.rt, this.f32(logits, op), targets, k, this.f32(dlogp, op));
   }
 
   reverseKl(logits: Tensor, teacherLogp: Tensor): Tensor {

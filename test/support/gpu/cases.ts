@@ -5,6 +5,7 @@
  * multiples of any tile or workgroup size.
  */
 import { arraySource, type AttentionShape, type Backend, type Tensor } from '../../../src/gpu/backend';
+import { addColumnsGradient, readColumnLogprobs } from '../../../src/gpu/gather-columns';
 import { writeCacheForward } from '../../../src/gpu/ops/attention';
 import { mulberry32 } from '../../../src/gpu/random';
 import type { WeightFormat } from '../../../src/gpu/quant';
@@ -24,6 +25,32 @@ export function randn(seed: number, n: number, scale = 1): Float32Array {
 }
 
 const ints = (...v: number[]) => Int32Array.from(v);
+
+/**
+ * The top-k OPD term's log-probs of k target columns and their gradient: one pass over each row
+ * where the backend has logSoftmaxGatherMany, a gather per column on the CPU reference. Column 3
+ * repeats column 1, so a target named twice in a row must get both gradient terms.
+ */
+function gatherColumnsCase(R: number, V: number): OpCase {
+  return {
+    name: `log-probs of 4 target columns (one repeated) and their gradient, ${R} x ${V}`,
+    run: async (be) => {
+      const logits = be.tensor(randn(40 + V, R * V, 8), [R, V]);
+      const columns = [0, 1, 2, 1].map((j) => Int32Array.from({ length: R }, (_, r) => (r * 389 + j * 97) % V));
+      const logp = columns.map(() => new Float32Array(R));
+      await readColumnLogprobs(be, logits, columns, logp, 0);
+      const d = be.zeros([R, V]);
+      addColumnsGradient(
+        be,
+        d,
+        logits,
+        columns,
+        columns.map((_, j) => randn(50 + j, R)),
+      );
+      return [...logp.map((l) => be.tensor(l, [R])), d];
+    },
+  };
+}
 
 function matmulCase(M: number, K: number, N: number, transA: boolean, transB: boolean): OpCase {
   return {
@@ -319,6 +346,8 @@ export const opCases: OpCase[] = [
       return [r.logp, r.entropy, be.logSoftmaxGatherBackward(logits, ints(1, 2), be.tensor(randn(28, 2), [2]))];
     },
   },
+  gatherColumnsCase(3, 5000),
+  gatherColumnsCase(2, 37),
   reverseKlCase(3, 512),
   reverseKlCase(2, 37),
   sampleCase('greedy over 5000 with a tie', { temperature: 0, topK: 0, topP: 1 }, (data) => {
