@@ -1,19 +1,117 @@
-import { readFileSync } from 'node:fs';
-import { describe, expect, it } from 'vitest';
-import { hintTable, modelCard } from './make-demo-model';
+import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { dataPath } from '../../test/data-dir';
+import { parseModelConfig } from '../models/config';
+import { demoBase, dropOtherLicences, STORIES260K } from './demo-base';
+import { cliIo } from './io';
+import { demoFolderFiles, hintTable, makeDemoModelCommand, modelCard, rebuildCommand, shortCount, type StoredReport } from './make-demo-model';
 
-const report = JSON.parse(readFileSync('public/models/storyteller-demo/demo-report.json', 'utf8'));
+const DEMO = 'public/models/storyteller-demo';
+const report = JSON.parse(readFileSync(`${DEMO}/demo-report.json`, 'utf8')) as StoredReport;
+const configOf = (dir: string) => parseModelConfig(JSON.parse(readFileSync(join(dir, 'config.json'), 'utf8')));
+const silent = cliIo(
+  () => {},
+  () => {},
+);
+
+const scratch: string[] = [];
+const tempDir = () => {
+  const dir = mkdtempSync(join(tmpdir(), 'demo-card-'));
+  scratch.push(dir);
+  return dir;
+};
+afterEach(() => {
+  for (const dir of scratch.splice(0)) rmSync(dir, { recursive: true, force: true });
+});
+
+/** The folder a build from `baseDir` would write, with the committed report's measurements. */
+function builtFrom(baseDir: string): Map<string, string> {
+  const from = demoBase(baseDir);
+  const stored: StoredReport = { ...report, base: from.base, command: rebuildCommand('out/demo', from.base, report, 'cpu') };
+  const files = demoFolderFiles(from, stored, configOf(baseDir), new Uint8Array());
+  return new Map(files.map(([name, data]) => [name, typeof data === 'string' ? data : new TextDecoder().decode(data)]));
+}
 
 describe('the demo model card', () => {
   it('is made from the build report, with the same hint table the lab guide (docs/lab.md) shows', () => {
     const table = hintTable(report);
     expect(table).toContain(`| demo model, with the judge's hint wording | ${Math.round(report.hint.demo.withHint.name * 100)} % |`);
-    const card = modelCard(report, report.command);
+    const card = modelCard(report, configOf(DEMO));
     expect(card).toContain(table);
     expect(card).toContain(report.command);
     // The committed card and table are what the report makes (`make-demo-model --card`).
-    expect(readFileSync('public/models/storyteller-demo/hint-table.md', 'utf8')).toBe(`${table}\n`);
-    expect(readFileSync('public/models/storyteller-demo/README.md', 'utf8')).toBe(card);
+    expect(readFileSync(`${DEMO}/hint-table.md`, 'utf8')).toBe(`${table}\n`);
+    expect(readFileSync(`${DEMO}/README.md`, 'utf8')).toBe(card);
     expect(readFileSync('docs/lab.md', 'utf8')).toContain(table);
+  });
+
+  it('is written again unchanged by --card from a report that predates the recorded base', async () => {
+    expect(report.base).toBeUndefined();
+    const dir = tempDir();
+    for (const name of ['demo-report.json', 'config.json', 'README.md', 'hint-table.md']) copyFileSync(join(DEMO, name), join(dir, name));
+    await makeDemoModelCommand(['--card', dir], silent);
+    for (const name of ['README.md', 'hint-table.md']) expect(readFileSync(join(dir, name), 'utf8')).toBe(readFileSync(join(DEMO, name), 'utf8'));
+  });
+
+  it('from stories260K at the default path: the committed command, card, table and MIT licence', () => {
+    const from = demoBase(STORIES260K.path);
+    expect(from.base).toEqual(STORIES260K);
+    expect(rebuildCommand(DEMO, from.base, report, 'cpu')).toBe(report.command);
+    const files = builtFrom(STORIES260K.path);
+    expect(files.get('LICENSE')).toBe(readFileSync(`${DEMO}/LICENSE`, 'utf8'));
+    expect(files.has('LICENSE.md')).toBe(false);
+    const card = modelCard({ ...report, base: from.base }, configOf(STORIES260K.path));
+    expect(card).toBe(readFileSync(`${DEMO}/README.md`, 'utf8'));
+  });
+
+  it('from another base: names it, states its sizes, rebuilds from it and passes on its own licence', () => {
+    const baseDir = dataPath('models/TinyStories-656K');
+    const files = builtFrom(baseDir);
+    const stored = JSON.parse(files.get('demo-report.json')!) as StoredReport;
+    expect(stored.base).toEqual({ path: baseDir, name: 'TinyStories-656K', licence: 'LICENSE.md' });
+    expect(stored.command).toContain(`--out out/demo --base ${baseDir} --seed 1 `);
+    // The base's own licence file (Apache-2.0), not llama2.c's MIT text.
+    expect(files.get('LICENSE.md')).toBe(readFileSync(join(baseDir, 'LICENSE.md'), 'utf8'));
+    expect(files.has('LICENSE')).toBe(false);
+    const card = files.get('README.md')!;
+    expect(card).not.toMatch(/stories260K|MIT|260K|512-token/);
+    expect(card).toContain('# storyteller-demo: TinyStories-656K that takes a hint');
+    expect(card).toContain('It is a 656K-parameter model with a 2048-token vocabulary');
+    expect(card).toContain('license: other\nlicense_link: LICENSE.md\nbase_model: TinyStories-656K\n');
+    expect(card).toContain("copied here as `LICENSE.md`; this derivative is released under the base's licence.");
+    expect(card).toContain(stored.command);
+    expect(files.get('hint-table.md')).toContain("| TinyStories-656K, with the judge's hint wording |");
+    expect(files.get('hint-table.md')).not.toContain('stories260K');
+  });
+
+  it('from a base without a licence file: writes none, and says so in one line', () => {
+    const baseDir = join(tempDir(), 'unlicensed-656K');
+    const source = dataPath('models/TinyStories-656K');
+    mkdirSync(baseDir);
+    for (const name of ['config.json', 'generation_config.json', 'tokenizer.json', 'tokenizer_config.json'])
+      copyFileSync(join(source, name), join(baseDir, name));
+    const files = builtFrom(baseDir);
+    expect(files.has('LICENSE')).toBe(false);
+    expect(files.has('LICENSE.md')).toBe(false);
+    const card = files.get('README.md')!;
+    expect(card).toContain('license: unknown\nbase_model: unlicensed-656K\n');
+    expect(card).toContain(
+      "## Licence\n\nunlicensed-656K's folder has no licence file, so none is written here: find the base's licence before sharing this model.\n",
+    );
+  });
+
+  it('leaves no licence of an earlier build beside the one this build wrote', () => {
+    const dir = tempDir();
+    for (const name of ['LICENSE', 'LICENSE.md']) writeFileSync(join(dir, name), 'an earlier build');
+    dropOtherLicences(dir, 'LICENSE.md');
+    expect([existsSync(join(dir, 'LICENSE')), existsSync(join(dir, 'LICENSE.md'))]).toEqual([false, true]);
+    dropOtherLicences(dir, null);
+    expect(existsSync(join(dir, 'LICENSE.md'))).toBe(false);
+  });
+
+  it('writes a parameter count as model names do', () => {
+    expect([260_032, 656_000, 134_515_008, 1_543_714_304].map(shortCount)).toEqual(['260K', '656K', '135M', '1.54B']);
   });
 });

@@ -1,27 +1,34 @@
 /**
- * `nextstate make-demo-model`: rebuilds the storyteller's demo model from stories260K and a seed,
- * deterministically on the CPU engine, and writes it as a Hugging Face folder with its model card.
+ * `nextstate make-demo-model`: rebuilds the storyteller's demo model from a base story model
+ * (stories260K unless --base names another) and a seed, deterministically on the CPU engine, and
+ * writes it as a Hugging Face folder with its model card.
  */
 import { FILE_LIMITS, readLocalText } from '../models/local-file';
 import { join } from 'node:path';
 import { Policy } from '../gpu/policy';
+import { parameterCount, parseModelConfig, type ModelConfig } from '../models/config';
 import { DirSource, readModelFile } from '../models/source-node';
 import { DEMO_DEFAULTS, makeDemoModel, type DemoReport } from '../demo/make';
 import { isPositiveInt, number, parse, required } from './args';
 import { STORY_MAX_NEW_TOKENS } from '../sims/scenarios/index';
+import { demoBase, dropOtherLicences, reportBase, STORIES260K, type DemoBase } from './demo-base';
 import { createBackend, BACKEND_USAGE } from './engine';
 import type { CliIo } from './io';
 import { notStdout, writeOutputFolder } from './output';
 
 export const usage = `nextstate make-demo-model --out DIR [--base DIR] [--seed N] [--examples N] [--epochs N]
     [--lr LR] [--rank R] [--temperature T] ${BACKEND_USAGE} [--json]
-  Samples stories260K's own stories, labels each with the instructions it satisfies, fine-tunes on
-  instruction -> story and writes the merged model (config, tokenizer, weights, model card, report)
+  Samples the base model's own stories (--base, default ${STORIES260K.path}), labels each with the
+  instructions it satisfies, fine-tunes on instruction -> story and writes the merged model
+  (config, tokenizer, weights, model card, report, the base's licence)
 nextstate make-demo-model --card DIR
   Writes DIR's model card (README.md) and hint table (hint-table.md) again from DIR/demo-report.json`;
 
-/** What the build writes beside the weights: its measurements and the command that made them. */
-type StoredReport = DemoReport & { command: string };
+/**
+ * What the build writes beside the weights: its measurements, the base it fine-tuned (absent in
+ * reports from before it was recorded: stories260K) and the command that made them.
+ */
+export type StoredReport = DemoReport & { base?: DemoBase; command: string };
 
 const COPIED = ['config.json', 'generation_config.json', 'tokenizer.json', 'tokenizer_config.json'];
 
@@ -29,7 +36,7 @@ export async function makeDemoModelCommand(argv: string[], io: CliIo): Promise<v
   const v = parse(argv, {
     card: { type: 'string' },
     out: { type: 'string' },
-    base: { type: 'string', default: 'data/models/stories260K' },
+    base: { type: 'string', default: STORIES260K.path },
     seed: { type: 'string' },
     examples: { type: 'string' },
     epochs: { type: 'string' },
@@ -41,17 +48,17 @@ export async function makeDemoModelCommand(argv: string[], io: CliIo): Promise<v
   });
   if (typeof v.card === 'string') {
     const report = JSON.parse(readLocalText(join(v.card, 'demo-report.json'), FILE_LIMITS.report)) as StoredReport;
-    writeOutputFolder(notStdout(v.card, 'card', 'a folder'), cardFiles(report), { option: 'card', force: true });
+    writeOutputFolder(notStdout(v.card, 'card', 'a folder'), cardFiles(report, folderConfig(v.card)), { option: 'card', force: true });
     io.note(`wrote ${join(v.card, 'README.md')} and hint-table.md from demo-report.json`);
     return;
   }
   const dir = notStdout(required(v, 'out'), 'out', 'a folder');
-  const baseDir = String(v.base);
+  // Before the long build, so that an unreadable licence file is refused at once.
+  const from = demoBase(String(v.base));
   const backend = await createBackend(v.backend);
-  const base = await Policy.load(new DirSource(baseDir), backend);
-  const seed = number(v, 'seed', 1, Number.isInteger);
+  const base = await Policy.load(new DirSource(from.base.path), backend);
   const { safetensors, report } = await makeDemoModel(base, {
-    seed,
+    seed: number(v, 'seed', 1, Number.isInteger),
     examples: number(v, 'examples', DEMO_DEFAULTS.examples, isPositiveInt),
     epochs: number(v, 'epochs', DEMO_DEFAULTS.epochs, isPositiveInt),
     lr: number(v, 'lr', DEMO_DEFAULTS.lr, (x) => x > 0),
@@ -59,54 +66,48 @@ export async function makeDemoModelCommand(argv: string[], io: CliIo): Promise<v
     temperature: number(v, 'temperature', DEMO_DEFAULTS.temperature, (x) => x > 0 && x <= 2),
     log: (line) => (v.json ? undefined : io.progress(line)),
   });
-  const command = `npx nextstate make-demo-model --out ${dir} --seed ${seed} --examples ${report.options.examples} --epochs ${report.options.epochs} --lr ${report.options.lr} --rank ${report.options.rank} --temperature ${report.options.temperature} --backend ${v.backend}`;
-  const stored: StoredReport = { ...report, command };
+  const stored: StoredReport = { ...report, base: from.base, command: rebuildCommand(dir, from.base, report, String(v.backend)) };
   // It rewrites its own folder (the bundled demo model) by design, so it replaces files without
   // --force; still through a scratch folder, and never through a link.
-  writeOutputFolder(
-    dir,
-    [
-      ...COPIED.map((name) => [name, readModelFile(baseDir, name)] as const),
-      ['model.safetensors', safetensors],
-      ['demo-report.json', `${JSON.stringify(stored, null, 2)}\n`],
-      ...cardFiles(stored),
-      ['LICENSE', MIT_LICENSE],
-    ],
-    { option: 'out', force: true },
-  );
+  writeOutputFolder(dir, demoFolderFiles(from, stored, base.config, safetensors), { option: 'out', force: true });
+  dropOtherLicences(dir, from.base.licence);
   if (v.json) io.out(JSON.stringify(report));
   else io.note(`wrote ${dir} in ${report.seconds.toFixed(0)} s`);
 }
 
-/** llama2.c's licence, which covers stories260K and so this derivative. */
-const MIT_LICENSE = `MIT License
+/** The command that rebuilds the model; the default base goes unsaid, as it always has. */
+export function rebuildCommand(dir: string, base: DemoBase, r: DemoReport, backend: string): string {
+  const from = base.path === STORIES260K.path ? '' : ` --base ${base.path}`;
+  const o = r.options;
+  return `npx nextstate make-demo-model --out ${dir}${from} --seed ${r.seed} --examples ${o.examples} --epochs ${o.epochs} --lr ${o.lr} --rank ${o.rank} --temperature ${o.temperature} --backend ${backend}`;
+}
 
-Copyright (c) 2023 Andrej (karpathy/llama2.c, the stories260K weights)
+/** Everything the build writes: the base's config and tokenizer, the weights, report, card and licence. */
+export function demoFolderFiles(
+  from: ReturnType<typeof demoBase>,
+  stored: StoredReport,
+  config: ModelConfig,
+  safetensors: Uint8Array,
+): (readonly [string, Uint8Array | string])[] {
+  return [
+    ...COPIED.map((name) => [name, readModelFile(from.base.path, name)] as const),
+    ['model.safetensors', safetensors],
+    ['demo-report.json', `${JSON.stringify(stored, null, 2)}\n`],
+    ...cardFiles(stored, config),
+    ...(from.licence ? [from.licence] : []),
+  ];
+}
 
-Permission is hereby granted, free of charge, to any person obtaining a copy
-of this software and associated documentation files (the "Software"), to deal
-in the Software without restriction, including without limitation the rights
-to use, copy, modify, merge, publish, distribute, sublicense, and/or sell
-copies of the Software, and to permit persons to whom the Software is
-furnished to do so, subject to the following conditions:
-
-The above copyright notice and this permission notice shall be included in all
-copies or substantial portions of the Software.
-
-THE SOFTWARE IS PROVIDED "AS IS", WITHOUT WARRANTY OF ANY KIND, EXPRESS OR
-IMPLIED, INCLUDING BUT NOT LIMITED TO THE WARRANTIES OF MERCHANTABILITY,
-FITNESS FOR A PARTICULAR PURPOSE AND NONINFRINGEMENT. IN NO EVENT SHALL THE
-AUTHORS OR COPYRIGHT HOLDERS BE LIABLE FOR ANY CLAIM, DAMAGES OR OTHER
-LIABILITY, WHETHER IN AN ACTION OF CONTRACT, TORT OR OTHERWISE, ARISING FROM,
-OUT OF OR IN CONNECTION WITH THE SOFTWARE OR THE USE OR OTHER DEALINGS IN THE
-SOFTWARE.
-`;
+/** The config of a built model folder: the base's, copied, whose sizes the card states. */
+function folderConfig(dir: string): ModelConfig {
+  return parseModelConfig(JSON.parse(new TextDecoder().decode(readModelFile(dir, 'config.json'))));
+}
 
 /** The model card and the hint table (which docs/lab.md also shows), from the report. */
-function cardFiles(r: StoredReport): [string, string][] {
+function cardFiles(r: StoredReport, config: ModelConfig): [string, string][] {
   return [
     ['hint-table.md', `${hintTable(r)}\n`],
-    ['README.md', modelCard(r, r.command)],
+    ['README.md', modelCard(r, config)],
   ];
 }
 
@@ -116,14 +117,15 @@ const pct = (x: number) => `${Math.round(x * 100)} %`;
  * What a hint does, measured on the evaluation openings: the wordings the rules judge hints in
  * (held out of fine-tuning), the fine-tuning wordings, and names and things never seen.
  */
-export function hintTable(r: DemoReport): string {
+export function hintTable(r: StoredReport): string {
   const h = r.hint;
+  const base = reportBase(r).name;
   const row = (label: string, e: DemoReport['hint']['base']['withHint']) => `| ${label} | ${pct(e.name)} | ${pct(e.favourite)} | ${pct(e.bedtime)} |`;
   return [
     '| | name asked for appears | favourite thing appears | someone goes to sleep |',
     '| --- | --- | --- | --- |',
-    row("stories260K, with the judge's hint wording", h.base.withHint),
-    row('stories260K, without a hint', h.base.withoutHint),
+    row(`${base}, with the judge's hint wording`, h.base.withHint),
+    row(`${base}, without a hint`, h.base.withoutHint),
     row("demo model, with the judge's hint wording", h.demo.withHint),
     row('demo model, without a hint', h.demo.withoutHint),
     row('demo model, with its own fine-tuning wording', h.demoFineTuningWords.withHint),
@@ -134,17 +136,58 @@ export function hintTable(r: DemoReport): string {
   ].join('\n');
 }
 
-export function modelCard(r: DemoReport, command: string): string {
+/** What the card says of its base: where it came from and the licence the derivative is under. */
+interface Credit {
+  /** The front matter's licence and base_model lines. */
+  frontMatter: string;
+  /** The base as the card's first paragraph introduces it. */
+  intro: string;
+  licence: string;
+}
+
+/** stories260K's folder names its maker and its licence (MIT, whose text the build writes). */
+const STORIES260K_CREDIT: Credit = {
+  frontMatter: 'license: mit\nbase_model: stories260K (Andrej Karpathy, llama2.c tinyllamas)',
+  intro: "Karpathy's\nstories260K (trained on TinyStories; MIT licence, see `LICENSE`)",
+  licence: 'The base weights are MIT-licensed (llama2.c by Andrej Karpathy); this derivative is released\nunder the same licence.',
+};
+
+/** Any other base is known only by its folder: its name and the licence file it came with, if any. */
+function credit(b: DemoBase): Credit {
+  if (b.name === STORIES260K.name) return STORIES260K_CREDIT;
+  if (!b.licence) {
+    return {
+      frontMatter: `license: unknown\nbase_model: ${b.name}`,
+      intro: `${b.name} (whose folder has no licence file)`,
+      licence: `${b.name}'s folder has no licence file, so none is written here: find the base's licence before sharing this model.`,
+    };
+  }
+  return {
+    frontMatter: `license: other\nlicense_link: ${b.licence}\nbase_model: ${b.name}`,
+    intro: `${b.name} (its licence file is copied as \`${b.licence}\`)`,
+    licence: `The base's licence file is copied here as \`${b.licence}\`; this derivative is released under the base's licence.`,
+  };
+}
+
+/** "260K", "135M", "1.54B": a parameter count as model names write it. */
+export function shortCount(n: number): string {
+  const [unit, scale] = n >= 1e9 ? ['B', 1e9] : n >= 1e6 ? ['M', 1e6] : ['K', 1e3];
+  return `${Number((n / scale).toPrecision(3))}${unit}`;
+}
+
+/** The model card; the base's name and credit come from the report, its sizes from its config. */
+export function modelCard(r: StoredReport, config: ModelConfig): string {
+  const base = reportBase(r);
+  const about = credit(base);
+  const size = `${shortCount(parameterCount(config))}-parameter`;
   return `---
-license: mit
-base_model: stories260K (Andrej Karpathy, llama2.c tinyllamas)
-tags: [tinystories, llama, hindsight-relabeling, next-state-lab]
+${about.frontMatter}
+tags: [tinystories, ${config.family}, hindsight-relabeling, next-state-lab]
 ---
 
-# storyteller-demo: stories260K that takes a hint
+# storyteller-demo: ${base.name} that takes a hint
 
-A 260K-parameter story model for Next-State Lab's storyteller scenario. It is Karpathy's
-stories260K (trained on TinyStories; MIT licence, see \`LICENSE\`) fine-tuned so that an
+A ${size} story model for Next-State Lab's storyteller scenario. It is ${about.intro} fine-tuned so that an
 instruction written in front of a story beginning steers the story. The lab gives a base model
 its OPD hint in exactly that place (the hint, a blank line, then the story beginning), so with
 this model the hint-conditioned teacher knows more than the student, and OPD has something to
@@ -153,7 +196,7 @@ distil.
 ## How it was made
 
 Hindsight relabeling, the paper's idea applied to data: ${r.examples.total} stories sampled from
-stories260K itself at temperature ${r.options.temperature} (up to ${r.options.maxNewTokens} tokens, cut at the last full
+${base.name} itself at temperature ${r.options.temperature} (up to ${r.options.maxNewTokens} tokens, cut at the last full
 sentence, then the end-of-text token, from which the model learns, though seldom, to end a story;
 a story with a stray byte token or broken character is not kept), on story openings of
 their own (neither the lab's training nor its evaluation openings), ${r.examples.withName} of
@@ -175,7 +218,7 @@ Rebuild it (deterministic for a seed on the CPU engine; ${r.seconds.toFixed(0)} 
 that made this copy):
 
 \`\`\`sh
-${command}
+${r.command}
 \`\`\`
 
 ## What it can do
@@ -187,14 +230,13 @@ ${hintTable(r)}
 
 ## What it cannot do
 
-It is a 260K-parameter model with a 512-token vocabulary: its stories are short and often
+It is a ${size} model with a ${config.vocabSize}-token vocabulary: its stories are short and often
 incoherent, it follows the few kinds of instruction it was taught (a pet's name, a thing in
 the story, going to sleep, kind and gentle words) and little else, and it has no chat template. It is a
 teaching model for watching OPD work, not a storyteller.
 
 ## Licence
 
-The base weights are MIT-licensed (llama2.c by Andrej Karpathy); this derivative is released
-under the same licence.
+${about.licence}
 `;
 }
