@@ -181,7 +181,7 @@ test('a newcomer’s walk through the lab, offline on the demo model', async ({ 
 
   // A comparison in small shapes: the first two of its four runs.
   await page.getByRole('radio', { name: /^CPU/ }).check();
-  await page.getByLabel('Training steps').fill('1');
+  await page.getByLabel('Training steps').fill('2');
   await page.getByLabel('Evaluate every K steps (0 = never)').fill('1');
   await page.getByLabel('Evaluation problems').fill('2');
   await page.getByLabel('Evaluator votes').fill('1');
@@ -196,6 +196,10 @@ test('a newcomer’s walk through the lab, offline on the demo model', async ({ 
 
   // -- Overlays: the second run shows the first, with one baseline for the two.
   await expect(page.getByRole('heading', { name: 'walk · OPD · seed 1' })).toBeVisible({ timeout: 60_000 });
+  // Paused at its next step (two to go), the second run holds still while its overlays are read:
+  // on the fast CPU backend a small run ends in under a second.
+  await page.getByRole('button', { name: 'Pause' }).click();
+  await expect(page.getByTestId('run-status')).toHaveText('paused');
   await expect(page.getByTestId('comparison-position')).toHaveText('run 2 of 4');
   const charts = page.getByRole('region', { name: 'Training metrics' });
   // Legends name each run by what tells it apart ("walk" and "seed 1" are in both names above).
@@ -209,7 +213,7 @@ test('a newcomer’s walk through the lab, offline on the demo model', async ({ 
   await expect(page.getByTestId('run-status')).toHaveText('stopped', { timeout: 60_000 });
   // -- The live status bar gives way to what the run came to.
   await expect(page.getByTestId('status-bar')).toHaveCount(0);
-  await expect(page.getByTestId('run-outcome')).toContainText(/^stopped: \d of 1 step/);
+  await expect(page.getByTestId('run-outcome')).toContainText(/^stopped: \d of 2 steps/);
   await expect(page.getByTestId('announcement')).toContainText('Run stopped');
 
   // -- The label named that comparison only; status lines stay with their page.
@@ -221,7 +225,7 @@ test('a newcomer’s walk through the lab, offline on the demo model', async ({ 
   // -- Run library: each row's summary, sizes that say what they hold, a share link, an export.
   await page.getByRole('link', { name: 'Runs' }).click();
   const first = page.getByTestId('run-item').filter({ hasText: 'walk · Binary RL · seed 1' }).filter({ hasNotText: 'read-only' });
-  await expect(first.getByTestId('run-row-outcome')).toHaveText(/^1 of 1 step · score \d\.\d\d \(\d\.\d\d before training\) · \d+ s$/);
+  await expect(first.getByTestId('run-row-outcome')).toHaveText(/^2 of 2 steps · score \d\.\d\d \(\d\.\d\d before training\) · \d+ s$/);
   await expect(first.getByTestId('run-size')).toContainText('adapter of every step');
   await first.getByText('Share link').click();
   // A host the lab's CSP does not reach is said before anyone follows the link.
@@ -329,11 +333,11 @@ test('a newcomer’s walk through the lab, offline on the demo model', async ({ 
   // -- The imported run resumes as a copy, one step on from its last adapter; the import stays.
   await page.getByRole('link', { name: 'Runs' }).click();
   const imported = page.getByTestId('run-item').filter({ has: page.getByText('read-only') });
-  await imported.getByTestId('copy-steps').fill('2');
+  await imported.getByTestId('copy-steps').fill('3');
   await imported.getByRole('button', { name: 'Resume a copy' }).click();
   await expect(page.locator('#run-heading')).toHaveText('walk · Binary RL · seed 1, resumed from walk.nsrun', { timeout: 60_000 });
   await expect(page.getByTestId('run-status')).toHaveText('finished', { timeout: 120_000 });
-  await expect(page.getByTestId('run-outcome')).toContainText(/^finished: 2 of 2 steps/);
+  await expect(page.getByTestId('run-outcome')).toContainText(/^finished: 3 of 3 steps/);
   await onPhone(page, 'Run, a finished run');
   await page.getByRole('link', { name: 'Runs' }).click();
   await expect(page.getByTestId('run-item').filter({ has: page.getByText('read-only') })).toHaveCount(1);

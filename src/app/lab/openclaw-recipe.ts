@@ -184,7 +184,7 @@ export function openClawRecipe(day: OpenClawDay, r: DayReport): string {
     'What survives: every record committed before the crash (each is journaled before its reply goes out), the adapter of the last step ' +
       'and its version, the samples that waited for a step (a step cut off trains again, from a fresh optimizer), every judged ' +
       "turn's sample (a turn's judgement and its sample are committed together; one whose sample a crash still cut off is rebuilt " +
-      'from its judge\'s records and buffered once), and each ' +
+      "from its judge's records and buffered once), and each " +
       "session's turn that waited for your next message: OpenClaw's next turn in that session is paired with it as before, and judges it.",
     '',
     `\`npm run test:openclaw\` lives this day with these commands, on the tiny Qwen3 fixture (the real tokenizer and chat template, random ` +
