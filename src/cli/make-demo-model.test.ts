@@ -86,6 +86,18 @@ describe('the demo model card', () => {
     expect(files.get('hint-table.md')).not.toContain('stories260K');
   });
 
+  it('with the copy task: its rebuild command and its card say so; without it, neither does', () => {
+    const from = demoBase(dataPath('models/stories260K'));
+    const copyTask = { ...report, options: { ...report.options, copyTask: true } };
+    const command = rebuildCommand('out/demo', from.base, copyTask, 'cpu');
+    expect(command).toMatch(/ --temperature [\d.]+ --copy-task --backend cpu$/);
+    expect(modelCard({ ...copyTask, base: from.base, command }, configOf(from.base.path))).toContain(
+      'names made up, spelled from the whole alphabet (the copy task), so that',
+    );
+    expect(rebuildCommand('out/demo', from.base, report, 'cpu')).not.toContain('copy-task');
+    expect(report.options).not.toHaveProperty('copyTask');
+  });
+
   it('from a base without a licence file: writes none, and says so in one line', () => {
     const baseDir = join(tempDir(), 'unlicensed-656K');
     const source = dataPath('models/TinyStories-656K');

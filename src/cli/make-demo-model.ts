@@ -17,10 +17,11 @@ import type { CliIo } from './io';
 import { notStdout, writeOutputFolder } from './output';
 
 export const usage = `nextstate make-demo-model --out DIR [--base DIR] [--seed N] [--examples N] [--epochs N]
-    [--lr LR] [--rank R] [--temperature T] ${BACKEND_USAGE} [--json]
+    [--lr LR] [--rank R] [--temperature T] [--copy-task] ${BACKEND_USAGE} [--json]
   Samples the base model's own stories (--base, default ${STORIES260K.path}), labels each with the
   instructions it satisfies, fine-tunes on instruction -> story and writes the merged model
-  (config, tokenizer, weights, model card, report, the base's licence)
+  (config, tokenizer, weights, model card, report, the base's licence). --copy-task makes most
+  names made up and spelled from the whole alphabet, so the model learns to copy a name it never met
 nextstate make-demo-model --card DIR
   Writes DIR's model card (README.md) and hint table (hint-table.md) again from DIR/demo-report.json`;
 
@@ -43,6 +44,7 @@ export async function makeDemoModelCommand(argv: string[], io: CliIo): Promise<v
     lr: { type: 'string' },
     rank: { type: 'string' },
     temperature: { type: 'string' },
+    'copy-task': { type: 'boolean' },
     backend: { type: 'string', default: 'cpu' },
     json: { type: 'boolean' },
   });
@@ -64,6 +66,8 @@ export async function makeDemoModelCommand(argv: string[], io: CliIo): Promise<v
     lr: number(v, 'lr', DEMO_DEFAULTS.lr, (x) => x > 0),
     rank: number(v, 'rank', DEMO_DEFAULTS.rank, isPositiveInt),
     temperature: number(v, 'temperature', DEMO_DEFAULTS.temperature, (x) => x > 0 && x <= 2),
+    // Only when asked: the default build's report stays byte for byte what it was.
+    ...(v['copy-task'] ? { copyTask: true } : {}),
     log: (line) => (v.json ? undefined : io.progress(line)),
   });
   const stored: StoredReport = { ...report, base: from.base, command: rebuildCommand(dir, from.base, report, String(v.backend)) };
@@ -79,7 +83,7 @@ export async function makeDemoModelCommand(argv: string[], io: CliIo): Promise<v
 export function rebuildCommand(dir: string, base: DemoBase, r: DemoReport, backend: string): string {
   const from = base.path === STORIES260K.path ? '' : ` --base ${base.path}`;
   const o = r.options;
-  return `npx nextstate make-demo-model --out ${dir}${from} --seed ${r.seed} --examples ${o.examples} --epochs ${o.epochs} --lr ${o.lr} --rank ${o.rank} --temperature ${o.temperature} --backend ${backend}`;
+  return `npx nextstate make-demo-model --out ${dir}${from} --seed ${r.seed} --examples ${o.examples} --epochs ${o.epochs} --lr ${o.lr} --rank ${o.rank} --temperature ${o.temperature}${o.copyTask ? ' --copy-task' : ''} --backend ${backend}`;
 }
 
 /** Everything the build writes: the base's config and tokenizer, the weights, report, card and licence. */
@@ -200,7 +204,7 @@ ${base.name} itself at temperature ${r.options.temperature} (up to ${r.options.m
 sentence, then the end-of-text token, from which the model learns, though seldom, to end a story;
 a story with a stray byte token or broken character is not kept), on story openings of
 their own (neither the lab's training nor its evaluation openings), ${r.examples.withName} of
-them labelled with a pet's name (${r.examples.withInventedName} of those names made up, so that
+them labelled with a pet's name (${r.examples.withInventedName} of those names made up${r.options.copyTask ? ', spelled from the whole alphabet (the copy task)' : ''}, so that
 the model learns to copy a name it has never seen rather than recall the few it has; most named
 stories say the name in their first sentence), ${r.examples.withFavourite} with a favourite thing and ${r.examples.withBedtime}
 with going to sleep (sampled from beginnings that mention them, kept only when the story did too).

@@ -39,6 +39,8 @@ export interface DemoModelOptions {
   checkCases: number;
   /** Held-out relabeled examples whose log-likelihood is followed during training. */
   heldOutExamples: number;
+  /** The copy task (relabel.ts): made-up names from the whole alphabet for most named examples. Absent: off. */
+  copyTask?: boolean;
   log?: (line: string) => void;
   signal?: AbortSignal;
 }
@@ -104,7 +106,14 @@ export async function makeDemoModel(base: Policy, options: Partial<DemoModelOpti
   const seconds = () => ((performance.now() - t0) / 1000).toFixed(0);
   log(`sampling ${o.examples} stories from ${base.source.id} (seed ${o.seed})`);
   let nextReport = 200;
-  const relabel = { maxNewTokens: o.maxNewTokens, temperature: o.temperature, unconditioned: o.unconditioned, batch: 32, signal: o.signal };
+  const relabel = {
+    maxNewTokens: o.maxNewTokens,
+    temperature: o.temperature,
+    unconditioned: o.unconditioned,
+    batch: 32,
+    copyTask: o.copyTask,
+    signal: o.signal,
+  };
   const examples = await relabeledStories(base, {
     ...relabel,
     count: o.examples,

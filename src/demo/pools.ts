@@ -224,14 +224,65 @@ const LATER_SYLLABLES = ['ba', 'bi', 'do', 'ka', 'ki', 'la', 'li', 'lo', 'mi', '
 const ENDINGS = ['', '', 'n', 'x', 'l', 'p', 'b'];
 
 /**
- * A made-up pet name ("Mozin", "Tabix"), never one of the held-out names. Names the model has
- * seen only once or twice cannot be memorised, only copied from the instruction: fine-tuning on
- * many of them is what turns writing the asked-for name into a skill that reaches names it never
- * saw.
+ * The copy task's spelling: every onset letter and the usual English name endings, so the
+ * fine-tune sees every piece of the tokenizer's alphabet copied from a hint into a story (a copy
+ * skill learned on a few syllables stays with those syllables).
  */
-export function inventedName(rand: () => number): string {
+const ONSETS = [
+  'B',
+  'C',
+  'D',
+  'F',
+  'G',
+  'H',
+  'J',
+  'K',
+  'L',
+  'M',
+  'N',
+  'P',
+  'R',
+  'S',
+  'T',
+  'V',
+  'W',
+  'Y',
+  'Z',
+  'Br',
+  'Ch',
+  'Cl',
+  'Fl',
+  'Gr',
+  'Pr',
+  'Sh',
+  'Sn',
+  'St',
+  'Tr',
+];
+const VOWELS = ['a', 'e', 'i', 'o', 'u', 'a', 'e', 'i', 'o', 'u', 'oo', 'ee', 'ai', 'ou'];
+const MIDDLES = ['b', 'd', 'f', 'g', 'k', 'l', 'm', 'n', 'p', 'r', 's', 't', 'v', 'z', 'bb', 'dd', 'ff', 'll', 'pp', 'tt', 'ck', 'nd', 'st'];
+const NAME_ENDINGS = ['', '', '', 'n', 'x', 'l', 'p', 'b', 'y', 'le', 'el', 'er', 'ie', 's', 't', 'm', 'ck', 'zz', 'o', 'a'];
+
+/** How made-up names are spelled: from a few syllables (the default build), or from the whole alphabet (the copy task). */
+export type NameSpelling = 'syllables' | 'alphabet';
+
+function spell(rand: () => number, spelling: NameSpelling): string {
+  if (spelling === 'syllables') return pickFrom(FIRST_SYLLABLES, rand) + pickFrom(LATER_SYLLABLES, rand) + pickFrom(ENDINGS, rand);
+  const syllables = rand() < 0.5 ? 1 : 2;
+  let name = pickFrom(ONSETS, rand) + pickFrom(VOWELS, rand);
+  for (let i = 1; i < syllables; i++) name += pickFrom(MIDDLES, rand) + pickFrom(VOWELS, rand);
+  return name + pickFrom(NAME_ENDINGS, rand);
+}
+
+/**
+ * A made-up pet name ("Mozin", "Tabix"; "Brelle", "Zoock" when spelled from the alphabet), never
+ * one of the held-out names. Names the model has seen only once or twice cannot be memorised,
+ * only copied from the instruction: fine-tuning on many of them is what turns writing the
+ * asked-for name into a skill that reaches names it never saw.
+ */
+export function inventedName(rand: () => number, spelling: NameSpelling = 'syllables'): string {
   for (;;) {
-    const name = pickFrom(FIRST_SYLLABLES, rand) + pickFrom(LATER_SYLLABLES, rand) + pickFrom(ENDINGS, rand);
+    const name = spell(rand, spelling);
     if (!(NAMES.heldOut as readonly string[]).includes(name)) return name;
   }
 }

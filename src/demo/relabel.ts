@@ -20,7 +20,7 @@ import { hintInFront } from '../rl/hints';
 import { storyOpenings } from '../sims/problems/story-openings';
 import { instructionFor, type StoryWish } from '../sims/rules/story-instructions';
 import { hasKindWords, hasUnkindWords, mentionsBedtime, mentionsName, mentionsNoun } from '../sims/rules/story-traits';
-import { NAMES, SUBJECTS, THINGS, inventedName, type Split } from './pools';
+import { NAMES, SUBJECTS, THINGS, inventedName, type NameSpelling, type Split } from './pools';
 
 export interface DemoExample {
   /** The instruction, a blank line, then the story beginning: the channel the lab gives base models hints in. */
@@ -41,6 +41,11 @@ export interface RelabelOptions {
   /** Share of examples without an instruction. */
   unconditioned: number;
   batch: number;
+  /**
+   * The copy task: made-up names spelled from the whole alphabet for most named examples, so
+   * that copying a name it never met from the hint becomes the model's habit. Off by default.
+   */
+  copyTask?: boolean;
   onProgress?: (done: number, total: number) => void;
   signal?: AbortSignal;
 }
@@ -93,8 +98,11 @@ const NAME_LEADS: ((subject: string, name: string) => string)[] = [
 ];
 /** Share of named stories that say the name in their first sentence; the rest name it where the base model does. */
 const NAME_LEAD_SHARE = 0.8;
-/** Share of named training stories whose name is made up (pools.ts inventedName), not from the name pool. */
-const INVENTED_NAME_SHARE = 0.5;
+/** Share of named training stories whose name is made up (pools.ts inventedName), not from the name pool, and how it is spelled. */
+const INVENTED_NAMES: Record<'default' | 'copyTask', { share: number; spelling: NameSpelling }> = {
+  default: { share: 0.5, spelling: 'syllables' },
+  copyTask: { share: 0.85, spelling: 'alphabet' },
+};
 const BEDTIME_CLOSINGS: ((who: string) => string)[] = [
   (who) => `${who} was tired, so ${who.replace(/^The /, 'the ')} went to sleep.`,
   (who) => `That night, ${who.replace(/^The /, 'the ')} went to bed and fell asleep.`,
@@ -116,12 +124,13 @@ const BEDTIME_CLOSINGS: ((who: string) => string)[] = [
  * teacher then puts the name in the first tokens of every story, where the student, which never
  * saw the hint, can learn it.
  */
-function plan(rand: () => number, conditioned: boolean, names: Split): Plan {
+function plan(rand: () => number, conditioned: boolean, names: Split, copyTask: boolean): Plan {
   const subject = pick(SUBJECTS, rand);
   const beginning = pick(storyOpenings(subject, 'fine-tuning'), rand).question;
   if (!conditioned) return { subject, beginning, primed: beginning, lead: '', closing: '', bedtime: false, conditioned };
-  const invented = names === 'train' && rand() < INVENTED_NAME_SHARE;
-  const name = rand() < 0.65 ? (invented ? inventedName(rand) : pick(NAMES[names], rand)) : undefined;
+  const made = INVENTED_NAMES[copyTask ? 'copyTask' : 'default'];
+  const invented = names === 'train' && rand() < made.share;
+  const name = rand() < 0.65 ? (invented ? inventedName(rand, made.spelling) : pick(NAMES[names], rand)) : undefined;
   const favourite = rand() < 0.5 ? pick(THINGS[names], rand) : undefined;
   const bedtime = rand() < (name || favourite ? 0.35 : 1);
   const who = name ?? `The ${subject}`;
@@ -190,7 +199,7 @@ export async function relabeledStories(policy: Policy, o: RelabelOptions, names:
   const maxBatches = Math.ceil((o.count * 10) / o.batch);
   while ((kept.plain < want.plain || kept.conditioned < want.conditioned) && batchIndex < maxBatches) {
     o.signal?.throwIfAborted();
-    const plans = Array.from({ length: o.batch }, () => plan(rand, kept.plain >= want.plain || rand() >= o.unconditioned, names));
+    const plans = Array.from({ length: o.batch }, () => plan(rand, kept.plain >= want.plain || rand() >= o.unconditioned, names, o.copyTask ?? false));
     const gens = await policy.generate(
       plans.map((p) => p.primed),
       {
