@@ -2,10 +2,10 @@
  * The teacher's probability of each child's pet name where a story names the pet (src/demo/name-slot.ts),
  * for the default child and the six wish combinations of docs/reproduction.md, on each model folder given:
  *
- *   node --import tsx scripts/name-slot.ts public/models/storyteller-demo copy-demo > docs/reproduction/name-slot.json
+ *   npx nextstate make-demo-model --out copy-demo --seed 1 --examples 8000 --epochs 5 --copy-task
+ *   npx nextstate make-demo-model --base copy-demo --out copy-demo-2 --seed 2 --examples 8000 --epochs 5 --copy-task
+ *   node --import tsx scripts/name-slot.ts public/models/storyteller-demo copy-demo copy-demo-2 > docs/reproduction/name-slot.json
  */
-import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { CpuBackend } from '../src/gpu/cpu/backend';
 import { Policy } from '../src/gpu/policy';
 import { DirSource } from '../src/models/source-node';
@@ -25,18 +25,12 @@ const round = (x: number) => Number(x.toFixed(3));
 const models = [];
 for (const dir of process.argv.slice(2)) {
   const policy = await Policy.load(new DirSource(dir), new CpuBackend());
-  let command: string | undefined;
-  try {
-    command = (JSON.parse(readFileSync(join(dir, 'demo-report.json'), 'utf8')) as { command?: string }).command;
-  } catch {
-    command = undefined;
-  }
   const children = [];
   for (const child of CHILDREN) {
     const m = await nameSlot(policy, child);
     children.push({ ...child, hinted: round(m.hinted), unhinted: round(m.unhinted), hintedFirstToken: round(m.hintedFirstToken), cases: m.cases });
   }
-  models.push({ model: dir, command, children });
+  models.push({ model: dir, children });
 }
 console.log(
   JSON.stringify({ measure: 'p(name | hint in front, opening, "The <pet> was called" and two other name sentences), mean over openings', models }, null, 2),
