@@ -1,6 +1,6 @@
 /**
  * The teacher's probability of each child's pet name where a story names the pet (src/demo/name-slot.ts),
- * for the default child and the six wish combinations of docs/reproduction.md, on each model folder given:
+ * for the default child and the six wish combinations of docs/reproduction.md (OTHER_CHILDREN), on each model folder given:
  *
  *   npx nextstate make-demo-model --out copy-demo --seed 1 --examples 8000 --epochs 5 --copy-task
  *   npx nextstate make-demo-model --base copy-demo --out copy-demo-2 --seed 2 --examples 8000 --epochs 5 --copy-task
@@ -9,24 +9,15 @@
 import { CpuBackend } from '../src/gpu/cpu/backend';
 import { Policy } from '../src/gpu/policy';
 import { DirSource } from '../src/models/source-node';
-import { nameSlot, type Child } from '../src/demo/name-slot';
-
-const CHILDREN: Child[] = [
-  { subject: 'dog', name: 'Max', favourite: 'ball' },
-  { subject: 'cat', name: 'Tom', favourite: 'hat' },
-  { subject: 'frog', name: 'Pip', favourite: 'cake' },
-  { subject: 'bird', name: 'Lily', favourite: 'kite' },
-  { subject: 'bunny', name: 'Hazel', favourite: 'flower' },
-  { subject: 'bear', name: 'Ben', favourite: 'pillow' },
-  { subject: 'duck', name: 'Noodle', favourite: 'boat' },
-];
+import { nameSlot } from '../src/demo/name-slot';
+import { OTHER_CHILDREN } from '../src/sims/scenarios/other-child';
 
 const round = (x: number) => Number(x.toFixed(3));
 const models = [];
 for (const dir of process.argv.slice(2)) {
   const policy = await Policy.load(new DirSource(dir), new CpuBackend());
   const children = [];
-  for (const child of CHILDREN) {
+  for (const child of OTHER_CHILDREN) {
     const m = await nameSlot(policy, child);
     children.push({ ...child, hinted: round(m.hinted), unhinted: round(m.unhinted), hintedFirstToken: round(m.hintedFirstToken), cases: m.cases });
   }

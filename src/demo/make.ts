@@ -14,7 +14,7 @@ import { LoraTrainer } from '../gpu/train';
 import { DEFAULT_TRAIN, type TrainSample } from '../gpu/train-types';
 import { PROJECTIONS } from '../models/config';
 import { hintCases, hintEffect, type HintEffect } from './hint-check';
-import { NAMES } from './pools';
+import { isInventedName } from './pools';
 import { relabeledStories, type DemoExample } from './relabel';
 import { STORY_MAX_NEW_TOKENS } from '../sims/scenarios/storyteller';
 
@@ -171,7 +171,7 @@ export async function makeDemoModel(base: Policy, options: Partial<DemoModelOpti
       total: examples.length,
       unconditioned: examples.filter((x) => !x.wish).length,
       withName: examples.filter((x) => x.wish?.name).length,
-      withInventedName: examples.filter((x) => x.wish?.name && !(NAMES.train as readonly string[]).includes(x.wish.name)).length,
+      withInventedName: examples.filter((x) => x.wish?.name && isInventedName(x.wish.name)).length,
       withFavourite: examples.filter((x) => x.wish?.favourite).length,
       withBedtime: examples.filter((x) => x.wish?.bedtime).length,
     },

@@ -10,12 +10,7 @@ import { mulberry32 } from '../gpu/random';
 import { hintInFront } from '../rl/hints';
 import { storyOpenings } from '../sims/problems/story-openings';
 import { instructionFor } from '../sims/rules/story-instructions';
-
-export interface Child {
-  subject: string;
-  name: string;
-  favourite: string;
-}
+import type { ChildWishes } from '../sims/scenarios/other-child';
 
 export interface NameSlot {
   /** Mean probability of the whole name (all its tokens) at the slot, with the hint in front. */
@@ -31,7 +26,7 @@ export interface NameSlot {
 /** The sentence starts a story names its pet with, each followed by the name and a full stop. */
 const SLOTS = [(s: string) => ` The ${s} was called `, (s: string) => ` The ${s}'s name was `, (s: string) => ` The ${s} was named `];
 
-export async function nameSlot(policy: Policy, child: Child, seed = 7): Promise<NameSlot> {
+export async function nameSlot(policy: Policy, child: ChildWishes, seed = 7): Promise<NameSlot> {
   const rand = mulberry32(seed);
   const items = storyOpenings(child.subject, 'evaluation').flatMap((opening) =>
     SLOTS.map((slot) => {

@@ -274,6 +274,11 @@ function spell(rand: () => number, spelling: NameSpelling): string {
   return name + pickFrom(NAME_ENDINGS, rand);
 }
 
+/** Whether a training example's name was made up (inventedName), not drawn from the name pool. */
+export function isInventedName(name: string): boolean {
+  return !(NAMES.train as readonly string[]).includes(name);
+}
+
 /**
  * A made-up pet name ("Mozin", "Tabix"; "Brelle", "Zoock" when spelled from the alphabet), never
  * one of the held-out names. Names the model has seen only once or twice cannot be memorised,
