@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { LengthMismatchError } from './errors';
-import { reverseKlFull, reverseKlSet, reverseKlTokenLoss } from './reverse-kl';
+import { distillKlTokenLoss } from './distill-kl';
+import { reverseKlFull, reverseKlSet } from './reverse-kl';
 
 /** Central differences of f at x, coordinate by coordinate. */
 function numericGrad(f: (x: number[]) => number, x: readonly number[], h = 1e-6): number[] {
@@ -110,11 +111,11 @@ describe('reverse KL over a set', () => {
   });
 
   it('per position, and refuses sets that do not line up', () => {
-    expect(reverseKlTokenLoss([cur, cur.slice(0, 1)], [teacher, teacher.slice(0, 1)], false)).toEqual([
+    expect(distillKlTokenLoss('reverse-kl', [cur, cur.slice(0, 1)], [teacher, teacher.slice(0, 1)])).toEqual([
       expect.closeTo(reverseKlSet(cur, teacher, false).kl, 12),
       0,
     ]);
-    expect(() => reverseKlTokenLoss([cur], [], false)).toThrow(LengthMismatchError);
+    expect(() => distillKlTokenLoss('reverse-kl', [cur], [])).toThrow(LengthMismatchError);
     expect(() => reverseKlSet(cur, teacher.slice(1), true)).toThrow(LengthMismatchError);
   });
 });
