@@ -35,7 +35,9 @@ const comparison = wishComparison(
   own,
 );
 const md = wishComparisonMarkdown(comparison, [labelA, labelB]);
-const made = `Made by \`node --import tsx scripts/compare-wishes.ts\` from \`${a.command}\` (${labelA}) and \`${b.command}\` (${labelB}).`;
+const made =
+  `Made by \`node --import tsx scripts/compare-wishes.ts ${fileA} ${fileB} "${labelA}" "${labelB}" ${out}\`, ` +
+  `from the runs of \`${a.command}\` (${labelA}) and \`${b.command}\` (${labelB}).`;
 writeFileSync(
   `${out}.json`,
   `${JSON.stringify({ labels: [labelA, labelB], commands: [a.command, b.command], policies: [a.policy, b.policy], comparison }, null, 2)}\n`,
