@@ -7,6 +7,8 @@ import {
   sweepMarkdown,
   sweepTable,
   verdict,
+  wishComparison,
+  wishComparisonMarkdown,
   wishMarkdown,
   wishRatesMarkdown,
   wishRatesTable,
@@ -229,6 +231,48 @@ describe('the reproduction report', () => {
         [1, 2],
       ),
     ).not.toContain('name, step');
+  });
+
+  it('pairs two experiments of the same combinations by seed, and pools the children but the one left out per seed', () => {
+    const run = (seed: number, wishes: string, last: number, name: number): RunScores => ({
+      arm: 'opd',
+      seed,
+      wishes,
+      scores: [
+        { step: 0, score: 0.25, rates: { 'wish:name': 0 } },
+        { step: 8, score: last, rates: { 'wish:name': name } },
+      ],
+    });
+    const a = [
+      run(1, 'cat / Tom / hat', 0.75, 1),
+      run(2, 'cat / Tom / hat', 0.5, 0.5),
+      run(1, 'frog / Pip / cake', 0.5, 0.5),
+      run(2, 'frog / Pip / cake', 0.25, 0),
+      run(1, 'dog / Max / ball', 1, 1),
+      // Seed 3 has no partner in B: it is left out.
+      run(3, 'cat / Tom / hat', 1, 1),
+    ];
+    const b = [
+      run(2, 'cat / Tom / hat', 0.25, 0),
+      run(1, 'cat / Tom / hat', 0.5, 0.5),
+      run(1, 'frog / Pip / cake', 0.5, 0),
+      run(2, 'frog / Pip / cake', 0.25, 0),
+      run(1, 'dog / Max / ball', 0, 0),
+    ];
+    const c = wishComparison(a, b, 8, 'dog / Max / ball');
+    expect(c.seeds).toEqual([1, 2]);
+    expect(c.rows.map((r) => [r.wishes, r.name!.a.mean, r.name!.b.mean, r.name!.diff.perSeed, r.score.diff.perSeed])).toEqual([
+      ['cat / Tom / hat', 0.75, 0.25, [0.5, 0.5], [0.25, 0.25]],
+      ['frog / Pip / cake', 0.25, 0, [0.5, 0], [0, 0]],
+      ['dog / Max / ball', 1, 0, [1], [1]],
+    ]);
+    // Per seed, the mean over Tom and Pip: seed 1 (1 + 0.5) / 2 - (0.5 + 0) / 2 = 0.5, seed 2 0.25.
+    expect(c.across!.wishes).toEqual(['cat / Tom / hat', 'frog / Pip / cake']);
+    expect(c.across!.name!.diff.perSeed).toEqual([0.5, 0.25]);
+    const md = wishComparisonMarkdown(c, ['forward KL', 'reverse KL']);
+    expect(md).toContain('| wishes (pet / name / favourite) | name: forward KL | reverse KL | forward KL − reverse KL | score: forward KL |');
+    expect(md).toContain('| the 2 children nothing was tuned on | 0.500 [');
+    expect(md).toContain('over seeds 1, 2');
   });
 
   it('picks the learning rate with the highest mean per arm', () => {

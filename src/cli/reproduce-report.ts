@@ -418,3 +418,92 @@ export function reproductionSvg(table: ReproductionTable, o: { width?: number; h
   parts.push('</svg>');
   return parts.join('\n');
 }
+
+/** One wish combination's name rate and score in two experiments, and A − B paired by seed. */
+export interface ComparisonRow {
+  wishes: string;
+  name: { a: Cell; b: Cell; diff: Cell } | null;
+  score: { a: Cell; b: Cell; diff: Cell };
+}
+
+export interface WishComparison {
+  step: number;
+  seeds: number[];
+  rows: ComparisonRow[];
+  /**
+   * Over the combinations but `exclude` (the child the demo model was tuned on): per seed the mean
+   * over them of A and of B, so each seed is one paired draw.
+   */
+  across: { wishes: string[]; name: { a: Cell; b: Cell; diff: Cell } | null; score: { a: Cell; b: Cell; diff: Cell } } | null;
+}
+
+/**
+ * Two experiments of the same wish combinations and seeds (one arm each, e.g. two OPD terms), paired
+ * by seed: per combination the name rate and the score at `step`, and A − B. Only the seeds both
+ * ran for a combination count; `exclude` leaves a combination out of the pooled row.
+ */
+export function wishComparison(a: readonly RunScores[], b: readonly RunScores[], step: number, exclude?: string): WishComparison {
+  const key = (r: RunScores) => `${r.wishes}\u0000${r.seed}`;
+  const inB = new Map(b.filter((r) => r.wishes && at(r, step) !== undefined).map((r) => [key(r), r]));
+  const pairs = a
+    .filter((r) => r.wishes && at(r, step) !== undefined && inB.has(key(r)))
+    .map((r) => ({ wishes: r.wishes!, seed: r.seed, a: r, b: inB.get(key(r))! }));
+  const triple = (xa: number[], xb: number[]) => ({ a: cell(xa)!, b: cell(xb)!, diff: cell(xa.map((x, i) => x - xb[i]))! });
+  const named = (ps: typeof pairs) => {
+    const xa = ps.map((p) => rateAt(p.a, step, wishRateKey('name')));
+    const xb = ps.map((p) => rateAt(p.b, step, wishRateKey('name')));
+    return xa.every((x) => x !== undefined) && xb.every((x) => x !== undefined) ? { xa: xa as number[], xb: xb as number[] } : null;
+  };
+  const combos = [...new Set(pairs.map((p) => p.wishes))];
+  const rows = combos.map((wishes): ComparisonRow => {
+    const ps = pairs.filter((p) => p.wishes === wishes).sort((x, y) => x.seed - y.seed);
+    const n = named(ps);
+    return {
+      wishes,
+      name: n && triple(n.xa, n.xb),
+      score: triple(
+        ps.map((p) => at(p.a, step)!),
+        ps.map((p) => at(p.b, step)!),
+      ),
+    };
+  });
+  const pooled = combos.filter((w) => w !== exclude);
+  // A seed joins the pooled row only where it ran every pooled combination, so each draw averages the same children.
+  const seeds = [...new Set(pairs.map((p) => p.seed))].sort((x, y) => x - y);
+  const full = seeds.filter((s) => pooled.every((w) => pairs.some((p) => p.seed === s && p.wishes === w)));
+  let across: WishComparison['across'] = null;
+  if (pooled.length > 1 && full.length) {
+    const perSeed = (pick: (ps: typeof pairs) => { xa: number[]; xb: number[] } | null) => {
+      const sums = full.map((s) => pick(pairs.filter((p) => p.seed === s && pooled.includes(p.wishes))));
+      if (sums.some((x) => x === null)) return null;
+      const m = (xs: number[]) => xs.reduce((u, v) => u + v, 0) / xs.length;
+      return triple(
+        sums.map((x) => m(x!.xa)),
+        sums.map((x) => m(x!.xb)),
+      );
+    };
+    across = {
+      wishes: pooled,
+      name: perSeed(named),
+      score: perSeed((ps) => ({ xa: ps.map((p) => at(p.a, step)!), xb: ps.map((p) => at(p.b, step)!) }))!,
+    };
+  }
+  return { step, seeds, rows, across };
+}
+
+export function wishComparisonMarkdown(c: WishComparison, labels: readonly [string, string]): string {
+  const [a, b] = labels;
+  const header = ['wishes (pet / name / favourite)', `name: ${a}`, b, `${a} − ${b}`, `score: ${a}`, b, `${a} − ${b}`];
+  const cells = (x: ComparisonRow['name']) => (x ? [withInterval(x.a), withInterval(x.b), withInterval(x.diff, signed)] : ['', '', '']);
+  const lines = [`| ${header.join(' | ')} |`, `| ${header.map(() => '---').join(' | ')} |`];
+  for (const r of c.rows) lines.push(`| ${[r.wishes, ...cells(r.name), ...cells(r.score)].join(' | ')} |`);
+  if (c.across)
+    lines.push(`| ${[`the ${c.across.wishes.length} children nothing was tuned on`, ...cells(c.across.name), ...cells(c.across.score)].join(' | ')} |`);
+  lines.push(
+    '',
+    `At step ${c.step}, mean and 95 % bootstrap interval over seeds ${seedList(c.seeds)}; "${a} − ${b}" is paired by seed. The name is the share of ` +
+      'evaluation stories that call the pet by its name; the score is the personalization score.' +
+      (c.across ? ` The last row averages each seed's runs over ${c.across.wishes.join(', ')}, then pairs the seeds.` : ''),
+  );
+  return lines.join('\n');
+}

@@ -68,7 +68,7 @@ describe('train --data with exported sample rows', () => {
     const every = Array.from({ length: 100 }, (_, i) => i);
     const opd_topk = { weight: 1, clip: 0, ids: [every, every], teacher_logprobs: [every.map(() => -4.6), every.map(() => -4.6)], term: 'reverse-kl' };
     expect(parse({ ...row, opd_weight: undefined, opd_topk })[0]).toMatchObject({ opd_topk });
-    expect(() => parse({ ...row, opd_topk: { ...opd_topk, term: 'forward-kl' } })).toThrow('"opd_topk.term"');
+    expect(() => parse({ ...row, opd_topk: { ...opd_topk, term: 'jensen-shannon' } })).toThrow('"opd_topk.term"');
   });
 
   it("reads a prompt with a served agent's tool calls, as export writes it", () => {

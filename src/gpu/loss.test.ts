@@ -1,6 +1,7 @@
 /** The loss gradient the backward pass starts from, against central differences of the CPU reference loss. */
 import { describe, expect, it } from 'vitest';
 import { ppoBatchLoss, type PpoSampleInput, type PpoSettings } from '../rl/ppo';
+import { DISTILL_TERMS } from '../rl/topk-distill';
 import { ppoLossGrad, reverseKlLossGrad, topKLossGrad } from './loss';
 
 function numericGrad(samples: PpoSampleInput[], s: PpoSettings, h = 1e-6): number[][] {
@@ -115,7 +116,7 @@ describe('topKLossGrad', () => {
   }
 });
 
-describe('topKLossGrad with a reverse KL over the sets, and reverseKlLossGrad', () => {
+describe('topKLossGrad with a KL over the sets, and reverseKlLossGrad', () => {
   const sets = {
     weight: 0.6,
     clip: 0,
@@ -135,7 +136,7 @@ describe('topKLossGrad with a reverse KL over the sets, and reverseKlLossGrad', 
   };
   const other: PpoSampleInput = { logp: [-0.3, -0.7, -2], oldLogp: [-0.3, -0.72, -2], advantages: [-1, 0.25, 1] };
 
-  for (const term of ['reverse-kl', 'reverse-kl-tail'] as const) {
+  for (const term of DISTILL_TERMS) {
     for (const aggregation of ['sample-mean', 'token-mean'] as const) {
       it(`${term}: matches central differences of the CPU reference loss in every set member (${aggregation})`, () => {
         const s: PpoSettings = { epsLow: 0.2, epsHigh: 0.28, klCoef: 0, aggregation };

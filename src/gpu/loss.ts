@@ -7,7 +7,7 @@
 import { counts, countedTokens } from '../rl/loss-mask';
 import { klClamped, type PpoSampleInput, type PpoSettings } from '../rl/ppo';
 import { clippedSurrogateGrad } from '../rl/surrogate';
-import { reverseKlSet } from '../rl/reverse-kl';
+import { distillKlSet } from '../rl/distill-kl';
 import { memberRatio, setAdvantages } from '../rl/topk-distill';
 
 /** Sizes of the whole batch; a micro-batch's gradient needs them to weigh its tokens. */
@@ -60,13 +60,13 @@ export function topKLossGrad(samples: PpoSampleInput[], s: PpoSettings, norm: Ba
     const k = x.topk;
     if (!k || !(x.trainable ?? true) || x.logp.length === 0) return null;
     const w = tokenWeight(x, s, norm) * k.weight;
-    // A reverse KL over the sets (src/rl/reverse-kl.ts): its gradient in the members' log-probs.
-    if (k.term)
+    // A KL over the sets (src/rl/distill-kl.ts): its gradient in the members' log-probs.
+    if (k.term) {
+      const term = k.term;
       return k.logp.map((cur, t) =>
-        counts(x.lossMask, t)
-          ? Float32Array.from(reverseKlSet(cur, k.teacherLogp[t], k.term === 'reverse-kl-tail').grad, (g) => w * g)
-          : new Float32Array(cur.length),
+        counts(x.lossMask, t) ? Float32Array.from(distillKlSet(term, cur, k.teacherLogp[t]).grad, (g) => w * g) : new Float32Array(cur.length),
       );
+    }
     return k.logp.map((cur, t) => {
       if (!counts(x.lossMask, t)) return new Float32Array(cur.length);
       const a = setAdvantages(k.oldLogp[t], k.teacherLogp[t], k.clip);

@@ -98,12 +98,20 @@ describe('reverse-KL OPD term in a training step on stories260K', () => {
     x.forEach((t, i) => t.forEach((v, j) => expect(v).toBeCloseTo(y[i][j], 6)));
   });
 
-  it('teaches a token the policy did not write, over the whole vocabulary and over the teacher top-k (renormalised and with a tail)', async () => {
+  it('teaches a token the policy did not write, over the whole vocabulary and over the teacher top-k (renormalised and with a tail; reverse and forward)', async () => {
     const at = 4;
     const unsampled = policy.tokenizer.encode(' cat', false)[0];
     expect(unsampled).not.toBe(completion[at]);
     const before = (await distributions(undefined))[at][unsampled];
-    for (const form of ['whole', 'top-8', 'top-8 with a tail'] as const) {
+    const forms = ['whole', 'top-8', 'top-8 with a tail', 'forward top-8', 'forward top-8 with a tail'] as const;
+    const terms = {
+      whole: 'reverse-kl',
+      'top-8': 'reverse-kl',
+      'top-8 with a tail': 'reverse-kl-tail',
+      'forward top-8': 'forward-kl',
+      'forward top-8 with a tail': 'forward-kl-tail',
+    } as const;
+    for (const form of forms) {
       const adapter = fresh();
       const trainer = new LoraTrainer(policy.model, adapter, settings);
       const losses: number[] = [];
@@ -119,7 +127,7 @@ describe('reverse-KL OPD term in a training step on stories260K', () => {
             opdTopK: {
               weight: 1,
               clip: 0,
-              term: form === 'top-8 with a tail' ? 'reverse-kl-tail' : 'reverse-kl',
+              term: terms[form],
               ids,
               teacherLogp: ids.map((set, t) => set.map((id) => teacher[t][id])),
             },

@@ -2,7 +2,7 @@ import { InvalidArgumentError } from './errors';
 import { checkLossMask, countedValues, type LossMask } from './loss-mask';
 import { assertSameLength } from './numbers';
 import { checkClip, clippedSurrogate } from './surrogate';
-import { reverseKlTokenLoss } from './reverse-kl';
+import { distillKlTokenLoss } from './distill-kl';
 import { checkTopKTarget, topKDistillTokenLoss, type TopKDistillTarget } from './topk-distill';
 
 /**
@@ -194,16 +194,16 @@ export interface PpoSampleInput {
   reverseKl?: { weight: number; kl: readonly number[] };
 }
 
-/** A sample's top-k distillation term as the loss sees it (a reverse KL over sets reads no oldLogp). */
+/** A sample's top-k distillation term as the loss sees it (a KL over sets reads no oldLogp). */
 export interface TopKSampleInput extends TopKDistillTarget {
   logp: readonly (readonly number[])[];
   oldLogp: readonly (readonly number[])[];
 }
 
-/** The per-token loss of a sample's set term, unweighted: the top-k select surrogate, or a reverse KL over the sets. */
+/** The per-token loss of a sample's set term, unweighted: the top-k select surrogate, or a KL over the sets. */
 export function setTermTokenLoss(topk: TopKSampleInput, epsLow: number, epsHigh: number): number[] {
   return topk.term
-    ? reverseKlTokenLoss(topk.logp, topk.teacherLogp, topk.term === 'reverse-kl-tail')
+    ? distillKlTokenLoss(topk.term, topk.logp, topk.teacherLogp)
     : topKDistillTokenLoss(topk.logp, topk.oldLogp, topk.teacherLogp, topk.clip, epsLow, epsHigh);
 }
 
@@ -235,7 +235,7 @@ export interface PpoBatchStats {
 
 /**
  * The full loss of one batch on the CPU: clipped surrogate (plus w_opd times the top-k
- * distillation or reverse-KL term of a sample that has one, per token) plus klCoef times k3, each aggregated
+ * distillation or KL term of a sample that has one, per token) plus klCoef times k3, each aggregated
  * with the preset's mode; clip fractions and the other statistics are taken
  * over trainable tokens. A sample's loss mask leaves its masked tokens out of the sums, the
  * counts (its token mean divides by its unmasked tokens, as slime's sum_of_sample_mean) and the

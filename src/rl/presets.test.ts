@@ -10,7 +10,8 @@ import {
   loraPreset,
   makePreset,
   opdTermOf,
-  reverseKlOf,
+  klTermOf,
+  setOpdTerm,
   parsePreset,
   presetSwitchedTo,
   toolCallPreset,
@@ -131,8 +132,8 @@ describe('makePreset', () => {
   it('offers the reverse-KL term with its own k, refused without it, with it beside another term, or with a tail over the whole vocabulary', () => {
     const p = makePreset('opd', { advantage: { opdTerm: 'reverse-kl', reverseKl: { k: 0, tail: false } } });
     expect(opdTermOf(p)).toBe('reverse-kl');
-    expect(reverseKlOf(p)).toEqual({ k: 0, tail: false });
-    expect(reverseKlOf(makePreset('opd'))).toBeNull();
+    expect(klTermOf(p)).toEqual({ term: 'reverse-kl', k: 0, tail: false });
+    expect(klTermOf(makePreset('opd'))).toBeNull();
     expect(parsePreset(JSON.parse(JSON.stringify(p)))).toEqual(p);
     const top = makePreset('combined', { advantage: { opdTerm: 'reverse-kl', reverseKl: { k: 50, tail: true } } });
     expect(presetSwitchedTo('opd', top).advantage).toMatchObject({ opdTerm: 'reverse-kl', reverseKl: { k: 50, tail: true } });
@@ -152,6 +153,27 @@ describe('makePreset', () => {
         expect((e as Error).message).not.toContain('\n');
       }
     }
+  });
+
+  it('offers the forward-KL term over a top-k set only, with its own settings, and switches between the two KL terms', () => {
+    const p = makePreset('opd', { advantage: { opdTerm: 'forward-kl', forwardKl: { k: 16, tail: true } } });
+    expect(klTermOf(p)).toEqual({ term: 'forward-kl', k: 16, tail: true });
+    expect(parsePreset(JSON.parse(JSON.stringify(p)))).toEqual(p);
+    expect(presetSwitchedTo('combined', p).advantage).toMatchObject({ opdTerm: 'forward-kl', forwardKl: { k: 16, tail: true } });
+    expect(presetSwitchedTo('binary', p).advantage).not.toHaveProperty('forwardKl');
+    expect(() => makePreset('opd', { advantage: { opdTerm: 'forward-kl' } })).toThrow(/"advantage\.forwardKl" is missing; opdTerm "forward-kl" needs k 1-64/);
+    expect(() => makePreset('opd', { advantage: { opdTerm: 'forward-kl', forwardKl: { k: 0, tail: false } } })).toThrow('"advantage.forwardKl.k"');
+    expect(() => makePreset('opd', { advantage: { opdTerm: 'forward-kl', forwardKl: { k: 8, tail: true }, reverseKl: { k: 8, tail: true } } })).toThrow(
+      /"advantage\.reverseKl" is set but opdTerm is "forward-kl"/,
+    );
+    expect(() => makePreset('binary', { advantage: { opdTerm: 'forward-kl', forwardKl: { k: 8, tail: true } } })).toThrow('"advantage.opdTerm"');
+    // The editor's switch: each KL term gets its settings and drops the other's.
+    const advantage = structuredClone(p.advantage);
+    setOpdTerm(advantage, 'reverse-kl');
+    expect(advantage).toMatchObject({ opdTerm: 'reverse-kl', reverseKl: { k: 16, tail: true } });
+    expect(advantage).not.toHaveProperty('forwardKl');
+    setOpdTerm(advantage, 'sampled-token');
+    expect(advantage).not.toHaveProperty('reverseKl');
   });
 
   it("offers the reference runners' last turn: never judged, and no idle timeout", () => {

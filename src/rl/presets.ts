@@ -9,11 +9,23 @@ import { KL_TYPES, LOSS_AGGREGATIONS, type KlType } from './ppo';
 import { DEFAULT_IDLE_TIMEOUT_MS } from './sessions';
 
 /** What the OPD term trains (MethodPreset.advantage.opdTerm). */
-export const OPD_TERMS = ['sampled-token', 'topk-distill', 'reverse-kl'] as const;
+export const OPD_TERMS = ['sampled-token', 'topk-distill', 'reverse-kl', 'forward-kl'] as const;
 export type OpdTerm = (typeof OPD_TERMS)[number];
 
-/** The reverse-KL term's settings (MethodPreset.advantage.reverseKl; src/rl/reverse-kl.ts). */
-export type ReverseKlSettings = Infer<typeof reverseKlShape>;
+/**
+ * A KL term's settings: over which of the teacher's tokens it runs (MethodPreset.advantage.reverseKl,
+ * src/rl/reverse-kl.ts; MethodPreset.advantage.forwardKl, src/rl/forward-kl.ts).
+ */
+export type KlSetSettings = Infer<typeof klSetShape>;
+
+/** The OPD terms that are a KL to the teacher's distribution, and the preset key of each one's settings. */
+export const KL_TERM_KEYS = { 'reverse-kl': 'reverseKl', 'forward-kl': 'forwardKl' } as const;
+export type KlTerm = keyof typeof KL_TERM_KEYS;
+
+/** A preset's KL term: its direction and settings (klTermOf). */
+export interface KlTermSettings extends KlSetSettings {
+  term: KlTerm;
+}
 
 /**
  * Whose hint conditions a turn's teacher (MethodPreset.advantage.hintSource): the judge's, another
@@ -137,6 +149,7 @@ const OPTIONAL_SETTINGS = new Set([
   'advantage.hintSource',
   'advantage.opdTerm',
   'advantage.reverseKl',
+  'advantage.forwardKl',
   'loss.klType',
   'session.lastTurn',
   'batch.toolCallSamples',
@@ -221,8 +234,11 @@ export function presetSwitchedTo(method: MethodName, from: MethodPreset, overrid
   }
   if (method !== 'binary' && from.advantage.opdTerm) {
     out.advantage = { ...out.advantage, opdTerm: from.advantage.opdTerm };
-    if (from.advantage.reverseKl) out.advantage.reverseKl = { ...from.advantage.reverseKl };
-    else delete out.advantage.reverseKl;
+    for (const key of Object.values(KL_TERM_KEYS)) {
+      const settings = from.advantage[key];
+      if (settings) out.advantage[key] = { ...settings };
+      else delete out.advantage[key];
+    }
   }
   return out;
 }
@@ -278,10 +294,10 @@ const below1 = checker({ type: 'number', minimum: 0, exclusiveMaximum: 1 }, (val
   return n;
 });
 
-const reverseKlShape = object({
+const klSetShape = object({
   /**
-   * 0: the whole vocabulary (for small vocabularies: the teacher's log-probs of every token at
-   * every position go into the run file). k >= 1: the teacher's k most likely tokens.
+   * 0: the whole vocabulary (the reverse KL only, for small vocabularies: the teacher's log-probs
+   * of every token at every position go into the run file). k >= 1: the teacher's k most likely tokens.
    */
   k: int(0, MAX_TOP_K),
   /** With k >= 1: false renormalises both over the k; true adds one bin for the rest (the reference's --distill-topk loss). */
@@ -328,11 +344,15 @@ export const presetShape = object({
        * the student's hintSelection.k most likely tokens at every position, each weighted by the
        * old policy renormalised over them (src/rl/topk-distill.ts). 'reverse-kl': KL(pi_theta ||
        * pi_teacher) at every position over the teacher's distribution, as `reverseKl` sets
-       * (src/rl/reverse-kl.ts). Read it with opdTermOf.
+       * (src/rl/reverse-kl.ts). 'forward-kl': KL(pi_teacher || pi_theta) likewise, as `forwardKl`
+       * sets (src/rl/forward-kl.ts): its pull on a token is the teacher's probability of it, not
+       * the student's. Read it with opdTermOf.
        */
       opdTerm: oneOf(...OPD_TERMS),
       /** With opdTerm "reverse-kl" (and only then): over which tokens the KL runs. */
-      reverseKl: reverseKlShape,
+      reverseKl: klSetShape,
+      /** With opdTerm "forward-kl" (and only then): over which tokens the KL runs (k >= 1). */
+      forwardKl: klSetShape,
     },
   ),
   loss: object(
@@ -399,14 +419,16 @@ export const presetShape = object({
   ),
 });
 
-/** The reverse-KL settings a preset takes when its OPD term becomes "reverse-kl" without its own. */
-export const DEFAULT_REVERSE_KL: ReverseKlSettings = { k: 16, tail: true };
+/** The settings a preset takes when its OPD term becomes a KL term without its own. */
+export const DEFAULT_KL_SET: KlSetSettings = { k: 16, tail: true };
 
-/** Sets the OPD term, adding the reverse-KL settings it needs or dropping those it no longer uses. */
+/** Sets the OPD term, adding the KL settings it needs or dropping those it no longer uses. */
 export function setOpdTerm(advantage: MethodPreset['advantage'], term: OpdTerm): void {
   advantage.opdTerm = term;
-  if (term === 'reverse-kl') advantage.reverseKl ??= { ...DEFAULT_REVERSE_KL };
-  else delete advantage.reverseKl;
+  for (const [kl, key] of Object.entries(KL_TERM_KEYS)) {
+    if (term === kl) advantage[key] ??= { ...DEFAULT_KL_SET };
+    else delete advantage[key];
+  }
 }
 
 /** What the OPD term trains; the sampled token for a preset stored without the setting. */
@@ -483,7 +505,7 @@ function checkPreset(value: unknown): MethodPreset {
     if (usesTopK(hintSelectionOf(preset).rule))
       throw new PresetError('advantage.hintSource', `is "${source}", which works with hintSelection.rule "longest" only; set that rule or hintSource "judge"`);
   }
-  checkReverseKl(preset);
+  checkKlTerm(preset);
   if (opdTermOf(preset) === 'topk-distill') {
     if (preset.method === 'binary')
       throw new PresetError('advantage.opdTerm', 'is "topk-distill" but method "binary" has no OPD term; use "opd" or "combined"');
@@ -496,27 +518,39 @@ function checkPreset(value: unknown): MethodPreset {
   return preset;
 }
 
-/** The reverse-KL term's rules: only with opdTerm "reverse-kl", which needs it, and a tail only over a top-k set. */
-function checkReverseKl(preset: MethodPreset): void {
+/**
+ * The KL terms' rules: settings only for the term that needs them, which must have them; the
+ * whole vocabulary (k 0) only for the reverse KL (the engine's whole-row op), and a tail only over
+ * a top-k set.
+ */
+function checkKlTerm(preset: MethodPreset): void {
   const term = opdTermOf(preset);
-  const r = preset.advantage.reverseKl;
-  if (term !== 'reverse-kl') {
-    if (r) throw new PresetError('advantage.reverseKl', `is set but opdTerm is "${term}"; remove it or set opdTerm "reverse-kl"`);
-    return;
+  for (const [kl, key] of Object.entries(KL_TERM_KEYS)) {
+    if (term !== kl && preset.advantage[key]) throw new PresetError(`advantage.${key}`, `is set but opdTerm is "${term}"; remove it or set opdTerm "${kl}"`);
   }
-  if (preset.method === 'binary') throw new PresetError('advantage.opdTerm', 'is "reverse-kl" but method "binary" has no OPD term; use "opd" or "combined"');
+  if (term !== 'reverse-kl' && term !== 'forward-kl') return;
+  const key = KL_TERM_KEYS[term];
+  const r = preset.advantage[key];
+  if (preset.method === 'binary') throw new PresetError('advantage.opdTerm', `is "${term}" but method "binary" has no OPD term; use "opd" or "combined"`);
   if (!r)
     throw new PresetError(
-      'advantage.reverseKl',
-      'is missing; opdTerm "reverse-kl" needs { "k": 0, "tail": false } (the whole vocabulary, small models) or k 1-64 for the teacher\'s top-k',
+      `advantage.${key}`,
+      term === 'reverse-kl'
+        ? 'is missing; opdTerm "reverse-kl" needs { "k": 0, "tail": false } (the whole vocabulary, small models) or k 1-64 for the teacher\'s top-k'
+        : 'is missing; opdTerm "forward-kl" needs k 1-64, the teacher\'s top-k, e.g. { "k": 16, "tail": true }',
     );
+  if (r.k === 0 && term === 'forward-kl')
+    throw new PresetError('advantage.forwardKl.k', "is 0, but the forward KL runs over the teacher's top-k only; set k 1-64");
   if (r.k === 0 && r.tail)
     throw new PresetError('advantage.reverseKl.tail', 'is true but k is 0 (the whole vocabulary leaves no tail); set tail false or k 1-64');
 }
 
-/** The reverse-KL term's settings, or null when the preset's OPD term is another. */
-export function reverseKlOf(preset: MethodPreset): ReverseKlSettings | null {
-  return opdTermOf(preset) === 'reverse-kl' ? (preset.advantage.reverseKl ?? null) : null;
+/** The preset's KL term (its direction and settings), or null when its OPD term is not a KL. */
+export function klTermOf(preset: MethodPreset): KlTermSettings | null {
+  const term = opdTermOf(preset);
+  if (term !== 'reverse-kl' && term !== 'forward-kl') return null;
+  const settings = preset.advantage[KL_TERM_KEYS[term]];
+  return settings ? { term, ...settings } : null;
 }
 
 /**

@@ -209,8 +209,8 @@ export const sampleChecker = object(
     /**
      * The top-k distillation term (preset advantage.opdTerm "topk-distill"): its weight w_opd, the
      * clip, the student's top-k set at every response token and the teacher's log-probs over it.
-     * perToken then holds no OPD term. With `term` (opdTerm "reverse-kl"): the reverse KL over the
-     * teacher's top-k sets, or over the whole vocabulary where each set holds every id.
+     * perToken then holds no OPD term. With `term` (opdTerm "reverse-kl" or "forward-kl"): that KL
+     * over the teacher's top-k sets, or (the reverse KL) over the whole vocabulary where each set holds every id.
      */
     opdTopK: object(
       {

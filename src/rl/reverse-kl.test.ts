@@ -1,20 +1,8 @@
 import { describe, expect, it } from 'vitest';
+import { expectLogitGrad, expectMemberGrad, logSoftmax, numericGrad } from '../../test/support/rl/kl-sets';
 import { LengthMismatchError } from './errors';
-import { reverseKlFull, reverseKlSet, reverseKlTokenLoss } from './reverse-kl';
-
-/** Central differences of f at x, coordinate by coordinate. */
-function numericGrad(f: (x: number[]) => number, x: readonly number[], h = 1e-6): number[] {
-  return x.map((_, i) => {
-    const at = (d: number) => f(x.map((v, j) => (j === i ? v + d : v)));
-    return (at(h) - at(-h)) / (2 * h);
-  });
-}
-
-const logSoftmax = (z: readonly number[]) => {
-  const m = Math.max(...z);
-  const lse = m + Math.log(z.reduce((s, x) => s + Math.exp(x - m), 0));
-  return z.map((x) => x - lse);
-};
+import { distillKlTokenLoss } from './distill-kl';
+import { reverseKlFull, reverseKlSet } from './reverse-kl';
 
 describe('reverse KL over the whole vocabulary', () => {
   const logits = [1.2, -0.3, 0.5, 2.0, -1.7, 0.0];
@@ -58,44 +46,18 @@ describe('reverse KL over a set', () => {
   });
 
   for (const tail of [false, true]) {
-    it(`${tail ? 'with a tail bin' : 'renormalised'}: the gradient in the members' log-probs is central differences'`, () => {
-      const { grad } = reverseKlSet(cur, teacher, tail);
-      const numeric = numericGrad((x) => reverseKlSet(x, teacher, tail).kl, cur);
-      grad.forEach((g, v) => expect(g).toBeCloseTo(numeric[v], 7));
-    });
+    it(`${tail ? 'with a tail bin' : 'renormalised'}: the gradient in the members' log-probs is central differences'`, () =>
+      expectMemberGrad(reverseKlSet, cur, teacher, tail));
 
-    it(`${tail ? 'with a tail bin' : 'renormalised'}: through the log-softmax, the gradient in the logits is central differences'`, () => {
-      // What the engine computes: the members' log-probs gathered from a logits row, their gradient
-      // taken back through the gather, d log p_v / d z_j = [v = j] - p_j.
-      const z = [0.3, -1.2, 1.5, 0.1, -0.4, 0.9, -2.2];
-      const set = [2, 5, 0];
-      const q = [Math.log(0.5), Math.log(0.2), Math.log(0.15)];
-      const loss = (x: number[]) =>
-        reverseKlSet(
-          set.map((j) => logSoftmax(x)[j]),
-          q,
-          tail,
-        ).kl;
-      const lp = logSoftmax(z);
-      const { grad } = reverseKlSet(
-        set.map((j) => lp[j]),
-        q,
-        tail,
-      );
-      const sum = grad.reduce((a, b) => a + b, 0);
-      const dz = z.map((_, j) => (set.includes(j) ? grad[set.indexOf(j)] : 0) - Math.exp(lp[j]) * sum);
-      const numeric = numericGrad(loss, z);
-      dz.forEach((g, j) => expect(g).toBeCloseTo(numeric[j], 7));
-    });
+    it(`${tail ? 'with a tail bin' : 'renormalised'}: through the log-softmax, the gradient in the logits is central differences'`, () =>
+      expectLogitGrad(reverseKlSet, tail));
   }
 
   it('with a tail bin, where the set holds all the mass the tail is held at the bound and is a constant', () => {
     // Mass 1.2 (rounding in a real model gives a little over 1): clearly past the bound, so the
     // differences below stay on one side of it.
     const all = [Math.log(0.8), Math.log(0.4)];
-    const { grad } = reverseKlSet(all, teacher.slice(0, 2), true);
-    const numeric = numericGrad((x) => reverseKlSet(x, teacher.slice(0, 2), true).kl, all);
-    grad.forEach((g, v) => expect(g).toBeCloseTo(numeric[v], 6));
+    expectMemberGrad(reverseKlSet, all, teacher.slice(0, 2), true, 6);
     expect(Number.isFinite(reverseKlSet(all, [0, -50], true).kl)).toBe(true);
   });
 
@@ -110,11 +72,11 @@ describe('reverse KL over a set', () => {
   });
 
   it('per position, and refuses sets that do not line up', () => {
-    expect(reverseKlTokenLoss([cur, cur.slice(0, 1)], [teacher, teacher.slice(0, 1)], false)).toEqual([
+    expect(distillKlTokenLoss('reverse-kl', [cur, cur.slice(0, 1)], [teacher, teacher.slice(0, 1)])).toEqual([
       expect.closeTo(reverseKlSet(cur, teacher, false).kl, 12),
       0,
     ]);
-    expect(() => reverseKlTokenLoss([cur], [], false)).toThrow(LengthMismatchError);
+    expect(() => distillKlTokenLoss('reverse-kl', [cur], [])).toThrow(LengthMismatchError);
     expect(() => reverseKlSet(cur, teacher.slice(1), true)).toThrow(LengthMismatchError);
   });
 });

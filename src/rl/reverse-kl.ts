@@ -35,7 +35,8 @@ export const MAX_FULL_KL_VOCAB = 8192;
 /** The reference's bound on log sum_S p before the tail bin's log(1 - .): the tail keeps at least ~1e-7. */
 export const TAIL_LOG_MASS_MAX = -1e-7;
 
-function logSumExp(xs: readonly number[]): number {
+/** log sum_i exp(x_i), stable; -Infinity for an empty or all -Infinity list. */
+export function logSumExp(xs: readonly number[]): number {
   const max = Math.max(...xs);
   if (max === -Infinity) return -Infinity;
   let s = 0;
@@ -44,7 +45,7 @@ function logSumExp(xs: readonly number[]): number {
 }
 
 /** log(1 - exp(x)) for x <= TAIL_LOG_MASS_MAX, without cancellation near 0. */
-function log1mExp(x: number): number {
+export function log1mExp(x: number): number {
   return x > -Math.LN2 ? Math.log(-Math.expm1(x)) : Math.log1p(-Math.exp(x));
 }
 
@@ -98,15 +99,4 @@ export function reverseKlSet(logp: readonly number[], teacherLogp: readonly numb
   // Where the clamp holds the set's mass, the tail bin is a constant: each bin's own term alone,
   // d/d log p_v of p_v (log p_v - log q_v) = p_v (log p_v - log q_v + 1).
   return { kl, grad: p.map((pv, v) => pv * (logp[v] - teacherLogp[v] - (held ? -1 : dTail))) };
-}
-
-/**
- * KL_t of every position for the set forms (unweighted by w_opd).
- *
- * @param cur - log-probs of each set member under the policy being trained, per position
- * @param teacher - the teacher's log-probs over the same sets
- */
-export function reverseKlTokenLoss(cur: readonly (readonly number[])[], teacher: readonly (readonly number[])[], tail: boolean): number[] {
-  if (teacher.length !== cur.length) throw new LengthMismatchError('reverseKlTokenLoss(teacher, cur)', cur.length, teacher.length);
-  return cur.map((c, t) => reverseKlSet(c, teacher[t], tail).kl);
 }

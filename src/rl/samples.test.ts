@@ -128,7 +128,7 @@ describe('assembleSample', () => {
     // More than 64 ids per set is the whole vocabulary of the reverse KL only.
     const { term: _, ...untermed } = record.opdTopK!;
     expect(() => validateRecord(JSON.parse(JSON.stringify({ ...record, opdTopK: untermed })), 'test')).toThrow(/opdTopK\.ids.*more than 64 only/);
-    expect(() => validateRecord(JSON.parse(JSON.stringify({ ...record, opdTopK: { ...record.opdTopK, term: 'forward-kl' } })), 'test')).toThrow(
+    expect(() => validateRecord(JSON.parse(JSON.stringify({ ...record, opdTopK: { ...record.opdTopK, term: 'jensen-shannon' } })), 'test')).toThrow(
       /opdTopK\.term/,
     );
   });

@@ -35,12 +35,13 @@ export function memberRatio(cur: number, old: number): { rho: number; held: bool
 }
 
 /**
- * Which distillation a target trains over its sets (TopKDistillTarget.term). Absent: the top-k
- * select surrogate above. 'reverse-kl': KL(pi_theta || pi_teacher) over each set renormalised (a
- * set of the whole vocabulary is the full KL); 'reverse-kl-tail': the same over the set's
- * tokens plus one bin for the rest of the vocabulary (src/rl/reverse-kl.ts).
+ * Which distillation a target trains over its sets (TopKDistillTarget.term; src/rl/distill-kl.ts).
+ * Absent: the top-k select surrogate above. 'reverse-kl': KL(pi_theta || pi_teacher) over each set
+ * renormalised (a set of the whole vocabulary is the full KL); 'forward-kl': KL(pi_teacher ||
+ * pi_theta) over each set renormalised; '-tail': the same over the set's tokens plus one bin for
+ * the rest of the vocabulary (src/rl/reverse-kl.ts, src/rl/forward-kl.ts).
  */
-export const DISTILL_TERMS = ['reverse-kl', 'reverse-kl-tail'] as const;
+export const DISTILL_TERMS = ['reverse-kl', 'reverse-kl-tail', 'forward-kl', 'forward-kl-tail'] as const;
 export type DistillTerm = (typeof DISTILL_TERMS)[number];
 
 /** What a sample carries for the term: the set per position and the teacher's log-probs over it. */
@@ -54,8 +55,9 @@ export interface TopKDistillTarget {
   /** log pi_teacher(v) for each v of S_t, same shape as ids. */
   teacherLogp: readonly (readonly number[])[];
   /**
-   * Absent: the top-k select surrogate over the student's sets. A reverse KL (DistillTerm): the
-   * sets are the teacher's top-k (or the whole vocabulary), and clip, ratio and old policy are unused.
+   * Absent: the top-k select surrogate over the student's sets. A KL (DistillTerm): the sets are
+   * the teacher's top-k (or, for the reverse KL, the whole vocabulary), and clip, ratio and old
+   * policy are unused.
    */
   term?: DistillTerm;
 }

@@ -11,7 +11,7 @@ import { stripEnvelope, type ClientEnvelope } from '../rl/envelopes';
 import { appendHint, parseHintVote, selectBestHint, type HintVote } from '../rl/hints';
 import { buildBinaryJudgePrompt, buildHintJudgePrompt } from '../rl/judge';
 import type { HintShuffler, ShuffleWindow } from '../rl/hint-shuffle';
-import { hintSelectionOf, hintSourceOf, opdTermOf, reverseKlOf, type MethodPreset, type ReverseKlSettings } from '../rl/presets';
+import { hintSelectionOf, hintSourceOf, KL_TERM_KEYS, klTermOf, opdTermOf, type KlTermSettings, type MethodPreset } from '../rl/presets';
 import { MAX_FULL_KL_VOCAB } from '../rl/reverse-kl';
 import type { ChatMessage } from '../rl/messages';
 import type { HintSelectionRecord, JudgeKind, JudgeResultRecord, JudgeVoteRecord } from '../rl/records';
@@ -108,7 +108,7 @@ export async function judgeTurn(turn: Turn, d: JudgeDeps): Promise<JudgedTurn> {
   let opdClip: { clip: number; teacherLogp: number[] } | null = null;
   let opdTopK: NonNullable<TurnJudgement['opdTopK']> | null = null;
   const distill = opdTermOf(d.preset) === 'topk-distill';
-  const reverseKl = reverseKlOf(d.preset);
+  const klTerm = klTermOf(d.preset);
   if (hintVotes > 0) {
     const votes: HintVote[] = hintTexts.map((raw, vote) => {
       const v = parseHintVote(raw);
@@ -126,7 +126,7 @@ export async function judgeTurn(turn: Turn, d: JudgeDeps): Promise<JudgedTurn> {
       teacherLogp = picked?.teacherLogp ?? null;
       selection = picked?.selection;
       if (picked?.sets) opdTopK = { clip: rule.clip, ...picked.sets };
-      if (picked && reverseKl) ({ sampled: teacherLogp, target: opdTopK } = await reverseKlTarget(turn, picked.candidates, picked.perToken, reverseKl, d));
+      if (picked && klTerm) ({ sampled: teacherLogp, target: opdTopK } = await klTarget(turn, picked.candidates, picked.perToken, klTerm, d));
     } else {
       hint = selectBestHint(votes, d.preset.judge.minHintChars);
       if (hint !== null && hintSourceOf(d.preset) === 'shuffled') {
@@ -149,7 +149,7 @@ export async function judgeTurn(turn: Turn, d: JudgeDeps): Promise<JudgedTurn> {
           const [teacher] = await topKScorer(d)([{ messages: teacherMessages, tokenIds, at: student.topIds }], d.preset.advantage.teacher, rule.k);
           teacherLogp = teacher.logprobs;
           opdTopK = { clip: rule.clip, ids: student.topIds, teacherLogp: teacher.atLogp! };
-        } else if (reverseKl) ({ sampled: teacherLogp, target: opdTopK } = await reverseKlTarget(turn, [hint], null, reverseKl, d));
+        } else if (klTerm) ({ sampled: teacherLogp, target: opdTopK } = await klTarget(turn, [hint], null, klTerm, d));
         else [teacherLogp] = await d.policy.score([{ messages: teacherMessages, tokenIds }], d.preset.advantage.teacher);
       }
     }
@@ -270,18 +270,18 @@ async function selectByTopK(
 const EVERY_ID = 2 ** 31 - 1;
 
 /**
- * The reverse-KL term's target (src/rl/reverse-kl.ts): the teacher's distribution at every
+ * A KL term's target (src/rl/reverse-kl.ts, src/rl/forward-kl.ts): the teacher's distribution at every
  * response position, conditioned on the winning hint of that position (`perToken` indexes
  * `hints`; null: hints[0] throughout). One pass finds each teacher's k most likely ids (every id
  * for k = 0), a second reads its log-probs over them; `sampled` is its log-prob of each written token.
  *
  * @throws Error when k = 0 and the vocabulary is past MAX_FULL_KL_VOCAB
  */
-async function reverseKlTarget(
+async function klTarget(
   turn: Turn,
   hints: readonly string[],
   perToken: readonly number[] | null,
-  r: ReverseKlSettings,
+  r: KlTermSettings,
   d: JudgeDeps,
 ): Promise<{ sampled: number[]; target: NonNullable<TurnJudgement['opdTopK']> }> {
   const scoreTopK = topKScorer(d);
@@ -292,7 +292,7 @@ async function reverseKlTarget(
   const vocabulary = sets[0].topIds[0]?.length ?? 0;
   if (r.k === 0 && vocabulary > MAX_FULL_KL_VOCAB)
     throw new Error(
-      `advantage.reverseKl.k is 0 (the whole vocabulary) but this policy has ${vocabulary} tokens, past ${MAX_FULL_KL_VOCAB}; set advantage.reverseKl.k to 1-64 (the reference's top-k loss: k 50, tail true)`,
+      `advantage.${KL_TERM_KEYS[r.term]}.k is 0 (the whole vocabulary) but this policy has ${vocabulary} tokens, past ${MAX_FULL_KL_VOCAB}; set advantage.${KL_TERM_KEYS[r.term]}.k to 1-64 (the reference's top-k loss: k 50, tail true)`,
     );
   const read = await scoreTopK(
     items.map((it, i) => ({ ...it, at: sets[i].topIds })),
@@ -304,7 +304,7 @@ async function reverseKlTarget(
     sampled: tokenIds.map((_, t) => sets[of(t)].logprobs[t]),
     target: {
       clip: 0,
-      term: r.tail ? 'reverse-kl-tail' : 'reverse-kl',
+      term: r.tail ? `${r.term}-tail` : r.term,
       ids: tokenIds.map((_, t) => sets[of(t)].topIds[t]),
       teacherLogp: tokenIds.map((_, t) => read[of(t)].atLogp![t]),
     },

@@ -3,7 +3,7 @@
  * carries (without secrets), and what `nextstate run --config` reads.
  */
 import {
-  DEFAULT_REVERSE_KL,
+  DEFAULT_KL_SET,
   makePreset,
   parsePreset,
   presetSwitchedTo,
@@ -95,7 +95,7 @@ export const STORY_LR: Record<MethodName, number> = { binary: 5e-4, opd: 4e-3, c
  * name in 60 of 120 evaluation stories against sampled-token OPD's 25, and tied it on the score
  * (docs/reproduction.md, "A loss that reaches the name").
  */
-export const STORY_OPD_TERM = { opdTerm: 'reverse-kl', reverseKl: DEFAULT_REVERSE_KL } as const;
+export const STORY_OPD_TERM = { opdTerm: 'reverse-kl', reverseKl: DEFAULT_KL_SET } as const;
 
 /**
  * Preset overrides that suit a laptop browser: the paper's method shapes (votes, weights, clip,

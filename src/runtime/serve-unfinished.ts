@@ -8,7 +8,7 @@
  */
 import { opdAdvantages } from '../rl/advantages';
 import type { ChatMessage } from '../rl/messages';
-import { hintSelectionOf, opdTermOf, reverseKlOf, type MethodName, type MethodPreset } from '../rl/presets';
+import { hintSelectionOf, klTermOf, opdTermOf, type MethodName, type MethodPreset } from '../rl/presets';
 import type { InteractionRecord, JudgeResultRecord, RunRecord } from '../rl/records';
 import { assembleSample, type PolicyResponse, type TrainingSample } from '../rl/samples';
 import { clippedOpdAdvantages } from '../rl/topk-hints';
@@ -78,7 +78,7 @@ function rebuiltSample(i: InteractionRecord, results: readonly JudgeResultRecord
   const hint = results.find((r) => r.judge === 'hint');
   if ((preset.judge.binaryVotes > 0 && !binary) || (preset.judge.hintVotes > 0 && !hint)) return null;
   const teacherLogp = hint?.teacherLogp ?? null;
-  if (teacherLogp && (opdTermOf(preset) === 'topk-distill' || reverseKlOf(preset))) return null;
+  if (teacherLogp && (opdTermOf(preset) === 'topk-distill' || klTermOf(preset))) return null;
   const { clip } = hintSelectionOf(preset);
   const opd = teacherLogp && (clip > 0 ? clippedOpdAdvantages(teacherLogp, i.logprobs, clip) : opdAdvantages(teacherLogp, i.logprobs));
   const judgement = { reward: binary?.score ?? null, opd, ...(teacherLogp && clip > 0 ? { opdClip: { clip, teacherLogp } } : {}) };

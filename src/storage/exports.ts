@@ -53,8 +53,8 @@ export const SAMPLE_ROW_FIELDS = {
   /**
    * The top-k distillation term (preset advantage.opdTerm "topk-distill"): its weight w_opd,
    * the clip, the student's top-k set at every completion token and the teacher's log-probs over
-   * it. `advantages` then hold no OPD term. With `term` (opdTerm "reverse-kl"): the reverse KL over
-   * the teacher's top-k sets, or over the whole vocabulary where each set holds every id.
+   * it. `advantages` then hold no OPD term. With `term` (opdTerm "reverse-kl" or "forward-kl"): that
+   * KL over the teacher's top-k sets, or (the reverse KL) over the whole vocabulary where each set holds every id.
    */
   opd_topk: object(
     {
