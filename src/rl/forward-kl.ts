@@ -20,8 +20,7 @@
  *
  * The CPU reference: plain arrays, written for clarity.
  */
-import { InvalidArgumentError, LengthMismatchError } from './errors';
-import { log1mExp, logSumExp, TAIL_LOG_MASS_MAX, type KlWithGrad } from './reverse-kl';
+import { checkSet, renormalised, tailBins, type KlWithGrad } from './reverse-kl';
 
 /**
  * KL(teacher || student) over one position's set, and d KL / d (the members' global log-probs).
@@ -31,21 +30,14 @@ import { log1mExp, logSumExp, TAIL_LOG_MASS_MAX, type KlWithGrad } from './rever
  * @param tail - false: both renormalised over the set; true: the set plus a tail bin
  */
 export function forwardKlSet(logp: readonly number[], teacherLogp: readonly number[], tail: boolean): KlWithGrad {
-  if (teacherLogp.length !== logp.length) throw new LengthMismatchError('forwardKlSet(teacherLogp, logp)', logp.length, teacherLogp.length);
-  if (logp.length === 0) throw new InvalidArgumentError('forwardKlSet: the set is empty; every position needs at least one id.');
+  checkSet('forwardKlSet', logp, teacherLogp);
   if (!tail) {
-    const ls = logSumExp(logp);
-    const lt = logSumExp(teacherLogp);
-    const lp = logp.map((x) => x - ls);
-    const lq = teacherLogp.map((x) => x - lt);
+    const { lp, lq } = renormalised(logp, teacherLogp);
     const q = lq.map(Math.exp);
     const kl = q.reduce((s, qv, v) => s + (qv > 0 ? qv * (lq[v] - lp[v]) : 0), 0);
     return { kl, grad: lp.map((x, v) => Math.exp(x) - q[v]) };
   }
-  const sMass = logSumExp(logp);
-  const held = sMass > TAIL_LOG_MASS_MAX;
-  const pTail = log1mExp(Math.min(sMass, TAIL_LOG_MASS_MAX));
-  const qTail = log1mExp(Math.min(logSumExp(teacherLogp), TAIL_LOG_MASS_MAX));
+  const { held, pTail, qTail } = tailBins(logp, teacherLogp);
   const q = teacherLogp.map(Math.exp);
   const qT = Math.exp(qTail);
   const kl = q.reduce((s, qv, v) => s + (qv > 0 ? qv * (teacherLogp[v] - logp[v]) : 0), 0) + qT * (qTail - pTail);

@@ -36,7 +36,7 @@ export const MAX_FULL_KL_VOCAB = 8192;
 export const TAIL_LOG_MASS_MAX = -1e-7;
 
 /** log sum_i exp(x_i), stable; -Infinity for an empty or all -Infinity list. */
-export function logSumExp(xs: readonly number[]): number {
+function logSumExp(xs: readonly number[]): number {
   const max = Math.max(...xs);
   if (max === -Infinity) return -Infinity;
   let s = 0;
@@ -45,7 +45,7 @@ export function logSumExp(xs: readonly number[]): number {
 }
 
 /** log(1 - exp(x)) for x <= TAIL_LOG_MASS_MAX, without cancellation near 0. */
-export function log1mExp(x: number): number {
+function log1mExp(x: number): number {
   return x > -Math.LN2 ? Math.log(-Math.expm1(x)) : Math.log1p(-Math.exp(x));
 }
 
@@ -70,6 +70,32 @@ export function reverseKlFull(logits: readonly number[], teacherLogp: readonly n
   return { kl, grad: p.map((pj, j) => (pj > 0 ? pj * (logp[j] - teacherLogp[j] - kl) : 0)) };
 }
 
+/** Refuses a set whose two sides differ in length, or an empty one; `what` names the caller. */
+export function checkSet(what: string, logp: readonly number[], teacherLogp: readonly number[]): void {
+  if (teacherLogp.length !== logp.length) throw new LengthMismatchError(`${what}(teacherLogp, logp)`, logp.length, teacherLogp.length);
+  if (logp.length === 0) throw new InvalidArgumentError(`${what}: the set is empty; every position needs at least one id.`);
+}
+
+/** Both sides renormalised over the set: log p~ and log q~. */
+export function renormalised(logp: readonly number[], teacherLogp: readonly number[]): { lp: number[]; lq: number[] } {
+  const ls = logSumExp(logp);
+  const lt = logSumExp(teacherLogp);
+  return { lp: logp.map((x) => x - ls), lq: teacherLogp.map((x) => x - lt) };
+}
+
+/**
+ * The tail bin of each side, log(1 - the set's mass) with the mass bounded by TAIL_LOG_MASS_MAX,
+ * and whether that bound holds the student's (then its tail is a constant).
+ */
+export function tailBins(logp: readonly number[], teacherLogp: readonly number[]): { held: boolean; pTail: number; qTail: number } {
+  const sMass = logSumExp(logp);
+  return {
+    held: sMass > TAIL_LOG_MASS_MAX,
+    pTail: log1mExp(Math.min(sMass, TAIL_LOG_MASS_MAX)),
+    qTail: log1mExp(Math.min(logSumExp(teacherLogp), TAIL_LOG_MASS_MAX)),
+  };
+}
+
 /**
  * The set forms: KL over one position's set, and d KL / d (the members' global log-probs).
  *
@@ -78,21 +104,14 @@ export function reverseKlFull(logits: readonly number[], teacherLogp: readonly n
  * @param tail - false: both renormalised over the set; true: the set plus a tail bin
  */
 export function reverseKlSet(logp: readonly number[], teacherLogp: readonly number[], tail: boolean): KlWithGrad {
-  if (teacherLogp.length !== logp.length) throw new LengthMismatchError('reverseKlSet(teacherLogp, logp)', logp.length, teacherLogp.length);
-  if (logp.length === 0) throw new InvalidArgumentError('reverseKlSet: the set is empty; every position needs at least one id.');
+  checkSet('reverseKlSet', logp, teacherLogp);
   if (!tail) {
-    const ls = logSumExp(logp);
-    const lt = logSumExp(teacherLogp);
-    const lp = logp.map((x) => x - ls);
-    const lq = teacherLogp.map((x) => x - lt);
+    const { lp, lq } = renormalised(logp, teacherLogp);
     const p = lp.map(Math.exp);
     const kl = p.reduce((s, pv, v) => s + pv * (lp[v] - lq[v]), 0);
     return { kl, grad: p.map((pv, v) => pv * (lp[v] - lq[v] - kl)) };
   }
-  const sMass = logSumExp(logp);
-  const held = sMass > TAIL_LOG_MASS_MAX;
-  const pTail = log1mExp(Math.min(sMass, TAIL_LOG_MASS_MAX));
-  const qTail = log1mExp(Math.min(logSumExp(teacherLogp), TAIL_LOG_MASS_MAX));
+  const { held, pTail, qTail } = tailBins(logp, teacherLogp);
   const dTail = pTail - qTail;
   const p = logp.map(Math.exp);
   const kl = p.reduce((s, pv, v) => s + pv * (logp[v] - teacherLogp[v]), 0) + Math.exp(pTail) * dTail;
