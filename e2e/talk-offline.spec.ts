@@ -8,7 +8,12 @@ import { expect, test } from '@playwright/test';
 import { blockOutside, watchProblems } from './watch';
 
 const BEGINNING = 'Once upon a time, there was a little cat.';
-const REQUEST = 'make it about my cat Biscuit';
+/**
+ * A short name, which the demo model copies from a request; a long one it may spell its own way
+ * ("Biscuit" comes out "Bistuit", docs/limits.md).
+ */
+const REQUEST = 'make it about my cat Pip';
+const NAMED = /\bPip\b/;
 
 test('a request to the demo model changes its stories within a few turns, with no network', async ({ page, context }) => {
   test.setTimeout(300_000);
@@ -34,11 +39,11 @@ test('a request to the demo model changes its stories within a few turns, with n
     return (await answers.nth(count - 1).textContent()) ?? '';
   };
   const before = await say(BEGINNING, 1);
-  expect(before).not.toContain('Biscuit');
+  expect(before).not.toMatch(NAMED);
   // The person asks, and asks again while the story is not right yet: a few turns at most.
   const after: string[] = [];
-  for (let turn = 2; turn <= 5 && !after.some((a) => a.includes('Biscuit')); turn++) after.push(await say(REQUEST, turn));
-  expect(after.some((a) => a.includes('Biscuit'))).toBe(true);
+  for (let turn = 2; turn <= 5 && !after.some((a) => NAMED.test(a)); turn++) after.push(await say(REQUEST, turn));
+  expect(after.some((a) => NAMED.test(a))).toBe(true);
   // The rules judge read the request as the first answer's next state and quoted it as the hint.
   await expect(page.getByRole('list', { name: 'Conversation with the policy' })).toContainText(
     `hint accepted: “The user asked for a different answer: "${REQUEST}"`,

@@ -2,9 +2,12 @@
  * The teacher's probability of each child's pet name where a story names the pet (src/demo/name-slot.ts),
  * for the default child and the six wish combinations of docs/reproduction.md (OTHER_CHILDREN), on each model folder given:
  *
+ *   npx nextstate make-demo-model --out plain-demo --seed 1
  *   npx nextstate make-demo-model --out copy-demo --seed 1 --examples 8000 --epochs 5 --copy-task
  *   npx nextstate make-demo-model --base copy-demo --out copy-demo-2 --seed 2 --examples 8000 --epochs 5 --copy-task
- *   node --import tsx scripts/name-slot.ts public/models/storyteller-demo copy-demo copy-demo-2 > docs/reproduction/name-slot.json
+ *   node --import tsx scripts/name-slot.ts plain-demo copy-demo copy-demo-2 > docs/reproduction/name-slot.json
+ *
+ * copy-demo is the shipped demo model (public/models/storyteller-demo); plain-demo the same recipe without the copy task.
  */
 import { CpuBackend } from '../src/gpu/cpu/backend';
 import { Policy } from '../src/gpu/policy';

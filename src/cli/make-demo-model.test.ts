@@ -47,12 +47,16 @@ describe('the demo model card', () => {
     expect(readFileSync('docs/lab.md', 'utf8')).toContain(table);
   });
 
-  it('is written again unchanged by --card from a report that predates the recorded base', async () => {
-    expect(report.base).toBeUndefined();
-    const dir = tempDir();
-    for (const name of ['demo-report.json', 'config.json', 'README.md', 'hint-table.md']) copyFileSync(join(DEMO, name), join(dir, name));
-    await makeDemoModelCommand(['--card', dir], silent);
-    for (const name of ['README.md', 'hint-table.md']) expect(readFileSync(join(dir, name), 'utf8')).toBe(readFileSync(join(DEMO, name), 'utf8'));
+  it('is written again unchanged by --card, also from a report that predates the recorded base', async () => {
+    expect(report.base).toEqual(STORIES260K);
+    const { base: _, ...older } = report;
+    for (const stored of [report, older]) {
+      const dir = tempDir();
+      for (const name of ['config.json', 'README.md', 'hint-table.md']) copyFileSync(join(DEMO, name), join(dir, name));
+      writeFileSync(join(dir, 'demo-report.json'), JSON.stringify(stored));
+      await makeDemoModelCommand(['--card', dir], silent);
+      for (const name of ['README.md', 'hint-table.md']) expect(readFileSync(join(dir, name), 'utf8')).toBe(readFileSync(join(DEMO, name), 'utf8'));
+    }
   });
 
   it('from stories260K at the default path: the committed command, card, table and MIT licence', () => {
@@ -88,14 +92,18 @@ describe('the demo model card', () => {
 
   it('with the copy task: its rebuild command and its card say so; without it, neither does', () => {
     const from = demoBase(dataPath('models/stories260K'));
-    const copyTask = { ...report, options: { ...report.options, copyTask: true } };
-    const command = rebuildCommand('out/demo', from.base, copyTask, 'cpu');
+    // The shipped model was built with the copy task.
+    expect(report.options.copyTask).toBe(true);
+    const command = rebuildCommand('out/demo', from.base, report, 'cpu');
     expect(command).toMatch(/ --temperature [\d.]+ --copy-task --backend cpu$/);
-    expect(modelCard({ ...copyTask, base: from.base, command }, configOf(from.base.path))).toContain(
+    expect(modelCard({ ...report, base: from.base, command }, configOf(from.base.path))).toContain(
       'names made up, spelled from the whole alphabet (the copy task), so that',
     );
-    expect(rebuildCommand('out/demo', from.base, report, 'cpu')).not.toContain('copy-task');
-    expect(report.options).not.toHaveProperty('copyTask');
+    const { copyTask: _, ...options } = report.options;
+    const without = { ...report, options };
+    const plainCommand = rebuildCommand('out/demo', from.base, without, 'cpu');
+    expect(plainCommand).not.toContain('copy-task');
+    expect(modelCard({ ...without, base: from.base, command: plainCommand }, configOf(from.base.path))).not.toContain('copy task');
   });
 
   it('from a base without a licence file: writes none, and says so in one line', () => {

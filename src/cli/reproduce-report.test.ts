@@ -292,6 +292,17 @@ describe('the reproduction report', () => {
     expect(sweepMarkdown([row], 8, [1, 2])).toContain('| OPD | 0.500 [0.500, 0.500] | 0.250 [0.250, 0.250] | 0.001 |');
   });
 
+  it('takes the lowest of rates whose means tie, also where the sums round apart in the last bit', () => {
+    // (1/12 + 1/8) / 2 and (0 + 5/24) / 2 are the same share of stories, 1 ulp apart as floats.
+    const perSeed: Record<number, number[]> = { 2.5e-4: [1 / 12, 1 / 8], 1e-3: [0, 5 / 24] };
+    const sweep: RunScores[] = [2.5e-4, 1e-3].flatMap((lr) =>
+      [1, 2].map((seed, i) => ({ arm: 'binary' as const, seed, lr, scores: [{ step: 16, score: perSeed[lr][i] }] })),
+    );
+    const [row] = sweepTable(sweep, 16);
+    expect(row.cells[1].score!.mean).toBeGreaterThan(row.cells[0].score!.mean);
+    expect(row.chosen).toBe(2.5e-4);
+  });
+
   it('gives each arm its own preset and learning rate, and keeps the config’s other training settings', () => {
     const base = exampleConfig('storyteller');
     expect(configForArm(base, 'combined').preset).toEqual(base.preset);

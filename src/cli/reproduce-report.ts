@@ -347,13 +347,22 @@ export interface SweepRow {
   chosen: number;
 }
 
-/** Per arm and learning rate, the score at `step` over seeds; the chosen rate has the highest mean. */
+/**
+ * Means closer than this are a tie. Scores are shares of a few dozen stories, so two rates that
+ * score the same stories can differ only in a float's last bit, by the order of the sum.
+ */
+const SWEEP_TIE = 1e-9;
+
+/**
+ * Per arm and learning rate, the score at `step` over seeds; the chosen rate has the highest mean,
+ * and of rates tied on it the lowest (the smaller change to the policy for the same score).
+ */
 export function sweepTable(runs: readonly RunScores[], step: number): SweepRow[] {
   const lrs = [...new Set(runs.map((r) => r.lr!).filter((x) => x !== undefined))].sort((a, b) => a - b);
   const arms = [...new Set(runs.map((r) => r.arm))];
   return arms.map((arm) => {
     const cells = lrs.map((lr) => ({ lr, score: cell(runs.filter((r) => r.arm === arm && r.lr === lr).flatMap((r) => at(r, step) ?? [])) }));
-    const best = cells.reduce((a, b) => ((b.score?.mean ?? -1) > (a.score?.mean ?? -1) ? b : a));
+    const best = cells.reduce((a, b) => ((b.score?.mean ?? -1) > (a.score?.mean ?? -1) + SWEEP_TIE ? b : a));
     return { arm, cells, chosen: best.lr };
   });
 }
@@ -365,7 +374,7 @@ export function sweepMarkdown(rows: readonly SweepRow[], step: number, seeds: re
     `| --- | ${lrs.map(() => '---').join(' | ')} | --- |`,
     ...rows.map((r) => `| ${ARM_TITLES[r.arm]} | ${r.cells.map((c) => withInterval(c.score)).join(' | ')} | ${r.chosen} |`),
     '',
-    `The score at step ${step} on the training openings (the evaluation openings are not looked at), mean and 95 % bootstrap interval over seeds ${seedList(seeds)}; each arm takes the rate with the highest mean.`,
+    `The score at step ${step} on the training openings (the evaluation openings are not looked at), mean and 95 % bootstrap interval over seeds ${seedList(seeds)}; each arm takes the rate with the highest mean, the lowest of rates tied on it.`,
   ];
   return lines.join('\n');
 }

@@ -197,7 +197,7 @@ function topKScorer(d: JudgeDeps): NonNullable<JudgeDeps['policy']['scoreTopK']>
   const scoreTopK = d.policy.scoreTopK?.bind(d.policy);
   if (!scoreTopK)
     throw new Error(
-      'this policy cannot score top-k next-token sets, which top-k hint selection and the top-k and reverse-KL OPD terms need; set advantage.hintSelection.rule to "longest" and advantage.opdTerm to "sampled-token"',
+      'this policy cannot score top-k next-token sets, which top-k hint selection and the top-k and KL OPD terms need; set advantage.hintSelection.rule to "longest" and advantage.opdTerm to "sampled-token"',
     );
   return scoreTopK;
 }

@@ -4,10 +4,9 @@ import { storyRun } from '../../test/support/runtime/story-run';
 
 /**
  * A child whose pet's name the demo model never saw in fine-tuning: one of the README's wish
- * combinations, where Combined measures 0.042 -> 0.292 on seed 1 (+0.250) on the score that reads
+ * combinations, where Combined measures 0.063 -> 0.208 on seed 1 (+0.146) on the score that reads
  * each story for the wishes. The bound sits below that. Of the six combinations only this one and
- * bunny / Hazel (which does not gain) have a name held out of fine-tuning; docs/reproduction.md
- * reports all six.
+ * bunny / Hazel have a name held out of fine-tuning; docs/reproduction.md reports all six.
  */
 const OTHER_CHILD = { subject: 'duck', name: 'Noodle', favourite: 'boat' };
 const OTHER_CHILD_GAIN = 0.1;

@@ -114,19 +114,19 @@ describe('Setup', () => {
     await openAdvanced(t);
     const select = (label: string) => field(t, label) as unknown as HTMLSelectElement;
     // The storyteller's own OPD term (STORY_OPD_TERM) is the default; the paper's sampled token is an option.
-    expect([select('OPD trains').value, select('KL estimator').value, select('Last reply').value]).toEqual(['reverse-kl', 'low_var_kl', 'judged']);
-    // The forward KL takes its own settings, and the reverse KL's leave.
-    await userEvent.selectOptions(select('OPD trains'), 'forward-kl');
+    expect([select('OPD trains').value, select('KL estimator').value, select('Last reply').value]).toEqual(['forward-kl', 'low_var_kl', 'judged']);
+    // The reverse KL takes its own settings, and the forward KL's leave.
+    await userEvent.selectOptions(select('OPD trains'), 'reverse-kl');
     flushSync();
-    expect(lab.setup.preset.advantage).toMatchObject({ opdTerm: 'forward-kl', forwardKl: { k: 16, tail: true } });
-    expect(lab.setup.preset.advantage.reverseKl).toBeUndefined();
+    expect(lab.setup.preset.advantage).toMatchObject({ opdTerm: 'reverse-kl', reverseKl: { k: 16, tail: true } });
+    expect(lab.setup.preset.advantage.forwardKl).toBeUndefined();
     await userEvent.selectOptions(select('OPD trains'), 'topk-distill');
     await userEvent.selectOptions(select('KL estimator'), 'k3');
     await userEvent.selectOptions(select('Last reply'), 'unjudged');
     flushSync();
     expect(lab.setup.preset).toMatchObject({ advantage: { opdTerm: 'topk-distill' }, loss: { klType: 'k3' }, session: { lastTurn: 'unjudged' } });
     // The KL settings leave with their term.
-    expect(lab.setup.preset.advantage.forwardKl).toBeUndefined();
+    expect(lab.setup.preset.advantage.reverseKl).toBeUndefined();
     // The shuffled-hint arm of a comparison cannot read another session's hint over this reply's sets.
     expect(t.querySelector('.problems')!.textContent).toMatch(/set “OPD trains” to the sampled token/);
     await userEvent.click(t.querySelector('input[value="opd"]')!);

@@ -53,7 +53,7 @@ describe('the default setup', () => {
     expect(config.preset).toEqual(
       makePreset('combined', {
         optimizer: { lr: STORY_LR.combined },
-        advantage: { opdTerm: 'reverse-kl', reverseKl: { k: 16, tail: true } },
+        advantage: { opdTerm: 'forward-kl', forwardKl: { k: 16, tail: true } },
         batch: { size: 8 },
         finetune: { lora: { rank: 8 } },
         judge: { maxNewTokens: 512 },
