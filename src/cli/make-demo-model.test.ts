@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { dataPath } from '../../test/data-dir';
 import { parseModelConfig } from '../models/config';
+import { DEMO_DEFAULTS } from '../demo/make';
 import { demoBase, dropOtherLicences, STORIES260K } from './demo-base';
 import { cliIo } from './io';
 import { demoFolderFiles, hintTable, makeDemoModelCommand, modelCard, rebuildCommand, shortCount, type StoredReport } from './make-demo-model';
@@ -104,6 +105,14 @@ describe('the demo model card', () => {
     const plainCommand = rebuildCommand('out/demo', from.base, without, 'cpu');
     expect(plainCommand).not.toContain('copy-task');
     expect(modelCard({ ...without, base: from.base, command: plainCommand }, configOf(from.base.path))).not.toContain('copy task');
+  });
+
+  it('names --story-tokens in its rebuild command only when the stories were not cut at the default length', () => {
+    const from = demoBase(dataPath('models/stories260K'));
+    expect(report.options.maxNewTokens).toBe(DEMO_DEFAULTS.maxNewTokens);
+    expect(rebuildCommand('out/demo', from.base, report, 'cpu')).not.toContain('--story-tokens');
+    const longer = { ...report, options: { ...report.options, maxNewTokens: 96 } };
+    expect(rebuildCommand('out/demo', from.base, longer, 'cpu')).toMatch(/ --temperature [\d.]+ --story-tokens 96 --copy-task --backend cpu$/);
   });
 
   it('from a base without a licence file: writes none, and says so in one line', () => {

@@ -17,11 +17,12 @@ import type { CliIo } from './io';
 import { notStdout, writeOutputFolder } from './output';
 
 export const usage = `nextstate make-demo-model --out DIR [--base DIR] [--seed N] [--examples N] [--epochs N]
-    [--lr LR] [--rank R] [--temperature T] [--copy-task] ${BACKEND_USAGE} [--json]
+    [--lr LR] [--rank R] [--temperature T] [--story-tokens N] [--copy-task] ${BACKEND_USAGE} [--json]
   Samples the base model's own stories (--base, default ${STORIES260K.path}), labels each with the
   instructions it satisfies, fine-tunes on instruction -> story and writes the merged model
   (config, tokenizer, weights, model card, report, the base's licence). --copy-task makes most
-  names made up and spelled from the whole alphabet, so the model learns to copy a name it never met
+  names made up and spelled from the whole alphabet, so the model learns to copy a name it never met.
+  --story-tokens (default ${DEMO_DEFAULTS.maxNewTokens}) is how long the sampled training stories may grow
 nextstate make-demo-model --card DIR
   Writes DIR's model card (README.md) and hint table (hint-table.md) again from DIR/demo-report.json`;
 
@@ -44,6 +45,7 @@ export async function makeDemoModelCommand(argv: string[], io: CliIo): Promise<v
     lr: { type: 'string' },
     rank: { type: 'string' },
     temperature: { type: 'string' },
+    'story-tokens': { type: 'string' },
     'copy-task': { type: 'boolean' },
     backend: { type: 'string', default: 'cpu' },
     json: { type: 'boolean' },
@@ -66,6 +68,7 @@ export async function makeDemoModelCommand(argv: string[], io: CliIo): Promise<v
     lr: number(v, 'lr', DEMO_DEFAULTS.lr, (x) => x > 0),
     rank: number(v, 'rank', DEMO_DEFAULTS.rank, isPositiveInt),
     temperature: number(v, 'temperature', DEMO_DEFAULTS.temperature, (x) => x > 0 && x <= 2),
+    maxNewTokens: number(v, 'story-tokens', DEMO_DEFAULTS.maxNewTokens, isPositiveInt),
     // Only when asked: the default build's report stays byte for byte what it was.
     ...(v['copy-task'] ? { copyTask: true } : {}),
     log: (line) => (v.json ? undefined : io.progress(line)),
@@ -83,7 +86,7 @@ export async function makeDemoModelCommand(argv: string[], io: CliIo): Promise<v
 export function rebuildCommand(dir: string, base: DemoBase, r: DemoReport, backend: string): string {
   const from = base.path === STORIES260K.path ? '' : ` --base ${base.path}`;
   const o = r.options;
-  return `npx nextstate make-demo-model --out ${dir}${from} --seed ${r.seed} --examples ${o.examples} --epochs ${o.epochs} --lr ${o.lr} --rank ${o.rank} --temperature ${o.temperature}${o.copyTask ? ' --copy-task' : ''} --backend ${backend}`;
+  return `npx nextstate make-demo-model --out ${dir}${from} --seed ${r.seed} --examples ${o.examples} --epochs ${o.epochs} --lr ${o.lr} --rank ${o.rank} --temperature ${o.temperature}${o.maxNewTokens === DEMO_DEFAULTS.maxNewTokens ? '' : ` --story-tokens ${o.maxNewTokens}`}${o.copyTask ? ' --copy-task' : ''} --backend ${backend}`;
 }
 
 /** Everything the build writes: the base's config and tokenizer, the weights, report, card and licence. */
