@@ -22,7 +22,7 @@ export const usage = `nextstate make-demo-model --out DIR [--base DIR] [--seed N
   instructions it satisfies, fine-tunes on instruction -> story and writes the merged model
   (config, tokenizer, weights, model card, report, the base's licence). --copy-task makes most
   names made up and spelled from the whole alphabet, so the model learns to copy a name it never met.
-  --story-tokens (default ${DEMO_DEFAULTS.maxNewTokens}) is how long the sampled training stories may grow
+  --story-tokens (default ${DEMO_DEFAULTS.maxNewTokens}) caps the sampled training stories, cut at their last full sentence
 nextstate make-demo-model --card DIR
   Writes DIR's model card (README.md) and hint table (hint-table.md) again from DIR/demo-report.json`;
 

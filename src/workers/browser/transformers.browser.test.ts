@@ -1,8 +1,8 @@
 /**
  * A judge played by transformers.js in its worker, on the tiny random Qwen3 fixture in ONNX (the
  * real Qwen3 tokenizer and chat template), served by the test server: nothing from the network.
- * WASM gets every check; WebGPU (SwiftShader here, 30-50x slower than WASM) the load, the cache,
- * a chat answer, seeds and an abort.
+ * WASM gets every check; WebGPU (SwiftShader here, 30-50x slower than WASM) one load with its
+ * progress, a chat answer, seeds and an abort.
  */
 import { beforeAll, describe, expect, inject, it } from 'vitest';
 import { WorkerGenerator } from './generator-client';
@@ -42,78 +42,107 @@ beforeAll(async () => {
   await caches.delete('transformers-cache');
 });
 
-describe.each(['wasm', 'webgpu'] as const)('transformers.js judge in its worker (%s)', (device) => {
+/** A fresh load reports every file, and the weights' bytes in several reports, not one at the end. */
+function expectLoadProgress(gen: WorkerGenerator, device: TransformersDevice, progress: GeneratorProgress[]) {
+  expect(gen.kind).toBe('transformers');
+  expect(gen.source).toMatchObject({ kind: 'transformers', device, model: base(onnxDir), dtype: 'fp32' });
+  expect(gen.source?.library).toMatch(/^@huggingface\/transformers \d+\.\d+/);
+  const files = new Set(progress.map((p) => p.file));
+  for (const f of ['config.json', 'tokenizer.json', 'tokenizer_config.json', 'onnx/model.onnx']) expect(files).toContain(f);
+  const weights = progress.filter((p) => p.file === 'onnx/model.onnx');
+  const last = weights.at(-1)!;
+  expect(last.total).toBeGreaterThan(10_000_000);
+  expect(last.loaded).toBe(last.total);
+  expect(weights.filter((p) => p.loaded > 0 && p.loaded < p.total!).length).toBeGreaterThan(0);
+}
+
+/** A chat request, through the Qwen3 chat template: random weights answer garbage, but an answer. */
+async function expectChatAnswer(gen: WorkerGenerator): Promise<string> {
+  const answer = await gen.generate(judgeChat, { temperature: 0, maxNewTokens: 6 });
+  expect(typeof answer).toBe('string');
+  expect(answer.length).toBeGreaterThan(0);
+  return answer;
+}
+
+/** A seeded sample repeats, also when another call runs beside it; another seed changes it. */
+async function expectSeeds(gen: WorkerGenerator) {
+  const sample = (seed: number) => gen.generate(judgeChat, { temperature: 1, topP: 0.95, maxNewTokens: 5, seed });
+  const a = await sample(7);
+  const [a2, b] = await Promise.all([sample(7), sample(8)]);
+  expect(a2).toBe(a);
+  expect(b).not.toBe(a);
+}
+
+/** An aborted request rejects with AbortError, and the same worker serves the next one. */
+async function expectAbortThenServe(gen: WorkerGenerator) {
+  const controller = new AbortController();
+  const pending = gen.generate(judgeChat, { temperature: 1, maxNewTokens: 400, seed: 1, signal: controller.signal });
+  setTimeout(() => controller.abort(), 50);
+  await expect(pending).rejects.toMatchObject({ name: 'AbortError' });
+  expect(await gen.generate(judgeChat, { temperature: 0, maxNewTokens: 3 })).not.toBe('');
+}
+
+describe('transformers.js judge in its worker (wasm)', () => {
   it('loads with file and byte progress, then again from the cache; answers a chat, honours max tokens, stop strings and seeds', async () => {
-    let firstAnswer: string | undefined;
     const first: GeneratorProgress[] = [];
-    const gen = await load(request(onnxDir, device), first);
+    const gen = await load(request(onnxDir, 'wasm'), first);
+    let answer: string;
     try {
-      expect(gen.kind).toBe('transformers');
-      expect(gen.source).toMatchObject({ kind: 'transformers', device, model: base(onnxDir), dtype: 'fp32' });
-      expect(gen.source?.library).toMatch(/^@huggingface\/transformers \d+\.\d+/);
-      const files = new Set(first.map((p) => p.file));
-      for (const f of ['config.json', 'tokenizer.json', 'tokenizer_config.json', 'onnx/model.onnx']) expect(files).toContain(f);
-      const weights = first.filter((p) => p.file === 'onnx/model.onnx');
-      const last = weights.at(-1)!;
-      expect(last.total).toBeGreaterThan(10_000_000);
-      expect(last.loaded).toBe(last.total);
-      // Bytes arrive in several reports, not one at the end.
-      expect(weights.filter((p) => p.loaded > 0 && p.loaded < p.total!).length).toBeGreaterThan(0);
+      expectLoadProgress(gen, 'wasm', first);
+      answer = await expectChatAnswer(gen);
+      // Greedy, the same twice.
+      expect(await gen.generate(judgeChat, { temperature: 0, maxNewTokens: 6 })).toBe(answer);
+      // Max tokens: each longer budget extends the greedy text it had.
+      const texts = await tokenTexts(gen, 4);
+      expect(answer.startsWith(texts[3])).toBe(true);
+      for (let k = 1; k < texts.length; k++) expect(texts[k].startsWith(texts[k - 1])).toBe(true);
+      expect(texts[0].length).toBeLessThan(answer.length);
 
-      // A chat request, through the Qwen3 chat template; random weights answer garbage, greedily the same twice.
-      const answer = await gen.generate(judgeChat, { temperature: 0, maxNewTokens: 6 });
-      expect(typeof answer).toBe('string');
-      expect(answer.length).toBeGreaterThan(0);
-      firstAnswer = answer;
-
-      if (device === 'wasm') {
-        expect(await gen.generate(judgeChat, { temperature: 0, maxNewTokens: 6 })).toBe(answer);
-        // Max tokens: each longer budget extends the greedy text it had.
-        const texts = await tokenTexts(gen, 4);
-        expect(answer.startsWith(texts[3])).toBe(true);
-        for (let k = 1; k < texts.length; k++) expect(texts[k].startsWith(texts[k - 1])).toBe(true);
-        expect(texts[0].length).toBeLessThan(answer.length);
-
-        // A stop string: the answer ends before it, and generation stops there.
-        const k = [2, 3, 1].find((i) => texts[i].length > texts[i - 1].length && !texts[i].includes('\uFFFD'));
-        if (k !== undefined) {
-          const stop = texts[k].slice(texts[k - 1].length);
-          const expected = answer.slice(0, answer.indexOf(stop));
-          expect(await gen.generate(judgeChat, { temperature: 0, maxNewTokens: 6, stop: [stop] })).toBe(expected);
-        }
+      // A stop string: the answer ends before it, and generation stops there.
+      const k = [2, 3, 1].find((i) => texts[i].length > texts[i - 1].length && !texts[i].includes('\uFFFD'));
+      if (k !== undefined) {
+        const stop = texts[k].slice(texts[k - 1].length);
+        const expected = answer.slice(0, answer.indexOf(stop));
+        expect(await gen.generate(judgeChat, { temperature: 0, maxNewTokens: 6, stop: [stop] })).toBe(expected);
       }
-
-      // Seeds: a seeded sample repeats, also when another call runs beside it.
-      const sample = (seed: number) => gen.generate(judgeChat, { temperature: 1, topP: 0.95, maxNewTokens: 5, seed });
-      const a = await sample(7);
-      const [a2, b] = await Promise.all([sample(7), sample(8)]);
-      expect(a2).toBe(a);
-      expect(b).not.toBe(a);
+      await expectSeeds(gen);
     } finally {
       gen.terminate();
     }
 
-    // A second load in a new worker reads the files from Cache Storage.
-    const answer = firstAnswer;
+    // A second load in a new worker reads the files from Cache Storage and answers the same.
     const second: GeneratorProgress[] = [];
-    const again = await load(request(onnxDir, device), second);
+    const again = await load(request(onnxDir, 'wasm'), second);
     try {
       expect(second.filter((p) => p.file === 'onnx/model.onnx').every((p) => p.fromCache)).toBe(true);
       expect(second.some((p) => p.file === 'onnx/model.onnx')).toBe(true);
-      if (device === 'wasm') expect(await again.generate(judgeChat, { temperature: 0, maxNewTokens: 6 })).toBe(answer);
+      expect(await again.generate(judgeChat, { temperature: 0, maxNewTokens: 6 })).toBe(answer);
     } finally {
       again.terminate();
     }
   });
 
   it('rejects an aborted request with AbortError and serves the next one', async () => {
-    const gen = await load(request(onnxDir, device));
+    const gen = await load(request(onnxDir, 'wasm'));
     try {
-      const controller = new AbortController();
-      const pending = gen.generate(judgeChat, { temperature: 1, maxNewTokens: 400, seed: 1, signal: controller.signal });
-      setTimeout(() => controller.abort(), 50);
-      await expect(pending).rejects.toMatchObject({ name: 'AbortError' });
-      expect(await gen.generate(judgeChat, { temperature: 0, maxNewTokens: 3 })).not.toBe('');
+      await expectAbortThenServe(gen);
+    } finally {
+      gen.terminate();
+    }
+  });
+});
+
+// One load on WebGPU: which files load, from the network or the cache, does not depend on the
+// device, and SwiftShader makes every load and token slow.
+describe('transformers.js judge in its worker (webgpu)', () => {
+  it('loads with file and byte progress, answers a chat, repeats a seeded sample, and rejects an aborted request with AbortError, then serves the next one', async () => {
+    const progress: GeneratorProgress[] = [];
+    const gen = await load(request(onnxDir, 'webgpu'), progress);
+    try {
+      expectLoadProgress(gen, 'webgpu', progress);
+      await expectChatAnswer(gen);
+      await expectSeeds(gen);
+      await expectAbortThenServe(gen);
     } finally {
       gen.terminate();
     }
