@@ -73,3 +73,18 @@ export function byteSize(v: Record<string, unknown>, name: string): number | und
     throw new UsageError(`--${name} must be a size in bytes such as 8G, 512M or 65536, got ${JSON.stringify(x)}`);
   return bytes;
 }
+
+/** A comma-separated option, each item read by `read` (null: not valid). */
+export function list<T>(text: string, name: string, read: (item: string) => T | null): T[] {
+  const items = text
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);
+  const out = items.map((item) => {
+    const x = read(item);
+    if (x === null) throw new UsageError(`--${name}: ${JSON.stringify(item)} is not valid`);
+    return x;
+  });
+  if (!out.length) throw new UsageError(`--${name} names nothing`);
+  return out;
+}

@@ -13,6 +13,11 @@ export interface DemoBase {
   name: string;
   /** The licence file written beside the derivative, or null where the base has none. */
   licence: string | null;
+  /**
+   * The layers after which a silent copy was inserted before fine-tuning (`--deepen`,
+   * src/models/deepen.ts); absent when the base was fine-tuned as it is.
+   */
+  deepen?: number[];
 }
 
 /**
@@ -29,11 +34,14 @@ export function reportBase(r: { base?: DemoBase }): DemoBase {
   return r.base ?? STORIES260K;
 }
 
-/** The base at `path`, and the licence file (name and contents) its derivative is released under. */
-export function demoBase(path: string): { base: DemoBase; licence: [string, Uint8Array | string] | null } {
+/**
+ * The base at `path` (deepened after the layers in `deepen`, if given), and the licence file (name
+ * and contents) its derivative is released under.
+ */
+export function demoBase(path: string, deepen?: number[]): { base: DemoBase; licence: [string, Uint8Array | string] | null } {
   const name = basename(resolve(path));
   const licence = baseLicence(path, name);
-  return { base: { path, name, licence: licence?.[0] ?? null }, licence };
+  return { base: { path, name, licence: licence?.[0] ?? null, ...(deepen ? { deepen } : {}) }, licence };
 }
 
 /**

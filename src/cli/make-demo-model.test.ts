@@ -5,6 +5,10 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { dataPath } from '../../test/data-dir';
 import { parseModelConfig } from '../models/config';
 import { DEMO_DEFAULTS } from '../demo/make';
+import { CpuBackend } from '../gpu/cpu/backend';
+import { Policy } from '../gpu/policy';
+import { DeepenedSource, deepenConfig } from '../models/deepen';
+import { DirSource } from '../models/source-node';
 import { demoBase, dropOtherLicences, STORIES260K } from './demo-base';
 import { cliIo } from './io';
 import { demoFolderFiles, hintTable, makeDemoModelCommand, modelCard, rebuildCommand, shortCount, type StoredReport } from './make-demo-model';
@@ -28,10 +32,11 @@ afterEach(() => {
 });
 
 /** The folder a build from `baseDir` would write, with the committed report's measurements. */
-function builtFrom(baseDir: string): Map<string, string> {
-  const from = demoBase(baseDir);
+function builtFrom(baseDir: string, deepen?: number[]): Map<string, string> {
+  const from = demoBase(baseDir, deepen);
   const stored: StoredReport = { ...report, base: from.base, command: rebuildCommand('out/demo', from.base, report, 'cpu') };
-  const files = demoFolderFiles(from, stored, configOf(baseDir), new Uint8Array());
+  const config = JSON.parse(readFileSync(join(baseDir, 'config.json'), 'utf8'));
+  const files = demoFolderFiles(from, stored, parseModelConfig(deepen ? deepenConfig(config, deepen) : config), new Uint8Array());
   return new Map(files.map(([name, data]) => [name, typeof data === 'string' ? data : new TextDecoder().decode(data)]));
 }
 
@@ -105,6 +110,35 @@ describe('the demo model card', () => {
     const plainCommand = rebuildCommand('out/demo', from.base, without, 'cpu');
     expect(plainCommand).not.toContain('copy-task');
     expect(modelCard({ ...without, base: from.base, command: plainCommand }, configOf(from.base.path))).not.toContain('copy task');
+  });
+
+  it('from a deepened base: its config counts the added layers, and its rebuild command and card say how it was deepened', () => {
+    const files = builtFrom(STORIES260K.path, [1, 2, 3]);
+    expect(JSON.parse(files.get('config.json')!).num_hidden_layers).toBe(8);
+    const stored = JSON.parse(files.get('demo-report.json')!) as StoredReport;
+    expect(stored.base).toEqual({ ...STORIES260K, deepen: [1, 2, 3] });
+    expect(stored.command).toMatch(/^npx nextstate make-demo-model --out out\/demo --deepen 1,2,3 --seed 1 /);
+    expect(files.get('README.md')).toContain(
+      'deepened to 8 layers\n(after layers 1, 2 and 3, a copy of the layer that writes nothing until fine-tuned), fine-tuned so that',
+    );
+    expect(builtFrom(STORIES260K.path).get('README.md')).not.toContain('deepened');
+  });
+
+  it("deepens stories260K without moving its log-probs, so fine-tuning starts from the base's stories", async () => {
+    const source = new DirSource(dataPath('models/stories260K'));
+    const base = await Policy.load(source, new CpuBackend());
+    const deep = await Policy.load(new DeepenedSource(source, [3, 1, 2]), new CpuBackend());
+    expect(deep.config.numLayers).toBe(base.config.numLayers + 3);
+    const items = [{ prompt: 'Once upon a time, there was a little dog named Max.', completion: ' Max liked to play with his ball in the park.' }];
+    const [[a], [b]] = [await base.scoreText(items), await deep.scoreText(items)];
+    expect(Array.from(b.logprobs)).toEqual(Array.from(a.logprobs));
+  });
+
+  it('refuses a --deepen list that is not layer numbers before the build starts', async () => {
+    await expect(makeDemoModelCommand(['--out', tempDir(), '--deepen', '1,x'], silent)).rejects.toThrow('--deepen: "x" is not valid');
+    await expect(makeDemoModelCommand(['--out', tempDir(), '--deepen', '9'], silent)).rejects.toThrow(
+      '--deepen names layer 9, but the base has layers 0 to 4; name layers of the base.',
+    );
   });
 
   it('names --story-tokens in its rebuild command only when the stories were not cut at the default length', () => {

@@ -9,7 +9,8 @@ import { Policy } from '../gpu/policy';
 import { parameterCount, parseModelConfig, type ModelConfig } from '../models/config';
 import { DirSource, readModelFile } from '../models/source-node';
 import { DEMO_DEFAULTS, makeDemoModel, type DemoReport } from '../demo/make';
-import { isPositiveInt, number, parse, required } from './args';
+import { isPositiveInt, list, number, parse, required } from './args';
+import { DeepenedSource, deepenConfig } from '../models/deepen';
 import { STORY_MAX_NEW_TOKENS } from '../sims/scenarios/index';
 import { demoBase, dropOtherLicences, reportBase, STORIES260K, type DemoBase } from './demo-base';
 import { createBackend, BACKEND_USAGE } from './engine';
@@ -17,12 +18,14 @@ import type { CliIo } from './io';
 import { notStdout, writeOutputFolder } from './output';
 
 export const usage = `nextstate make-demo-model --out DIR [--base DIR] [--seed N] [--examples N] [--epochs N]
-    [--lr LR] [--rank R] [--temperature T] [--story-tokens N] [--copy-task] ${BACKEND_USAGE} [--json]
+    [--lr LR] [--rank R] [--temperature T] [--story-tokens N] [--copy-task] [--deepen L,...] ${BACKEND_USAGE} [--json]
   Samples the base model's own stories (--base, default ${STORIES260K.path}), labels each with the
   instructions it satisfies, fine-tunes on instruction -> story and writes the merged model
   (config, tokenizer, weights, model card, report, the base's licence). --copy-task makes most
   names made up and spelled from the whole alphabet, so the model learns to copy a name it never met.
-  --story-tokens (default ${DEMO_DEFAULTS.maxNewTokens}) caps the sampled training stories, cut at their last full sentence
+  --story-tokens (default ${DEMO_DEFAULTS.maxNewTokens}) caps the sampled training stories, cut at their last full sentence.
+  --deepen 1,2,3 first inserts after each of those layers a copy of it that writes nothing (its
+  o_proj and down_proj zero), so the base's function is unchanged and fine-tuning has more layers.
 nextstate make-demo-model --card DIR
   Writes DIR's model card (README.md) and hint table (hint-table.md) again from DIR/demo-report.json`;
 
@@ -47,6 +50,7 @@ export async function makeDemoModelCommand(argv: string[], io: CliIo): Promise<v
     temperature: { type: 'string' },
     'story-tokens': { type: 'string' },
     'copy-task': { type: 'boolean' },
+    deepen: { type: 'string' },
     backend: { type: 'string', default: 'cpu' },
     json: { type: 'boolean' },
   });
@@ -58,9 +62,11 @@ export async function makeDemoModelCommand(argv: string[], io: CliIo): Promise<v
   }
   const dir = notStdout(required(v, 'out'), 'out', 'a folder');
   // Before the long build, so that an unreadable licence file is refused at once.
-  const from = demoBase(String(v.base));
+  const deepen = typeof v.deepen === 'string' ? list(v.deepen, 'deepen', (s) => (/^\d+$/.test(s) ? Number(s) : null)) : undefined;
+  const from = demoBase(String(v.base), deepen);
   const backend = await createBackend(v.backend);
-  const base = await Policy.load(new DirSource(from.base.path), backend);
+  const source = new DirSource(from.base.path);
+  const base = await Policy.load(deepen ? new DeepenedSource(source, deepen) : source, backend);
   const { safetensors, report } = await makeDemoModel(base, {
     seed: number(v, 'seed', 1, Number.isInteger),
     examples: number(v, 'examples', DEMO_DEFAULTS.examples, isPositiveInt),
@@ -84,7 +90,7 @@ export async function makeDemoModelCommand(argv: string[], io: CliIo): Promise<v
 
 /** The command that rebuilds the model; the default base goes unsaid, as it always has. */
 export function rebuildCommand(dir: string, base: DemoBase, r: DemoReport, backend: string): string {
-  const from = base.path === STORIES260K.path ? '' : ` --base ${base.path}`;
+  const from = `${base.path === STORIES260K.path ? '' : ` --base ${base.path}`}${base.deepen ? ` --deepen ${base.deepen.join(',')}` : ''}`;
   const o = r.options;
   return `npx nextstate make-demo-model --out ${dir}${from} --seed ${r.seed} --examples ${o.examples} --epochs ${o.epochs} --lr ${o.lr} --rank ${o.rank} --temperature ${o.temperature}${o.maxNewTokens === DEMO_DEFAULTS.maxNewTokens ? '' : ` --story-tokens ${o.maxNewTokens}`}${o.copyTask ? ' --copy-task' : ''} --backend ${backend}`;
 }
@@ -96,8 +102,15 @@ export function demoFolderFiles(
   config: ModelConfig,
   safetensors: Uint8Array,
 ): (readonly [string, Uint8Array | string])[] {
+  const { deepen } = from.base;
+  // A deepened base's config counts its added layers; every other file is the base's own.
+  const copied = (name: string) => {
+    const data = readModelFile(from.base.path, name);
+    if (name !== 'config.json' || !deepen) return data;
+    return `${JSON.stringify(deepenConfig(JSON.parse(new TextDecoder().decode(data)), deepen), null, 2)}\n`;
+  };
   return [
-    ...COPIED.map((name) => [name, readModelFile(from.base.path, name)] as const),
+    ...COPIED.map((name) => [name, copied(name)] as const),
     ['model.safetensors', safetensors],
     ['demo-report.json', `${JSON.stringify(stored, null, 2)}\n`],
     ...cardFiles(stored, config),
@@ -182,6 +195,13 @@ export function shortCount(n: number): string {
   return `${Number((n / scale).toPrecision(3))}${unit}`;
 }
 
+/** How the base was deepened before fine-tuning, as the card's first sentence goes on; '' if it was not. */
+function deepened(b: DemoBase, config: ModelConfig): string {
+  if (!b.deepen) return '';
+  const layers = b.deepen.length === 1 ? `layer ${b.deepen[0]}` : `layers ${b.deepen.slice(0, -1).join(', ')} and ${b.deepen.at(-1)}`;
+  return `, deepened to ${config.numLayers} layers\n(after ${layers}, a copy of the layer that writes nothing until fine-tuned),`;
+}
+
 /** The model card; the base's name and credit come from the report, its sizes from its config. */
 export function modelCard(r: StoredReport, config: ModelConfig): string {
   const base = reportBase(r);
@@ -194,7 +214,7 @@ tags: [tinystories, ${config.family}, hindsight-relabeling, next-state-lab]
 
 # storyteller-demo: ${base.name} that takes a hint
 
-A ${size} story model for Next-State Lab's storyteller scenario. It is ${about.intro} fine-tuned so that an
+A ${size} story model for Next-State Lab's storyteller scenario. It is ${about.intro}${deepened(base, config)} fine-tuned so that an
 instruction written in front of a story beginning steers the story. The lab gives a base model
 its OPD hint in exactly that place (the hint, a blank line, then the story beginning), so with
 this model the hint-conditioned teacher knows more than the student, and OPD has something to

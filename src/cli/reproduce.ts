@@ -19,7 +19,7 @@ import { configForArm, parseRunConfig, type RunConfig } from '../runtime/run-con
 import { DEFAULT_TRAINED_ARMS, isArm, OTHER_CHILD_ARMS, type TrainedArm } from '../runtime/arms';
 import { hintSourceOf } from '../rl/presets';
 import { childMentionRates, normaliseChild, otherChildFor, type ChildWishes } from '../sims/scenarios/index';
-import { isPositiveInt, number, parse, required, UsageError } from './args';
+import { isPositiveInt, list, number, parse, required, UsageError } from './args';
 import { CPU_THREADS_ENV, threadsPerProcess } from '../gpu/cpu-fast/threads-node';
 import { BACKEND_USAGE, backendOption } from './engine';
 import { SET_NOTE, SET_OPTION, SET_USAGE, applySets, setValues } from './overrides';
@@ -63,20 +63,6 @@ export const usage = `nextstate reproduce --config RUN.json --out DIR [--seeds 1
   its last checkpoint, one whose config changed runs again; after Ctrl-C (exit 130) or SIGTERM
   (143) the same command continues where it stopped. The reports in DIR are rewritten each time.
   ${SET_NOTE}; every arm's config takes it.`;
-
-function list<T>(text: string, name: string, read: (item: string) => T | null): T[] {
-  const items = text
-    .split(',')
-    .map((s) => s.trim())
-    .filter(Boolean);
-  const out = items.map((item) => {
-    const x = read(item);
-    if (x === null) throw new UsageError(`--${name}: ${JSON.stringify(item)} is not valid`);
-    return x;
-  });
-  if (!out.length) throw new UsageError(`--${name} names nothing`);
-  return out;
-}
 
 interface Wishes {
   subject: string;
