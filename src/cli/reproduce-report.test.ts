@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { madeByCommand } from './reproduce';
 import { configForArm, exampleConfig, STORY_LR } from '../runtime/run-config';
 import {
   reproductionMarkdown,
@@ -317,5 +318,18 @@ describe('the reproduction report', () => {
     // A rate set by hand is every arm's.
     const byHand = { ...base, preset: { ...base.preset, optimizer: { ...base.preset.optimizer, lr: 5e-3 } } };
     expect(configForArm(byHand, 'opd').preset.optimizer.lr).toBe(5e-3);
+  });
+});
+
+describe('the command the reports say they were made by', () => {
+  it('names every option that changes a result, and a --policy folder by its name, never its local path', () => {
+    const o = { seeds: [1, 2], steps: 16, evalEvery: 8, arms: ['opd'], wishes: [{ subject: 'frog', name: 'Pip', favourite: 'cake' }], lrs: null };
+    expect(madeByCommand('story.json', o)).toBe(
+      'nextstate reproduce --config story.json --seeds 1,2 --steps 16 --eval-every 8 --methods opd --wishes frog/Pip/cake',
+    );
+    expect(madeByCommand('story.json', { ...o, policy: '/home/me/models/deep-demo' })).toMatch(/ --wishes frog\/Pip\/cake --policy deep-demo$/);
+    expect(madeByCommand('story.json', { ...o, wishes: null, lrs: [0.001], policy: 'bundled:storyteller-demo' })).toMatch(
+      / --lr 0\.001 --policy bundled:storyteller-demo$/,
+    );
   });
 });

@@ -14,6 +14,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { FILE_LIMITS, InputFileError, readLocalText } from '../models/local-file';
+import { portableModelName } from '../models/source';
 import { join } from 'node:path';
 import { configForArm, parseRunConfig, type RunConfig } from '../runtime/run-config';
 import { DEFAULT_TRAINED_ARMS, isArm, OTHER_CHILD_ARMS, type TrainedArm } from '../runtime/arms';
@@ -63,6 +64,21 @@ export const usage = `nextstate reproduce --config RUN.json --out DIR [--seeds 1
   its last checkpoint, one whose config changed runs again; after Ctrl-C (exit 130) or SIGTERM
   (143) the same command continues where it stopped. The reports in DIR are rewritten each time.
   ${SET_NOTE}; every arm's config takes it.`;
+
+/**
+ * The command the reports say they were made by: every option that changes a result, --policy
+ * named as portableModelName names it (a folder by its last segment, never a local path).
+ */
+export function madeByCommand(
+  file: string,
+  o: { seeds: number[]; steps: number; evalEvery: number; arms: string[]; wishes: Wishes[] | null; lrs: number[] | null; policy?: string },
+): string {
+  const flags = [`--seeds ${o.seeds.join(',')}`, `--steps ${o.steps}`, `--eval-every ${o.evalEvery}`, `--methods ${o.arms.join(',')}`];
+  if (o.wishes) flags.push(`--wishes ${o.wishes.map((w) => `${w.subject}/${w.name}/${w.favourite}`).join(',')}`);
+  if (o.lrs) flags.push(`--lr ${o.lrs.join(',')}`);
+  if (o.policy !== undefined) flags.push(`--policy ${portableModelName(o.policy)}`);
+  return `nextstate reproduce --config ${file} ${flags.join(' ')}`;
+}
 
 interface Wishes {
   subject: string;
@@ -335,12 +351,9 @@ export async function reproduceCommand(argv: string[], io: CliIo): Promise<void>
   const runs = await runJobs(jobList, jobs, v.json === true, io);
 
   const reportSteps = [...new Set([0, ...runs.flatMap((r) => r.scores.map((s) => s.step))])].sort((a, b) => a - b);
-  const flags = [`--seeds ${seeds.join(',')}`, `--steps ${steps}`, `--eval-every ${evalEvery}`, `--methods ${arms.join(',')}`];
-  if (wishes) flags.push(`--wishes ${wishes.map((w) => `${w.subject}/${w.name}/${w.favourite}`).join(',')}`);
-  if (lrs) flags.push(`--lr ${lrs.join(',')}`);
-  const command = `nextstate reproduce --config ${file} ${flags.join(' ')}`;
+  const command = madeByCommand(file, { seeds, steps, evalEvery, arms, wishes, lrs, policy: v.policy as string | undefined });
   const made = `Made by \`${command}\`.`;
-  const head = { command, policy: base.models.policy.model, scenario: base.scenario };
+  const head = { command, policy: portableModelName(base.models.policy.model), scenario: base.scenario };
   if (wishes) {
     const arm = trained.includes('combined') ? 'combined' : trained[0];
     const rows = wishTable(runs, arm, steps);
