@@ -6,6 +6,8 @@
  *   npx nextstate make-demo-model --out copy-demo --seed 1 --examples 8000 --epochs 5 --copy-task
  *   npx nextstate make-demo-model --base copy-demo --out copy-demo-2 --seed 2 --examples 8000 --epochs 5 --copy-task
  *   node --import tsx scripts/name-slot.ts plain-demo copy-demo copy-demo-2 > docs/reproduction/name-slot.json
+ *   npx nextstate make-demo-model --out deep-copy --deepen 1,2,3 --seed 1 --examples 8000 --epochs 5 --copy-task
+ *   node --import tsx scripts/name-slot.ts copy-demo deep-copy > docs/reproduction/name-slot-deep.json
  *
  * copy-demo is the shipped demo model (public/models/storyteller-demo); plain-demo the same recipe without the copy task.
  */
