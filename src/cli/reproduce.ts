@@ -15,6 +15,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { FILE_LIMITS, InputFileError, readLocalText } from '../models/local-file';
 import { portableModelName } from '../models/source';
+import { shellWord } from '../base/shell-word';
 import { join } from 'node:path';
 import { configForArm, parseRunConfig, type RunConfig } from '../runtime/run-config';
 import { DEFAULT_TRAINED_ARMS, isArm, OTHER_CHILD_ARMS, type TrainedArm } from '../runtime/arms';
@@ -71,12 +72,24 @@ export const usage = `nextstate reproduce --config RUN.json --out DIR [--seeds 1
  */
 export function madeByCommand(
   file: string,
-  o: { seeds: number[]; steps: number; evalEvery: number; arms: string[]; wishes: Wishes[] | null; lrs: number[] | null; policy?: string },
+  o: {
+    seeds: number[];
+    steps: number;
+    evalEvery: number;
+    arms: string[];
+    wishes: Wishes[] | null;
+    lrs: number[] | null;
+    policy?: string;
+    backend?: string;
+    sets?: readonly string[];
+  },
 ): string {
   const flags = [`--seeds ${o.seeds.join(',')}`, `--steps ${o.steps}`, `--eval-every ${o.evalEvery}`, `--methods ${o.arms.join(',')}`];
   if (o.wishes) flags.push(`--wishes ${o.wishes.map((w) => `${w.subject}/${w.name}/${w.favourite}`).join(',')}`);
   if (o.lrs) flags.push(`--lr ${o.lrs.join(',')}`);
   if (o.policy !== undefined) flags.push(`--policy ${portableModelName(o.policy)}`);
+  if (o.backend !== undefined) flags.push(`--backend ${shellWord(o.backend)}`);
+  for (const entry of o.sets ?? []) flags.push(`--set ${shellWord(entry)}`);
   return `nextstate reproduce --config ${file} ${flags.join(' ')}`;
 }
 
@@ -351,7 +364,17 @@ export async function reproduceCommand(argv: string[], io: CliIo): Promise<void>
   const runs = await runJobs(jobList, jobs, v.json === true, io);
 
   const reportSteps = [...new Set([0, ...runs.flatMap((r) => r.scores.map((s) => s.step))])].sort((a, b) => a - b);
-  const command = madeByCommand(file, { seeds, steps, evalEvery, arms, wishes, lrs, policy: v.policy as string | undefined });
+  const command = madeByCommand(file, {
+    seeds,
+    steps,
+    evalEvery,
+    arms,
+    wishes,
+    lrs,
+    policy: v.policy as string | undefined,
+    backend: v.backend as string | undefined,
+    sets: setValues(v),
+  });
   const made = `Made by \`${command}\`.`;
   const head = { command, policy: portableModelName(base.models.policy.model), scenario: base.scenario };
   if (wishes) {

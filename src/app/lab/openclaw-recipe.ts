@@ -5,6 +5,7 @@
  * the provider entry, the agent's turns, the resume), so the page says what the test ran, and
  * scripts/openclaw-recipe.ts writes the page's section from them and from the test's measured day.
  */
+import { shellWord } from '../../base/shell-word';
 import { openClawEntry, servedModelId } from './openclaw-entry';
 
 /** The OpenClaw release the recipe and the test pin. */
@@ -106,11 +107,6 @@ export interface DayReport {
   /** Each agent turn: its wall-clock seconds (OpenClaw's own work and the server's), prompt tokens and the version that answered. */
   turns: { message: string; seconds: number; promptTokens: number; version: number }[];
   steps: { step: number; samples: number; seconds: number }[];
-}
-
-/** A word as a POSIX shell reads it back: bare where it can be (so a prefix's $HOME expands), else in double quotes. */
-function shellWord(word: string): string {
-  return /^[\w@%+=:,./$~-]+$/.test(word) ? word : `"${word.replace(/["\\`$]/g, '\\$&')}"`;
 }
 
 export function shellLine(c: Command): string {
