@@ -78,13 +78,13 @@ export class DeepenedSource implements ModelSource {
   }
 
   async bytes(name: string, onProgress?: (p: FileProgress) => void): Promise<Uint8Array> {
-    const config = JSON.parse(new TextDecoder().decode(await this.base.bytes('config.json'))) as Record<string, unknown>;
-    if (name === 'config.json') return new TextEncoder().encode(JSON.stringify(deepenConfig(config, this.after), null, 2));
     if (name === 'model.safetensors.index.json') {
       throw new ModelSourceError(`${this.id} is sharded; --deepen rewrites a single model.safetensors, so merge the shards first.`);
     }
-    const raw = await this.base.bytes(name, onProgress);
-    if (name !== 'model.safetensors') return raw;
-    return writeSafetensors(deepenWeights(raw, config.num_hidden_layers as number, this.after));
+    if (name !== 'config.json' && name !== 'model.safetensors') return this.base.bytes(name, onProgress);
+    // Only the two files the added layers change read the base's config.
+    const config = JSON.parse(new TextDecoder().decode(await this.base.bytes('config.json'))) as Record<string, unknown>;
+    if (name === 'config.json') return new TextEncoder().encode(JSON.stringify(deepenConfig(config, this.after), null, 2));
+    return writeSafetensors(deepenWeights(await this.base.bytes(name, onProgress), config.num_hidden_layers as number, this.after));
   }
 }
